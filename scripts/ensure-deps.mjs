@@ -1,0 +1,12 @@
+// Installs npm dependencies when they are missing or older than the lock file, so that
+// `npm test` and `npm run up` work on a fresh clone before `npm install` has run.
+import { execSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+
+export function ensureDependencies() {
+  const marker = 'node_modules/.package-lock.json';
+  const lock = existsSync('package-lock.json') ? 'package-lock.json' : 'package.json';
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  console.error('[setup] installing npm dependencies...');
+  execSync(existsSync('package-lock.json') ? 'npm ci --no-audit --no-fund' : 'npm install --no-audit --no-fund', { stdio: 'inherit' });
+}

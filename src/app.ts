@@ -1,0 +1,57 @@
+import cookie from '@fastify/cookie';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { randomUUID } from 'node:crypto';
+import clusterApi from './cluster/index.js';
+import type { Config } from './config.js';
+import { createLogger } from './infra/logger.js';
+import platformApi from './platform/index.js';
+import errorHandler from './plugins/error-handler.js';
+import health from './plugins/health.js';
+import mongo from './plugins/mongo.js';
+import openapi from './plugins/openapi.js';
+import startup from './plugins/startup.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+  }
+}
+
+export interface BuildAppOptions {
+  logger?: Logger;
+  /** Run start-up tasks (indexes, seed data, workers) when ready. Default true. */
+  startupTasks?: boolean;
+}
+
+/** Builds the whole service; nothing listens until server.ts says so. */
+export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: (options.logger ?? createLogger(config.LOG_LEVEL)) as FastifyBaseLogger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+  });
+  app.decorate('config', config);
+  // While closing, in-flight responses end their keep-alive connection so close() can finish.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
+  });
+
+  await app.register(errorHandler);
+  await app.register(openapi);
+  await app.register(startup, { enabled: options.startupTasks ?? true });
+  await app.register(mongo, { uri: config.MONGODB_URI });
+  await app.register(cookie);
+  await app.register(health);
+  await app.register(platformApi, { prefix: '/api' });
+  await app.register(clusterApi);
+  return app;
+}

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+const positiveInt = z.coerce.number().int().positive();
+const nonNegativeInt = z.coerce.number().int().nonnegative();
+
+const oauthClients = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.array(z.object({ name: z.string().min(1), secret: z.string().min(1) })).min(1));
+
+/** Every environment variable the service reads. Parsed once, at start-up. */
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MONGODB_URI: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI')
+    .default('mongodb://127.0.0.1:27017/platform'),
+  BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  UPLOAD_LIMIT_BYTES: positiveInt.default(100 * 1024 * 1024),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+
+  // Platform API (FastGPT names where it has one)
+  TOKEN_KEY: z.string().min(16).optional(),
+  ROOT_KEY: z.string().min(16).optional(),
+  FILE_TOKEN_KEY: z.string().min(16).optional(),
+  DEFAULT_ROOT_PSW: z.string().min(1).optional(),
+  MODEL_CONFIG_PATH: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  CHAT_API_KEY: z.string().optional(),
+  SSRF_ALLOW_PRIVATE: bool.default(false),
+  OUTBOUND_TIMEOUT_MS: positiveInt.default(10_000),
+  OUTBOUND_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
+  PLAN_MAX_APPS: positiveInt.default(1000),
+  PLAN_MAX_DATASETS: positiveInt.default(1000),
+  PLAN_MAX_DATASET_SIZE: positiveInt.default(1_000_000),
+  PLAN_EXPORT_INTERVAL_MINUTES: nonNegativeInt.default(0),
+  PLAN_WEB_SYNC_INTERVAL_MINUTES: nonNegativeInt.default(0),
+  TRAINING_WORKER: bool.default(true),
+
+  // Cluster API (KubeSphere)
+  CLUSTER_JWT_SECRET: z.string().min(16).optional(),
+  CLUSTER_ADMIN_PASSWORD: z.string().min(1).optional(),
+  OAUTH_CLIENTS: oauthClients.optional(),
+  CLUSTER_MULTIPLE_LOGIN: bool.default(true),
+  CLUSTER_REGISTER_HOST_NODE: bool.default(true),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config extends Omit<Env, 'TOKEN_KEY' | 'ROOT_KEY' | 'FILE_TOKEN_KEY' | 'CLUSTER_JWT_SECRET' | 'CLUSTER_ADMIN_PASSWORD' | 'OAUTH_CLIENTS'> {
+  TOKEN_KEY: string;
+  ROOT_KEY: string;
+  FILE_TOKEN_KEY: string;
+  CLUSTER_JWT_SECRET: string;
+  CLUSTER_ADMIN_PASSWORD: string;
+  OAUTH_CLIENTS: { name: string; secret: string }[];
+  /** Names of secrets that were generated because they were not set (never their values). */
+  generatedSecrets: string[];
+}
+
+export class ConfigError extends Error {}
+
+const REQUIRED_IN_PRODUCTION = ['TOKEN_KEY', 'ROOT_KEY', 'CLUSTER_JWT_SECRET', 'CLUSTER_ADMIN_PASSWORD'] as const;
+
+/** Parses the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as most shells and compose files produce them.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const env = parsed.data;
+  if (env.NODE_ENV === 'production') {
+    const missing = REQUIRED_IN_PRODUCTION.filter((name) => !env[name]);
+    if (missing.length > 0) {
+      throw new ConfigError(`Invalid configuration:\n  ${missing.map((name) => `${name}: required when NODE_ENV=production`).join('\n  ')}`);
+    }
+  }
+  const generatedSecrets: string[] = [];
+  const secret = (name: string, value: string | undefined) => {
+    if (value) return value;
+    generatedSecrets.push(name);
+    return randomBytes(32).toString('hex');
+  };
+  return {
+    ...env,
+    TOKEN_KEY: secret('TOKEN_KEY', env.TOKEN_KEY),
+    ROOT_KEY: secret('ROOT_KEY', env.ROOT_KEY),
+    FILE_TOKEN_KEY: env.FILE_TOKEN_KEY ?? secret('FILE_TOKEN_KEY', undefined),
+    CLUSTER_JWT_SECRET: secret('CLUSTER_JWT_SECRET', env.CLUSTER_JWT_SECRET),
+    // The reference's documented default admin password, accepted only outside production.
+    CLUSTER_ADMIN_PASSWORD: env.CLUSTER_ADMIN_PASSWORD ?? 'P@88w0rd',
+    OAUTH_CLIENTS: env.OAUTH_CLIENTS ?? [{ name: 'kubesphere', secret: 'kubesphere' }],
+    generatedSecrets,
+  };
+}

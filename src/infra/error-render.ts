@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { type AppError, Errors, isAppError } from './errors.js';
+
+/** Which body shape a URL's errors take: OAuth JSON, Kubernetes Status, or the platform envelope. */
+export type ErrorFormat = 'platform' | 'oauth' | 'k8s';
+
+export function errorFormatFor(url: string): ErrorFormat {
+  if (url === '/oauth' || url.startsWith('/oauth/') || url.startsWith('/oauth?')) return 'oauth';
+  if (url === '/kapis' || url.startsWith('/kapis/') || url.startsWith('/kapis?')) return 'k8s';
+  return 'platform';
+}
+
+const K8S_REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+};
+
+const OAUTH_ERRORS: Record<number, string> = { 400: 'invalid_request', 401: 'invalid_client', 429: 'invalid_grant' };
+
+export interface RenderedError {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+export function renderError(error: AppError, format: ErrorFormat): RenderedError {
+  const headers = error.headers ?? {};
+  if (format === 'oauth') {
+    const name = error.oauthError ?? OAUTH_ERRORS[error.httpStatus] ?? (error.httpStatus >= 500 ? 'server_error' : 'invalid_request');
+    const body: Record<string, unknown> = { error: name };
+    if (error.message) body.error_description = error.message;
+    return { status: error.httpStatus, headers, body };
+  }
+  if (format === 'k8s') {
+    return {
+      status: error.httpStatus,
+      headers,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: error.message,
+        reason: error.k8sReason ?? K8S_REASONS[error.httpStatus] ?? 'Unknown',
+        details: {},
+        code: error.httpStatus,
+      },
+    };
+  }
+  return {
+    status: error.httpStatus,
+    headers,
+    body: { code: error.code, statusText: error.statusText, message: error.message, data: null },
+  };
+}
+
+/** Names the field at fault, e.g. `body.parentId: expected string`. */
+export function describeZodError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'Invalid request';
+  const field = issue.path.length > 0 ? issue.path.join('.') : 'request';
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
+  return `Invalid field '${field}': ${issue.message}${more}`;
+}
+
+interface FastifyLikeError {
+  code?: string;
+  statusCode?: number;
+  message?: string;
+  validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[];
+  validationContext?: string;
+}
+
+/**
+ * Turns anything thrown into an AppError. Client mistakes that Fastify detects (bad JSON,
+ * wrong content type, oversized body) keep their 4xx status; anything unknown becomes a 500
+ * whose details stay in the log.
+ */
+export function toAppError(error: unknown, requestId: string): { appError: AppError; unexpected: boolean } {
+  if (isAppError(error)) return { appError: error, unexpected: false };
+  if (error instanceof z.ZodError) return { appError: Errors.missingParams(describeZodError(error)), unexpected: false };
+  const fastifyError = (error ?? {}) as FastifyLikeError;
+  if (fastifyError.validation) {
+    const first = fastifyError.validation[0];
+    const path = [fastifyError.validationContext, first?.instancePath?.replace(/^\//, '').replaceAll('/', '.')]
+      .filter(Boolean)
+      .join('.');
+    const missing = first?.params?.missingProperty ? `.${String(first.params.missingProperty)}` : '';
+    return { appError: Errors.missingParams(`Invalid field '${path}${missing}': ${first?.message ?? 'invalid'}`), unexpected: false };
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { appError: Errors.unsupportedMediaType(fastifyError.message ?? 'Unsupported content type'), unexpected: false };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+      return { appError: Errors.payloadTooLarge('Request body is too large'), unexpected: false };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+    case 'FST_PROTO_VIOLATION':
+      return { appError: Errors.missingParams(`Invalid request body: ${fastifyError.message ?? 'unreadable'}`), unexpected: false };
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || (fastifyError.statusCode === 400 && fastifyError.message)) {
+    return { appError: Errors.missingParams(`Invalid request: ${fastifyError.message}`), unexpected: false };
+  }
+  if (fastifyError.statusCode === 413) return { appError: Errors.payloadTooLarge(), unexpected: false };
+  if (fastifyError.statusCode === 415) return { appError: Errors.unsupportedMediaType(), unexpected: false };
+  return { appError: Errors.internal(requestId), unexpected: true };
+}

@@ -1,0 +1,132 @@
+/**
+ * The one error type of the service and its catalogue. Platform codes and statusText keys are
+ * the reference registry's (FastGPT 4.8.9); HTTP statuses are the honest ones (DECISIONS.md).
+ * Cluster errors carry their OAuth error name or Kubernetes Status reason for the renderers.
+ */
+export interface AppErrorInit {
+  httpStatus: number;
+  code: number;
+  statusText: string;
+  message: string;
+  /** OAuth error name for /oauth responses (e.g. invalid_grant). */
+  oauthError?: string;
+  /** Kubernetes Status reason for /kapis responses (e.g. Unauthorized). */
+  k8sReason?: string;
+  /** Extra headers to send with the error (e.g. Retry-After). */
+  headers?: Record<string, string>;
+}
+
+export class AppError extends Error {
+  readonly httpStatus: number;
+  readonly code: number;
+  readonly statusText: string;
+  readonly oauthError?: string;
+  readonly k8sReason?: string;
+  readonly headers?: Record<string, string>;
+
+  constructor(init: AppErrorInit) {
+    super(init.message);
+    this.name = 'AppError';
+    this.httpStatus = init.httpStatus;
+    this.code = init.code;
+    this.statusText = init.statusText;
+    this.oauthError = init.oauthError;
+    this.k8sReason = init.k8sReason;
+    this.headers = init.headers;
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}
+
+const make = (httpStatus: number, code: number, statusText: string) => (message: string) =>
+  new AppError({ httpStatus, code, statusText, message });
+
+/** The catalogue. Each entry takes the readable message naming what is at fault. */
+export const Errors = {
+  // Base
+  unAuthorization: (message = 'Missing or invalid credentials') => make(401, 403, 'unAuthorization')(message),
+  forbidden: (message = 'Not allowed') => make(403, 403, 'unAuthorization')(message),
+  unAuthApiKey: (message = 'The API key is not valid') => make(401, 514, 'unAuthApiKey')(message),
+  tooManyRequest: (message = 'Too many requests, try again later', retryAfterSeconds?: number) =>
+    new AppError({
+      httpStatus: 429,
+      code: 429,
+      statusText: 'tooManyRequest',
+      message,
+      headers: retryAfterSeconds ? { 'retry-after': String(retryAfterSeconds) } : undefined,
+    }),
+  notFound: (message = 'Not found') => make(404, 404, 'notFound')(message),
+  routeNotFound: (method: string, url: string) => make(404, 404, 'notFound')(`Route ${method} ${url} not found`),
+  payloadTooLarge: (message = 'Request body is too large') => make(413, 413, 'payloadTooLarge')(message),
+  unsupportedMediaType: (message = 'Unsupported content type') => make(415, 415, 'unsupportedMediaType')(message),
+  conflict: (message: string) => make(409, 409, 'conflict')(message),
+  internal: (requestId?: string) =>
+    make(500, 500, '')(requestId ? `Internal error (request id ${requestId})` : 'Internal error'),
+  badGateway: (message: string) => make(502, 502, 'badGateway')(message),
+
+  // Team (500000)
+  teamOverSize: make(403, 500000, 'teamOverSize'),
+  unAuthTeam: (message = 'No permission to operate this team') => make(403, 500001, 'unAuthTeam')(message),
+  aiPointsNotEnough: make(403, 500002, 'aiPointsNotEnough'),
+  datasetSizeNotEnough: make(403, 500003, 'datasetSizeNotEnough'),
+  datasetAmountNotEnough: make(403, 500004, 'datasetAmountNotEnough'),
+  appAmountNotEnough: make(403, 500005, 'appAmountNotEnough'),
+  pluginAmountNotEnough: make(403, 500006, 'pluginAmountNotEnough'),
+  websiteSyncNotEnough: make(429, 500007, 'websiteSyncNotEnough'),
+  reRankNotEnough: make(403, 500008, 'reRankNotEnough'),
+
+  // Dataset (501000)
+  unExistDataset: (message = 'Dataset not found') => make(404, 501000, 'unExistDataset')(message),
+  unAuthDataset: (message = 'No permission for this dataset') => make(403, 501001, 'unAuthDataset')(message),
+  unAuthDatasetCollection: (message = 'No permission for this collection') => make(403, 501002, 'unAuthDatasetCollection')(message),
+  unAuthDatasetData: (message = 'No permission for this data item') => make(403, 501003, 'unAuthDatasetData')(message),
+  unAuthDatasetFile: (message = 'No permission for this file') => make(403, 501004, 'unAuthDatasetFile')(message),
+  unCreateCollection: make(400, 501005, 'unCreateCollection'),
+  unLinkCollection: make(400, 501006, 'unLinkCollection'),
+  invalidVectorModelOrQAModel: make(400, 501007, 'invalidVectorModelOrQAModel'),
+
+  // App (502000)
+  appUnExist: (message = 'App not found') => make(404, 502000, 'appUnExist')(message),
+  unAuthApp: (message = 'No permission for this app') => make(403, 502001, 'unAuthApp')(message),
+  invalidOwner: make(400, 502002, 'invalidOwner'),
+  invalidAppType: make(400, 502003, 'invalidAppType'),
+
+  // User (503000)
+  unAuthUser: (message = 'The user cannot be found') => make(401, 503000, 'unAuthUser')(message),
+  binVisitor: (message = 'You are a visitor') => make(403, 503002, 'binVisitor')(message),
+  balanceNotEnough: make(403, 503003, 'balanceNotEnough'),
+
+  // Chat (504000)
+  unAuthChat: (message = 'No permission for this chat') => make(403, 504000, 'unAuthChat')(message),
+
+  // Share links (505000)
+  outlinkUnExist: (message = 'Share link not found') => make(404, 505000, 'outlinkUnExist')(message),
+  unAuthLink: (message = 'No permission for this share link') => make(403, 505001, 'unAuthLink')(message),
+  linkUnInvalid: (message = 'The share link is invalid') => make(403, 501, 'linkUnInvalid')(message),
+
+  // API keys (506000)
+  openapiUnExist: (message = 'API Key does not exist') => make(404, 506000, 'openapiUnExist')(message),
+  openapiUnAuth: (message = 'No permission to operate this API Key') => make(403, 506001, 'openapiUnAuth')(message),
+  openapiExceedLimit: (message = 'Up to 10 sets of API keys') => make(403, 506002, 'openapiExceedLimit')(message),
+
+  // Common (507000)
+  fileNotFound: (message = 'File not found') => make(404, 507000, 'fileNotFound')(message),
+  unAuthFile: (message = 'No permission for this file') => make(403, 507001, 'unAuthFile')(message),
+  missingParams: (message: string) => make(400, 507002, 'missingParams')(message),
+  inheritPermissionError: (message = 'Cannot change inherited permission here') => make(400, 507003, 'inheritPermissionError')(message),
+
+  // Plugin (508000), System (509000)
+  pluginUnExist: (message = 'Plugin not found') => make(404, 508000, 'pluginUnExist')(message),
+  pluginUnAuth: (message = 'No permission for this plugin') => make(403, 508001, 'pluginUnAuth')(message),
+  communityVersionNumLimit: make(403, 509000, 'communityVersionNumLimit'),
+
+  /** An OAuth 2 error for /oauth routes; `description` is omitted from the body when empty. */
+  oauth: (httpStatus: number, error: string, description = '', headers?: Record<string, string>) =>
+    new AppError({ httpStatus, code: httpStatus, statusText: error, message: description, oauthError: error, headers }),
+
+  /** A Kubernetes Status error for /kapis routes. */
+  k8s: (httpStatus: number, reason: string, message: string) =>
+    new AppError({ httpStatus, code: httpStatus, statusText: reason, message, k8sReason: reason }),
+} as const;

@@ -1,0 +1,41 @@
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+/** Field names whose values are secrets wherever they appear in a logged object. */
+const SECRET_FIELDS = [
+  'password',
+  'oldPsw',
+  'newPsw',
+  'psw',
+  'token',
+  'access_token',
+  'refresh_token',
+  'client_secret',
+  'apiKey',
+  'apikey',
+  'key',
+  'secret',
+  'rootkey',
+  'teamToken',
+  'authorization',
+  'cookie',
+];
+
+const SECRET_HEADERS = ['authorization', 'cookie', 'token', 'rootkey', 'set-cookie', 'x-api-key', 'proxy-authorization'];
+
+export const redactPaths: string[] = [
+  ...SECRET_HEADERS.map((name) => `req.headers["${name}"]`),
+  ...SECRET_HEADERS.map((name) => `res.headers["${name}"]`),
+  ...SECRET_FIELDS.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]),
+];
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      redact: { paths: redactPaths, censor: '[redacted]' },
+      base: { service: 'platform-service' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
+}

@@ -1,0 +1,62 @@
+import { type CreateIndexesOptions, type Db, type IndexSpecification, MongoClient, ObjectId } from 'mongodb';
+import { Errors } from './errors.js';
+
+/** An index a repository needs; created at start-up by `ensureIndexes`. */
+export interface IndexDeclaration {
+  collection: string;
+  key: IndexSpecification;
+  options?: CreateIndexesOptions;
+}
+
+export interface Mongo {
+  client: MongoClient;
+  db: Db;
+}
+
+/** Creates the client; it connects on first use (or explicitly via `client.connect()`). */
+export function createMongo(uri: string): Mongo {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000, ignoreUndefined: true });
+  // Database name comes from the URI path; `platform` when the URI names none.
+  const db = client.db(new URL(uri.replace(/^mongodb(\+srv)?:/, 'http:')).pathname.slice(1) || 'platform');
+  return { client, db };
+}
+
+export async function ensureIndexes(db: Db, declarations: readonly IndexDeclaration[]): Promise<void> {
+  for (const declaration of declarations) {
+    await db.collection(declaration.collection).createIndex(declaration.key, declaration.options ?? {});
+  }
+}
+
+export function isObjectIdHex(value: unknown): value is string {
+  return typeof value === 'string' && /^[0-9a-fA-F]{24}$/.test(value);
+}
+
+/** Parses an id from a request; a malformed one is a 400 naming the field, never a crash. */
+export function toObjectId(value: unknown, field = 'id'): ObjectId {
+  if (value instanceof ObjectId) return value;
+  if (!isObjectIdHex(value)) throw Errors.missingParams(`Invalid field '${field}': expected a 24-character hex id`);
+  return new ObjectId(value);
+}
+
+/** Escapes user text for use inside a $regex. */
+export function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+export function isDuplicateKeyError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: number }).code === 11000;
+}
+
+/**
+ * Maps user-keyed objects (labels, annotations, headers, variables) to `{k, v}` pairs, because
+ * FerretDB 1.x refuses keys containing `.` or starting with `$`.
+ */
+export function encodeMap(map: Record<string, string> | undefined | null): { k: string; v: string }[] {
+  return Object.entries(map ?? {}).map(([k, v]) => ({ k, v }));
+}
+
+export function decodeMap(pairs: { k: string; v: string }[] | undefined | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of pairs ?? []) out[pair.k] = pair.v;
+  return out;
+}

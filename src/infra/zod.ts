@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+/** A MongoDB ObjectId as 24 hex characters. */
+export const zObjectId = z.string().regex(/^[0-9a-fA-F]{24}$/, 'expected a 24-character hex id');
+
+/** The reference's ParentIdType: an id, or null/empty for the root. Empty string normalises to null. */
+export const zParentId = z
+  .union([zObjectId, z.literal(''), z.null()])
+  .transform((value) => (value === '' ? null : value));
+
+/** A number that may arrive as a query-string text. */
+export const zNumberLike = z.union([z.number(), z.string().trim().regex(/^-?\d+(\.\d+)?$/, 'expected a number').transform(Number)]);
+
+export const zIntLike = z.union([z.number().int(), z.string().trim().regex(/^-?\d+$/, 'expected an integer').transform(Number)]);
+
+/** A boolean that may arrive as a query-string text. */
+export const zBoolLike = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+
+/** A bounded page size, 30 by default as DECISIONS.md says. */
+export const zPageSize = (max = 30, fallback = 10) =>
+  zIntLike.pipe(z.number().int().min(1).max(max)).default(fallback);
+
+export const zPageNum = zIntLike.pipe(z.number().int().min(1)).default(1);
+
+export const zOffset = zIntLike.pipe(z.number().int().min(0)).default(0);
+
+/** Short display names as the reference limits them. */
+export const zName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');

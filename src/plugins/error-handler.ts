@@ -1,0 +1,29 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Errors } from '../infra/errors.js';
+import { errorFormatFor, renderError, toAppError } from '../infra/error-render.js';
+
+/** The one place where failures become responses, in the body format of the URL's API. */
+export default fp(
+  async function errorHandlerPlugin(app: FastifyInstance) {
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const { appError, unexpected } = toAppError(error, request.id);
+      if (unexpected) request.log.error({ err: error }, 'unexpected error');
+      else if (appError.httpStatus >= 500) request.log.error({ err: error }, appError.message);
+      else request.log.info({ statusText: appError.statusText, msg: appError.message }, 'request refused');
+      const rendered = renderError(appError, errorFormatFor(request.url));
+      if (appError.statusText === 'unAuthorization' && rendered.status === 401 && errorFormatFor(request.url) === 'platform') {
+        // As the reference does: a rejected session clears the session cookie.
+        reply.header('set-cookie', 'fastgpt_token=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict');
+      }
+      return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+    });
+
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0] ?? request.url;
+      const rendered = renderError(Errors.routeNotFound(request.method, path), errorFormatFor(request.url));
+      return reply.code(rendered.status).send(rendered.body);
+    });
+  },
+  { name: 'error-handler' },
+);

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Errors } from '../../src/infra/errors.js';
+import { errorFormatFor, renderError, toAppError } from '../../src/infra/error-render.js';
+
+describe('errorFormatFor', () => {
+  it.each([
+    ['/api/core/app/list', 'platform'],
+    ['/oauth/token', 'oauth'],
+    ['/oauth', 'oauth'],
+    ['/kapis/resources.platform.io/v1alpha3/nodes', 'k8s'],
+    ['/kapis?x=1', 'k8s'],
+    ['/nothing', 'platform'],
+    ['/oauthx', 'platform'],
+  ])('%s renders as %s', (url, format) => {
+    expect(errorFormatFor(url)).toBe(format);
+  });
+});
+
+describe('renderError', () => {
+  it('renders the platform envelope with the honest status', () => {
+    const rendered = renderError(Errors.appUnExist('App 1 not found'), 'platform');
+    expect(rendered.status).toBe(404);
+    expect(rendered.body).toEqual({ code: 502000, statusText: 'appUnExist', message: 'App 1 not found', data: null });
+  });
+
+  it('renders OAuth errors, omitting an empty description', () => {
+    expect(renderError(Errors.oauth(400, 'unsupported_grant_type'), 'oauth').body).toEqual({ error: 'unsupported_grant_type' });
+    expect(renderError(Errors.oauth(401, 'invalid_client', 'invalid client credential'), 'oauth')).toMatchObject({
+      status: 401,
+      body: { error: 'invalid_client', error_description: 'invalid client credential' },
+    });
+  });
+
+  it('maps generic errors to OAuth names by status', () => {
+    expect(renderError(Errors.unsupportedMediaType('json is not accepted'), 'oauth').body).toEqual({
+      error: 'invalid_request',
+      error_description: 'json is not accepted',
+    });
+    expect(renderError(Errors.internal('r1'), 'oauth').body.error).toBe('server_error');
+  });
+
+  it('renders Kubernetes Status bodies', () => {
+    const rendered = renderError(Errors.k8s(401, 'Unauthorized', 'token is expired'), 'k8s');
+    expect(rendered).toMatchObject({
+      status: 401,
+      body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'token is expired', reason: 'Unauthorized', code: 401 },
+    });
+    expect(renderError(Errors.routeNotFound('GET', '/kapis/x'), 'k8s').body.reason).toBe('NotFound');
+  });
+
+  it('carries extra headers', () => {
+    expect(renderError(Errors.tooManyRequest('slow down', 600), 'platform').headers).toEqual({ 'retry-after': '600' });
+  });
+});
+
+describe('toAppError', () => {
+  it('names the zod field at fault', () => {
+    const result = z.object({ appId: z.string() }).safeParse({ appId: 3 });
+    const { appError } = toAppError(result.error, 'r');
+    expect(appError.httpStatus).toBe(400);
+    expect(appError.statusText).toBe('missingParams');
+    expect(appError.message).toMatch(/appId/);
+  });
+
+  it.each([
+    ['FST_ERR_CTP_INVALID_MEDIA_TYPE', 415],
+    ['FST_ERR_CTP_BODY_TOO_LARGE', 413],
+    ['FST_ERR_CTP_INVALID_JSON_BODY', 400],
+    ['FST_ERR_CTP_EMPTY_JSON_BODY', 400],
+  ])('maps Fastify %s to %i', (code, status) => {
+    const error = Object.assign(new Error('x'), { code });
+    expect(toAppError(error, 'r').appError.httpStatus).toBe(status);
+  });
+
+  it('hides unexpected errors behind a 500 with the request id', () => {
+    const { appError, unexpected } = toAppError(new Error('secret stack detail'), 'req-42');
+    expect(unexpected).toBe(true);
+    expect(appError.httpStatus).toBe(500);
+    expect(appError.message).toBe('Internal error (request id req-42)');
+  });
+});
