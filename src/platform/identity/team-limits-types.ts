@@ -1,0 +1,32 @@
+/**
+ * The one service through which every module enforces a team's plan limits. Implemented by
+ * the identity module from the per-team plan document and the PLAN_* defaults.
+ */
+export interface TeamPlanLimits {
+  maxApps: number;
+  maxDatasets: number;
+  /** Dataset size in stored vectors (data items' indexes). */
+  maxDatasetSize: number;
+  exportIntervalMinutes: number;
+  webSyncIntervalMinutes: number;
+}
+
+export interface TeamLimits {
+  getLimits(teamId: string): Promise<TeamPlanLimits>;
+  /** Throws appAmountNotEnough when the team cannot have `adding` more apps. */
+  assertAppAmount(teamId: string, adding?: number): Promise<void>;
+  /** Throws datasetAmountNotEnough when the team cannot have `adding` more datasets. */
+  assertDatasetAmount(teamId: string, adding?: number): Promise<void>;
+  /** Throws datasetSizeNotEnough when `addingVectors` more would exceed the plan. */
+  assertDatasetSize(teamId: string, addingVectors: number): Promise<void>;
+  /** Throws (429) when the last export of the team was less than the interval ago; records this one. */
+  assertAndRecordExport(teamId: string): Promise<void>;
+  /** Throws websiteSyncNotEnough when a web sync ran less than the interval ago; records this one. */
+  assertAndRecordWebSync(teamId: string): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    teamLimits: TeamLimits;
+  }
+}
