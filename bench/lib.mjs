@@ -1,0 +1,126 @@
+// Shared pieces of the load scripts: start the built server on a local database, start a bare
+// Fastify baseline doing the same database work, load both with autocannon (loopback only,
+// bounded duration) and print the ratio. Usage in a script:
+//   const env = await startBenchEnvironment();           // DB + built server
+//   const base = await startBaseline(env.mongoUri, (app, db) => app.get('/x', ...));
+//   const ours = await measure({ url: env.url + '/readyz' });
+//   const bare = await measure({ url: base.url + '/x' });
+//   report('GET /readyz', ours, bare); await base.stop(); await env.stop();
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import { MongoClient } from 'mongodb';
+import { spawn, execSync } from 'node:child_process';
+import { startLocalDatabase, freePort } from '../scripts/local-db.mjs';
+
+export const BENCH_SECRETS = {
+  TOKEN_KEY: 'bench-token-key-0123456789abcdef',
+  ROOT_KEY: 'bench-root-key-0123456789abcdef',
+  CLUSTER_JWT_SECRET: 'bench-cluster-secret-0123456789',
+  DEFAULT_ROOT_PSW: 'bench-root-password',
+};
+
+async function waitForHealthy(url, child, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with code ${child.exitCode}`);
+    try {
+      const response = await fetch(`${url}/readyz`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('server did not become ready in time');
+}
+
+/** Builds the service, starts a temporary local database (unless MONGODB_URI) and the server. */
+export async function startBenchEnvironment({ env = {}, build = true } = {}) {
+  if (build) execSync('npx tsc -p tsconfig.build.json', { stdio: 'inherit' });
+  const database = process.env.MONGODB_URI ? null : await startLocalDatabase();
+  const mongoUri = process.env.MONGODB_URI ?? `${database.uri}bench_${Date.now()}`;
+  const port = await freePort();
+  const server = spawn(process.execPath, ['dist/server.js'], {
+    env: { ...process.env, ...BENCH_SECRETS, LOG_LEVEL: 'warn', NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', ...env, MONGODB_URI: mongoUri, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealthy(url, server);
+  const client = new MongoClient(mongoUri);
+  await client.connect();
+  return {
+    url,
+    mongoUri,
+    db: client.db(),
+    stop: async () => {
+      await client.db().dropDatabase().catch(() => undefined);
+      await client.close();
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+      if (database) await database.stop();
+    },
+  };
+}
+
+/** A bare Fastify app on its own MongoClient: the baseline doing the same database work. */
+export async function startBaseline(mongoUri, register) {
+  const client = new MongoClient(mongoUri);
+  await client.connect();
+  const app = Fastify({ logger: false });
+  await register(app, client.db());
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url: address,
+    stop: async () => {
+      await app.close();
+      await client.close();
+    },
+  };
+}
+
+/** Loads one URL for a bounded time; returns requests/s and latency percentiles (ms). */
+export function measure({ url, method = 'GET', headers = {}, body, connections = 10, duration = 5, requests }) {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url,
+        method,
+        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+        connections,
+        duration,
+        requests,
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        const failures = result.non2xx + result.errors + result.timeouts;
+        resolve({
+          requestsPerSecond: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          total: result.requests.total,
+          failures,
+        });
+      },
+    );
+  });
+}
+
+/** Prints one comparison line and returns it for the README table. */
+export function report(name, ours, baseline) {
+  const ratio = (a, b) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
+  const row = {
+    route: name,
+    'req/s': Math.round(ours.requestsPerSecond),
+    'baseline req/s': Math.round(baseline.requestsPerSecond),
+    'throughput ratio': ratio(ours.requestsPerSecond, baseline.requestsPerSecond),
+    'p50 ms': ours.p50,
+    'p99 ms': ours.p99,
+    'baseline p99 ms': baseline.p99,
+    'p99 ratio': ratio(ours.p99, baseline.p99),
+    'non-2xx/errors': ours.failures,
+  };
+  console.log(JSON.stringify(row));
+  return row;
+}

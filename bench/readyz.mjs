@@ -1,0 +1,24 @@
+// GET /readyz (pings MongoDB) against a bare Fastify route doing the same ping.
+import { measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
+
+const duration = Number(process.env.BENCH_SECONDS ?? 5);
+const env = await startBenchEnvironment();
+try {
+  const baseline = await startBaseline(env.mongoUri, (app, db) => {
+    app.get('/ping', async () => {
+      await db.command({ ping: 1 });
+      return { status: 'ok' };
+    });
+  });
+  try {
+    await measure({ url: `${baseline.url}/ping`, duration: 1 }); // warm-up
+    await measure({ url: `${env.url}/readyz`, duration: 1 });
+    const bare = await measure({ url: `${baseline.url}/ping`, duration });
+    const ours = await measure({ url: `${env.url}/readyz`, duration });
+    report('GET /readyz', ours, bare);
+  } finally {
+    await baseline.stop();
+  }
+} finally {
+  await env.stop();
+}
