@@ -8,5 +8,7 @@ export function ensureDependencies() {
   const lock = existsSync('package-lock.json') ? 'package-lock.json' : 'package.json';
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
   console.error('[setup] installing npm dependencies...');
-  execSync(existsSync('package-lock.json') ? 'npm ci --no-audit --no-fund' : 'npm install --no-audit --no-fund', { stdio: 'inherit' });
+  // Not `npm ci`: registries that serve only this platform's optional packages (biome, rollup
+  // binaries) produce lock files that `npm ci` rejects; `npm install` keeps the locked versions.
+  execSync('npm install --no-audit --no-fund', { stdio: 'inherit' });
 }
