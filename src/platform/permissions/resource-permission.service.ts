@@ -1,0 +1,268 @@
+/**
+ * Resource permissions for team-owned trees (apps and datasets share it).
+ *
+ * Create one service per resource collection:
+ *   const perms = createResourcePermissionService(db, {
+ *     collection: 'datasets', resourceType: 'dataset', folderTypes: ['folder'],
+ *     errors: { notFound: Errors.unExistDataset, forbidden: Errors.unAuthDataset }, label: 'Dataset' });
+ * The collection's documents need `_id, teamId, tmbId (owner), parentId (ObjectId|null), type,
+ * inheritPermission?, defaultPermission?` (ObjectIds stored as ObjectId).
+ *
+ * API (all ids are hex strings; `auth` is the request's AuthContext):
+ * - `authorize(auth, id, required)` → `{ doc, permission, defaultPermission }`; 400 malformed id,
+ *   404 missing, 403 other team or not enough permission (the rules of domain/permission).
+ * - `resolveMany(auth, docs)` → Map id → `{ permission, defaultPermission }` (for lists; each
+ *   inheriting plain resource is judged on its real parent, loaded as needed).
+ * - `initialFor(teamId, isFolder, parentId)` / `writeCollaborators(teamId, id, list)`: what a new
+ *   resource starts with (folders in a folder copy it) and writing it after the insert.
+ * - `changeDefaultPermission(auth, doc, value)`, `move(auth, doc, targetId|null)` (checks: target
+ *   exists in the team (404), is a folder (400), caller can write it (403), no cycle (400); runs
+ *   under a per-team tree lock so concurrent moves cannot corrupt the tree),
+ *   `resumeInheritance(auth, doc)`: apply the spec's transitions. The caller checks the
+ *   permission the operation needs on `doc` itself (manage / write) before calling.
+ * - `listCollaborators(teamId, doc)` → `[{ teamId, tmbId, permission, name, avatar }]` (what
+ *   applies: the parent's list while a plain resource inherits live).
+ * - `updateCollaborators(auth, doc, tmbIds, permission)`, `deleteCollaborator(auth, doc, tmbId)`:
+ *   need manage (checked here); break inheritance as the contract infers.
+ * - `deleteAllFor(teamId, ids)`: drop the rows of deleted resources.
+ * Indexes: register `RESOURCE_PERMISSION_INDEXES` (resource-permissions.repo.ts) at start-up
+ * (the apps module does; doing it again is harmless).
+ */
+import type { Db } from 'mongodb';
+import {
+  type Caller,
+  isAssignablePermission,
+  makePermission,
+  type PermissionResource,
+  PermissionValue,
+  type RequiredPermission,
+  resolvePermission,
+  type SerializedPermission,
+  wouldCreateCycle,
+} from '../../domain/permission.js';
+import {
+  type Collaborator,
+  changeCollaborators,
+  changeDefaultPermission,
+  type InheritanceWrite,
+  initialPermissions,
+  move,
+  type ParentPermissions,
+  resumeInheritance,
+} from '../../domain/permission-inheritance.js';
+import { type AppError, Errors } from '../../infra/errors.js';
+import { isObjectIdHex } from '../../infra/mongo.js';
+import { createResourcePermissionsRepo, type ResourceType } from './resource-permissions.repo.js';
+import { createResourceTreeRepo, type ResourceDoc } from './resource-tree.repo.js';
+
+export interface ResourcePermissionOptions {
+  collection: string;
+  resourceType: ResourceType;
+  folderTypes: readonly string[];
+  errors: { notFound: (message?: string) => AppError; forbidden: (message?: string) => AppError };
+  /** Word used in messages, e.g. 'App'. */
+  label: string;
+}
+
+/** The caller fields the rules need; AuthContext satisfies it. */
+export interface PermissionCaller {
+  teamId: string;
+  tmbId: string;
+  role: string;
+  teamPermission: number;
+  isRoot: boolean;
+}
+
+export interface Authorized<D extends ResourceDoc = ResourceDoc> {
+  doc: D;
+  permission: SerializedPermission;
+  defaultPermission: number;
+}
+
+export function callerOf(auth: PermissionCaller): Caller {
+  return { tmbId: auth.tmbId, isTeamOwner: auth.role === 'owner' || auth.teamPermission === PermissionValue.owner, isRoot: auth.isRoot };
+}
+
+export function createResourcePermissionService(db: Db, options: ResourcePermissionOptions) {
+  const rows = createResourcePermissionsRepo(db, options.resourceType);
+  const tree = createResourceTreeRepo(db, options.collection, options.folderTypes);
+  const isFolderType = (type: string) => options.folderTypes.includes(type);
+  const toResource = (doc: ResourceDoc): PermissionResource => ({
+    id: doc._id.toHexString(),
+    parentId: doc.parentId ? doc.parentId.toHexString() : null,
+    isFolder: isFolderType(doc.type),
+    inheritPermission: doc.inheritPermission !== false,
+    defaultPermission: doc.defaultPermission ?? 0,
+    ownerTmbId: doc.tmbId.toHexString(),
+  });
+
+  async function parentPermissions(teamId: string, parentId: string | null): Promise<ParentPermissions | null> {
+    if (!parentId) return null;
+    const [parent] = await tree.findInTeam(teamId, [parentId]);
+    if (!parent) return null;
+    return { id: parentId, defaultPermission: parent.defaultPermission ?? 0, collaborators: await rows.listByResource(teamId, parentId) };
+  }
+
+  async function apply(teamId: string, writes: InheritanceWrite[], expectedParentId?: string | null): Promise<boolean> {
+    for (const write of writes) {
+      if (write.kind === 'replaceCollaborators') await rows.replace(teamId, write.resourceIds, write.collaborators);
+      else if (write.kind === 'upsertCollaborators') await rows.upsert(teamId, write.resourceId, write.collaborators);
+      else if (write.kind === 'removeCollaborators') await rows.remove(teamId, write.resourceId, write.tmbIds);
+      else if (write.kind === 'setDefaultPermission') await tree.setDefaultPermission(teamId, write.resourceIds, write.defaultPermission);
+      else if (!(await tree.updateResource(teamId, write.resourceId, write.set, expectedParentId))) return false;
+    }
+    return true;
+  }
+
+  async function resolveDoc(auth: PermissionCaller, doc: ResourceDoc, required?: RequiredPermission) {
+    const resource = toResource(doc);
+    const parentDoc = resource.parentId && resource.isFolder === false && resource.inheritPermission ? (await tree.findInTeam(auth.teamId, [resource.parentId]))[0] : undefined;
+    const parent = parentDoc ? toResource(parentDoc) : null;
+    const own = await rows.memberRows(auth.teamId, auth.tmbId, parent ? [resource.id, parent.id] : [resource.id]);
+    return resolvePermission(resource, parent, callerOf(auth), (id) => own.get(id), required);
+  }
+
+  const service = {
+    toResource,
+    isFolderType,
+    rows,
+    tree,
+
+    async authorize<D extends ResourceDoc = ResourceDoc>(auth: PermissionCaller, id: unknown, required: RequiredPermission, field = 'id'): Promise<Authorized<D>> {
+      if (!isObjectIdHex(id)) throw Errors.missingParams(`Invalid field '${field}': expected a 24-character hex id`);
+      const doc = (await tree.findById(id)) as D | null;
+      if (!doc) throw options.errors.notFound(`${options.label} ${id} not found`);
+      if (doc.teamId.toHexString() !== auth.teamId) throw options.errors.forbidden(`${options.label} ${id} belongs to another team`);
+      const resolved = await resolveDoc(auth, doc, required);
+      if (!resolved.granted) {
+        const where = resolved.refusedAt ? ` (refused by its folder ${resolved.refusedAt})` : '';
+        throw options.errors.forbidden(`${required} permission on ${options.label.toLowerCase()} ${id} is required${where}`);
+      }
+      return { doc, permission: resolved.permission, defaultPermission: resolved.defaultPermission };
+    },
+
+    async resolveMany(auth: PermissionCaller, docs: ResourceDoc[]): Promise<Map<string, { permission: SerializedPermission; defaultPermission: number }>> {
+      const resources = docs.map(toResource);
+      const byId = new Map(resources.map((r) => [r.id, r]));
+      const missingParents = [...new Set(resources.filter((r) => !r.isFolder && r.inheritPermission && r.parentId && !byId.has(r.parentId)).map((r) => r.parentId as string))];
+      for (const parent of await tree.findInTeam(auth.teamId, missingParents)) byId.set(parent._id.toHexString(), toResource(parent));
+      const own = await rows.memberRows(auth.teamId, auth.tmbId);
+      const caller = callerOf(auth);
+      const out = new Map<string, { permission: SerializedPermission; defaultPermission: number }>();
+      for (const resource of resources) {
+        const parent = resource.parentId ? (byId.get(resource.parentId) ?? null) : null;
+        const resolved = resolvePermission(resource, parent, caller, (id) => own.get(id));
+        out.set(resource.id, { permission: resolved.permission, defaultPermission: resolved.defaultPermission });
+      }
+      return out;
+    },
+
+    async initialFor(teamId: string, isFolder: boolean, parentId: string | null): Promise<{ defaultPermission: number; collaborators: Collaborator[] }> {
+      return initialPermissions(isFolder, isFolder ? await parentPermissions(teamId, parentId) : null);
+    },
+
+    async writeCollaborators(teamId: string, resourceId: string, collaborators: Collaborator[]): Promise<void> {
+      await rows.replace(teamId, [resourceId], collaborators);
+    },
+
+    async changeDefaultPermission(auth: PermissionCaller, doc: ResourceDoc, newDefault: number): Promise<void> {
+      if (!isAssignablePermission(newDefault)) throw Errors.missingParams(`Invalid field 'defaultPermission': must be one of 0, 4, 6, 7`);
+      await tree.withTeamLock(auth.teamId, async () => {
+        const fresh = (await tree.findById(doc._id.toHexString())) ?? doc;
+        const resource = toResource(fresh);
+        const parent = await parentPermissions(auth.teamId, resource.parentId);
+        const currentDefault = !resource.isFolder && resource.inheritPermission && parent ? parent.defaultPermission : resource.defaultPermission;
+        const writes = changeDefaultPermission({ resource, currentDefault, newDefault, parent, tree: await tree.folderTree(auth.teamId) });
+        await apply(auth.teamId, writes);
+      });
+    },
+
+    async move(auth: PermissionCaller, doc: ResourceDoc, targetId: string | null): Promise<void> {
+      await tree.withTeamLock(auth.teamId, async () => {
+        const id = doc._id.toHexString();
+        const fresh = await tree.findById(id);
+        if (!fresh) throw options.errors.notFound(`${options.label} ${id} not found`);
+        if (targetId !== null) {
+          const target = await service.authorize(auth, targetId, 'write', 'parentId');
+          if (!isFolderType(target.doc.type)) throw Errors.missingParams(`Invalid field 'parentId': ${targetId} is not a folder`);
+        }
+        const folders = await tree.folderTree(auth.teamId);
+        const parentOf = new Map(folders.map((f) => [f.id, f.parentId]));
+        if (wouldCreateCycle(id, targetId, (x) => parentOf.get(x))) {
+          throw Errors.missingParams(`Invalid field 'parentId': cannot move ${options.label.toLowerCase()} ${id} into itself or its own subfolder`);
+        }
+        const resource = toResource(fresh);
+        const writes = move({ resource, target: await parentPermissions(auth.teamId, targetId), tree: folders });
+        if (!(await apply(auth.teamId, writes, resource.parentId))) throw Errors.conflict(`${options.label} ${id} was moved concurrently, try again`);
+      });
+    },
+
+    async resumeInheritance(auth: PermissionCaller, doc: ResourceDoc): Promise<void> {
+      await tree.withTeamLock(auth.teamId, async () => {
+        const resource = toResource((await tree.findById(doc._id.toHexString())) ?? doc);
+        const parent = await parentPermissions(auth.teamId, resource.parentId);
+        await apply(auth.teamId, resumeInheritance({ resource, parent, tree: await tree.folderTree(auth.teamId) }));
+      });
+    },
+
+    async listCollaborators(teamId: string, doc: ResourceDoc) {
+      const resource = toResource(doc);
+      const live = !resource.isFolder && resource.inheritPermission && resource.parentId;
+      const list = live ? ((await parentPermissions(teamId, resource.parentId))?.collaborators ?? []) : await rows.listByResource(teamId, resource.id);
+      const profiles = await rows.memberProfiles(teamId, list.map((c) => c.tmbId));
+      return list
+        .filter((c) => profiles.get(c.tmbId)?.active !== false)
+        .map((c) => ({
+          teamId,
+          tmbId: c.tmbId,
+          permission: makePermission(c.permission, c.tmbId === resource.ownerTmbId),
+          name: profiles.get(c.tmbId)?.name ?? '',
+          avatar: profiles.get(c.tmbId)?.avatar ?? '',
+        }));
+    },
+
+    async updateCollaborators(auth: PermissionCaller, doc: ResourceDoc, tmbIds: string[], permission: number): Promise<void> {
+      if (!isAssignablePermission(permission)) throw Errors.missingParams(`Invalid field 'permission': must be one of 0, 4, 6, 7`);
+      await changeMembers(auth, doc, tmbIds, (resource, own, parent, folders) =>
+        changeCollaborators({ resource, own, parent, upserts: tmbIds.map((tmbId) => ({ tmbId, permission })), tree: folders }),
+      );
+    },
+
+    async deleteCollaborator(auth: PermissionCaller, doc: ResourceDoc, tmbId: string): Promise<void> {
+      await changeMembers(auth, doc, [tmbId], (resource, own, parent, folders) => changeCollaborators({ resource, own, parent, removals: [tmbId], tree: folders }));
+    },
+
+    async deleteAllFor(teamId: string, ids: string[]): Promise<void> {
+      await rows.deleteForResources(teamId, ids);
+    },
+  };
+
+  async function changeMembers(
+    auth: PermissionCaller,
+    doc: ResourceDoc,
+    tmbIds: string[],
+    plan: (resource: PermissionResource, own: Collaborator[], parent: ParentPermissions | null, folders: Awaited<ReturnType<typeof tree.folderTree>>) => InheritanceWrite[],
+  ): Promise<void> {
+    const id = doc._id.toHexString();
+    const mine = await service.authorize(auth, id, 'manage', `${options.resourceType}Id`);
+    if (tmbIds.includes(auth.tmbId)) throw Errors.forbidden('You cannot change your own permission');
+    const profiles = await rows.memberProfiles(auth.teamId, tmbIds);
+    const unknown = tmbIds.find((t) => !profiles.get(t)?.active);
+    if (unknown) throw Errors.missingParams(`Invalid field 'tmbIds': ${unknown} is not a member of this team`);
+    await tree.withTeamLock(auth.teamId, async () => {
+      const resource = toResource((await tree.findById(id)) ?? doc);
+      const parent = await parentPermissions(auth.teamId, resource.parentId);
+      const own = await rows.listByResource(auth.teamId, id);
+      // Only an owner may change someone who manages the resource (the reference UI rule).
+      const current = new Map((!resource.isFolder && resource.inheritPermission && parent ? parent.collaborators : own).map((c) => [c.tmbId, c.permission]));
+      if (!mine.permission.isOwner && mine.permission.value !== PermissionValue.owner && tmbIds.some((t) => (current.get(t) ?? 0) === PermissionValue.manage)) {
+        throw options.errors.forbidden('Only the owner can change a member who manages this resource');
+      }
+      await apply(auth.teamId, plan(resource, own, parent, await tree.folderTree(auth.teamId)));
+    });
+  }
+
+  return service;
+}
+
+export type ResourcePermissionService = ReturnType<typeof createResourcePermissionService>;

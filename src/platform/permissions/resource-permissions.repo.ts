@@ -1,0 +1,115 @@
+import { type ClientSession, type Db, ObjectId } from 'mongodb';
+import type { Collaborator } from '../../domain/permission-inheritance.js';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+
+export type ResourceType = 'app' | 'dataset';
+
+export const RESOURCE_PERMISSIONS = 'resource_permissions';
+export const TREE_LOCKS = 'resource_tree_locks';
+
+/** Shared with the identity module's team rows (resourceType 'team'); same key as the reference. */
+export const RESOURCE_PERMISSION_INDEXES: IndexDeclaration[] = [
+  { collection: RESOURCE_PERMISSIONS, key: { resourceType: 1, teamId: 1, tmbId: 1, resourceId: 1 }, options: { unique: true } },
+  { collection: RESOURCE_PERMISSIONS, key: { resourceType: 1, teamId: 1, resourceId: 1 } },
+];
+
+interface PermissionRow {
+  _id?: ObjectId;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  resourceType: string;
+  resourceId: ObjectId;
+  permission: number;
+}
+
+const oid = (id: string) => new ObjectId(id);
+
+/** The only code touching `resource_permissions` for apps and datasets. */
+export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType) {
+  const rows = db.collection<PermissionRow>(RESOURCE_PERMISSIONS);
+  const scope = (teamId: string) => ({ resourceType, teamId: oid(teamId) });
+
+  return {
+    async listByResource(teamId: string, resourceId: string): Promise<Collaborator[]> {
+      const found = await rows.find({ ...scope(teamId), resourceId: oid(resourceId) }, { projection: { tmbId: 1, permission: 1 } }).toArray();
+      return found.map((row) => ({ tmbId: row.tmbId.toHexString(), permission: row.permission }));
+    },
+
+    /** The member's own rows on the given resources (all of the team's when omitted). */
+    async memberRows(teamId: string, tmbId: string, resourceIds?: string[]): Promise<Map<string, number>> {
+      const filter: Record<string, unknown> = { ...scope(teamId), tmbId: oid(tmbId) };
+      if (resourceIds) filter.resourceId = { $in: resourceIds.map(oid) };
+      const found = await rows.find(filter, { projection: { resourceId: 1, permission: 1 } }).toArray();
+      return new Map(found.map((row) => [row.resourceId.toHexString(), row.permission]));
+    },
+
+    /** Delete-then-insert per resource, as the reference's syncCollaborators. */
+    async replace(teamId: string, resourceIds: string[], collaborators: Collaborator[], session?: ClientSession): Promise<void> {
+      if (resourceIds.length === 0) return;
+      await rows.deleteMany({ ...scope(teamId), resourceId: { $in: resourceIds.map(oid) } }, { session });
+      const docs = resourceIds.flatMap((resourceId) =>
+        collaborators.map((c) => ({ ...scope(teamId), tmbId: oid(c.tmbId), resourceId: oid(resourceId), permission: c.permission })),
+      );
+      if (docs.length === 0) return;
+      // Upserts rather than inserts: a concurrent replace of the same resource must not fail on the unique key.
+      await rows.bulkWrite(
+        docs.map((doc) => ({
+          updateOne: {
+            filter: { resourceType: doc.resourceType, teamId: doc.teamId, tmbId: doc.tmbId, resourceId: doc.resourceId },
+            update: { $set: { permission: doc.permission } },
+            upsert: true,
+          },
+        })),
+        { ordered: false, session },
+      );
+    },
+
+    async upsert(teamId: string, resourceId: string, collaborators: Collaborator[]): Promise<void> {
+      if (collaborators.length === 0) return;
+      await rows.bulkWrite(
+        collaborators.map((c) => ({
+          updateOne: {
+            filter: { ...scope(teamId), tmbId: oid(c.tmbId), resourceId: oid(resourceId) },
+            update: { $set: { permission: c.permission } },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      );
+    },
+
+    async remove(teamId: string, resourceId: string, tmbIds: string[]): Promise<void> {
+      if (tmbIds.length === 0) return;
+      await rows.deleteMany({ ...scope(teamId), resourceId: oid(resourceId), tmbId: { $in: tmbIds.map(oid) } });
+    },
+
+    async deleteForResources(teamId: string, resourceIds: string[]): Promise<void> {
+      if (resourceIds.length === 0) return;
+      await rows.deleteMany({ ...scope(teamId), resourceId: { $in: resourceIds.map(oid) } });
+    },
+
+    /** Names and avatars of team members (team_members.name, users.avatar), for collaborator lists. */
+    async memberProfiles(teamId: string, tmbIds: string[]): Promise<Map<string, { name: string; avatar: string; active: boolean }>> {
+      if (tmbIds.length === 0) return new Map();
+      const members = await db
+        .collection('team_members')
+        .find({ _id: { $in: tmbIds.map(oid) }, teamId: oid(teamId) }, { projection: { name: 1, userId: 1, status: 1, avatar: 1 } })
+        .toArray();
+      const userIds = members.map((m) => m.userId).filter((id): id is ObjectId => id instanceof ObjectId);
+      const users = userIds.length ? await db.collection('users').find({ _id: { $in: userIds } }, { projection: { avatar: 1 } }).toArray() : [];
+      const avatarOf = new Map(users.map((u) => [u._id.toHexString(), typeof u.avatar === 'string' ? u.avatar : '']));
+      return new Map(
+        members.map((m) => [
+          m._id.toHexString(),
+          {
+            name: typeof m.name === 'string' ? m.name : '',
+            avatar: (m.userId instanceof ObjectId ? avatarOf.get(m.userId.toHexString()) : undefined) ?? (typeof m.avatar === 'string' ? m.avatar : ''),
+            active: m.status !== 'leave',
+          },
+        ]),
+      );
+    },
+  };
+}
+
+export type ResourcePermissionsRepo = ReturnType<typeof createResourcePermissionsRepo>;

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { type Db, type Filter, ObjectId } from 'mongodb';
+import type { TreeNode } from '../../domain/permission-inheritance.js';
+import { Errors } from '../../infra/errors.js';
+import { isDuplicateKeyError } from '../../infra/mongo.js';
+import { TREE_LOCKS } from './resource-permissions.repo.js';
+
+/** The fields every permission-managed resource document has (apps, datasets). */
+export interface ResourceDoc {
+  _id: ObjectId;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  parentId?: ObjectId | null;
+  type: string;
+  name?: string;
+  inheritPermission?: boolean;
+  defaultPermission?: number;
+}
+
+const oid = (id: string) => new ObjectId(id);
+const LOCK_TTL_MS = 15_000;
+const LOCK_WAIT_MS = 10_000;
+
+/** Reads and inheritance-field writes on a resource collection, plus the per-team tree lock. */
+export function createResourceTreeRepo(db: Db, collectionName: string, folderTypes: readonly string[]) {
+  const resources = db.collection<ResourceDoc>(collectionName);
+  const locks = db.collection<{ _id: string; holder: string; expiresAt: Date }>(TREE_LOCKS);
+
+  return {
+    async findById(id: string): Promise<ResourceDoc | null> {
+      return resources.findOne({ _id: oid(id) } as Filter<ResourceDoc>);
+    },
+
+    async findInTeam(teamId: string, ids: string[]): Promise<ResourceDoc[]> {
+      if (ids.length === 0) return [];
+      return resources
+        .find({ teamId: oid(teamId), _id: { $in: ids.map(oid) } } as Filter<ResourceDoc>, {
+          projection: { _id: 1, teamId: 1, tmbId: 1, parentId: 1, type: 1, name: 1, inheritPermission: 1, defaultPermission: 1 },
+        })
+        .toArray();
+    },
+
+    /** The team's folders: the only nodes inheritance and cycle checks need. */
+    async folderTree(teamId: string): Promise<TreeNode[]> {
+      const docs = await resources
+        .find({ teamId: oid(teamId), type: { $in: [...folderTypes] } } as Filter<ResourceDoc>, {
+          projection: { _id: 1, parentId: 1, inheritPermission: 1 },
+        })
+        .toArray();
+      return docs.map((doc) => ({
+        id: doc._id.toHexString(),
+        parentId: doc.parentId ? doc.parentId.toHexString() : null,
+        isFolder: true,
+        inheritPermission: doc.inheritPermission !== false,
+      }));
+    },
+
+    async setDefaultPermission(teamId: string, ids: string[], defaultPermission: number): Promise<void> {
+      if (ids.length === 0) return;
+      await resources.updateMany({ teamId: oid(teamId), _id: { $in: ids.map(oid) } } as Filter<ResourceDoc>, { $set: { defaultPermission } });
+    },
+
+    /**
+     * Updates the resource's inheritance fields. With `expectedParentId` the write only happens
+     * when the parent is still the one the decision was made on (returns false otherwise).
+     */
+    async updateResource(
+      teamId: string,
+      id: string,
+      set: { defaultPermission?: number; inheritPermission?: boolean; parentId?: string | null },
+      expectedParentId?: string | null,
+    ): Promise<boolean> {
+      const filter: Record<string, unknown> = { teamId: oid(teamId), _id: oid(id) };
+      if (expectedParentId !== undefined) filter.parentId = expectedParentId === null ? null : oid(expectedParentId);
+      const $set: Record<string, unknown> = { ...set };
+      if (set.parentId !== undefined) $set.parentId = set.parentId === null ? null : oid(set.parentId);
+      const result = await resources.updateOne(filter as Filter<ResourceDoc>, { $set });
+      return result.matchedCount === 1;
+    },
+
+    /**
+     * Serialises tree-changing operations of one team (moves, permission propagation), so two
+     * concurrent moves cannot build a cycle. A lock document with an expiry survives a crash.
+     */
+    async withTeamLock<T>(teamId: string, run: () => Promise<T>): Promise<T> {
+      const key = `${collectionName}:${teamId}`;
+      const holder = randomUUID();
+      const deadline = Date.now() + LOCK_WAIT_MS;
+      for (;;) {
+        const expiresAt = new Date(Date.now() + LOCK_TTL_MS);
+        try {
+          await locks.insertOne({ _id: key, holder, expiresAt });
+          break;
+        } catch (error) {
+          if (!isDuplicateKeyError(error)) throw error;
+        }
+        const stolen = await locks.findOneAndUpdate({ _id: key, expiresAt: { $lt: new Date() } }, { $set: { holder, expiresAt } });
+        if (stolen) break;
+        if (Date.now() > deadline) throw Errors.conflict('Another change to this folder tree is in progress, try again');
+        await new Promise((resolve) => setTimeout(resolve, 15 + Math.random() * 20));
+      }
+      try {
+        return await run();
+      } finally {
+        await locks.deleteOne({ _id: key, holder });
+      }
+    },
+  };
+}
+
+export type ResourceTreeRepo = ReturnType<typeof createResourceTreeRepo>;
