@@ -51,7 +51,7 @@ export function renderError(error: AppError, format: ErrorFormat): RenderedError
         status: 'Failure',
         message: error.message,
         reason: error.k8sReason ?? K8S_REASONS[error.httpStatus] ?? 'Unknown',
-        details: {},
+        details: error.k8sDetails ?? {},
         code: error.httpStatus,
       },
     };

@@ -12,6 +12,8 @@ export interface AppErrorInit {
   oauthError?: string;
   /** Kubernetes Status reason for /kapis responses (e.g. Unauthorized). */
   k8sReason?: string;
+  /** Kubernetes Status `details` (e.g. group, kind, name of the refused resource). */
+  k8sDetails?: Record<string, string>;
   /** Extra headers to send with the error (e.g. Retry-After). */
   headers?: Record<string, string>;
 }
@@ -22,6 +24,7 @@ export class AppError extends Error {
   readonly statusText: string;
   readonly oauthError?: string;
   readonly k8sReason?: string;
+  readonly k8sDetails?: Record<string, string>;
   readonly headers?: Record<string, string>;
 
   constructor(init: AppErrorInit) {
@@ -32,6 +35,7 @@ export class AppError extends Error {
     this.statusText = init.statusText;
     this.oauthError = init.oauthError;
     this.k8sReason = init.k8sReason;
+    this.k8sDetails = init.k8sDetails;
     this.headers = init.headers;
   }
 }
@@ -127,6 +131,6 @@ export const Errors = {
     new AppError({ httpStatus, code: httpStatus, statusText: error, message: description, oauthError: error, headers }),
 
   /** A Kubernetes Status error for /kapis routes. */
-  k8s: (httpStatus: number, reason: string, message: string) =>
-    new AppError({ httpStatus, code: httpStatus, statusText: reason, message, k8sReason: reason }),
+  k8s: (httpStatus: number, reason: string, message: string, details?: Record<string, string>) =>
+    new AppError({ httpStatus, code: httpStatus, statusText: reason, message, k8sReason: reason, k8sDetails: details }),
 } as const;
