@@ -1,0 +1,265 @@
+/**
+ * The workflow dispatcher (contract §9.3): starts at the entry nodes, decides per node whether
+ * it runs, is skipped or waits from the states of its incoming edges, and propagates results
+ * along edges. Runners are injected; this module does no I/O.
+ */
+import { buildNodeParams, formatValueType } from './interpolate.js';
+import {
+  type ChatItem,
+  type ChatValue,
+  type DispatchResult,
+  type NodeResponse,
+  type NodeRunResult,
+  type NodeRunner,
+  type NodeUsage,
+  type RunMode,
+  type RuntimeEdge,
+  type RuntimeNode,
+  SELECTED_TOOLS_HANDLE,
+  type WorkflowEvent,
+  type WorkflowInteractive,
+} from './types.js';
+
+export interface DispatchOptions {
+  nodes: RuntimeNode[];
+  edges: RuntimeEdge[];
+  variables: Record<string, unknown>;
+  histories: ChatItem[];
+  query: ChatValue[];
+  runners: Record<string, NodeRunner>;
+  mode: RunMode;
+  stream?: boolean;
+  maxRunTimes?: number;
+  emit?: (event: WorkflowEvent) => void;
+  isAborted?: () => boolean;
+  /** Id for each node response; injected so tests are deterministic. */
+  newId: () => string;
+  /** Milliseconds clock for runningTime. */
+  now?: () => number;
+}
+
+/** Variables never persisted into chat.variables (userId is kept, as the reference does). */
+export const NON_PERSISTED_VARIABLES = ['appId', 'chatId', 'responseChatItemId', 'histories', 'cTime'] as const;
+
+type NodeStatus = 'run' | 'skip' | 'wait';
+
+/** Incoming edges whose source is reachable from the node itself lie on a cycle. */
+export function splitIncomingEdges(nodeId: string, edges: readonly RuntimeEdge[]): { common: RuntimeEdge[]; recursive: RuntimeEdge[] } {
+  const incoming = edges.filter((edge) => edge.target === nodeId && edge.sourceHandle !== SELECTED_TOOLS_HANDLE);
+  const reachable = new Set<string>();
+  const queue = [nodeId];
+  while (queue.length > 0) {
+    const current = queue.shift()!;
+    for (const edge of edges) {
+      if (edge.source !== current || edge.sourceHandle === SELECTED_TOOLS_HANDLE || reachable.has(edge.target)) continue;
+      reachable.add(edge.target);
+      queue.push(edge.target);
+    }
+  }
+  const common: RuntimeEdge[] = [];
+  const recursive: RuntimeEdge[] = [];
+  for (const edge of incoming) (reachable.has(edge.source) ? recursive : common).push(edge);
+  return { common, recursive };
+}
+
+export function nodeRunStatus(node: RuntimeNode, edges: readonly RuntimeEdge[]): NodeStatus {
+  if (node.isEntry) return 'run';
+  const { common, recursive } = splitIncomingEdges(node.nodeId, edges);
+  if (common.length === 0 && recursive.length === 0) return 'run';
+  const all = (list: RuntimeEdge[], test: (edge: RuntimeEdge) => boolean) => list.length > 0 && list.every(test);
+  if (all(common, (e) => e.status === 'skipped') || all(recursive, (e) => e.status === 'skipped')) return 'skip';
+  if (all(common, (e) => e.status !== 'waiting') || all(recursive, (e) => e.status !== 'waiting')) return 'run';
+  return 'wait';
+}
+
+/** Merges consecutive text values, as the reference does at the end of a run. */
+export function mergeAssistantValues(values: ChatValue[]): ChatValue[] {
+  const out: ChatValue[] = [];
+  for (const value of values) {
+    const last = out[out.length - 1];
+    if (value.type === 'text' && last?.type === 'text') {
+      out[out.length - 1] = { type: 'text', text: { content: last.text.content + value.text.content } };
+    } else out.push(value);
+  }
+  return out;
+}
+
+export function persistedVariables(variables: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...variables };
+  for (const key of NON_PERSISTED_VARIABLES) delete out[key];
+  return out;
+}
+
+export async function dispatchWorkflow(options: DispatchOptions): Promise<DispatchResult> {
+  const { nodes, edges, runners, mode } = options;
+  const now = options.now ?? (() => 0);
+  const emit = options.emit ?? (() => undefined);
+  const isAborted = options.isAborted ?? (() => false);
+  const variables = options.variables;
+  let histories = options.histories;
+  let remainingRuns = options.maxRunTimes ?? 200;
+
+  const flowResponses: NodeResponse[] = [];
+  const flowUsages: NodeUsage[] = [];
+  const assistantResponses: ChatValue[] = [];
+  const toolResponses: unknown[] = [];
+  const debugNextNodes = new Map<string, RuntimeNode>();
+  const finishedNodeIds = new Set<string>();
+  let interactiveStop: { nodeId: string; payload: NonNullable<NodeRunResult['interactive']> } | undefined;
+
+  const nodeById = new Map(nodes.map((node) => [node.nodeId, node]));
+
+  const runNode = async (node: RuntimeNode): Promise<NodeRunResult> => {
+    remainingRuns -= 1;
+    if (node.showStatus) emit({ event: 'flowNodeStatus', status: 'running', name: node.name ?? node.flowNodeType });
+    const runner = runners[node.flowNodeType];
+    if (!runner) throw new WorkflowError(`Node type '${node.flowNodeType}' (node '${node.name ?? node.nodeId}') is not supported`);
+    const started = now();
+    const params = buildNodeParams(node, nodes, variables);
+    const result = await runner({
+      node,
+      params,
+      variables,
+      histories,
+      query: options.query,
+      runtimeNodes: nodes,
+      runtimeEdges: edges,
+      mode,
+      stream: options.stream ?? false,
+      emit,
+      isAborted,
+    });
+    if (result.responseData) {
+      flowResponses.push({
+        id: options.newId(),
+        nodeId: node.nodeId,
+        moduleName: node.name ?? node.flowNodeType,
+        moduleType: node.flowNodeType,
+        runningTime: Math.round((now() - started) / 10) / 100,
+        ...result.responseData,
+      });
+    }
+    // Required outputs left undefined fall back to their default value.
+    const outputs = { ...(result.outputs ?? {}) };
+    for (const output of node.outputs) {
+      if (output.required && outputs[output.key] === undefined && output.defaultValue !== undefined) {
+        outputs[output.key] = formatValueType(output.defaultValue, output.valueType);
+      }
+    }
+    return { ...result, outputs };
+  };
+
+  const afterNode = (node: RuntimeNode) => {
+    node.isEntry = false;
+    for (const edge of edges) if (edge.target === node.nodeId) edge.status = 'waiting';
+  };
+
+  /** Stores a result and marks outgoing edges; returns the next nodes (active first). */
+  const propagate = (node: RuntimeNode, result: NodeRunResult, skipped: boolean): { active: RuntimeNode[]; skip: RuntimeNode[] } => {
+    finishedNodeIds.add(node.nodeId);
+    if (!skipped) {
+      if (result.usages) flowUsages.push(...result.usages);
+      if (result.toolResponses !== undefined) toolResponses.push(result.toolResponses);
+      if (result.assistantResponses) assistantResponses.push(...result.assistantResponses);
+      else {
+        const answer = result.answerText ?? result.outputs?.answerText;
+        const responseInput = node.inputs.find((input) => input.key === 'isResponseAnswerText');
+        if (typeof answer === 'string' && answer !== '' && responseInput?.value !== false) {
+          assistantResponses.push({ type: 'text', text: { content: answer } });
+        }
+      }
+      if (result.rewriteHistories) histories = result.rewriteHistories;
+      for (const output of node.outputs) {
+        const value = result.outputs?.[output.key];
+        if (value !== undefined) output.value = value;
+      }
+    }
+    const skipHandles = new Set(skipped ? edges.filter((e) => e.source === node.nodeId).map((e) => e.sourceHandle) : (result.skipHandleIds ?? []));
+    const active: RuntimeNode[] = [];
+    const skip: RuntimeNode[] = [];
+    for (const edge of edges) {
+      if (edge.source !== node.nodeId || edge.sourceHandle === SELECTED_TOOLS_HANDLE) continue;
+      edge.status = skipHandles.has(edge.sourceHandle) ? 'skipped' : 'active';
+      const target = nodeById.get(edge.target);
+      if (!target) continue;
+      const list = edge.status === 'active' ? active : skip;
+      if (!list.includes(target)) list.push(target);
+    }
+    return { active, skip: skip.filter((target) => !active.includes(target)) };
+  };
+
+  const checkNode = async (node: RuntimeNode, skippedIds: Set<string>): Promise<void> => {
+    if (isAborted() || remainingRuns <= 0) return;
+    await Promise.resolve();
+    const status = nodeRunStatus(node, edges);
+    let next: { active: RuntimeNode[]; skip: RuntimeNode[] };
+    if (status === 'run') {
+      const result = await runNode(node);
+      afterNode(node);
+      if (result.interactive) {
+        if (!interactiveStop) interactiveStop = { nodeId: node.nodeId, payload: result.interactive };
+        return;
+      }
+      next = propagate(node, result, false);
+    } else if (status === 'skip' && !skippedIds.has(node.nodeId)) {
+      skippedIds.add(node.nodeId);
+      remainingRuns -= 0.1;
+      afterNode(node);
+      next = propagate(node, {}, true);
+    } else return;
+
+    if (mode === 'debug') {
+      for (const target of [...next.active, ...next.skip]) debugNextNodes.set(target.nodeId, target);
+      return;
+    }
+    await Promise.all(next.active.map((target) => checkNode(target, skippedIds)));
+    await Promise.all(next.skip.map((target) => checkNode(target, skippedIds)));
+  };
+
+  const entries = nodes.filter((node) => node.isEntry);
+  await Promise.all(entries.map((node) => checkNode(node, new Set())));
+
+  // Plugin outputs are collected even when their branch was skipped.
+  const pluginOutput = nodes.find((node) => node.flowNodeType === 'pluginOutput');
+  if (pluginOutput && mode !== 'debug' && !isAborted()) {
+    const result = await runNode(pluginOutput);
+    propagate(pluginOutput, result, false);
+  }
+
+  let interactive: WorkflowInteractive | undefined;
+  if (interactiveStop) {
+    const entryId = interactiveStop.nodeId;
+    interactive = {
+      ...interactiveStop.payload,
+      entryNodeIds: [entryId],
+      memoryEdges: edges.map((edge) => ({
+        ...edge,
+        status: edge.target === entryId ? 'active' : edge.source === entryId ? 'waiting' : edge.status,
+      })),
+      nodeOutputs: nodes.flatMap((node) =>
+        node.outputs.filter((output) => Boolean(output.value)).map((output) => ({ nodeId: node.nodeId, key: output.key, value: output.value })),
+      ),
+    };
+    emit({ event: 'interactive', interactive });
+    assistantResponses.push({ type: 'interactive', interactive });
+  }
+
+  return {
+    flowResponses,
+    flowUsages,
+    assistantResponses: mergeAssistantValues(assistantResponses),
+    toolResponses,
+    newVariables: persistedVariables(variables),
+    interactive,
+    debugResponse: {
+      finishedNodes: nodes.filter((node) => finishedNodeIds.has(node.nodeId)),
+      finishedEdges: edges,
+      nextStepRunNodes: [...debugNextNodes.values()],
+    },
+  };
+}
+
+/** A workflow that cannot run as stored (unsupported node, bad graph). */
+export class WorkflowError extends Error {
+  override name = 'WorkflowError';
+}

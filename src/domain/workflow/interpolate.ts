@@ -1,0 +1,119 @@
+/**
+ * Building a node's params (contract §9.4): `{{key}}` from global variables, then
+ * `{{$nodeId.outputId$}}` from node outputs, then reference tuples, then value-type formatting.
+ */
+import { type FlowNodeInput, type RuntimeNode, VARIABLE_NODE_ID } from './types.js';
+
+export type ReferenceTuple = [string, string];
+
+/** Anything that is an array of length 2 whose first element is a string is a reference. */
+export function isReference(value: unknown): value is ReferenceTuple {
+  return Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string';
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** `{{key}}` substitution: only string and number values are inserted. */
+export function replaceVariables(text: string, variables: Record<string, unknown>): string {
+  let out = text;
+  for (const [key, value] of Object.entries(variables)) {
+    if (typeof value !== 'string' && typeof value !== 'number') continue;
+    if (!out.includes(`{{${key}}}`)) continue;
+    out = out.replace(new RegExp(`\\{\\{${escapeRegex(key)}\\}\\}`, 'g'), () => String(value));
+  }
+  return out;
+}
+
+/** Inserts strings and numbers as text and objects as JSON; undefined and booleans stay. */
+function editorText(value: unknown): string | undefined {
+  if (value === undefined || value === null || typeof value === 'boolean') return undefined;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return String(value);
+  return JSON.stringify(value);
+}
+
+/** Resolves a reference tuple to a global variable or a node output (matched by output id). */
+export function resolveReference(ref: ReferenceTuple, nodes: readonly RuntimeNode[], variables: Record<string, unknown>): unknown {
+  const [sourceId, outputId] = ref;
+  if (sourceId === VARIABLE_NODE_ID) return variables[outputId];
+  const node = nodes.find((candidate) => candidate.nodeId === sourceId);
+  return node?.outputs.find((output) => output.id === outputId)?.value;
+}
+
+/** `{{$nodeId.outputId$}}` substitution over variables, node outputs and the node's own reference inputs. */
+export function replaceEditorVariables(
+  text: string,
+  nodes: readonly RuntimeNode[],
+  variables: Record<string, unknown>,
+  runningNode?: RuntimeNode,
+): string {
+  if (!text.includes('{{$')) return text;
+  return text.replace(/\{\{\$([^.{}$]+)\.([^{}$]+)\$\}\}/g, (whole, nodeId: string, key: string) => {
+    let value: unknown;
+    if (nodeId === VARIABLE_NODE_ID) value = variables[key];
+    else if (runningNode && nodeId === runningNode.nodeId) {
+      const input = runningNode.inputs.find((item) => item.key === key);
+      value = input && isReference(input.value) ? resolveReference(input.value, nodes, variables) : input?.value;
+    } else {
+      value = nodes.find((node) => node.nodeId === nodeId)?.outputs.find((output) => output.id === key)?.value;
+    }
+    return editorText(value) ?? whole;
+  });
+}
+
+/** The reference's valueTypeFormat. */
+export function formatValueType(value: unknown, valueType?: string): unknown {
+  if (value === undefined || value === null) return value;
+  switch (valueType) {
+    case 'string':
+      return typeof value === 'object' ? JSON.stringify(value) : String(value);
+    case 'number':
+      return Number(value);
+    case 'boolean':
+      return typeof value === 'string' ? value === 'true' : Boolean(value);
+    case 'datasetQuote':
+    case 'selectDataset':
+      if (Array.isArray(value)) return value;
+      if (typeof value === 'string') {
+        try {
+          return JSON.parse(value) as unknown;
+        } catch {
+          return [];
+        }
+      }
+      return value;
+    default:
+      return value;
+  }
+}
+
+function inputValue(input: FlowNodeInput, node: RuntimeNode, nodes: readonly RuntimeNode[], variables: Record<string, unknown>): unknown {
+  let value = input.value;
+  if (typeof value === 'string') {
+    value = replaceVariables(value, variables);
+    value = replaceEditorVariables(value as string, nodes, variables, node);
+  }
+  if (isReference(value)) value = resolveReference(value, nodes, variables);
+  return formatValueType(value, input.valueType);
+}
+
+/** Builds a node's params from its inputs. */
+export function buildNodeParams(node: RuntimeNode, nodes: readonly RuntimeNode[], variables: Record<string, unknown>): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  if (node.flowNodeType === 'pluginInput') {
+    for (const input of node.inputs) params[input.key] = formatValueType(input.value, input.valueType);
+    return params;
+  }
+  const dynamicInput = node.inputs.find((input) => input.renderTypeList?.includes('addInputParam'));
+  const dynamic: Record<string, unknown> = {};
+  for (const input of node.inputs) {
+    if (input === dynamicInput) continue;
+    const value = inputValue(input, node, nodes, variables);
+    params[input.key] = value;
+    if (input.canEdit) dynamic[input.key] = value;
+  }
+  if (dynamicInput) params[dynamicInput.key] = dynamic;
+  return params;
+}

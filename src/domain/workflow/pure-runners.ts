@@ -1,0 +1,153 @@
+/**
+ * Node runners that need no I/O (contract §9.5). The platform adds the LLM, dataset and HTTP
+ * runners on top of these.
+ */
+import { valuesFileUrls, valuesText } from './chat-values.js';
+import { chooseBranch, type IfElseBranch } from './if-else.js';
+import { formatValueType, isReference, replaceEditorVariables, replaceVariables, resolveReference } from './interpolate.js';
+import { type NodeRunner, type UserSelectOption, VARIABLE_NODE_ID } from './types.js';
+import { persistedVariables } from './dispatch.js';
+
+const noop: NodeRunner = async () => ({});
+
+const workflowStart: NodeRunner = async ({ query, params }) => {
+  const text = valuesText(query);
+  return {
+    outputs: { userChatInput: text || (params.userChatInput as string | undefined) || '', userFiles: valuesFileUrls(query) },
+    responseData: {},
+  };
+};
+
+const answerNode: NodeRunner = async ({ params, emit }) => {
+  const raw = params.text;
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw ?? '', null, 2);
+  const answer = `\n${text}`;
+  emit({ event: 'fastAnswer', text: answer });
+  return { answerText: answer, responseData: { textOutput: answer } };
+};
+
+const ifElseNode: NodeRunner = async ({ params, node, runtimeNodes, variables }) => {
+  const branches = (Array.isArray(params.ifElseList) ? params.ifElseList : []) as IfElseBranch[];
+  const resolve = (variable: unknown) => (isReference(variable) ? resolveReference(variable, runtimeNodes, variables) : variable);
+  const result = chooseBranch(branches, resolve);
+  const names = [...branches.map((_b, index) => (index === 0 ? 'IF' : `ELSE IF ${index}`)), 'ELSE'];
+  return {
+    outputs: { ifElseResult: result },
+    skipHandleIds: names.filter((name) => name !== result).map((name) => `${node.nodeId}-source-${name}`),
+    responseData: { ifElseResult: result },
+  };
+};
+
+interface UpdateItem {
+  variable?: unknown;
+  value?: unknown;
+  valueType?: string;
+  renderType?: 'input' | 'reference';
+}
+
+const variableUpdate: NodeRunner = async ({ params, runtimeNodes, variables, emit, node }) => {
+  const list = (Array.isArray(params.updateList) ? params.updateList : []) as UpdateItem[];
+  const results: unknown[] = [];
+  for (const item of list) {
+    if (!isReference(item.variable)) continue;
+    const [targetNodeId, targetKey] = item.variable;
+    let value: unknown;
+    if (item.renderType === 'reference' && isReference(item.value)) value = resolveReference(item.value, runtimeNodes, variables);
+    else {
+      const literal = Array.isArray(item.value) ? item.value[1] : item.value;
+      value = formatValueType(literal, item.valueType);
+      if (typeof value === 'string') value = replaceEditorVariables(replaceVariables(value, variables), runtimeNodes, variables, node);
+    }
+    if (targetNodeId === VARIABLE_NODE_ID) variables[targetKey] = value;
+    else {
+      const output = runtimeNodes.find((candidate) => candidate.nodeId === targetNodeId)?.outputs.find((o) => o.id === targetKey);
+      if (output) output.value = value;
+    }
+    results.push(value);
+  }
+  emit({ event: 'updateVariables', variables: persistedVariables(variables) });
+  return { responseData: { updateVarResult: results } };
+};
+
+const userSelect: NodeRunner = async ({ node, params, query, histories }) => {
+  const options = (Array.isArray(params.userSelectOptions) ? params.userSelectOptions : []) as UserSelectOption[];
+  const description = typeof params.description === 'string' ? params.description : '';
+  const interactive = { type: 'userSelect' as const, params: { description, userSelectOptions: options } };
+  if (!node.isEntry) return { interactive };
+  const chosenText = valuesText(query).trim();
+  const chosen = options.find((option) => option.value === chosenText);
+  if (!chosen) return { interactive };
+  return {
+    outputs: { selectResult: chosen.value },
+    skipHandleIds: options.filter((o) => o.key !== chosen.key).map((o) => `${node.nodeId}-source-${o.key}`),
+    rewriteHistories: histories.slice(0, -2),
+    responseData: { userSelectResult: chosen.value },
+  };
+};
+
+const pluginInput: NodeRunner = async ({ params }) => ({ outputs: { ...params }, responseData: {} });
+
+const pluginOutput: NodeRunner = async ({ params }) => ({ responseData: { totalPoints: 0, pluginOutput: params } });
+
+const textEditor: NodeRunner = async ({ params, variables }) => {
+  const dynamic = (params.system_addInputParam ?? {}) as Record<string, unknown>;
+  const text = typeof params.system_textareaInput === 'string' ? params.system_textareaInput : '';
+  const scope = { ...variables, ...dynamic };
+  const out = replaceVariables(text, Object.fromEntries(Object.entries(scope).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v])));
+  return { outputs: { system_text: out }, responseData: { textOutput: out } };
+};
+
+interface Quote {
+  id: string;
+  q?: string;
+  a?: string;
+  [field: string]: unknown;
+}
+
+/** Merges quote lists by reciprocal rank fusion (k = 60), then keeps them within `limit` characters-as-tokens. */
+export function mergeQuotesByRrf(lists: Quote[][], limit: number): Quote[] {
+  const scores = new Map<string, { quote: Quote; score: number }>();
+  for (const list of lists) {
+    for (const [rank, quote] of list.entries()) {
+      const entry = scores.get(quote.id) ?? { quote, score: 0 };
+      entry.score += 1 / (60 + rank + 1);
+      scores.set(quote.id, entry);
+    }
+  }
+  const sorted = [...scores.values()].sort((a, b) => b.score - a.score).map((entry) => entry.quote);
+  const out: Quote[] = [];
+  let used = 0;
+  for (const quote of sorted) {
+    used += `${quote.q ?? ''}${quote.a ?? ''}`.length;
+    if (used > limit && out.length > 0) break;
+    out.push(quote);
+  }
+  return out;
+}
+
+const datasetConcatNode: NodeRunner = async ({ params, node }) => {
+  const limit = Number(params.limit ?? 3000) || 3000;
+  const lists = node.inputs
+    .filter((input) => input.key !== 'limit')
+    .map((input) => params[input.key])
+    .filter((value): value is Quote[] => Array.isArray(value));
+  const quoteQA = mergeQuotesByRrf(lists, limit);
+  return { outputs: { quoteQA }, responseData: { limit, quoteList: quoteQA } };
+};
+
+/** Runners of the pure node types, keyed by flowNodeType. */
+export const pureRunners: Record<string, NodeRunner> = {
+  userGuide: noop,
+  pluginConfig: noop,
+  emptyNode: noop,
+  globalVariable: noop,
+  workflowStart,
+  answerNode,
+  ifElseNode,
+  variableUpdate,
+  userSelect,
+  pluginInput,
+  pluginOutput,
+  textEditor,
+  datasetConcatNode,
+};

@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { dispatchWorkflow, nodeRunStatus, splitIncomingEdges } from '../../src/domain/workflow/dispatch.js';
+import { pureRunners } from '../../src/domain/workflow/pure-runners.js';
+import type { NodeRunner, RuntimeEdge, RuntimeNode, StoreNode, WorkflowEvent } from '../../src/domain/workflow/types.js';
+import { simpleFormToWorkflow } from '../../src/domain/workflow/simple-app.js';
+
+const node = (nodeId: string, flowNodeType: string, extra: Partial<StoreNode> = {}): RuntimeNode => ({
+  nodeId,
+  flowNodeType,
+  name: nodeId,
+  inputs: [],
+  outputs: [],
+  ...extra,
+});
+const edge = (source: string, target: string, handle = 'right', status: RuntimeEdge['status'] = 'waiting'): RuntimeEdge => ({
+  source,
+  sourceHandle: `${source}-source-${handle}`,
+  target,
+  targetHandle: `${target}-target-left`,
+  status,
+});
+const text = (content: string) => ({ type: 'text' as const, text: { content } });
+
+function run(nodes: RuntimeNode[], edges: RuntimeEdge[], extra: Record<string, NodeRunner> = {}, variables: Record<string, unknown> = {}, query = [text('hello')]) {
+  let n = 0;
+  const events: WorkflowEvent[] = [];
+  return dispatchWorkflow({
+    nodes,
+    edges,
+    variables,
+    histories: [],
+    query,
+    runners: { ...pureRunners, ...extra },
+    mode: 'chat',
+    newId: () => `r${++n}`,
+    emit: (event) => events.push(event),
+  }).then((result) => ({ result, events }));
+}
+
+describe('node run status', () => {
+  const cases: { name: string; statuses: RuntimeEdge['status'][]; expected: string }[] = [
+    { name: 'no incoming edges runs', statuses: [], expected: 'run' },
+    { name: 'all active runs', statuses: ['active', 'active'], expected: 'run' },
+    { name: 'active and skipped runs', statuses: ['active', 'skipped'], expected: 'run' },
+    { name: 'all skipped skips', statuses: ['skipped', 'skipped'], expected: 'skip' },
+    { name: 'one waiting waits', statuses: ['active', 'waiting'], expected: 'wait' },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const edges = c.statuses.map((status, i) => edge(`s${i}`, 't', 'right', status));
+      expect(nodeRunStatus(node('t', 'answerNode'), edges)).toBe(c.expected);
+    });
+  }
+
+  it('separates edges on a cycle from common ones', () => {
+    const edges = [edge('a', 'b'), edge('b', 'c'), edge('c', 'b', 'loop')];
+    const split = splitIncomingEdges('b', edges);
+    expect(split.common.map((e) => e.source)).toEqual(['a']);
+    expect(split.recursive.map((e) => e.source)).toEqual(['c']);
+  });
+});
+
+describe('dispatchWorkflow', () => {
+  it('runs start → answer and interpolates variables and node outputs', async () => {
+    const nodes = [
+      node('start', 'workflowStart', { isEntry: true, outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] }),
+      node('ans', 'answerNode', { inputs: [{ key: 'text', valueType: 'string', value: 'Hi {{name}}, you said {{$start.userChatInput$}}' }] }),
+    ];
+    const { result, events } = await run(nodes, [edge('start', 'ans')], {}, { name: 'Ann' });
+    expect(result.assistantResponses).toEqual([text('\nHi Ann, you said hello')]);
+    expect(events).toContainEqual({ event: 'fastAnswer', text: '\nHi Ann, you said hello' });
+    expect(result.flowResponses.map((r) => r.moduleType)).toEqual(['workflowStart', 'answerNode']);
+  });
+
+  const ifElseCases = [
+    { input: '5', expected: 'IF', answer: '\nbig' },
+    { input: '1', expected: 'ELSE', answer: '\nsmall' },
+  ];
+  for (const c of ifElseCases) {
+    it(`ifElse picks ${c.expected} and skips the other branch (input ${c.input})`, async () => {
+      const nodes = [
+        node('start', 'workflowStart', { isEntry: true, outputs: [{ id: 'userChatInput', key: 'userChatInput' }] }),
+        node('if', 'ifElseNode', {
+          inputs: [{ key: 'ifElseList', value: [{ condition: 'AND', list: [{ variable: ['start', 'userChatInput'], condition: 'greaterThan', value: '3' }] }] }],
+          outputs: [{ id: 'ifElseResult', key: 'ifElseResult' }],
+        }),
+        node('big', 'answerNode', { inputs: [{ key: 'text', value: 'big' }] }),
+        node('small', 'answerNode', { inputs: [{ key: 'text', value: 'small' }] }),
+        node('after', 'answerNode', { inputs: [{ key: 'text', value: 'end' }] }),
+      ];
+      const edges = [edge('start', 'if'), edge('if', 'big', 'IF'), edge('if', 'small', 'ELSE'), edge('big', 'after'), edge('small', 'after')];
+      const { result } = await run(nodes, edges, {}, {}, [text(c.input)]);
+      expect(result.assistantResponses).toEqual([text(`${c.answer}\nend`)]);
+      const after = result.flowResponses.filter((r) => r.nodeId === 'after');
+      expect(after).toHaveLength(1);
+    });
+  }
+
+  it('stops a loop at the max run count', async () => {
+    let count = 0;
+    const counter: NodeRunner = async () => {
+      count += 1;
+      return { responseData: {} };
+    };
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('a', 'counter'), node('b', 'counter')];
+    const edges = [edge('start', 'a'), edge('a', 'b'), edge('b', 'a', 'loop')];
+    await dispatchWorkflow({ nodes, edges, variables: {}, histories: [], query: [], runners: { ...pureRunners, counter }, mode: 'chat', maxRunTimes: 10, newId: () => 'x' });
+    expect(count).toBe(9);
+  });
+
+  it('variableUpdate changes a global variable used later', async () => {
+    const nodes = [
+      node('start', 'workflowStart', { isEntry: true }),
+      node('upd', 'variableUpdate', { inputs: [{ key: 'updateList', value: [{ variable: ['VARIABLE_NODE_ID', 'color'], value: ['', 'blue'], valueType: 'string', renderType: 'input' }] }] }),
+      node('ans', 'answerNode', { inputs: [{ key: 'text', value: 'color={{color}}' }] }),
+    ];
+    const { result, events } = await run(nodes, [edge('start', 'upd'), edge('upd', 'ans')], {}, { color: 'red' });
+    expect(result.newVariables.color).toBe('blue');
+    expect(result.assistantResponses).toEqual([text('\ncolor=blue')]);
+    expect(events.some((e) => e.event === 'updateVariables')).toBe(true);
+  });
+
+  it('stops at userSelect and resumes from the memory edges', async () => {
+    const build = () => [
+      node('start', 'workflowStart', { isEntry: true }),
+      node('sel', 'userSelect', {
+        inputs: [
+          { key: 'description', value: 'Sure?' },
+          { key: 'userSelectOptions', value: [{ key: 'yes', value: 'Confirm' }, { key: 'no', value: 'Cancel' }] },
+        ],
+        outputs: [{ id: 'selectResult', key: 'selectResult' }],
+      }),
+      node('y', 'answerNode', { inputs: [{ key: 'text', value: 'done' }] }),
+      node('n', 'answerNode', { inputs: [{ key: 'text', value: 'stopped' }] }),
+    ];
+    const edges = () => [edge('start', 'sel'), edge('sel', 'y', 'yes'), edge('sel', 'n', 'no')];
+    const first = await run(build(), edges());
+    const interactive = first.result.interactive!;
+    expect(interactive.entryNodeIds).toEqual(['sel']);
+    expect(first.result.assistantResponses.at(-1)?.type).toBe('interactive');
+
+    const nodes = build().map((n) => ({ ...n, isEntry: interactive.entryNodeIds.includes(n.nodeId) }));
+    const second = await run(nodes, interactive.memoryEdges, {}, {}, [text('Confirm')]);
+    expect(second.result.assistantResponses).toEqual([text('\ndone')]);
+  });
+
+  it('rejects an unsupported node type with a clear error', async () => {
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('lafy', 'lafModule', { name: 'Laf' })];
+    await expect(run(nodes, [edge('start', 'lafy')])).rejects.toThrow(/lafModule.*not supported/);
+  });
+
+  it('debug mode runs only the entries and reports the next nodes', async () => {
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('ans', 'answerNode', { inputs: [{ key: 'text', value: 'x' }] })];
+    const result = await dispatchWorkflow({ nodes, edges: [edge('start', 'ans')], variables: {}, histories: [], query: [], runners: pureRunners, mode: 'debug', newId: () => 'x' });
+    expect(result.debugResponse.nextStepRunNodes.map((n) => n.nodeId)).toEqual(['ans']);
+    expect(result.flowResponses).toHaveLength(1);
+  });
+});
+
+describe('simpleFormToWorkflow', () => {
+  it('builds start → AI chat without datasets', () => {
+    const { nodes, edges } = simpleFormToWorkflow({ aiSettings: { model: 'm1' } });
+    expect(nodes.map((n) => n.flowNodeType)).toEqual(['userGuide', 'workflowStart', 'chatNode']);
+    expect(edges).toHaveLength(1);
+  });
+  it('builds start → search → AI chat with datasets', () => {
+    const { nodes, edges } = simpleFormToWorkflow({ dataset: { datasets: [{ datasetId: 'd1' }] } });
+    expect(nodes.map((n) => n.flowNodeType)).toEqual(['userGuide', 'workflowStart', 'datasetSearchNode', 'chatNode']);
+    expect(edges.map((e) => `${e.source}>${e.target}`)).toEqual(['workflowStartNodeId>iKBoX2vIzETU', 'iKBoX2vIzETU>7BdojPlukIQw']);
+  });
+});

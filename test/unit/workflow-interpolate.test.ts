@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { checkCondition, chooseBranch } from '../../src/domain/workflow/if-else.js';
+import { formatValueType, replaceEditorVariables, replaceVariables } from '../../src/domain/workflow/interpolate.js';
+import { selectHistories } from '../../src/domain/workflow/chat-values.js';
+import type { ChatItem, RuntimeNode } from '../../src/domain/workflow/types.js';
+
+describe('replaceVariables', () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['hi {{name}}', { name: 'Bo' }, 'hi Bo'],
+    ['{{n}}+{{n}}', { n: 2 }, '2+2'],
+    ['keep {{obj}}', { obj: { a: 1 } }, 'keep {{obj}}'],
+    ['{{a.b}}', { 'a.b': 'dot' }, 'dot'],
+    ['none {{missing}}', {}, 'none {{missing}}'],
+  ];
+  for (const [text, vars, expected] of cases) it(`${text} → ${expected}`, () => expect(replaceVariables(text, vars)).toBe(expected));
+});
+
+describe('replaceEditorVariables', () => {
+  const nodes: RuntimeNode[] = [{ nodeId: 'n1', flowNodeType: 'x', inputs: [], outputs: [{ id: 'o1', key: 'k', value: { a: 1 } }, { id: 'b', key: 'b', value: true }] }];
+  const cases: [string, string][] = [
+    ['{{$n1.o1$}}', '{"a":1}'],
+    ['{{$VARIABLE_NODE_ID.v$}}!', 'V!'],
+    ['{{$n1.b$}}', '{{$n1.b$}}'],
+    ['{{$n2.o1$}}', '{{$n2.o1$}}'],
+  ];
+  for (const [text, expected] of cases) it(`${text} → ${expected}`, () => expect(replaceEditorVariables(text, nodes, { v: 'V' })).toBe(expected));
+});
+
+describe('formatValueType', () => {
+  const cases: [unknown, string, unknown][] = [
+    [5, 'string', '5'],
+    [{ a: 1 }, 'string', '{"a":1}'],
+    ['7', 'number', 7],
+    ['true', 'boolean', true],
+    ['yes', 'boolean', false],
+    ['[{"id":"1"}]', 'datasetQuote', [{ id: '1' }]],
+    ['x', 'any', 'x'],
+  ];
+  for (const [value, type, expected] of cases) it(`${JSON.stringify(value)} as ${type}`, () => expect(formatValueType(value, type)).toEqual(expected));
+});
+
+describe('ifElse conditions', () => {
+  const cases: [unknown, string, string, boolean][] = [
+    ['', 'isEmpty', '', true],
+    [[], 'isEmpty', '', true],
+    ['a', 'isNotEmpty', '', true],
+    [3, 'equalTo', '3', true],
+    ['abc', 'include', 'b', true],
+    [['x', 'y'], 'include', 'y', true],
+    ['abc', 'startWith', 'ab', true],
+    ['abc', 'endWith', 'bc', true],
+    ['abc', 'reg', '/^a.c$/', true],
+    ['abc', 'lengthGreaterThan', '2', true],
+    [10, 'lessThan', '9', false],
+  ];
+  for (const [value, condition, expected, result] of cases) {
+    it(`${JSON.stringify(value)} ${condition} ${expected}`, () => expect(checkCondition(value, condition, expected)).toBe(result));
+  }
+  it('picks ELSE IF n and ELSE', () => {
+    const branches = [
+      { condition: 'AND' as const, list: [{ variable: 'a', condition: 'equalTo', value: '1' }] },
+      { condition: 'OR' as const, list: [{ variable: 'a', condition: 'equalTo', value: '2' }, { variable: 'a', condition: 'equalTo', value: '3' }] },
+    ];
+    expect(chooseBranch(branches, () => '3')).toBe('ELSE IF 1');
+    expect(chooseBranch(branches, () => '9')).toBe('ELSE');
+  });
+});
+
+describe('selectHistories', () => {
+  const items: ChatItem[] = [
+    { obj: 'System', value: [] },
+    ...Array.from({ length: 6 }, (_, i): ChatItem => ({ obj: i % 2 ? 'AI' : 'Human', value: [{ type: 'text', text: { content: String(i) } }] })),
+  ];
+  it('keeps system items and the last n rounds', () => expect(selectHistories(1, items)).toHaveLength(3));
+  it('0 means none', () => expect(selectHistories(0, items)).toEqual([]));
+});
