@@ -1,0 +1,222 @@
+import { describe, expect, it } from 'vitest';
+import { CUSTOM_SPLIT_SIGN, isMarkdownTable, splitText } from '../../src/domain/text-splitter.js';
+
+const sentences = (count: number, word = 'Sentence') =>
+  Array.from({ length: count }, (_, i) => `${word} ${i} goes here.`).join(' ');
+const cjkSentences = (count: number) => Array.from({ length: count }, (_, i) => `第${i}句话在这里。`).join('');
+const tableOf = (rows: number) =>
+  `| name | value |\n|:---|---:|\n${Array.from({ length: rows }, (_, i) => `| row ${i} | value ${i} |`).join('\n')}`;
+
+describe('splitText: small and empty inputs', () => {
+  it.each([
+    ['empty', ''],
+    ['spaces', '   '],
+    ['newlines', '\n\n\t\n'],
+  ])('%s text gives no chunks', (_name, text) => {
+    expect(splitText({ text, chunkLen: 100 })).toEqual({ chunks: [], chars: 0 });
+  });
+
+  it.each([
+    ['one line', 'Hello world.', ['Hello world.']],
+    ['trimmed', '  Hello world.  \n', ['Hello world.']],
+    ['CRLF normalised', 'line one\r\nline two', ['line one\nline two']],
+    ['short markdown', '# T\nbody text', ['# T\nbody text']],
+  ])('%s stays one chunk', (_name, text, expected) => {
+    const result = splitText({ text, chunkLen: 100 });
+    expect(result.chunks).toEqual(expected);
+    expect(result.chars).toBe(expected.join('').length);
+  });
+
+  it.each([0, -5, Number.NaN, Number.POSITIVE_INFINITY])('rejects chunkLen %s (callers validate first)', (chunkLen) => {
+    expect(() => splitText({ text: 'abc', chunkLen })).toThrow(RangeError);
+  });
+});
+
+describe('splitText: markdown headings', () => {
+  const doc = [
+    '# Guide',
+    'Intro line.',
+    '## Install',
+    sentences(20, 'alpha'),
+    '',
+    sentences(18, 'beta'),
+    '## Usage',
+    'Short usage text that is more than thirty characters long.',
+  ].join('\n');
+  const { chunks } = splitText({ text: doc, chunkLen: 300 });
+
+  it('prefixes every chunk of a section with its heading path', () => {
+    expect(chunks.length).toBe(3);
+    expect(chunks[0]).toMatch(/^# Guide\nIntro line\.\n## Install\nalpha 0 goes here\./);
+    expect(chunks[1]).toMatch(/^# Guide\n## Install\nbeta 0 goes here\./);
+    expect(chunks[2]).toBe('# Guide\n## Usage\nShort usage text that is more than thirty characters long.');
+  });
+
+  it('keeps each paragraph within one chunk', () => {
+    expect(chunks.filter((chunk) => chunk.includes('alpha 19 goes here.'))).toHaveLength(1);
+    expect(chunks.some((chunk) => chunk.includes('alpha') && chunk.includes('beta'))).toBe(false);
+  });
+
+  it('nests four heading levels', () => {
+    const text = `# A\n## B\n### C\n#### D\n${sentences(30)}`;
+    const result = splitText({ text, chunkLen: 200 });
+    expect(result.chunks.length).toBeGreaterThan(2);
+    for (const chunk of result.chunks) expect(chunk.startsWith('# A\n## B\n### C\n#### D\n')).toBe(true);
+  });
+
+  it('does not treat #hashtags or headings inside code as headings', () => {
+    const text = `#notheading ${sentences(3)}\n\n\`\`\`sh\n# comment in code\necho hi\n\`\`\``;
+    const result = splitText({ text, chunkLen: 500 });
+    expect(result.chunks).toEqual([text]);
+  });
+});
+
+describe('splitText: code fences and tables', () => {
+  it.each([
+    ['backtick fence', '```js\nconst a = 1;\n\nconst b = 2;\n```'],
+    ['tilde fence', '~~~\nline 1\n\n\nline 2\n~~~'],
+  ])('a %s is never cut at its inner blank lines', (_name, block) => {
+    const text = `Intro paragraph here that explains things.\n\n${block}\n\nAfter the code there is more text.`;
+    const { chunks } = splitText({ text, chunkLen: 40 });
+    expect(chunks.some((chunk) => chunk.includes(block))).toBe(true);
+  });
+
+  it('a table that is the whole text is cut by rows, each chunk repeating the header', () => {
+    const { chunks } = splitText({ text: tableOf(20), chunkLen: 100 });
+    expect(chunks.length).toBeGreaterThan(3);
+    for (const chunk of chunks) {
+      expect(chunk.startsWith('| name | value |\n| --- | --- |\n| row ')).toBe(true);
+      expect(chunk.length).toBeLessThanOrEqual(120 + 20);
+    }
+    const rows = chunks.flatMap((chunk) => chunk.split('\n').slice(2));
+    expect(rows).toEqual(Array.from({ length: 20 }, (_, i) => `| row ${i} | value ${i} |`));
+  });
+
+  it('a table that fits stays whole with its text', () => {
+    const text = `Prices:\n${tableOf(3)}`;
+    expect(splitText({ text, chunkLen: 500 }).chunks).toEqual([text]);
+  });
+
+  it('a large table inside text is cut by rows with its header', () => {
+    const text = `Some intro text here.\n\n${tableOf(20)}\n\nClosing words.`;
+    const { chunks } = splitText({ text, chunkLen: 100 });
+    expect(chunks[0]).toBe('Some intro text here.');
+    const tableChunks = chunks.filter((chunk) => chunk.startsWith('| name | value |'));
+    expect(tableChunks.length).toBeGreaterThan(3);
+    expect(chunks.join('\n')).toContain('| row 19 | value 19 |');
+  });
+
+  it.each([
+    ['table', '| a | b |\n|---|---|\n| 1 | 2 |', true],
+    ['aligned separator', '| a | b |\n| :-- | --: |\n| 1 | 2 |', true],
+    ['no separator', '| a | b |\n| 1 | 2 |', false],
+    ['prose after rows', '| a | b |\n|---|---|\nnot a row', false],
+    ['one line', '| a |', false],
+    ['no pipes', 'a\nb', false],
+  ])('isMarkdownTable: %s → %s', (_name, text, expected) => {
+    expect(isMarkdownTable(text)).toBe(expected);
+  });
+});
+
+describe('splitText: punctuation in several scripts, overlap', () => {
+  it.each([
+    ['English', sentences(30), 100, /goes here\.$/],
+    ['Chinese', cjkSentences(30), 50, /。$/],
+    ['Japanese', 'これは日本語の文です。'.repeat(20), 40, /。$/],
+    ['exclamations', 'Wow that is great! '.repeat(20), 60, /!$/],
+    ['full-width questions', '这是为什么？'.repeat(30), 40, /？$/],
+  ])('%s text is cut at sentence ends', (_name, text, chunkLen, ending) => {
+    const { chunks } = splitText({ text, chunkLen, overlapRatio: 0 });
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const chunk of chunks) {
+      expect(chunk).toMatch(ending);
+      expect(chunk.length).toBeLessThanOrEqual(chunkLen * 2);
+    }
+  });
+
+  it('repeats the tail sentence of a chunk at the start of the next (overlap 0.2)', () => {
+    const { chunks } = splitText({ text: sentences(30), chunkLen: 100, overlapRatio: 0.2 });
+    expect(chunks.length).toBeGreaterThan(3);
+    for (let i = 1; i < chunks.length; i++) {
+      const firstSentence = chunks[i]!.match(/^Sentence \d+ goes here\./)![0];
+      expect(chunks[i - 1]!.endsWith(firstSentence)).toBe(true);
+    }
+  });
+
+  it('produces no overlap with ratio 0 and covers every sentence exactly once', () => {
+    const { chunks } = splitText({ text: sentences(30), chunkLen: 100, overlapRatio: 0 });
+    const found = chunks.join(' ').match(/Sentence \d+/g);
+    expect(found).toEqual(Array.from({ length: 30 }, (_, i) => `Sentence ${i}`));
+  });
+
+  it('has no overlap between paragraphs (structural steps)', () => {
+    const text = Array.from({ length: 6 }, (_, i) => `Paragraph ${i}: ${'word '.repeat(20).trim()}.`).join('\n\n');
+    const { chunks } = splitText({ text, chunkLen: 120, overlapRatio: 0.3 });
+    const found = chunks.join('\n').match(/Paragraph \d/g);
+    expect(found).toEqual(Array.from({ length: 6 }, (_, i) => `Paragraph ${i}`));
+  });
+
+  it('falls back to commas when sentences are too long', () => {
+    const text = `${Array.from({ length: 40 }, (_, i) => `clause ${i}`).join(', ')}.`;
+    const { chunks } = splitText({ text, chunkLen: 80, overlapRatio: 0 });
+    expect(chunks.length).toBeGreaterThan(3);
+    for (const chunk of chunks.slice(0, -1)) expect(chunk).toMatch(/,$/);
+  });
+});
+
+describe('splitText: custom separators and the split sign', () => {
+  it.each([
+    ['literal', 'one part###two part###three', ['###'], ['one part', 'two part', 'three']],
+    ['regex characters used literally', 'a.*b.*c', ['.*'], ['a', 'b', 'c']],
+    ['two separators', 'a\n---\nb||c', ['\n---\n', '||'], ['a', 'b', 'c']],
+    ['newline as separator', 'x\ny\nz', ['\n'], ['x', 'y', 'z']],
+  ])('%s: every piece becomes its own chunk', (_name, text, customReg, expected) => {
+    expect(splitText({ text, chunkLen: 100, customReg }).chunks).toEqual(expected);
+  });
+
+  it('splits an oversize custom piece further', () => {
+    const text = `short###${sentences(20)}`;
+    const { chunks } = splitText({ text, chunkLen: 100, customReg: ['###'], overlapRatio: 0 });
+    expect(chunks[0]).toBe('short');
+    expect(chunks.length).toBeGreaterThan(3);
+  });
+
+  it('splits each part between split signs on its own (table part and text part)', () => {
+    const text = `${tableOf(2)}\n${CUSTOM_SPLIT_SIGN}\nplain text part`;
+    const { chunks } = splitText({ text, chunkLen: 500 });
+    expect(chunks).toEqual(['| name | value |\n| --- | --- |\n| row 0 | value 0 |\n| row 1 | value 1 |', 'plain text part']);
+  });
+});
+
+describe('splitText: text without separators (very long words)', () => {
+  it('keeps a run shorter than 3 × chunkLen whole', () => {
+    expect(splitText({ text: 'x'.repeat(250), chunkLen: 100 }).chunks).toEqual(['x'.repeat(250)]);
+  });
+
+  it('cuts a longer run into full windows with overlap and covers the whole text', () => {
+    const text = Array.from({ length: 350 }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
+    const { chunks } = splitText({ text, chunkLen: 100, overlapRatio: 0.2 });
+    for (const chunk of chunks) expect(chunk.length).toBe(100);
+    expect(chunks[0]).toBe(text.slice(0, 100));
+    expect(chunks[1]).toBe(text.slice(80, 180));
+    expect(chunks[chunks.length - 1]).toBe(text.slice(250));
+  });
+
+  it('never cuts inside a surrogate pair', () => {
+    const text = '😀'.repeat(400);
+    const { chunks } = splitText({ text, chunkLen: 101, overlapRatio: 0 });
+    for (const chunk of chunks) expect(chunk).not.toMatch(/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/);
+  });
+
+  it('chars is the sum of chunk lengths', () => {
+    const result = splitText({ text: `${sentences(40)}\n\n${cjkSentences(40)}`, chunkLen: 120 });
+    expect(result.chars).toBe(result.chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+  });
+
+  it('handles a large document quickly enough to stay linear-ish', () => {
+    const text = Array.from({ length: 300 }, (_, i) => `## Part ${i}\n${sentences(15)}`).join('\n\n');
+    const { chunks } = splitText({ text, chunkLen: 512 });
+    expect(chunks.length).toBeGreaterThanOrEqual(300);
+    expect(chunks.every((chunk) => chunk.startsWith('## Part '))).toBe(true);
+  });
+});
