@@ -23,11 +23,29 @@ export interface AuthContext {
   teamPermission: number;
   isRoot: boolean;
   outLink?: { shareId: string; outLinkUid: string };
+  /** The API key's or share link's name (the reference's `sourceName`, 4.8.13+). */
+  sourceName?: string;
 }
+
+/**
+ * Resolves a credential kind the identity module does not own (share links, team space).
+ * Returns null when the request carries no credential of that kind (the next kind is tried);
+ * throws when it carries one that is wrong.
+ */
+export type AuthResolver = (request: FastifyRequest) => Promise<AuthContext | null>;
 
 export interface PlatformAuthenticator {
   /** Resolves the caller from the first credential kind present; refuses with 401 otherwise. */
   authenticate(request: FastifyRequest, kinds: readonly AuthKind[]): Promise<AuthContext>;
+  /**
+   * Lets the chat module provide the `outLink` and `teamSpace` kinds. Until one is registered
+   * that kind is never accepted. Registered resolvers run before the header-based kinds.
+   */
+  registerResolver(kind: 'outLink' | 'teamSpace', resolver: AuthResolver): void;
+  /** Adds points to an API key's `usagePoints` (chat completions made with it). */
+  addApiKeyUsage(apiKeyId: string, points: number): Promise<void>;
+  /** Deletes the API keys bound to an app (cascade when the app is deleted). */
+  deleteAppApiKeys(teamId: string, appId: string): Promise<number>;
 }
 
 declare module 'fastify' {

@@ -1,0 +1,154 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { ObjectId } from 'mongodb';
+import { AppError, Errors } from '../../infra/errors.js';
+import { isObjectIdHex } from '../../infra/mongo.js';
+import type { AccountsService, ResolvedMember } from '../identity/accounts.service.js';
+import { type ApiKeyDoc, type ApiKeysRepo, digestApiKey } from '../identity/api-keys.repo.js';
+import type { SessionsRepo } from '../identity/sessions.repo.js';
+import { verifySessionToken } from '../identity/session-token.js';
+import type { UsersRepo } from '../identity/users.repo.js';
+import type { AuthContext, AuthKind, AuthResolver, PlatformAuthenticator } from './types.js';
+
+export const SESSION_COOKIE = 'fastgpt_token';
+/** The cookie name of FastGPT 4.8.0–4.8.4, still sent by old clients. */
+const LEGACY_SESSION_COOKIE = 'token';
+
+export interface AuthenticatorDeps {
+  tokenKey: string;
+  rootKey: string;
+  now: () => number;
+  accounts: AccountsService;
+  users: UsersRepo;
+  sessions: SessionsRepo;
+  apiKeys: ApiKeysRepo;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+function sessionTokenOf(request: FastifyRequest): string | undefined {
+  const cookies = (request as { cookies?: Record<string, string | undefined> }).cookies ?? {};
+  return header(request, 'token') ?? (cookies[SESSION_COOKIE] || undefined) ?? (cookies[LEGACY_SESSION_COOKIE] || undefined);
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** `fastgpt-xxx` or the deprecated `fastgpt-xxx-<appId>`; anything else is not an API key. */
+export function parseApiKeyCredential(authorization: string): { key: string; appId?: string } | null {
+  const credential = authorization.trim().split(/\s+/)[1];
+  if (!credential) return null;
+  const parts = credential.split('-');
+  if (parts.length === 2) return { key: credential };
+  if (parts.length === 3) return { key: `${parts[0]}-${parts[1]}`, appId: parts[2] };
+  return null;
+}
+
+/** Limits the reference leaves to its commercial service; we enforce them. */
+export function apiKeyRefusal(key: Pick<ApiKeyDoc, 'limit' | 'usagePoints'>, now: number): AppError | null {
+  const expiredTime = key.limit?.expiredTime;
+  if (expiredTime && expiredTime.getTime() <= now) {
+    return new AppError({ httpStatus: 401, code: 506001, statusText: 'openapiUnAuth', message: `The API key expired at ${expiredTime.toISOString()}` });
+  }
+  const max = key.limit?.maxUsagePoints ?? -1;
+  if (max > -1 && key.usagePoints >= max) {
+    return new AppError({ httpStatus: 403, code: 506001, statusText: 'openapiUnAuth', message: `The API key has used all of its ${max} usage points` });
+  }
+  return null;
+}
+
+function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> & Pick<AuthContext, 'authType'>): AuthContext {
+  return {
+    userId: resolved.user._id.toHexString(),
+    teamId: resolved.member.teamId.toHexString(),
+    tmbId: resolved.member._id.toHexString(),
+    role: resolved.member.role,
+    teamPermission: resolved.teamPermission,
+    isRoot: resolved.isRoot,
+    ...extra,
+  };
+}
+
+/**
+ * Credential precedence follows the reference: registered resolvers (share link, team space),
+ * then `Authorization` (API key), then the `token` header or session cookie, then `rootkey`.
+ * The first kind present decides; a failing credential never falls back to another kind.
+ */
+export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthenticator {
+  const resolvers = new Map<'outLink' | 'teamSpace', AuthResolver>();
+
+  async function bySession(token: string): Promise<AuthContext> {
+    const now = deps.now();
+    const claims = verifySessionToken(token, deps.tokenKey, Math.floor(now / 1000));
+    if (!claims || !isObjectIdHex(claims.sid) || !isObjectIdHex(claims.tmbId) || !isObjectIdHex(claims.userId)) {
+      throw Errors.unAuthorization('The session token is invalid or expired');
+    }
+    const userId = new ObjectId(claims.userId);
+    const [session, resolved] = await Promise.all([deps.sessions.find(new ObjectId(claims.sid)), deps.accounts.resolveMember(new ObjectId(claims.tmbId), userId)]);
+    if (!session || !session.userId.equals(userId) || session.expiresAt.getTime() <= now) throw Errors.unAuthorization('The session has ended, log in again');
+    if (!resolved) throw Errors.unAuthorization('The user or team membership of this session no longer exists');
+    return contextOf(resolved, { authType: 'token', sessionId: claims.sid });
+  }
+
+  async function byApiKey(authorization: string): Promise<AuthContext> {
+    const parsed = parseApiKeyCredential(authorization);
+    if (!parsed) throw Errors.unAuthorization("The Authorization header must be 'Bearer <API key>'");
+    const key = await deps.apiKeys.findByDigest(digestApiKey(parsed.key));
+    if (!key) throw Errors.unAuthApiKey('The API key is not valid');
+    const now = deps.now();
+    const refusal = apiKeyRefusal(key, now);
+    if (refusal) throw refusal;
+    const resolved = await deps.accounts.resolveMember(key.tmbId);
+    if (!resolved || !resolved.member.teamId.equals(key.teamId)) throw Errors.unAuthApiKey('The creator of this API key is no longer a member of its team');
+    await deps.apiKeys.touch(key._id, new Date(now));
+    return contextOf(resolved, {
+      authType: 'apikey',
+      apiKeyId: key._id.toHexString(),
+      appId: key.appId || parsed.appId || undefined,
+      sourceName: key.name,
+    });
+  }
+
+  async function byRootKey(given: string): Promise<AuthContext> {
+    if (!sameSecret(given, deps.rootKey)) throw Errors.unAuthorization('The root key is not valid');
+    const root = await deps.users.findByUsername('root');
+    const resolved = root ? await deps.accounts.loginMember(root).catch(() => null) : null;
+    if (!resolved) throw Errors.unAuthorization('The root user does not exist yet');
+    return contextOf(resolved, { authType: 'root', isRoot: true });
+  }
+
+  return {
+    async authenticate(request, kinds: readonly AuthKind[]) {
+      for (const kind of ['outLink', 'teamSpace'] as const) {
+        const resolver = kinds.includes(kind) ? resolvers.get(kind) : undefined;
+        const context = resolver ? await resolver(request) : null;
+        if (context) return context;
+      }
+      const authorization = header(request, 'authorization');
+      if (kinds.includes('apiKey') && authorization) return byApiKey(authorization);
+      const token = kinds.includes('session') ? sessionTokenOf(request) : undefined;
+      if (token) return bySession(token);
+      const rootKey = header(request, 'rootkey');
+      if (kinds.includes('rootKey') && rootKey) return byRootKey(rootKey);
+      const accepted = kinds.filter((kind) => kind !== 'rootKey' && (resolvers.has(kind as never) || !['outLink', 'teamSpace'].includes(kind)));
+      throw Errors.unAuthorization(`Missing credentials: this endpoint accepts ${accepted.join(', ') || 'root key'}`);
+    },
+    registerResolver(kind, resolver) {
+      resolvers.set(kind, resolver);
+    },
+    async addApiKeyUsage(apiKeyId, points) {
+      if (!isObjectIdHex(apiKeyId) || !Number.isFinite(points) || points <= 0) return;
+      await deps.apiKeys.addUsagePoints(new ObjectId(apiKeyId), points);
+    },
+    async deleteAppApiKeys(teamId, appId) {
+      if (!isObjectIdHex(teamId)) return 0;
+      return deps.apiKeys.deleteByApp(new ObjectId(teamId), appId);
+    },
+  };
+}

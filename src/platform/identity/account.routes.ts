@@ -1,0 +1,95 @@
+import type { FastifyInstance } from 'fastify';
+import { ObjectId } from 'mongodb';
+import { Errors } from '../../infra/errors.js';
+import { definePlatformRoute } from '../define-route.js';
+import { SESSION_COOKIE } from '../auth/authenticator.js';
+import { accountUpdateSchema, loginSchema, passwordChangeSchema, teamUpdateSchema } from './account.schema.js';
+import { SESSION_TTL_SECONDS } from './session-token.js';
+import { teamPermissionAllows } from './team-permission.js';
+
+const tags = ['users and teams'];
+const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict', maxAge: SESSION_TTL_SECONDS } as const;
+
+/** Login, session, account and team endpoints under /support/user. */
+export async function accountRoutes(app: FastifyInstance): Promise<void> {
+  const { sessions, accounts, users, teams } = app.identity;
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/support/user/account/loginByPassword',
+    auth: [],
+    input: loginSchema,
+    summary: 'Log in with username and password; sets the fastgpt_token cookie and returns the user and token',
+    tags,
+    handler: async ({ input, request, reply }) => {
+      const result = await sessions.login({ ...input, ip: request.ip });
+      reply.setCookie(SESSION_COOKIE, result.token, cookieOptions);
+      return result;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/support/user/account/loginout',
+    auth: [],
+    summary: 'Log out: ends the current session (its token is refused afterwards) and clears the cookie',
+    tags,
+    handler: async ({ request, reply }) => {
+      const auth = await app.platformAuth.authenticate(request, ['session']).catch(() => null);
+      await sessions.logout(auth?.sessionId);
+      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      return null;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/support/user/account/tokenLogin',
+    auth: ['session'],
+    summary: 'The current user, team and team permission',
+    tags,
+    handler: async ({ auth }) => {
+      const resolved = await accounts.resolveMember(new ObjectId(auth.tmbId), new ObjectId(auth.userId));
+      if (!resolved) throw Errors.unAuthorization('The team membership of this session no longer exists');
+      return sessions.detailOf(resolved);
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['PUT', 'POST'],
+    url: '/support/user/account/update',
+    auth: ['session'],
+    input: accountUpdateSchema,
+    summary: 'Update avatar, timezone or OpenAI account; fields not sent are left unchanged',
+    tags,
+    handler: async ({ input, auth }) => {
+      const openaiAccount = input.openaiAccount === undefined ? undefined : input.openaiAccount?.key ? { key: input.openaiAccount.key, baseUrl: input.openaiAccount.baseUrl || app.config.OPENAI_BASE_URL || 'https://api.openai.com/v1' } : null;
+      await users.updateProfile(new ObjectId(auth.userId), { avatar: input.avatar, timezone: input.timezone, openaiAccount });
+      return {};
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET', 'PUT'],
+    url: '/support/user/account/updatePasswordByOld',
+    auth: ['session'],
+    input: passwordChangeSchema,
+    summary: "Change the password (checks the old one); the user's other sessions end",
+    tags,
+    handler: async ({ input, auth }) => sessions.changePassword({ userId: auth.userId, sessionId: auth.sessionId, oldPsw: input.oldPsw, newPsw: input.newPsw }),
+  });
+
+  definePlatformRoute(app, {
+    methods: ['PUT', 'GET', 'POST'],
+    url: '/support/user/team/update',
+    auth: ['session'],
+    input: teamUpdateSchema,
+    summary: "Update the current team's name, avatar, domain or laf account (team owner or manager)",
+    tags,
+    handler: async ({ input, auth }) => {
+      if (!teamPermissionAllows(auth.teamPermission, 'manage')) throw Errors.unAuthTeam('Only the team owner or a manager can update the team');
+      await teams.updateTeam(new ObjectId(auth.teamId), input);
+      return null;
+    },
+  });
+}

@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import { type Db, type Filter, ObjectId } from 'mongodb';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+
+/**
+ * An `openapis` document. Unlike the reference, the key itself is never stored: only its
+ * SHA-256 digest (for look-up) and its last four characters (for the masked list).
+ */
+export interface ApiKeyDoc {
+  _id: ObjectId;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  apiKeyDigest: string;
+  apiKeyTail: string;
+  createTime: Date;
+  lastUsedTime?: Date;
+  appId?: string;
+  name: string;
+  usagePoints: number;
+  limit: { expiredTime?: Date; maxUsagePoints: number };
+}
+
+export const API_KEY_INDEXES: IndexDeclaration[] = [
+  { collection: 'openapis', key: { apiKeyDigest: 1 }, options: { unique: true } },
+  { collection: 'openapis', key: { teamId: 1, appId: 1 } },
+  { collection: 'openapis', key: { tmbId: 1, appId: 1 } },
+];
+
+export function digestApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export function createApiKeysRepo(db: Db) {
+  const keys = db.collection<ApiKeyDoc>('openapis');
+  /** Global keys are the ones without an app ("appId absent"). */
+  const appScope = (appId: string | undefined): Filter<ApiKeyDoc> => (appId ? { appId } : { appId: { $exists: false } });
+
+  return {
+    findByDigest: (digest: string) => keys.findOne({ apiKeyDigest: digest }),
+    findInTeam: (id: ObjectId, teamId: ObjectId) => keys.findOne({ _id: id, teamId }),
+    async insert(doc: Omit<ApiKeyDoc, '_id' | 'createTime' | 'usagePoints'>): Promise<ApiKeyDoc> {
+      const full: ApiKeyDoc = { _id: new ObjectId(), createTime: new Date(), usagePoints: 0, ...doc };
+      await keys.insertOne(full);
+      return full;
+    },
+    countOfMember: (teamId: ObjectId, tmbId: ObjectId, appId: string | undefined) => keys.countDocuments({ teamId, tmbId, ...appScope(appId) }),
+    /** Newest first; `tmbId` narrows to one creator's keys. */
+    list: (teamId: ObjectId, appId: string | undefined, tmbId?: ObjectId) =>
+      keys
+        .find({ teamId, ...appScope(appId), ...(tmbId ? { tmbId } : {}) })
+        .sort({ _id: -1 })
+        .toArray(),
+    async update(id: ObjectId, teamId: ObjectId, fields: { name?: string; limit?: ApiKeyDoc['limit'] }): Promise<void> {
+      const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+      if (Object.keys($set).length > 0) await keys.updateOne({ _id: id, teamId }, { $set });
+    },
+    async delete(id: ObjectId, teamId: ObjectId): Promise<void> {
+      await keys.deleteOne({ _id: id, teamId });
+    },
+    async touch(id: ObjectId, at: Date): Promise<void> {
+      await keys.updateOne({ _id: id }, { $set: { lastUsedTime: at } });
+    },
+    async addUsagePoints(id: ObjectId, points: number): Promise<void> {
+      await keys.updateOne({ _id: id }, { $inc: { usagePoints: points } });
+    },
+    /** Cascade for app deletion: an app's keys go with it. */
+    async deleteByApp(teamId: ObjectId, appId: string): Promise<number> {
+      const result = await keys.deleteMany({ teamId, appId });
+      return result.deletedCount;
+    },
+  };
+}
+
+export type ApiKeysRepo = ReturnType<typeof createApiKeysRepo>;

@@ -1,0 +1,84 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createAuthenticator } from '../auth/authenticator.js';
+import type { PlatformAuthenticator } from '../auth/types.js';
+import { type AccountsService, createAccountsService } from './accounts.service.js';
+import { API_KEY_INDEXES, type ApiKeysRepo, createApiKeysRepo } from './api-keys.repo.js';
+import { LoginLimiter } from './login-limiter.js';
+import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
+import { createSessionService, type SessionService } from './sessions.service.js';
+import { createTeamsRepo, TEAM_INDEXES, type TeamsRepo } from './teams.repo.js';
+import { createUsersRepo, USER_INDEXES, type UsersRepo } from './users.repo.js';
+
+/** A replaceable clock: tests move time to check expiry and rate-limit windows. */
+export interface IdentityClock {
+  now(): number;
+}
+
+export interface IdentityServices {
+  users: UsersRepo;
+  teams: TeamsRepo;
+  apiKeys: ApiKeysRepo;
+  accounts: AccountsService;
+  sessions: SessionService;
+  limiter: LoginLimiter;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    identityClock: IdentityClock;
+    identity: IdentityServices;
+  }
+}
+
+/**
+ * The platform API is an encapsulated context under /api, so its decorations are not visible
+ * on the root instance tests and scripts hold. They find the services through the database
+ * handle, which the root shares with every context.
+ */
+const byDatabase = new WeakMap<object, { services: IdentityServices; clock: IdentityClock; auth: PlatformAuthenticator }>();
+
+export function identityOf(app: FastifyInstance) {
+  const found = byDatabase.get(app.mongo.db);
+  if (!found) throw new Error('the identity module is not registered on this app');
+  return found;
+}
+
+const SESSION_CLEANUP_MS = 60 * 60 * 1000;
+
+/** Repositories, services and the platform authenticator (`app.platformAuth`). */
+export default fp(
+  async function identityPlugin(app: FastifyInstance) {
+    const db = app.mongo.db;
+    const clock: IdentityClock = { now: () => Date.now() };
+    const now = () => clock.now();
+    const users = createUsersRepo(db);
+    const teams = createTeamsRepo(db);
+    const sessionsRepo = createSessionsRepo(db);
+    const apiKeys = createApiKeysRepo(db);
+    const accounts = createAccountsService({ users, teams, sessions: sessionsRepo });
+    const limiter = new LoginLimiter({ maxFailures: 10, windowMs: 10 * 60 * 1000, now });
+    const sessions = createSessionService({ tokenKey: app.config.TOKEN_KEY, now, log: app.log, accounts, users, teams, sessions: sessionsRepo, limiter });
+
+    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter };
+    const auth = createAuthenticator({ tokenKey: app.config.TOKEN_KEY, rootKey: app.config.ROOT_KEY, now, accounts, users, sessions: sessionsRepo, apiKeys });
+    app.decorate('identityClock', clock);
+    app.decorate('identity', services);
+    app.decorate('platformAuth', auth);
+    byDatabase.set(db, { services, clock, auth });
+
+    app.startup.add('indexes: identity', () => app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES]));
+    app.startup.add('identity: root user', () => sessions.ensureRoot(app.config.DEFAULT_ROOT_PSW));
+    let cleanup: NodeJS.Timeout | undefined;
+    app.startup.add('identity: session cleanup', async () => {
+      const sweep = () => {
+        sessionsRepo.deleteExpired(new Date(now())).catch((error: unknown) => app.log.warn({ err: error }, 'session cleanup failed'));
+        limiter.sweep();
+      };
+      cleanup = setInterval(sweep, SESSION_CLEANUP_MS);
+      cleanup.unref();
+    });
+    app.addHook('onClose', async () => clearInterval(cleanup));
+  },
+  { name: 'platform-identity-core', dependencies: ['mongo', 'startup'] },
+);

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { ObjectId } from 'mongodb';
+import { Errors } from '../../infra/errors.js';
+import { type AccountsService, ROOT_USERNAME, type ResolvedMember } from './accounts.service.js';
+import type { LoginLimiter } from './login-limiter.js';
+import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
+import { SESSION_TTL_SECONDS, signSessionToken } from './session-token.js';
+import type { SessionsRepo } from './sessions.repo.js';
+import type { TeamsRepo } from './teams.repo.js';
+import { buildUserDetail, publicUserDocument } from './user-detail.js';
+import type { UsersRepo } from './users.repo.js';
+
+export interface SessionServiceDeps {
+  tokenKey: string;
+  now: () => number;
+  log: FastifyBaseLogger;
+  accounts: AccountsService;
+  users: UsersRepo;
+  teams: TeamsRepo;
+  sessions: SessionsRepo;
+  limiter: LoginLimiter;
+}
+
+/** The root team's balance as the reference sets it at every start (9999 × PRICE_SCALE). */
+const ROOT_TEAM_BALANCE = 9999 * 100000;
+
+/** Login, logout, password change and the root bootstrap. */
+export function createSessionService(deps: SessionServiceDeps) {
+  const { accounts, users, teams, sessions, limiter } = deps;
+
+  async function issueToken(resolved: ResolvedMember): Promise<string> {
+    const now = deps.now();
+    const session = await sessions.create({
+      userId: resolved.user._id,
+      tmbId: resolved.member._id,
+      createTime: new Date(now),
+      expiresAt: new Date(now + SESSION_TTL_SECONDS * 1000),
+    });
+    return signSessionToken(
+      {
+        userId: resolved.user._id.toHexString(),
+        teamId: resolved.member.teamId.toHexString(),
+        tmbId: resolved.member._id.toHexString(),
+        isRoot: resolved.isRoot,
+        sid: session._id.toHexString(),
+      },
+      deps.tokenKey,
+      Math.floor(now / 1000),
+    );
+  }
+
+  async function detailOf(resolved: ResolvedMember) {
+    const team = await teams.findTeam(resolved.member.teamId);
+    if (!team) throw Errors.unAuthorization('The team of this session no longer exists');
+    return buildUserDetail(resolved, team);
+  }
+
+  /** 10 failures in 10 minutes, per account and per IP, block further attempts (429). */
+  async function login(input: { username: string; password: string; ip: string }) {
+    const accountKey = `user:${input.username}`;
+    const ipKey = `ip:${input.ip}`;
+    const wait = Math.max(limiter.blockedForSeconds(accountKey), limiter.blockedForSeconds(ipKey));
+    if (wait > 0) throw Errors.tooManyRequest(`Too many failed logins, try again in ${wait} seconds`, wait);
+    const user = await users.findByUsername(input.username);
+    const valid = await verifyPassword(input.password, user ? user.password : await decoyPasswordHash());
+    if (!user || !valid) {
+      limiter.recordFailure(accountKey);
+      limiter.recordFailure(ipKey);
+      throw Errors.unAuthUser('Invalid username or password');
+    }
+    if (user.status === 'forbidden') throw Errors.forbidden('The account is disabled and cannot log in');
+    limiter.clear(accountKey);
+    const resolved = await accounts.loginMember(user);
+    const token = await issueToken(resolved);
+    await users.setLastLoginTmb(user._id, resolved.member._id);
+    return { user: await detailOf(resolved), token };
+  }
+
+  async function logout(sessionId: string | undefined): Promise<void> {
+    if (sessionId && ObjectId.isValid(sessionId)) await sessions.revoke(new ObjectId(sessionId));
+  }
+
+  /** Checks the old password; the caller's session stays, every other one ends. */
+  async function changePassword(input: { userId: string; sessionId?: string; oldPsw: string; newPsw: string }) {
+    const user = await users.findById(new ObjectId(input.userId));
+    if (!user) throw Errors.unAuthorization('The user no longer exists');
+    if (!(await verifyPassword(input.oldPsw, user.password))) throw Errors.forbidden('The old password is wrong');
+    await users.setPassword(user._id, await hashPassword(input.newPsw));
+    await sessions.revokeAllOf(user._id, input.sessionId ? new ObjectId(input.sessionId) : undefined);
+    return { user: publicUserDocument(user) };
+  }
+
+  /**
+   * Start-up: the root user and its team exist; DEFAULT_ROOT_PSW, when set, is root's password
+   * (re-applied on every start; sessions end only when it actually changed). Without it, a
+   * first start generates a password and logs it once.
+   */
+  async function ensureRoot(defaultPassword: string | undefined): Promise<void> {
+    let root = await users.findByUsername(ROOT_USERNAME);
+    if (!root) {
+      const password = defaultPassword ?? randomBytes(12).toString('base64url');
+      try {
+        await accounts.createUser({ username: ROOT_USERNAME, password }, { trusted: true });
+      } catch (error) {
+        // Another instance may have created it at the same moment.
+        if (!(await users.findByUsername(ROOT_USERNAME))) throw error;
+      }
+      if (!defaultPassword) deps.log.warn({ generatedRootPassword: password }, 'created the root user with a generated password (set DEFAULT_ROOT_PSW to choose it)');
+      root = await users.findByUsername(ROOT_USERNAME);
+      if (!root) throw new Error('root user could not be created');
+    } else if (defaultPassword && !(await verifyPassword(defaultPassword, root.password))) {
+      await users.setPassword(root._id, await hashPassword(defaultPassword));
+      await sessions.revokeAllOf(root._id);
+    }
+    let member = await teams.findDefaultMember(root._id);
+    if (!member) {
+      const team = await teams.insertTeam({ name: 'My Team', ownerId: root._id });
+      member = await teams.insertMember({ teamId: team._id, userId: root._id, name: 'Owner', role: 'owner', defaultTeam: true });
+    }
+    await teams.updateTeam(member.teamId, { balance: ROOT_TEAM_BALANCE });
+  }
+
+  return { login, logout, changePassword, ensureRoot, issueToken, detailOf };
+}
+
+export type SessionService = ReturnType<typeof createSessionService>;

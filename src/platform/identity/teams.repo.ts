@@ -1,0 +1,115 @@
+import { type Db, ObjectId } from 'mongodb';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+import type { TeamRole } from '../auth/types.js';
+
+/** A `teams` document (reference names; `limit` holds the interval stamps). */
+export interface TeamDoc {
+  _id: ObjectId;
+  name: string;
+  ownerId: ObjectId;
+  defaultPermission: number;
+  avatar: string;
+  createTime: Date;
+  balance: number;
+  teamDomain?: string;
+  limit?: { lastExportDatasetTime?: Date; lastWebsiteSyncTime?: Date };
+  lafAccount?: { token?: string; appid?: string; pat?: string } | null;
+  notificationAccount?: string;
+}
+
+/** A `team_members` document. */
+export interface MemberDoc {
+  _id: ObjectId;
+  teamId: ObjectId;
+  userId: ObjectId;
+  name: string;
+  role: TeamRole;
+  status: 'waiting' | 'active' | 'reject' | 'leave';
+  createTime: Date;
+  defaultTeam: boolean;
+}
+
+/** The team-level row of `resource_permissions` (no resourceId), as the reference stores it. */
+interface TeamPermissionDoc {
+  _id: ObjectId;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  resourceType: 'team';
+  permission: number;
+}
+
+export const TEAM_INDEXES: IndexDeclaration[] = [
+  { collection: 'teams', key: { name: 1 } },
+  { collection: 'teams', key: { ownerId: 1 } },
+  { collection: 'team_members', key: { teamId: 1, userId: 1 }, options: { unique: true } },
+  { collection: 'team_members', key: { userId: 1 } },
+  { collection: 'resource_permissions', key: { resourceType: 1, teamId: 1, tmbId: 1 } },
+];
+
+export const DEFAULT_TEAM_AVATAR = '/icon/logo.svg';
+
+export function createTeamsRepo(db: Db) {
+  const teams = db.collection<TeamDoc>('teams');
+  const members = db.collection<MemberDoc>('team_members');
+  const permissions = db.collection<TeamPermissionDoc>('resource_permissions');
+  const teamRow = (teamId: ObjectId, tmbId: ObjectId) => ({ resourceType: 'team' as const, teamId, tmbId, resourceId: { $exists: false } });
+
+  return {
+    findTeam: (id: ObjectId) => teams.findOne({ _id: id }),
+    findMember: (id: ObjectId) => members.findOne({ _id: id }),
+    findMemberOf: (teamId: ObjectId, userId: ObjectId) => members.findOne({ teamId, userId }),
+    findDefaultMember: (userId: ObjectId) => members.findOne({ userId, defaultTeam: true, status: { $ne: 'leave' } }),
+    findOwnerMember: (teamId: ObjectId) => members.findOne({ teamId, role: 'owner', status: { $ne: 'leave' } }),
+    async insertTeam(input: { name: string; ownerId: ObjectId; balance?: number }): Promise<TeamDoc> {
+      const doc: TeamDoc = {
+        _id: new ObjectId(),
+        name: input.name,
+        ownerId: input.ownerId,
+        defaultPermission: 4,
+        avatar: DEFAULT_TEAM_AVATAR,
+        createTime: new Date(),
+        balance: input.balance ?? 0,
+        limit: {},
+      };
+      await teams.insertOne(doc);
+      return doc;
+    },
+    async insertMember(input: Omit<MemberDoc, '_id' | 'createTime' | 'status'>): Promise<MemberDoc> {
+      const doc: MemberDoc = { _id: new ObjectId(), ...input, status: 'active', createTime: new Date() };
+      await members.insertOne(doc);
+      return doc;
+    },
+    async deleteTeam(id: ObjectId): Promise<void> {
+      await teams.deleteOne({ _id: id });
+    },
+    async deleteMember(id: ObjectId): Promise<void> {
+      await members.deleteOne({ _id: id });
+      await permissions.deleteMany({ resourceType: 'team', tmbId: id });
+    },
+    async updateMember(id: ObjectId, fields: Partial<Pick<MemberDoc, 'role' | 'status' | 'defaultTeam' | 'name'>>): Promise<void> {
+      await members.updateOne({ _id: id }, { $set: fields });
+    },
+    /** Other default-team flags of the user are cleared: exactly one default team per user. */
+    async makeDefaultTeam(userId: ObjectId, memberId: ObjectId): Promise<void> {
+      await members.updateMany({ userId, _id: { $ne: memberId } }, { $set: { defaultTeam: false } });
+      await members.updateOne({ _id: memberId }, { $set: { defaultTeam: true } });
+    },
+    /** Writes only the given fields; `lafAccount: null` clears it. */
+    async updateTeam(id: ObjectId, fields: Partial<Pick<TeamDoc, 'name' | 'avatar' | 'teamDomain' | 'lafAccount' | 'balance'>>): Promise<void> {
+      const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+      if (Object.keys($set).length > 0) await teams.updateOne({ _id: id }, { $set });
+    },
+    async setLimitStamp(id: ObjectId, field: 'lastExportDatasetTime' | 'lastWebsiteSyncTime', at: Date): Promise<void> {
+      await teams.updateOne({ _id: id }, { $set: { [`limit.${field}`]: at } });
+    },
+    async teamPermissionOf(teamId: ObjectId, tmbId: ObjectId): Promise<number | undefined> {
+      const row = await permissions.findOne(teamRow(teamId, tmbId));
+      return row?.permission;
+    },
+    async setTeamPermission(teamId: ObjectId, tmbId: ObjectId, permission: number): Promise<void> {
+      await permissions.updateOne(teamRow(teamId, tmbId), { $set: { permission }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
+    },
+  };
+}
+
+export type TeamsRepo = ReturnType<typeof createTeamsRepo>;

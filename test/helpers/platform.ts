@@ -1,0 +1,59 @@
+import { expect } from 'vitest';
+import type { TeamRole } from '../../src/platform/auth/types.js';
+import { identityOf } from '../../src/platform/identity/identity.plugin.js';
+import type { TestApp } from './app.js';
+
+/**
+ * The platform services of a test app (the /api context's decorations are not on the root):
+ * `auth` (app.platformAuth), `services` (identity repos and services), `clock` (replace
+ * `clock.now` to move time for expiry and rate-limit rules).
+ */
+export function platformOf(t: TestApp) {
+  return identityOf(t.app);
+}
+
+export interface CreatedUser {
+  userId: string;
+  teamId: string;
+  tmbId: string;
+}
+
+/**
+ * Creates a user through the same service the admin CLI uses: with its own team, or (with
+ * `teamId`) as a member of an existing team, which becomes its default team.
+ */
+export async function createUser(
+  t: TestApp,
+  input: { username: string; password: string; teamId?: string; role?: TeamRole; permission?: number },
+): Promise<CreatedUser> {
+  return identityOf(t.app).services.accounts.createUser(input);
+}
+
+/** Adds an existing user to a team (as `team add-member` does); returns the new tmbId. */
+export async function addMember(t: TestApp, input: { teamId: string; username: string; role: TeamRole; permission?: number }): Promise<string> {
+  return (await identityOf(t.app).services.accounts.addMember(input)).tmbId;
+}
+
+/** Logs in through the real login route; returns the session token. */
+export async function login(t: TestApp, username: string, password: string): Promise<string> {
+  const response = await t.app.inject({ method: 'POST', url: '/api/support/user/account/loginByPassword', payload: { username, password } });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json().data.token as string;
+}
+
+/** Headers that authenticate a request with a session token. */
+export function authHeaders(token: string): { token: string } {
+  return { token };
+}
+
+/** Creates an API key through the real route; returns the full key (shown once). */
+export async function createApiKey(t: TestApp, token: string, body: { name?: string; appId?: string; limit?: { expiredTime?: string; maxUsagePoints?: number } } = {}): Promise<string> {
+  const response = await t.app.inject({ method: 'POST', url: '/api/support/openapi/create', headers: authHeaders(token), payload: { name: 'test key', ...body } });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json().data as string;
+}
+
+/** Headers that authenticate a request with an API key. */
+export function apiKeyHeaders(key: string): { authorization: string } {
+  return { authorization: `Bearer ${key}` };
+}

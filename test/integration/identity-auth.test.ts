@@ -1,0 +1,130 @@
+import { ObjectId } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signSessionToken } from '../../src/platform/identity/session-token.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { authHeaders, createUser, login, platformOf } from '../helpers/platform.js';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+
+afterAll(async () => {
+  await t.close();
+});
+
+const tokenLogin = (headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/api/support/user/account/tokenLogin', headers });
+
+describe('login and sessions', () => {
+  it('creates root at start-up with DEFAULT_ROOT_PSW and logs it in, setting the cookie', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/support/user/account/loginByPassword',
+      payload: { username: 'root', password: 'root-password-1' },
+    });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body).toMatchObject({ code: 200, statusText: '', message: '' });
+    expect(body.data.user).toMatchObject({ username: 'root', team: { role: 'owner', teamName: 'My Team', permission: { isOwner: true } } });
+    expect(body.data.user.password).toBeUndefined();
+    expect(typeof body.data.token).toBe('string');
+    const cookie = String(response.headers['set-cookie']);
+    expect(cookie).toContain(`fastgpt_token=${body.data.token}`);
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    // The cookie alone authenticates.
+    const me = await t.app.inject({ method: 'GET', url: '/api/support/user/account/tokenLogin', cookies: { fastgpt_token: body.data.token } });
+    expect(me.statusCode).toBe(200);
+    expect(me.json().data.username).toBe('root');
+  });
+
+  it('accepts the sha256 hex form of the password as the reference web client sends it', async () => {
+    const { createHash } = await import('node:crypto');
+    const hashed = createHash('sha256').update('root-password-1').digest('hex');
+    expect(await login(t, 'root', hashed)).toBeTruthy();
+  });
+
+  it('logs in a created user and answers tokenLogin with the user detail', async () => {
+    const ids = await createUser(t, { username: 'alice', password: 'alice-pass-1' });
+    const token = await login(t, 'alice', 'alice-pass-1');
+    const response = await tokenLogin(authHeaders(token));
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data).toMatchObject({
+      _id: ids.userId,
+      username: 'alice',
+      team: { teamId: ids.teamId, tmbId: ids.tmbId, userId: ids.userId, role: 'owner', defaultTeam: true, status: 'active' },
+      permission: { value: 4294967295, isOwner: true, hasManagePer: true },
+    });
+  });
+
+  it('refuses a wrong password and an unknown user the same way', async () => {
+    const wrong = await t.app.inject({ method: 'POST', url: '/api/support/user/account/loginByPassword', payload: { username: 'alice', password: 'nope-nope' } });
+    const unknown = await t.app.inject({ method: 'POST', url: '/api/support/user/account/loginByPassword', payload: { username: 'nobody', password: 'nope-nope' } });
+    expect(wrong.statusCode).toBe(401);
+    expect(unknown.statusCode).toBe(401);
+    expect(wrong.json()).toEqual(unknown.json());
+    expect(wrong.json()).toMatchObject({ statusText: 'unAuthUser', data: null });
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('refuses missing fields with a 400 naming the field', async () => {
+    const response = await t.app.inject({ method: 'POST', url: '/api/support/user/account/loginByPassword', payload: { username: 'alice' } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toContain('password');
+  });
+
+  it('refuses no token, a garbage token, a token signed with another key and an expired token', async () => {
+    const ids = await createUser(t, { username: 'bob', password: 'bob-pass-1' });
+    const none = await tokenLogin({});
+    expect(none.statusCode).toBe(401);
+    expect(none.json()).toMatchObject({ code: 403, statusText: 'unAuthorization' });
+    expect((await tokenLogin({ token: 'garbage' })).statusCode).toBe(401);
+    const claims = { userId: ids.userId, teamId: ids.teamId, tmbId: ids.tmbId, isRoot: false, sid: new ObjectId().toHexString() };
+    const foreign = signSessionToken(claims, 'another-key-0123456789abcdef', Math.floor(Date.now() / 1000));
+    expect((await tokenLogin({ token: foreign })).statusCode).toBe(401);
+    // A real session, re-signed with a past expiry.
+    const token = await login(t, 'bob', 'bob-pass-1');
+    const sid = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()).sid as string;
+    const past = Math.floor(Date.now() / 1000) - 3600;
+    const expired = signSessionToken({ ...claims, sid, iat: past - 100, exp: past }, t.config.TOKEN_KEY, past - 100);
+    const refused = await tokenLogin({ token: expired });
+    expect(refused.statusCode).toBe(401);
+    expect(String(refused.headers['set-cookie'])).toContain('fastgpt_token=;');
+    expect((await tokenLogin({ token })).statusCode).toBe(200);
+  });
+
+  it('refuses a token after loginout, and one of a deleted user', async () => {
+    await createUser(t, { username: 'carol', password: 'carol-pass-1' });
+    const token = await login(t, 'carol', 'carol-pass-1');
+    const other = await login(t, 'carol', 'carol-pass-1');
+    const out = await t.app.inject({ method: 'GET', url: '/api/support/user/account/loginout', headers: authHeaders(token) });
+    expect(out.statusCode).toBe(200);
+    expect(out.json().data).toBeNull();
+    expect(String(out.headers['set-cookie'])).toMatch(/fastgpt_token=;/);
+    expect((await tokenLogin(authHeaders(token))).statusCode).toBe(401);
+    expect((await tokenLogin(authHeaders(other))).statusCode).toBe(200);
+    await t.app.mongo.db.collection('users').deleteOne({ username: 'carol' });
+    expect((await tokenLogin(authHeaders(other))).statusCode).toBe(401);
+  });
+
+  it('accepts the root key header where a route allows it, constant value only', async () => {
+    const request = { headers: { rootkey: t.config.ROOT_KEY } } as never;
+    const context = await platformOf(t).auth.authenticate(request, ['rootKey']);
+    expect(context).toMatchObject({ authType: 'root', isRoot: true });
+    await expect(platformOf(t).auth.authenticate({ headers: { rootkey: 'wrong' } } as never, ['rootKey'])).rejects.toMatchObject({ statusText: 'unAuthorization' });
+    await expect(platformOf(t).auth.authenticate(request, ['session'])).rejects.toMatchObject({ httpStatus: 401 });
+  });
+
+  it('accepts outLink credentials only once a resolver is registered', async () => {
+    const request = { headers: {}, body: { shareId: 's1', outLinkUid: 'u1' } } as never;
+    await expect(platformOf(t).auth.authenticate(request, ['outLink'])).rejects.toMatchObject({ httpStatus: 401 });
+    platformOf(t).auth.registerResolver('outLink', async (req) => {
+      const body = req.body as { shareId?: string };
+      if (!body?.shareId) return null;
+      return { authType: 'outLink', userId: '', teamId: 't', tmbId: 'm', role: 'member', teamPermission: 4, isRoot: false };
+    });
+    await expect(platformOf(t).auth.authenticate(request, ['outLink'])).resolves.toMatchObject({ authType: 'outLink' });
+    await expect(platformOf(t).auth.authenticate({ headers: {}, body: {} } as never, ['outLink'])).rejects.toMatchObject({ httpStatus: 401 });
+  });
+});
