@@ -1,0 +1,22 @@
+/**
+ * Reciprocal rank fusion (contract §7.11): an item at 1-based rank r of a list contributes
+ * 1 / (k + r); items in several lists sum their contributions. Sorted by fused score, ties
+ * keep the order in which items were first seen. Duplicate ids inside one list count once
+ * (their best rank).
+ */
+export function reciprocalRankFusion(lists: { id: string }[][], k = 60): { id: string; score: number }[] {
+  const scores = new Map<string, number>();
+  for (const list of lists) {
+    const seen = new Set<string>();
+    list.forEach((item, index) => {
+      if (seen.has(item.id)) return;
+      seen.add(item.id);
+      scores.set(item.id, (scores.get(item.id) ?? 0) + 1 / (k + index + 1));
+    });
+  }
+  const order = [...scores.keys()];
+  return order
+    .map((id, position) => ({ id, score: scores.get(id)!, position }))
+    .sort((a, b) => b.score - a.score || a.position - b.position)
+    .map(({ id, score }) => ({ id, score }));
+}
