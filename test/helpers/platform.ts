@@ -5,11 +5,13 @@ import type { TestApp } from './app.js';
 
 /**
  * The platform services of a test app (the /api context's decorations are not on the root):
- * `auth` (app.platformAuth), `services` (identity repos and services), `clock` (replace
- * `clock.now` to move time for expiry and rate-limit rules).
+ * `auth` (app.platformAuth), `teamLimits` (app.teamLimits), `models` (app.models), `services`
+ * (identity repos and services), `clock` (replace `clock.now` to move time for expiry and
+ * rate-limit rules).
  */
 export function platformOf(t: TestApp) {
-  return identityOf(t.app);
+  const handles = identityOf(t.app);
+  return { ...handles, teamLimits: handles.teamLimits!, models: handles.models! };
 }
 
 export interface CreatedUser {

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { PlatformAuthenticator } from '../auth/types.js';
+import type { ModelRegistry } from '../system/model-types.js';
+import type { TeamLimits } from './team-limits-types.js';
 import { type AccountsService, createAccountsService } from './accounts.service.js';
 import { API_KEY_INDEXES, type ApiKeysRepo, createApiKeysRepo } from './api-keys.repo.js';
 import { LoginLimiter } from './login-limiter.js';
@@ -36,9 +38,22 @@ declare module 'fastify' {
  * on the root instance tests and scripts hold. They find the services through the database
  * handle, which the root shares with every context.
  */
-const byDatabase = new WeakMap<object, { services: IdentityServices; clock: IdentityClock; auth: PlatformAuthenticator }>();
+export interface PlatformHandles {
+  services: IdentityServices;
+  clock: IdentityClock;
+  auth: PlatformAuthenticator;
+  teamLimits?: TeamLimits;
+  models?: ModelRegistry;
+}
+const byDatabase = new WeakMap<object, PlatformHandles>();
 
-export function identityOf(app: FastifyInstance) {
+/** Records the module's other decorations once they exist (called by the module index). */
+export function publishPlatformHandles(app: FastifyInstance): void {
+  const found = byDatabase.get(app.mongo.db);
+  if (found) Object.assign(found, { teamLimits: app.teamLimits, models: app.models });
+}
+
+export function identityOf(app: FastifyInstance): PlatformHandles {
   const found = byDatabase.get(app.mongo.db);
   if (!found) throw new Error('the identity module is not registered on this app');
   return found;

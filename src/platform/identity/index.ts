@@ -1,16 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import modelsPlugin from '../system/models.plugin.js';
+import { systemRoutes } from '../system/system.routes.js';
 import { accountRoutes } from './account.routes.js';
-import identityPlugin from './identity.plugin.js';
+import identityPlugin, { publishPlatformHandles } from './identity.plugin.js';
+import teamLimitsPlugin from './team-limits.plugin.js';
 
 /**
- * The identity module of the platform API. Wrapped with fastify-plugin so that its
- * decorations (`platformAuth`, `teamLimits`, `models`) reach the modules registered after it.
+ * The identity module of the platform API (users, teams, sessions, keys, limits, system data).
+ * Wrapped with fastify-plugin so that its decorations (`platformAuth`, `teamLimits`, `models`)
+ * reach the modules registered after it in the /api context.
  */
 export default fp(
   async function identityModule(app: FastifyInstance): Promise<void> {
     await app.register(identityPlugin);
+    await app.register(teamLimitsPlugin);
+    await app.register(modelsPlugin);
+    publishPlatformHandles(app);
     await app.register(accountRoutes);
+    await app.register(systemRoutes);
   },
   { name: 'platform-identity' },
 );

@@ -23,6 +23,13 @@ export interface TeamLimits {
   assertAndRecordExport(teamId: string): Promise<void>;
   /** Throws websiteSyncNotEnough when a web sync ran less than the interval ago; records this one. */
   assertAndRecordWebSync(teamId: string): Promise<void>;
+  /** The same checks without recording (the reference's limit endpoints only check). */
+  checkExport(teamId: string): Promise<void>;
+  checkWebSync(teamId: string): Promise<void>;
+  /** Stored vectors of the team (the dataset size the plan limits). */
+  usedDatasetSize(teamId: string): Promise<number>;
+  /** Overrides some limits for one team (the per-team plan document); the rest keep the defaults. */
+  setPlan(teamId: string, limits: Partial<TeamPlanLimits>): Promise<TeamPlanLimits>;
 }
 
 declare module 'fastify' {

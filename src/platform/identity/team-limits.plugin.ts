@@ -1,0 +1,14 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createTeamLimits } from './team-limits.service.js';
+import { createTeamPlansRepo, TEAM_PLAN_INDEXES } from './team-plans.repo.js';
+
+/** `app.teamLimits`: plan limits from the per-team plan document over the PLAN_* defaults. */
+export default fp(
+  async function teamLimitsPlugin(app: FastifyInstance) {
+    const plans = createTeamPlansRepo(app.mongo.db);
+    app.decorate('teamLimits', createTeamLimits({ config: app.config, plans, now: () => app.identityClock.now() }));
+    app.startup.add('indexes: team plans', () => app.mongo.ensureIndexes(TEAM_PLAN_INDEXES));
+  },
+  { name: 'platform-team-limits', dependencies: ['platform-identity-core'] },
+);

@@ -1,0 +1,100 @@
+import { ObjectId } from 'mongodb';
+import type { Config } from '../../config.js';
+import { AppError, Errors } from '../../infra/errors.js';
+import { isObjectIdHex } from '../../infra/mongo.js';
+import type { TeamLimits, TeamPlanLimits } from './team-limits-types.js';
+import type { TeamPlansRepo } from './team-plans.repo.js';
+
+type PlanEnv = Pick<Config, 'PLAN_MAX_APPS' | 'PLAN_MAX_DATASETS' | 'PLAN_MAX_DATASET_SIZE' | 'PLAN_EXPORT_INTERVAL_MINUTES' | 'PLAN_WEB_SYNC_INTERVAL_MINUTES'>;
+
+export function defaultPlanLimits(config: PlanEnv): TeamPlanLimits {
+  return {
+    maxApps: config.PLAN_MAX_APPS,
+    maxDatasets: config.PLAN_MAX_DATASETS,
+    maxDatasetSize: config.PLAN_MAX_DATASET_SIZE,
+    exportIntervalMinutes: config.PLAN_EXPORT_INTERVAL_MINUTES,
+    webSyncIntervalMinutes: config.PLAN_WEB_SYNC_INTERVAL_MINUTES,
+  };
+}
+
+const LIMIT_KEYS = ['maxApps', 'maxDatasets', 'maxDatasetSize', 'exportIntervalMinutes', 'webSyncIntervalMinutes'] as const;
+
+function teamObjectId(teamId: string): ObjectId {
+  if (!isObjectIdHex(teamId)) throw Errors.missingParams("Invalid field 'teamId': expected a 24-character hex id");
+  return new ObjectId(teamId);
+}
+
+/** The one place plan limits are decided (apps, datasets, vectors, export and web-sync intervals). */
+export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; now: () => number }): TeamLimits {
+  const { plans } = deps;
+
+  async function getLimits(teamId: string): Promise<TeamPlanLimits> {
+    const limits = defaultPlanLimits(deps.config);
+    const plan = await plans.findPlan(teamObjectId(teamId));
+    for (const key of LIMIT_KEYS) {
+      const value = plan?.[key];
+      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) limits[key] = value;
+    }
+    return limits;
+  }
+
+  async function checkInterval(teamId: string, field: 'lastExportDatasetTime' | 'lastWebsiteSyncTime', minutes: number, record: boolean) {
+    const id = teamObjectId(teamId);
+    const now = deps.now();
+    const notAfter = new Date(now - minutes * 60_000);
+    let last: Date | undefined;
+    if (record) {
+      if (await plans.stampIfIdle(id, field, notAfter, new Date(now))) return;
+      last = await plans.lastStamp(id, field);
+      if (!last) throw Errors.notFound(`Team ${teamId} not found`);
+    } else {
+      last = await plans.lastStamp(id, field);
+      if (!last || last <= notAfter) return;
+    }
+    const retryAfter = last ? Math.max(1, Math.ceil((last.getTime() + minutes * 60_000 - now) / 1000)) : 1;
+    if (field === 'lastExportDatasetTime') throw Errors.tooManyRequest(`Each team can export a dataset once every ${minutes} minutes`, retryAfter);
+    throw new AppError({
+      httpStatus: 429,
+      code: 500007,
+      statusText: 'websiteSyncNotEnough',
+      message: `Each team can run a website sync once every ${minutes} minutes`,
+      headers: { 'retry-after': String(retryAfter) },
+    });
+  }
+
+  return {
+    getLimits,
+    async assertAppAmount(teamId, adding = 1) {
+      const [limits, count] = await Promise.all([getLimits(teamId), plans.countApps(teamObjectId(teamId))]);
+      if (count + adding > limits.maxApps) throw Errors.appAmountNotEnough(`The team plan allows at most ${limits.maxApps} apps (the team has ${count})`);
+    },
+    async assertDatasetAmount(teamId, adding = 1) {
+      const [limits, count] = await Promise.all([getLimits(teamId), plans.countDatasets(teamObjectId(teamId))]);
+      if (count + adding > limits.maxDatasets) throw Errors.datasetAmountNotEnough(`The team plan allows at most ${limits.maxDatasets} datasets (the team has ${count})`);
+    },
+    async assertDatasetSize(teamId, addingVectors) {
+      const [limits, used] = await Promise.all([getLimits(teamId), plans.countVectors(teamObjectId(teamId))]);
+      if (used + addingVectors > limits.maxDatasetSize) {
+        throw Errors.datasetSizeNotEnough(`The team's dataset capacity is ${limits.maxDatasetSize} vectors, ${used} are used and ${addingVectors} more were requested`);
+      }
+    },
+    async assertAndRecordExport(teamId) {
+      await checkInterval(teamId, 'lastExportDatasetTime', (await getLimits(teamId)).exportIntervalMinutes, true);
+    },
+    async assertAndRecordWebSync(teamId) {
+      await checkInterval(teamId, 'lastWebsiteSyncTime', (await getLimits(teamId)).webSyncIntervalMinutes, true);
+    },
+    async checkExport(teamId) {
+      await checkInterval(teamId, 'lastExportDatasetTime', (await getLimits(teamId)).exportIntervalMinutes, false);
+    },
+    async checkWebSync(teamId) {
+      await checkInterval(teamId, 'lastWebsiteSyncTime', (await getLimits(teamId)).webSyncIntervalMinutes, false);
+    },
+    usedDatasetSize: (teamId) => plans.countVectors(teamObjectId(teamId)),
+    async setPlan(teamId, limits) {
+      const clean = Object.fromEntries(LIMIT_KEYS.filter((key) => typeof limits[key] === 'number').map((key) => [key, limits[key]]));
+      await plans.savePlan(teamObjectId(teamId), clean);
+      return getLimits(teamId);
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { type Db, ObjectId } from 'mongodb';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+import type { TeamPlanLimits } from './team-limits-types.js';
+
+/** Per-team overrides of the PLAN_* defaults; a team without a document has the defaults. */
+interface TeamPlanDoc extends Partial<TeamPlanLimits> {
+  _id: ObjectId;
+  teamId: ObjectId;
+  updateTime: Date;
+}
+
+export const TEAM_PLAN_INDEXES: IndexDeclaration[] = [{ collection: 'team_plans', key: { teamId: 1 }, options: { unique: true } }];
+
+type StampField = 'lastExportDatasetTime' | 'lastWebsiteSyncTime';
+
+export function createTeamPlansRepo(db: Db) {
+  const plans = db.collection<TeamPlanDoc>('team_plans');
+  const teams = db.collection<{ _id: ObjectId; limit?: Partial<Record<StampField, Date>> }>('teams');
+  /** Other modules may store teamId as an ObjectId or as its hex string. */
+  const teamIdIn = (teamId: ObjectId) => ({ teamId: { $in: [teamId, teamId.toHexString()] } });
+
+  return {
+    findPlan: (teamId: ObjectId) => plans.findOne({ teamId }),
+    async savePlan(teamId: ObjectId, limits: Partial<TeamPlanLimits>): Promise<void> {
+      await plans.updateOne({ teamId }, { $set: { ...limits, updateTime: new Date() }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
+    },
+    /** Apps that count against the plan: everything but folders and HTTP-plugin containers. */
+    countApps: (teamId: ObjectId) => db.collection('apps').countDocuments({ ...teamIdIn(teamId), type: { $nin: ['folder', 'httpPlugin'] } }),
+    countDatasets: (teamId: ObjectId) => db.collection('datasets').countDocuments({ ...teamIdIn(teamId), type: { $ne: 'folder' } }),
+    countVectors: (teamId: ObjectId) => db.collection('dataset_vectors').countDocuments(teamIdIn(teamId)),
+    async lastStamp(teamId: ObjectId, field: StampField): Promise<Date | undefined> {
+      const team = await teams.findOne({ _id: teamId }, { projection: { limit: 1 } });
+      return team?.limit?.[field];
+    },
+    /** Stamps `now` only when the previous stamp is absent or not after `notAfter`: atomic check-and-record. */
+    async stampIfIdle(teamId: ObjectId, field: StampField, notAfter: Date, now: Date): Promise<boolean> {
+      const path = `limit.${field}`;
+      const result = await teams.updateOne(
+        { _id: teamId, $or: [{ [path]: { $exists: false } }, { [path]: null }, { [path]: { $lte: notAfter } }] },
+        { $set: { [path]: now } },
+      );
+      return result.matchedCount === 1;
+    },
+  };
+}
+
+export type TeamPlansRepo = ReturnType<typeof createTeamPlansRepo>;
