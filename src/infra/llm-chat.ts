@@ -1,0 +1,66 @@
+/**
+ * One non-streaming OpenAI-compatible chat completion (`POST …/chat/completions`), used by
+ * the dataset QA worker. The URL and key come from the model (requestUrl/requestAuth) or the
+ * defaults (OPENAI_BASE_URL / CHAT_API_KEY). Token counts are the provider's usage figures,
+ * estimated locally when it reports none.
+ */
+import { countTokens } from '../domain/token-count.js';
+import type { LLMModel } from '../platform/system/model-types.js';
+import type { ProviderDefaults } from './embeddings.js';
+import { endpointUrl, ProviderError, postProviderJson } from './provider-http.js';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ChatResult {
+  content: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+interface ChatResponse {
+  choices?: { message?: { content?: unknown } }[];
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+}
+
+const tokenField = (value: unknown, fallback: () => number) =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback();
+
+export async function chatCompletion(
+  model: LLMModel,
+  messages: ChatMessage[],
+  defaults: ProviderDefaults,
+  options: { temperature?: number; maxTokens?: number } = {},
+): Promise<ChatResult> {
+  const label = `language model ${model.model}`;
+  const base = model.requestUrl ?? defaults.baseUrl;
+  if (!base) throw new ProviderError(`The ${label} has no request URL (set its requestUrl or OPENAI_BASE_URL)`, 'not_configured');
+  const temperature =
+    options.temperature === undefined ? undefined : Math.min(Math.max(options.temperature, 0), model.maxTemperature ?? 2);
+  const maxTokens = options.maxTokens === undefined ? undefined : Math.min(options.maxTokens, model.maxResponse || options.maxTokens);
+  const body = await postProviderJson<ChatResponse>({
+    url: endpointUrl(base, '/chat/completions'),
+    apiKey: model.requestAuth ?? defaults.apiKey,
+    timeoutMs: defaults.timeoutMs,
+    label,
+    body: {
+      ...(model.defaultConfig ?? {}),
+      model: model.model,
+      messages,
+      stream: false,
+      ...(temperature === undefined ? {} : { temperature }),
+      ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
+    },
+  });
+  const choice = Array.isArray(body.choices) ? body.choices[0] : undefined;
+  if (!choice?.message) throw new ProviderError(`The ${label} answer has no choices`, 'invalid_response');
+  const raw = choice.message.content;
+  const content = typeof raw === 'string' ? raw : '';
+  return {
+    content,
+    inputTokens: tokenField(body.usage?.prompt_tokens, () => messages.reduce((sum, message) => sum + countTokens(message.content), 0)),
+    outputTokens: tokenField(body.usage?.completion_tokens, () => countTokens(content)),
+  };
+}
