@@ -1,6 +1,59 @@
-import type { CliContext } from './context.js';
+import { readFile } from 'node:fs/promises';
+import { publicAccount } from '../cluster/accounts/accounts.service.js';
+import { MovableClock } from '../cluster/clock.js';
+import { CLUSTER_INDEXES, createClusterServices } from '../cluster/cluster-services.js';
+import { ensureIndexes } from '../infra/mongo.js';
+import { type CliContext, parseOptions } from './context.js';
 
-/** The cluster admin commands (filled in by the cluster module). */
-export async function runClusterCommand(args: string[], _context: CliContext): Promise<unknown> {
-  throw new Error(`unknown command '${args.join(' ')}'`);
+const USAGE = `cluster commands:
+  cluster user add --username U --email E --password P
+  cluster user disable U | cluster user enable U
+  cluster user reset-password --username U --password P
+  cluster nodes import FILE | cluster pods import FILE`;
+
+function required(options: Record<string, string>, name: string): string {
+  const value = options[name];
+  if (!value) throw new Error(`option --${name} is required\n${USAGE}`);
+  return value;
+}
+
+function onePositional(positional: string[], what: string): string {
+  if (positional.length !== 1) throw new Error(`expected exactly one ${what}\n${USAGE}`);
+  return positional[0] as string;
+}
+
+async function readInput(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** The cluster admin commands; each returns what the CLI prints as JSON. */
+export async function runClusterCommand(args: string[], context: CliContext): Promise<unknown> {
+  const [area, action, ...rest] = args;
+  const { positional, options } = parseOptions(rest);
+  const services = createClusterServices({ db: context.db, config: context.config, clock: new MovableClock() });
+  await ensureIndexes(context.db, CLUSTER_INDEXES);
+  const { accounts, nodes } = services;
+
+  switch (`${area} ${action}`) {
+    case 'user add': {
+      const account = await accounts.create({ username: required(options, 'username'), email: required(options, 'email'), password: required(options, 'password') });
+      return publicAccount(account);
+    }
+    case 'user disable':
+      return publicAccount(await accounts.setDisabled(onePositional(positional, 'user name'), true));
+    case 'user enable':
+      return publicAccount(await accounts.setDisabled(onePositional(positional, 'user name'), false));
+    case 'user reset-password':
+      return publicAccount(await accounts.resetPassword(required(options, 'username'), required(options, 'password')));
+    case 'nodes import':
+      return nodes.importNodes(await readInput(onePositional(positional, 'file')));
+    case 'pods import':
+      return nodes.importPods(await readInput(onePositional(positional, 'file')));
+    default:
+      throw new Error(`unknown command 'cluster ${args.join(' ')}'\n${USAGE}`);
+  }
 }

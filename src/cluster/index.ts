@@ -1,4 +1,66 @@
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { ClusterIdentity } from './auth/authenticate.js';
+import { MovableClock } from './clock.js';
+import { CLUSTER_INDEXES, type ClusterServices, createClusterServices } from './cluster-services.js';
+import nodesRoutes from './nodes/nodes.routes.js';
+import oauthRoutes from './oauth/oauth.routes.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The cluster module's services; `cluster.clock` can be moved (tests, incident replays). */
+    cluster: ClusterServices & { clock: MovableClock };
+  }
+  interface FastifyRequest {
+    /** The authenticated cluster account, or null for an anonymous request (cluster routes only). */
+    clusterIdentity: ClusterIdentity | null;
+  }
+}
+
+const CLEANUP_INTERVAL_MS = 5 * 60_000;
+
+/** Routes of the cluster API, all behind the global cluster authentication step. */
+async function clusterRoutes(app: FastifyInstance): Promise<void> {
+  app.decorateRequest('clusterIdentity', null);
+  // The reference authenticates every request, /oauth included: a bad header is a 401 before any handler.
+  app.addHook('onRequest', async (request) => {
+    const onOAuth = request.url.startsWith('/oauth/');
+    request.clusterIdentity = await app.cluster.authenticator.authenticate(request, { allowRefreshToken: onOAuth });
+  });
+  await app.register(oauthRoutes);
+  await app.register(nodesRoutes);
+}
 
 /** The cluster API (OAuth token endpoint and node listing), mounted at the root. */
-export default async function clusterApi(_app: FastifyInstance): Promise<void> {}
+export default fp(
+  async function clusterApi(app: FastifyInstance): Promise<void> {
+    const clock = new MovableClock();
+    const services = createClusterServices({ db: app.mongo.db, config: app.config, clock });
+    app.decorate('cluster', { ...services, clock });
+
+    app.startup.add('indexes: cluster', () => app.mongo.ensureIndexes(CLUSTER_INDEXES));
+    app.startup.add('cluster: default admin account', async () => {
+      if (await services.ensureDefaultAdmin()) app.log.warn({ username: 'admin' }, 'created the default cluster account; change its password');
+    });
+    if (app.config.CLUSTER_REGISTER_HOST_NODE) {
+      app.startup.add('cluster: register host node', async () => {
+        const { name, created } = await services.nodes.registerHostNode();
+        if (created) app.log.info({ node: name }, 'registered this host as a cluster node');
+      });
+    }
+    let timer: NodeJS.Timeout | undefined;
+    app.startup.add('cluster: cleanup timer', async () => {
+      await services.cleanup();
+      timer = setInterval(() => {
+        services.cleanup().catch((error: unknown) => app.log.error({ err: error }, 'cluster cleanup failed'));
+      }, CLEANUP_INTERVAL_MS);
+      timer.unref();
+    });
+    app.addHook('onClose', async () => {
+      if (timer) clearInterval(timer);
+    });
+
+    await app.register(clusterRoutes);
+  },
+  { name: 'cluster', dependencies: ['mongo', 'startup'] },
+);

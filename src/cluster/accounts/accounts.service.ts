@@ -1,0 +1,154 @@
+import { Errors } from '../../infra/errors.js';
+import { isDuplicateKeyError } from '../../infra/mongo.js';
+import type { Clock } from '../clock.js';
+import type { AccountsRepo, ClusterAccount } from './accounts.repo.js';
+import { hashPassword, passwordPolicyProblem, USERNAME_PATTERN, verifyPassword } from './password.js';
+
+/** Reference (ks-installer) defaults: 10 failures in 10 minutes block for 10 minutes. */
+export const LOGIN_LIMITS = { maxFailures: 10, windowMs: 10 * 60_000, retentionMs: 7 * 24 * 3600_000, maxRecords: 100 } as const;
+
+export type LoginFailureKind = 'incorrect password' | 'account is not active' | 'auth rate limit exceeded';
+
+/** Why a password login was refused; the message is the reference's error text. */
+export class LoginFailure extends Error {
+  constructor(readonly kind: LoginFailureKind) {
+    super(kind);
+  }
+}
+
+export interface LoginAttempt {
+  username: string;
+  password: string;
+  sourceIP: string;
+  userAgent: string;
+  /** `Token` for the password grant, `Password` for HTTP Basic on API requests. */
+  type: 'Token' | 'Password';
+}
+
+// A pragmatic RFC 5322 test: the reference looks users up by e-mail when the name parses as one.
+const looksLikeEmail = (text: string) => /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/.test(text);
+
+export function createAccountsService(deps: { accounts: AccountsRepo; clock: Clock; revokeTokens: (username: string) => Promise<void> }) {
+  const { accounts, clock } = deps;
+
+  async function record(account: ClusterAccount, attempt: LoginAttempt, success: boolean, now: Date) {
+    await accounts.addLoginRecord({
+      username: account._id,
+      type: attempt.type,
+      provider: '',
+      sourceIP: attempt.sourceIP,
+      userAgent: attempt.userAgent,
+      success,
+      reason: success ? 'authenticated successfully' : 'incorrect password',
+      createdAt: now,
+    });
+    // As the reference's controller does: failed attempts update the last login time too.
+    await accounts.touchLastLogin(account._id, now);
+    await accounts.trimLoginRecords(account._id, LOGIN_LIMITS.maxRecords);
+  }
+
+  /** Blocks the account once enough failures happened in the window since its last transition. */
+  async function blockIfTooManyFailures(account: ClusterAccount, now: Date) {
+    const windowStart = new Date(now.getTime() - LOGIN_LIMITS.windowMs);
+    const since = account.lastTransitionTime > windowStart ? account.lastTransitionTime : windowStart;
+    const failures = await accounts.countFailuresSince(account._id, since);
+    if (failures >= LOGIN_LIMITS.maxFailures) {
+      const reason = `Failed login attempts exceed ${LOGIN_LIMITS.maxFailures} in last 10m0s`;
+      await accounts.transition(account._id, 'Active', 'AuthLimitExceeded', reason, now);
+    }
+  }
+
+  async function requireAccount(username: string): Promise<ClusterAccount> {
+    const account = await accounts.findByName(username);
+    if (!account) throw Errors.notFound(`cluster user "${username}" not found`);
+    return account;
+  }
+
+  return {
+    findByName: (username: string) => accounts.findByName(username),
+    listLoginRecords: (username: string) => accounts.listLoginRecords(username),
+
+    /** Checks a password login as the reference does: lookup, state, then password. */
+    async login(attempt: LoginAttempt): Promise<ClusterAccount> {
+      if (!attempt.username || !attempt.password) throw new LoginFailure('incorrect password');
+      let account = looksLikeEmail(attempt.username) ? await accounts.findByEmail(attempt.username) : await accounts.findByName(attempt.username);
+      if (!account) throw new LoginFailure('incorrect password');
+      const now = clock.now();
+      if (account.state === 'AuthLimitExceeded' && account.lastTransitionTime.getTime() + LOGIN_LIMITS.windowMs <= now.getTime()) {
+        await accounts.transition(account._id, 'AuthLimitExceeded', 'Active', '', now);
+        account = { ...account, state: 'Active', lastTransitionTime: now };
+      }
+      if (account.state === 'AuthLimitExceeded') throw new LoginFailure('auth rate limit exceeded');
+      if (account.state !== 'Active') throw new LoginFailure('account is not active');
+      if (!(await verifyPassword(attempt.password, account.passwordHash))) {
+        await record(account, attempt, false, now);
+        await blockIfTooManyFailures(account, now);
+        throw new LoginFailure('incorrect password');
+      }
+      await record(account, attempt, true, now);
+      return account;
+    },
+
+    async create(input: { username: string; email: string; password: string }, options: { uninitialized?: boolean; skipPolicy?: boolean } = {}) {
+      if (!USERNAME_PATTERN.test(input.username) || input.username.length > 63) {
+        throw Errors.missingParams(`Invalid field 'username': "${input.username}" must be lowercase letters, digits, '-' and '.'`);
+      }
+      if (!looksLikeEmail(input.email)) throw Errors.missingParams(`Invalid field 'email': "${input.email}" is not an e-mail address`);
+      const problem = options.skipPolicy ? null : passwordPolicyProblem(input.password);
+      if (problem) throw Errors.missingParams(`Invalid field 'password': ${problem}`);
+      const now = clock.now();
+      const account: ClusterAccount = {
+        _id: input.username,
+        email: input.email,
+        passwordHash: await hashPassword(input.password),
+        state: 'Active',
+        reason: '',
+        lastTransitionTime: now,
+        lastLoginTime: null,
+        uninitialized: options.uninitialized ?? false,
+        groups: [],
+        createdAt: now,
+        passwordChangedAt: now,
+      };
+      try {
+        await accounts.insert(account);
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+        const byName = await accounts.findByName(input.username);
+        throw Errors.conflict(byName ? `cluster user "${input.username}" already exists` : `user email: ${input.email} already exists`);
+      }
+      return account;
+    },
+
+    async setDisabled(username: string, disabled: boolean) {
+      await requireAccount(username);
+      await accounts.transition(username, null, disabled ? 'Disabled' : 'Active', disabled ? 'disabled by an administrator' : '', clock.now());
+      return requireAccount(username);
+    },
+
+    /** Sets a new password (policy checked) and ends the user's sessions. */
+    async resetPassword(username: string, password: string) {
+      const problem = passwordPolicyProblem(password);
+      if (problem) throw Errors.missingParams(`Invalid field 'password': ${problem}`);
+      await requireAccount(username);
+      await accounts.setPassword(username, await hashPassword(password), clock.now());
+      await deps.revokeTokens(username);
+      return requireAccount(username);
+    },
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;
+
+/** What the API and CLI show of an account (never the hash). */
+export function publicAccount(account: ClusterAccount) {
+  return {
+    username: account._id,
+    email: account.email,
+    state: account.state,
+    reason: account.reason || undefined,
+    uninitialized: account.uninitialized,
+    lastLoginTime: account.lastLoginTime?.toISOString() ?? null,
+    createdAt: account.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,92 @@
+import type { FastifyRequest } from 'fastify';
+import { Errors } from '../../infra/errors.js';
+import { type AccountsService, LoginFailure } from '../accounts/accounts.service.js';
+import { TokenError } from '../oauth/jwt.js';
+import type { TokensService } from '../oauth/tokens.service.js';
+
+/** Who is calling: a cluster user, or null for a request without credentials (anonymous). */
+export interface ClusterIdentity {
+  username: string;
+  groups: string[];
+  via: 'bearer' | 'basic';
+}
+
+export interface AuthenticateOptions {
+  /**
+   * Accept refresh tokens as bearer. Only on /oauth/*: ks-console sends its refresh token as
+   * bearer while refreshing. On /kapis a refresh token is refused (DECISIONS.md).
+   */
+  allowRefreshToken: boolean;
+}
+
+const unauthorized = (why: string) => Errors.k8s(401, 'Unauthorized', `Unauthorized: ${why}`);
+
+/** Source IP as the reference resolves it: client headers first, then the socket. */
+export function sourceIP(request: FastifyRequest): string {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return (Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim();
+  };
+  const ip = header('x-client-ip') || header('x-real-ip') || header('x-forwarded-for') || request.socket.remoteAddress || '';
+  return ip === '::1' ? '127.0.0.1' : ip.replace(/^::ffff:/, '');
+}
+
+export function createAuthenticator(deps: { accounts: AccountsService; tokens: TokensService }) {
+  const { accounts, tokens } = deps;
+
+  async function bearer(token: string, options: AuthenticateOptions): Promise<ClusterIdentity> {
+    let claims: Awaited<ReturnType<TokensService['verify']>>;
+    try {
+      claims = await tokens.verify(token);
+    } catch (error) {
+      if (error instanceof TokenError) throw unauthorized(error.message);
+      throw error;
+    }
+    if (claims.token_type !== 'access_token' && !options.allowRefreshToken) {
+      throw unauthorized(`a ${claims.token_type} cannot be used as a bearer token, use the access_token`);
+    }
+    const account = await accounts.findByName(claims.username);
+    if (!account) throw unauthorized(`user.iam.kubesphere.io "${claims.username}" not found`);
+    // A blocked (AuthLimitExceeded) account keeps its sessions, as in the reference.
+    if (account.state === 'Disabled') throw unauthorized('account is not active');
+    return { username: account._id, groups: account.groups, via: 'bearer' };
+  }
+
+  /** HTTP Basic is a full password login (the reference's Basic authenticator). */
+  async function basic(encoded: string, request: FastifyRequest): Promise<ClusterIdentity> {
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (!/^[A-Za-z0-9+/]+=*$/.test(encoded) || colon < 0) throw unauthorized('the Basic credentials are not base64 of user:password');
+    try {
+      const account = await accounts.login({
+        username: decoded.slice(0, colon),
+        password: decoded.slice(colon + 1),
+        type: 'Password',
+        sourceIP: sourceIP(request),
+        userAgent: request.headers['user-agent'] ?? '',
+      });
+      return { username: account._id, groups: account.groups, via: 'basic' };
+    } catch (error) {
+      if (error instanceof LoginFailure) throw unauthorized(error.kind);
+      throw error;
+    }
+  }
+
+  return {
+    /** Null when there is no Authorization header; a 401 Status error when it is not acceptable. */
+    async authenticate(request: FastifyRequest, options: AuthenticateOptions): Promise<ClusterIdentity | null> {
+      const header = request.headers.authorization;
+      if (header === undefined || header.trim() === '') return null;
+      const [scheme = '', credentials = ''] = header.split(' ');
+      const kind = scheme.toLowerCase();
+      if (kind === 'bearer') {
+        if (!credentials) throw unauthorized('the Bearer authorization header carries no token');
+        return bearer(credentials, options);
+      }
+      if (kind === 'basic') return basic(credentials, request);
+      throw unauthorized(`unsupported authorization scheme "${scheme}", expected Bearer`);
+    },
+  };
+}
+
+export type Authenticator = ReturnType<typeof createAuthenticator>;

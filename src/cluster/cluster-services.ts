@@ -1,0 +1,59 @@
+import type { Db } from 'mongodb';
+import type { Config } from '../config.js';
+import type { IndexDeclaration } from '../infra/mongo.js';
+import { ACCOUNT_INDEXES, createAccountsRepo } from './accounts/accounts.repo.js';
+import { createAccountsService, LOGIN_LIMITS } from './accounts/accounts.service.js';
+import { createAuthenticator } from './auth/authenticate.js';
+import type { Clock } from './clock.js';
+import { createNodesRepo, NODE_INDEXES } from './nodes/nodes.repo.js';
+import { createNodesService } from './nodes/nodes.service.js';
+import { createPodsRepo, POD_INDEXES } from './nodes/pods.repo.js';
+import { createOAuthService } from './oauth/oauth.service.js';
+import { createTokensRepo, TOKEN_INDEXES } from './oauth/tokens.repo.js';
+import { createTokensService } from './oauth/tokens.service.js';
+
+export const CLUSTER_INDEXES: readonly IndexDeclaration[] = [...ACCOUNT_INDEXES, ...TOKEN_INDEXES, ...NODE_INDEXES, ...POD_INDEXES];
+
+export const DEFAULT_ADMIN = { username: 'admin', email: 'admin@kubesphere.io' } as const;
+
+/** Builds the cluster module's services from their dependencies (used by the plugin and the CLI). */
+export function createClusterServices(deps: { db: Db; config: Config; clock: Clock }) {
+  const { db, config, clock } = deps;
+  const accountsRepo = createAccountsRepo(db);
+  const tokens = createTokensService({ tokens: createTokensRepo(db), clock, secret: config.CLUSTER_JWT_SECRET });
+  const accounts = createAccountsService({ accounts: accountsRepo, clock, revokeTokens: tokens.revokeAll });
+  const oauth = createOAuthService({ clients: config.OAUTH_CLIENTS, multipleLogin: config.CLUSTER_MULTIPLE_LOGIN, accounts, tokens });
+  const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock });
+  const authenticator = createAuthenticator({ accounts, tokens });
+
+  return {
+    clock,
+    accounts,
+    tokens,
+    oauth,
+    nodes,
+    authenticator,
+
+    /** Creates the default `admin` (uninitialized) unless it exists; true when created. */
+    async ensureDefaultAdmin(): Promise<boolean> {
+      if (await accounts.findByName(DEFAULT_ADMIN.username)) return false;
+      try {
+        // The operator chose this password explicitly, so the policy is not applied to it.
+        await accounts.create({ ...DEFAULT_ADMIN, password: config.CLUSTER_ADMIN_PASSWORD }, { uninitialized: true, skipPolicy: true });
+        return true;
+      } catch (error) {
+        // Another instance created it at the same moment.
+        if (await accounts.findByName(DEFAULT_ADMIN.username)) return false;
+        throw error;
+      }
+    },
+
+    /** Drops expired allow-list entries and login records past retention. */
+    async cleanup(): Promise<{ tokens: number; loginRecords: number }> {
+      const cutoff = new Date(clock.now().getTime() - LOGIN_LIMITS.retentionMs);
+      return { tokens: await tokens.deleteExpired(), loginRecords: await accountsRepo.deleteLoginRecordsBefore(cutoff) };
+    },
+  };
+}
+
+export type ClusterServices = ReturnType<typeof createClusterServices>;

@@ -1,0 +1,156 @@
+import { matchesSelector, parseSelector, type Requirement } from '../../domain/label-selector.js';
+import { escapeRegex } from '../../infra/mongo.js';
+import { splitPair } from './node-document.js';
+
+/**
+ * Turns the v1alpha3 list query (KubeSphere 3.4 §8.2, unknown keys ignored) into a MongoDB
+ * filter, sort and page window. Only `>`/`<` selector requirements cannot be expressed on the
+ * flat `labelPairs`/`labelKeys` arrays; they come back as `codeFilters` for the service.
+ */
+export type QueryValue = string | string[] | undefined;
+export type MongoFilter = Record<string, unknown>;
+
+export type PageWindow = { kind: 'all' } | { kind: 'none' } | { kind: 'page'; skip: number; limit: number };
+
+export interface CodeFilter {
+  target: 'labels' | 'annotations';
+  requirements: Requirement[];
+}
+
+export interface NodeListPlan {
+  filter: MongoFilter;
+  codeFilters: CodeFilter[];
+  sort: Record<string, 1 | -1>;
+  window: PageWindow;
+  /** A filter that can never match a node (e.g. ownerKind): skip the database. */
+  matchesNothing: boolean;
+}
+
+const first = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
+const last = (value: QueryValue) => (Array.isArray(value) ? value[value.length - 1] : value);
+
+/** Go's strconv.Atoi: optional sign and decimal digits only. */
+function parseGoInt(text: string | undefined): number | null {
+  if (text === undefined || !/^[+-]?\d+$/.test(text)) return null;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : null;
+}
+
+const GO_TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
+
+export function pageWindow(pageText: string | undefined, limitText: string | undefined): PageWindow {
+  const page = parseGoInt(pageText) ?? 1;
+  const limit = parseGoInt(limitText) ?? -1;
+  if (limit === -1) return { kind: 'all' };
+  if (limit <= 0) return { kind: 'none' };
+  const skip = (page - 1) * limit;
+  if (skip < 0 || !Number.isSafeInteger(skip)) return { kind: 'none' };
+  return { kind: 'page', skip, limit };
+}
+
+const FIELDS = {
+  labels: { pairs: 'labelPairs', keys: 'labelKeys' },
+  annotations: { pairs: 'annotationPairs', keys: 'annotationKeys' },
+} as const;
+
+/** Mongo clauses for the requirements that arrays can answer; the rest are returned. */
+function selectorClauses(requirements: Requirement[], target: 'labels' | 'annotations', clauses: MongoFilter[]): Requirement[] {
+  const { pairs, keys } = FIELDS[target];
+  const leftover: Requirement[] = [];
+  for (const requirement of requirements) {
+    const values = requirement.values.map((value) => `${requirement.key}=${value}`);
+    switch (requirement.operator) {
+      case 'in':
+        clauses.push({ [pairs]: values.length === 1 ? values[0] : { $in: values } });
+        break;
+      case 'notin':
+        clauses.push({ [pairs]: values.length === 1 ? { $ne: values[0] } : { $nin: values } });
+        break;
+      case 'exists':
+        clauses.push({ [keys]: requirement.key });
+        break;
+      case 'notexists':
+        clauses.push({ [keys]: { $ne: requirement.key } });
+        break;
+      default:
+        leftover.push(requirement);
+    }
+  }
+  return leftover;
+}
+
+export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
+  const clauses: MongoFilter[] = [];
+  const codeFilters: CodeFilter[] = [];
+  let matchesNothing = false;
+  const addSelector = (text: string, target: 'labels' | 'annotations', invalidMatchesAll: boolean) => {
+    const parsed = parseSelector(text);
+    if (!parsed.ok) {
+      // labelSelector: an unparseable selector is ignored; label/annotation filters then match nothing.
+      if (!invalidMatchesAll) matchesNothing = true;
+      return;
+    }
+    const leftover = selectorClauses(parsed.requirements, target, clauses);
+    if (leftover.length > 0) codeFilters.push({ target, requirements: leftover });
+  };
+
+  const selector = first(query.labelSelector);
+  if (selector) addSelector(selector, 'labels', true);
+
+  for (const [key, raw] of Object.entries(query)) {
+    const value = last(raw);
+    if (value === undefined) continue;
+    switch (key) {
+      case 'name':
+        if (value !== '') clauses.push({ _id: { $regex: escapeRegex(value) } });
+        break;
+      case 'names':
+        clauses.push({ _id: { $in: value.split(',') } });
+        break;
+      case 'uid':
+        clauses.push({ uid: value });
+        break;
+      case 'status':
+        clauses.push({ status: value });
+        break;
+      case 'label':
+        addSelector(value, 'labels', false);
+        break;
+      case 'annotation':
+        addSelector(value, 'annotations', false);
+        break;
+      case 'alias':
+        if (value !== '') clauses.push({ alias: { $regex: escapeRegex(value) } });
+        break;
+      case 'namespace':
+        // Nodes have no namespace: only the empty value matches.
+        if (value !== '') matchesNothing = true;
+        break;
+      case 'ownerReference':
+      case 'ownerKind':
+        matchesNothing = true;
+        break;
+      default:
+        // page, limit, sortBy, ascending, labelSelector, and unknown keys (ignored, as in 4.x).
+        break;
+    }
+  }
+
+  const direction = GO_TRUE.has(first(query.ascending) ?? '') ? 1 : -1;
+  const sort: Record<string, 1 | -1> = first(query.sortBy) === 'name' ? { _id: direction } : { creationTimestamp: direction, _id: direction };
+  return {
+    filter: clauses.length === 0 ? {} : clauses.length === 1 ? (clauses[0] as MongoFilter) : { $and: clauses },
+    codeFilters,
+    sort,
+    window: pageWindow(first(query.page), first(query.limit)),
+    matchesNothing,
+  };
+}
+
+/** Evaluates the requirements Mongo could not answer against a node's stored pairs. */
+export function matchesCodeFilters(codeFilters: readonly CodeFilter[], node: { labelPairs: string[]; annotationPairs: string[] }): boolean {
+  return codeFilters.every(({ target, requirements }) => {
+    const map = Object.fromEntries((target === 'labels' ? node.labelPairs : node.annotationPairs).map(splitPair));
+    return matchesSelector(requirements, map);
+  });
+}

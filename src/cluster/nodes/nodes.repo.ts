@@ -1,0 +1,65 @@
+import type { AnyBulkWriteOperation, Db, Filter } from 'mongodb';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+import type { StoredNode } from './node-document.js';
+import type { MongoFilter } from './node-query.js';
+
+const NODES = 'cluster_nodes';
+
+export const NODE_INDEXES: readonly IndexDeclaration[] = [
+  { collection: NODES, key: { creationTimestamp: -1, _id: -1 }, options: { name: 'created_name' } },
+  { collection: NODES, key: { uid: 1 }, options: { name: 'uid', unique: true } },
+  { collection: NODES, key: { status: 1 }, options: { name: 'status' } },
+  { collection: NODES, key: { labelPairs: 1 }, options: { name: 'label_pairs' } },
+  { collection: NODES, key: { labelKeys: 1 }, options: { name: 'label_keys' } },
+];
+
+export type NodeCandidate = Pick<StoredNode, '_id' | 'labelPairs' | 'annotationPairs'>;
+
+export function createNodesRepo(db: Db) {
+  const nodes = db.collection<StoredNode>(NODES);
+  const asFilter = (filter: MongoFilter) => filter as Filter<StoredNode>;
+  return {
+    count: (filter: MongoFilter) => nodes.countDocuments(asFilter(filter)),
+
+    /** One page of stored JSON, sorted and windowed in the database. */
+    async findPage(filter: MongoFilter, sort: Record<string, 1 | -1>, skip: number, limit: number | null) {
+      let cursor = nodes.find(asFilter(filter), { projection: { json: 1 } }).sort(sort);
+      if (skip > 0) cursor = cursor.skip(skip);
+      if (limit !== null) cursor = cursor.limit(limit);
+      return (await cursor.toArray()) as Pick<StoredNode, '_id' | 'json'>[];
+    },
+
+    /** Names and pairs only, for filters evaluated in code; the JSON is fetched per page. */
+    findCandidates: (filter: MongoFilter, sort: Record<string, 1 | -1>) =>
+      nodes.find(asFilter(filter), { projection: { labelPairs: 1, annotationPairs: 1 } }).sort(sort).toArray() as Promise<NodeCandidate[]>,
+
+    async findJsonByNames(names: string[]): Promise<Map<string, string>> {
+      const found = await nodes.find({ _id: { $in: names } }, { projection: { json: 1 } }).toArray();
+      return new Map(found.map((node) => [node._id, node.json]));
+    },
+
+    findByName: (name: string) => nodes.findOne({ _id: name }, { projection: { json: 1 } }),
+
+    /** Nodes of other names already holding one of these uids (an import would collide). */
+    async findUidOwners(uids: string[]): Promise<{ _id: string; uid: string }[]> {
+      return nodes.find({ uid: { $in: uids } }, { projection: { uid: 1 } }).toArray();
+    },
+
+    async upsertMany(docs: StoredNode[]): Promise<{ created: number; updated: number }> {
+      if (docs.length === 0) return { created: 0, updated: 0 };
+      const operations: AnyBulkWriteOperation<StoredNode>[] = docs.map((doc) => ({
+        replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
+      }));
+      const result = await nodes.bulkWrite(operations, { ordered: true });
+      return { created: result.upsertedCount, updated: result.matchedCount };
+    },
+
+    /** Inserts the node unless one of that name exists; true when inserted. */
+    async insertIfAbsent(doc: StoredNode): Promise<boolean> {
+      const result = await nodes.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
+      return result.upsertedCount > 0;
+    },
+  };
+}
+
+export type NodesRepo = ReturnType<typeof createNodesRepo>;

@@ -1,0 +1,90 @@
+import { Errors } from '../../infra/errors.js';
+import type { Clock } from '../clock.js';
+import { describeHostNode } from './host-node.js';
+import { parseNodeFile, parsePodFile } from './kube-import.js';
+import { type KubeNode, nodeSchema, toApiNode, toStoredNode } from './node-document.js';
+import { matchesCodeFilters, planNodeList, type QueryValue } from './node-query.js';
+import type { NodesRepo } from './nodes.repo.js';
+import { usageAnnotations, ZERO_USAGE } from './pod-usage.js';
+import type { PodsRepo } from './pods.repo.js';
+
+export interface NodeList {
+  items: KubeNode[];
+  totalItems: number;
+}
+
+export interface NodeRouteContext {
+  /** The API group of the request path, for error details. */
+  group: string;
+}
+
+export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clock: Clock }) {
+  const { nodes, pods, clock } = deps;
+
+  /** Adds the eight usage annotations; none at all when no pod is stored (reference quirk). */
+  async function annotate(stored: { _id: string; json: string }[], includeTerminated: boolean): Promise<KubeNode[]> {
+    if (stored.length === 0) return [];
+    const withPods = await pods.hasAny();
+    const usage = withPods ? await pods.usageByNode(stored.map((node) => node._id), includeTerminated) : new Map();
+    return stored.map(({ _id, json }) => {
+      if (!withPods) return toApiNode(json, null);
+      const plain = toApiNode(json, null) as KubeNode & { status?: { allocatable?: Record<string, string> } };
+      return toApiNode(json, usageAnnotations(usage.get(_id) ?? ZERO_USAGE, plain.status?.allocatable));
+    });
+  }
+
+  return {
+    async list(query: Record<string, QueryValue>): Promise<NodeList> {
+      const plan = planNodeList(query);
+      if (plan.matchesNothing) return { items: [], totalItems: 0 };
+      const { window } = plan;
+      if (plan.codeFilters.length === 0) {
+        // Everything runs in the database: a count and one page.
+        const totalItems = await nodes.count(plan.filter);
+        if (window.kind === 'none' || (window.kind === 'page' && window.skip >= totalItems)) return { items: [], totalItems };
+        const page = window.kind === 'page' ? await nodes.findPage(plan.filter, plan.sort, window.skip, window.limit) : await nodes.findPage(plan.filter, plan.sort, 0, null);
+        return { items: await annotate(page, false), totalItems };
+      }
+      // `>`/`<` requirements: narrow in the database, finish in code on names and pairs only.
+      const candidates = (await nodes.findCandidates(plan.filter, plan.sort)).filter((node) => matchesCodeFilters(plan.codeFilters, node));
+      const totalItems = candidates.length;
+      const selected = window.kind === 'all' ? candidates : window.kind === 'none' ? [] : candidates.slice(window.skip, window.skip + window.limit);
+      const json = await nodes.findJsonByNames(selected.map((node) => node._id));
+      const page = selected.flatMap((node) => (json.has(node._id) ? [{ _id: node._id, json: json.get(node._id) as string }] : []));
+      return { items: await annotate(page, false), totalItems };
+    },
+
+    async get(name: string, context: NodeRouteContext): Promise<KubeNode> {
+      const found = await nodes.findByName(name);
+      if (!found) throw Errors.k8s(404, 'NotFound', `node "${name}" not found`, { name, group: context.group, kind: 'nodes' });
+      // As the reference's single GET does, terminated pods count too.
+      const [node] = await annotate([found], true);
+      return node as KubeNode;
+    },
+
+    async importNodes(text: string) {
+      const docs = parseNodeFile(text, clock.now());
+      const owners = await nodes.findUidOwners(docs.map((doc) => doc.uid));
+      const names = new Map(docs.map((doc) => [doc.uid, doc._id]));
+      const clash = owners.find((owner) => names.get(owner.uid) !== owner._id);
+      if (clash) {
+        throw Errors.conflict(`the file was not imported, nothing changed: uid ${clash.uid} of node "${names.get(clash.uid)}" already belongs to node "${clash._id}"`);
+      }
+      return { kind: 'NodeList', ...(await nodes.upsertMany(docs)), names: docs.map((doc) => doc._id) };
+    },
+
+    async importPods(text: string) {
+      const docs = parsePodFile(text, clock.now());
+      return { kind: 'PodList', ...(await pods.upsertMany(docs)), count: docs.length };
+    },
+
+    /** Registers this machine as a node unless a node of its name exists. */
+    async registerHostNode(): Promise<{ name: string; created: boolean }> {
+      const now = clock.now();
+      const doc = toStoredNode(nodeSchema.parse(await describeHostNode(now)), now);
+      return { name: doc._id, created: await nodes.insertIfAbsent(doc) };
+    },
+  };
+}
+
+export type NodesService = ReturnType<typeof createNodesService>;

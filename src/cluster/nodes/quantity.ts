@@ -1,0 +1,85 @@
+/**
+ * Kubernetes resource quantities ("100m", "1.5Gi", "1e3", "128974848"), parsed exactly with
+ * BigInt so that "0.1" cpu is 100 millicores, not 101 after float rounding. Rounding up to the
+ * unit, as apimachinery's MilliValue()/Value() do.
+ */
+const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$/;
+
+const DECIMAL_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_SUFFIX: Record<string, number> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
+
+export function isQuantity(text: string): boolean {
+  return QUANTITY.test(text);
+}
+
+/** The quantity times 10^scale, rounded up (scale 3 = milli-units, 0 = units). Throws on bad text. */
+export function scaledQuantity(text: string, scale: number): bigint {
+  const match = QUANTITY.exec(text.trim());
+  if (!match) throw new Error(`invalid quantity '${text}'`);
+  const [, sign, number = '0', exponent, suffix] = match;
+  const [whole = '', fraction = ''] = number.split('.');
+  let mantissa = BigInt(`${whole}${fraction}` || '0');
+  let exp10 = -fraction.length + scale + (exponent ? Number(exponent) : 0);
+  if (suffix && suffix in BINARY_SUFFIX) mantissa *= 1024n ** BigInt(BINARY_SUFFIX[suffix] as number);
+  else if (suffix) exp10 += DECIMAL_SUFFIX[suffix] as number;
+  let value: bigint;
+  if (exp10 >= 0) value = mantissa * 10n ** BigInt(exp10);
+  else {
+    const divisor = 10n ** BigInt(-exp10);
+    value = mantissa / divisor + (mantissa % divisor === 0n ? 0n : 1n);
+  }
+  return sign === '-' ? -value : value;
+}
+
+export const milliValue = (text: string): number => Number(scaledQuantity(text, 3));
+export const unitValue = (text: string): number => Number(scaledQuantity(text, 0));
+
+function largestExactSuffix(value: bigint, steps: readonly [bigint, string][]): string {
+  for (const [factor, suffix] of steps) {
+    if (value % factor === 0n) return `${value / factor}${suffix}`;
+  }
+  return String(value);
+}
+
+const DECIMAL_STEPS_FROM_MILLI: [bigint, string][] = [
+  [10n ** 21n, 'E'],
+  [10n ** 18n, 'P'],
+  [10n ** 15n, 'T'],
+  [10n ** 12n, 'G'],
+  [10n ** 9n, 'M'],
+  [10n ** 6n, 'k'],
+  [10n ** 3n, ''],
+  [1n, 'm'],
+];
+
+/** Canonical decimal form of a milli-unit amount, e.g. 1350 → "1350m", 2000 → "2". */
+export function formatMilli(millis: number): string {
+  if (millis === 0) return '0';
+  return largestExactSuffix(BigInt(Math.round(millis)), DECIMAL_STEPS_FROM_MILLI);
+}
+
+const BINARY_STEPS: [bigint, string][] = [
+  [1024n ** 6n, 'Ei'],
+  [1024n ** 5n, 'Pi'],
+  [1024n ** 4n, 'Ti'],
+  [1024n ** 3n, 'Gi'],
+  [1024n ** 2n, 'Mi'],
+  [1024n, 'Ki'],
+];
+const DECIMAL_STEPS: [bigint, string][] = DECIMAL_STEPS_FROM_MILLI.slice(0, 7).map(([factor, suffix]) => [factor / 1000n, suffix]);
+
+/** Byte amounts: binary suffix when exact (240Mi), otherwise canonical decimal (1500M, 1234). */
+export function formatBytes(bytes: number): string {
+  if (bytes === 0) return '0';
+  const value = BigInt(Math.round(bytes));
+  for (const [factor, suffix] of BINARY_STEPS) {
+    if (value % factor === 0n) return `${value / factor}${suffix}`;
+  }
+  return largestExactSuffix(value, DECIMAL_STEPS);
+}
+
+/** Integer percent, truncated, with a % suffix; "0%" when there is nothing allocatable. */
+export function formatFraction(used: number, allocatable: number): string {
+  if (!(allocatable > 0)) return '0%';
+  return `${Math.trunc((used / allocatable) * 100)}%`;
+}

@@ -1,0 +1,58 @@
+import formbody from '@fastify/formbody';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../infra/errors.js';
+import { sourceIP } from '../auth/authenticate.js';
+import { logoutQuerySchema, tokenRequestSchema, tokenResponseSchema } from './oauth.schema.js';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/** /oauth/token (form-urlencoded only) and /oauth/logout. */
+export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
+  // Only form bodies here: JSON, multipart and unknown types get 415 (the reference refuses JSON).
+  app.removeAllContentTypeParsers();
+  await app.register(formbody);
+
+  app.post(
+    '/oauth/token',
+    {
+      config: {
+        docs: {
+          summary: 'Issue tokens (password or refresh_token grant)',
+          tags: ['cluster oauth'],
+          input: tokenRequestSchema,
+          bodyContentType: FORM,
+          response: tokenResponseSchema,
+          enveloped: false,
+        },
+      },
+    },
+    async (request) => {
+      const form = tokenRequestSchema.parse(request.body ?? {});
+      return app.cluster.oauth.token(form, { sourceIP: sourceIP(request), userAgent: request.headers['user-agent'] ?? '' });
+    },
+  );
+
+  app.route({
+    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+    url: '/oauth/token',
+    handler: async () => {
+      throw new AppError({ httpStatus: 405, code: 405, statusText: 'methodNotAllowed', message: 'Method Not Allowed', oauthError: 'invalid_request', headers: { allow: 'POST' } });
+    },
+  });
+
+  app.get(
+    '/oauth/logout',
+    { config: { docs: { summary: "End every session of the caller's account", tags: ['cluster oauth'], input: logoutQuerySchema, auth: ['clusterBearer'], enveloped: false } } },
+    async (request, reply) => {
+      const query = logoutQuerySchema.parse(request.query ?? {});
+      await app.cluster.oauth.logout(request.clusterIdentity?.username ?? null);
+      if (query.post_logout_redirect_uri) {
+        const target = new URL(query.post_logout_redirect_uri, 'http://invalid.local');
+        if (query.state) target.searchParams.set('state', query.state);
+        const location = /^[a-z][a-z0-9+.-]*:/i.test(query.post_logout_redirect_uri) ? target.toString() : `${target.pathname}${target.search}`;
+        return reply.redirect(location, 302);
+      }
+      return { message: 'success' };
+    },
+  );
+}

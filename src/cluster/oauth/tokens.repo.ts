@@ -1,0 +1,33 @@
+import type { Db } from 'mongodb';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+import type { TokenType } from './jwt.js';
+
+const TOKENS = 'cluster_tokens';
+
+/** The allow-list: a token is valid only while its SHA-256 digest is stored here. */
+export interface AllowedToken {
+  _id: string;
+  username: string;
+  tokenType: TokenType;
+  expiresAt: Date;
+  issuedAt: Date;
+}
+
+export const TOKEN_INDEXES: readonly IndexDeclaration[] = [
+  { collection: TOKENS, key: { username: 1 }, options: { name: 'username' } },
+  { collection: TOKENS, key: { expiresAt: 1 }, options: { name: 'expires' } },
+];
+
+export function createTokensRepo(db: Db) {
+  const tokens = db.collection<AllowedToken>(TOKENS);
+  return {
+    // Upsert: two identical JWTs (same user, same second) share one entry.
+    save: (entry: AllowedToken) => tokens.replaceOne({ _id: entry._id }, entry, { upsert: true }),
+    find: (digest: string) => tokens.findOne({ _id: digest }),
+    deleteForUser: async (username: string) => (await tokens.deleteMany({ username })).deletedCount,
+    deleteExpired: async (now: Date) => (await tokens.deleteMany({ expiresAt: { $lte: now } })).deletedCount,
+    countForUser: (username: string) => tokens.countDocuments({ username }),
+  };
+}
+
+export type TokensRepo = ReturnType<typeof createTokensRepo>;

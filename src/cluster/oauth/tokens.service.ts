@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { type ClusterClaims, signToken, TokenError, type TokenType, verifyToken } from './jwt.js';
+import type { TokensRepo } from './tokens.repo.js';
+
+export const ACCESS_TOKEN_SECONDS = 7200;
+/** Access lifetime plus the reference's default inactivity timeout (2 h + 2 h). */
+export const REFRESH_TOKEN_SECONDS = 14400;
+const ISSUER = 'kubesphere';
+
+export interface TokenPair {
+  access_token: string;
+  token_type: 'Bearer';
+  refresh_token: string;
+  expires_in: number;
+}
+
+export const tokenDigest = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; secret: string }) {
+  const { tokens, clock, secret } = deps;
+
+  async function issueOne(username: string, type: TokenType, lifetime: number, iat: number, extra?: Record<string, string[]>) {
+    const claims: ClusterClaims = { iss: ISSUER, sub: username, username, token_type: type, iat, exp: iat + lifetime };
+    if (extra && Object.keys(extra).length > 0) claims.extra = extra;
+    const token = signToken(claims, secret);
+    await tokens.save({ _id: tokenDigest(token), username, tokenType: type, expiresAt: new Date(claims.exp * 1000), issuedAt: new Date(iat * 1000) });
+    return token;
+  }
+
+  return {
+    async issuePair(username: string, extra?: Record<string, string[]>): Promise<TokenPair> {
+      const iat = Math.floor(clock.now().getTime() / 1000);
+      const access = await issueOne(username, 'access_token', ACCESS_TOKEN_SECONDS, iat, extra);
+      const refresh = await issueOne(username, 'refresh_token', REFRESH_TOKEN_SECONDS, iat, extra);
+      return { access_token: access, token_type: 'Bearer', refresh_token: refresh, expires_in: ACCESS_TOKEN_SECONDS };
+    },
+
+    /** Signature, expiry, issue time, then presence in the allow-list. Throws TokenError. */
+    async verify(token: string): Promise<ClusterClaims> {
+      const now = clock.now();
+      const claims = verifyToken(token, secret, now);
+      const entry = await tokens.find(tokenDigest(token));
+      if (!entry || entry.expiresAt <= now) throw new TokenError('token not found in cache');
+      return claims;
+    },
+
+    revokeAll: async (username: string) => {
+      await tokens.deleteForUser(username);
+    },
+    deleteExpired: () => tokens.deleteExpired(clock.now()),
+    countForUser: (username: string) => tokens.countForUser(username),
+  };
+}
+
+export type TokensService = ReturnType<typeof createTokensService>;
