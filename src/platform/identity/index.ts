@@ -3,8 +3,10 @@ import fp from 'fastify-plugin';
 import modelsPlugin from '../system/models.plugin.js';
 import { systemRoutes } from '../system/system.routes.js';
 import { accountRoutes } from './account.routes.js';
+import { apiKeyRoutes } from './api-keys.routes.js';
 import identityPlugin, { publishPlatformHandles } from './identity.plugin.js';
 import teamLimitsPlugin from './team-limits.plugin.js';
+import { teamRoutes } from './team.routes.js';
 
 /**
  * The identity module of the platform API (users, teams, sessions, keys, limits, system data).
@@ -18,6 +20,8 @@ export default fp(
     await app.register(modelsPlugin);
     publishPlatformHandles(app);
     await app.register(accountRoutes);
+    await app.register(apiKeyRoutes);
+    await app.register(teamRoutes);
     await app.register(systemRoutes);
   },
   { name: 'platform-identity' },

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { zIntLike, zName, zObjectId } from '../../infra/zod.js';
+
+const expiredTime = z
+  .union([z.iso.datetime({ offset: true }), z.iso.date(), z.number().int().nonnegative()])
+  .transform((value) => new Date(value))
+  .refine((date) => !Number.isNaN(date.getTime()), 'must be a date');
+
+/** `maxUsagePoints` -1 is unlimited, as the reference. */
+export const apiKeyLimitSchema = z.strictObject({
+  expiredTime: expiredTime.nullable().optional(),
+  maxUsagePoints: zIntLike.pipe(z.number().int().min(-1, 'must be -1 (unlimited) or more')).default(-1),
+});
+
+const appId = z.union([zObjectId, z.literal('')]).optional().transform((value) => value || undefined);
+
+export const apiKeyCreateSchema = z.strictObject({
+  appId,
+  name: zName.default('Api Key'),
+  limit: apiKeyLimitSchema.optional(),
+});
+
+export const apiKeyListSchema = z.strictObject({ appId });
+
+export const apiKeyUpdateSchema = z.strictObject({
+  _id: zObjectId,
+  name: zName.optional(),
+  limit: apiKeyLimitSchema.optional(),
+  // Sent by the reference client and ignored: a key's app binding never changes.
+  appId: z.string().optional(),
+});
+
+export const apiKeyDeleteSchema = z.strictObject({ id: zObjectId });

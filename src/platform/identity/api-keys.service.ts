@@ -1,0 +1,93 @@
+import { randomInt } from 'node:crypto';
+import { ObjectId } from 'mongodb';
+import { Errors } from '../../infra/errors.js';
+import type { AuthContext } from '../auth/types.js';
+import { type ApiKeyDoc, type ApiKeysRepo, digestApiKey } from './api-keys.repo.js';
+import type { ResourceAccess } from './resource-access.js';
+import { teamPermissionAllows } from './team-permission.js';
+
+/** Keys per member and per app (or per member for global keys), as the reference. */
+export const MAX_KEYS_PER_SCOPE = 10;
+
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+const ALPHANUMERIC = `${LETTERS}${LETTERS.toUpperCase()}0123456789`;
+
+/** `<prefix>-` + a letter + 51..64 alphanumerics (the reference's shape), from a CSPRNG. */
+export function generateApiKey(prefix = 'fastgpt'): string {
+  const length = randomInt(51, 65);
+  let body = LETTERS[randomInt(LETTERS.length)] as string;
+  for (let i = 0; i < length; i++) body += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
+  return `${prefix}-${body}`;
+}
+
+/** The list shape of the reference, with the key masked (we never have it in full again). */
+export function serializeApiKey(doc: ApiKeyDoc) {
+  const id = doc._id.toHexString();
+  return {
+    _id: id,
+    id,
+    teamId: doc.teamId.toHexString(),
+    tmbId: doc.tmbId.toHexString(),
+    apiKey: `******${doc.apiKeyTail}`,
+    createTime: doc.createTime,
+    lastUsedTime: doc.lastUsedTime,
+    appId: doc.appId,
+    name: doc.name,
+    usagePoints: doc.usagePoints,
+    limit: { maxUsagePoints: doc.limit?.maxUsagePoints ?? -1, expiredTime: doc.limit?.expiredTime },
+  };
+}
+
+type LimitInput = { expiredTime?: Date | null; maxUsagePoints: number };
+const toLimit = (limit: LimitInput | undefined): ApiKeyDoc['limit'] => ({
+  maxUsagePoints: limit?.maxUsagePoints ?? -1,
+  ...(limit?.expiredTime ? { expiredTime: limit.expiredTime } : {}),
+});
+
+export function createApiKeysService(deps: { keys: ApiKeysRepo; access: ResourceAccess; prefix: () => string }) {
+  const { keys, access } = deps;
+
+  /** Update and delete need owner level: the bound app's owner, or the team owner or key creator. */
+  async function ownKey(auth: AuthContext, id: string): Promise<ApiKeyDoc> {
+    const key = await keys.findInTeam(new ObjectId(id), new ObjectId(auth.teamId));
+    if (!key) throw Errors.openapiUnExist(`API key ${id} not found in your team`);
+    if (key.appId) await access.authApp(auth, key.appId, 'owner');
+    else if (!teamPermissionAllows(auth.teamPermission, 'owner') && !key.tmbId.equals(new ObjectId(auth.tmbId))) {
+      throw Errors.openapiUnAuth('Only the team owner or the creator of this API key can change it');
+    }
+    return key;
+  }
+
+  return {
+    async create(auth: AuthContext, input: { appId?: string; name: string; limit?: LimitInput }): Promise<string> {
+      if (input.appId) await access.authApp(auth, input.appId, 'manage');
+      else if (!teamPermissionAllows(auth.teamPermission, 'write')) throw Errors.unAuthTeam('Creating an API key needs write permission on the team');
+      const teamId = new ObjectId(auth.teamId);
+      const tmbId = new ObjectId(auth.tmbId);
+      if ((await keys.countOfMember(teamId, tmbId, input.appId)) >= MAX_KEYS_PER_SCOPE) {
+        throw Errors.openapiExceedLimit(`Up to ${MAX_KEYS_PER_SCOPE} API keys per member${input.appId ? ' for one app' : ''}`);
+      }
+      const apiKey = generateApiKey(deps.prefix());
+      await keys.insert({ teamId, tmbId, apiKeyDigest: digestApiKey(apiKey), apiKeyTail: apiKey.slice(-4), appId: input.appId, name: input.name, limit: toLimit(input.limit) });
+      return apiKey;
+    },
+
+    /** App keys: every key of the app (app manage needed). Global keys: the team's, or only your own unless you manage the team. */
+    async list(auth: AuthContext, appId: string | undefined) {
+      if (appId) await access.authApp(auth, appId, 'manage');
+      const ownOnly = !appId && !teamPermissionAllows(auth.teamPermission, 'manage');
+      const docs = await keys.list(new ObjectId(auth.teamId), appId, ownOnly ? new ObjectId(auth.tmbId) : undefined);
+      return docs.map(serializeApiKey);
+    },
+
+    async update(auth: AuthContext, input: { _id: string; name?: string; limit?: LimitInput }): Promise<void> {
+      const key = await ownKey(auth, input._id);
+      await keys.update(key._id, key.teamId, { name: input.name, limit: input.limit ? toLimit(input.limit) : undefined });
+    },
+
+    async remove(auth: AuthContext, id: string): Promise<void> {
+      const key = await ownKey(auth, id);
+      await keys.delete(key._id, key.teamId);
+    },
+  };
+}
