@@ -1,4 +1,68 @@
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Errors } from '../../infra/errors.js';
+import { createResourcePermissionService, RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
+import { createAppCrud } from './app-crud.service.js';
+import { APP_INDEXES, type App, createAppsRepo } from './apps.repo.js';
+import { registerAppRoutes } from './apps.routes.js';
+import { APP_FOLDER_TYPES } from './apps.schema.js';
+import { type AppsDeps, createAppsCore } from './apps.service.js';
+import { createChatLogsRepo } from './chat-logs.repo.js';
+import { registerHttpPluginRoutes } from './http-plugin.routes.js';
+import { registerPluginEndpoints } from './system-plugins/plugin-endpoints.routes.js';
+import { registerSystemPluginRoutes } from './system-plugins/system-plugins.routes.js';
+import { runSystemPlugin, type SystemPluginContext } from './system-plugins/registry.js';
+import { registerTemplateRoutes } from './templates/templates.routes.js';
+import { APP_VERSION_INDEXES, createVersionsRepo } from './versions.repo.js';
+import { latestVersionOf, registerVersionRoutes } from './versions.routes.js';
 
-/** The apps module of the platform API (routes registered here). */
-export default async function appsModule(_app: FastifyInstance): Promise<void> {}
+/** What other modules (chat, share links) use to read apps; workflow parts come decoded. */
+export interface AppsAccess {
+  findApp(appId: string): Promise<App | null>;
+  /** The newest published version (what chat runs), else the app's draft. */
+  latestVersion(app: App): Promise<{ versionId?: string; nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; chatConfig: Record<string, unknown> }>;
+  /** Runs a built-in system plugin callback by name (getTime, mathExprVal, fetchUrl, ...). */
+  runSystemPlugin(name: string, inputs: Record<string, unknown>, context?: Partial<SystemPluginContext>): Promise<Record<string, unknown>>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    appsAccess: AppsAccess;
+  }
+}
+
+/** The apps module of the platform API: apps, folders, permissions, versions, plugins, templates. */
+export default fp(
+  async function appsModule(app: FastifyInstance): Promise<void> {
+    const db = app.mongo.db;
+    app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
+    const perms = createResourcePermissionService(db, {
+      collection: 'apps',
+      resourceType: 'app',
+      folderTypes: APP_FOLDER_TYPES,
+      errors: { notFound: Errors.appUnExist, forbidden: Errors.unAuthApp },
+      label: 'App',
+    });
+    const deps: AppsDeps = { apps: createAppsRepo(db), versions: createVersionsRepo(db), perms, teamLimits: () => app.teamLimits };
+    const core = createAppsCore(deps);
+    const pluginContext: SystemPluginContext = {
+      db,
+      fetchOptions: { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES },
+    };
+    app.decorate('appsAccess', {
+      findApp: (appId: string) => deps.apps.findById(appId),
+      latestVersion: (found: App) => latestVersionOf(deps.versions, found),
+      runSystemPlugin: (name: string, inputs: Record<string, unknown>, context?: Partial<SystemPluginContext>) => runSystemPlugin(name, inputs, { ...pluginContext, ...context }),
+    } satisfies AppsAccess);
+
+    await app.register(async (scope) => {
+      registerAppRoutes(scope, createAppCrud(core, deps), core, deps, createChatLogsRepo(db));
+      registerVersionRoutes(scope, core, deps);
+      registerHttpPluginRoutes(scope, core, deps, pluginContext.fetchOptions);
+      registerTemplateRoutes(scope);
+      registerSystemPluginRoutes(scope, core, deps);
+      registerPluginEndpoints(scope, pluginContext);
+    });
+  },
+  { name: 'platform-apps' },
+);

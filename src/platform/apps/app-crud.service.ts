@@ -1,0 +1,196 @@
+import { Errors } from '../../infra/errors.js';
+import type { AuthContext } from '../auth/types.js';
+import type { App, AppDoc } from './apps.repo.js';
+import type { z } from 'zod';
+import { CHAT_APP_TYPES, type createAppInput, type createFolderInput, type listAppsInput, type updateAppInput } from './apps.schema.js';
+import { type AppsCore, type AppsDeps, isFolderType } from './apps.service.js';
+
+const RECENT_LIMIT = 15;
+const SEARCH_LIMIT = 20;
+const LIST_LIMIT = 1000;
+
+/** The detail shape: the stored app plus the caller's permission, ids as text. */
+export function presentApp(app: App, permission: unknown, defaultPermission: number, canWrite: boolean) {
+  return {
+    _id: app._id.toHexString(),
+    parentId: app.parentId ? app.parentId.toHexString() : null,
+    teamId: app.teamId.toHexString(),
+    tmbId: app.tmbId.toHexString(),
+    type: app.type,
+    version: app.version,
+    name: app.name,
+    avatar: app.avatar,
+    intro: app.intro,
+    updateTime: app.updateTime,
+    modules: canWrite ? app.modules : [],
+    edges: canWrite ? app.edges : [],
+    pluginData: app.pluginData,
+    chatConfig: app.chatConfig ?? {},
+    scheduledTriggerConfig: app.scheduledTriggerConfig ?? null,
+    scheduledTriggerNextTime: app.scheduledTriggerNextTime ?? null,
+    teamTags: app.teamTags ?? [],
+    inheritPermission: app.inheritPermission !== false,
+    defaultPermission,
+    permission,
+  };
+}
+
+export function createAppCrud(core: AppsCore, deps: AppsDeps) {
+  return {
+    async create(auth: AuthContext, input: z.output<typeof createAppInput>): Promise<string> {
+      core.assertTeam(auth, 'write');
+      await core.assertWritableParent(auth, input.parentId);
+      if (CHAT_APP_TYPES.includes(input.type)) await core.assertAppAmount(auth.teamId, 1);
+      return core.insertApp(auth, { ...input, parentId: input.parentId ?? null });
+    },
+
+    async createFolder(auth: AuthContext, input: z.output<typeof createFolderInput>): Promise<null> {
+      core.assertTeam(auth, 'write');
+      await core.assertWritableParent(auth, input.parentId);
+      await core.insertApp(auth, { parentId: input.parentId ?? null, name: input.name, intro: input.intro, type: 'folder' });
+      return null;
+    },
+
+    async folderPath(auth: AuthContext, parentId: string | null | undefined) {
+      if (!parentId) return [];
+      await core.authorize(auth, parentId, 'read', 'parentId');
+      const path: { parentId: string; parentName: string }[] = [];
+      const seen = new Set<string>();
+      let current: string | null = parentId;
+      while (current && !seen.has(current)) {
+        seen.add(current);
+        const found = (await deps.apps.names([current])).get(current);
+        if (!found || found.teamId !== auth.teamId) break;
+        path.unshift({ parentId: current, parentName: found.name });
+        current = found.parentId;
+      }
+      return path;
+    },
+
+    async list(auth: AuthContext, input: z.output<typeof listAppsInput>) {
+      if (input.parentId) await core.authorize(auth, input.parentId, 'read', 'parentId');
+      else core.assertTeam(auth, 'read');
+      const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
+      const searchKey = input.searchKey?.trim() || undefined;
+      const docs = await deps.apps.list({
+        teamId: auth.teamId,
+        // A search covers the whole team, recent chats too; otherwise parentId absent = whole team.
+        parentId: input.getRecentlyChat || searchKey ? undefined : input.parentId,
+        types: input.getRecentlyChat ? [...CHAT_APP_TYPES] : types,
+        searchKey,
+        limit: searchKey ? SEARCH_LIMIT : LIST_LIMIT,
+      });
+      const resolved = await deps.perms.resolveMany(auth, docs as unknown as AppDoc[]);
+      const out = [];
+      for (const doc of docs) {
+        const r = resolved.get(doc._id.toHexString());
+        if (!r?.permission.hasReadPer) continue;
+        out.push({
+          _id: doc._id.toHexString(),
+          parentId: doc.parentId ? doc.parentId.toHexString() : null,
+          tmbId: doc.tmbId.toHexString(),
+          avatar: doc.avatar,
+          type: doc.type,
+          name: doc.name,
+          intro: doc.intro,
+          updateTime: doc.updateTime,
+          permission: r.permission,
+          defaultPermission: r.defaultPermission ?? 0,
+          pluginData: doc.pluginData,
+          inheritPermission: doc.inheritPermission !== false,
+        });
+        if (input.getRecentlyChat && out.length >= RECENT_LIMIT) break;
+      }
+      return out;
+    },
+
+    async detail(auth: AuthContext, appId: string) {
+      const { permission, defaultPermission } = await core.authorize(auth, appId, 'read');
+      return presentApp(await core.load(auth, appId), permission, defaultPermission, permission.hasWritePer);
+    },
+
+    /** Fields, default permission and move (checked in that order before anything is written). */
+    async update(auth: AuthContext, input: z.output<typeof updateAppInput>): Promise<null> {
+      const wantsPermission = input.defaultPermission !== undefined;
+      const { doc } = await core.authorize(auth, input.appId, wantsPermission ? 'manage' : 'write');
+      if (input.type && isFolderType(input.type) !== isFolderType(doc.type)) {
+        throw Errors.invalidAppType(`Invalid field 'type': an app of type ${doc.type} cannot become ${input.type}`);
+      }
+      if (wantsPermission && ![0, 4, 6, 7].includes(input.defaultPermission as number)) {
+        throw Errors.missingParams(`Invalid field 'defaultPermission': must be one of 0, 4, 6, 7`);
+      }
+      const currentParent = doc.parentId ? doc.parentId.toHexString() : null;
+      if (input.parentId !== undefined && input.parentId !== currentParent) await deps.perms.move(auth, doc, input.parentId);
+      if (wantsPermission) {
+        const fresh = (await deps.perms.tree.findById(input.appId)) ?? doc;
+        await deps.perms.changeDefaultPermission(auth, fresh, input.defaultPermission as number);
+      }
+      const set: Partial<AppDoc> = {};
+      if (input.name) set.name = input.name;
+      if (input.type) set.type = input.type;
+      if (input.avatar) set.avatar = input.avatar;
+      if (input.intro !== undefined) set.intro = input.intro;
+      if (input.teamTags) set.teamTags = input.teamTags;
+      if (input.nodes) set.modulesJson = JSON.stringify(input.nodes);
+      if (input.edges) set.edgesJson = JSON.stringify(input.edges);
+      if (input.chatConfig) set.chatConfigJson = JSON.stringify(input.chatConfig);
+      await deps.apps.update(auth.teamId, input.appId, set);
+      return null;
+    },
+
+    async remove(auth: AuthContext, appId: string): Promise<null> {
+      await core.authorize(auth, appId, 'owner');
+      await core.deleteTree(auth.teamId, appId);
+      return null;
+    },
+
+    async copy(auth: AuthContext, appId: string): Promise<{ appId: string }> {
+      await core.authorize(auth, appId, 'write');
+      core.assertTeam(auth, 'write');
+      const source = await core.load(auth, appId);
+      const parentId = source.parentId ? source.parentId.toHexString() : null;
+      await core.assertWritableParent(auth, parentId);
+      if (core.countsTowardLimit(source.type)) await core.assertAppAmount(auth.teamId, 1);
+      const { apiSchemaStr, customHeaders, pluginUniId } = source.pluginData ?? {};
+      const id = await core.insertApp(auth, {
+        parentId,
+        name: `${source.name} Copy`.slice(0, 200),
+        intro: source.intro,
+        avatar: source.avatar,
+        type: source.type,
+        modules: source.modules,
+        edges: source.edges,
+        chatConfig: source.chatConfig,
+        pluginData: { apiSchemaStr, customHeaders, pluginUniId },
+      });
+      return { appId: id };
+    },
+
+    async transitionWorkflow(auth: AuthContext, appId: string, createNew: boolean): Promise<{ id: string } | Record<string, never>> {
+      await core.authorize(auth, appId, 'owner');
+      const app = await core.load(auth, appId);
+      if (app.type !== 'simple') throw Errors.invalidAppType(`App ${appId} is of type ${app.type}; only simple apps can become workflows`);
+      if (!createNew) {
+        await deps.apps.update(auth.teamId, appId, { type: 'advanced' });
+        return {};
+      }
+      await core.assertAppAmount(auth.teamId, 1);
+      const id = await core.insertApp(auth, {
+        parentId: app.parentId ? app.parentId.toHexString() : null,
+        name: `${app.name} Copy`.slice(0, 200),
+        avatar: app.avatar,
+        type: 'advanced',
+        modules: app.modules,
+        edges: app.edges,
+      });
+      return { id };
+    },
+
+    async resumeInheritPermission(auth: AuthContext, appId: string): Promise<null> {
+      const { doc } = await core.authorize(auth, appId, 'manage');
+      await deps.perms.resumeInheritance(auth, doc);
+      return null;
+    },
+  };
+}
+

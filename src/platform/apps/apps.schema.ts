@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { zBoolLike, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId } from '../../infra/zod.js';
+
+/** Stored AppTypeEnum values ('advanced' is the workflow type). */
+export const APP_TYPES = ['folder', 'simple', 'advanced', 'plugin', 'httpPlugin'] as const;
+export type AppType = (typeof APP_TYPES)[number];
+export const APP_FOLDER_TYPES: readonly AppType[] = ['folder', 'httpPlugin'];
+/** Types counted by the team's app limit and shown among recently chatted apps. */
+export const CHAT_APP_TYPES: readonly AppType[] = ['simple', 'advanced', 'plugin'];
+
+export const zAppType = z.enum(APP_TYPES, { message: `must be one of ${APP_TYPES.join(', ')}` });
+const zAppId = zObjectId;
+/** Workflow nodes and edges: arrays of objects (their inner shape belongs to the workflow engine). */
+export const zNodes = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of node objects' });
+export const zEdges = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of edge objects' });
+export const zChatConfig = z.record(z.string(), z.unknown());
+const zAvatar = z.string().max(1000);
+const zIntro = z.string().max(5000);
+
+export const appIdInput = z.object({ appId: zAppId });
+
+export const createAppInput = z.object({
+  parentId: zParentId.optional(),
+  name: zName,
+  avatar: zAvatar.optional(),
+  intro: zIntro.optional(),
+  type: zAppType,
+  modules: zNodes,
+  edges: zEdges.optional(),
+  chatConfig: zChatConfig.optional(),
+});
+
+export const createFolderInput = z.object({ parentId: zParentId.optional(), name: zName, intro: zIntro.optional() });
+
+export const folderPathInput = z.object({ parentId: z.union([zObjectId, z.literal(''), z.null()]).optional() });
+
+export const listAppsInput = z.object({
+  parentId: zParentId.optional(),
+  type: z.union([zAppType, z.array(zAppType)]).optional(),
+  getRecentlyChat: zBoolLike.optional(),
+  searchKey: z.string().max(200).optional(),
+});
+
+export const updateAppInput = z.object({
+  appId: zAppId,
+  parentId: zParentId.optional(),
+  name: zName.optional(),
+  type: zAppType.optional(),
+  avatar: zAvatar.optional(),
+  intro: zIntro.optional(),
+  nodes: zNodes.optional(),
+  edges: zEdges.optional(),
+  chatConfig: zChatConfig.optional(),
+  teamTags: z.array(z.string().max(100)).max(100).optional(),
+  defaultPermission: zIntLike.optional(),
+});
+
+export const transitionInput = z.object({ appId: zAppId, createNew: zBoolLike.optional() });
+
+export const chatLogsInput = z.object({
+  appId: zAppId,
+  pageNum: zPageNum,
+  pageSize: zPageSize(30, 20),
+  dateStart: z.coerce.date().optional(),
+  dateEnd: z.coerce.date().optional(),
+});
+
+export const publishInput = z.object({
+  appId: zAppId,
+  nodes: zNodes.default([]),
+  edges: zEdges.default([]),
+  chatConfig: zChatConfig.optional(),
+  type: z.enum(['simple', 'advanced', 'plugin']).optional(),
+  isPublish: zBoolLike.optional(),
+  versionName: z.string().max(200).optional(),
+});
+
+export const versionListInput = z.object({
+  appId: zAppId,
+  current: zPageNum.optional(),
+  offset: zIntLike.pipe(z.number().int().min(0)).optional(),
+  pageSize: zPageSize(30, 10),
+});
+
+export const versionIdInput = z.object({ appId: zAppId, versionId: zObjectId });
+
+export const revertInput = z.object({
+  appId: zAppId,
+  versionId: zObjectId,
+  editNodes: zNodes.default([]),
+  editEdges: zEdges.default([]),
+  editChatConfig: zChatConfig.optional(),
+});
+
+export const renameVersionInput = z.object({ appId: zAppId, versionId: zObjectId, versionName: z.string().trim().min(1).max(200) });
+
+const zPluginData = z.object({ apiSchemaStr: z.string().max(2_000_000).optional(), customHeaders: z.string().max(100_000).optional() });
+
+export const httpPluginCreateInput = z.object({
+  parentId: zParentId.optional(),
+  name: zName,
+  avatar: zAvatar.optional(),
+  intro: zIntro.optional(),
+  pluginData: zPluginData,
+});
+
+export const httpPluginUpdateInput = z.object({
+  appId: zAppId,
+  name: zName,
+  avatar: zAvatar.optional(),
+  intro: zIntro.optional(),
+  pluginData: zPluginData,
+});
+
+export const schemaUrlInput = z.object({ url: z.string().min(1).max(2000) });
+
+export const collaboratorUpdateInput = z.object({
+  appId: zAppId,
+  tmbIds: z.array(zObjectId).min(1).max(500),
+  permission: zIntLike,
+});
+export const collaboratorDeleteInput = z.object({ appId: zAppId, tmbId: zObjectId });
+
+export const systemPluginListInput = z.object({ searchKey: z.string().max(200).optional(), parentId: z.string().max(200).nullable().optional() });
+export const pluginPathInput = z.object({ parentId: z.string().max(200).nullable().optional() });
+export const previewNodeInput = z.object({ appId: z.string().min(1).max(200) });
+export const templateDetailInput = z.object({ templateId: z.string().min(1).max(100) });

@@ -1,0 +1,130 @@
+import { ObjectId } from 'mongodb';
+import { allDescendants } from '../../domain/permission-inheritance.js';
+import { hasPermission, makeTeamPermission, type RequiredPermission } from '../../domain/permission.js';
+import { Errors } from '../../infra/errors.js';
+import type { AuthContext } from '../auth/types.js';
+import type { TeamLimits } from '../identity/team-limits-types.js';
+import type { ResourcePermissionService } from '../permissions/resource-permission.service.js';
+import { type App, type AppDoc, type AppsRepo, encodeWorkflow } from './apps.repo.js';
+import { APP_FOLDER_TYPES, type AppType, CHAT_APP_TYPES } from './apps.schema.js';
+import type { VersionsRepo } from './versions.repo.js';
+
+export interface AppsDeps {
+  apps: AppsRepo;
+  versions: VersionsRepo;
+  perms: ResourcePermissionService;
+  /** Late-bound: the identity module owns the plan limits. */
+  teamLimits: () => TeamLimits;
+  now?: () => Date;
+}
+
+export const isFolderType = (type: string) => APP_FOLDER_TYPES.includes(type as AppType);
+export const DEFAULT_APP_AVATAR = '/icon/logo.svg';
+export const FOLDER_AVATAR = '/imgs/files/folder.svg';
+
+export interface NewApp {
+  parentId: string | null;
+  name: string;
+  type: AppType;
+  avatar?: string;
+  intro?: string;
+  modules?: Record<string, unknown>[];
+  edges?: Record<string, unknown>[];
+  chatConfig?: Record<string, unknown>;
+  pluginData?: AppDoc['pluginData'];
+  /** Owner; defaults to the caller. */
+  tmbId?: string;
+}
+
+export function createAppsCore(deps: AppsDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  const core = {
+    assertTeam(auth: AuthContext, required: 'read' | 'write') {
+      const team = makeTeamPermission(auth.teamPermission, auth.role === 'owner');
+      if (!auth.isRoot && !hasPermission(team, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
+    },
+
+    async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
+      return deps.perms.authorize<AppDoc>(auth, appId, required, field);
+    },
+
+    /** Loads the decoded app after an authorisation (same team guaranteed). */
+    async load(auth: AuthContext, appId: string): Promise<App> {
+      const app = await deps.apps.findInTeam(auth.teamId, appId);
+      if (!app) throw Errors.appUnExist(`App ${appId} not found`);
+      return app;
+    },
+
+    /** A parent for new content must be a folder the caller can write. */
+    async assertWritableParent(auth: AuthContext, parentId: string | null | undefined): Promise<void> {
+      if (!parentId) return;
+      const parent = await core.authorize(auth, parentId, 'write', 'parentId');
+      if (!isFolderType(parent.doc.type)) throw Errors.missingParams(`Invalid field 'parentId': ${parentId} is not a folder`);
+    },
+
+    async assertAppAmount(teamId: string, adding: number): Promise<void> {
+      if (adding > 0) await deps.teamLimits().assertAppAmount(teamId, adding);
+    },
+
+    /**
+     * Inserts an app (and its initial version for non-folders). Folder types start with the
+     * parent's permissions copied. Order: app, then rows, then version; each step alone is harmless.
+     */
+    async insertApp(auth: AuthContext, input: NewApp): Promise<string> {
+      const folder = isFolderType(input.type);
+      const initial = await deps.perms.initialFor(auth.teamId, folder, input.parentId);
+      const modules = folder ? [] : (input.modules ?? []);
+      const edges = folder ? [] : (input.edges ?? []);
+      const doc: Omit<AppDoc, '_id'> = {
+        parentId: input.parentId ? toOid(input.parentId) : null,
+        teamId: toOid(auth.teamId),
+        tmbId: toOid(input.tmbId ?? auth.tmbId),
+        name: input.name,
+        type: input.type,
+        version: 'v2',
+        avatar: input.avatar || (input.type === 'folder' ? FOLDER_AVATAR : DEFAULT_APP_AVATAR),
+        intro: input.intro ?? '',
+        updateTime: now(),
+        teamTags: [],
+        modulesJson: encodeWorkflow(modules),
+        edgesJson: encodeWorkflow(edges),
+        pluginData: { ...input.pluginData, nodeVersion: input.pluginData?.nodeVersion ?? '481' },
+        defaultPermission: initial.defaultPermission,
+        inheritPermission: true,
+      };
+      if (input.chatConfig !== undefined) doc.chatConfigJson = JSON.stringify(input.chatConfig);
+      const id = await deps.apps.insert(doc);
+      if (initial.collaborators.length > 0) await deps.perms.writeCollaborators(auth.teamId, id, initial.collaborators);
+      if (!folder) await deps.versions.insert({ appId: id, nodes: modules, edges, chatConfig: input.chatConfig, versionName: input.name });
+      return id;
+    },
+
+    /** Deletes an app and its whole subtree with every dependent record. */
+    async deleteTree(teamId: string, appId: string): Promise<void> {
+      const tree = await deps.apps.teamTree(teamId);
+      const below = new Set(allDescendants(appId, tree));
+      const parentOf = new Map(tree.map((n) => [n.id, n.parentId]));
+      const depth = (id: string) => {
+        let d = 0;
+        for (let p = parentOf.get(id); p && p !== appId && d < tree.length; p = parentOf.get(p)) d++;
+        return d;
+      };
+      const levels: string[][] = [];
+      for (const id of below) {
+        const d = depth(id);
+        levels[d] = [...(levels[d] ?? []), id];
+      }
+      await deps.apps.deleteCascade(teamId, [...levels.filter(Boolean).reverse(), [appId]]);
+    },
+
+    countsTowardLimit: (type: AppType) => CHAT_APP_TYPES.includes(type),
+  };
+  return core;
+}
+
+function toOid(id: string): ObjectId {
+  return new ObjectId(id);
+}
+
+export type AppsCore = ReturnType<typeof createAppsCore>;

@@ -1,0 +1,61 @@
+import { type Db, ObjectId } from 'mongodb';
+
+export interface ChatLogItem {
+  _id: string;
+  id: string;
+  title: string;
+  source: string;
+  time: Date;
+  messageCount: number;
+  userGoodFeedbackCount: number;
+  userBadFeedbackCount: number;
+  customFeedbacksCount: number;
+  markCount: number;
+  outLinkUid?: string;
+  tmbId?: string;
+}
+
+const idForms = (id: string) => ({ $in: [new ObjectId(id), id] });
+const asText = (value: unknown) => (value instanceof ObjectId ? value.toHexString() : typeof value === 'string' ? value : undefined);
+
+/** Read-only view of the chat collections (owned by the chat module) for an app's logs. */
+export function createChatLogsRepo(db: Db) {
+  return {
+    async page(input: { teamId: string; appId: string; from: Date; to: Date; skip: number; limit: number }): Promise<{ total: number; list: ChatLogItem[] }> {
+      const filter = { teamId: idForms(input.teamId), appId: idForms(input.appId), updateTime: { $gte: input.from, $lte: input.to } };
+      const chats = db.collection('chats');
+      const [total, docs] = await Promise.all([
+        chats.countDocuments(filter),
+        chats.find(filter, { sort: { updateTime: -1, _id: -1 }, skip: input.skip, limit: input.limit }).toArray(),
+      ]);
+      const chatIds = docs.map((d) => d.chatId).filter((c): c is string => typeof c === 'string');
+      const items = chatIds.length
+        ? await db
+            .collection('chatitems')
+            .find(
+              { appId: idForms(input.appId), chatId: { $in: chatIds } },
+              { projection: { chatId: 1, userGoodFeedback: 1, userBadFeedback: 1, customFeedbacks: 1, adminFeedback: 1 } },
+            )
+            .toArray()
+        : [];
+      const list = docs.map((chat) => {
+        const mine = items.filter((i) => i.chatId === chat.chatId);
+        return {
+          _id: chat._id.toHexString(),
+          id: String(chat.chatId ?? ''),
+          title: String(chat.title ?? ''),
+          source: String(chat.source ?? ''),
+          time: chat.updateTime as Date,
+          messageCount: mine.length,
+          userGoodFeedbackCount: mine.filter((i) => i.userGoodFeedback).length,
+          userBadFeedbackCount: mine.filter((i) => i.userBadFeedback).length,
+          customFeedbacksCount: mine.filter((i) => Array.isArray(i.customFeedbacks) && i.customFeedbacks.length > 0).length,
+          markCount: mine.filter((i) => i.adminFeedback).length,
+          outLinkUid: asText(chat.outLinkUid),
+          tmbId: asText(chat.tmbId),
+        };
+      });
+      return { total, list };
+    },
+  };
+}

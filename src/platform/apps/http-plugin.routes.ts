@@ -1,0 +1,114 @@
+import type { FastifyInstance } from 'fastify';
+import { parse as parseYaml } from 'yaml';
+import { Errors } from '../../infra/errors.js';
+import { type SafeFetchOptions, safeFetch } from '../../infra/outbound-fetch.js';
+import { definePlatformRoute } from '../define-route.js';
+import type { AuthContext } from '../auth/types.js';
+import { httpPluginCreateInput, httpPluginUpdateInput, schemaUrlInput } from './apps.schema.js';
+import type { AppsCore, AppsDeps } from './apps.service.js';
+import { type GeneratedPlugin, generatePlugins, parseApiSchema, parseCustomHeaders } from './openapi-plugins.js';
+
+const tags = ['http plugins'];
+
+export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, deps: AppsDeps, fetchOptions: SafeFetchOptions): void {
+  const session = ['session'] as const;
+
+  const createChild = (auth: AuthContext, parentId: string, plugin: GeneratedPlugin, ownerTmbId: string) =>
+    core.insertApp(auth, { parentId, type: 'plugin', tmbId: ownerTmbId, name: plugin.name, intro: plugin.intro, avatar: plugin.avatar, modules: plugin.modules, edges: plugin.edges, pluginData: { pluginUniId: plugin.name } });
+
+  definePlatformRoute(app, {
+    methods: ['POST'],
+    url: '/core/app/httpPlugin/create',
+    auth: session,
+    input: httpPluginCreateInput,
+    summary: 'Create an HTTP plugin and one child plugin per operation of its OpenAPI schema',
+    tags,
+    handler: async ({ input, auth }) => {
+      core.assertTeam(auth, 'write');
+      await core.assertWritableParent(auth, input.parentId);
+      // Parse first: an invalid schema creates nothing.
+      const plugins = input.pluginData.apiSchemaStr?.trim() ? generatePlugins(input.pluginData.apiSchemaStr, input.pluginData.customHeaders) : [];
+      parseCustomHeaders(input.pluginData.customHeaders);
+      await core.assertAppAmount(auth.teamId, Math.max(1, plugins.length));
+      const id = await core.insertApp(auth, {
+        parentId: input.parentId ?? null,
+        type: 'httpPlugin',
+        name: input.name,
+        avatar: input.avatar,
+        intro: input.intro,
+        pluginData: { apiSchemaStr: input.pluginData.apiSchemaStr ?? '', customHeaders: input.pluginData.customHeaders ?? '' },
+      });
+      for (const plugin of plugins) await createChild(auth, id, plugin, auth.tmbId);
+      return {};
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'PUT'],
+    url: '/core/app/httpPlugin/update',
+    auth: session,
+    input: httpPluginUpdateInput,
+    summary: 'Update an HTTP plugin; children are reconciled with the new schema',
+    tags,
+    handler: async ({ input, auth }) => {
+      const { doc } = await core.authorize(auth, input.appId, 'manage');
+      if (doc.type !== 'httpPlugin') throw Errors.invalidAppType(`App ${input.appId} is a ${doc.type}, not an HTTP plugin`);
+      const current = await core.load(auth, input.appId);
+      const next = { apiSchemaStr: input.pluginData.apiSchemaStr ?? '', customHeaders: input.pluginData.customHeaders ?? '' };
+      const changed = next.apiSchemaStr !== (current.pluginData?.apiSchemaStr ?? '') || next.customHeaders !== (current.pluginData?.customHeaders ?? '');
+      parseCustomHeaders(next.customHeaders);
+      if (changed && next.apiSchemaStr.trim()) {
+        const plugins = generatePlugins(next.apiSchemaStr, next.customHeaders);
+        const children = await deps.apps.children(auth.teamId, input.appId);
+        const wanted = new Map(plugins.map((p) => [p.name, p]));
+        const existing = new Map(children.map((c) => [c.pluginData?.pluginUniId ?? c.name, c]));
+        const added = plugins.filter((p) => !existing.has(p.name));
+        const removed = children.filter((c) => !wanted.has(c.pluginData?.pluginUniId ?? c.name));
+        await core.assertAppAmount(auth.teamId, added.length - removed.length);
+        for (const child of removed) await core.deleteTree(auth.teamId, child._id.toHexString());
+        for (const [name, child] of existing) {
+          const plugin = wanted.get(name);
+          if (!plugin) continue;
+          await deps.apps.update(auth.teamId, child._id.toHexString(), {
+            name: plugin.name,
+            intro: plugin.intro,
+            avatar: plugin.avatar,
+            type: 'plugin',
+            version: 'v2',
+            modulesJson: JSON.stringify(plugin.modules),
+            edgesJson: JSON.stringify(plugin.edges),
+            pluginData: { ...child.pluginData, pluginUniId: plugin.name },
+          });
+        }
+        for (const plugin of added) await createChild(auth, input.appId, plugin, doc.tmbId.toHexString());
+      }
+      await deps.apps.update(auth.teamId, input.appId, {
+        name: input.name,
+        ...(input.avatar ? { avatar: input.avatar } : {}),
+        ...(input.intro !== undefined ? { intro: input.intro } : {}),
+        pluginData: { ...current.pluginData, ...next },
+      });
+      return null;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/app/httpPlugin/getApiSchemaByUrl',
+    auth: session,
+    input: schemaUrlInput,
+    summary: 'Fetch an OpenAPI document by URL (SSRF-guarded, timeout and size cap)',
+    tags,
+    handler: async ({ input }) => {
+      const response = await safeFetch(input.url, { ...fetchOptions, headers: { accept: 'application/json, application/yaml, text/yaml, */*' } });
+      if (response.status >= 400) throw Errors.badGateway(`Fetching the schema failed with HTTP ${response.status}`);
+      const text = response.text();
+      parseApiSchema(text);
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return parseYaml(text) as unknown;
+      }
+    },
+  });
+}

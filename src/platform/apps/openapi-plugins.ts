@@ -1,0 +1,228 @@
+/**
+ * Turns an OpenAPI 3 / Swagger 2 document (JSON or YAML text) into one plugin workflow per
+ * operation: pluginInput (the operation's parameters) → HTTP request → pluginOutput (result).
+ * Only local `$ref`s are followed; a malformed document is a 400 naming the reason.
+ */
+import { parse as parseYaml } from 'yaml';
+import { Errors } from '../../infra/errors.js';
+
+type Json = Record<string, unknown>;
+const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
+const HTTP_AVATAR = '/imgs/workflow/http.png';
+
+export interface GeneratedPlugin {
+  name: string;
+  intro: string;
+  avatar: string;
+  modules: Json[];
+  edges: Json[];
+}
+
+interface Param {
+  key: string;
+  in: 'query' | 'path' | 'header' | 'body';
+  valueType: string;
+  required: boolean;
+  description: string;
+}
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const invalid = (reason: string) => Errors.missingParams(`Invalid Schema: ${reason}`);
+
+/** Parses JSON, else YAML; the document must be an OpenAPI 3 or Swagger 2 object with paths. */
+export function parseApiSchema(text: string): Json {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    try {
+      doc = parseYaml(text, { schema: 'failsafe', maxAliasCount: 100 });
+    } catch (error) {
+      throw invalid(`not JSON or YAML (${(error as Error).message.split('\n')[0]})`);
+    }
+  }
+  if (!isObject(doc)) throw invalid('the document must be an object');
+  const version = String(doc.openapi ?? doc.swagger ?? '');
+  if (!/^3\.\d/.test(version) && version !== '2.0') throw invalid("missing 'openapi: 3.x' or 'swagger: \"2.0\"'");
+  if (!isObject(doc.paths)) throw invalid("'paths' must be an object");
+  return doc;
+}
+
+function resolveRef(doc: Json, value: unknown, depth = 0): unknown {
+  if (!isObject(value) || typeof value.$ref !== 'string' || depth > 20) return value;
+  const ref = value.$ref;
+  if (!ref.startsWith('#/')) return {};
+  let current: unknown = doc;
+  for (const part of ref.slice(2).split('/')) {
+    const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
+    current = isObject(current) ? current[key] : undefined;
+  }
+  if (current === undefined) throw invalid(`unresolved reference ${ref}`);
+  return resolveRef(doc, current, depth + 1);
+}
+
+function valueTypeOf(schema: unknown): string {
+  const type = isObject(schema) ? schema.type : undefined;
+  if (type === 'integer' || type === 'number') return 'number';
+  if (type === 'boolean') return 'boolean';
+  if (type === 'object') return 'object';
+  if (type === 'array') return 'arrayAny';
+  return 'string';
+}
+
+function serverOf(doc: Json): string {
+  if (Array.isArray(doc.servers) && isObject(doc.servers[0]) && typeof doc.servers[0].url === 'string') return doc.servers[0].url;
+  if (typeof doc.host === 'string') {
+    const scheme = Array.isArray(doc.schemes) && typeof doc.schemes[0] === 'string' ? doc.schemes[0] : 'https';
+    return `${scheme}://${doc.host}${typeof doc.basePath === 'string' ? doc.basePath : ''}`;
+  }
+  return '';
+}
+
+function paramsOf(doc: Json, pathItem: Json, operation: Json): Param[] {
+  const out = new Map<string, Param>();
+  const raw = [...(Array.isArray(pathItem.parameters) ? pathItem.parameters : []), ...(Array.isArray(operation.parameters) ? operation.parameters : [])];
+  for (const entry of raw) {
+    const p = resolveRef(doc, entry);
+    if (!isObject(p) || typeof p.name !== 'string') throw invalid('a parameter has no name');
+    const where = p.in;
+    if (where === 'body') {
+      const schema = resolveRef(doc, p.schema);
+      const props = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
+      const required = isObject(schema) && Array.isArray(schema.required) ? schema.required : [];
+      for (const [key, prop] of Object.entries(props)) {
+        const resolved = resolveRef(doc, prop);
+        out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.includes(key), description: isObject(resolved) ? String(resolved.description ?? '') : '' });
+      }
+      continue;
+    }
+    if (where !== 'query' && where !== 'path' && where !== 'header' && where !== 'formData') continue;
+    out.set(`${where}:${p.name}`, {
+      key: p.name,
+      in: where === 'formData' ? 'body' : where,
+      valueType: valueTypeOf(resolveRef(doc, p.schema ?? p)),
+      required: p.required === true || p.required === 'true' || where === 'path',
+      description: String(p.description ?? ''),
+    });
+  }
+  const body = resolveRef(doc, operation.requestBody);
+  const content = isObject(body) && isObject(body.content) ? body.content : {};
+  const json = resolveRef(doc, isObject(content['application/json']) ? content['application/json'].schema : undefined);
+  if (isObject(json) && isObject(json.properties)) {
+    const required = Array.isArray(json.required) ? json.required : [];
+    for (const [key, prop] of Object.entries(json.properties)) {
+      const resolved = resolveRef(doc, prop);
+      out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.includes(key), description: isObject(resolved) ? String(resolved.description ?? '') : '' });
+    }
+  }
+  return [...out.values()];
+}
+
+function buildWorkflow(input: { url: string; method: string; params: Param[]; headers: Record<string, string> }): { modules: Json[]; edges: Json[] } {
+  const inputId = 'pluginInput';
+  const httpId = 'httpRequest';
+  const outputId = 'pluginOutput';
+  const ref = (key: string) => `{{${key}}}`;
+  const path = input.url.replace(/\{([^}]+)\}/g, (_m, key: string) => ref(key));
+  const body = input.params.filter((p) => p.in === 'body');
+  const jsonBody = body.length ? `{${body.map((p) => `"${p.key}": ${p.valueType === 'string' ? `"${ref(p.key)}"` : ref(p.key)}`).join(', ')}}` : '';
+  const modules: Json[] = [
+    {
+      nodeId: inputId,
+      name: 'Plugin input',
+      flowNodeType: 'pluginInput',
+      showStatus: false,
+      position: { x: 0, y: 0 },
+      version: '481',
+      inputs: input.params.map((p) => ({
+        key: p.key,
+        valueType: p.valueType,
+        label: p.key,
+        description: p.description,
+        toolDescription: p.description || p.key,
+        required: p.required,
+        renderTypeList: ['input', 'reference'],
+        canEdit: true,
+      })),
+      outputs: input.params.map((p) => ({ id: p.key, key: p.key, label: p.key, valueType: p.valueType, type: 'hidden' })),
+    },
+    {
+      nodeId: httpId,
+      name: 'HTTP request',
+      flowNodeType: 'httpRequest468',
+      showStatus: true,
+      position: { x: 500, y: 0 },
+      version: '481',
+      inputs: [
+        { key: 'system_addInputParam', renderTypeList: ['addInputParam'], valueType: 'dynamic', label: '', required: false },
+        ...input.params.map((p) => ({ key: p.key, label: p.key, valueType: p.valueType, renderTypeList: ['reference'], canEdit: true, value: [inputId, p.key] })),
+        { key: 'system_httpMethod', renderTypeList: ['custom'], valueType: 'string', label: '', value: input.method.toUpperCase(), required: true },
+        { key: 'system_httpReqUrl', renderTypeList: ['hidden'], valueType: 'string', label: '', value: path, required: false },
+        { key: 'system_httpHeader', renderTypeList: ['custom'], valueType: 'any', label: '', value: [
+          ...input.params.filter((p) => p.in === 'header').map((p) => ({ key: p.key, type: 'string', value: ref(p.key) })),
+          ...Object.entries(input.headers).map(([key, value]) => ({ key, type: 'string', value })),
+        ] },
+        { key: 'system_httpParams', renderTypeList: ['hidden'], valueType: 'any', label: '', value: input.params.filter((p) => p.in === 'query').map((p) => ({ key: p.key, type: 'string', value: ref(p.key) })) },
+        { key: 'system_httpJsonBody', renderTypeList: ['hidden'], valueType: 'any', label: '', value: jsonBody },
+      ],
+      outputs: [
+        { id: 'system_addOutputParam', key: 'system_addOutputParam', type: 'dynamic', valueType: 'dynamic', label: '' },
+        { id: 'error', key: 'error', label: 'Request error', valueType: 'object', type: 'static' },
+        { id: 'httpRawResponse', key: 'httpRawResponse', label: 'Raw response', valueType: 'any', type: 'static', required: true },
+      ],
+    },
+    {
+      nodeId: outputId,
+      name: 'Plugin output',
+      flowNodeType: 'pluginOutput',
+      showStatus: false,
+      position: { x: 1000, y: 0 },
+      version: '481',
+      inputs: [{ key: 'result', valueType: 'any', label: 'result', renderTypeList: ['reference'], required: false, description: '', canEdit: true, value: [httpId, 'httpRawResponse'] }],
+      outputs: [],
+    },
+  ];
+  const edge = (source: string, target: string) => ({ source, target, sourceHandle: `${source}-source-right`, targetHandle: `${target}-target-left` });
+  return { modules, edges: [edge(inputId, httpId), edge(httpId, outputId)] };
+}
+
+export function parseCustomHeaders(text: string | undefined): Record<string, string> {
+  if (!text?.trim()) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw Errors.missingParams("Invalid field 'pluginData.customHeaders': must be a JSON object of header names to values");
+  }
+  if (!isObject(value)) throw Errors.missingParams("Invalid field 'pluginData.customHeaders': must be a JSON object");
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+}
+
+/** One plugin per non-deprecated operation, named operationId || path (made unique by method). */
+export function generatePlugins(schemaText: string, customHeaders?: string): GeneratedPlugin[] {
+  const doc = parseApiSchema(schemaText);
+  const headers = parseCustomHeaders(customHeaders);
+  const server = serverOf(doc);
+  const plugins: GeneratedPlugin[] = [];
+  const used = new Set<string>();
+  for (const [path, rawItem] of Object.entries(doc.paths as Json)) {
+    const pathItem = resolveRef(doc, rawItem);
+    if (!isObject(pathItem)) throw invalid(`path ${path} must be an object`);
+    for (const method of METHODS) {
+      const operation = resolveRef(doc, pathItem[method]);
+      if (operation === undefined) continue;
+      if (!isObject(operation)) throw invalid(`operation ${method} ${path} must be an object`);
+      if (operation.deprecated === true || operation.deprecated === 'true') continue;
+      let name = (typeof operation.operationId === 'string' && operation.operationId) || path;
+      if (used.has(name)) name = `${name}-${method}`;
+      used.add(name);
+      plugins.push({
+        name: name.slice(0, 200),
+        intro: String(operation.description ?? operation.summary ?? '').slice(0, 5000),
+        avatar: HTTP_AVATAR,
+        ...buildWorkflow({ url: `${server}${path}`, method, params: paramsOf(doc, pathItem, operation), headers }),
+      });
+    }
+  }
+  return plugins;
+}

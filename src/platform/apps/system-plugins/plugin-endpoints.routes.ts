@@ -1,0 +1,96 @@
+/**
+ * The public `/api/plugins/*` endpoints the workflow's HTTP node calls for the legacy system
+ * plugins. Raw JSON replies (no envelope), as the reference.
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { definePlatformRoute } from '../../define-route.js';
+import { createCustomFeedbackRepo } from './custom-feedback.repo.js';
+import type { SystemPluginContext } from './registry.js';
+import { fillTemplate, tfSwitch } from './text-plugins.js';
+
+const tags = ['system plugins'];
+/** The reference writes the feedback 60 s later, once the answer item has been saved. */
+const FEEDBACK_RETRY_MS = 60_000;
+const methods: ['GET', 'POST'] = ['GET', 'POST'];
+const zValues = z.record(z.string(), z.unknown());
+
+export function registerPluginEndpoints(app: FastifyInstance, context: SystemPluginContext): void {
+  const feedback = createCustomFeedbackRepo(context.db);
+  const scheduleFeedback = (appId: unknown, chatId: unknown, dataId: unknown, text: string) => {
+    if (typeof appId !== 'string' || typeof chatId !== 'string' || typeof dataId !== 'string' || !chatId || !dataId || !text) return;
+    const attempt = () => feedback.push({ appId, chatId, dataId, text });
+    void attempt()
+      .then((done) => {
+        if (!done) setTimeout(() => void attempt().catch((error) => app.log.warn({ err: error }, 'custom feedback not saved')), FEEDBACK_RETRY_MS).unref();
+      })
+      .catch((error) => app.log.warn({ err: error }, 'custom feedback not saved'));
+  };
+
+  definePlatformRoute(app, {
+    methods,
+    url: '/plugins/TFSwitch/index',
+    auth: [],
+    raw: true,
+    input: z.object({ input: z.unknown(), rule: z.string().optional() }),
+    summary: 'True/false switch (raw JSON)',
+    tags,
+    handler: async ({ input, reply }) => reply.send(tfSwitch(input.input, input.rule ?? '') ? { true: true } : { false: false }),
+  });
+
+  definePlatformRoute(app, {
+    methods,
+    url: '/plugins/textEditor/index',
+    auth: [],
+    raw: true,
+    input: z.object({ text: z.unknown(), DYNAMIC_INPUT_KEY: zValues }),
+    summary: 'Fill {{key}} placeholders (v1 body: DYNAMIC_INPUT_KEY)',
+    tags,
+    handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? fillTemplate(input.text, input.DYNAMIC_INPUT_KEY) : input.text }),
+  });
+
+  definePlatformRoute(app, {
+    methods,
+    url: '/plugins/textEditor/v2/index',
+    auth: [],
+    raw: true,
+    input: z.object({ text: z.unknown(), customInputs: zValues.optional() }),
+    summary: 'Fill {{key}} placeholders (v2 body: customInputs)',
+    tags,
+    handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? fillTemplate(input.text, input.customInputs ?? {}) : input.text }),
+  });
+
+  definePlatformRoute(app, {
+    methods,
+    url: '/plugins/customFeedback/index',
+    auth: [],
+    raw: true,
+    input: z.object({ appId: z.string().optional(), chatId: z.string().optional(), responseChatItemId: z.string().optional(), defaultFeedback: z.string().optional(), customFeedback: z.string().optional() }),
+    summary: 'Add a custom feedback to a chat item (v1)',
+    tags,
+    handler: async ({ input, reply }) => {
+      const text = input.customFeedback || input.defaultFeedback || '';
+      if (!text) return reply.send({ response: '' });
+      scheduleFeedback(input.appId, input.chatId, input.responseChatItemId, text);
+      const debug = !input.chatId || !input.responseChatItemId;
+      return reply.send({ response: debug ? `\\n\\n**Custom feedback debug**: ${text}\\n\\n` : '' });
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods,
+    url: '/plugins/customFeedback/v2/index',
+    auth: [],
+    raw: true,
+    input: z.object({ appId: z.string().optional(), chatId: z.string().optional(), responseChatItemId: z.string().optional(), customFeedback: z.string().optional(), customInputs: zValues.optional() }),
+    summary: 'Add a custom feedback to a chat item (v2)',
+    tags,
+    handler: async ({ input, reply }) => {
+      if (!input.customFeedback) return reply.send({});
+      const text = fillTemplate(input.customFeedback, input.customInputs ?? {}, false);
+      scheduleFeedback(input.appId, input.chatId, input.responseChatItemId, text);
+      const debug = !input.chatId || !input.responseChatItemId;
+      return reply.send(debug ? { answerText: `\\n\\n**Custom feedback debug**: "${text}"\\n\\n`, text } : { text });
+    },
+  });
+}

@@ -1,0 +1,172 @@
+/**
+ * Built-in system plugins ("community-*" ids). Each declares its inputs and outputs (for the
+ * node template) and a callback the workflow engine runs through `app.appsAccess.runSystemPlugin`.
+ */
+import type { Db } from 'mongodb';
+import { Errors } from '../../../infra/errors.js';
+import { type SafeFetchOptions, safeFetch } from '../../../infra/outbound-fetch.js';
+import { evaluateMathExpression, MathExpressionError } from './math-expression.js';
+import { fillTemplate, tfSwitch } from './text-plugins.js';
+
+export interface SystemPluginContext {
+  db: Db;
+  fetchOptions: SafeFetchOptions;
+  now?: () => Date;
+}
+
+export interface PluginField {
+  key: string;
+  label: string;
+  valueType: string;
+  description: string;
+  required?: boolean;
+  defaultValue?: unknown;
+}
+
+export interface SystemPlugin {
+  id: string;
+  name: string;
+  intro: string;
+  avatar: string;
+  author: string;
+  templateType: string;
+  isTool: boolean;
+  inputs: PluginField[];
+  outputs: PluginField[];
+  run(inputs: Record<string, unknown>, context: SystemPluginContext): Promise<Record<string, unknown>>;
+}
+
+const field = (key: string, valueType: string, description: string, extra: Partial<PluginField> = {}): PluginField => ({ key, label: key, valueType, description, ...extra });
+
+function htmlToText(html: string): string {
+  return html
+    .replace(/<(script|style|noscript)[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<br\s*\/?>|<\/(p|div|li|h[1-6]|tr)>/gi, '\n')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/[ \t]+/g, ' ')
+    .replace(/\n\s*\n+/g, '\n\n')
+    .trim();
+}
+
+export const SYSTEM_PLUGINS: SystemPlugin[] = [
+  {
+    id: 'community-getTime',
+    name: 'Current time',
+    intro: 'Returns the current date and time.',
+    avatar: '/imgs/workflow/getTime.svg',
+    author: 'platform',
+    templateType: 'tools',
+    isTool: true,
+    inputs: [field('timezone', 'string', 'IANA time zone, e.g. Europe/Paris (default UTC)')],
+    outputs: [field('time', 'string', 'Current time as YYYY-MM-DD HH:mm:ss')],
+    async run(inputs, context) {
+      const timeZone = typeof inputs.timezone === 'string' && inputs.timezone ? inputs.timezone : 'UTC';
+      let parts: Intl.DateTimeFormatPart[];
+      try {
+        parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).formatToParts((context.now ?? (() => new Date()))());
+      } catch {
+        throw Errors.missingParams(`Invalid field 'timezone': unknown time zone ${timeZone}`);
+      }
+      const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
+      return { time: `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')}` };
+    },
+  },
+  {
+    id: 'community-mathExprVal',
+    name: 'Math expression',
+    intro: 'Evaluates an arithmetic expression such as (2 + 3) * sqrt(16).',
+    avatar: '/imgs/workflow/math.svg',
+    author: 'platform',
+    templateType: 'tools',
+    isTool: true,
+    inputs: [field('expr', 'string', 'The arithmetic expression', { required: true })],
+    outputs: [field('result', 'string', 'The value, or the error when the expression is invalid')],
+    async run(inputs) {
+      const expr = typeof inputs.expr === 'string' ? inputs.expr : String(inputs.expr ?? '');
+      try {
+        return { result: String(evaluateMathExpression(expr)) };
+      } catch (error) {
+        if (error instanceof MathExpressionError) return { result: `Invalid expression: ${error.message}` };
+        throw error;
+      }
+    },
+  },
+  {
+    id: 'community-fetchUrl',
+    name: 'Fetch URL',
+    intro: 'Reads a public web page and returns its text.',
+    avatar: '/imgs/workflow/fetchUrl.svg',
+    author: 'platform',
+    templateType: 'tools',
+    isTool: true,
+    inputs: [field('url', 'string', 'The page address (http or https)', { required: true })],
+    outputs: [field('result', 'string', 'The page text')],
+    async run(inputs, context) {
+      const url = typeof inputs.url === 'string' ? inputs.url.trim() : '';
+      if (!url) throw Errors.missingParams("Invalid field 'url': required");
+      const response = await safeFetch(url, context.fetchOptions);
+      const text = response.text();
+      const html = (response.headers['content-type'] ?? '').includes('html') || /^\s*</.test(text);
+      return { result: html ? htmlToText(text) : text };
+    },
+  },
+  {
+    id: 'community-textEditor',
+    name: 'Text editor',
+    intro: 'Fills {{key}} placeholders of a text with the given values.',
+    avatar: '/imgs/workflow/textEditor.svg',
+    author: 'platform',
+    templateType: 'tools',
+    isTool: false,
+    inputs: [field('text', 'string', 'Text with {{key}} placeholders', { required: true }), field('customInputs', 'object', 'Values by key')],
+    outputs: [field('text', 'string', 'The filled text')],
+    async run(inputs) {
+      const values = inputs.customInputs && typeof inputs.customInputs === 'object' ? (inputs.customInputs as Record<string, unknown>) : {};
+      return { text: typeof inputs.text === 'string' ? fillTemplate(inputs.text, values) : inputs.text };
+    },
+  },
+  {
+    id: 'community-TFSwitch',
+    name: 'True/false switch',
+    intro: 'Outputs false for empty, "false", "0", "null" or text matching a rule line, else true.',
+    avatar: '/imgs/workflow/tfSwitch.svg',
+    author: 'platform',
+    templateType: 'tools',
+    isTool: false,
+    inputs: [field('input', 'any', 'The value to test', { required: true }), field('rule', 'string', 'Lines of exact texts or /regex/flags that mean false')],
+    outputs: [field('true', 'boolean', 'Set when true'), field('false', 'boolean', 'Set when false')],
+    async run(inputs) {
+      return tfSwitch(inputs.input, typeof inputs.rule === 'string' ? inputs.rule : '') ? { true: true } : { false: false };
+    },
+  },
+  {
+    id: 'community-customFeedback',
+    name: 'Custom feedback',
+    intro: 'Adds a feedback note to the chat answer (filled from {{key}} values).',
+    avatar: '/imgs/workflow/customFeedback.svg',
+    author: 'platform',
+    templateType: 'tools',
+    isTool: false,
+    inputs: [field('customFeedback', 'string', 'The feedback text', { required: true }), field('customInputs', 'object', 'Values by key')],
+    outputs: [field('text', 'string', 'The feedback text')],
+    async run(inputs) {
+      const values = inputs.customInputs && typeof inputs.customInputs === 'object' ? (inputs.customInputs as Record<string, unknown>) : {};
+      return { text: typeof inputs.customFeedback === 'string' ? fillTemplate(inputs.customFeedback, values, false) : '' };
+    },
+  },
+];
+
+export function findSystemPlugin(idOrName: string): SystemPlugin | undefined {
+  return SYSTEM_PLUGINS.find((p) => p.id === idOrName || p.id === `community-${idOrName}`);
+}
+
+export async function runSystemPlugin(name: string, inputs: Record<string, unknown>, context: SystemPluginContext): Promise<Record<string, unknown>> {
+  const plugin = findSystemPlugin(name);
+  if (!plugin) throw Errors.pluginUnExist(`System plugin ${name} not found`);
+  return plugin.run(inputs, context);
+}

@@ -1,0 +1,41 @@
+/** The pure parts of the textEditor, TFSwitch and customFeedback plugins (reference §9). */
+import { escapeRegex } from '../../../infra/mongo.js';
+
+function stringify(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value !== null && typeof value === 'object') return JSON.stringify(value);
+  return undefined;
+}
+
+/** Replaces every `{{key}}` of the text with the stringified value. */
+export function fillTemplate(text: string, values: Record<string, unknown>, stringifyObjects = true): string {
+  let out = text;
+  for (const [key, raw] of Object.entries(values)) {
+    const value = stringifyObjects ? stringify(raw) : typeof raw === 'string' || typeof raw === 'number' ? String(raw) : undefined;
+    if (value === undefined) continue;
+    out = out.replace(new RegExp(`{{${escapeRegex(key)}}}`, 'g'), () => value);
+  }
+  return out;
+}
+
+const FALSY_TEXT = new Set(['', 'undefined', 'null', 'false', '0', 'none']);
+
+/** TFSwitch: false for empty-ish text or a text matching a rule line (`/re/flags` or exact). */
+export function tfSwitch(input: unknown, rule = ''): boolean {
+  if (typeof input !== 'string') return Boolean(input);
+  if (FALSY_TEXT.has(input)) return false;
+  for (const line of rule.split('\n')) {
+    if (!line) continue;
+    const regex = /^\/(.+)\/([gimuy]*)$/.exec(line);
+    if (regex?.[1] !== undefined) {
+      try {
+        if (new RegExp(regex[1], (regex[2] ?? '').replace('g', '').replace('y', '')).test(input)) return false;
+      } catch {
+        // An invalid pattern is compared as plain text below.
+      }
+    }
+    if (line === input) return false;
+  }
+  return true;
+}

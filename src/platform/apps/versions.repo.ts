@@ -1,0 +1,110 @@
+import { type Db, ObjectId } from 'mongodb';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+
+export const APP_VERSIONS = 'app_versions';
+export const APP_VERSION_INDEXES: IndexDeclaration[] = [{ collection: APP_VERSIONS, key: { appId: 1, time: -1 } }];
+
+interface VersionDoc {
+  _id: ObjectId;
+  appId: ObjectId;
+  time: Date;
+  nodesJson: string;
+  edgesJson: string;
+  chatConfigJson?: string;
+  isPublish?: boolean;
+  versionName: string;
+  tmbId?: string;
+}
+
+/** A version as the API shows it (reference AppVersionSchemaType). */
+export interface AppVersion {
+  _id: string;
+  appId: string;
+  time: Date;
+  nodes: Record<string, unknown>[];
+  edges: Record<string, unknown>[];
+  chatConfig?: Record<string, unknown>;
+  isPublish?: boolean;
+  versionName: string;
+  tmbId?: string;
+}
+
+const oid = (id: string) => new ObjectId(id);
+const parse = <T>(text: string | undefined, fallback: T): T => {
+  if (!text) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+};
+
+function decode(doc: VersionDoc): AppVersion {
+  const version: AppVersion = {
+    _id: doc._id.toHexString(),
+    appId: doc.appId.toHexString(),
+    time: doc.time,
+    nodes: parse(doc.nodesJson, []),
+    edges: parse(doc.edgesJson, []),
+    versionName: doc.versionName ?? '',
+  };
+  if (doc.chatConfigJson !== undefined) version.chatConfig = parse(doc.chatConfigJson, {});
+  if (doc.isPublish !== undefined) version.isPublish = doc.isPublish;
+  if (doc.tmbId !== undefined) version.tmbId = doc.tmbId;
+  return version;
+}
+
+export function createVersionsRepo(db: Db) {
+  const versions = db.collection<VersionDoc>(APP_VERSIONS);
+  return {
+    async insert(input: {
+      appId: string;
+      nodes: unknown[];
+      edges: unknown[];
+      chatConfig?: Record<string, unknown>;
+      isPublish?: boolean;
+      versionName?: string;
+      tmbId?: string;
+      time?: Date;
+    }): Promise<string> {
+      const doc: VersionDoc = {
+        _id: new ObjectId(),
+        appId: oid(input.appId),
+        time: input.time ?? new Date(),
+        nodesJson: JSON.stringify(input.nodes),
+        edgesJson: JSON.stringify(input.edges),
+        versionName: input.versionName ?? '',
+      };
+      if (input.chatConfig !== undefined) doc.chatConfigJson = JSON.stringify(input.chatConfig);
+      if (input.isPublish !== undefined) doc.isPublish = input.isPublish;
+      if (input.tmbId !== undefined) doc.tmbId = input.tmbId;
+      await versions.insertOne(doc);
+      return doc._id.toHexString();
+    },
+
+    async findOfApp(appId: string, versionId: string): Promise<AppVersion | null> {
+      const doc = await versions.findOne({ _id: oid(versionId), appId: oid(appId) });
+      return doc ? decode(doc) : null;
+    },
+
+    async latestPublished(appId: string): Promise<AppVersion | null> {
+      const doc = await versions.findOne({ appId: oid(appId), isPublish: true }, { sort: { time: -1, _id: -1 } });
+      return doc ? decode(doc) : null;
+    },
+
+    async page(appId: string, skip: number, limit: number): Promise<{ total: number; list: AppVersion[] }> {
+      const [total, docs] = await Promise.all([
+        versions.countDocuments({ appId: oid(appId) }),
+        versions.find({ appId: oid(appId) }, { sort: { time: -1, _id: -1 }, skip, limit }).toArray(),
+      ]);
+      return { total, list: docs.map(decode) };
+    },
+
+    async rename(appId: string, versionId: string, versionName: string): Promise<boolean> {
+      const result = await versions.updateOne({ _id: oid(versionId), appId: oid(appId) }, { $set: { versionName } });
+      return result.matchedCount === 1;
+    },
+  };
+}
+
+export type VersionsRepo = ReturnType<typeof createVersionsRepo>;

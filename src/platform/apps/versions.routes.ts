@@ -1,0 +1,153 @@
+import type { FastifyInstance } from 'fastify';
+import { Errors } from '../../infra/errors.js';
+import { definePlatformRoute } from '../define-route.js';
+import type { App } from './apps.repo.js';
+import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput } from './apps.schema.js';
+import type { AppsCore, AppsDeps } from './apps.service.js';
+import type { AppVersion, VersionsRepo } from './versions.repo.js';
+
+const tags = ['app versions'];
+
+/** What chat runs: the newest published version, else the app's draft (reference getAppLatestVersion). */
+export async function latestVersionOf(versions: VersionsRepo, app: App) {
+  const version = await versions.latestPublished(app._id.toHexString());
+  if (version) return { versionId: version._id, nodes: version.nodes, edges: version.edges, chatConfig: version.chatConfig ?? app.chatConfig ?? {} };
+  return { versionId: undefined, nodes: app.modules ?? [], edges: app.edges ?? [], chatConfig: app.chatConfig ?? {} };
+}
+
+const listItem = (v: AppVersion) => ({ _id: v._id, appId: v.appId, versionName: v.versionName, time: v.time, isPublish: v.isPublish, tmbId: v.tmbId });
+
+export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps: AppsDeps): void {
+  const session = ['session'] as const;
+  const mustBeWorkflow = (a: App) => {
+    if (a.type === 'folder' || a.type === 'httpPlugin') throw Errors.invalidAppType(`App ${a._id.toHexString()} is a ${a.type}; it has no versions`);
+  };
+  const versionOf = async (appId: string, versionId: string) => {
+    const version = await deps.versions.findOfApp(appId, versionId);
+    if (!version) throw Errors.notFound(`Version ${versionId} of app ${appId} not found`);
+    return version;
+  };
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/app/version/publish',
+    auth: session,
+    input: publishInput,
+    summary: 'Save (isPublish false) or publish a version of the workflow',
+    tags,
+    handler: async ({ input, auth }) => {
+      await core.authorize(auth, input.appId, 'write');
+      const current = await core.load(auth, input.appId);
+      mustBeWorkflow(current);
+      const versionId = await deps.versions.insert({
+        appId: input.appId,
+        nodes: input.nodes,
+        edges: input.edges,
+        chatConfig: input.chatConfig,
+        isPublish: input.isPublish ?? false,
+        versionName: input.versionName ?? '',
+        tmbId: auth.tmbId,
+      });
+      const trigger = input.chatConfig?.scheduledTriggerConfig as App['scheduledTriggerConfig'] | undefined;
+      await deps.apps.update(auth.teamId, input.appId, {
+        modulesJson: JSON.stringify(input.nodes),
+        edgesJson: JSON.stringify(input.edges),
+        ...(input.chatConfig ? { chatConfigJson: JSON.stringify(input.chatConfig) } : {}),
+        updateTime: new Date(),
+        version: 'v2',
+        ...(input.type ? { type: input.type } : {}),
+        ...(trigger ? { scheduledTriggerConfig: trigger } : {}),
+        pluginData: { ...current.pluginData, nodeVersion: versionId },
+      });
+      return {};
+    },
+  });
+
+  for (const url of ['/core/app/version/list', '/core/app/version/listWorkflow', '/core/app/version/listWorkflowx']) {
+    const full = url.endsWith('/list');
+    definePlatformRoute(app, {
+      methods: ['GET', 'POST'],
+      url,
+      auth: session,
+      input: versionListInput,
+      summary: full ? 'Versions of an app, newest first (full documents)' : 'Workflow edit history, newest first',
+      tags,
+      handler: async ({ input, auth }) => {
+        await core.authorize(auth, input.appId, 'read');
+        const skip = input.offset ?? ((input.current ?? 1) - 1) * input.pageSize;
+        const page = await deps.versions.page(input.appId, skip, input.pageSize);
+        return { total: page.total, list: full ? page.list : page.list.map(listItem) };
+      },
+    });
+  }
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/app/version/latest',
+    auth: session,
+    input: appIdInput,
+    summary: 'The newest published version (what chat runs), else the draft',
+    tags,
+    handler: async ({ input, auth }) => {
+      await core.authorize(auth, input.appId, 'write');
+      const { nodes, edges, chatConfig } = await latestVersionOf(deps.versions, await core.load(auth, input.appId));
+      return { nodes, edges, chatConfig };
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/app/version/detail',
+    auth: session,
+    input: versionIdInput,
+    summary: 'One version of the app',
+    tags,
+    handler: async ({ input, auth }) => {
+      await core.authorize(auth, input.appId, 'read');
+      return versionOf(input.appId, input.versionId);
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/app/version/revert',
+    auth: session,
+    input: revertInput,
+    summary: 'Make an old version the current draft (the edit state is kept as a version)',
+    tags,
+    handler: async ({ input, auth }) => {
+      await core.authorize(auth, input.appId, 'write');
+      const current = await core.load(auth, input.appId);
+      mustBeWorkflow(current);
+      const target = await versionOf(input.appId, input.versionId);
+      await deps.versions.insert({ appId: input.appId, nodes: input.editNodes, edges: input.editEdges, chatConfig: input.editChatConfig });
+      const copyId = await deps.versions.insert({ appId: input.appId, nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig });
+      const trigger = target.chatConfig?.scheduledTriggerConfig as App['scheduledTriggerConfig'] | undefined;
+      await deps.apps.update(auth.teamId, input.appId, {
+        modulesJson: JSON.stringify(target.nodes),
+        edgesJson: JSON.stringify(target.edges),
+        ...(target.chatConfig ? { chatConfigJson: JSON.stringify(target.chatConfig) } : {}),
+        updateTime: new Date(),
+        scheduledTriggerConfig: trigger ?? null,
+        pluginData: { ...current.pluginData, nodeVersion: copyId },
+      });
+      return {};
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'PUT', 'GET'],
+    url: '/core/app/version/update',
+    auth: session,
+    input: renameVersionInput,
+    summary: 'Rename a version',
+    tags,
+    handler: async ({ input, auth }) => {
+      await core.authorize(auth, input.appId, 'write');
+      if (!(await deps.versions.rename(input.appId, input.versionId, input.versionName))) {
+        throw Errors.notFound(`Version ${input.versionId} of app ${input.appId} not found`);
+      }
+      return {};
+    },
+  });
+}
