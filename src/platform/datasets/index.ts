@@ -1,4 +1,97 @@
+import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { RESOURCE_PERMISSION_INDEXES } from '../permissions/resource-permissions.repo.js';
+import { COLLECTION_INDEXES } from './collections/collection.repo.js';
+import { registerCollectionRoutes } from './collections/collection.routes.js';
+import { createDatasetsContext, type DatasetsContext } from './context.js';
+import { DATA_INDEXES } from './data/data.repo.js';
+import { registerDataRoutes } from './data/data.routes.js';
+import { DATASET_INDEXES } from './datasets/dataset.repo.js';
+import { registerDatasetRoutes } from './datasets/dataset.routes.js';
+import { FILE_INDEXES } from './files/file.repo.js';
+import { registerFileRoutes } from './files/file.routes.js';
+import { createFileService } from './files/file.service.js';
+import { createSearchService, type SearchService } from './search/search.service.js';
+import { registerSearchRoutes } from './search/search.routes.js';
+import { VECTOR_INDEXES } from './search/vector.repo.js';
+import { TRAINING_INDEXES } from './training/training.repo.js';
+import { registerTrainingRoutes } from './training/training.routes.js';
+import { createTrainingWorker, type TrainingWorker } from './training/training-worker.js';
 
-/** The datasets module of the platform API (routes registered here). */
-export default async function datasetsModule(_app: FastifyInstance): Promise<void> {}
+export type { SearchParams, SearchResultItem, SearchService } from './search/search.service.js';
+
+export interface DatasetsHandles {
+  ctx: DatasetsContext;
+  /** The training worker; tests drive it with runOnce()/drain() when TRAINING_WORKER=false. */
+  trainingWorker: TrainingWorker;
+  search: SearchService;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Dataset search for other modules (the workflow's dataset search node). */
+    datasetSearch: SearchService;
+  }
+}
+
+const byDatabase = new WeakMap<object, DatasetsHandles>();
+
+/** The datasets module's handles of an app (tests, benchmarks, other modules). */
+export function datasetsOf(app: FastifyInstance): DatasetsHandles {
+  const found = byDatabase.get(app.mongo.db);
+  if (!found) throw new Error('the datasets module is not registered on this app');
+  return found;
+}
+
+const IMAGE_CLEANUP_MS = 10 * 60 * 1000;
+const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
+
+/** The datasets module: datasets, collections, data, training queue, search, files. */
+export default fp(
+  async function datasetsModule(api: FastifyInstance) {
+    const ctx = createDatasetsContext(api);
+    const trainingWorker = createTrainingWorker(ctx);
+    const search = createSearchService(ctx);
+    byDatabase.set(api.mongo.db, { ctx, trainingWorker, search });
+    api.decorate('datasetSearch', search);
+
+    api.startup.add('indexes: datasets', () =>
+      api.mongo.ensureIndexes([
+        ...DATASET_INDEXES,
+        ...COLLECTION_INDEXES,
+        ...DATA_INDEXES,
+        ...TRAINING_INDEXES,
+        ...VECTOR_INDEXES,
+        ...FILE_INDEXES,
+        ...RESOURCE_PERMISSION_INDEXES,
+      ]),
+    );
+    let cleanup: NodeJS.Timeout | undefined;
+    api.startup.add('datasets: training worker and image cleanup', async () => {
+      if (api.config.TRAINING_WORKER) trainingWorker.start();
+      cleanup = setInterval(() => void ctx.repos.files.deleteExpiredImages().catch(() => undefined), IMAGE_CLEANUP_MS);
+      cleanup.unref();
+    });
+    // preClose: the worker finishes its batch while the database is still open.
+    api.addHook('preClose', async () => {
+      clearInterval(cleanup);
+      await trainingWorker.stop();
+    });
+
+    await api.register(async (scope) => {
+      scope.addHook('onRoute', (route) => {
+        if (LARGE_BODY_ROUTES.has(route.url)) route.bodyLimit = api.config.UPLOAD_LIMIT_BYTES;
+      });
+      await scope.register(multipart, { limits: { fileSize: api.config.UPLOAD_LIMIT_BYTES, files: 1 } });
+      const files = createFileService(ctx);
+      registerDatasetRoutes(scope, ctx);
+      registerCollectionRoutes(scope, ctx, files);
+      registerDataRoutes(scope, ctx);
+      registerTrainingRoutes(scope, ctx);
+      registerSearchRoutes(scope, ctx);
+      registerFileRoutes(scope, ctx, files);
+    });
+  },
+  { name: 'datasets' },
+);

@@ -1,0 +1,145 @@
+import { splitText } from '../../../domain/text-splitter.js';
+import { Errors } from '../../../infra/errors.js';
+import type { AuthContext } from '../../auth/types.js';
+import type { DatasetsContext } from '../context.js';
+import type { DatasetRecord } from '../datasets/dataset.repo.js';
+import { type PushItem, type PushResult, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
+import type { NewCollection, TrainingMode } from './collection.repo.js';
+import type { ChunkSettings } from './collection.schema.js';
+import { csvToQa, hashText, readLink, readStoredFile } from './collection-sources.js';
+
+export interface ImportResult {
+  collectionId: string;
+  results: PushResult;
+}
+
+export function chunkText(text: string, settings: { chunkSize: number; chunkSplitter?: string; trainingType: TrainingMode }): PushItem[] {
+  const { chunks } = splitText({
+    text,
+    chunkLen: settings.chunkSize,
+    overlapRatio: settings.trainingType === 'chunk' ? 0.2 : 0,
+    customReg: settings.chunkSplitter ? [settings.chunkSplitter] : [],
+  });
+  return chunks.map((q, chunkIndex) => ({ q, chunkIndex }));
+}
+
+/** Collection creation from sources (text, link, files, CSV): split, check limits, create, queue. */
+export function createCollectionImportService(ctx: DatasetsContext) {
+  const { collections } = ctx.repos;
+
+  async function checkParent(auth: AuthContext, datasetId: string, parentId: string | null | undefined) {
+    if (!parentId) return;
+    const parent = await collections.findById(auth.teamId, parentId);
+    if (!parent || parent.datasetId !== datasetId) throw Errors.missingParams(`Invalid field 'parentId': collection ${parentId} is not in dataset ${datasetId}`);
+    if (parent.type !== 'folder') throw Errors.missingParams(`Invalid field 'parentId': collection ${parentId} is not a folder`);
+  }
+
+  /**
+   * Limits are checked before anything is written; the collection is created, then its items
+   * queued. If queueing fails the new collection is removed again, so nothing is half-imported.
+   */
+  async function createWithItems(
+    auth: AuthContext,
+    dataset: DatasetRecord,
+    collection: Omit<NewCollection, 'teamId' | 'tmbId' | 'datasetId'>,
+    items: PushItem[],
+    prompt?: string,
+  ): Promise<ImportResult> {
+    await checkParent(auth, dataset._id, collection.parentId);
+    if (dataset.type === 'folder') throw Errors.missingParams(`Dataset ${dataset._id} is a folder; collections belong to datasets`);
+    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(items.length, collection.trainingType));
+    if (collection.trainingType !== 'qa') ctx.embedders().vectorModel(dataset.vectorModel);
+    const collectionId = await collections.insert({ ...collection, teamId: auth.teamId, tmbId: auth.tmbId, datasetId: dataset._id });
+    try {
+      const results = await pushToTrainingQueue(ctx, {
+        teamId: auth.teamId,
+        tmbId: auth.tmbId,
+        dataset,
+        collectionId,
+        mode: collection.trainingType,
+        prompt,
+        items,
+      });
+      return { collectionId, results };
+    } catch (error) {
+      await ctx.repos.trainings.deleteByCollections(auth.teamId, [collectionId]);
+      await collections.deleteMany(auth.teamId, [collectionId]);
+      throw error;
+    }
+  }
+
+  const base = (input: ChunkSettings & { parentId?: string | null; metadata?: Record<string, unknown>; tags?: string[] }) => ({
+    parentId: input.parentId ?? null,
+    trainingType: input.trainingType,
+    chunkSize: input.chunkSize,
+    chunkSplitter: input.chunkSplitter,
+    qaPrompt: input.qaPrompt,
+    metadata: input.metadata,
+    tags: input.tags,
+  });
+
+  async function fromText(auth: AuthContext, input: ChunkSettings & { datasetId: string; name: string; text: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
+    const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
+    if (!input.text.trim()) throw Errors.missingParams("Invalid field 'text': must not be empty");
+    const items = chunkText(input.text, input);
+    return createWithItems(
+      auth,
+      dataset,
+      { ...base(input), type: 'virtual', name: input.name, hashRawText: hashText(input.text), rawTextLength: input.text.length },
+      items,
+      input.qaPrompt,
+    );
+  }
+
+  async function fromLink(auth: AuthContext, input: ChunkSettings & { datasetId: string; link: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
+    const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
+    const selector = dataset.websiteConfig?.selector || (input.metadata?.webPageSelector as string | undefined);
+    const page = await readLink(ctx, input.link, selector);
+    if (!page.text) throw Errors.missingParams(`The page ${input.link} has no text${selector ? ` under selector '${selector}'` : ''}`);
+    const items = chunkText(page.text, input);
+    const created = await createWithItems(
+      auth,
+      dataset,
+      { ...base(input), type: 'link', name: page.title, rawLink: input.link, hashRawText: hashText(page.text), rawTextLength: page.text.length },
+      items,
+    );
+    return { collectionId: created.collectionId, results: created.results };
+  }
+
+  async function fromFileId(auth: AuthContext, input: ChunkSettings & { datasetId: string; fileId: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
+    const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
+    const { file, text } = await readStoredFile(ctx, auth, input.fileId);
+    const items = chunkText(text, input);
+    return createWithItems(
+      auth,
+      dataset,
+      {
+        ...base(input),
+        type: 'file',
+        name: file.filename,
+        fileId: file._id,
+        hashRawText: hashText(text),
+        rawTextLength: text.length,
+        metadata: { ...(input.metadata ?? {}), relatedImgId: file._id },
+      },
+      items,
+      input.qaPrompt,
+    );
+  }
+
+  async function fromCsv(auth: AuthContext, input: { datasetId: string; fileId: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
+    const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
+    const { file, text } = await readStoredFile(ctx, auth, input.fileId, { raw: true });
+    const rows = csvToQa(text);
+    return createWithItems(
+      auth,
+      dataset,
+      { parentId: input.parentId ?? null, type: 'file', name: file.filename, fileId: file._id, trainingType: 'chunk', chunkSize: 0, metadata: input.metadata },
+      rows.map((row, chunkIndex) => ({ ...row, chunkIndex })),
+    );
+  }
+
+  return { fromText, fromLink, fromFileId, fromCsv, createWithItems, checkParent };
+}
+
+export type CollectionImportService = ReturnType<typeof createCollectionImportService>;

@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import { Errors } from '../../../infra/errors.js';
+import { parseCsv } from '../../../infra/csv.js';
+import { htmlToMarkdown } from '../../../infra/html-to-markdown.js';
+import { safeFetch } from '../../../infra/outbound-fetch.js';
+import { extractText } from '../../../infra/text-extract.js';
+import type { AuthContext } from '../../auth/types.js';
+import type { DatasetsContext } from '../context.js';
+import type { StoredFile } from '../files/file.repo.js';
+
+export const hashText = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** Fetches a web page through the SSRF guard and turns the selected part into Markdown. */
+export async function readLink(ctx: DatasetsContext, url: string, selector?: string): Promise<{ title: string; text: string; selector: string }> {
+  const response = await safeFetch(url, {
+    timeoutMs: ctx.config.OUTBOUND_TIMEOUT_MS,
+    maxBytes: ctx.config.OUTBOUND_MAX_BYTES,
+    allowPrivate: ctx.config.SSRF_ALLOW_PRIVATE,
+  });
+  if (response.status >= 400) throw Errors.badGateway(`Fetching ${url} answered HTTP ${response.status}`);
+  const used = selector?.trim() || 'body';
+  const { title, markdown } = htmlToMarkdown(response.text(), { selector: used, baseUrl: response.finalUrl });
+  return { title: title || url, text: markdown.trim(), selector: used };
+}
+
+/** Text of an uploaded file of the caller's team (`ownerOnly`: the uploader only, as previews require). */
+export async function readStoredFile(
+  ctx: DatasetsContext,
+  auth: AuthContext,
+  fileId: string,
+  options: { ownerOnly?: boolean; raw?: boolean } = {},
+): Promise<{ file: StoredFile; text: string }> {
+  const file = await ctx.repos.files.find('dataset', fileId);
+  if (!file) throw Errors.fileNotFound(`File ${fileId} not found`);
+  if (file.metadata.teamId !== auth.teamId) throw Errors.unAuthFile(`File ${fileId} belongs to another team`);
+  if (options.ownerOnly && file.metadata.tmbId !== auth.tmbId) throw Errors.unAuthFile(`Only the uploader may read file ${fileId}`);
+  const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
+  const lower = file.filename.toLowerCase();
+  // CSV for Q/A import is read as it is; otherwise the parser's Markdown rendering is used.
+  const text = options.raw && lower.endsWith('.csv') ? buffer.toString('utf8') : (await extractText({ buffer, filename: file.filename, mimetype: file.contentType })).text;
+  if (!text.trim()) throw Errors.missingParams(`File ${file.filename} contains no text`);
+  return { file, text };
+}
+
+/**
+ * CSV rows → Q/A items: column 1 is q, column 2 is a, later columns are ignored, empty rows
+ * dropped. The header row is imported as data, as the reference does (its template's
+ * `index,content` header becomes an item) — unless it is exactly that template header.
+ */
+export function csvToQa(text: string): { q: string; a: string }[] {
+  const rows = parseCsv(text.replace(/^\uFEFF/, ''));
+  if (rows.length === 0) throw Errors.missingParams('The CSV file has no rows');
+  if (!rows.some((row) => row.length >= 2)) throw Errors.missingParams('The CSV file needs two columns: q (column 1) and a (column 2)');
+  const [first] = rows;
+  const start = first && first[0]?.trim() === 'index' && first[1]?.trim() === 'content' ? 1 : 0;
+  return rows
+    .slice(start)
+    .map((row) => ({ q: (row[0] ?? '').trim(), a: (row[1] ?? '').trim() }))
+    .filter((row) => row.q || row.a);
+}

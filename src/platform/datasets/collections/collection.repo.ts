@@ -1,0 +1,178 @@
+import type { Db, ObjectId } from 'mongodb';
+import { encodeMap, escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
+import { oid, oids, type Plain, plain } from '../plain.js';
+
+export const COLLECTION_TYPES = ['folder', 'virtual', 'file', 'link', 'externalFile'] as const;
+export type CollectionType = (typeof COLLECTION_TYPES)[number];
+export const TRAINING_MODES = ['chunk', 'qa', 'auto'] as const;
+export type TrainingMode = (typeof TRAINING_MODES)[number];
+
+interface CollectionDoc {
+  _id: ObjectId;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  datasetId: ObjectId;
+  parentId: ObjectId | null;
+  type: CollectionType;
+  name: string;
+  createTime: Date;
+  updateTime: Date;
+  forbid: boolean;
+  trainingType: TrainingMode;
+  chunkSize: number;
+  chunkSplitter?: string;
+  qaPrompt?: string;
+  tags: string[];
+  fileId?: ObjectId;
+  rawLink?: string;
+  externalFileId?: string;
+  externalFileUrl?: string;
+  rawTextLength?: number;
+  hashRawText?: string;
+  /** User-keyed metadata, stored as {k, v} pairs (FerretDB refuses dotted keys). */
+  metadataPairs: { k: string; v: string }[];
+}
+
+export type CollectionRecord = Omit<Plain<CollectionDoc>, 'metadataPairs'> & { metadata: Record<string, unknown> };
+
+export const COLLECTION_INDEXES: IndexDeclaration[] = [
+  { collection: 'dataset_collections', key: { teamId: 1, datasetId: 1, parentId: 1, updateTime: -1 } },
+  { collection: 'dataset_collections', key: { teamId: 1, fileId: 1 } },
+];
+
+export interface NewCollection {
+  teamId: string;
+  tmbId: string;
+  datasetId: string;
+  parentId: string | null;
+  type: CollectionType;
+  name: string;
+  trainingType: TrainingMode;
+  chunkSize: number;
+  chunkSplitter?: string;
+  qaPrompt?: string;
+  tags?: string[];
+  fileId?: string;
+  rawLink?: string;
+  rawTextLength?: number;
+  hashRawText?: string;
+  metadata?: Record<string, unknown>;
+  createTime?: Date;
+}
+
+export interface CollectionListFilter {
+  datasetId: string;
+  parentId: string | null;
+  searchText?: string;
+  selectFolder?: boolean;
+  tags?: { ids: string[]; mode: 'in' | 'all' };
+}
+
+/** Metadata values are kept as JSON text so any value type survives the {k, v} encoding. */
+function encodeMetadata(metadata: Record<string, unknown> | undefined): { k: string; v: string }[] {
+  return encodeMap(Object.fromEntries(Object.entries(metadata ?? {}).map(([k, v]) => [k, JSON.stringify(v)])));
+}
+
+function toRecord(doc: CollectionDoc): CollectionRecord {
+  const { metadataPairs, ...rest } = doc;
+  const metadata: Record<string, unknown> = {};
+  for (const { k, v } of metadataPairs ?? []) {
+    try {
+      metadata[k] = JSON.parse(v);
+    } catch {
+      metadata[k] = v;
+    }
+  }
+  return { ...plain(rest), metadata };
+}
+
+/** The only code touching `dataset_collections`. */
+export function createCollectionRepo(db: Db) {
+  const col = db.collection<CollectionDoc>('dataset_collections');
+  const listQuery = (teamId: string, filter: CollectionListFilter) => {
+    const query: Record<string, unknown> = { teamId: oid(teamId), datasetId: oid(filter.datasetId) };
+    if (filter.searchText) {
+      query.name = { $regex: escapeRegex(filter.searchText), $options: 'i' };
+    } else {
+      query.parentId = filter.parentId ? oid(filter.parentId) : null;
+    }
+    if (filter.selectFolder) query.type = 'folder';
+    if (filter.tags?.ids.length) query.tags = filter.tags.mode === 'all' ? { $all: filter.tags.ids } : { $in: filter.tags.ids };
+    return query;
+  };
+  return {
+    async insert(input: NewCollection): Promise<string> {
+      const now = new Date();
+      const { metadata, ...rest } = input;
+      const { insertedId } = await col.insertOne({
+        ...rest,
+        teamId: oid(input.teamId),
+        tmbId: oid(input.tmbId),
+        datasetId: oid(input.datasetId),
+        parentId: input.parentId ? oid(input.parentId) : null,
+        fileId: input.fileId ? oid(input.fileId) : undefined,
+        tags: input.tags ?? [],
+        forbid: false,
+        createTime: input.createTime ?? now,
+        updateTime: now,
+        metadataPairs: encodeMetadata(metadata),
+      } as CollectionDoc);
+      return insertedId.toHexString();
+    },
+    async findById(teamId: string, id: string): Promise<CollectionRecord | null> {
+      const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
+      return doc ? toRecord(doc) : null;
+    },
+    async list(teamId: string, filter: CollectionListFilter, page?: { skip: number; limit: number }) {
+      const query = listQuery(teamId, filter);
+      let cursor = col.find(query).sort({ updateTime: -1, _id: -1 });
+      if (page) cursor = cursor.skip(page.skip).limit(page.limit);
+      const [docs, total] = await Promise.all([cursor.toArray(), col.countDocuments(query)]);
+      return { items: docs.map(toRecord), total };
+    },
+    async update(teamId: string, id: string, patch: { name?: string; parentId?: string | null; tags?: string[]; forbid?: boolean; updateTime?: Date }) {
+      const set: Record<string, unknown> = { ...patch };
+      if (patch.parentId !== undefined) set.parentId = patch.parentId ? oid(patch.parentId) : null;
+      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
+    },
+    async setForbid(teamId: string, ids: string[], forbid: boolean) {
+      await col.updateMany({ _id: { $in: oids(ids) }, teamId: oid(teamId) }, { $set: { forbid } });
+    },
+    async setText(teamId: string, id: string, patch: { name?: string; rawTextLength: number; hashRawText: string }) {
+      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: patch });
+    },
+    /** The collection and every descendant collection, breadth first. */
+    async withDescendants(teamId: string, id: string): Promise<CollectionRecord[]> {
+      const root = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
+      if (!root) return [];
+      const all = [root];
+      let frontier = [root._id];
+      while (frontier.length > 0) {
+        const next = await col.find({ teamId: oid(teamId), parentId: { $in: frontier } }).toArray();
+        all.push(...next);
+        frontier = next.map((doc) => doc._id);
+      }
+      return all.map(toRecord);
+    },
+    async byDatasets(teamId: string, datasetIds: string[]): Promise<CollectionRecord[]> {
+      const docs = await col.find({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } }).toArray();
+      return docs.map(toRecord);
+    },
+    async byIds(teamId: string, ids: string[]): Promise<CollectionRecord[]> {
+      const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
+      return docs.map(toRecord);
+    },
+    async forbiddenIds(teamId: string, datasetIds: string[]): Promise<string[]> {
+      const docs = await col.find({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) }, forbid: true }, { projection: { _id: 1 } }).toArray();
+      return docs.map((doc) => doc._id.toHexString());
+    },
+    async exists(teamId: string, id: string): Promise<boolean> {
+      return (await col.countDocuments({ _id: oid(id), teamId: oid(teamId) }, { limit: 1 })) > 0;
+    },
+    async deleteMany(teamId: string, ids: string[]) {
+      await col.deleteMany({ teamId: oid(teamId), _id: { $in: oids(ids) } });
+    },
+  };
+}
+
+export type CollectionRepo = ReturnType<typeof createCollectionRepo>;

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { zBoolLike, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId } from '../../../infra/zod.js';
+import { COLLECTION_TYPES, TRAINING_MODES } from './collection.repo.js';
+
+/** The reference refuses chunk sizes above 30000; below 1 nothing could be split. */
+export const zChunkSize = zIntLike.pipe(z.number().int().min(1, 'must be at least 1').max(30000, 'must be at most 30000'));
+
+const zMetadata = z.record(z.string(), z.unknown());
+
+export const chunkSettingsSchema = z.object({
+  trainingType: z.enum(TRAINING_MODES).default('chunk'),
+  chunkSize: zChunkSize.default(512),
+  chunkSplitter: z.string().max(100).optional(),
+  qaPrompt: z.string().max(5000).optional(),
+});
+export type ChunkSettings = z.infer<typeof chunkSettingsSchema>;
+
+const common = chunkSettingsSchema.extend({
+  datasetId: zObjectId,
+  parentId: zParentId.optional(),
+  metadata: zMetadata.optional(),
+  tags: z.array(z.string().max(100)).max(50).optional(),
+});
+
+export const createCollectionSchema = common.extend({
+  name: zName,
+  type: z.enum(COLLECTION_TYPES).default('virtual'),
+});
+
+export const createTextSchema = common.extend({ name: zName, text: z.string().max(10 * 1024 * 1024) });
+export const createLinkSchema = common.extend({ link: z.string().url().max(2000) });
+export const createFileIdSchema = common.extend({ fileId: zObjectId });
+export const createCsvSchema = z.object({ datasetId: zObjectId, parentId: zParentId.optional(), fileId: zObjectId, metadata: zMetadata.optional() });
+/** The `data` form field of create/localFile. */
+export const localFileDataSchema = common;
+
+const listFilters = {
+  datasetId: zObjectId,
+  parentId: zParentId.optional(),
+  searchText: z.string().max(200).optional(),
+  selectFolder: zBoolLike.optional(),
+  filterTags: z.union([z.array(z.string()), z.string().transform((tag) => [tag])]).optional(),
+  simple: zBoolLike.optional(),
+};
+
+export const listCollectionsSchema = z.object({ ...listFilters, pageNum: zPageNum, pageSize: zPageSize() });
+export const scrollCollectionsSchema = z.object({ ...listFilters, current: zPageNum, pageSize: zPageSize() });
+
+export const collectionIdSchema = z.object({ collectionId: zObjectId });
+export const idSchema = z.object({ id: zObjectId });
+export const pathsSchema = z.object({ parentId: zParentId.optional() });
+
+export const updateCollectionSchema = z.object({
+  id: zObjectId,
+  parentId: zParentId.optional(),
+  name: zName.optional(),
+  tags: z.array(z.string().max(100)).max(50).optional(),
+  forbid: zBoolLike.optional(),
+});

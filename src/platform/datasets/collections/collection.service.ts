@@ -1,0 +1,150 @@
+import { Errors } from '../../../infra/errors.js';
+import type { AuthContext } from '../../auth/types.js';
+import { deleteCollectionsCascade } from '../cascade.js';
+import type { DatasetsContext } from '../context.js';
+import { fileReadUrl, signFileToken } from '../files/file-token.js';
+import type { CollectionListFilter, CollectionRecord } from './collection.repo.js';
+import type { CollectionImportService } from './collection-import.service.js';
+import { chunkText } from './collection-import.service.js';
+import { hashText, readLink } from './collection-sources.js';
+
+const MANUAL_NAME = /^(手动|manual$|mark$)/;
+const PINNED_TIME = new Date('2999-09-09T00:00:00Z');
+
+export function createCollectionService(ctx: DatasetsContext, importer: CollectionImportService) {
+  const { collections, data, trainings } = ctx.repos;
+
+  const sourceIdOf = (collection: CollectionRecord) => collection.fileId ?? collection.rawLink ?? collection.externalFileId ?? collection.externalFileUrl;
+
+  async function create(auth: AuthContext, input: { datasetId: string; name: string; type: CollectionRecord['type']; parentId?: string | null; metadata?: Record<string, unknown>; tags?: string[]; trainingType: 'chunk' | 'qa' | 'auto'; chunkSize: number; chunkSplitter?: string; qaPrompt?: string }) {
+    const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
+    await importer.checkParent(auth, dataset._id, input.parentId);
+    return collections.insert({ ...input, parentId: input.parentId ?? null, teamId: auth.teamId, tmbId: auth.tmbId, datasetId: dataset._id });
+  }
+
+  async function listItems(auth: AuthContext, filter: CollectionListFilter & { simple?: boolean }, page?: { skip: number; limit: number }) {
+    const { permission } = await ctx.auth.authDataset(auth, filter.datasetId, 'read');
+    const { items, total } = await collections.list(auth.teamId, filter, page);
+    const ids = items.map((item) => item._id);
+    const [dataCounts, trainingCounts] = filter.simple
+      ? [new Map<string, number>(), new Map<string, number>()]
+      : await Promise.all([data.countByCollections(auth.teamId, ids), trainings.countByCollections(auth.teamId, ids)]);
+    if ([...trainingCounts.values()].some((n) => n > 0)) ctx.wakeWorker();
+    const shaped = items.map((item) => ({
+      _id: item._id,
+      parentId: item.parentId,
+      tmbId: item.tmbId,
+      name: item.name,
+      type: item.type,
+      forbid: item.forbid,
+      createTime: item.createTime,
+      updateTime: item.updateTime,
+      trainingType: item.trainingType,
+      fileId: item.fileId,
+      rawLink: item.rawLink,
+      tags: item.tags,
+      dataAmount: dataCounts.get(item._id) ?? 0,
+      trainingAmount: trainingCounts.get(item._id) ?? 0,
+      permission,
+    }));
+    return { list: shaped, total };
+  }
+
+  async function detail(auth: AuthContext, id: string) {
+    const { collection, dataset, permission } = await ctx.auth.authCollection(auth, id, 'read');
+    const file = collection.fileId ? await ctx.repos.files.find('dataset', collection.fileId) : null;
+    return { ...collection, datasetId: dataset, sourceName: collection.name, sourceId: sourceIdOf(collection), permission, file: file ?? undefined };
+  }
+
+  async function paths(auth: AuthContext, parentId: string | null | undefined) {
+    if (!parentId) return [];
+    const { collection } = await ctx.auth.authCollection(auth, parentId, 'read');
+    const chain = [collection];
+    const seen = new Set([collection._id]);
+    let current = collection.parentId;
+    while (current && !seen.has(current)) {
+      const parent = await collections.findById(auth.teamId, current);
+      if (!parent) break;
+      chain.unshift(parent);
+      seen.add(current);
+      current = parent.parentId;
+    }
+    return chain.map((item) => ({ parentId: item._id, parentName: item.name }));
+  }
+
+  async function read(auth: AuthContext, collectionId: string) {
+    const { collection, dataset } = await ctx.auth.authCollection(auth, collectionId, 'read');
+    if (collection.type === 'file' && collection.fileId) {
+      const token = signFileToken(ctx.config.FILE_TOKEN_KEY, { bucketName: 'dataset', teamId: auth.teamId, tmbId: auth.tmbId, fileId: collection.fileId });
+      return { type: 'url' as const, value: fileReadUrl(token) };
+    }
+    if (collection.type === 'link' && collection.rawLink) return { type: 'url' as const, value: collection.rawLink };
+    if (collection.type === 'externalFile') {
+      const value = dataset.externalReadUrl && collection.externalFileId ? dataset.externalReadUrl.replace('{{fileId}}', collection.externalFileId) : (collection.externalFileUrl ?? '');
+      return { type: 'url' as const, value };
+    }
+    return { type: 'url' as const, value: '' };
+  }
+
+  async function update(auth: AuthContext, input: { id: string; parentId?: string | null; name?: string; tags?: string[]; forbid?: boolean }) {
+    const { collection } = await ctx.auth.authCollection(auth, input.id, 'write');
+    if (input.parentId !== undefined && input.parentId !== null) {
+      await importer.checkParent(auth, collection.datasetId, input.parentId);
+      const subtree = await collections.withDescendants(auth.teamId, collection._id);
+      if (subtree.some((item) => item._id === input.parentId)) throw Errors.missingParams("Invalid field 'parentId': cannot move a collection into itself or its subfolder");
+    }
+    await collections.update(auth.teamId, collection._id, {
+      ...(input.name ? { name: input.name, updateTime: MANUAL_NAME.test(input.name) ? PINNED_TIME : new Date() } : {}),
+      ...(input.parentId !== undefined ? { parentId: input.parentId } : {}),
+      ...(input.tags ? { tags: input.tags } : {}),
+      ...(input.forbid !== undefined ? { forbid: input.forbid } : {}),
+    });
+    if (input.forbid !== undefined && collection.type === 'folder') {
+      const subtree = await collections.withDescendants(auth.teamId, collection._id);
+      await collections.setForbid(auth.teamId, subtree.map((item) => item._id), input.forbid);
+    }
+    return null;
+  }
+
+  async function remove(auth: AuthContext, id: string) {
+    const { collection } = await ctx.auth.authCollection(auth, id, 'write');
+    await deleteCollectionsCascade(ctx, auth.teamId, await collections.withDescendants(auth.teamId, collection._id));
+    return null;
+  }
+
+  /** Re-fetches a link collection: 'sameRaw' when unchanged, else a new collection replaces it. */
+  async function syncLink(auth: AuthContext, collectionId: string) {
+    const { collection, dataset } = await ctx.auth.authCollection(auth, collectionId, 'write');
+    if (collection.type !== 'link' || !collection.rawLink) throw Errors.unLinkCollection(`Collection ${collectionId} is not a link collection`);
+    const selector = dataset.websiteConfig?.selector || (collection.metadata.webPageSelector as string | undefined);
+    const page = await readLink(ctx, collection.rawLink, selector);
+    if (!page.text) throw Errors.missingParams(`The page ${collection.rawLink} returned no text; the collection was kept`);
+    if (hashText(page.text) === collection.hashRawText) return 'sameRaw';
+    await ctx.teamLimits.assertAndRecordWebSync(auth.teamId);
+    const settings = { chunkSize: collection.chunkSize || 512, trainingType: collection.trainingType, chunkSplitter: collection.chunkSplitter };
+    // The replacement is complete before the old collection goes, so a failure keeps the old one.
+    await importer.createWithItems(
+      auth,
+      dataset,
+      {
+        parentId: collection.parentId,
+        type: 'link',
+        name: page.title || collection.name,
+        rawLink: collection.rawLink,
+        trainingType: collection.trainingType,
+        chunkSize: collection.chunkSize,
+        metadata: collection.metadata,
+        hashRawText: hashText(page.text),
+        rawTextLength: page.text.length,
+        createTime: collection.createTime,
+      },
+      chunkText(page.text, settings),
+    );
+    await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
+    return 'success';
+  }
+
+  return { create, listItems, detail, paths, read, update, remove, syncLink };
+}
+
+export type CollectionService = ReturnType<typeof createCollectionService>;

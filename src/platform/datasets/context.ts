@@ -1,0 +1,59 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Config } from '../../config.js';
+import type { TeamLimits } from '../identity/team-limits-types.js';
+import type { ModelRegistry } from '../system/model-types.js';
+import { createCollectionRepo } from './collections/collection.repo.js';
+import { createDataRepo } from './data/data.repo.js';
+import { createDatasetAuth, createDatasetPermissions } from './datasets/dataset-auth.js';
+import { createDatasetRepo } from './datasets/dataset.repo.js';
+import { createFileRepo } from './files/file.repo.js';
+import { createEmbedderRegistry } from './search/embedder.js';
+import { createVectorCache } from './search/vector-cache.js';
+import { createVectorRepo } from './search/vector.repo.js';
+import { createTrainingRepo } from './training/training.repo.js';
+
+/** Everything the datasets services need, built once per app from explicit dependencies. */
+export function createDatasetsContext(app: FastifyInstance) {
+  const db = app.mongo.db;
+  const repos = {
+    datasets: createDatasetRepo(db),
+    collections: createCollectionRepo(db),
+    data: createDataRepo(db),
+    trainings: createTrainingRepo(db),
+    vectors: createVectorRepo(db),
+    files: createFileRepo(db),
+  };
+  const permissions = createDatasetPermissions(db);
+  const wakeListeners: (() => void)[] = [];
+  return {
+    config: app.config as Config,
+    log: app.log as FastifyBaseLogger,
+    // Late-bound: these decorations belong to other modules and may be registered after us.
+    get models(): ModelRegistry {
+      return app.models;
+    },
+    get teamLimits(): TeamLimits {
+      return app.teamLimits;
+    },
+    repos,
+    permissions,
+    auth: createDatasetAuth({ permissions, ...repos }),
+    vectorCache: createVectorCache(repos.vectors),
+    embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),
+    /** Tells the training worker (if running) that new items were queued. */
+    wakeWorker: () => {
+      for (const listener of wakeListeners) listener();
+    },
+    onWake: (listener: () => void) => void wakeListeners.push(listener),
+  };
+}
+
+function lazy<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= make();
+    return value;
+  };
+}
+
+export type DatasetsContext = ReturnType<typeof createDatasetsContext>;

@@ -1,0 +1,66 @@
+import { ObjectId } from 'mongodb';
+import { tokenizeForSearch } from '../../../domain/full-text.js';
+import type { DatasetsContext } from '../context.js';
+import type { VectorRow } from '../search/vector.repo.js';
+import type { DataIndex } from './data.repo.js';
+
+export const searchTokens = (q: string, a: string): string[] => [...new Set(tokenizeForSearch(`${q}\n${a}`))];
+
+export const newVectorId = (): string => new ObjectId().toHexString();
+
+export interface Owner {
+  teamId: string;
+  datasetId: string;
+  collectionId: string;
+  dataId: string;
+}
+
+/** Embeds texts with the model and stores the vectors under the given ids (idempotent upserts). */
+export async function embedAndStore(ctx: DatasetsContext, model: string, owner: Owner, entries: { id: string; text: string }[]): Promise<number> {
+  if (entries.length === 0) return 0;
+  const { vectors, tokens } = await ctx.embedders().forModel(model).embed(entries.map((entry) => entry.text));
+  await storeVectors(
+    ctx,
+    entries.map((entry, i) => ({ ...owner, id: entry.id, model, vector: vectors[i] ?? [] })),
+  );
+  return tokens;
+}
+
+export async function storeVectors(ctx: DatasetsContext, rows: VectorRow[]): Promise<void> {
+  if (rows.some((row) => row.vector.length === 0)) throw new Error('The embedding provider returned fewer vectors than texts');
+  await ctx.repos.vectors.upsertMany(rows);
+  ctx.vectorCache.added(rows);
+}
+
+export async function removeVectors(ctx: DatasetsContext, teamId: string, datasetId: string, ids: string[]): Promise<void> {
+  await ctx.repos.vectors.deleteByIds(teamId, ids);
+  ctx.vectorCache.removed(datasetId, ids);
+}
+
+/** Inserts one data item now (data/insertData): vectors first, then the item that points to them. */
+export async function insertDataNow(
+  ctx: DatasetsContext,
+  input: { teamId: string; tmbId: string; datasetId: string; collectionId: string; model: string; q: string; a: string; chunkIndex: number; indexes: { text: string; defaultIndex: boolean }[] },
+): Promise<{ dataId: string; tokens: number }> {
+  const dataId = new ObjectId().toHexString();
+  const indexes: DataIndex[] = input.indexes.map((index) => ({ ...index, dataId: newVectorId() }));
+  const tokens = await embedAndStore(
+    ctx,
+    input.model,
+    { teamId: input.teamId, datasetId: input.datasetId, collectionId: input.collectionId, dataId },
+    indexes.map((index) => ({ id: index.dataId, text: index.text })),
+  );
+  await ctx.repos.data.upsert({
+    _id: dataId,
+    teamId: input.teamId,
+    tmbId: input.tmbId,
+    datasetId: input.datasetId,
+    collectionId: input.collectionId,
+    q: input.q,
+    a: input.a,
+    chunkIndex: input.chunkIndex,
+    indexes,
+    fullTextTokens: searchTokens(input.q, input.a),
+  });
+  return { dataId, tokens };
+}

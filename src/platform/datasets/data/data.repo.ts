@@ -1,0 +1,156 @@
+import type { Db, ObjectId } from 'mongodb';
+import { escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
+import { oid, oids, type Plain, plain } from '../plain.js';
+
+export interface DataIndex {
+  defaultIndex: boolean;
+  /** Id of the vector row (in `dataset_vectors`) embedding this text. */
+  dataId: string;
+  text: string;
+}
+
+interface DataDoc {
+  _id: ObjectId;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  datasetId: ObjectId;
+  collectionId: ObjectId;
+  q: string;
+  a: string;
+  chunkIndex: number;
+  indexes: DataIndex[];
+  /** Search tokens of q and a, our replacement for a `$text` index (FerretDB has none). */
+  fullTextTokens: string[];
+  updateTime: Date;
+  rebuilding?: boolean;
+}
+
+export type DataRecord = Plain<DataDoc>;
+
+export const DATA_INDEXES: IndexDeclaration[] = [
+  { collection: 'dataset_datas', key: { teamId: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, updateTime: -1 } },
+  { collection: 'dataset_datas', key: { teamId: 1, datasetId: 1, fullTextTokens: 1 } },
+  { collection: 'dataset_datas', key: { rebuilding: 1, teamId: 1, datasetId: 1 } },
+];
+
+export interface NewData {
+  _id: string;
+  teamId: string;
+  tmbId: string;
+  datasetId: string;
+  collectionId: string;
+  q: string;
+  a: string;
+  chunkIndex: number;
+  indexes: DataIndex[];
+  fullTextTokens: string[];
+}
+
+/** The only code touching `dataset_datas`. */
+export function createDataRepo(db: Db) {
+  const col = db.collection<DataDoc>('dataset_datas');
+  const scope = (teamId: string, datasetIds: string[]) => ({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
+  return {
+    /** Idempotent: a retried training item writes the same document once. */
+    async upsert(input: NewData): Promise<void> {
+      const { _id, ...rest } = input;
+      await col.updateOne(
+        { _id: oid(_id) },
+        {
+          $setOnInsert: {
+            ...rest,
+            teamId: oid(input.teamId),
+            tmbId: oid(input.tmbId),
+            datasetId: oid(input.datasetId),
+            collectionId: oid(input.collectionId),
+            updateTime: new Date(),
+          },
+        },
+        { upsert: true },
+      );
+    },
+    async findById(teamId: string, id: string): Promise<DataRecord | null> {
+      const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
+      return doc ? plain(doc) : null;
+    },
+    async byIds(teamId: string, ids: string[]): Promise<DataRecord[]> {
+      const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
+      return docs.map((doc) => plain(doc));
+    },
+    async list(teamId: string, collectionId: string, searchText: string | undefined, page: { skip: number; limit: number }) {
+      const query: Record<string, unknown> = { teamId: oid(teamId), collectionId: oid(collectionId) };
+      if (searchText?.trim()) {
+        const regex = new RegExp(escapeRegex(searchText.trim()), 'i');
+        query.$or = [{ q: regex }, { a: regex }];
+      }
+      const [docs, total] = await Promise.all([
+        col.find(query).sort({ chunkIndex: 1, updateTime: -1, _id: 1 }).skip(page.skip).limit(page.limit).toArray(),
+        col.countDocuments(query),
+      ]);
+      return { items: docs.map((doc) => plain(doc)), total };
+    },
+    async sameExists(teamId: string, collectionId: string, q: string, a: string): Promise<boolean> {
+      return (await col.countDocuments({ teamId: oid(teamId), collectionId: oid(collectionId), q, a }, { limit: 1 })) > 0;
+    },
+    async update(teamId: string, id: string, set: { q?: string; a?: string; indexes: DataIndex[]; fullTextTokens: string[] }) {
+      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: { ...set, updateTime: new Date() } });
+    },
+    async setIndexes(teamId: string, id: string, indexes: DataIndex[]) {
+      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: { indexes, updateTime: new Date() } });
+    },
+    async deleteById(teamId: string, id: string) {
+      await col.deleteOne({ _id: oid(id), teamId: oid(teamId) });
+    },
+    async deleteByCollections(teamId: string, collectionIds: string[]) {
+      await col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } });
+    },
+    async deleteByDatasets(teamId: string, datasetIds: string[]) {
+      await col.deleteMany(scope(teamId, datasetIds));
+    },
+    /** Candidates for full-text recall: items sharing at least one token with the query. */
+    async fullTextCandidates(teamId: string, datasetIds: string[], tokens: string[], limit: number): Promise<DataRecord[]> {
+      if (tokens.length === 0) return [];
+      const docs = await col
+        .find({ ...scope(teamId, datasetIds), fullTextTokens: { $in: tokens } }, { projection: { indexes: 0 } })
+        .limit(limit)
+        .toArray();
+      return docs.map((doc) => plain({ ...doc, indexes: [] }));
+    },
+    async countWithToken(teamId: string, datasetIds: string[], token: string): Promise<number> {
+      return col.countDocuments({ ...scope(teamId, datasetIds), fullTextTokens: token });
+    },
+    async count(teamId: string, datasetIds: string[]): Promise<number> {
+      return col.countDocuments(scope(teamId, datasetIds));
+    },
+    async countByCollections(teamId: string, collectionIds: string[]): Promise<Map<string, number>> {
+      const rows = await col
+        .aggregate<{ _id: ObjectId; n: number }>([
+          { $match: { teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } } },
+          { $group: { _id: '$collectionId', n: { $sum: 1 } } },
+        ])
+        .toArray();
+      return new Map(rows.map((row) => [row._id.toHexString(), row.n]));
+    },
+    /** A cursor over q/a for export; never loads the dataset into memory. */
+    exportCursor(teamId: string, datasetIds: string[], limit: number) {
+      return col.find(scope(teamId, datasetIds), { projection: { q: 1, a: 1 } }).sort({ _id: 1 }).limit(limit);
+    },
+    async markRebuilding(teamId: string, datasetId: string) {
+      await col.updateMany({ teamId: oid(teamId), datasetId: oid(datasetId) }, { $set: { rebuilding: true } });
+    },
+    /** Atomically takes one data item still waiting for a rebuild. */
+    async claimRebuilding(teamId: string, datasetId: string): Promise<DataRecord | null> {
+      const doc = await col.findOneAndUpdate(
+        { teamId: oid(teamId), datasetId: oid(datasetId), rebuilding: true },
+        { $unset: { rebuilding: '' }, $set: { updateTime: new Date() } },
+        { returnDocument: 'after' },
+      );
+      return doc ? plain(doc) : null;
+    },
+    async countRebuilding(teamId: string, datasetId: string): Promise<number> {
+      return col.countDocuments({ teamId: oid(teamId), datasetId: oid(datasetId), rebuilding: true });
+    },
+  };
+}
+
+export type DataRepo = ReturnType<typeof createDataRepo>;

@@ -1,0 +1,119 @@
+import { countTokens } from '../../../domain/token-count.js';
+import { Errors } from '../../../infra/errors.js';
+import type { AuthContext } from '../../auth/types.js';
+import type { TrainingMode } from '../collections/collection.repo.js';
+import type { DatasetsContext } from '../context.js';
+import { predictVectors, type PushItem, pushToTrainingQueue } from '../training/enqueue.js';
+import { buildIndexes, type IndexInput, planIndexUpdate, simpleText } from './data-indexes.js';
+import { embedAndStore, insertDataNow, newVectorId, removeVectors, searchTokens } from './data-writer.js';
+
+export function createDataService(ctx: DatasetsContext) {
+  const { data } = ctx.repos;
+
+  /** A client naming a dataset must name the collection's own dataset. */
+  function assertSameDataset(collection: { _id: string; datasetId: string }, datasetId?: string) {
+    if (datasetId && datasetId !== collection.datasetId) {
+      throw Errors.missingParams(`Invalid field 'collectionId': collection ${collection._id} does not belong to dataset ${datasetId}`);
+    }
+  }
+
+  async function pushData(auth: AuthContext, input: { collectionId: string; datasetId?: string; data: PushItem[]; trainingMode: TrainingMode; prompt?: string; billId?: string }) {
+    const { dataset, collection } = await ctx.auth.authCollection(auth, input.collectionId, 'write');
+    assertSameDataset(collection, input.datasetId);
+    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(input.data.length, collection.trainingType));
+    return pushToTrainingQueue(ctx, {
+      teamId: auth.teamId,
+      tmbId: auth.tmbId,
+      dataset,
+      collectionId: collection._id,
+      mode: input.trainingMode,
+      prompt: input.prompt,
+      billId: input.billId,
+      items: input.data,
+    });
+  }
+
+  async function insertData(auth: AuthContext, input: { collectionId: string; datasetId?: string; q: string; a?: string; indexes?: IndexInput[] }) {
+    const { dataset, collection } = await ctx.auth.authCollection(auth, input.collectionId, 'write');
+    assertSameDataset(collection, input.datasetId);
+    const q = simpleText(input.q);
+    const a = simpleText(input.a ?? '');
+    if (!q) throw Errors.missingParams("Invalid field 'q': must not be empty");
+    const model = ctx.embedders().vectorModel(dataset.vectorModel);
+    if (countTokens(q + a) > model.maxToken) throw Errors.missingParams(`Invalid field 'q': longer than the ${model.maxToken} tokens the vector model accepts`);
+    if (await data.sameExists(auth.teamId, collection._id, q, a)) throw Errors.conflict('An identical data item already exists in this collection');
+    const indexes = buildIndexes(q, a, input.indexes);
+    await ctx.teamLimits.assertDatasetSize(auth.teamId, indexes.length);
+    const { dataId } = await insertDataNow(ctx, {
+      teamId: auth.teamId,
+      tmbId: auth.tmbId,
+      datasetId: dataset._id,
+      collectionId: collection._id,
+      model: model.model,
+      q,
+      a,
+      chunkIndex: 0,
+      indexes,
+    });
+    return dataId;
+  }
+
+  async function list(auth: AuthContext, input: { collectionId: string; searchText?: string; skip: number; limit: number }) {
+    const { collection } = await ctx.auth.authCollection(auth, input.collectionId, 'read');
+    const { items, total } = await data.list(auth.teamId, collection._id, input.searchText, { skip: input.skip, limit: input.limit });
+    return { items: items.map((item) => ({ _id: item._id, datasetId: item.datasetId, collectionId: item.collectionId, q: item.q, a: item.a, chunkIndex: item.chunkIndex })), total };
+  }
+
+  async function detail(auth: AuthContext, id: string) {
+    const { data: item, collection, permission } = await ctx.auth.authData(auth, id, 'read');
+    return {
+      id: item._id,
+      teamId: item.teamId,
+      q: item.q,
+      a: item.a,
+      chunkIndex: item.chunkIndex,
+      indexes: item.indexes,
+      datasetId: item.datasetId,
+      collectionId: item.collectionId,
+      sourceName: collection.name,
+      sourceId: collection.fileId ?? collection.rawLink,
+      source: collection.name,
+      isOwner: item.tmbId === auth.tmbId,
+      canWrite: permission.hasWritePer,
+    };
+  }
+
+  /** Re-embeds only the indexes whose text changed; new vectors are stored before the item points to them. */
+  async function update(auth: AuthContext, input: { dataId: string; q?: string; a?: string; indexes?: IndexInput[] }) {
+    const { data: item, dataset } = await ctx.auth.authData(auth, input.dataId, 'write');
+    if (!input.q && input.a === undefined && !input.indexes?.length) return null;
+    // Without q the stored q is kept (the reference would blank the default index).
+    const q = simpleText(input.q ?? '') || item.q;
+    const a = input.a !== undefined ? simpleText(input.a) : item.a;
+    const plan = planIndexUpdate(item.indexes, input.indexes ?? [], q, a);
+    const created = plan.embed.map((entry) => ({ dataId: newVectorId(), text: entry.text, defaultIndex: entry.defaultIndex }));
+    const model = ctx.embedders().vectorModel(dataset.vectorModel).model;
+    await embedAndStore(
+      ctx,
+      model,
+      { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId, dataId: item._id },
+      created.map((entry) => ({ id: entry.dataId, text: entry.text })),
+    );
+    const indexes = [...plan.keep, ...created].sort((x, y) => Number(y.defaultIndex) - Number(x.defaultIndex));
+    await data.update(auth.teamId, item._id, { q, a, indexes, fullTextTokens: searchTokens(q, a) });
+    await removeVectors(ctx, auth.teamId, item.datasetId, plan.removeVectorIds);
+    return null;
+  }
+
+  async function remove(auth: AuthContext, id: string) {
+    const { data: item } = await ctx.auth.authData(auth, id, 'write');
+    // The item goes first so search never shows it; its vectors are then unreachable and removed.
+    await data.deleteById(auth.teamId, item._id);
+    await removeVectors(ctx, auth.teamId, item.datasetId, item.indexes.map((index) => index.dataId));
+    return 'success';
+  }
+
+  return { pushData, insertData, list, detail, update, remove };
+}
+
+export type DataService = ReturnType<typeof createDataService>;

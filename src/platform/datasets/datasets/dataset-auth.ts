@@ -1,0 +1,75 @@
+import { type Db, ObjectId } from 'mongodb';
+import type { RequiredPermission, SerializedPermission } from '../../../domain/permission.js';
+import { Errors } from '../../../infra/errors.js';
+import type { AuthContext } from '../../auth/types.js';
+import { createResourcePermissionService } from '../../permissions/resource-permission.service.js';
+import type { ResourceDoc } from '../../permissions/resource-tree.repo.js';
+import type { CollectionRecord, CollectionRepo } from '../collections/collection.repo.js';
+import type { DataRecord, DataRepo } from '../data/data.repo.js';
+import { collectionNotFound, dataNotFound } from '../errors.js';
+import { plain } from '../plain.js';
+import type { DatasetRecord } from './dataset.repo.js';
+
+export interface AuthorizedDataset {
+  dataset: DatasetRecord;
+  permission: SerializedPermission;
+  /** The default permission shown for the dataset (its folder's while inheriting). */
+  defaultPermission: number;
+}
+
+export const createDatasetPermissions = (db: Db) =>
+  createResourcePermissionService(db, {
+    collection: 'datasets',
+    resourceType: 'dataset',
+    folderTypes: ['folder'],
+    errors: { notFound: Errors.unExistDataset, forbidden: Errors.unAuthDataset },
+    label: 'Dataset',
+  });
+
+export type DatasetPermissions = ReturnType<typeof createDatasetPermissions>;
+
+/**
+ * Dataset, collection and data authorisation (the reference's authDataset*), through the shared
+ * resource-permission service; always scoped by the caller's team.
+ */
+export function createDatasetAuth(deps: { permissions: DatasetPermissions; collections: CollectionRepo; data: DataRepo }) {
+  async function authDataset(auth: AuthContext, datasetId: string | undefined, required: RequiredPermission, field = 'datasetId'): Promise<AuthorizedDataset> {
+    if (!datasetId) throw Errors.missingParams(`Missing field '${field}'`);
+    const { doc, permission, defaultPermission } = await deps.permissions.authorize(auth, datasetId, required, field);
+    return { dataset: plain(doc) as unknown as DatasetRecord, permission, defaultPermission };
+  }
+
+  async function permissionsOf(auth: AuthContext, datasets: DatasetRecord[]) {
+    const docs = datasets.map((dataset) => toResourceDoc(dataset));
+    return deps.permissions.resolveMany(auth, docs);
+  }
+
+  async function authCollection(auth: AuthContext, collectionId: string, required: RequiredPermission): Promise<AuthorizedDataset & { collection: CollectionRecord }> {
+    const collection = await deps.collections.findById(auth.teamId, collectionId);
+    if (!collection) throw collectionNotFound(collectionId);
+    const authorized = await authDataset(auth, collection.datasetId, required);
+    return { ...authorized, collection };
+  }
+
+  async function authData(auth: AuthContext, dataId: string, required: RequiredPermission) {
+    const data: DataRecord | null = await deps.data.findById(auth.teamId, dataId);
+    if (!data) throw dataNotFound(dataId);
+    const authorized = await authCollection(auth, data.collectionId, required);
+    return { ...authorized, data };
+  }
+
+  return { authDataset, authCollection, authData, permissionsOf };
+}
+
+
+export function toResourceDoc(dataset: DatasetRecord): ResourceDoc {
+  return {
+    ...dataset,
+    _id: new ObjectId(dataset._id),
+    teamId: new ObjectId(dataset.teamId),
+    tmbId: new ObjectId(dataset.tmbId),
+    parentId: dataset.parentId ? new ObjectId(dataset.parentId) : null,
+  } as unknown as ResourceDoc;
+}
+
+export type DatasetAuth = ReturnType<typeof createDatasetAuth>;

@@ -1,0 +1,112 @@
+import type { Db, ObjectId } from 'mongodb';
+import { escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
+import { oid, oids, type Plain, plain } from '../plain.js';
+
+export const DATASET_TYPES = ['folder', 'dataset', 'websiteDataset', 'externalFile'] as const;
+export type DatasetType = (typeof DATASET_TYPES)[number];
+
+interface DatasetDoc {
+  _id: ObjectId;
+  parentId: ObjectId | null;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  type: DatasetType;
+  status: 'active' | 'syncing';
+  avatar: string;
+  name: string;
+  intro: string;
+  updateTime: Date;
+  vectorModel: string;
+  agentModel: string;
+  websiteConfig?: { url: string; selector: string };
+  externalReadUrl?: string;
+  defaultPermission: number;
+  inheritPermission: boolean;
+}
+
+export type DatasetRecord = Plain<DatasetDoc>;
+
+export const DATASET_INDEXES: IndexDeclaration[] = [
+  { collection: 'datasets', key: { teamId: 1, parentId: 1, updateTime: -1 } },
+  { collection: 'datasets', key: { teamId: 1, type: 1 } },
+];
+
+export interface NewDataset {
+  parentId: string | null;
+  teamId: string;
+  tmbId: string;
+  type: DatasetType;
+  name: string;
+  intro: string;
+  avatar: string;
+  vectorModel: string;
+  agentModel: string;
+  defaultPermission: number;
+}
+
+export type DatasetPatch = Partial<
+  Pick<DatasetRecord, 'name' | 'avatar' | 'intro' | 'agentModel' | 'status' | 'websiteConfig' | 'externalReadUrl' | 'vectorModel' | 'defaultPermission' | 'inheritPermission' | 'parentId'>
+>;
+
+/** The only code touching the `datasets` collection. */
+export function createDatasetRepo(db: Db) {
+  const col = db.collection<DatasetDoc>('datasets');
+  return {
+    async insert(input: NewDataset): Promise<string> {
+      const { insertedId } = await col.insertOne({
+        ...input,
+        parentId: input.parentId ? oid(input.parentId) : null,
+        teamId: oid(input.teamId),
+        tmbId: oid(input.tmbId),
+        status: 'active',
+        updateTime: new Date(),
+        inheritPermission: true,
+      } as DatasetDoc);
+      return insertedId.toHexString();
+    },
+    async findById(teamId: string, id: string): Promise<DatasetRecord | null> {
+      const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
+      return doc ? plain(doc) : null;
+    },
+    async list(teamId: string, filter: { parentId?: string | null; types?: string[]; searchKey?: string }): Promise<DatasetRecord[]> {
+      const query: Record<string, unknown> = { teamId: oid(teamId) };
+      if (filter.searchKey) {
+        const regex = new RegExp(escapeRegex(filter.searchKey), 'i');
+        query.$or = [{ name: regex }, { intro: regex }];
+      } else {
+        if (filter.types?.length) query.type = { $in: filter.types };
+        if (filter.parentId !== undefined) query.parentId = filter.parentId ? oid(filter.parentId) : null;
+      }
+      const docs = await col.find(query).sort({ updateTime: -1, _id: -1 }).toArray();
+      return docs.map((doc) => plain(doc));
+    },
+    async children(teamId: string, parentIds: string[]): Promise<DatasetRecord[]> {
+      const docs = await col.find({ teamId: oid(teamId), parentId: { $in: oids(parentIds) } }).toArray();
+      return docs.map((doc) => plain(doc));
+    },
+    async countNonFolder(teamId: string): Promise<number> {
+      return col.countDocuments({ teamId: oid(teamId), type: { $ne: 'folder' } });
+    },
+    async update(teamId: string, id: string, patch: DatasetPatch): Promise<void> {
+      const set: Record<string, unknown> = { ...patch };
+      if (patch.parentId !== undefined) set.parentId = patch.parentId ? oid(patch.parentId) : null;
+      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
+    },
+    async deleteMany(teamId: string, ids: string[]): Promise<void> {
+      await col.deleteMany({ _id: { $in: oids(ids) }, teamId: oid(teamId) });
+    },
+    /** The dataset and every descendant (folders included), breadth first. */
+    async withDescendants(teamId: string, id: string): Promise<string[]> {
+      const all = [id];
+      let frontier = [id];
+      while (frontier.length > 0) {
+        const next = await col.find({ teamId: oid(teamId), parentId: { $in: oids(frontier) } }, { projection: { _id: 1 } }).toArray();
+        frontier = next.map((doc) => doc._id.toHexString()).filter((child) => !all.includes(child));
+        all.push(...frontier);
+      }
+      return all;
+    },
+  };
+}
+
+export type DatasetRepo = ReturnType<typeof createDatasetRepo>;

@@ -1,0 +1,159 @@
+import { Errors } from '../../../infra/errors.js';
+import type { AuthContext } from '../../auth/types.js';
+import { teamPermissionAllows } from '../../identity/team-permission.js';
+import { deleteDatasetsCascade } from '../cascade.js';
+import type { DatasetsContext } from '../context.js';
+import { modelView } from '../model-view.js';
+import { toResourceDoc } from './dataset-auth.js';
+import type { DatasetRecord, DatasetType } from './dataset.repo.js';
+import type { CreateDatasetInput, UpdateDatasetInput } from './dataset.schema.js';
+
+const FOLDER_AVATAR = '/imgs/files/folder.svg';
+const DATASET_AVATAR = '/icon/logo.svg';
+
+function assertTeam(auth: AuthContext, required: 'read' | 'write') {
+  if (!teamPermissionAllows(auth.teamPermission, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
+}
+
+export function createDatasetService(ctx: DatasetsContext) {
+  const { datasets } = ctx.repos;
+
+  const vectorModelOf = (dataset: DatasetRecord) => modelView(ctx.models.getVectorModel(dataset.vectorModel), dataset.vectorModel);
+
+  async function create(auth: AuthContext, input: CreateDatasetInput & { type?: DatasetType }, folder = false): Promise<string> {
+    assertTeam(auth, 'write');
+    const type: DatasetType = folder ? 'folder' : (input.type ?? 'dataset');
+    const vectorModel = input.vectorModel ?? ctx.models.defaultVectorModel().model;
+    ctx.embedders().vectorModel(vectorModel);
+    if (input.agentModel && !ctx.models.getLLMModel(input.agentModel)) {
+      throw Errors.invalidVectorModelOrQAModel(`Unknown agent model '${input.agentModel}'`);
+    }
+    const agentModel = input.agentModel ?? ctx.models.defaultLLMModel()?.model ?? '';
+    if (input.parentId) {
+      const parent = await ctx.auth.authDataset(auth, input.parentId, 'write', 'parentId');
+      if (parent.dataset.type !== 'folder') throw Errors.missingParams(`Invalid field 'parentId': ${input.parentId} is not a folder`);
+    }
+    if (type !== 'folder') await ctx.teamLimits.assertDatasetAmount(auth.teamId, 1);
+    const initial = await ctx.permissions.initialFor(auth.teamId, type === 'folder', input.parentId ?? null);
+    const id = await datasets.insert({
+      parentId: input.parentId ?? null,
+      teamId: auth.teamId,
+      tmbId: auth.tmbId,
+      type,
+      name: input.name,
+      intro: input.intro ?? '',
+      avatar: input.avatar ?? (type === 'folder' ? FOLDER_AVATAR : DATASET_AVATAR),
+      vectorModel,
+      agentModel,
+      defaultPermission: initial.defaultPermission,
+    });
+    if (initial.collaborators.length > 0) await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
+    return id;
+  }
+
+  async function list(auth: AuthContext, input: { parentId?: string | null; type?: string | string[]; searchKey?: string }) {
+    if (input.parentId) await ctx.auth.authDataset(auth, input.parentId, 'read', 'parentId');
+    else assertTeam(auth, 'read');
+    const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
+    const items = await datasets.list(auth.teamId, { parentId: input.parentId ?? null, types, searchKey: input.searchKey?.trim() });
+    const permissions = await ctx.auth.permissionsOf(auth, items);
+    return items.flatMap((item) => {
+      const resolved = permissions.get(item._id);
+      if (!resolved?.permission.hasReadPer) return [];
+      return [
+        {
+          _id: item._id,
+          parentId: item.parentId,
+          avatar: item.avatar,
+          name: item.name,
+          intro: item.intro,
+          type: item.type,
+          permission: resolved.permission,
+          vectorModel: vectorModelOf(item),
+          defaultPermission: resolved.defaultPermission,
+          inheritPermission: item.inheritPermission !== false,
+          tmbId: item.tmbId,
+          updateTime: item.updateTime,
+        },
+      ];
+    });
+  }
+
+  async function allDatasets(auth: AuthContext) {
+    assertTeam(auth, 'read');
+    const items = (await datasets.list(auth.teamId, {})).filter((item) => item.type !== 'folder');
+    const permissions = await ctx.auth.permissionsOf(auth, items);
+    return items
+      .filter((item) => permissions.get(item._id)?.permission.hasReadPer)
+      .map((item) => ({ _id: item._id, avatar: item.avatar, name: item.name, vectorModel: vectorModelOf(item) }));
+  }
+
+  async function detail(auth: AuthContext, id: string) {
+    const { dataset, permission, defaultPermission } = await ctx.auth.authDataset(auth, id, 'read', 'id');
+    return {
+      ...dataset,
+      defaultPermission,
+      inheritPermission: dataset.inheritPermission !== false,
+      permission,
+      vectorModel: vectorModelOf(dataset),
+      agentModel: modelView(ctx.models.getLLMModel(dataset.agentModel), dataset.agentModel),
+    };
+  }
+
+  async function update(auth: AuthContext, input: UpdateDatasetInput) {
+    const needsManage = input.defaultPermission !== undefined;
+    const { dataset } = await ctx.auth.authDataset(auth, input.id, needsManage ? 'manage' : 'write', 'id');
+    const agentModel = typeof input.agentModel === 'string' ? input.agentModel : input.agentModel?.model;
+    if (agentModel && !ctx.models.getLLMModel(agentModel)) throw Errors.invalidVectorModelOrQAModel(`Unknown agent model '${agentModel}'`);
+    if (input.parentId !== undefined && input.parentId !== dataset.parentId) {
+      await ctx.permissions.move(auth, toResourceDoc(dataset), input.parentId);
+    }
+    if (input.defaultPermission !== undefined && input.defaultPermission !== dataset.defaultPermission) {
+      const fresh = (await datasets.findById(auth.teamId, dataset._id)) ?? dataset;
+      await ctx.permissions.changeDefaultPermission(auth, toResourceDoc(fresh), input.defaultPermission);
+    }
+    await datasets.update(auth.teamId, dataset._id, {
+      ...(input.name ? { name: input.name } : {}),
+      ...(input.avatar ? { avatar: input.avatar } : {}),
+      ...(input.intro !== undefined ? { intro: input.intro } : {}),
+      ...(agentModel ? { agentModel } : {}),
+      ...(input.status ? { status: input.status } : {}),
+      ...(input.websiteConfig ? { websiteConfig: input.websiteConfig } : {}),
+      ...(input.externalReadUrl ? { externalReadUrl: input.externalReadUrl } : {}),
+    });
+    return null;
+  }
+
+  async function paths(auth: AuthContext, parentId: string | null | undefined) {
+    if (!parentId) return [];
+    const { dataset } = await ctx.auth.authDataset(auth, parentId, 'read', 'parentId');
+    const chain = [dataset];
+    const seen = new Set([dataset._id]);
+    let current = dataset.parentId;
+    while (current && !seen.has(current)) {
+      const parent = await datasets.findById(auth.teamId, current);
+      if (!parent) break;
+      chain.unshift(parent);
+      seen.add(current);
+      current = parent.parentId;
+    }
+    return chain.map((item) => ({ parentId: item._id, parentName: item.name }));
+  }
+
+  async function resumeInheritPermission(auth: AuthContext, datasetId: string) {
+    const { dataset } = await ctx.auth.authDataset(auth, datasetId, 'manage');
+    await ctx.permissions.resumeInheritance(auth, toResourceDoc(dataset));
+    return null;
+  }
+
+  async function remove(auth: AuthContext, id: string) {
+    const { dataset } = await ctx.auth.authDataset(auth, id, 'owner', 'id');
+    const ids = await datasets.withDescendants(auth.teamId, dataset._id);
+    await deleteDatasetsCascade(ctx, auth.teamId, ids);
+    return null;
+  }
+
+  return { create, list, allDatasets, detail, update, paths, resumeInheritPermission, remove };
+}
+
+export type DatasetService = ReturnType<typeof createDatasetService>;

@@ -1,0 +1,154 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { Errors } from '../../../infra/errors.js';
+import { zBoolLike, zNumberLike, zObjectId } from '../../../infra/zod.js';
+import { definePlatformRoute } from '../../define-route.js';
+import { zChunkSize } from '../collections/collection.schema.js';
+import type { DatasetsContext } from '../context.js';
+import { BUCKET_NAMES } from './file.repo.js';
+import type { FileService } from './file.service.js';
+import { readMultipart } from './multipart.js';
+
+const tags = ['Files'];
+const USER = ['session', 'apiKey'] as const;
+const zSourceType = z.enum(['fileLocal', 'link', 'externalFile']);
+
+const previewSchema = z.object({
+  type: zSourceType.default('fileLocal'),
+  sourceId: z.string().trim().min(1, 'must not be empty').max(2000),
+  isQAImport: zBoolLike.optional(),
+  selector: z.string().max(500).optional(),
+});
+
+const chunkPreviewSchema = previewSchema.extend({
+  chunkSize: zChunkSize.default(512),
+  overlapRatio: zNumberLike.pipe(z.number().min(0).max(0.9)).default(0.2),
+  customSplitChar: z.string().max(100).optional(),
+});
+
+const imageSchema = z.object({
+  base64Img: z.string().min(1),
+  type: z.string().max(50).default('chatImage'),
+  expiredTime: z.coerce.date().optional(),
+  metadata: z.object({ relatedId: z.string().max(100).optional() }).loose().optional(),
+});
+
+/** Files, images, previews and the URL tool (under /api/common, /api/system and the dataset preview). */
+export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, service: FileService): void {
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/common/file/upload',
+    auth: USER,
+    tags,
+    summary: 'Upload a file (multipart: file, bucketName, metadata JSON); returns {fileId, previewUrl}',
+    handler: async ({ auth, request }) => {
+      const { file, fields } = await readMultipart(request, ctx.config.UPLOAD_LIMIT_BYTES);
+      if (!fields.bucketName) throw Errors.missingParams("Missing field 'bucketName'");
+      const bucket = z.enum(BUCKET_NAMES).safeParse(fields.bucketName);
+      if (!bucket.success) throw Errors.missingParams(`Invalid field 'bucketName': must be one of ${BUCKET_NAMES.join(', ')}`);
+      if (!file) throw Errors.missingParams("Missing multipart field 'file'");
+      let metadata: Record<string, unknown> = {};
+      try {
+        metadata = fields.metadata ? z.record(z.string(), z.unknown()).parse(JSON.parse(fields.metadata)) : {};
+      } catch {
+        throw Errors.missingParams("Invalid field 'metadata': must be a JSON object");
+      }
+      return service.store(auth, bucket.data, file, metadata);
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/common/file/uploadImage',
+    auth: USER,
+    tags,
+    summary: 'Store an image (JSON base64Img data URI, or multipart file); returns its /api/system/img URL',
+    handler: async ({ auth, request }) => {
+      if (request.isMultipart()) {
+        const { file, fields } = await readMultipart(request, ctx.config.UPLOAD_LIMIT_BYTES);
+        if (!file) throw Errors.missingParams("Missing multipart field 'file'");
+        return service.uploadImage(auth, { file, type: fields.type ?? 'chatImage' });
+      }
+      const body = imageSchema.safeParse(request.body ?? {});
+      if (!body.success) throw body.error;
+      return service.uploadImage(auth, { ...body.data, relatedId: body.data.metadata?.relatedId });
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET'],
+    url: '/system/img/:id',
+    auth: [],
+    raw: true,
+    input: z.object({ id: z.string().min(1).max(100) }),
+    tags,
+    summary: 'Image bytes (public)',
+    handler: async ({ input, reply }) => {
+      const image = await service.image(input.id);
+      return reply.header('content-type', image.mime).send(image.binary);
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/common/file/read',
+    auth: [],
+    raw: true,
+    input: z.object({ token: z.string().min(1).max(4000), filename: z.string().optional() }),
+    tags,
+    summary: 'Stream a file by its signed, expiring read token',
+    handler: async ({ input, reply }) => {
+      const { file, stream } = await service.open(input.token);
+      const charset = file.metadata.encoding ? `; charset=${file.metadata.encoding}` : '';
+      return reply
+        .header('content-type', `${file.contentType}${charset}`)
+        .header('cache-control', 'public, max-age=31536000')
+        .header('content-disposition', `inline; filename="${encodeURIComponent(file.filename)}"`)
+        .send(stream);
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/common/file/previewContent',
+    auth: USER,
+    input: previewSchema,
+    tags,
+    summary: 'First 3000 characters of a file or page ({previewContent, totalLength})',
+    handler: ({ input, auth }) => service.previewContent(auth, input),
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/core/dataset/file/getPreviewChunks',
+    auth: USER,
+    input: chunkPreviewSchema,
+    tags,
+    summary: 'The first 5 chunks a file or page would be split into',
+    handler: ({ input, auth }) => service.previewChunks(auth, input),
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/common/tools/urlFetch',
+    auth: USER,
+    input: z.object({ urlList: z.array(z.string().max(2000)).min(1, 'urlList is empty').max(20), selector: z.string().max(500).optional() }),
+    tags,
+    summary: 'Fetch web pages as Markdown (SSRF-guarded); failures give empty entries',
+    handler: ({ input }) => service.urlFetch(input.urlList, input.selector),
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/common/system/unlockTask',
+    auth: USER,
+    input: z.object({ datasetId: zObjectId.optional() }),
+    tags,
+    summary: "Make the team's locked or failed training items claimable again",
+    handler: async ({ auth }) => {
+      const unlocked = await ctx.repos.trainings.unlockTeam(auth.teamId);
+      ctx.wakeWorker();
+      return { unlocked };
+    },
+  });
+}

@@ -1,0 +1,103 @@
+import { splitText } from '../../../domain/text-splitter.js';
+import { Errors } from '../../../infra/errors.js';
+import { sniffContentType } from '../../../infra/text-extract.js';
+import type { AuthContext } from '../../auth/types.js';
+import { csvToQa, readLink, readStoredFile } from '../collections/collection-sources.js';
+import type { DatasetsContext } from '../context.js';
+import type { BucketName } from './file.repo.js';
+import { fileReadUrl, signFileToken, verifyFileToken } from './file-token.js';
+import type { UploadedFile } from './multipart.js';
+
+const MAX_BASE64_CHARS = 12 * 1024 * 1024;
+
+export type SourceType = 'fileLocal' | 'link' | 'externalFile';
+
+export function createFileService(ctx: DatasetsContext) {
+  const { files } = ctx.repos;
+
+  /** Stores an upload in GridFS; team and member in the metadata always come from the caller. */
+  async function store(auth: AuthContext, bucketName: BucketName, file: UploadedFile, metadata: Record<string, unknown>) {
+    if (file.buffer.length === 0) throw Errors.missingParams(`The file '${file.filename}' is empty`);
+    const contentType = sniffContentType(file.buffer, file.filename) || file.mimetype || 'application/octet-stream';
+    const fileId = await files.upload(bucketName, {
+      buffer: file.buffer,
+      filename: file.filename,
+      contentType,
+      metadata: { ...metadata, teamId: auth.teamId, tmbId: auth.tmbId },
+    });
+    const token = signFileToken(ctx.config.FILE_TOKEN_KEY, { bucketName, teamId: auth.teamId, tmbId: auth.tmbId, fileId });
+    return { fileId, previewUrl: fileReadUrl(token, file.filename) };
+  }
+
+  async function open(token: string) {
+    const claims = verifyFileToken(ctx.config.FILE_TOKEN_KEY, token);
+    const file = await files.find(claims.bucketName, claims.fileId);
+    if (!file) throw Errors.fileNotFound(`File ${claims.fileId} not found`);
+    if (file.metadata.teamId !== claims.teamId) throw Errors.unAuthFile('The file token does not match the file');
+    return { file, stream: files.openStream(claims.bucketName, claims.fileId) };
+  }
+
+  async function uploadImage(auth: AuthContext, input: { base64Img?: string; file?: UploadedFile; type: string; expiredTime?: Date; relatedId?: string }) {
+    let binary: Buffer;
+    let mime: string;
+    if (input.file) {
+      binary = input.file.buffer;
+      mime = sniffContentType(binary, input.file.filename) || input.file.mimetype;
+    } else {
+      const text = input.base64Img ?? '';
+      if (text.length > MAX_BASE64_CHARS) throw Errors.payloadTooLarge('Image too large');
+      const match = /^data:([\w.+-]+\/[\w.+-]+);base64,(.*)$/s.exec(text);
+      mime = match?.[1] ?? 'image/jpeg';
+      binary = Buffer.from(match?.[2] ?? text, 'base64');
+    }
+    if (binary.length === 0) throw Errors.missingParams("Invalid field 'base64Img': no image data");
+    if (!mime.startsWith('image/')) throw Errors.missingParams(`Invalid image: content type ${mime} is not an image`);
+    const id = await files.insertImage({ teamId: auth.teamId, binary, mime, type: input.type, expiredTime: input.expiredTime, relatedId: input.relatedId });
+    return `/api/system/img/${id}.${mime.split('/')[1]?.replace(/\+.*$/, '') ?? 'png'}`;
+  }
+
+  async function image(idWithExt: string) {
+    const id = idWithExt.replace(/\.[A-Za-z0-9]+$/, '');
+    const found = /^[0-9a-fA-F]{24}$/.test(id) ? await files.findImage(id) : null;
+    if (!found) throw Errors.notFound(`Image ${idWithExt} not found`);
+    return found;
+  }
+
+  /** Raw text of a preview source: an uploaded file (uploader only), or a web page. */
+  async function sourceText(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
+    if (input.type === 'fileLocal') return (await readStoredFile(ctx, auth, input.sourceId, { ownerOnly: true, raw: input.isQAImport })).text;
+    return (await readLink(ctx, input.sourceId, input.selector)).text;
+  }
+
+  async function previewContent(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
+    const text = await sourceText(auth, input);
+    return { previewContent: text.slice(0, 3000), totalLength: text.length };
+  }
+
+  async function previewChunks(
+    auth: AuthContext,
+    input: { type: SourceType; sourceId: string; chunkSize: number; overlapRatio: number; customSplitChar?: string; selector?: string; isQAImport?: boolean },
+  ) {
+    const text = await sourceText(auth, input);
+    if (input.isQAImport) return csvToQa(text).slice(0, 5);
+    const { chunks } = splitText({ text, chunkLen: input.chunkSize, overlapRatio: input.overlapRatio, customReg: input.customSplitChar ? [input.customSplitChar] : [] });
+    return chunks.slice(0, 5).map((q) => ({ q, a: '' }));
+  }
+
+  async function urlFetch(urlList: string[], selector?: string) {
+    return Promise.all(
+      urlList.map(async (url) => {
+        try {
+          const page = await readLink(ctx, url, selector);
+          return { url, title: page.title, content: page.text, selector: page.selector };
+        } catch {
+          return { url, title: '', content: '', selector: '' };
+        }
+      }),
+    );
+  }
+
+  return { store, open, uploadImage, image, previewContent, previewChunks, urlFetch };
+}
+
+export type FileService = ReturnType<typeof createFileService>;

@@ -1,0 +1,74 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { zBoolLike, zIntLike, zNumberLike, zObjectId } from '../../../infra/zod.js';
+import { definePlatformRoute } from '../../define-route.js';
+import type { DatasetsContext } from '../context.js';
+import { createSearchService, SEARCH_MODES } from './search.service.js';
+
+const EXPORT_MAX_ROWS = 50_000;
+
+const searchSchema = z.object({
+  datasetId: zObjectId,
+  text: z.string().trim().min(1, 'must not be empty').max(10_000),
+  limit: zIntLike.pipe(z.number().int().min(1).max(20_000)).default(1500),
+  similarity: zNumberLike.pipe(z.number().min(0).max(1)).default(0),
+  searchMode: z.enum(SEARCH_MODES).default('embedding'),
+  usingReRank: zBoolLike.default(false),
+});
+
+const csvCell = (text: string) => `"${text.replace(/"/g, '""')}"`;
+
+export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext): void {
+  const service = createSearchService(ctx);
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/core/dataset/searchTest',
+    auth: ['session', 'apiKey'],
+    input: searchSchema,
+    tags: ['Datasets'],
+    summary: 'Search a dataset (embedding, fullTextRecall or mixedRecall; optional rerank)',
+    handler: async ({ input, auth }) => {
+      const started = performance.now();
+      const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'read');
+      const result = await service.search({
+        teamId: auth.teamId,
+        datasetIds: [dataset._id],
+        vectorModel: dataset.vectorModel,
+        text: input.text,
+        limit: input.limit,
+        similarity: input.similarity,
+        searchMode: input.searchMode,
+        usingReRank: input.usingReRank,
+      });
+      const { tokens: _tokens, ...rest } = result;
+      return { ...rest, duration: `${((performance.now() - started) / 1000).toFixed(3)}s` };
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/dataset/exportAll',
+    auth: ['session', 'apiKey'],
+    input: z.object({ datasetId: zObjectId }),
+    raw: true,
+    tags: ['Datasets'],
+    summary: 'Download the dataset (and its sub-datasets) as CSV: BOM, header index,content',
+    handler: async ({ input, auth, reply }) => {
+      const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
+      await ctx.teamLimits.assertAndRecordExport(auth.teamId);
+      const ids = await ctx.repos.datasets.withDescendants(auth.teamId, dataset._id);
+      const cursor = ctx.repos.data.exportCursor(auth.teamId, ids, EXPORT_MAX_ROWS);
+      // Streamed from a cursor: memory stays flat whatever the dataset size.
+      async function* rows() {
+        yield '\uFEFFindex,content';
+        for await (const row of cursor) yield `\n${csvCell(row.q)},${csvCell(row.a ?? '')}`;
+      }
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8;')
+        .header('content-disposition', 'attachment; filename=dataset.csv; ')
+        .send(Readable.from(rows()));
+    },
+  });
+}

@@ -1,0 +1,203 @@
+import { bm25Scores, tokenizeForSearch } from '../../../domain/full-text.js';
+import { reciprocalRankFusion } from '../../../domain/rank-fusion.js';
+import { countTokens } from '../../../domain/token-count.js';
+import { rerank } from '../../../infra/rerank.js';
+import type { DatasetsContext } from '../context.js';
+import type { DataRecord } from '../data/data.repo.js';
+import { uniqueBy } from '../plain.js';
+
+export const SEARCH_MODES = ['embedding', 'fullTextRecall', 'mixedRecall'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+export type ScoreType = 'embedding' | 'fullText' | 'reRank' | 'rrf';
+
+export interface SearchResultItem {
+  id: string;
+  q: string;
+  a: string;
+  chunkIndex: number;
+  datasetId: string;
+  collectionId: string;
+  sourceId?: string;
+  sourceName: string;
+  score: { type: ScoreType; value: number; index: number }[];
+}
+
+export interface SearchParams {
+  teamId: string;
+  datasetIds: string[];
+  vectorModel: string;
+  text: string;
+  /** Token budget of the returned items. */
+  limit: number;
+  similarity: number;
+  searchMode: SearchMode;
+  usingReRank: boolean;
+  rerankModel?: string;
+}
+
+export interface SearchOutcome {
+  list: SearchResultItem[];
+  tokens: number;
+  searchMode: SearchMode;
+  limit: number;
+  similarity: number;
+  usingReRank: boolean;
+  usingSimilarityFilter: boolean;
+}
+
+const RECALL: Record<SearchMode, { embedding: number; fullText: number }> = {
+  embedding: { embedding: 100, fullText: 0 },
+  fullTextRecall: { embedding: 0, fullText: 100 },
+  mixedRecall: { embedding: 80, fullText: 60 },
+};
+
+type Scored = { data: DataRecord; score: SearchResultItem['score'] };
+
+/**
+ * Dataset search (searchDatasetData): embedding recall from the in-process vector index,
+ * full-text recall by stored tokens + BM25 (no `$text`: FerretDB has none), RRF merge, optional
+ * rerank, similarity filter and a token budget. Shared by searchTest and the workflow node.
+ */
+export function createSearchService(ctx: DatasetsContext) {
+  const { data, collections } = ctx.repos;
+
+  async function embeddingRecall(params: SearchParams, forbidden: Set<string>, k: number) {
+    const embedder = ctx.embedders().forModel(params.vectorModel);
+    const { vectors, tokens } = await embedder.embed([params.text]);
+    const hits = await ctx.vectorCache.search(params.datasetIds, params.vectorModel, vectors[0] ?? [], k * 3, forbidden);
+    const best = new Map<string, number>();
+    for (const hit of hits) if (!best.has(hit.dataId)) best.set(hit.dataId, hit.score);
+    const ids = [...best.keys()].slice(0, k);
+    const docs = new Map((await data.byIds(params.teamId, ids)).map((doc) => [doc._id, doc]));
+    // Vectors whose item is gone (an interrupted write) are skipped, never shown.
+    const list: Scored[] = ids
+      .filter((id) => docs.has(id))
+      .map((id, index) => ({ data: docs.get(id)!, score: [{ type: 'embedding' as const, value: best.get(id)!, index }] }));
+    return { list, tokens };
+  }
+
+  async function fullTextRecall(params: SearchParams, forbidden: Set<string>, k: number): Promise<Scored[]> {
+    const queryTokens = [...new Set(tokenizeForSearch(params.text))];
+    if (queryTokens.length === 0) return [];
+    const candidates = (await data.fullTextCandidates(params.teamId, params.datasetIds, queryTokens, 5000)).filter((doc) => !forbidden.has(doc.collectionId));
+    if (candidates.length === 0) return [];
+    const docCount = await data.count(params.teamId, params.datasetIds);
+    const docFreq = new Map<string, number>();
+    for (const token of queryTokens) docFreq.set(token, await data.countWithToken(params.teamId, params.datasetIds, token));
+    const avgDocLength = candidates.reduce((sum, doc) => sum + doc.fullTextTokens.length, 0) / candidates.length;
+    const byId = new Map(candidates.map((doc) => [doc._id, doc]));
+    const scores = bm25Scores(
+      queryTokens,
+      candidates.map((doc) => ({ id: doc._id, tokens: doc.fullTextTokens })),
+      { totalDocs: docCount, avgDocLength, docFrequency: (token) => docFreq.get(token) ?? 0 },
+    );
+    return scores
+      .filter((entry) => entry.score > 0 && byId.has(entry.id))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, k)
+      .map((entry, index) => ({ data: byId.get(entry.id)!, score: [{ type: 'fullText' as const, value: entry.score, index }] }));
+  }
+
+  /** RRF over the non-empty lists; a single list is returned as it is (no rrf entry), as the reference does. */
+  function fuse(lists: { items: Scored[] }[]): Scored[] {
+    const nonEmpty = lists.filter((list) => list.items.length > 0);
+    if (nonEmpty.length <= 1) return nonEmpty[0]?.items ?? [];
+    const byId = new Map<string, Scored>();
+    for (const list of nonEmpty) {
+      for (const item of list.items) {
+        const existing = byId.get(item.data._id);
+        if (existing) existing.score = [...existing.score, ...item.score];
+        else byId.set(item.data._id, { data: item.data, score: [...item.score] });
+      }
+    }
+    const fused = reciprocalRankFusion(nonEmpty.map((list) => list.items.map((item) => ({ id: item.data._id }))));
+    return fused.map((entry, index) => {
+      const item = byId.get(entry.id)!;
+      return { data: item.data, score: [...item.score, { type: 'rrf' as const, value: entry.score, index }] };
+    });
+  }
+
+  async function applyRerank(params: SearchParams, items: Scored[]): Promise<Scored[]> {
+    const model = ctx.models.getReRankModel(params.rerankModel);
+    if (!model || items.length === 0) return [];
+    try {
+      const documents = items.map((item) => ({ id: item.data._id, text: `${item.data.q}\n${item.data.a}` }));
+      const ranked = await rerank(model, params.text, documents, { baseUrl: ctx.config.OPENAI_BASE_URL, apiKey: ctx.config.CHAT_API_KEY, timeoutMs: 30_000 });
+      return ranked
+        .filter((entry) => items[entry.index])
+        .map((entry, index) => ({ data: items[entry.index]!.data, score: [{ type: 'reRank' as const, value: entry.score, index }] }));
+    } catch (error) {
+      ctx.log.warn({ error: (error as Error).message }, 'rerank failed; results without rerank');
+      return [];
+    }
+  }
+
+  async function search(params: SearchParams): Promise<SearchOutcome> {
+    const recall = RECALL[params.searchMode];
+    const forbidden = new Set(await collections.forbiddenIds(params.teamId, params.datasetIds));
+    const [embedded, fullText] = await Promise.all([
+      recall.embedding > 0 ? embeddingRecall(params, forbidden, recall.embedding) : Promise.resolve({ list: [] as Scored[], tokens: 0 }),
+      recall.fullText > 0 ? fullTextRecall(params, forbidden, recall.fullText) : Promise.resolve([] as Scored[]),
+    ]);
+    let reranked: Scored[] = [];
+    if (params.usingReRank) {
+      const union = uniqueBy([...embedded.list, ...fullText], (item) => item.data._id);
+      reranked = await applyRerank(params, union);
+    }
+    const usingReRank = reranked.length > 0;
+    let merged = fuse([
+      { items: embedded.list },
+      { items: fullText },
+      { items: reranked },
+    ]);
+    merged = uniqueBy(merged, (item) => `${item.data.q}${item.data.a}`.replace(/[^\p{L}\p{N}]/gu, ''));
+    const filterType: ScoreType | undefined = usingReRank ? 'reRank' : params.searchMode === 'embedding' ? 'embedding' : undefined;
+    if (filterType) merged = merged.filter((item) => (item.score.find((s) => s.type === filterType)?.value ?? 0) >= params.similarity);
+    const budgeted = withinBudget(merged, params.limit);
+    return {
+      list: await toResultItems(params.teamId, budgeted),
+      tokens: embedded.tokens,
+      searchMode: params.searchMode,
+      limit: params.limit,
+      similarity: params.similarity,
+      usingReRank,
+      usingSimilarityFilter: filterType !== undefined,
+    };
+  }
+
+  async function toResultItems(teamId: string, items: Scored[]): Promise<SearchResultItem[]> {
+    const owners = new Map((await collections.byIds(teamId, [...new Set(items.map((item) => item.data.collectionId))])).map((c) => [c._id, c]));
+    return items.map(({ data: doc, score }) => {
+      const collection = owners.get(doc.collectionId);
+      return {
+        id: doc._id,
+        q: doc.q,
+        a: doc.a,
+        chunkIndex: doc.chunkIndex,
+        datasetId: doc.datasetId,
+        collectionId: doc.collectionId,
+        sourceId: collection?.fileId ?? collection?.rawLink ?? collection?.externalFileId ?? collection?.externalFileUrl,
+        sourceName: collection?.name ?? '',
+        score,
+      };
+    });
+  }
+
+  return { search };
+}
+
+/** Keeps items while their q+a tokens stay within the budget (limit + 500 slack, as the reference). */
+export function withinBudget<T extends { data: { q: string; a: string } }>(items: T[], limit: number): T[] {
+  const out: T[] = [];
+  let total = 0;
+  for (const item of items) {
+    const tokens = countTokens(item.data.q + item.data.a);
+    if (total + tokens > limit + 500) break;
+    out.push(item);
+    total += tokens;
+    if (total >= limit) break;
+  }
+  return out.length === 0 && items[0] ? [items[0]] : out;
+}
+
+export type SearchService = ReturnType<typeof createSearchService>;

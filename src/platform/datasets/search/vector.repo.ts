@@ -1,0 +1,87 @@
+import type { Db, ObjectId } from 'mongodb';
+import type { IndexDeclaration } from '../../../infra/mongo.js';
+import { oid, oids } from '../plain.js';
+
+/** One embedded index text. `_id` is the index's `dataId`, so retried writes replace, never duplicate. */
+interface VectorDoc {
+  _id: string;
+  teamId: ObjectId;
+  datasetId: ObjectId;
+  collectionId: ObjectId;
+  /** The data item (`dataset_datas._id`) owning the index. */
+  dataId: ObjectId;
+  model: string;
+  vector: number[];
+}
+
+export interface VectorRow {
+  id: string;
+  teamId: string;
+  datasetId: string;
+  collectionId: string;
+  dataId: string;
+  model: string;
+  vector: number[];
+}
+
+export const VECTOR_INDEXES: IndexDeclaration[] = [
+  { collection: 'dataset_vectors', key: { teamId: 1, datasetId: 1, collectionId: 1 } },
+  { collection: 'dataset_vectors', key: { datasetId: 1, model: 1 } },
+];
+
+const toRow = (doc: VectorDoc): VectorRow => ({
+  id: doc._id,
+  teamId: doc.teamId.toHexString(),
+  datasetId: doc.datasetId.toHexString(),
+  collectionId: doc.collectionId.toHexString(),
+  dataId: doc.dataId.toHexString(),
+  model: doc.model,
+  vector: doc.vector,
+});
+
+/** The only code touching `dataset_vectors` (our vector store lives in MongoDB). */
+export function createVectorRepo(db: Db) {
+  const col = db.collection<VectorDoc>('dataset_vectors');
+  return {
+    async upsertMany(rows: VectorRow[]): Promise<void> {
+      if (rows.length === 0) return;
+      await col.bulkWrite(
+        rows.map((row) => ({
+          replaceOne: {
+            filter: { _id: row.id },
+            replacement: {
+              _id: row.id,
+              teamId: oid(row.teamId),
+              datasetId: oid(row.datasetId),
+              collectionId: oid(row.collectionId),
+              dataId: oid(row.dataId),
+              model: row.model,
+              vector: row.vector,
+            },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      );
+    },
+    async deleteByIds(teamId: string, ids: string[]) {
+      if (ids.length === 0) return;
+      await col.deleteMany({ teamId: oid(teamId), _id: { $in: ids } });
+    },
+    async deleteByCollections(teamId: string, collectionIds: string[]) {
+      await col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } });
+    },
+    async deleteByDatasets(teamId: string, datasetIds: string[]) {
+      await col.deleteMany({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
+    },
+    /** Streams the vectors of one dataset and model (index rebuild at start or first search). */
+    async *streamDataset(datasetId: string, model: string): AsyncGenerator<VectorRow> {
+      for await (const doc of col.find({ datasetId: oid(datasetId), model }).batchSize(2000)) yield toRow(doc);
+    },
+    async countByTeam(teamId: string): Promise<number> {
+      return col.countDocuments({ teamId: oid(teamId) });
+    },
+  };
+}
+
+export type VectorRepo = ReturnType<typeof createVectorRepo>;

@@ -1,0 +1,85 @@
+import { Errors } from '../../../infra/errors.js';
+import type { TrainingMode } from '../collections/collection.repo.js';
+import type { DatasetsContext } from '../context.js';
+import { simpleText } from '../data/data-indexes.js';
+import type { DatasetRecord } from '../datasets/dataset.repo.js';
+import type { NewTraining } from './training.repo.js';
+
+export interface PushItem {
+  q: string;
+  a?: string;
+  chunkIndex?: number;
+  indexes?: { text: string }[];
+}
+
+export interface PushResult {
+  insertLen: number;
+  overToken: PushItem[];
+  repeat: PushItem[];
+  error: PushItem[];
+}
+
+/** How many vectors a push may add, for the dataset-size limit (QA items expand into several). */
+export function predictVectors(count: number, mode: TrainingMode): number {
+  return mode === 'qa' ? count * 20 : count;
+}
+
+/**
+ * Queues items for training (pushDataListToTrainingQueue): normalises them, sorts out empty,
+ * over-long and repeated ones, and inserts the rest. `auto` is trained like `chunk` (the
+ * reference's open-source workers never consume it).
+ */
+export async function pushToTrainingQueue(
+  ctx: DatasetsContext,
+  input: { teamId: string; tmbId: string; dataset: DatasetRecord; collectionId: string; mode: TrainingMode; prompt?: string; billId?: string; items: PushItem[] },
+): Promise<PushResult> {
+  const qa = input.mode === 'qa';
+  let model: string;
+  let limit: number;
+  let weight = 0;
+  if (qa) {
+    const llm = ctx.models.getLLMModel(input.dataset.agentModel) ?? ctx.models.defaultLLMModel();
+    if (!llm) throw Errors.invalidVectorModelOrQAModel('No LLM is configured for QA training');
+    model = llm.model;
+    limit = llm.maxContext * 0.8;
+  } else {
+    const vector = ctx.embedders().vectorModel(input.dataset.vectorModel);
+    model = vector.model;
+    limit = vector.maxToken * 1.3;
+    weight = vector.weight ?? 0;
+  }
+  const result: PushResult = { insertLen: 0, overToken: [], repeat: [], error: [] };
+  const seen = new Set<string>();
+  const docs: NewTraining[] = [];
+  for (const raw of input.items) {
+    const item = { ...raw, q: simpleText(raw.q), a: simpleText(raw.a ?? '') };
+    const key = `${item.q}\u0000${item.a}`;
+    if (!item.q) result.error.push(raw);
+    else if (item.q.length > limit) result.overToken.push(raw);
+    else if (seen.has(key)) result.repeat.push(raw);
+    else {
+      seen.add(key);
+      docs.push({
+        teamId: input.teamId,
+        tmbId: input.tmbId,
+        datasetId: input.dataset._id,
+        collectionId: input.collectionId,
+        billId: input.billId ?? '',
+        mode: qa ? 'qa' : 'chunk',
+        model,
+        prompt: qa ? (input.prompt ?? '') : '',
+        q: item.q,
+        a: item.a,
+        chunkIndex: item.chunkIndex ?? 0,
+        weight,
+        indexes: (item.indexes ?? []).map((index) => ({ text: simpleText(index.text) })).filter((index) => index.text),
+      });
+    }
+  }
+  // Batches keep each insert bounded; an insert failure surfaces as a 500 with nothing half-queued in that batch.
+  for (let start = 0; start < docs.length; start += 500) {
+    result.insertLen += await ctx.repos.trainings.insertMany(docs.slice(start, start + 500));
+  }
+  if (result.insertLen > 0) ctx.wakeWorker();
+  return result;
+}

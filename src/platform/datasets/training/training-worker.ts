@@ -1,0 +1,208 @@
+import type { DatasetsContext } from '../context.js';
+import { buildIndexes } from '../data/data-indexes.js';
+import { removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
+import type { DataIndex } from '../data/data.repo.js';
+import { processQaItem } from './qa-training.js';
+import { PERMANENT_LOCK, type TrainingRecord } from './training.repo.js';
+
+export interface TrainingWorkerOptions {
+  /** Items embedded per provider call. */
+  batchSize?: number;
+  /** A claimed item is claimable again after this long (a crashed worker's items come back). */
+  lockMs?: number;
+  /** Failed attempts after which an item stays in the queue, locked, with its error. */
+  maxRetries?: number;
+  /** First retry delay; doubles per failure. */
+  backoffMs?: number;
+  /** Poll interval when the queue is empty. */
+  idleMs?: number;
+}
+
+interface Planned {
+  item: TrainingRecord;
+  /** The data item written: the training item's own id for inserts (so a retry rewrites the same one). */
+  dataId: string;
+  indexes: DataIndex[];
+  /** Vector ids replaced by a rebuild. */
+  oldVectorIds: string[];
+}
+
+/**
+ * The training queue worker: claims items atomically (findOneAndUpdate on an expired lock),
+ * embeds them in batches, writes vectors then data (both idempotent by id), and deletes the item
+ * last, so a crash at any point only means the item is processed again, never lost or doubled.
+ */
+export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWorkerOptions = {}) {
+  const batchSize = options.batchSize ?? 32;
+  const lockMs = options.lockMs ?? 5 * 60_000;
+  const maxRetries = options.maxRetries ?? 5;
+  const backoffMs = options.backoffMs ?? 2_000;
+  const idleMs = options.idleMs ?? 2_000;
+  const { trainings, collections, data } = ctx.repos;
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+
+  async function fail(item: TrainingRecord, error: unknown, now: Date) {
+    const attempts = item.retryCount + 1;
+    const message = (error instanceof Error ? error.message : String(error)).slice(0, 500);
+    const lockTime = attempts >= maxRetries ? PERMANENT_LOCK : new Date(now.getTime() - lockMs + backoffMs * 2 ** (attempts - 1));
+    await trainings.recordFailure(item._id, message, lockTime);
+    ctx.log.warn({ trainingId: item._id, attempts, error: message }, 'training item failed');
+  }
+
+  async function plan(item: TrainingRecord): Promise<Planned | null> {
+    if (!(await collections.exists(item.teamId, item.collectionId))) return null;
+    if (item.dataId) {
+      const existing = await data.findById(item.teamId, item.dataId);
+      if (!existing) return null;
+      const indexes = existing.indexes.map((index, i) => ({ ...index, dataId: `${item._id}-${i}` }));
+      return { item, dataId: existing._id, indexes, oldVectorIds: existing.indexes.map((index) => index.dataId) };
+    }
+    const indexes = buildIndexes(item.q, item.a, item.indexes).map((index, i) => ({ ...index, dataId: `${item._id}-${i}` }));
+    return { item, dataId: item._id, indexes, oldVectorIds: [] };
+  }
+
+  async function finish(entry: Planned, vectors: number[][]) {
+    const { item } = entry;
+    await storeVectors(
+      ctx,
+      entry.indexes.map((index, i) => ({
+        id: index.dataId,
+        teamId: item.teamId,
+        datasetId: item.datasetId,
+        collectionId: item.collectionId,
+        dataId: entry.dataId,
+        model: item.model,
+        vector: vectors[i] ?? [],
+      })),
+    );
+    if (item.dataId) {
+      await data.setIndexes(item.teamId, entry.dataId, entry.indexes);
+      await removeVectors(ctx, item.teamId, item.datasetId, entry.oldVectorIds.filter((id) => !entry.indexes.some((index) => index.dataId === id)));
+      // Chain the rebuild: queue the next waiting item before this one disappears.
+      const next = await data.claimRebuilding(item.teamId, item.datasetId);
+      if (next) {
+        const { _id, expireAt, lockTime, retryCount, errorMsg, ...base } = item;
+        await trainings.insertMany([{ ...base, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }]);
+      }
+    } else {
+      await data.upsert({
+        _id: entry.dataId,
+        teamId: item.teamId,
+        tmbId: item.tmbId,
+        datasetId: item.datasetId,
+        collectionId: item.collectionId,
+        q: item.q,
+        a: item.a,
+        chunkIndex: item.chunkIndex,
+        indexes: entry.indexes,
+        fullTextTokens: searchTokens(item.q, item.a),
+      });
+    }
+    await trainings.deleteById(item._id);
+  }
+
+  async function processVectorBatch(batch: TrainingRecord[], now: Date) {
+    const planned: Planned[] = [];
+    for (const item of batch) {
+      const entry = await plan(item);
+      // The collection or data item is gone (deleted meanwhile): the item has nothing left to do.
+      if (!entry) await trainings.deleteById(item._id);
+      else planned.push(entry);
+    }
+    const texts = planned.flatMap((entry) => entry.indexes.map((index) => index.text));
+    if (texts.length === 0) return;
+    const model = batch[0]!.model;
+    let vectors: number[][];
+    try {
+      const embedded = await ctx.embedders().forModel(model).embed(texts);
+      if (embedded.vectors.length !== texts.length) throw new Error(`Embedding provider returned ${embedded.vectors.length} vectors for ${texts.length} texts`);
+      vectors = embedded.vectors;
+    } catch (error) {
+      for (const entry of planned) await fail(entry.item, error, now);
+      return;
+    }
+    let offset = 0;
+    for (const entry of planned) {
+      const own = vectors.slice(offset, offset + entry.indexes.length);
+      offset += entry.indexes.length;
+      try {
+        await finish(entry, own);
+      } catch (error) {
+        await fail(entry.item, error, now);
+      }
+    }
+  }
+
+  /** Claims and processes one batch; returns how many items were claimed (0 = nothing to do). */
+  async function runOnce(now = new Date()): Promise<number> {
+    const first = await trainings.claim(now, lockMs, { modes: ['chunk', 'auto', 'qa'] });
+    if (!first) return 0;
+    if (first.mode === 'qa') {
+      try {
+        await processQaItem(ctx, first);
+      } catch (error) {
+        await fail(first, error, now);
+      }
+      return 1;
+    }
+    const batch = [first];
+    while (batch.length < batchSize) {
+      const next = await trainings.claim(now, lockMs, { modes: ['chunk', 'auto'], model: first.model });
+      if (!next) break;
+      batch.push(next);
+    }
+    await processVectorBatch(batch, now);
+    return batch.length;
+  }
+
+  /** Runs until nothing is claimable at `now` (tests pass a later `now` to skip backoff waits). */
+  async function drain(now?: Date, maxItems = Number.POSITIVE_INFINITY): Promise<number> {
+    let total = 0;
+    while (total < maxItems) {
+      const claimed = await runOnce(now ?? new Date());
+      if (claimed === 0) break;
+      total += claimed;
+    }
+    return total;
+  }
+
+  function start() {
+    if (running) return;
+    running = true;
+    ctx.onWake(() => wake?.());
+    loop = (async () => {
+      while (running) {
+        let claimed = 0;
+        try {
+          claimed = await runOnce();
+        } catch (error) {
+          ctx.log.error({ err: error }, 'training worker iteration failed');
+        }
+        if (claimed === 0 && running) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, idleMs);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = undefined;
+        }
+      }
+    })();
+  }
+
+  async function stop() {
+    running = false;
+    wake?.();
+    await loop;
+  }
+
+  return { runOnce, drain, start, stop, get running() {
+    return running;
+  } };
+}
+
+export type TrainingWorker = ReturnType<typeof createTrainingWorker>;

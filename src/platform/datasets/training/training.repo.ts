@@ -1,0 +1,122 @@
+import type { Db, ObjectId } from 'mongodb';
+import type { IndexDeclaration } from '../../../infra/mongo.js';
+import type { TrainingMode } from '../collections/collection.repo.js';
+import { oid, oids, type Plain, plain } from '../plain.js';
+
+/** lockTime of an item nobody may claim (failed too often, or paused); below it items are live. */
+export const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
+const QUEUE_LIVE_BEFORE = new Date('2040-01-01T00:00:00Z');
+
+interface TrainingDoc {
+  _id: ObjectId;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  datasetId: ObjectId;
+  collectionId: ObjectId;
+  billId: string;
+  mode: TrainingMode;
+  expireAt: Date;
+  /** When the item was last claimed; claimable again once older than the lock window. */
+  lockTime: Date;
+  model: string;
+  prompt: string;
+  q: string;
+  a: string;
+  chunkIndex: number;
+  weight: number;
+  /** Set on rebuild items: the data item to re-embed. */
+  dataId?: ObjectId;
+  indexes: { text: string }[];
+  /** Failed attempts so far. */
+  retryCount: number;
+  errorMsg?: string;
+}
+
+export type TrainingRecord = Plain<TrainingDoc>;
+export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg'>;
+
+export const TRAINING_INDEXES: IndexDeclaration[] = [
+  { collection: 'dataset_trainings', key: { teamId: 1, datasetId: 1 } },
+  { collection: 'dataset_trainings', key: { mode: 1, lockTime: 1, weight: -1 } },
+  { collection: 'dataset_trainings', key: { collectionId: 1 } },
+];
+
+/** The only code touching `dataset_trainings`. */
+export function createTrainingRepo(db: Db) {
+  const col = db.collection<TrainingDoc>('dataset_trainings');
+  const toDoc = (item: NewTraining) => ({
+    ...item,
+    teamId: oid(item.teamId),
+    tmbId: oid(item.tmbId),
+    datasetId: oid(item.datasetId),
+    collectionId: oid(item.collectionId),
+    dataId: item.dataId ? oid(item.dataId) : undefined,
+    expireAt: new Date(),
+    lockTime: new Date('2000-01-01T00:00:00Z'),
+    retryCount: 0,
+  });
+  return {
+    async insertMany(items: NewTraining[]): Promise<number> {
+      if (items.length === 0) return 0;
+      const { insertedCount } = await col.insertMany(items.map(toDoc) as TrainingDoc[], { ordered: true });
+      return insertedCount;
+    },
+    /** Atomically claims one item whose lock is older than `lockMs` (or was never set). */
+    async claim(now: Date, lockMs: number, filter: { modes: TrainingMode[]; model?: string }): Promise<TrainingRecord | null> {
+      const query: Record<string, unknown> = { mode: { $in: filter.modes }, lockTime: { $lte: new Date(now.getTime() - lockMs) } };
+      if (filter.model) query.model = filter.model;
+      const doc = await col.findOneAndUpdate(query, { $set: { lockTime: now } }, { sort: { weight: -1, _id: 1 }, returnDocument: 'after' });
+      return doc ? plain(doc) : null;
+    },
+    /** Records a failure; the item becomes claimable again at `retryAt` (or never, when permanent). */
+    async recordFailure(id: string, errorMsg: string, lockTime: Date) {
+      await col.updateOne({ _id: oid(id) }, { $set: { errorMsg, lockTime }, $inc: { retryCount: 1 } });
+    },
+    async findById(id: string): Promise<TrainingRecord | null> {
+      const doc = await col.findOne({ _id: oid(id) });
+      return doc ? plain(doc) : null;
+    },
+    async deleteById(id: string) {
+      await col.deleteOne({ _id: oid(id) });
+    },
+    async deleteByCollections(teamId: string, collectionIds: string[]) {
+      await col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } });
+    },
+    async deleteByDatasets(teamId: string, datasetIds: string[]) {
+      await col.deleteMany({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
+    },
+    async countByDataset(teamId: string, datasetId: string): Promise<number> {
+      return col.countDocuments({ teamId: oid(teamId), datasetId: oid(datasetId) });
+    },
+    async countByCollections(teamId: string, collectionIds: string[]): Promise<Map<string, number>> {
+      const rows = await col
+        .aggregate<{ _id: ObjectId; n: number }>([
+          { $match: { teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } } },
+          { $group: { _id: '$collectionId', n: { $sum: 1 } } },
+        ])
+        .toArray();
+      return new Map(rows.map((row) => [row._id.toHexString(), row.n]));
+    },
+    /** Live (not permanently locked) items using a model, system-wide, as the reference counts. */
+    async countLiveByModel(model: string): Promise<number> {
+      return col.countDocuments({ model, lockTime: { $lt: QUEUE_LIVE_BEFORE } });
+    },
+    async failedItems(teamId: string, datasetId: string, limit = 20): Promise<TrainingRecord[]> {
+      const docs = await col
+        .find({ teamId: oid(teamId), datasetId: oid(datasetId), errorMsg: { $exists: true } })
+        .limit(limit)
+        .toArray();
+      return docs.map((doc) => plain(doc));
+    },
+    /** Makes every locked item of the team claimable now, with a fresh retry budget. */
+    async unlockTeam(teamId: string): Promise<number> {
+      const { modifiedCount } = await col.updateMany(
+        { teamId: oid(teamId) },
+        { $set: { lockTime: new Date('2000-01-01T00:00:00Z'), retryCount: 0 } },
+      );
+      return modifiedCount;
+    },
+  };
+}
+
+export type TrainingRepo = ReturnType<typeof createTrainingRepo>;

@@ -1,0 +1,94 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { Errors } from '../../../infra/errors.js';
+import { zObjectId } from '../../../infra/zod.js';
+import { definePlatformRoute } from '../../define-route.js';
+import type { DatasetsContext } from '../context.js';
+
+const tags = ['Dataset training'];
+const USER = ['session', 'apiKey'] as const;
+/** Rebuild items kept in flight; each finished one queues the next (contract §8.3). */
+const REBUILD_IN_FLIGHT = 20;
+
+export function registerTrainingRoutes(app: FastifyInstance, ctx: DatasetsContext): void {
+  const { trainings, data, datasets } = ctx.repos;
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/dataset/training/getDatasetTrainingQueue',
+    auth: USER,
+    input: z.object({ datasetId: zObjectId }),
+    tags,
+    summary: 'Queue counts of a dataset, with the items that failed and why',
+    handler: async ({ input, auth }) => {
+      const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'read');
+      const [rebuildingCount, trainingCount, failed] = await Promise.all([
+        data.countRebuilding(auth.teamId, dataset._id),
+        trainings.countByDataset(auth.teamId, dataset._id),
+        trainings.failedItems(auth.teamId, dataset._id),
+      ]);
+      return {
+        rebuildingCount,
+        trainingCount,
+        failedItems: failed.map((item) => ({ _id: item._id, collectionId: item.collectionId, retryCount: item.retryCount, errorMsg: item.errorMsg })),
+      };
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/dataset/training/getQueueLen',
+    auth: USER,
+    input: z.object({ vectorModel: z.string().max(200).optional(), agentModel: z.string().max(200).optional() }),
+    tags,
+    summary: 'System-wide queue lengths of a vector model and an agent model',
+    handler: async ({ input }) => ({
+      vectorTrainingCount: input.vectorModel ? await trainings.countLiveByModel(input.vectorModel) : 0,
+      agentTrainingCount: input.agentModel ? await trainings.countLiveByModel(input.agentModel) : 0,
+    }),
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/core/dataset/training/rebuildEmbedding',
+    auth: USER,
+    input: z.object({ datasetId: zObjectId, vectorModel: z.string().trim().min(1).max(200) }),
+    tags,
+    summary: "Switch the dataset's vector model and re-embed every item through the queue",
+    handler: async ({ input, auth }) => {
+      const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'owner');
+      const model = ctx.embedders().vectorModel(input.vectorModel);
+      if (model.model === dataset.vectorModel) throw Errors.missingParams(`Invalid field 'vectorModel': the dataset already uses ${model.model}`);
+      const [rebuilding, queued] = await Promise.all([data.countRebuilding(auth.teamId, dataset._id), trainings.countByDataset(auth.teamId, dataset._id)]);
+      if (rebuilding > 0 || queued > 0) throw Errors.conflict('The dataset is training or rebuilding; try again when the queue is empty');
+      // Flag first, then switch: a crash in between leaves flagged items that a retry picks up.
+      await data.markRebuilding(auth.teamId, dataset._id);
+      await datasets.update(auth.teamId, dataset._id, { vectorModel: model.model });
+      ctx.vectorCache.drop([dataset._id]);
+      for (let i = 0; i < REBUILD_IN_FLIGHT; i++) {
+        const next = await data.claimRebuilding(auth.teamId, dataset._id);
+        if (!next) break;
+        await trainings.insertMany([
+          {
+            teamId: auth.teamId,
+            tmbId: auth.tmbId,
+            datasetId: dataset._id,
+            collectionId: next.collectionId,
+            billId: '',
+            mode: 'chunk',
+            model: model.model,
+            prompt: '',
+            q: '1',
+            a: '',
+            chunkIndex: next.chunkIndex,
+            weight: model.weight ?? 0,
+            dataId: next._id,
+            indexes: [],
+          },
+        ]);
+      }
+      ctx.wakeWorker();
+      return {};
+    },
+  });
+}

@@ -1,0 +1,209 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { datasetsOf } from '../../src/platform/datasets/index.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { type FakeModelProvider, openAiEmbeddingAnswer, startFakeModelProvider } from '../helpers/fake-model-provider.js';
+import { createUser, login } from '../helpers/platform.js';
+import { type Client, client } from '../fixtures/datasets/client.js';
+
+let provider: FakeModelProvider;
+let t: TestApp;
+let api: Client;
+let env: Record<string, string>;
+/** Embedding calls still to fail before the fake provider answers. */
+let failuresLeft = 0;
+const LATER = (minutes: number) => new Date(Date.now() + minutes * 60_000);
+
+beforeAll(async () => {
+  provider = await startFakeModelProvider((request) => {
+    if (request.path.endsWith('/embeddings')) {
+      if (failuresLeft > 0) {
+        failuresLeft--;
+        return { status: 503, json: { error: { message: 'provider overloaded' } } };
+      }
+      return openAiEmbeddingAnswer((request.body as { input: string[] }).input);
+    }
+    if (request.path.endsWith('/chat/completions')) {
+      return { json: { choices: [{ message: { content: 'Q1: What colour is the sky?\nA1: Blue on a clear day.\nQ2: What colour is grass?\nA2: Green.' } }] } };
+    }
+    return { status: 404, json: {} };
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'datasets-models-'));
+  const configPath = join(dir, 'config.json');
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      llmModels: [{ model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 8000, datasetProcess: true, requestUrl: provider.baseUrl }],
+      vectorModels: [{ model: 'fake-embed', name: 'Fake embed', provider: 'openai', defaultToken: 512, maxToken: 3000, weight: 100, requestUrl: provider.baseUrl }],
+    }),
+  );
+  env = { MODEL_CONFIG_PATH: configPath };
+  t = await buildTestApp(env);
+  await createUser(t, { username: 'trainer', password: 'password-t1' });
+  api = client(t, await login(t, 'trainer', 'password-t1'));
+});
+
+afterAll(async () => {
+  await t?.close();
+  await provider?.close();
+});
+
+const worker = () => datasetsOf(t.app).trainingWorker;
+const queue = (datasetId: string) =>
+  api.ok<{ trainingCount: number; rebuildingCount: number; failedItems: { errorMsg: string; retryCount: number }[] }>(
+    api.get('/core/dataset/training/getDatasetTrainingQueue', { datasetId }),
+  );
+const listData = (collectionId: string) =>
+  api.ok<{ total: number; data: { _id: string; q: string; a: string }[] }>(api.post('/core/dataset/data/list', { collectionId, pageSize: 30 }));
+
+describe('training queue', () => {
+  let datasetId: string;
+  let collectionId: string;
+
+  beforeAll(async () => {
+    datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Trained', vectorModel: 'fake-embed', agentModel: 'fake-llm' }));
+    collectionId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'manual', type: 'virtual' }));
+  });
+
+  it('pushData sorts items into inserted, over-long, repeated and erroneous', async () => {
+    const result = await api.ok(
+      api.post('/core/dataset/data/pushData', {
+        collectionId,
+        data: [{ q: 'first item' }, { q: 'second item', a: 'with answer' }, { q: 'first item' }, { q: '   ' }, { q: 'x'.repeat(4000) }],
+      }),
+    );
+    expect(result).toEqual({ insertLen: 2, overToken: [{ q: 'x'.repeat(4000) }], repeat: [{ q: 'first item' }], error: [{ q: '   ' }] });
+    expect((await queue(datasetId)).trainingCount).toBe(2);
+    const tooMany = await api.post('/core/dataset/data/pushData', { collectionId, data: Array.from({ length: 201 }, (_, i) => ({ q: `q${i}` })) });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.message).toContain('max 200');
+  });
+
+  it('keeps items with their error while the provider fails, then trains them', async () => {
+    failuresLeft = 2;
+    await worker().drain();
+    let state = await queue(datasetId);
+    expect(state.trainingCount).toBe(2);
+    expect(state.failedItems[0]).toMatchObject({ retryCount: 1 });
+    expect(state.failedItems[0]?.errorMsg).toContain('overloaded');
+    expect((await listData(collectionId)).total).toBe(0);
+    // Backoff: not claimable right away, claimable later.
+    expect(await worker().drain()).toBe(0);
+    await worker().drain(LATER(10));
+    await worker().drain(LATER(20));
+    state = await queue(datasetId);
+    expect(state.trainingCount).toBe(0);
+    const data = await listData(collectionId);
+    expect(data.data.map((item) => item.q).sort()).toEqual(['first item', 'second item']);
+    const pair = data.data.find((item) => item.q === 'second item')!;
+    const detail = await api.ok<{ indexes: { text: string; defaultIndex: boolean }[]; sourceName: string }>(api.get('/core/dataset/data/detail', { id: pair._id }));
+    expect(detail.sourceName).toBe('manual');
+    expect(detail.indexes.map((index) => index.text)).toEqual(['second item\nwith answer', 'second item']);
+    expect(await t.app.mongo.db.collection('dataset_vectors').countDocuments({})).toBe(3);
+  });
+
+  it('stops retrying an item that keeps failing, keeps it with its error, and unlockTask frees it', async () => {
+    await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: [{ q: 'poisoned item' }] }));
+    failuresLeft = 1000;
+    for (let round = 1; round <= 8; round++) await worker().drain(LATER(round * 60));
+    const state = await queue(datasetId);
+    expect(state.trainingCount).toBe(1);
+    expect(state.failedItems[0]).toMatchObject({ retryCount: 5 });
+    const live = await api.ok<{ vectorTrainingCount: number }>(api.get('/core/dataset/training/getQueueLen', { vectorModel: 'fake-embed' }));
+    expect(live.vectorTrainingCount).toBe(0);
+    failuresLeft = 0;
+    expect(await worker().drain(LATER(24 * 60))).toBe(0);
+    const unlocked = await api.ok<{ unlocked: number }>(api.get('/common/system/unlockTask'));
+    expect(unlocked.unlocked).toBe(1);
+    await worker().drain();
+    expect((await queue(datasetId)).trainingCount).toBe(0);
+    expect((await listData(collectionId)).total).toBe(3);
+  });
+
+  it('QA mode turns text into Q/A pairs through the LLM', async () => {
+    const qaCollection = await api.ok<{ collectionId: string }>(
+      api.post('/core/dataset/collection/create/text', { datasetId, name: 'qa source', text: 'The sky is blue. Grass is green.', trainingType: 'qa', chunkSize: 4000 }),
+    );
+    await worker().drain();
+    const data = await listData(qaCollection.collectionId);
+    expect(data.data.map((item) => [item.q, item.a]).sort()).toEqual([
+      ['What colour is grass?', 'Green.'],
+      ['What colour is the sky?', 'Blue on a clear day.'],
+    ]);
+  });
+
+  it('survives a restart mid-queue without losing or duplicating items', async () => {
+    const items = Array.from({ length: 12 }, (_, i) => ({ q: `restart item ${i}`, chunkIndex: i }));
+    await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: items }));
+    // A worker claims some items and the process dies before finishing them.
+    const { trainings } = datasetsOf(t.app).ctx.repos;
+    for (let i = 0; i < 5; i++) expect(await trainings.claim(new Date(), 5 * 60_000, { modes: ['chunk'] })).not.toBeNull();
+    await t.app.close();
+
+    const restarted = await buildTestApp({ ...env, MONGODB_URI: t.config.MONGODB_URI, TRAINING_WORKER: 'true' });
+    t = restarted;
+    api = client(t, await login(t, 'trainer', 'password-t1'));
+    // The background worker trains the unclaimed items; the claimed ones come back once their lock expires.
+    for (let i = 0; i < 100 && (await queue(datasetId)).trainingCount > 5; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await queue(datasetId)).trainingCount).toBe(5);
+    await worker().drain(LATER(6));
+    expect((await queue(datasetId)).trainingCount).toBe(0);
+    const data = await listData(collectionId);
+    const restartQs = data.data.map((item) => item.q).filter((q) => q.startsWith('restart item'));
+    expect(restartQs.sort()).toEqual(items.map((item) => item.q).sort());
+    const db = t.app.mongo.db;
+    // Exactly one vector per index of every item: nothing doubled by the re-run.
+    const indexes = (await db.collection('dataset_datas').find({}).toArray()).reduce((sum, doc) => sum + (doc.indexes as unknown[]).length, 0);
+    expect(await db.collection('dataset_vectors').countDocuments({})).toBe(indexes);
+  });
+
+  it('inserts, updates (re-embedding changed indexes) and deletes single items', async () => {
+    const dataId = await api.ok<string>(api.post('/core/dataset/data/insertData', { collectionId, q: 'direct item', a: 'direct answer', indexes: [{ text: 'alias text' }] }));
+    const duplicate = await api.post('/core/dataset/data/insertData', { collectionId, q: 'direct item', a: 'direct answer' });
+    expect(duplicate.status).toBe(409);
+    const before = await api.ok<{ indexes: { dataId: string; text: string; defaultIndex: boolean }[] }>(api.get('/core/dataset/data/detail', { id: dataId }));
+    expect(before.indexes.map((index) => index.text)).toEqual(['direct item\ndirect answer', 'alias text']);
+    const alias = before.indexes.find((index) => index.text === 'alias text')!;
+    const embeddingsBefore = provider.requests.filter((request) => request.path.endsWith('/embeddings')).length;
+    await api.ok(api.put('/core/dataset/data/update', { dataId, q: 'direct item', a: 'direct answer', indexes: [{ dataId: alias.dataId, text: 'alias changed' }] }));
+    const calls = provider.requests.filter((request) => request.path.endsWith('/embeddings')).slice(embeddingsBefore);
+    expect(calls.map((request) => (request.body as { input: string[] }).input)).toEqual([['alias changed']]);
+    const after = await api.ok<{ indexes: { dataId: string; text: string }[] }>(api.get('/core/dataset/data/detail', { id: dataId }));
+    expect(after.indexes.map((index) => index.text)).toEqual(['direct item\ndirect answer', 'alias changed']);
+    const db = t.app.mongo.db;
+    expect(await db.collection('dataset_vectors').countDocuments({ _id: alias.dataId as never })).toBe(0);
+    expect(await api.ok(api.del('/core/dataset/data/delete', { id: dataId }))).toBe('success');
+    expect((await api.get('/core/dataset/data/detail', { id: dataId })).status).toBe(404);
+    for (const index of after.indexes) expect(await db.collection('dataset_vectors').countDocuments({ _id: index.dataId as never })).toBe(0);
+  });
+
+  it('refuses data naming another dataset than its collection', async () => {
+    const other = await api.ok<string>(api.post('/core/dataset/create', { name: 'Other', vectorModel: 'fake-embed' }));
+    const response = await api.post('/core/dataset/data/pushData', { collectionId, datasetId: other, data: [{ q: 'misplaced' }] });
+    expect(response.status).toBe(400);
+    expect(response.body.message).toContain('collectionId');
+    const insert = await api.post('/core/dataset/data/insertData', { collectionId, datasetId: other, q: 'misplaced' });
+    expect(insert.status).toBe(400);
+    expect((await queue(other)).trainingCount).toBe(0);
+  });
+
+  it('rebuildEmbedding switches the vector model and re-embeds everything', async () => {
+    const total = (await listData(collectionId)).total;
+    const same = await api.post('/core/dataset/training/rebuildEmbedding', { datasetId, vectorModel: 'fake-embed' });
+    expect(same.status).toBe(400);
+    const unknown = await api.post('/core/dataset/training/rebuildEmbedding', { datasetId, vectorModel: 'nope' });
+    expect(unknown.status).toBe(400);
+    expect(await api.ok(api.post('/core/dataset/training/rebuildEmbedding', { datasetId, vectorModel: 'local-lexical-v1' }))).toEqual({});
+    await worker().drain(LATER(60));
+    const state = await queue(datasetId);
+    expect(state).toMatchObject({ trainingCount: 0, rebuildingCount: 0 });
+    const db = t.app.mongo.db;
+    const models = await db.collection('dataset_vectors').distinct('model', {});
+    expect(models).toEqual(['local-lexical-v1']);
+    expect((await listData(collectionId)).total).toBe(total);
+    const detail = await api.ok<{ vectorModel: { model: string } }>(api.get('/core/dataset/detail', { id: datasetId }));
+    expect(detail.vectorModel.model).toBe('local-lexical-v1');
+  });
+});
