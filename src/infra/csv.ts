@@ -1,0 +1,33 @@
+/**
+ * CSV text → rows of cells with a real RFC 4180 parser (quoted cells, embedded commas,
+ * quotes and newlines). A leading BOM is stripped; rows may have different lengths; blank
+ * lines are skipped. Malformed input (an unclosed quote) is a 400 naming the line.
+ */
+import { parse } from 'csv-parse/sync';
+import { Errors } from './errors.js';
+
+export function parseCsv(text: string): string[][] {
+  const input = (text ?? '').replace(/^\uFEFF/, '');
+  if (!input.trim()) return [];
+  try {
+    return parse(input, {
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      relax_quotes: true,
+    }) as string[][];
+  } catch (error) {
+    const line = (error as { lines?: number }).lines;
+    throw Errors.missingParams(`The CSV text is malformed${line ? ` near line ${line}` : ''}: ${(error as Error).message}`);
+  }
+}
+
+/** Rows as Markdown table text (first row = header), `\n` inside cells written as `\\n` (contract §7.3). */
+export function csvRowsToMarkdownTable(rows: string[][]): string {
+  if (rows.length === 0) return '';
+  const width = Math.max(...rows.map((row) => row.length));
+  const cell = (value: string | undefined) => (value ?? '').replace(/\r?\n/g, '\\n').replace(/\|/g, '\\|').trim();
+  const line = (row: string[]) => `| ${Array.from({ length: width }, (_, i) => cell(row[i])).join(' | ')} |`;
+  const [header, ...body] = rows;
+  return [line(header!), `| ${Array.from({ length: width }, () => '---').join(' | ')} |`, ...body.map(line)].join('\n');
+}

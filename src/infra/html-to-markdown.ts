@@ -1,0 +1,103 @@
+/**
+ * HTML → Markdown for link collections and .html/.docx files (contract §7.3/§7.4): cheerio
+ * picks the content (a CSS selector, default `body`) and drops noise; turndown writes ATX
+ * headings, `-` bullets, fenced code, `_`/`**` emphasis and GFM tables/strikethrough.
+ * Relative links and image sources become absolute against `baseUrl`.
+ */
+import { gfm } from '@joplin/turndown-plugin-gfm';
+import * as cheerio from 'cheerio';
+import TurndownService from 'turndown';
+import { Errors } from './errors.js';
+
+export interface HtmlToMarkdownOptions {
+  /** CSS selector of the content; all matches are joined. Default `body` (or the whole document). */
+  selector?: string;
+  /** The page URL, to make relative href/src absolute. */
+  baseUrl?: string;
+}
+
+// Never content: scripts, styles, embedded frames, forms' machinery, icon fonts.
+const ALWAYS_REMOVED = 'script, style, noscript, template, iframe, object, embed, svg, canvas, link, meta, button, input, select, textarea, i:empty';
+// Page chrome, removed only when no selector says what the content is.
+const CHROME = 'nav, aside, footer, [role="navigation"], [role="banner"], [role="contentinfo"], [aria-hidden="true"]';
+
+function createTurndown(): TurndownService {
+  const service = new TurndownService({
+    headingStyle: 'atx',
+    bulletListMarker: '-',
+    codeBlockStyle: 'fenced',
+    fence: '```',
+    emDelimiter: '_',
+    strongDelimiter: '**',
+    linkStyle: 'inlined',
+  });
+  service.use(gfm);
+  // A <pre> without <code> is still a code block; its class names the language.
+  service.addRule('bare-pre', {
+    filter: (node) => node.nodeName === 'PRE' && !node.querySelector('code'),
+    replacement: (_content, node) => {
+      const element = node as unknown as { getAttribute(name: string): string | null; textContent: string | null };
+      const language = (element.getAttribute('class') ?? '').replace(/^(language|lang)-/, '').split(/\s+/)[0] ?? '';
+      return `\n\n\`\`\`${language}\n${(element.textContent ?? '').replace(/\n$/, '')}\n\`\`\`\n\n`;
+    },
+  });
+  return service;
+}
+
+const turndown = createTurndown();
+
+function absolutise(value: string, baseUrl: string | undefined): string | undefined {
+  const trimmed = value.trim();
+  if (/^(javascript|vbscript):/i.test(trimmed)) return undefined;
+  if (!baseUrl || /^(data|mailto|tel):/i.test(trimmed) || trimmed.startsWith('#')) return trimmed;
+  try {
+    return new URL(trimmed, baseUrl).href;
+  } catch {
+    return trimmed;
+  }
+}
+
+/** Newline cleanup of the result: no trailing spaces, at most one blank line in a row. */
+function tidyMarkdown(markdown: string): string {
+  return markdown
+    .replace(/\r\n?/g, '\n')
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}): { title: string; markdown: string } {
+  const $ = cheerio.load(html ?? '');
+  const title = ($('head > title').first().text() || $('title').first().text() || $('h1').first().text()).replace(/\s+/g, ' ').trim();
+
+  $(ALWAYS_REMOVED).remove();
+  if (!options.selector) $(CHROME).remove();
+  $('a').each((_index, element) => {
+    const link = $(element);
+    if (!link.text().trim() && link.children().length === 0) {
+      link.remove();
+      return;
+    }
+    const href = link.attr('href');
+    if (href === undefined) return;
+    const absolute = absolutise(href, options.baseUrl);
+    if (absolute === undefined) link.removeAttr('href');
+    else link.attr('href', absolute);
+  });
+  $('img[src]').each((_index, element) => {
+    const image = $(element);
+    const absolute = absolutise(image.attr('src') ?? '', options.baseUrl);
+    if (absolute === undefined) image.remove();
+    else image.attr('src', absolute);
+  });
+
+  let selected: ReturnType<typeof $>;
+  try {
+    selected = options.selector ? $(options.selector) : $('body');
+  } catch {
+    throw Errors.missingParams(`selector '${options.selector}' is not a valid CSS selector`);
+  }
+  const parts = selected.length > 0 ? selected.toArray().map((element) => $.html(element)) : options.selector ? [] : [$.root().html() ?? ''];
+  const markdown = parts.map((part) => tidyMarkdown(turndown.turndown(part))).filter(Boolean).join('\n\n');
+  return { title, markdown };
+}

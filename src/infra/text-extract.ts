@@ -1,0 +1,200 @@
+/**
+ * Uploaded file → plain text / Markdown for datasets (contract §7.3), with well-kept parsers:
+ * txt/md decoded (UTF-8/UTF-16 by BOM, else UTF-8, else GB18030 for legacy Chinese files);
+ * html → Markdown; csv → a Markdown table (first row as header); docx via mammoth → HTML →
+ * Markdown; pdf via pdfjs-dist text content (page headers/footers dropped).
+ * Empty, binary-as-text, unreadable or unsupported files are 400 errors saying why.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import mammoth from 'mammoth';
+import { csvRowsToMarkdownTable, parseCsv } from './csv.js';
+import { Errors } from './errors.js';
+import { htmlToMarkdown } from './html-to-markdown.js';
+
+export type ExtractedFormat = 'txt' | 'md' | 'html' | 'csv' | 'pdf' | 'docx';
+
+export const DOCX_MIME = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+const SUPPORTED = 'Only .txt, .md, .html, .csv, .pdf and .docx files are supported';
+
+const EXTENSION_FORMATS: Record<string, ExtractedFormat> = {
+  txt: 'txt',
+  text: 'txt',
+  md: 'md',
+  markdown: 'md',
+  html: 'html',
+  htm: 'html',
+  csv: 'csv',
+  pdf: 'pdf',
+  docx: 'docx',
+};
+const MIME_FORMATS: Record<string, ExtractedFormat> = {
+  'text/plain': 'txt',
+  'text/markdown': 'md',
+  'text/x-markdown': 'md',
+  'text/html': 'html',
+  'text/csv': 'csv',
+  'application/pdf': 'pdf',
+  [DOCX_MIME]: 'docx',
+};
+
+const startsWith = (buffer: Buffer, bytes: number[], offset = 0) => bytes.every((byte, i) => buffer[offset + i] === byte);
+
+function isValidUtf8(buffer: Buffer): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(buffer);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The content type by magic bytes: pdf, docx/zip, png, jpeg, gif, webp, else text/plain for NUL-free UTF-8. */
+export function sniffContentType(buffer: Buffer, filename: string): string {
+  if (startsWith(buffer, [0x25, 0x50, 0x44, 0x46, 0x2d])) return 'application/pdf';
+  if (startsWith(buffer, [0x50, 0x4b, 0x03, 0x04])) {
+    const isDocx = filename.toLowerCase().endsWith('.docx') || buffer.includes('word/document.xml');
+    return isDocx ? DOCX_MIME : 'application/zip';
+  }
+  if (startsWith(buffer, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
+  if (startsWith(buffer, [0xff, 0xd8, 0xff])) return 'image/jpeg';
+  if (startsWith(buffer, [0x47, 0x49, 0x46, 0x38])) return 'image/gif';
+  if (startsWith(buffer, [0x52, 0x49, 0x46, 0x46]) && startsWith(buffer, [0x57, 0x45, 0x42, 0x50], 8)) return 'image/webp';
+  if (startsWith(buffer, [0xff, 0xfe]) || startsWith(buffer, [0xfe, 0xff])) return 'text/plain';
+  if (!buffer.includes(0) && isValidUtf8(buffer)) return 'text/plain';
+  return 'application/octet-stream';
+}
+
+function formatOf(filename: string, mimetype: string | undefined): ExtractedFormat {
+  const extension = path.extname(filename).slice(1).toLowerCase();
+  const byExtension = EXTENSION_FORMATS[extension];
+  if (byExtension) return byExtension;
+  const byMime = mimetype ? MIME_FORMATS[mimetype.split(';')[0]!.trim().toLowerCase()] : undefined;
+  if (byMime && !extension) return byMime;
+  throw Errors.missingParams(`${SUPPORTED} (got '${filename}')`);
+}
+
+/** Control characters other than tab/newline/CR/form feed: a sign of binary content. */
+const controlRatio = (text: string) => {
+  if (!text) return 0;
+  let controls = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code <= 0x08 || (code >= 0x0e && code <= 0x1f) || code === 0x7f) controls++;
+  }
+  return controls / text.length;
+};
+
+/** Decode a file that should be text, refusing binary content. */
+export function decodeText(buffer: Buffer, filename: string): string {
+  let text: string;
+  if (startsWith(buffer, [0xef, 0xbb, 0xbf])) text = buffer.subarray(3).toString('utf8');
+  else if (startsWith(buffer, [0xff, 0xfe])) text = new TextDecoder('utf-16le').decode(buffer.subarray(2));
+  else if (startsWith(buffer, [0xfe, 0xff])) text = new TextDecoder('utf-16be').decode(buffer.subarray(2));
+  else if (buffer.includes(0)) throw Errors.missingParams(`File '${filename}' is binary, not text`);
+  else if (isValidUtf8(buffer)) text = buffer.toString('utf8');
+  else {
+    try {
+      // Not UTF-8: legacy Chinese encodings are the common case (the reference decodes them as GBK).
+      text = new TextDecoder('gb18030', { fatal: true }).decode(buffer);
+    } catch {
+      throw Errors.missingParams(`File '${filename}' is not valid text (unknown encoding or binary content)`);
+    }
+  }
+  if (controlRatio(text) > 0.05) throw Errors.missingParams(`File '${filename}' is binary, not text`);
+  return text;
+}
+
+async function extractDocx(buffer: Buffer, filename: string): Promise<string> {
+  if (!startsWith(buffer, [0x50, 0x4b, 0x03, 0x04])) throw Errors.missingParams(`File '${filename}' is not a .docx document`);
+  let html: string;
+  try {
+    html = (await mammoth.convertToHtml({ buffer })).value;
+  } catch (error) {
+    throw Errors.missingParams(`Cannot read the .docx file '${filename}' (${(error as Error).message}); convert it to PDF and retry`);
+  }
+  return htmlToMarkdown(html).markdown;
+}
+
+interface PdfTextItem {
+  str?: string;
+  hasEOL?: boolean;
+  transform?: number[];
+}
+
+const require = createRequire(import.meta.url);
+let standardFontDataUrl: string | undefined;
+function pdfStandardFonts(): string {
+  standardFontDataUrl ??= `${pathToFileURL(path.join(path.dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts')).href}/`;
+  return standardFontDataUrl;
+}
+
+const SENTENCE_END = /[。？！.?!;；:：]\s*$/;
+const CJK_END = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{P}]$/u;
+
+async function extractPdf(buffer: Buffer, filename: string): Promise<string> {
+  if (!startsWith(buffer, [0x25, 0x50, 0x44, 0x46, 0x2d])) throw Errors.missingParams(`File '${filename}' is not a PDF document`);
+  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const task = getDocument({
+    data: new Uint8Array(buffer),
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    standardFontDataUrl: pdfStandardFonts(),
+    verbosity: 0,
+  });
+  try {
+    const document = await task.promise;
+    const pages: string[] = [];
+    for (let number = 1; number <= document.numPages; number++) {
+      const page = await document.getPage(number);
+      const height = page.getViewport({ scale: 1 }).height;
+      const content = await page.getTextContent();
+      let text = '';
+      for (const item of content.items as PdfTextItem[]) {
+        const y = item.transform?.[5];
+        // Running headers and footers live in the top and bottom 5% of the page.
+        if (y !== undefined && height > 0 && (y > height * 0.95 || y < height * 0.05)) continue;
+        text += item.str ?? '';
+        if (item.hasEOL) text += SENTENCE_END.test(text) ? '\n' : CJK_END.test(text) || /\s$/.test(text) ? '' : ' ';
+      }
+      pages.push(text.trim());
+      page.cleanup();
+    }
+    return pages.filter(Boolean).join('\n');
+  } catch (error) {
+    if ((error as { httpStatus?: number }).httpStatus !== undefined) throw error;
+    throw Errors.missingParams(`Cannot read the PDF file '${filename}': ${(error as Error).message}`);
+  } finally {
+    await task.destroy();
+  }
+}
+
+export async function extractText(file: { buffer: Buffer; filename: string; mimetype?: string }): Promise<{ text: string; format: ExtractedFormat }> {
+  const { buffer, filename } = file;
+  const format = formatOf(filename, file.mimetype);
+  if (buffer.length === 0) throw Errors.missingParams(`File '${filename}' is empty`);
+  let text: string;
+  switch (format) {
+    case 'txt':
+    case 'md':
+      text = decodeText(buffer, filename);
+      break;
+    case 'html':
+      text = htmlToMarkdown(decodeText(buffer, filename)).markdown;
+      break;
+    case 'csv':
+      text = csvRowsToMarkdownTable(parseCsv(decodeText(buffer, filename)));
+      break;
+    case 'docx':
+      text = await extractDocx(buffer, filename);
+      break;
+    case 'pdf':
+      text = await extractPdf(buffer, filename);
+      break;
+  }
+  text = text.replace(/\r\n?/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  if (!text) throw Errors.missingParams(`File '${filename}' contains no text`);
+  return { text, format };
+}

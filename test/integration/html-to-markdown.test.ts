@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { isAppError } from '../../src/infra/errors.js';
+import { htmlToMarkdown } from '../../src/infra/html-to-markdown.js';
+
+const page = `<html><head><title> My  Page </title><style>.x{}</style><script>alert(1)</script></head><body>
+<nav><a href="/home">Home</a></nav>
+<article><h1>Heading</h1><p>Some <strong>bold</strong>, <em>em</em> and <del>old</del> text with a <a href="/docs/a?b=1">link</a>, a <a href="other.html">relative one</a> and <a href="javascript:alert(1)">bad</a>.</p>
+<ul><li>one</li><li>two</li></ul>
+<pre class="python">print("hi")
+x = 1</pre>
+<pre><code class="language-js">const a = 1;</code></pre>
+<table><thead><tr><th>A</th><th>B</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table>
+<p><img src="img/p.png" alt="pic"><a href="/empty"></a><i class="icon"></i></p>
+</article><aside>Related links</aside><footer>Copyright</footer></body></html>`;
+
+describe('htmlToMarkdown', () => {
+  const { title, markdown } = htmlToMarkdown(page, { baseUrl: 'https://example.com/section/page.html' });
+
+  it('takes the <title> as title', () => {
+    expect(title).toBe('My Page');
+  });
+
+  it.each([
+    ['ATX headings', '# Heading'],
+    ['strong and em', 'Some **bold**, _em_ and ~~old~~ text'],
+    ['absolute links from root-relative hrefs', '[link](https://example.com/docs/a?b=1)'],
+    ['absolute links from relative hrefs', '[relative one](https://example.com/section/other.html)'],
+    ['javascript: links lose their href', ' and bad.'],
+    ['dash bullets', '-   one\n-   two'],
+    ['pre with class as a fenced block with language', '```python\nprint("hi")\nx = 1\n```'],
+    ['code with language class', '```js\nconst a = 1;\n```'],
+    ['GFM tables', '| A | B |\n| --- | --- |\n| 1 | 2 |'],
+    ['absolute image sources', '![pic](https://example.com/section/img/p.png)'],
+  ])('%s', (_name, expected) => {
+    expect(markdown.replace(/ {2,}\|/g, ' |')).toContain(expected);
+  });
+
+  it.each([['alert'], ['.x{}'], ['Home'], ['Copyright'], ['Related links'], ['/empty'], ['javascript:']])('drops noise: %s', (noise) => {
+    expect(markdown).not.toContain(noise);
+  });
+
+  it('a selector picks the content (all matches, in order) and keeps page chrome it selects', () => {
+    const picked = htmlToMarkdown(page, { selector: 'nav, ul' });
+    expect(picked.markdown).toBe('[Home](/home)\n\n-   one\n-   two');
+    expect(picked.title).toBe('My Page');
+  });
+
+  it('falls back to the first <h1> for the title, and to the document without a body', () => {
+    expect(htmlToMarkdown('<h1>Only <b>heading</b></h1><p>text</p>')).toEqual({ title: 'Only heading', markdown: '# Only **heading**\n\ntext' });
+    expect(htmlToMarkdown('')).toEqual({ title: '', markdown: '' });
+  });
+
+  it('a selector that matches nothing gives empty markdown; an invalid one is a 400', () => {
+    expect(htmlToMarkdown(page, { selector: '#missing' }).markdown).toBe('');
+    let caught: unknown;
+    try {
+      htmlToMarkdown(page, { selector: 'div[' });
+    } catch (error) {
+      caught = error;
+    }
+    expect(isAppError(caught)).toBe(true);
+    expect((caught as Error).message).toMatch(/selector 'div\[' is not a valid CSS selector/);
+  });
+});
