@@ -117,6 +117,14 @@ describe('datasets and folders', () => {
     expect((await owner.ok<{ name: string }>(owner.get('/core/dataset/detail', { id: datasetId }))).name).toBe('Docs v2');
   });
 
+  it('refuses a link to a private address (SSRF guard) and creates nothing', async () => {
+    const response = await owner.post('/core/dataset/collection/create/link', { datasetId, link: 'http://127.0.0.1:9/admin' });
+    expect(response.status).toBe(400);
+    expect(response.body.message).toContain('link');
+    const list = await owner.ok<{ total: number }>(owner.get('/core/dataset/collection/scrollList', { datasetId }));
+    expect(list.total).toBe(0);
+  });
+
   it('answers 404 for a missing dataset and 400 for a malformed id', async () => {
     const missing = await owner.get('/core/dataset/detail', { id: '0123456789abcdef01234567' });
     expect(missing.status).toBe(404);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Errors } from '../../../infra/errors.js';
+import { Errors, isAppError } from '../../../infra/errors.js';
 import { parseCsv } from '../../../infra/csv.js';
 import { htmlToMarkdown } from '../../../infra/html-to-markdown.js';
 import { safeFetch } from '../../../infra/outbound-fetch.js';
@@ -12,12 +12,19 @@ export const hashText = (text: string): string => createHash('sha256').update(te
 
 /** Fetches a web page through the SSRF guard and turns the selected part into Markdown. */
 export async function readLink(ctx: DatasetsContext, url: string, selector?: string): Promise<{ title: string; text: string; selector: string }> {
-  const response = await safeFetch(url, {
-    timeoutMs: ctx.config.OUTBOUND_TIMEOUT_MS,
-    maxBytes: ctx.config.OUTBOUND_MAX_BYTES,
-    allowPrivate: ctx.config.SSRF_ALLOW_PRIVATE,
-  });
-  if (response.status >= 400) throw Errors.badGateway(`Fetching ${url} answered HTTP ${response.status}`);
+  let response: Awaited<ReturnType<typeof safeFetch>>;
+  try {
+    response = await safeFetch(url, {
+      timeoutMs: ctx.config.OUTBOUND_TIMEOUT_MS,
+      maxBytes: ctx.config.OUTBOUND_MAX_BYTES,
+      allowPrivate: ctx.config.SSRF_ALLOW_PRIVATE,
+    });
+  } catch (error) {
+    // Unreachable, slow or refused links are the caller's input problem: a 400 naming the link.
+    if (isAppError(error)) throw Errors.missingParams(`Invalid field 'link': ${url} could not be fetched (${error.message})`);
+    throw error;
+  }
+  if (response.status >= 400) throw Errors.missingParams(`Invalid field 'link': ${url} answered HTTP ${response.status}`);
   const used = selector?.trim() || 'body';
   const { title, markdown } = htmlToMarkdown(response.text(), { selector: used, baseUrl: response.finalUrl });
   return { title: title || url, text: markdown.trim(), selector: used };

@@ -1,0 +1,215 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { datasetsOf } from '../../src/platform/datasets/index.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { authHeaders, createUser, login } from '../helpers/platform.js';
+import { type Client, client, multipart } from '../fixtures/datasets/client.js';
+
+let t: TestApp;
+let api: Client;
+let token: string;
+let otherToken: string;
+let site: Server;
+let siteUrl: string;
+let page = '<html><head><title>Guide</title></head><body><nav>menu</nav><main><h1>Install</h1><p>Run the installer and follow the steps.</p></main></body></html>';
+
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+
+beforeAll(async () => {
+  site = createServer((req, res) => {
+    if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2000);
+    res.setHeader('content-type', 'text/html');
+    res.end(page);
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  t = await buildTestApp({ SSRF_ALLOW_PRIVATE: 'true', OUTBOUND_TIMEOUT_MS: '500', UPLOAD_LIMIT_BYTES: '100000' });
+  await createUser(t, { username: 'col-user', password: 'password-u1' });
+  await createUser(t, { username: 'col-other', password: 'password-o1' });
+  token = await login(t, 'col-user', 'password-u1');
+  otherToken = await login(t, 'col-other', 'password-o1');
+  api = client(t, token);
+});
+
+afterAll(async () => {
+  await t?.close();
+  site?.closeAllConnections();
+  await new Promise((resolve) => site?.close(resolve));
+});
+
+async function upload(file: { name: string; content: Buffer | string; type?: string }, as = token, fields: Record<string, string> = { bucketName: 'dataset' }) {
+  const body = multipart(fields, file);
+  const response = await t.app.inject({ method: 'POST', url: '/api/common/file/upload', headers: { ...authHeaders(as), ...body.headers }, payload: body.payload });
+  return { status: response.statusCode, json: response.json() };
+}
+
+describe('collections', () => {
+  let datasetId: string;
+  let folderId: string;
+  let textId: string;
+
+  beforeAll(async () => {
+    datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Collections' }));
+  });
+
+  it('creates folders and text collections, and refuses bad chunk settings', async () => {
+    folderId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'Folder', type: 'folder' }));
+    const text = 'First paragraph about installing.\n\nSecond paragraph about upgrading.';
+    const created = await api.ok<{ collectionId: string; results: Record<string, unknown> }>(
+      api.post('/core/dataset/collection/create/text', { datasetId, parentId: folderId, name: 'notes', text, chunkSize: 512 }),
+    );
+    textId = created.collectionId;
+    expect(created.results).toEqual({ insertLen: 1, overToken: [], repeat: [], error: [] });
+    for (const bad of [{ chunkSize: 0 }, { chunkSize: 1e9 }, { text: '   ' }, { name: '' }]) {
+      const response = await api.post('/core/dataset/collection/create/text', { datasetId, name: 'bad', text: 'some text', ...bad });
+      expect(response.status, JSON.stringify(bad)).toBe(400);
+      expect(response.body.message).toMatch(Object.keys(bad)[0]!);
+    }
+    const all = await api.ok<{ total: number }>(api.get('/core/dataset/collection/scrollList', { datasetId, parentId: folderId }));
+    expect(all.total).toBe(1);
+  });
+
+  it('lists with both pagination shapes and counts', async () => {
+    const paged = await api.ok<{ pageNum: number; pageSize: number; total: number; data: { _id: string; trainingAmount: number; dataAmount: number }[] }>(
+      api.post('/core/dataset/collection/list', { datasetId, parentId: folderId, pageNum: 1, pageSize: 10 }),
+    );
+    expect(paged).toMatchObject({ pageNum: 1, pageSize: 10, total: 1 });
+    expect(paged.data[0]).toMatchObject({ _id: textId, trainingAmount: 1, dataAmount: 0 });
+    await datasetsOf(t.app).trainingWorker.drain();
+    const scrolled = await api.ok<{ list: { dataAmount: number; trainingAmount: number }[]; total: number }>(
+      api.get('/core/dataset/collection/scrollList', { datasetId, parentId: folderId, current: '1', pageSize: '5' }),
+    );
+    expect(scrolled.list[0]).toMatchObject({ dataAmount: 1, trainingAmount: 0 });
+    expect((await api.post('/core/dataset/collection/list', { datasetId, pageSize: 31 })).status).toBe(400);
+    const root = await api.ok<{ data: { name: string }[] }>(api.post('/core/dataset/collection/list', { datasetId, selectFolder: true }));
+    expect(root.data.map((item) => item.name)).toEqual(['Folder']);
+  });
+
+  it('gives detail, paths and read links', async () => {
+    const detail = await api.ok<Record<string, unknown>>(api.get('/core/dataset/collection/detail', { id: textId }));
+    expect(detail).toMatchObject({ _id: textId, name: 'notes', type: 'virtual', sourceName: 'notes', datasetId: { _id: datasetId }, permission: { isOwner: true } });
+    expect(await api.ok(api.get('/core/dataset/collection/paths', { parentId: folderId }))).toEqual([{ parentId: folderId, parentName: 'Folder' }]);
+    expect(await api.ok(api.get('/core/dataset/collection/read', { collectionId: textId }))).toEqual({ type: 'url', value: '' });
+  });
+
+  it('updates (documented PUT and client POST), forbids folders recursively, and deletes with data', async () => {
+    await api.ok(api.put('/core/dataset/collection/update', { id: textId, name: 'renamed' }));
+    await api.ok(api.post('/core/dataset/collection/update', { id: folderId, forbid: true }));
+    const child = await api.ok<{ name: string; forbid: boolean }>(api.get('/core/dataset/collection/detail', { id: textId }));
+    expect(child).toMatchObject({ name: 'renamed', forbid: true });
+    const intoItself = await api.put('/core/dataset/collection/update', { id: folderId, parentId: folderId });
+    expect(intoItself.status).toBe(400);
+    await api.ok(api.del('/core/dataset/collection/delete', { id: folderId }));
+    expect((await api.get('/core/dataset/collection/detail', { id: textId })).status).toBe(404);
+    expect(await t.app.mongo.db.collection('dataset_datas').countDocuments({})).toBe(0);
+  });
+
+  it('imports a web page with a selector, refuses dead links, and syncs', async () => {
+    const created = await api.ok<{ collectionId: string; results: { insertLen: number } }>(
+      api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/guide`, metadata: { webPageSelector: 'main' } }),
+    );
+    expect(created.results.insertLen).toBe(1);
+    const detail = await api.ok<{ name: string; rawLink: string }>(api.get('/core/dataset/collection/detail', { id: created.collectionId }));
+    expect(detail).toMatchObject({ name: 'Guide', rawLink: `${siteUrl}/guide` });
+    expect(await api.ok(api.get('/core/dataset/collection/read', { collectionId: created.collectionId }))).toEqual({ type: 'url', value: `${siteUrl}/guide` });
+    await datasetsOf(t.app).trainingWorker.drain();
+    const data = await api.ok<{ data: { q: string }[] }>(api.post('/core/dataset/data/list', { collectionId: created.collectionId }));
+    expect(data.data[0]?.q).toContain('Run the installer');
+    expect(data.data[0]?.q).not.toContain('menu');
+
+    const slow = await api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/slow` });
+    expect(slow.status).toBe(400);
+    expect(slow.body.message).toContain('link');
+    const count = (await api.ok<{ total: number }>(api.get('/core/dataset/collection/scrollList', { datasetId }))).total;
+    expect(count).toBe(1);
+
+    expect(await api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: created.collectionId }))).toBe('sameRaw');
+    page = page.replace('follow the steps', 'reboot afterwards');
+    expect(await api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: created.collectionId }))).toBe('success');
+    expect((await api.get('/core/dataset/collection/detail', { id: created.collectionId })).status).toBe(404);
+    const after = await api.ok<{ list: { _id: string; rawLink: string }[] }>(api.get('/core/dataset/collection/scrollList', { datasetId }));
+    expect(after.list).toHaveLength(1);
+    expect(after.list[0]?.rawLink).toBe(`${siteUrl}/guide`);
+  });
+
+  it('uploads files, reads them back by signed link, and builds file and CSV collections', async () => {
+    const md = await upload({ name: encodeURIComponent('guide é.md'), content: '# Title\n\nSome markdown body text.', type: 'text/markdown' });
+    expect(md.status).toBe(200);
+    const { fileId, previewUrl } = md.json.data as { fileId: string; previewUrl: string };
+    const read = await t.app.inject({ method: 'GET', url: previewUrl });
+    expect(read.statusCode).toBe(200);
+    expect(read.body).toBe('# Title\n\nSome markdown body text.');
+    const forged = await t.app.inject({ method: 'GET', url: `/api/common/file/read?token=${previewUrl.split('token=')[1]}x` });
+    expect(forged.statusCode).toBe(403);
+
+    const preview = await api.ok<{ previewContent: string; totalLength: number }>(api.post('/common/file/previewContent', { type: 'fileLocal', sourceId: fileId }));
+    expect(preview.previewContent).toContain('Some markdown body text');
+    const chunks = await api.ok<{ q: string; a: string }[]>(api.post('/core/dataset/file/getPreviewChunks', { type: 'fileLocal', sourceId: fileId, chunkSize: 512, overlapRatio: 0.2 }));
+    expect(chunks[0]?.q).toContain('Some markdown body text');
+    const stranger = client(t, otherToken);
+    const refused = await stranger.post('/common/file/previewContent', { type: 'fileLocal', sourceId: fileId });
+    expect(refused.status).toBe(403);
+    expect(refused.body.statusText).toBe('unAuthFile');
+
+    expect(await api.ok(api.post('/core/dataset/collection/create/fileId', { datasetId, fileId }))).toMatchObject({ results: { insertLen: 1 } });
+    const strangerDataset = await stranger.ok<string>(stranger.post('/core/dataset/create', { name: 'theirs' }));
+    const crossTeam = await stranger.post('/core/dataset/collection/create/fileId', { datasetId: strangerDataset, fileId });
+    expect(crossTeam.status).toBe(403);
+
+    const fileCollection = (await api.ok<{ list: { _id: string; name: string }[] }>(api.get('/core/dataset/collection/scrollList', { datasetId }))).list.find((c) => c.name === 'guide é.md');
+    expect(fileCollection).toBeDefined();
+    const link = await api.ok<{ type: string; value: string }>(api.get('/core/dataset/collection/read', { collectionId: fileCollection!._id }));
+    expect((await t.app.inject({ method: 'GET', url: link.value })).body).toContain('Some markdown body text');
+
+    const csv = await upload({ name: 'qa.csv', content: 'index,content\nWhat is A?,A is first\n"Multi, comma",second answer\n', type: 'text/csv' });
+    const csvId = (csv.json.data as { fileId: string }).fileId;
+    const table = await api.ok<{ collectionId: string; results: { insertLen: number } }>(api.post('/core/dataset/collection/create/csvTable', { datasetId, fileId: csvId }));
+    expect(table.results.insertLen).toBe(2);
+    const oneColumn = await upload({ name: 'one.csv', content: 'only\nsingle\ncolumn\n', type: 'text/csv' });
+    const refusedCsv = await api.post('/core/dataset/collection/create/csvTable', { datasetId, fileId: (oneColumn.json.data as { fileId: string }).fileId });
+    expect(refusedCsv.status).toBe(400);
+    expect(refusedCsv.body.message).toContain('two columns');
+  });
+
+  it('refuses empty, binary and oversized files', async () => {
+    expect((await upload({ name: 'empty.txt', content: '' })).status).toBe(400);
+    expect((await upload({ name: 'big.txt', content: 'x'.repeat(150_000) })).status).toBe(413);
+    expect((await upload({ name: 'doc.txt', content: 'ok' }, token, { bucketName: 'nope' })).status).toBe(400);
+    const binary = await upload({ name: 'image.txt', content: Buffer.concat([PNG, Buffer.alloc(64)]) });
+    expect(binary.status).toBe(200);
+    const before = (await api.ok<{ total: number }>(api.get('/core/dataset/collection/scrollList', { datasetId }))).total;
+    const response = await api.post('/core/dataset/collection/create/fileId', { datasetId, fileId: (binary.json.data as { fileId: string }).fileId });
+    expect(response.status).toBe(400);
+    expect((await api.ok<{ total: number }>(api.get('/core/dataset/collection/scrollList', { datasetId }))).total).toBe(before);
+  });
+
+  it('creates a collection from a local file upload', async () => {
+    const body = multipart({ data: JSON.stringify({ datasetId, chunkSize: 300 }) }, { name: 'local.txt', content: 'Local file content for the dataset.', type: 'text/plain' });
+    const response = await t.app.inject({ method: 'POST', url: '/api/core/dataset/collection/create/localFile', headers: { ...authHeaders(token), ...body.headers }, payload: body.payload });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json().data.results.insertLen).toBe(1);
+    const bad = multipart({ data: JSON.stringify({ datasetId, chunkSize: 0 }) }, { name: 'local.txt', content: 'x' });
+    const refused = await t.app.inject({ method: 'POST', url: '/api/core/dataset/collection/create/localFile', headers: { ...authHeaders(token), ...bad.headers }, payload: bad.payload });
+    expect(refused.statusCode).toBe(400);
+  });
+
+  it('stores images and serves them publicly', async () => {
+    const url = await api.ok<string>(api.post('/common/file/uploadImage', { base64Img: `data:image/png;base64,${PNG.toString('base64')}`, type: 'datasetAvatar' }));
+    expect(url).toMatch(/^\/api\/system\/img\/[0-9a-f]{24}\.png$/);
+    const image = await t.app.inject({ method: 'GET', url });
+    expect(image.statusCode).toBe(200);
+    expect(image.headers['content-type']).toBe('image/png');
+    expect(image.rawPayload.equals(PNG)).toBe(true);
+    expect((await t.app.inject({ method: 'GET', url: '/api/system/img/0123456789abcdef01234567.png' })).statusCode).toBe(404);
+    expect((await api.post('/common/file/uploadImage', { base64Img: 'data:text/plain;base64,aGVsbG8=' })).status).toBe(400);
+  });
+
+  it('fetches URLs for the import preview', async () => {
+    const pages = await api.ok<{ url: string; title: string; content: string }[]>(api.post('/common/tools/urlFetch', { urlList: [`${siteUrl}/a`, 'not a url'], selector: 'main' }));
+    expect(pages[0]).toMatchObject({ url: `${siteUrl}/a`, title: 'Guide' });
+    expect(pages[0]?.content).toContain('Run the installer');
+    expect(pages[1]).toEqual({ url: 'not a url', title: '', content: '', selector: '' });
+    expect((await api.post('/common/tools/urlFetch', { urlList: [] })).status).toBe(400);
+  });
+});
