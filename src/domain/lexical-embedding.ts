@@ -18,45 +18,76 @@ const STOP_WORDS = new Set(
 
 const WEIGHTS = { word: 1, stopWord: 0.25, wordPair: 0.6, trigram: 0.35, cjkChar: 0.5, cjkPair: 1 } as const;
 
-/** FNV-1a over UTF-16 units, then a murmur3 finaliser to spread the bits. */
-export function hashFeature(feature: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < feature.length; i++) {
-    hash ^= feature.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  hash ^= hash >>> 16;
-  hash = Math.imul(hash, 0x85ebca6b);
-  hash ^= hash >>> 13;
-  hash = Math.imul(hash, 0xc2b2ae35);
-  hash ^= hash >>> 16;
-  return hash >>> 0;
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** FNV-1a over `text[start, end)` (UTF-16 units), continuing from `hash`. */
+function fnv(hash: number, text: string, start = 0, end = text.length): number {
+  let h = hash;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
+  return h;
 }
 
-function addFeature(vector: Float64Array, feature: string, weight: number): void {
-  const hash = hashFeature(feature);
+/** The murmur3 finaliser, to spread FNV's bits before taking slot and sign. */
+function finish(hash: number): number {
+  let h = hash;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** The hash of a feature string such as `w:word` (features are hashed without building strings). */
+export function hashFeature(feature: string): number {
+  return finish(fnv(FNV_OFFSET, feature));
+}
+
+// Hash states after each feature-kind prefix.
+const WORD = fnv(FNV_OFFSET, 'w:');
+const PAIR = fnv(FNV_OFFSET, 'p:');
+const TRIGRAM = fnv(FNV_OFFSET, 't:');
+const CJK_CHAR = fnv(FNV_OFFSET, 'c:');
+const CJK_PAIR = fnv(FNV_OFFSET, 'cc:');
+const SPACE = 0x20;
+const START = 0x5e; // '^'
+const END = 0x24; // '$'
+
+function addHashed(vector: Float64Array, hash: number, weight: number): void {
   const slot = hash % vector.length;
-  // The sign comes from bits the slot index does not use, so collisions cancel on average.
+  // The sign comes from a bit the slot index does not use, so collisions cancel on average.
   vector[slot]! += (hash & 0x80000000) === 0 ? weight : -weight;
 }
 
 function addWordFeatures(vector: Float64Array, words: string[]): void {
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
-    addFeature(vector, `w:${word}`, STOP_WORDS.has(word) ? WEIGHTS.stopWord : WEIGHTS.word);
+    const stop = STOP_WORDS.has(word);
+    addHashed(vector, finish(fnv(WORD, word)), stop ? WEIGHTS.stopWord : WEIGHTS.word);
     const next = words[i + 1];
-    if (next !== undefined) addFeature(vector, `p:${word} ${next}`, WEIGHTS.wordPair);
-    if (STOP_WORDS.has(word)) continue;
-    const padded = `^${word}$`;
-    for (let j = 0; j + 3 <= padded.length; j++) addFeature(vector, `t:${padded.slice(j, j + 3)}`, WEIGHTS.trigram);
+    if (next !== undefined) addHashed(vector, finish(fnv(Math.imul(fnv(PAIR, word) ^ SPACE, FNV_PRIME), next)), WEIGHTS.wordPair);
+    if (stop) continue;
+    // Trigrams of "^word$", i.e. with start and end markers.
+    const length = word.length;
+    for (let j = -1; j < length - 1; j++) {
+      let h = TRIGRAM;
+      for (let k = j; k < j + 3; k++) {
+        const code = k < 0 ? START : k >= length ? END : word.charCodeAt(k);
+        h = Math.imul(h ^ code, FNV_PRIME);
+      }
+      addHashed(vector, finish(h), WEIGHTS.trigram);
+    }
   }
 }
 
 function addCjkFeatures(vector: Float64Array, run: string): void {
   const chars = Array.from(run);
   for (let i = 0; i < chars.length; i++) {
-    addFeature(vector, `c:${chars[i]}`, WEIGHTS.cjkChar);
-    if (i + 1 < chars.length) addFeature(vector, `cc:${chars[i]}${chars[i + 1]}`, WEIGHTS.cjkPair);
+    const char = chars[i]!;
+    addHashed(vector, finish(fnv(CJK_CHAR, char)), WEIGHTS.cjkChar);
+    const next = chars[i + 1];
+    if (next !== undefined) addHashed(vector, finish(fnv(fnv(CJK_PAIR, char), next)), WEIGHTS.cjkPair);
   }
 }
 

@@ -133,14 +133,30 @@ export class VectorIndex {
 
     const top = new TopK(Math.floor(k));
     const { data, dimensions, idAt } = this;
-    for (let slot = 0, offset = 0; slot < this.used; slot++, offset += dimensions) {
+    const used = this.used;
+    const tail = dimensions - (dimensions % 4);
+    let threshold = top.threshold;
+    for (let slot = 0, offset = 0; slot < used; slot++, offset += dimensions) {
+      // Four partial sums let the CPU overlap the multiply-adds.
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      let i = 0;
+      for (; i < tail; i += 4) {
+        s0 += data[offset + i]! * q[i]!;
+        s1 += data[offset + i + 1]! * q[i + 1]!;
+        s2 += data[offset + i + 2]! * q[i + 2]!;
+        s3 += data[offset + i + 3]! * q[i + 3]!;
+      }
+      for (; i < dimensions; i++) s0 += data[offset + i]! * q[i]!;
+      const score = s0 + s1 + s2 + s3;
+      if (score <= threshold) continue;
       const id = idAt[slot];
       if (id === undefined) continue;
-      let score = 0;
-      for (let i = 0; i < dimensions; i++) score += data[offset + i]! * q[i]!;
-      if (score <= top.threshold) continue;
       if (filter && !filter(id)) continue;
       top.offer(score, slot);
+      threshold = top.threshold;
     }
     return top.drain().map(({ slot, score }) => ({ id: idAt[slot]!, score }));
   }
