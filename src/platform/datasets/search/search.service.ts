@@ -118,7 +118,7 @@ export function createSearchService(ctx: DatasetsContext) {
   }
 
   async function applyRerank(params: SearchParams, items: Scored[]): Promise<Scored[]> {
-    const model = ctx.models.getReRankModel(params.rerankModel);
+    const model = ctx.models.getReRankModel(params.rerankModel) ?? ctx.models.catalog.reRankModels[0];
     if (!model || items.length === 0) return [];
     try {
       const documents = items.map((item) => ({ id: item.data._id, text: `${item.data.q}\n${item.data.a}` }));
