@@ -31,6 +31,15 @@ declare module 'fastify' {
   }
 }
 
+const byDatabase = new WeakMap<object, AppsAccess>();
+
+/** The apps access of a built app, from outside the /api context (tests, benchmarks, CLI). */
+export function appsAccessOf(app: FastifyInstance): AppsAccess {
+  const access = byDatabase.get(app.mongo.db);
+  if (!access) throw new Error('The apps module is not registered on this app');
+  return access;
+}
+
 /** The apps module of the platform API: apps, folders, permissions, versions, plugins, templates. */
 export default fp(
   async function appsModule(app: FastifyInstance): Promise<void> {
@@ -49,11 +58,13 @@ export default fp(
       db,
       fetchOptions: { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES },
     };
-    app.decorate('appsAccess', {
+    const access: AppsAccess = {
       findApp: (appId: string) => deps.apps.findById(appId),
       latestVersion: (found: App) => latestVersionOf(deps.versions, found),
       runSystemPlugin: (name: string, inputs: Record<string, unknown>, context?: Partial<SystemPluginContext>) => runSystemPlugin(name, inputs, { ...pluginContext, ...context }),
-    } satisfies AppsAccess);
+    };
+    app.decorate('appsAccess', access);
+    byDatabase.set(db, access);
 
     await app.register(async (scope) => {
       registerAppRoutes(scope, createAppCrud(core, deps), core, deps, createChatLogsRepo(db));

@@ -55,7 +55,7 @@ function resolveRef(doc: Json, value: unknown, depth = 0): unknown {
   let current: unknown = doc;
   for (const part of ref.slice(2).split('/')) {
     const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
-    current = isObject(current) ? current[key] : undefined;
+    current = isObject(current) && Object.hasOwn(current, key) ? current[key] : undefined;
   }
   if (current === undefined) throw invalid(`unresolved reference ${ref}`);
   return resolveRef(doc, current, depth + 1);

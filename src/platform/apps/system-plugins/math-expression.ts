@@ -144,7 +144,8 @@ export function evaluateMathExpression(text: string): number {
     }
     if (t.kind === 'id') {
       if (isOp('(')) {
-        const fn = FUNCTIONS[t.value];
+        // Own keys only: 'constructor' and friends must not reach Object.prototype.
+        const fn = Object.hasOwn(FUNCTIONS, t.value) ? FUNCTIONS[t.value] : undefined;
         if (!fn) throw new MathExpressionError(`Unknown function '${t.value}'`);
         pos++;
         const args: number[] = [];
@@ -158,7 +159,7 @@ export function evaluateMathExpression(text: string): number {
         expect(')');
         return fn(...args);
       }
-      const constant = CONSTANTS[t.value];
+      const constant = Object.hasOwn(CONSTANTS, t.value) ? CONSTANTS[t.value] : undefined;
       if (constant === undefined) throw new MathExpressionError(`Unknown name '${t.value}'`);
       return constant;
     }

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { generatePlugins, parseApiSchema, parseCustomHeaders } from '../../src/platform/apps/openapi-plugins.js';
+
+describe('parseApiSchema', () => {
+  it.each([
+    ['{"openapi":"3.1.0","paths":{}}', true],
+    ['openapi: 3.0.3\npaths: {}', true],
+    ['swagger: "2.0"\npaths: {}', true],
+    ['swagger: 2.0\npaths: {}', true],
+    ['{"openapi":"2.5","paths":{}}', false],
+    ['{"openapi":"3.0.0"}', false],
+    ['[1,2]', false],
+    ['a: [', false],
+  ])('%j valid: %s', (text, valid) => {
+    if (valid) expect(parseApiSchema(text)).toBeTruthy();
+    else expect(() => parseApiSchema(text)).toThrow(/Invalid Schema/);
+  });
+});
+
+describe('generatePlugins', () => {
+  it('names operations, skips deprecated ones and de-duplicates names', () => {
+    const plugins = generatePlugins(
+      JSON.stringify({
+        openapi: '3.0.0',
+        paths: { '/a': { get: {}, post: {}, put: { deprecated: true } }, '/b': { get: { operationId: 'getB', summary: 'B' } } },
+      }),
+    );
+    expect(plugins.map((p) => [p.name, p.intro])).toEqual([
+      ['/a', ''],
+      ['/a-post', ''],
+      ['getB', 'B'],
+    ]);
+  });
+
+  it('maps query, path, header and body parameters (Swagger 2 body, OpenAPI 3 requestBody, $ref)', () => {
+    const [plugin] = generatePlugins(
+      JSON.stringify({
+        swagger: '2.0',
+        host: 'h.example',
+        schemes: ['http'],
+        basePath: '/api',
+        parameters: { Q: { name: 'q', in: 'query', type: 'string' } },
+        paths: {
+          '/items/{id}': {
+            parameters: [{ $ref: '#/parameters/Q' }],
+            post: {
+              operationId: 'save',
+              parameters: [
+                { name: 'id', in: 'path', type: 'integer' },
+                { name: 'X-Trace', in: 'header', type: 'string' },
+                { name: 'payload', in: 'body', schema: { type: 'object', required: ['n'], properties: { n: { type: 'number' }, s: { type: 'string' } } } },
+              ],
+            },
+          },
+        },
+      }),
+      '{"authorization":"Bearer t"}',
+    );
+    const [input, httpNode] = plugin?.modules ?? [];
+    expect((input?.inputs as { key: string; valueType: string; required: boolean }[]).map((i) => [i.key, i.valueType, i.required])).toEqual([
+      ['q', 'string', false],
+      ['id', 'number', true],
+      ['X-Trace', 'string', false],
+      ['n', 'number', true],
+      ['s', 'string', false],
+    ]);
+    const value = (key: string) => (httpNode?.inputs as { key: string; value: unknown }[]).find((i) => i.key === key)?.value;
+    expect(value('system_httpMethod')).toBe('POST');
+    expect(value('system_httpReqUrl')).toBe('http://h.example/api/items/{{id}}');
+    expect(value('system_httpParams')).toEqual([{ key: 'q', type: 'string', value: '{{q}}' }]);
+    expect(value('system_httpHeader')).toEqual([
+      { key: 'X-Trace', type: 'string', value: '{{X-Trace}}' },
+      { key: 'authorization', type: 'string', value: 'Bearer t' },
+    ]);
+    expect(value('system_httpJsonBody')).toBe('{"n": {{n}}, "s": "{{s}}"}');
+    expect(plugin?.edges).toHaveLength(2);
+  });
+
+  it('refuses unresolved references and malformed operations', () => {
+    expect(() => generatePlugins(JSON.stringify({ openapi: '3.0.0', paths: { '/a': { get: { parameters: [{ $ref: '#/x/y' }] } } } }))).toThrow(/unresolved reference/);
+    expect(() => generatePlugins(JSON.stringify({ openapi: '3.0.0', paths: { '/a': { get: 'nope' } } }))).toThrow(/must be an object/);
+    expect(() => parseCustomHeaders('[1]')).toThrow(/customHeaders/);
+    expect(parseCustomHeaders('')).toEqual({});
+  });
+});
