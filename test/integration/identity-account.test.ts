@@ -49,6 +49,7 @@ describe('updatePasswordByOld', () => {
     const other = await login(t, 'changer', 'old-password');
     const wrong = await call('POST', '/support/user/account/updatePasswordByOld', current, { oldPsw: 'not-it', newPsw: 'new-password' });
     expect(wrong.statusCode).toBe(403);
+    expect(wrong.json()).toMatchObject({ code: 500, message: 'The old password is wrong' });
     expect((await me(other)).username).toBe('changer');
     const changed = await call('POST', '/support/user/account/updatePasswordByOld', current, { oldPsw: 'old-password', newPsw: 'new-password' });
     expect(changed.statusCode).toBe(200);
@@ -134,6 +135,16 @@ describe('login rate limiting', () => {
     } finally {
       clock.now = () => Date.now();
     }
+  });
+});
+
+describe('disabled accounts', () => {
+  it('cannot log in', async () => {
+    await createUser(t, { username: 'disabled', password: 'disabled-pass' });
+    await t.app.mongo.db.collection('users').updateOne({ username: 'disabled' }, { $set: { status: 'forbidden' } });
+    const response = await call('POST', '/support/user/account/loginByPassword', null, { username: 'disabled', password: 'disabled-pass' });
+    expect(response.statusCode).toBe(403);
+    expect(response.json().message).toContain('disabled');
   });
 });
 

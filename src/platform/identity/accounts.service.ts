@@ -120,10 +120,11 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
 
   /** Loads a member for a credential; null when the member, its user or its team is gone. */
   async function resolveMember(tmbId: ObjectId, expectedUserId?: ObjectId): Promise<ResolvedMember | null> {
-    const member = await teams.findMember(tmbId);
+    // With the user id known (sessions), member and user load in parallel.
+    const [member, knownUser] = await Promise.all([teams.findMember(tmbId), expectedUserId ? users.findById(expectedUserId) : null]);
     if (!member || member.status === 'leave') return null;
     if (expectedUserId && !member.userId.equals(expectedUserId)) return null;
-    const user = await users.findById(member.userId);
+    const user = knownUser ?? (expectedUserId ? null : await users.findById(member.userId));
     if (!user) return null;
     const isRoot = user.username === ROOT_USERNAME;
     let teamPermission = resolveTeamPermission({ role: member.role, isRoot });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { ObjectId } from 'mongodb';
-import { Errors } from '../../infra/errors.js';
+import { AppError, Errors } from '../../infra/errors.js';
 import { type AccountsService, ROOT_USERNAME, type ResolvedMember } from './accounts.service.js';
 import type { LoginLimiter } from './login-limiter.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
@@ -21,6 +21,12 @@ export interface SessionServiceDeps {
   sessions: SessionsRepo;
   limiter: LoginLimiter;
 }
+
+/**
+ * A refusal that is not about the session itself: the reference answers these with a plain
+ * message (code 500); code 403 would make its web client log the user out.
+ */
+const refused = (message: string) => new AppError({ httpStatus: 403, code: 500, statusText: '', message });
 
 /** The root team's balance as the reference sets it at every start (9999 × PRICE_SCALE). */
 const ROOT_TEAM_BALANCE = 9999 * 100000;
@@ -69,7 +75,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       limiter.recordFailure(ipKey);
       throw Errors.unAuthUser('Invalid username or password');
     }
-    if (user.status === 'forbidden') throw Errors.forbidden('The account is disabled and cannot log in');
+    if (user.status === 'forbidden') throw refused('The account is disabled and cannot log in');
     limiter.clear(accountKey);
     const resolved = await accounts.loginMember(user);
     const token = await issueToken(resolved);
@@ -85,7 +91,7 @@ export function createSessionService(deps: SessionServiceDeps) {
   async function changePassword(input: { userId: string; sessionId?: string; oldPsw: string; newPsw: string }) {
     const user = await users.findById(new ObjectId(input.userId));
     if (!user) throw Errors.unAuthorization('The user no longer exists');
-    if (!(await verifyPassword(input.oldPsw, user.password))) throw Errors.forbidden('The old password is wrong');
+    if (!(await verifyPassword(input.oldPsw, user.password))) throw refused('The old password is wrong');
     await users.setPassword(user._id, await hashPassword(input.newPsw));
     await sessions.revokeAllOf(user._id, input.sessionId ? new ObjectId(input.sessionId) : undefined);
     return { user: publicUserDocument(user) };
