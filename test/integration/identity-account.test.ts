@@ -153,7 +153,10 @@ describe('secrets', () => {
     await createUser(t, { username: 'quiet', password: 'quiet-secret-pass' });
     const token = await login(t, 'quiet', 'quiet-secret-pass');
     await call('POST', '/support/user/account/loginByPassword', null, { username: 'quiet', password: 'quiet-wrong-pass' });
+    await call('GET', '/support/user/account/loginByPassword?username=quiet&password=quiet-query-pass', null);
+    await call('GET', '/support/user/account/updatePasswordByOld?oldPsw=quiet-query-old&newPsw=quiet-query-new', token);
     const logs = t.logs();
+    expect(logs).not.toContain('quiet-query');
     expect(logs).not.toContain('quiet-secret-pass');
     expect(logs).not.toContain('quiet-wrong-pass');
     expect(logs).not.toContain(token);

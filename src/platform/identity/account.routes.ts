@@ -13,6 +13,11 @@ const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict', maxAge: S
 /** Login, session, account and team endpoints under /support/user. */
 export async function accountRoutes(app: FastifyInstance): Promise<void> {
   const { sessions, accounts, users, teams } = app.identity;
+  // Clients may send passwords in the query string (GET forms); request lines, which carry it,
+  // are logged at info, so these routes log only warnings and errors.
+  app.addHook('onRoute', (route) => {
+    if (/\/(loginByPassword|updatePasswordByOld)$/.test(route.url)) route.logLevel = 'warn';
+  });
 
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
