@@ -56,15 +56,16 @@ describe('generatePlugins', () => {
       }),
       '{"authorization":"Bearer t"}',
     );
-    const [input, httpNode] = plugin?.modules ?? [];
-    expect((input?.inputs as { key: string; valueType: string; required: boolean }[]).map((i) => [i.key, i.valueType, i.required])).toEqual([
+    const [input, httpNode] = (plugin?.modules ?? []) as { inputs: unknown }[];
+    if (!input || !httpNode) throw new Error('expected three nodes');
+    expect((input.inputs as { key: string; valueType: string; required: boolean }[]).map((i) => [i.key, i.valueType, i.required])).toEqual([
       ['q', 'string', false],
       ['id', 'number', true],
       ['X-Trace', 'string', false],
       ['n', 'number', true],
       ['s', 'string', false],
     ]);
-    const value = (key: string) => (httpNode?.inputs as { key: string; value: unknown }[]).find((i) => i.key === key)?.value;
+    const value = (key: string) => (httpNode.inputs as { key: string; value: unknown }[]).find((i) => i.key === key)?.value;
     expect(value('system_httpMethod')).toBe('POST');
     expect(value('system_httpReqUrl')).toBe('http://h.example/api/items/{{id}}');
     expect(value('system_httpParams')).toEqual([{ key: 'q', type: 'string', value: '{{q}}' }]);
