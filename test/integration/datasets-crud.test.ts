@@ -113,6 +113,23 @@ describe('datasets and folders', () => {
       expect(response.status).toBe(403);
       expect(response.body.statusText).toBe('unAuthDataset');
     }
+    const collectionId = await owner.ok<string>(owner.post('/core/dataset/collection/create', { datasetId, name: 'private', type: 'virtual' }));
+    const dataId = await owner.ok<string>(owner.post('/core/dataset/data/insertData', { collectionId, q: 'secret item' }));
+    for (const response of [
+      await stranger.get('/core/dataset/collection/detail', { id: collectionId }),
+      await stranger.post('/core/dataset/collection/update', { id: collectionId, name: 'x' }),
+      await stranger.del('/core/dataset/collection/delete', { id: collectionId }),
+      await stranger.post('/core/dataset/data/list', { collectionId }),
+      await stranger.post('/core/dataset/data/pushData', { collectionId, data: [{ q: 'injected' }] }),
+      await stranger.get('/core/dataset/data/detail', { id: dataId }),
+      await stranger.put('/core/dataset/data/update', { dataId, q: 'changed' }),
+      await stranger.del('/core/dataset/data/delete', { id: dataId }),
+    ]) {
+      expect(response.status).toBe(403);
+      expect(response.body.statusText).toBe('unAuthDataset');
+    }
+    expect((await owner.ok<{ q: string }>(owner.get('/core/dataset/data/detail', { id: dataId }))).q).toBe('secret item');
+    await owner.ok(owner.del('/core/dataset/collection/delete', { id: collectionId }));
     expect(await stranger.ok(stranger.get('/core/dataset/allDataset'))).toEqual([]);
     expect((await owner.ok<{ name: string }>(owner.get('/core/dataset/detail', { id: datasetId }))).name).toBe('Docs v2');
   });

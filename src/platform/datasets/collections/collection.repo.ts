@@ -123,6 +123,11 @@ export function createCollectionRepo(db: Db) {
       const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
       return doc ? toRecord(doc) : null;
     },
+    /** For authorisation only: the caller's permission on the owning dataset decides (another team → unAuthDataset). */
+    async findForAuth(id: string): Promise<CollectionRecord | null> {
+      const doc = await col.findOne({ _id: oid(id) });
+      return doc ? toRecord(doc) : null;
+    },
     async list(teamId: string, filter: CollectionListFilter, page?: { skip: number; limit: number }) {
       const query = listQuery(teamId, filter);
       let cursor = col.find(query).sort({ updateTime: -1, _id: -1 });

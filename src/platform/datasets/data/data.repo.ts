@@ -73,6 +73,11 @@ export function createDataRepo(db: Db) {
       const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
       return doc ? plain(doc) : null;
     },
+    /** For authorisation only: the caller's permission on the owning dataset decides. */
+    async findForAuth(id: string): Promise<DataRecord | null> {
+      const doc = await col.findOne({ _id: oid(id) });
+      return doc ? plain(doc) : null;
+    },
     async byIds(teamId: string, ids: string[]): Promise<DataRecord[]> {
       const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
       return docs.map((doc) => plain(doc));

@@ -45,14 +45,16 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; colle
   }
 
   async function authCollection(auth: AuthContext, collectionId: string, required: RequiredPermission): Promise<AuthorizedDataset & { collection: CollectionRecord }> {
-    const collection = await deps.collections.findById(auth.teamId, collectionId);
+    const collection = await deps.collections.findForAuth(collectionId);
     if (!collection) throw collectionNotFound(collectionId);
     const authorized = await authDataset(auth, collection.datasetId, required);
+    // The dataset check refused other teams; the collection must also be of the caller's team.
+    if (collection.teamId !== auth.teamId) throw Errors.unAuthDataset(`Collection ${collectionId} belongs to another team`);
     return { ...authorized, collection };
   }
 
   async function authData(auth: AuthContext, dataId: string, required: RequiredPermission) {
-    const data: DataRecord | null = await deps.data.findById(auth.teamId, dataId);
+    const data: DataRecord | null = await deps.data.findForAuth(dataId);
     if (!data) throw dataNotFound(dataId);
     const authorized = await authCollection(auth, data.collectionId, required);
     return { ...authorized, data };
