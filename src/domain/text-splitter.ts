@@ -192,6 +192,7 @@ class Splitter {
     const chunks: string[] = [];
     let last = '';
     let overlapPart = 0; // leading characters of `last` that repeat the previous chunk
+    let tableEnd = -1; // chunks.length right after a table was cut by rows
     const emit = (text: string) => {
       chunks.push(text);
       last = this.overlapOf(text, stepIndex);
@@ -204,6 +205,7 @@ class Splitter {
         if (step.kind === 'table' && isMarkdownTable(piece)) {
           if (last.length > overlapPart && last.trim()) chunks.push(last);
           chunks.push(...splitMarkdownTable(piece, this.chunkLen));
+          tableEnd = chunks.length;
           last = '';
           overlapPart = 0;
           continue;
@@ -234,7 +236,8 @@ class Splitter {
     const fresh = last.slice(overlapPart);
     if (fresh.trim()) {
       const previous = chunks[chunks.length - 1];
-      if (previous === undefined) chunks.push(last);
+      // A short tail joins the previous chunk, unless that chunk is a row-cut table.
+      if (previous === undefined || tableEnd === chunks.length) chunks.push(last);
       else if (fresh.length < this.chunkLen * 0.4) chunks[chunks.length - 1] = previous + fresh;
       else chunks.push(last);
     }

@@ -57,9 +57,14 @@ function absolutise(value: string, baseUrl: string | undefined): string | undefi
   }
 }
 
-/** Newline cleanup of the result: no trailing spaces, at most one blank line in a row. */
+/**
+ * Cleanup of the result (as the reference's simpleMarkdownText): turndown's protective
+ * backslashes before Markdown punctuation removed (they only hurt search), no trailing
+ * spaces, at most one blank line in a row.
+ */
 function tidyMarkdown(markdown: string): string {
   return markdown
+    .replace(/\\([\\`*_{}[\]()#+\-.!|~>])/g, '$1')
     .replace(/\r\n?/g, '\n')
     .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{3,}/g, '\n\n')
@@ -84,9 +89,11 @@ export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}
     if (absolute === undefined) link.removeAttr('href');
     else link.attr('href', absolute);
   });
-  $('img[src]').each((_index, element) => {
+  $('img').each((_index, element) => {
     const image = $(element);
-    const absolute = absolutise(image.attr('src') ?? '', options.baseUrl);
+    const source = (image.attr('src') ?? '').trim();
+    // Inline (data: URI) images would put kilobytes of base64 into the text; they are not imported.
+    const absolute = source && !/^data:/i.test(source) ? absolutise(source, options.baseUrl) : undefined;
     if (absolute === undefined) image.remove();
     else image.attr('src', absolute);
   });

@@ -110,7 +110,8 @@ async function extractDocx(buffer: Buffer, filename: string): Promise<string> {
   if (!startsWith(buffer, [0x50, 0x4b, 0x03, 0x04])) throw Errors.missingParams(`File '${filename}' is not a .docx document`);
   let html: string;
   try {
-    html = (await mammoth.convertToHtml({ buffer })).value;
+    // Embedded images are not imported (they would become base64 data URIs in the text).
+    html = (await mammoth.convertToHtml({ buffer }, { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) })).value;
   } catch (error) {
     throw Errors.missingParams(`Cannot read the .docx file '${filename}' (${(error as Error).message}); convert it to PDF and retry`);
   }

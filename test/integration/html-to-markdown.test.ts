@@ -50,6 +50,11 @@ describe('htmlToMarkdown', () => {
     expect(htmlToMarkdown('')).toEqual({ title: '', markdown: '' });
   });
 
+  it('keeps Markdown punctuation unescaped and drops inline data: images', () => {
+    const html = '<p>Call my_file_name with *args* in 2024. Version [beta]</p><p><img alt="x" src="data:image/png;base64,iVBORw0KGgo="> after</p>';
+    expect(htmlToMarkdown(html).markdown).toBe('Call my_file_name with *args* in 2024. Version [beta]\n\nafter');
+  });
+
   it('a selector that matches nothing gives empty markdown; an invalid one is a 400', () => {
     expect(htmlToMarkdown(page, { selector: '#missing' }).markdown).toBe('');
     let caught: unknown;

@@ -104,6 +104,7 @@ describe('splitText: code fences and tables', () => {
     const tableChunks = chunks.filter((chunk) => chunk.startsWith('| name | value |'));
     expect(tableChunks.length).toBeGreaterThan(3);
     expect(chunks.join('\n')).toContain('| row 19 | value 19 |');
+    expect(chunks[chunks.length - 1]).toBe('Closing words.');
   });
 
   it.each([
