@@ -125,6 +125,9 @@ describe('API keys', () => {
     // B's key acts in team B only.
     const who = await call('GET', '/test/whoami', apiKeyHeaders(keyB));
     expect(who.json().data.teamId).not.toBe(teamA);
+    // Key-management and team endpoints take sessions only: B's key is refused there too.
+    expect((await call('DELETE', `/support/openapi/delete?id=${id}`, apiKeyHeaders(keyB))).statusCode).toBe(401);
+    expect((await call('PUT', '/support/user/team/update', apiKeyHeaders(keyB), { name: 'by key' })).statusCode).toBe(401);
     expect((await listKeys(ownerA)).find((item) => item._id === id)?.name).toBe('guarded');
     expect((await call('GET', '/test/whoami', apiKeyHeaders(keyA))).statusCode).toBe(200);
   });
