@@ -136,8 +136,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
       if (token) return bySession(token);
       const rootKey = header(request, 'rootkey');
       if (kinds.includes('rootKey') && rootKey) return byRootKey(rootKey);
-      const accepted = kinds.filter((kind) => kind !== 'rootKey' && (resolvers.has(kind as never) || !['outLink', 'teamSpace'].includes(kind)));
-      throw Errors.unAuthorization(`Missing credentials: this endpoint accepts ${accepted.join(', ') || 'root key'}`);
+      const accepted = kinds.filter((kind) => (kind !== 'outLink' && kind !== 'teamSpace') || resolvers.has(kind));
+      throw Errors.unAuthorization(`Missing credentials: this endpoint accepts ${accepted.join(', ') || 'no credential kind available'}`);
     },
     registerResolver(kind, resolver) {
       resolvers.set(kind, resolver);

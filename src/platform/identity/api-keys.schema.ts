@@ -6,23 +6,23 @@ const expiredTime = z
   .transform((value) => new Date(value))
   .refine((date) => !Number.isNaN(date.getTime()), 'must be a date');
 
-/** `maxUsagePoints` -1 is unlimited, as the reference. */
-export const apiKeyLimitSchema = z.strictObject({
+/** `maxUsagePoints` -1 is unlimited, as the reference. Unknown fields are ignored (client forms send extras). */
+export const apiKeyLimitSchema = z.object({
   expiredTime: expiredTime.nullable().optional(),
   maxUsagePoints: zIntLike.pipe(z.number().int().min(-1, 'must be -1 (unlimited) or more')).default(-1),
 });
 
 const appId = z.union([zObjectId, z.literal('')]).optional().transform((value) => value || undefined);
 
-export const apiKeyCreateSchema = z.strictObject({
+export const apiKeyCreateSchema = z.object({
   appId,
   name: zName.default('Api Key'),
   limit: apiKeyLimitSchema.optional(),
 });
 
-export const apiKeyListSchema = z.strictObject({ appId });
+export const apiKeyListSchema = z.object({ appId });
 
-export const apiKeyUpdateSchema = z.strictObject({
+export const apiKeyUpdateSchema = z.object({
   _id: zObjectId,
   name: zName.optional(),
   limit: apiKeyLimitSchema.optional(),
@@ -30,4 +30,4 @@ export const apiKeyUpdateSchema = z.strictObject({
   appId: z.string().optional(),
 });
 
-export const apiKeyDeleteSchema = z.strictObject({ id: zObjectId });
+export const apiKeyDeleteSchema = z.object({ id: zObjectId });
