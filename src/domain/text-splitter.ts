@@ -271,8 +271,9 @@ class Splitter {
       const end = safeCut(text, start + this.chunkLen);
       chunks.push(text.slice(start, end));
       if (end >= text.length) break;
-      // The last window is a full one ending at the text's end, not a sliver of overlap.
-      const next = safeCut(text, Math.min(start + stride, text.length - this.chunkLen), true);
+      // With overlap, the last window is a full one ending at the text's end, not a sliver of overlap.
+      const last = this.overlapLen > 0 ? text.length - this.chunkLen : text.length;
+      const next = safeCut(text, Math.min(start + stride, last), true);
       start = next > start ? next : end;
     }
     return chunks;

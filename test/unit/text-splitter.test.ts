@@ -221,3 +221,50 @@ describe('splitText: text without separators (very long words)', () => {
     expect(chunks.every((chunk) => chunk.startsWith('## Part '))).toBe(true);
   });
 });
+
+describe('splitText: nothing is lost (seeded random documents, no overlap)', () => {
+  let seed = 7;
+  const random = () => {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    return seed / 2 ** 32;
+  };
+  const pick = <T>(items: T[]) => items[Math.floor(random() * items.length)]!;
+  const word = () => pick(['alpha', 'beta', 'gamma', 'delta', '知识', '库', 'x'.repeat(1 + Math.floor(random() * 300)), 'e.g', '2024']);
+  const punctuation = () => pick([' ', ' ', ' ', '. ', ', ', '! ', '? ', '; ', '。', '，', '\n', '\n\n', '\n- ', '\n1. ']);
+  const documentOf = (length: number) => {
+    let text = '';
+    while (text.length < length) {
+      text += word() + punctuation();
+      if (random() < 0.02) text += '\n```\ncode line\n\nmore code\n```\n';
+    }
+    return text;
+  };
+  const squash = (text: string) => text.replace(/\s+/g, '');
+
+  it.each(Array.from({ length: 12 }, (_, i) => [i, [50, 120, 300, 700][i % 4]!, 400 + i * 500]))(
+    'document %i (chunkLen %i, %i chars): chunks put back together give the text',
+    (_i, chunkLen, length) => {
+      const text = documentOf(length);
+      const { chunks } = splitText({ text, chunkLen, overlapRatio: 0 });
+      expect(chunks.every((chunk) => chunk.trim().length > 0)).toBe(true);
+      expect(squash(chunks.join(''))).toBe(squash(text));
+    },
+  );
+
+  it.each(Array.from({ length: 8 }, (_, i) => [i, [60, 200, 500, 1000][i % 4]!, 1000 + i * 700]))(
+    'document %i (chunkLen %i, %i chars) with overlap: every chunk is a passage of the text, in order',
+    (_i, chunkLen, length) => {
+      // Whitespace-only pieces between separators are dropped, so compare without whitespace.
+      const original = documentOf(length);
+      const text = squash(original);
+      const { chunks } = splitText({ text: original, chunkLen, overlapRatio: 0.25 });
+      let from = 0;
+      for (const chunk of chunks.map(squash)) {
+        const at = text.indexOf(chunk, Math.max(0, from - chunkLen));
+        expect(at, chunk).toBeGreaterThanOrEqual(0);
+        from = at + chunk.length;
+      }
+      expect(text.endsWith(squash(chunks[chunks.length - 1]!))).toBe(true);
+    },
+  );
+});
