@@ -101,6 +101,12 @@ describe('API keys', () => {
   it('updates the name only, deletes, and validates input', async () => {
     await createApiKey(t, ownerA, { name: 'to-rename', limit: { maxUsagePoints: 7 } });
     const id = (await listKeys(ownerA)).find((item) => item.name === 'to-rename')?._id as string;
+    // The spec's GET forms take the same parameters from the query string.
+    const viaGet = await call('GET', `/support/openapi/update?_id=${id}&name=renamed-by-get`, authHeaders(ownerA));
+    expect(viaGet.statusCode).toBe(200);
+    expect((await listKeys(ownerA)).find((item) => item._id === id)?.name).toBe('renamed-by-get');
+    const created = await call('GET', '/support/openapi/create?name=by-get', authHeaders(ownerA));
+    expect(created.json().data).toMatch(/^fastgpt-/);
     const renamed = await call('PUT', '/support/openapi/update', authHeaders(ownerA), { _id: id, name: 'renamed' });
     expect(renamed.json()).toEqual({ code: 200, statusText: '', message: '', data: null });
     expect((await listKeys(ownerA)).find((item) => item._id === id)).toMatchObject({ name: 'renamed', limit: { maxUsagePoints: 7 } });

@@ -63,7 +63,8 @@ export function apiKeyRefusal(key: Pick<ApiKeyDoc, 'limit' | 'usagePoints'>, now
   return null;
 }
 
-function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> & Pick<AuthContext, 'authType'>): AuthContext {
+/** The auth context of a resolved member (share-link and team-space resolvers can reuse it). */
+export function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> & Pick<AuthContext, 'authType'>): AuthContext {
   return {
     userId: resolved.user._id.toHexString(),
     teamId: resolved.member.teamId.toHexString(),
