@@ -42,6 +42,8 @@ export const envSchema = z.object({
   OPENAI_BASE_URL: z.url().optional(),
   CHAT_API_KEY: z.string().optional(),
   SSRF_ALLOW_PRIVATE: bool.default(false),
+  /** Team-space tokens are checked by POSTing {teamId, teamToken} here (reply {success, data:{uid}}); unset: team space is refused. */
+  TEAM_TOKEN_AUTH_URL: z.url().optional(),
   OUTBOUND_TIMEOUT_MS: positiveInt.default(10_000),
   OUTBOUND_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
   PLAN_MAX_APPS: positiveInt.default(1000),

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import apps from './apps/index.js';
+import chat from './chat/index.js';
 import datasets from './datasets/index.js';
 import identity from './identity/index.js';
 
@@ -8,4 +9,5 @@ export default async function platformApi(app: FastifyInstance): Promise<void> {
   await app.register(identity);
   await app.register(apps);
   await app.register(datasets);
+  await app.register(chat);
 }

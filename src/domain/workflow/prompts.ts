@@ -1,0 +1,87 @@
+/** Prompt assembly for the LLM nodes (pure). */
+import { valuesText } from './chat-values.js';
+import type { ChatItem } from './types.js';
+
+/** A rough token estimate: CJK characters count one each, other text about four characters a token. */
+export function estimateTokens(text: string): number {
+  const cjk = (text.match(/[\u3000-\u9fff\uac00-\ud7af]/g) ?? []).length;
+  return cjk + Math.ceil((text.length - cjk) / 4);
+}
+
+export interface PromptMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export function historyToMessages(histories: readonly ChatItem[]): PromptMessage[] {
+  return histories
+    .map((item): PromptMessage => ({ role: item.obj === 'System' ? 'system' : item.obj === 'AI' ? 'assistant' : 'user', content: valuesText(item.value) }))
+    .filter((message) => message.content !== '');
+}
+
+export const DEFAULT_QUOTE_TEMPLATE = '{{q}}\n{{a}}';
+export const DEFAULT_QUOTE_PROMPT =
+  'Use the content inside <Quote></Quote> as your knowledge.\n<Quote>\n{{quote}}\n</Quote>\nAnswer in the language of the question. Question: """{{question}}"""';
+
+export interface QuoteItem {
+  q?: string;
+  a?: string;
+  sourceName?: string;
+  sourceId?: string;
+}
+
+function fill(template: string, values: Record<string, string>): string {
+  return template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => (key in values ? values[key]! : whole));
+}
+
+/** Renders quotes with the quote template, joined by the reference's separator, within a token budget. */
+export function renderQuotes(quotes: readonly QuoteItem[], template: string, maxTokens: number): string {
+  const parts: string[] = [];
+  let used = 0;
+  for (const [index, quote] of quotes.entries()) {
+    const text = fill(template || DEFAULT_QUOTE_TEMPLATE, {
+      q: quote.q ?? '',
+      a: quote.a ?? '',
+      source: quote.sourceName ?? '',
+      sourceId: quote.sourceId ?? '',
+      index: String(index + 1),
+    }).trim();
+    used += estimateTokens(text);
+    if (used > maxTokens && parts.length > 0) break;
+    parts.push(text);
+  }
+  return parts.join('\n------\n');
+}
+
+export function renderQuotePrompt(template: string, quote: string, question: string): string {
+  return fill(template || DEFAULT_QUOTE_PROMPT, { quote, question });
+}
+
+/** Keeps the system messages and the newest others within `maxTokens`. */
+export function trimMessages<M extends { role: string; content: unknown }>(messages: M[], maxTokens: number): M[] {
+  const size = (m: M) => estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
+  const system = messages.filter((m) => m.role === 'system');
+  const rest = messages.filter((m) => m.role !== 'system');
+  let budget = maxTokens - system.reduce((sum, m) => sum + size(m), 0);
+  const kept: M[] = [];
+  for (let i = rest.length - 1; i >= 0; i -= 1) {
+    const message = rest[i]!;
+    budget -= size(message);
+    if (budget < 0 && kept.length > 0) break;
+    kept.unshift(message);
+  }
+  return [...system, ...kept];
+}
+
+/** Parses the first `[` … last `]` of a model reply as a string array; [] when that fails. */
+export function parseQuestionList(reply: string): string[] {
+  const start = reply.indexOf('[');
+  const end = reply.lastIndexOf(']');
+  if (start < 0 || end <= start) return [];
+  try {
+    const parsed = JSON.parse(reply.slice(start, end + 1)) as unknown;
+    return Array.isArray(parsed) ? parsed.filter((item): item is string => typeof item === 'string') : [];
+  } catch {
+    return [];
+  }
+}

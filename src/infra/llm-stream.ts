@@ -1,0 +1,116 @@
+/**
+ * A small OpenAI-compatible chat completions client with streaming (SSE) support. Used by the
+ * workflow's LLM nodes; the base URL and key come from the model's requestUrl/requestAuth or
+ * OPENAI_BASE_URL / CHAT_API_KEY.
+ */
+
+export interface LlmMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | { type: string; [key: string]: unknown }[];
+}
+
+export interface LlmEndpoint {
+  baseUrl: string;
+  apiKey?: string;
+}
+
+export interface LlmRequest {
+  model: string;
+  messages: LlmMessage[];
+  temperature?: number;
+  max_tokens?: number;
+  [extra: string]: unknown;
+}
+
+export interface LlmResult {
+  content: string;
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
+export class LlmError extends Error {
+  override name = 'LlmError';
+}
+
+function url(endpoint: LlmEndpoint, path: string): string {
+  return `${endpoint.baseUrl.replace(/\/+$/, '')}${path}`;
+}
+
+function headers(endpoint: LlmEndpoint): Record<string, string> {
+  return { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) };
+}
+
+async function failure(response: Response): Promise<LlmError> {
+  const text = await response.text().catch(() => '');
+  return new LlmError(`The model provider answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ''}`);
+}
+
+/** One non-streaming completion. */
+export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
+  const response = await fetch(url(endpoint, '/chat/completions'), {
+    method: 'POST',
+    headers: headers(endpoint),
+    body: JSON.stringify({ ...request, stream: false }),
+    signal,
+  }).catch((error: unknown) => {
+    throw new LlmError(`The model provider is unreachable: ${(error as Error).message}`);
+  });
+  if (!response.ok) throw await failure(response);
+  const body = (await response.json()) as {
+    choices?: { message?: { content?: string | null } }[];
+    usage?: { prompt_tokens?: number; completion_tokens?: number };
+  };
+  return {
+    content: body.choices?.[0]?.message?.content ?? '',
+    promptTokens: body.usage?.prompt_tokens,
+    completionTokens: body.usage?.completion_tokens,
+  };
+}
+
+/** Reads `data:` payloads of an SSE body, one JSON value (or `[DONE]`) at a time. */
+export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let boundary = buffer.indexOf('\n');
+    while (boundary >= 0) {
+      const line = buffer.slice(0, boundary).replace(/\r$/, '');
+      buffer = buffer.slice(boundary + 1);
+      if (line.startsWith('data:')) yield line.slice(5).trim();
+      boundary = buffer.indexOf('\n');
+    }
+  }
+  if (buffer.startsWith('data:')) yield buffer.slice(5).trim();
+}
+
+/** A streaming completion; `onDelta` receives each content fragment as it arrives. */
+export async function streamChat(endpoint: LlmEndpoint, request: LlmRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<LlmResult> {
+  const response = await fetch(url(endpoint, '/chat/completions'), {
+    method: 'POST',
+    headers: headers(endpoint),
+    body: JSON.stringify({ ...request, stream: true, stream_options: { include_usage: true } }),
+    signal,
+  }).catch((error: unknown) => {
+    throw new LlmError(`The model provider is unreachable: ${(error as Error).message}`);
+  });
+  if (!response.ok || !response.body) throw await failure(response);
+  let content = '';
+  let usage: { prompt_tokens?: number; completion_tokens?: number } | undefined;
+  for await (const data of readSseData(response.body)) {
+    if (data === '[DONE]') break;
+    let parsed: { choices?: { delta?: { content?: string | null } }[]; usage?: typeof usage };
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      continue;
+    }
+    const delta = parsed.choices?.[0]?.delta?.content;
+    if (delta) {
+      content += delta;
+      onDelta(delta);
+    }
+    if (parsed.usage) usage = parsed.usage;
+  }
+  return { content, promptTokens: usage?.prompt_tokens, completionTokens: usage?.completion_tokens };
+}

@@ -1,0 +1,40 @@
+/** Who runs a chat, reduced to what the chat rules need (contract §2.1, §4.8). */
+import type { AuthContext } from '../auth/types.js';
+import type { ChatSource } from './chat.repo.js';
+
+export interface ChatCaller {
+  auth: AuthContext;
+  /** The `userId` variable and the stored outLinkUid: share/team uid, else the tmbId. */
+  uid: string;
+  shareId?: string;
+  teamSpace: boolean;
+  /** Share and team callers only see publicly filtered node responses. */
+  publicOnly: boolean;
+  /** Whether flowResponses are sent at the end of a detailed stream. */
+  responseDetail: boolean;
+}
+
+export function callerFromAuth(auth: AuthContext, linkResponseDetail = false): ChatCaller {
+  if (auth.authType === 'outLink') {
+    return { auth, uid: auth.outLink?.outLinkUid ?? '', shareId: auth.outLink?.shareId, teamSpace: false, publicOnly: true, responseDetail: linkResponseDetail };
+  }
+  if (auth.authType === 'teamDomain') {
+    return { auth, uid: auth.outLink?.outLinkUid ?? '', teamSpace: true, publicOnly: true, responseDetail: true };
+  }
+  return { auth, uid: auth.tmbId, teamSpace: false, publicOnly: false, responseDetail: true };
+}
+
+export function chatSourceOf(caller: ChatCaller, channel?: ChatSource): ChatSource {
+  if (channel) return channel;
+  if (caller.shareId) return 'share';
+  if (caller.auth.authType === 'apikey') return 'api';
+  if (caller.teamSpace) return 'team';
+  return 'online';
+}
+
+export function usageSourceOf(caller: ChatCaller, channel?: ChatSource): string {
+  if (channel && channel !== 'share') return channel;
+  if (caller.shareId) return 'shareLink';
+  if (caller.auth.authType === 'apikey') return 'api';
+  return 'fastgpt';
+}

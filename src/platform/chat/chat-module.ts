@@ -1,0 +1,77 @@
+/** Wires the chat area's repositories and services from the app's shared capabilities. */
+import type { FastifyInstance } from 'fastify';
+import { ObjectId } from 'mongodb';
+import { Errors } from '../../infra/errors.js';
+import { safeFetch } from '../../infra/outbound-fetch.js';
+import type { AuthContext } from '../auth/types.js';
+import { createOutLinksRepo } from '../outlinks/outlinks.repo.js';
+import { createOutLinkService, type OutLinkService } from '../outlinks/outlinks.service.js';
+import { type AppSource, createAppSource } from './app-source.repo.js';
+import { type ChatAccess, createChatAccess } from './chat-access.js';
+import { type ChatRepo, createChatRepo } from './chat.repo.js';
+import { type ChatRunService, createChatRunService } from './chat-run.service.js';
+import { createUsageRepo, type UsageRepo } from './usage.repo.js';
+import { createModelAccess, type ModelAccess } from './model-access.js';
+
+export interface ChatModule {
+  repo: ChatRepo;
+  apps: AppSource;
+  access: ChatAccess;
+  run: ChatRunService;
+  outLinks: OutLinkService;
+  usage: UsageRepo;
+  models: ModelAccess;
+  errors: typeof Errors;
+  memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
+  /** Outbound HTTP to user-configured URLs (hooks, channels, the HTTP node). */
+  outbound: typeof safeFetch;
+  now: () => number;
+}
+
+export function createChatModule(app: FastifyInstance): ChatModule {
+  const db = app.mongo.db;
+  const now = () => (app.identityClock ? app.identityClock.now() : Date.now());
+  const repo = createChatRepo(db);
+  const apps = createAppSource(app);
+  const usage = createUsageRepo(db);
+  const models = createModelAccess(app);
+  const outbound: typeof safeFetch = (url, options = {}) =>
+    safeFetch(url, { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES, ...options });
+
+  const memberContext = async (tmbId: string) => {
+    const resolved = await app.identity.accounts.resolveMember(new ObjectId(tmbId));
+    if (!resolved) return null;
+    return {
+      userId: resolved.user._id.toHexString(),
+      teamId: resolved.member.teamId.toHexString(),
+      tmbId: resolved.member._id.toHexString(),
+      role: resolved.member.role,
+      teamPermission: resolved.teamPermission,
+      isRoot: resolved.isRoot,
+    };
+  };
+
+  const outLinks = createOutLinkService({ repo: createOutLinksRepo(db), apps, now, memberContext, fetch: outbound });
+  const access = createChatAccess({ repo, apps });
+  const run = createChatRunService({
+    repo,
+    apps,
+    usage,
+    now: () => new Date(now()),
+    nodeDeps: (base) => ({
+      ...base,
+      resolveLlm: models.resolveLlm,
+      searchDatasets: models.searchDatasets(),
+      httpCall: async (call) => {
+        const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
+        return { status: response.status, text: response.text() };
+      },
+    }),
+    chargeCredential: async (caller, points) => {
+      if (points <= 0) return;
+      if (caller.shareId) await outLinks.recordUsage(caller.shareId, points);
+      else if (caller.auth.apiKeyId) await app.platformAuth.addApiKeyUsage(caller.auth.apiKeyId, points);
+    },
+  });
+  return { repo, apps, access, run, outLinks, usage, models, errors: Errors, memberContext, outbound, now };
+}

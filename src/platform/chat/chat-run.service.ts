@@ -1,0 +1,267 @@
+/**
+ * One chat turn (contract §4.2): history, graph, variables, entry nodes, dispatch, save, usage.
+ * Shared by v1/chat/completions, chatTest, the messaging channels and workflow/debug.
+ */
+import { pendingInteractive } from '../../domain/workflow/chat-values.js';
+import { dispatchWorkflow, WorkflowError } from '../../domain/workflow/dispatch.js';
+import { chatTitle, historyLoadLimit, systemFirst } from '../../domain/workflow/messages.js';
+import { pureRunners } from '../../domain/workflow/pure-runners.js';
+import type { ChatItem, ChatValue, DispatchResult, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
+import { Errors } from '../../infra/errors.js';
+import type { AppDoc, AppSource, RunGraph } from './app-source.repo.js';
+import { type ChatCaller, chatSourceOf, usageSourceOf } from './chat-caller.js';
+import type { ChatRepo, ChatSource } from './chat.repo.js';
+import { nanoid } from './ids.js';
+import type { UsageRepo } from './usage.repo.js';
+import { createIoRunners } from './workflow-nodes/io-nodes.js';
+import { createLlmRunners } from './workflow-nodes/llm-nodes.js';
+import type { NodeDeps } from './workflow-nodes/node-deps.js';
+
+export const MAX_RUN_TIMES = 200;
+
+export interface ChatRunDeps {
+  repo: ChatRepo;
+  apps: AppSource;
+  usage: UsageRepo;
+  now: () => Date;
+  /** Per-run node dependencies (LLM resolution, dataset search, HTTP). */
+  nodeDeps: (base: Pick<NodeDeps, 'teamId' | 'appId' | 'chatId' | 'responseChatItemId' | 'signal'>) => NodeDeps;
+  /** Adds points to the credential that paid (API key, share link). */
+  chargeCredential: (caller: ChatCaller, points: number) => Promise<void>;
+}
+
+export interface ChatTurnRequest {
+  app: AppDoc;
+  /** The graph to run; the latest published one when absent. */
+  graph?: RunGraph;
+  caller: ChatCaller;
+  chatId?: string;
+  items: ChatItem[];
+  variables: Record<string, unknown>;
+  responseChatItemId: string;
+  stream: boolean;
+  mode: 'chat' | 'test';
+  emit: (event: WorkflowEvent) => void;
+  signal: AbortSignal;
+  save: boolean;
+  channel?: ChatSource;
+  appName?: string;
+  originIp?: string;
+}
+
+export interface ChatTurnResult extends DispatchResult {
+  totalPoints: number;
+  isPlugin: boolean;
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+function pluginQuestion(nodes: StoreNode[], variables: Record<string, unknown>): ChatItem {
+  const input = nodes.find((n) => n.flowNodeType === 'pluginInput');
+  const filled = (input?.inputs ?? []).map((item) => ({ ...item, value: variables[item.key] ?? item.defaultValue }));
+  return { dataId: nanoid(24), obj: 'Human', value: [{ type: 'text', text: { content: JSON.stringify(filled) } }] };
+}
+
+function pluginInputValue(value: unknown, valueType?: string): unknown {
+  if (typeof value !== 'string' || ['string', 'number', 'boolean', undefined].includes(valueType)) return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+export function createChatRunService(deps: ChatRunDeps) {
+  function runners(nodeDeps: NodeDeps) {
+    return { ...pureRunners, ...createLlmRunners(nodeDeps), ...createIoRunners(nodeDeps) };
+  }
+
+  async function runTurn(request: ChatTurnRequest): Promise<ChatTurnResult> {
+    const { app, caller } = request;
+    if (app.version === 'v1') throw Errors.missingParams('请升级工作流: this app uses the v1 workflow format, publish it again');
+    const graph = request.graph ?? (await deps.apps.runGraph(app));
+    const isPlugin = app.type === 'plugin';
+    const appId = app._id.toHexString();
+    const chatId = request.chatId || undefined;
+
+    // The question: the last request item, or a synthetic one holding the plugin inputs.
+    const requestItems = [...request.items];
+    let question: ChatItem;
+    if (isPlugin) question = pluginQuestion(graph.nodes, request.variables);
+    else {
+      const last = requestItems.pop();
+      if (!last) throw Errors.missingParams('User question is empty');
+      question = last;
+    }
+
+    const limit = historyLoadLimit(graph.nodes);
+    const [dbItems, chat] = chatId ? await Promise.all([deps.repo.lastItems(appId, chatId, limit * 2), deps.repo.findChat(appId, chatId)]) : [[], null];
+    const histories = systemFirst([...dbItems.map((item) => ({ dataId: item.dataId, obj: item.obj, value: item.value })), ...requestItems]);
+    const pending = pendingInteractive(histories);
+    const interactiveFromDb = Boolean(pending && dbItems.length > 0 && pendingInteractive(dbItems.map((i) => ({ obj: i.obj, value: i.value }))));
+
+    const nodes: RuntimeNode[] = clone(graph.nodes).map((node) => ({
+      ...node,
+      isEntry: pending ? pending.entryNodeIds.includes(node.nodeId) : ['userGuide', 'workflowStart', 'pluginInput'].includes(node.flowNodeType),
+    }));
+    const edges: RuntimeEdge[] = pending ? clone(pending.memoryEdges) : graph.edges.map((edge: StoreEdge) => ({ ...edge, status: 'waiting' as const }));
+    if (pending) {
+      for (const saved of pending.nodeOutputs) {
+        const output = nodes.find((n) => n.nodeId === saved.nodeId)?.outputs.find((o) => o.key === saved.key);
+        if (output) output.value = saved.value;
+      }
+    }
+
+    let variables: Record<string, unknown> = { ...(chat?.variables ?? {}), ...request.variables };
+    if (isPlugin) {
+      const inputNode = nodes.find((n) => n.flowNodeType === 'pluginInput');
+      for (const input of inputNode?.inputs ?? []) {
+        if (request.variables[input.key] !== undefined) input.value = pluginInputValue(request.variables[input.key], input.valueType);
+      }
+      variables = {};
+    }
+    const now = deps.now();
+    const runVariables: Record<string, unknown> = {
+      userId: caller.uid,
+      appId,
+      chatId: chatId ?? '',
+      responseChatItemId: request.responseChatItemId,
+      histories,
+      cTime: now.toISOString().replace('T', ' ').slice(0, 19),
+      ...variables,
+    };
+
+    const nodeDeps = deps.nodeDeps({ teamId: caller.auth.teamId, appId, chatId: chatId ?? '', responseChatItemId: request.responseChatItemId, signal: request.signal });
+    let result: DispatchResult;
+    try {
+      result = await dispatchWorkflow({
+        nodes,
+        edges,
+        variables: runVariables,
+        histories,
+        query: question.value as ChatValue[],
+        runners: runners(nodeDeps),
+        mode: request.mode,
+        stream: request.stream,
+        maxRunTimes: MAX_RUN_TIMES,
+        emit: request.emit,
+        isAborted: () => request.signal.aborted,
+        newId: () => nanoid(),
+        now: () => Date.now(),
+      });
+    } catch (error) {
+      if (error instanceof WorkflowError) throw Errors.missingParams(error.message);
+      throw error;
+    }
+
+    if (request.save && chatId) {
+      await saveTurn({ request, appId, chatId, question, result, interactiveFromDb, isPlugin, graph }).catch((error: unknown) => {
+        // The answer is still delivered; the reference logs and swallows save failures too.
+        request.emit({ event: 'flowNodeStatus', status: 'running', name: `Saving the chat failed: ${(error as Error).message}` });
+      });
+    }
+
+    const list = result.flowUsages;
+    let totalPoints = 0;
+    if (list.length > 0 || request.mode === 'chat') {
+      totalPoints = await deps.usage.record(
+        { teamId: caller.auth.teamId, tmbId: caller.auth.tmbId, source: usageSourceOf(caller, request.channel), appName: request.appName ?? app.name, appId, list },
+        deps.now(),
+      );
+      await deps.chargeCredential(caller, totalPoints);
+    }
+    return { ...result, totalPoints, isPlugin };
+  }
+
+  async function saveTurn(input: {
+    request: ChatTurnRequest;
+    appId: string;
+    chatId: string;
+    question: ChatItem;
+    result: DispatchResult;
+    interactiveFromDb: boolean;
+    isPlugin: boolean;
+    graph: RunGraph;
+  }): Promise<void> {
+    const { request, appId, chatId, question, result } = input;
+    const { caller, app } = request;
+    const now = deps.now();
+    const title = input.isPlugin ? now.toISOString() : chatTitle(question.value as ChatValue[]);
+    if (input.interactiveFromDb) {
+      const [lastAi] = (await deps.repo.lastItems(appId, chatId, 5)).filter((item) => item.obj === 'AI').slice(-1);
+      const last = lastAi?.value[lastAi.value.length - 1];
+      if (lastAi && last?.type === 'interactive') {
+        last.interactive.params.userSelectedVal = question.value.find((v) => v.type === 'text')?.text.content ?? '';
+        await deps.repo.replaceItemValue(lastAi._id, [...lastAi.value, ...result.assistantResponses], [...(lastAi.responseData ?? []), ...result.flowResponses], lastAi.customFeedbacks ?? []);
+      }
+      await deps.repo.setChatAfterContinue(appId, chatId, title, result.newVariables, now);
+      return;
+    }
+    const base = { teamId: caller.auth.teamId, tmbId: caller.auth.tmbId, appId, chatId };
+    await deps.repo.insertItems(
+      base,
+      [
+        { dataId: question.dataId ?? nanoid(22), obj: 'Human', value: question.value as ChatValue[] },
+        { dataId: request.responseChatItemId, obj: 'AI', value: result.assistantResponses, responseData: result.flowResponses },
+      ],
+      now,
+    );
+    await deps.repo.upsertChat(
+      {
+        ...base,
+        title,
+        source: chatSourceOf(caller, request.channel),
+        shareId: caller.shareId,
+        outLinkUid: caller.shareId || caller.teamSpace ? caller.uid : undefined,
+        variableList: (input.graph.chatConfig.variables as unknown[]) ?? [],
+        welcomeText: (input.graph.chatConfig.welcomeText as string) ?? '',
+        variables: result.newVariables,
+        metadata: request.originIp ? { originIp: request.originIp } : {},
+      },
+      now,
+    );
+    if (caller.auth.tmbId === app.tmbId.toHexString() && !caller.shareId && !caller.teamSpace && chatSourceOf(caller, request.channel) === 'online') {
+      await deps.apps.touch(app._id, now);
+    }
+  }
+
+  /** workflow/debug: runs the entry nodes only and reports what would run next. */
+  async function debugRun(input: { app: AppDoc; caller: ChatCaller; nodes: RuntimeNode[]; edges: RuntimeEdge[]; variables: Record<string, unknown>; signal: AbortSignal }) {
+    const appId = input.app._id.toHexString();
+    const nodeDeps = deps.nodeDeps({ teamId: input.caller.auth.teamId, appId, chatId: '', responseChatItemId: '', signal: input.signal });
+    let result: DispatchResult;
+    try {
+      result = await dispatchWorkflow({
+        nodes: input.nodes,
+        edges: input.edges,
+        variables: { userId: input.caller.uid, appId, chatId: '', responseChatItemId: '', histories: [], cTime: deps.now().toISOString(), ...input.variables },
+        histories: [],
+        query: [],
+        runners: runners(nodeDeps),
+        mode: 'debug',
+        maxRunTimes: MAX_RUN_TIMES,
+        isAborted: () => input.signal.aborted,
+        newId: () => nanoid(),
+        now: () => Date.now(),
+      });
+    } catch (error) {
+      if (error instanceof WorkflowError) throw Errors.missingParams(error.message);
+      throw error;
+    }
+    await deps.usage.record(
+      { teamId: input.caller.auth.teamId, tmbId: input.caller.auth.tmbId, source: 'fastgpt', appName: '工作流Debug', appId, list: result.flowUsages },
+      deps.now(),
+    );
+    return {
+      finishedNodes: result.debugResponse.finishedNodes,
+      finishedEdges: result.debugResponse.finishedEdges,
+      nextStepRunNodes: result.debugResponse.nextStepRunNodes,
+      newVariables: result.newVariables,
+      flowResponses: result.flowResponses,
+    };
+  }
+
+  return { runTurn, debugRun };
+}
+
+export type ChatRunService = ReturnType<typeof createChatRunService>;

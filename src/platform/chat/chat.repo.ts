@@ -1,0 +1,278 @@
+/**
+ * The only code touching `chats`, `chatitems` and `chat_input_guides` (reference collection
+ * and field names). Free-form fields go through the storage codec.
+ */
+import { type Db, type Filter, ObjectId } from 'mongodb';
+import type { ChatValue } from '../../domain/workflow/types.js';
+import { normaliseValue } from '../../domain/workflow/chat-values.js';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+import { decodeFromStorage, encodeForStorage } from './storage-codec.js';
+
+export const CHATS = 'chats';
+export const CHAT_ITEMS = 'chatitems';
+export const CHAT_INPUT_GUIDES = 'chat_input_guides';
+
+export const CHAT_INDEXES: IndexDeclaration[] = [
+  { collection: CHATS, key: { chatId: 1 } },
+  { collection: CHATS, key: { tmbId: 1, appId: 1, top: -1, updateTime: -1 } },
+  { collection: CHATS, key: { appId: 1, chatId: 1 } },
+  { collection: CHATS, key: { teamId: 1, appId: 1, updateTime: -1 } },
+  { collection: CHATS, key: { shareId: 1, outLinkUid: 1, updateTime: -1, source: 1 } },
+  { collection: CHAT_ITEMS, key: { dataId: 1 } },
+  { collection: CHAT_ITEMS, key: { appId: 1, chatId: 1, dataId: 1 } },
+  { collection: CHAT_ITEMS, key: { teamId: 1, time: -1 } },
+  { collection: CHAT_INPUT_GUIDES, key: { appId: 1, text: 1 }, options: { unique: true } },
+];
+
+export type ChatSource = 'test' | 'online' | 'share' | 'api' | 'team' | 'feishu' | 'official_account' | 'wecom';
+
+export interface ChatDoc {
+  _id: ObjectId;
+  chatId: string;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  appId: ObjectId;
+  updateTime: Date;
+  title: string;
+  customTitle: string;
+  top: boolean;
+  source: ChatSource;
+  shareId?: string;
+  outLinkUid?: string;
+  variableList?: unknown[];
+  welcomeText?: string;
+  variables: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
+export interface ChatItemDoc {
+  _id: ObjectId;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  chatId: string;
+  appId: ObjectId;
+  dataId: string;
+  time: Date;
+  obj: 'Human' | 'AI' | 'System';
+  value: ChatValue[];
+  userGoodFeedback?: string;
+  userBadFeedback?: string;
+  customFeedbacks?: (string | null)[];
+  adminFeedback?: Record<string, unknown>;
+  responseData?: Record<string, unknown>[];
+}
+
+const oid = (id: string) => new ObjectId(id);
+
+function decodeChat(doc: ChatDoc): ChatDoc {
+  return { ...doc, variables: (decodeFromStorage(doc.variables) as Record<string, unknown>) ?? {}, metadata: (decodeFromStorage(doc.metadata) as Record<string, unknown>) ?? {} };
+}
+
+function decodeItem(doc: ChatItemDoc): ChatItemDoc {
+  return {
+    ...doc,
+    value: normaliseValue(decodeFromStorage(doc.value)),
+    responseData: doc.responseData ? (decodeFromStorage(doc.responseData) as Record<string, unknown>[]) : undefined,
+  };
+}
+
+export interface NewChatItem {
+  dataId: string;
+  obj: 'Human' | 'AI' | 'System';
+  value: ChatValue[];
+  responseData?: Record<string, unknown>[];
+  customFeedbacks?: string[];
+}
+
+export interface ChatUpsert {
+  teamId: string;
+  tmbId: string;
+  appId: string;
+  chatId: string;
+  title: string;
+  source: ChatSource;
+  shareId?: string;
+  outLinkUid?: string;
+  variableList?: unknown[];
+  welcomeText?: string;
+  variables: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export function createChatRepo(db: Db) {
+  const chats = db.collection<ChatDoc>(CHATS);
+  const items = db.collection<ChatItemDoc>(CHAT_ITEMS);
+  const guides = db.collection<{ _id: ObjectId; appId: ObjectId; text: string }>(CHAT_INPUT_GUIDES);
+
+  return {
+    async findChat(appId: string, chatId: string, extra: Filter<ChatDoc> = {}): Promise<ChatDoc | null> {
+      const doc = await chats.findOne({ appId: oid(appId), chatId, ...extra });
+      return doc ? decodeChat(doc) : null;
+    },
+
+    async listChats(filter: Filter<ChatDoc>, limit: number): Promise<ChatDoc[]> {
+      return chats.find(filter).sort({ top: -1, updateTime: -1 }).limit(limit).toArray();
+    },
+
+    async chatIds(filter: Filter<ChatDoc>): Promise<string[]> {
+      const docs = await chats.find(filter, { projection: { chatId: 1 } }).toArray();
+      return docs.map((doc) => doc.chatId);
+    },
+
+    async updateChat(appId: string, chatId: string, set: Partial<Pick<ChatDoc, 'title' | 'customTitle' | 'top'>>, now: Date): Promise<void> {
+      await chats.updateOne({ appId: oid(appId), chatId }, { $set: { ...set, updateTime: now } });
+    },
+
+    /** Items first, then the chat document: a crash midway leaves no chat pointing at missing items. */
+    async deleteChats(appId: string, chatIds: string[]): Promise<void> {
+      if (chatIds.length === 0) return;
+      await items.deleteMany({ appId: oid(appId), chatId: { $in: chatIds } });
+      await chats.deleteMany({ appId: oid(appId), chatId: { $in: chatIds } });
+    },
+
+    /** The last `limit` items of a chat in chronological order. */
+    async lastItems(appId: string, chatId: string, limit: number): Promise<ChatItemDoc[]> {
+      const docs = await items.find({ appId: oid(appId), chatId }).sort({ _id: -1 }).limit(limit).toArray();
+      return docs.reverse().map(decodeItem);
+    },
+
+    async findItem(appId: string, chatId: string, dataId: string): Promise<ChatItemDoc | null> {
+      const doc = await items.findOne({ appId: oid(appId), chatId, dataId });
+      return doc ? decodeItem(doc) : null;
+    },
+
+    async deleteItem(appId: string, chatId: string, dataId: string): Promise<void> {
+      await items.deleteOne({ appId: oid(appId), chatId, dataId });
+    },
+
+    async insertItems(base: { teamId: string; tmbId: string; appId: string; chatId: string }, list: NewChatItem[], now: Date): Promise<void> {
+      if (list.length === 0) return;
+      await items.insertMany(
+        list.map((item, index) => ({
+          _id: new ObjectId(),
+          teamId: oid(base.teamId),
+          tmbId: oid(base.tmbId),
+          appId: oid(base.appId),
+          chatId: base.chatId,
+          dataId: item.dataId,
+          // Keeps question before answer when both share a timestamp.
+          time: new Date(now.getTime() + index),
+          obj: item.obj,
+          value: encodeForStorage(item.value) as ChatValue[],
+          ...(item.responseData ? { responseData: encodeForStorage(item.responseData) as Record<string, unknown>[] } : {}),
+          ...(item.customFeedbacks?.length ? { customFeedbacks: item.customFeedbacks } : {}),
+        })),
+      );
+    },
+
+    async replaceItemValue(id: ObjectId, value: ChatValue[], responseData: Record<string, unknown>[], customFeedbacks: (string | null)[]): Promise<void> {
+      await items.updateOne(
+        { _id: id },
+        { $set: { value: encodeForStorage(value) as ChatValue[], responseData: encodeForStorage(responseData) as Record<string, unknown>[], customFeedbacks } },
+      );
+    },
+
+    async setFeedback(appId: string, chatId: string, dataId: string, good: string | undefined, bad: string | undefined): Promise<boolean> {
+      const set: Record<string, string> = {};
+      const unset: Record<string, ''> = {};
+      if (good !== undefined) set.userGoodFeedback = good;
+      else unset.userGoodFeedback = '';
+      if (bad !== undefined) set.userBadFeedback = bad;
+      else unset.userBadFeedback = '';
+      const result = await items.updateOne({ appId: oid(appId), chatId, dataId }, { ...(Object.keys(set).length ? { $set: set } : {}), $unset: unset });
+      return result.matchedCount > 0;
+    },
+
+    async appendCustomFeedback(appId: string, chatId: string, dataId: string, text: string): Promise<void> {
+      await items.updateOne({ appId: oid(appId), chatId, dataId }, { $push: { customFeedbacks: text } });
+    },
+
+    /** Removes one custom feedback by index (4.8.12 behaviour: no null hole is left). */
+    async closeCustomFeedback(appId: string, chatId: string, dataId: string, index: number): Promise<boolean> {
+      const item = await items.findOne({ appId: oid(appId), chatId, dataId });
+      if (!item) return false;
+      const list = [...(item.customFeedbacks ?? [])];
+      if (index < list.length) list.splice(index, 1);
+      await items.updateOne({ _id: item._id }, { $set: { customFeedbacks: list.filter((entry) => entry !== null) } });
+      return true;
+    },
+
+    async upsertChat(data: ChatUpsert, now: Date): Promise<void> {
+      const existing = await chats.findOne({ appId: oid(data.appId), chatId: data.chatId }, { projection: { metadata: 1 } });
+      const metadata = { ...((decodeFromStorage(existing?.metadata) as Record<string, unknown>) ?? {}), ...(data.metadata ?? {}) };
+      await chats.updateOne(
+        { appId: oid(data.appId), chatId: data.chatId },
+        {
+          $set: {
+            teamId: oid(data.teamId),
+            tmbId: oid(data.tmbId),
+            title: data.title,
+            source: data.source,
+            ...(data.shareId ? { shareId: data.shareId } : {}),
+            ...(data.outLinkUid ? { outLinkUid: data.outLinkUid } : {}),
+            variableList: encodeForStorage(data.variableList ?? []) as unknown[],
+            welcomeText: data.welcomeText ?? '',
+            variables: encodeForStorage(data.variables) as Record<string, unknown>,
+            metadata: encodeForStorage(metadata) as Record<string, unknown>,
+            updateTime: now,
+          },
+          $setOnInsert: { customTitle: '', top: false },
+        },
+        { upsert: true },
+      );
+    },
+
+    async setChatAfterContinue(appId: string, chatId: string, title: string, variables: Record<string, unknown>, now: Date): Promise<void> {
+      await chats.updateOne({ appId: oid(appId), chatId }, { $set: { title, variables: encodeForStorage(variables) as Record<string, unknown>, updateTime: now } });
+    },
+
+    // ---- input guides ----
+    guides: {
+      async count(appId: string): Promise<number> {
+        return guides.countDocuments({ appId: oid(appId) });
+      },
+      async list(appId: string, searchRegex: RegExp | undefined, skip: number, limit: number) {
+        const filter = { appId: oid(appId), ...(searchRegex ? { text: { $regex: searchRegex } } : {}) };
+        const [list, total] = await Promise.all([guides.find(filter).sort({ _id: -1 }).skip(skip).limit(limit).toArray(), guides.countDocuments(filter)]);
+        return { list: list.map((g) => ({ _id: g._id.toHexString(), appId: g.appId.toHexString(), text: g.text })), total };
+      },
+      async query(appId: string, searchRegex: RegExp, exclude: string, limit: number): Promise<string[]> {
+        const docs = await guides.find({ appId: oid(appId), text: { $regex: searchRegex } }).sort({ _id: -1 }).limit(limit + 1).toArray();
+        return docs.map((d) => d.text).filter((text) => text !== exclude).slice(0, limit);
+      },
+      /** Unordered insert; duplicates are skipped and not counted. */
+      async insertMany(appId: string, texts: string[]): Promise<number> {
+        let inserted = 0;
+        for (const text of new Set(texts)) {
+          try {
+            await guides.insertOne({ _id: new ObjectId(), appId: oid(appId), text });
+            inserted += 1;
+          } catch (error) {
+            if ((error as { code?: number }).code !== 11000) throw error;
+          }
+        }
+        return inserted;
+      },
+      async update(appId: string, id: string, text: string): Promise<'ok' | 'missing' | 'duplicate'> {
+        const other = await guides.findOne({ appId: oid(appId), text, _id: { $ne: oid(id) } }, { projection: { _id: 1 } });
+        if (other) return 'duplicate';
+        try {
+          const result = await guides.updateOne({ _id: oid(id), appId: oid(appId) }, { $set: { text } });
+          return result.matchedCount > 0 ? 'ok' : 'missing';
+        } catch (error) {
+          // FerretDB reports a unique violation on update as an internal error, not 11000.
+          if ((error as { code?: number }).code === 11000 || /UNIQUE constraint/.test(String((error as Error).message))) return 'duplicate';
+          throw error;
+        }
+      },
+      async deleteMany(appId: string, ids: string[]): Promise<void> {
+        await guides.deleteMany({ appId: oid(appId), _id: { $in: ids.map(oid) } });
+      },
+      async deleteAll(appId: string): Promise<void> {
+        await guides.deleteMany({ appId: oid(appId) });
+      },
+    },
+  };
+}
+
+export type ChatRepo = ReturnType<typeof createChatRepo>;

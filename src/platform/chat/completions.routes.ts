@@ -1,0 +1,154 @@
+/** v1/chat/completions, chatTest and workflow/debug (contract §4, §7). */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
+import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
+import { valuesText } from '../../domain/workflow/chat-values.js';
+import { isAppError } from '../../infra/errors.js';
+import { definePlatformRoute } from '../define-route.js';
+import { callerFromAuth } from './chat-caller.js';
+import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
+import type { ChatModule } from './chat-module.js';
+import { nanoid } from './ids.js';
+import { SseWriter, textChunk } from './sse.js';
+
+function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortController {
+  const controller = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableEnded) controller.abort();
+  });
+  request.raw.on('aborted', () => controller.abort());
+  return controller;
+}
+
+function errorFrame(error: unknown) {
+  if (isAppError(error)) return { code: error.code, statusText: error.statusText, message: error.message, data: null };
+  return { message: error instanceof Error ? error.message : 'Internal error' };
+}
+
+export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule): void {
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/v1/chat/completions',
+    auth: ['outLink', 'teamSpace', 'apiKey', 'session'],
+    input: completionsSchema,
+    raw: true,
+    summary: 'OpenAI-compatible chat completions running the app workflow (SSE when stream=true)',
+    tags: ['chat'],
+    handler: async ({ input, auth, request, reply }) => {
+      const items = messagesToChatItems(input.messages as RequestMessage[]);
+      const question = items.length ? valuesText(items[items.length - 1]!.value) : JSON.stringify(input.variables);
+      const link = auth.authType === 'outLink' ? await chat.outLinks.assertChatStart(auth.outLink!.shareId, auth.outLink!.outLinkUid, question) : undefined;
+      const app = await chat.access.appForChat(auth, input.appId);
+      const isPlugin = app.type === 'plugin';
+      if (!isPlugin && input.messages.length === 0) throw chat.errors.missingParams('messages is empty');
+      const appId = app._id.toHexString();
+      if (input.chatId) {
+        const existing = await chat.repo.findChat(appId, input.chatId);
+        if (!chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      }
+      const caller = callerFromAuth(auth, link?.responseDetail ?? false);
+      const detail = input.detail || isPlugin;
+      const responseChatItemId = input.responseChatItemId ?? nanoid();
+      const controller = abortOnClose(request, reply);
+      const writer = input.stream ? new SseWriter(reply, detail) : undefined;
+      const turn = {
+        app,
+        caller,
+        chatId: input.chatId,
+        items,
+        variables: input.variables,
+        responseChatItemId,
+        stream: input.stream,
+        mode: 'chat' as const,
+        emit: writer ? writer.emit.bind(writer) : () => undefined,
+        signal: controller.signal,
+        save: true,
+        originIp: request.ip,
+      };
+      if (!writer) {
+        const result = await chat.run.runTurn(turn);
+        if (link) chat.outLinks.finish(link, { token: auth.outLink!.outLinkUid, appName: app.name, responseData: result.flowResponses });
+        const responses = caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses;
+        return reply.send({
+          id: input.chatId ?? '',
+          model: '',
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 1 },
+          choices: [{ message: { role: 'assistant', content: answerContent(result.assistantResponses, detail) }, finish_reason: 'stop', index: 0 }],
+          ...(detail ? { responseData: responses, newVariables: result.newVariables } : {}),
+        });
+      }
+      writer.start();
+      try {
+        const result = await chat.run.runTurn(turn);
+        if (link) chat.outLinks.finish(link, { token: auth.outLink!.outLinkUid, appName: app.name, responseData: result.flowResponses });
+        writer.write('answer', textChunk('', true));
+        writer.write('answer', '[DONE]');
+        if (detail && (caller.responseDetail || isPlugin)) {
+          writer.write('flowResponses', caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses);
+        }
+      } catch (error) {
+        request.log.warn({ err: error }, 'chat completion failed while streaming');
+        writer.write('error', errorFrame(error));
+      }
+      writer.end();
+      return reply;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/core/chat/chatTest',
+    auth: ['session'],
+    input: chatTestSchema,
+    raw: true,
+    summary: "Runs the editor's unsaved graph as a debug chat (always SSE, nothing saved)",
+    tags: ['chat'],
+    handler: async ({ input, auth, request, reply }) => {
+      const { app: appDoc } = await chat.apps.authorize(auth, input.appId, 'read');
+      const items = messagesToChatItems(input.messages as RequestMessage[]);
+      if (appDoc.type !== 'plugin' && items.length === 0) throw chat.errors.missingParams('Params Error: messages must end with the question');
+      const controller = abortOnClose(request, reply);
+      const writer = new SseWriter(reply, true);
+      try {
+        const graph = { nodes: input.nodes as StoreNode[], edges: input.edges as StoreEdge[], chatConfig: input.chatConfig ?? {} };
+        const result = await chat.run.runTurn({
+          app: appDoc,
+          graph,
+          caller: callerFromAuth(auth),
+          items,
+          variables: input.variables,
+          responseChatItemId: nanoid(),
+          stream: true,
+          mode: 'test',
+          emit: writer.emit.bind(writer),
+          signal: controller.signal,
+          save: false,
+          appName: input.appName ?? appDoc.name,
+        });
+        writer.start();
+        writer.write('answer', '[DONE]');
+        writer.write('flowResponses', result.flowResponses);
+      } catch (error) {
+        writer.start(500);
+        writer.write('error', errorFrame(error));
+      }
+      writer.end();
+      return reply;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/core/workflow/debug',
+    auth: ['session'],
+    input: debugSchema,
+    summary: 'Runs the entry nodes of a graph once and reports the next nodes',
+    tags: ['chat'],
+    handler: async ({ input, auth, request, reply }) => {
+      const { app: appDoc } = await chat.apps.authorize(auth, input.appId, 'read');
+      const controller = abortOnClose(request, reply);
+      const edges = (input.edges as RuntimeEdge[]).map((edge) => ({ ...edge, status: edge.status ?? 'waiting' }));
+      return chat.run.debugRun({ app: appDoc, caller: callerFromAuth(auth), nodes: input.nodes as RuntimeNode[], edges, variables: input.variables, signal: controller.signal });
+    },
+  });
+}

@@ -1,0 +1,187 @@
+/** core/chat/* history, init and feedback routes (contract §5). */
+import type { FastifyInstance } from 'fastify';
+import { AppError, Errors } from '../../infra/errors.js';
+import { definePlatformRoute } from '../define-route.js';
+import { outLinkInitSchema } from '../outlinks/outlinks.schema.js';
+import {
+  chatRefSchema,
+  clearHistoriesSchema,
+  closeCustomSchema,
+  feedbackSchema,
+  historiesSchema,
+  initSchema,
+  itemDeleteSchema,
+  resDataSchema,
+  teamInitSchema,
+  updateHistorySchema,
+} from './chat.schema.js';
+import type { ChatModule } from './chat-module.js';
+import { createHistoryService } from './history.service.js';
+
+const CHAT_KINDS = ['outLink', 'teamSpace', 'apiKey', 'session'] as const;
+
+export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): void {
+  const history = createHistoryService(chat);
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/chat/init',
+    auth: ['apiKey', 'session'],
+    input: initSchema,
+    summary: 'Chat window data: app config and the last 30 items',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      if (!input.appId) throw new AppError({ httpStatus: 400, code: 501, statusText: 'missingParams', message: "You don't have an app yet (missing field 'appId')" });
+      const { app: appDoc, permission } = await chat.apps.authorize(auth, input.appId, 'read');
+      if (auth.authType === 'apikey' && auth.appId && auth.appId !== input.appId) throw Errors.unAuthApp('This API key is bound to another app');
+      const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId) : null;
+      if (existing && !permission.hasManagePer && existing.tmbId.toHexString() !== auth.tmbId) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, loadCustomFeedbacks: input.loadCustomFeedbacks, fields: 'owner' });
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/chat/outLink/init',
+    auth: ['outLink'],
+    input: outLinkInitSchema,
+    summary: 'Share-page chat window data (share link credentials)',
+    tags: ['chat', 'outLink'],
+    handler: async ({ input, auth }) => {
+      const link = await chat.outLinks.findByShareId(input.shareId);
+      const appDoc = await chat.apps.findInTeam(auth.teamId, link.appId.toHexString());
+      const existing = input.chatId ? await chat.repo.findChat(appDoc._id.toHexString(), input.chatId, { shareId: input.shareId }) : null;
+      if (existing && existing.outLinkUid !== auth.outLink?.outLinkUid) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      const detail = link.responseDetail || appDoc.type === 'plugin';
+      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: detail ? 'shareDetail' : 'share' });
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/chat/team/init',
+    auth: ['teamSpace'],
+    input: teamInitSchema,
+    summary: 'Team-space chat window data (teamId + teamToken)',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      const appDoc = await chat.apps.findInTeam(auth.teamId, input.appId);
+      const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId, { teamId: appDoc.teamId }) : null;
+      if (existing && existing.outLinkUid !== auth.outLink?.outLinkUid) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: 'team' });
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/chat/getHistories',
+    auth: CHAT_KINDS,
+    input: historiesSchema,
+    summary: 'Chat windows of the caller for an app (pinned first, newest first)',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => history.histories(auth, input.appId),
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'PUT', 'POST'],
+    url: '/core/chat/updateHistory',
+    auth: CHAT_KINDS,
+    input: updateHistorySchema,
+    summary: 'Sets the title, custom title or pin of a chat',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
+      await chat.repo.updateChat(input.appId, input.chatId, { title: input.title, customTitle: input.customTitle, top: input.top }, new Date(chat.now()));
+      return null;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'DELETE', 'POST'],
+    url: '/core/chat/delHistory',
+    auth: CHAT_KINDS,
+    input: chatRefSchema,
+    summary: 'Deletes one chat and its items',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
+      await chat.repo.deleteChats(input.appId, [input.chatId]);
+      return null;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'DELETE', 'POST'],
+    url: '/core/chat/clearHistories',
+    auth: CHAT_KINDS,
+    input: clearHistoriesSchema,
+    summary: "Deletes all of the caller's chats of an app",
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      await history.clear(auth, input.appId);
+      return null;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'DELETE', 'POST'],
+    url: '/core/chat/item/delete',
+    auth: CHAT_KINDS,
+    input: itemDeleteSchema,
+    summary: 'Deletes one chat item (contentId = its dataId)',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      if (!input.chatId || !input.contentId) return null;
+      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
+      await chat.repo.deleteItem(input.appId, input.chatId, input.contentId);
+      return null;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/chat/getResData',
+    auth: CHAT_KINDS,
+    input: resDataSchema,
+    summary: 'Node responses of one AI item',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      if (!input.appId || !input.chatId || !input.dataId) return {};
+      return history.resData(auth, input.appId, input.chatId, input.dataId);
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST', 'PUT'],
+    url: '/core/chat/feedback/updateUserFeedback',
+    auth: CHAT_KINDS,
+    input: feedbackSchema,
+    summary: 'Sets the given user feedback fields and clears the absent ones',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      const dataId = input.chatItemId ?? input.dataId;
+      if (!dataId) throw Errors.missingParams("Missing field 'chatItemId' (chatItemId is required)");
+      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'read');
+      if (!(await chat.repo.setFeedback(input.appId, input.chatId, dataId, input.userGoodFeedback, input.userBadFeedback))) {
+        throw Errors.notFound(`Chat item ${dataId} not found in chat ${input.chatId}`);
+      }
+      return null;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/core/chat/feedback/closeCustom',
+    auth: ['session'],
+    input: closeCustomSchema,
+    summary: 'Removes one custom feedback of a chat item',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      const dataId = input.chatItemId ?? input.dataId;
+      if (!dataId) throw Errors.missingParams("Missing field 'chatItemId' (chatItemId is required)");
+      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'read');
+      if (!(await chat.repo.closeCustomFeedback(input.appId, input.chatId, dataId, input.index))) throw Errors.notFound(`Chat item ${dataId} not found`);
+      return null;
+    },
+  });
+}

@@ -1,0 +1,141 @@
+/** Chat windows and items: init, histories, rename/pin, delete, feedback (contract §5). */
+import { filterPublicResponses } from '../../domain/workflow/messages.js';
+import type { StoreNode } from '../../domain/workflow/types.js';
+import { Errors } from '../../infra/errors.js';
+import type { AuthContext } from '../auth/types.js';
+import type { AppDoc } from './app-source.repo.js';
+import type { ChatDoc, ChatItemDoc } from './chat.repo.js';
+import type { ChatModule } from './chat-module.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+type Responses = Record<string, unknown>[];
+
+/** The "preview" shape of AI items: counts and totals instead of the raw node responses. */
+export function previewItem(item: Record<string, unknown>): Record<string, unknown> {
+  const { responseData, ...rest } = item;
+  if (item.obj !== 'AI') return rest;
+  const list = (Array.isArray(responseData) ? responseData : []) as Responses;
+  const flat = (items: Responses): Responses =>
+    items.flatMap((r) => [r, ...flat([...((r.toolDetail as Responses) ?? []), ...((r.pluginDetail as Responses) ?? [])])]);
+  const all = flat(list);
+  const firstLlm = all.find((r) => r.moduleType === 'chatNode' || r.moduleType === 'tools');
+  return {
+    ...rest,
+    llmModuleAccount: all.filter((r) => r.moduleType === 'chatNode' || r.moduleType === 'tools').length,
+    totalQuoteList: all.filter((r) => r.moduleType === 'datasetSearchNode').flatMap((r) => (r.quoteList as unknown[]) ?? []),
+    totalRunningTime: Math.round(all.reduce((sum, r) => sum + (Number(r.runningTime) || 0), 0) * 100) / 100,
+    historyPreviewLength: Array.isArray(firstLlm?.historyPreview) ? (firstLlm.historyPreview as unknown[]).length : undefined,
+  };
+}
+
+function chatConfigFor(graph: { nodes: StoreNode[]; chatConfig: Record<string, unknown> }, chat: ChatDoc | null) {
+  const { scheduledTriggerConfig: _hidden, ...config } = graph.chatConfig;
+  return {
+    questionGuide: false,
+    ttsConfig: { type: 'web' },
+    whisperConfig: { open: false, autoSend: false, autoTTSResponse: false },
+    chatInputGuide: { open: false, textList: [], customUrl: '' },
+    fileSelectConfig: { canSelectFile: false, canSelectImg: false, maxFiles: 10 },
+    ...config,
+    variables: chat?.variableList?.length ? chat.variableList : (config.variables ?? []),
+    welcomeText: chat?.welcomeText || (config.welcomeText ?? ''),
+  };
+}
+
+export function createHistoryService(chat: ChatModule) {
+  const { repo } = chat;
+
+  async function initData(input: {
+    app: AppDoc;
+    chat: ChatDoc | null;
+    chatId?: string;
+    userAvatar?: string;
+    loadCustomFeedbacks?: boolean;
+    fields: 'owner' | 'share' | 'shareDetail' | 'team';
+  }) {
+    const { app } = input;
+    const appId = app._id.toHexString();
+    const graph = await chat.apps.runGraph(app);
+    const isPlugin = app.type === 'plugin';
+    const items = input.chatId && input.chat ? await repo.lastItems(appId, input.chatId, 30) : [];
+    const history = items.map((item: ChatItemDoc) => {
+      const out: Record<string, unknown> = { dataId: item.dataId, obj: item.obj, value: item.value, userGoodFeedback: item.userGoodFeedback, userBadFeedback: item.userBadFeedback };
+      if (input.fields !== 'share') {
+        out.adminFeedback = item.adminFeedback;
+        let responses = item.responseData ?? [];
+        if (input.fields !== 'owner' && !isPlugin) responses = filterPublicResponses(responses);
+        out.responseData = responses;
+      }
+      if (input.loadCustomFeedbacks) out.customFeedbacks = item.customFeedbacks;
+      return isPlugin ? out : previewItem(out);
+    });
+    const modelNames = new Set<string>();
+    for (const node of graph.nodes) {
+      const model = node.inputs.find((i) => i.key === 'model')?.value;
+      if (typeof model === 'string' && model) modelNames.add(chat.models.resolveLlmName(model));
+    }
+    return {
+      chatId: input.chatId,
+      appId,
+      title: input.chat?.title,
+      userAvatar: input.userAvatar,
+      variables: input.chat?.variables ?? {},
+      history,
+      app: {
+        chatConfig: chatConfigFor(graph, input.chat),
+        chatModels: [...modelNames],
+        name: app.name,
+        avatar: app.avatar ?? '',
+        intro: app.intro ?? '',
+        type: app.type,
+        pluginInputs: graph.nodes.find((n) => n.flowNodeType === 'pluginInput')?.inputs ?? [],
+      },
+    };
+  }
+
+  /** getHistories / clearHistories match, by credential kind. */
+  function historyFilter(auth: AuthContext, appId: string | undefined, forClear: boolean) {
+    if (auth.authType === 'outLink') {
+      const base = { shareId: auth.outLink!.shareId, outLinkUid: auth.outLink!.outLinkUid };
+      return forClear ? { filter: base, limit: 0, appId: auth.appId! } : { filter: { ...base, source: 'share', updateTime: { $gte: new Date(chat.now() - 30 * DAY_MS) } }, limit: 20, appId: auth.appId! };
+    }
+    if (!appId) throw Errors.missingParams("Missing field 'appId' (Params are error)");
+    const oid = { appId: chat.apps.objectId(appId) };
+    if (auth.authType === 'teamDomain') return { filter: { ...oid, teamId: chat.apps.objectId(auth.teamId), outLinkUid: auth.outLink!.outLinkUid, ...(forClear ? {} : { source: 'team' }) }, limit: 30, appId };
+    return { filter: { ...oid, tmbId: chat.apps.objectId(auth.tmbId), source: auth.authType === 'apikey' ? 'api' : 'online' }, limit: 30, appId };
+  }
+
+  return {
+    initData,
+
+    async histories(auth: AuthContext, appId: string | undefined) {
+      const { filter, limit, appId: resolvedAppId } = historyFilter(auth, appId, false);
+      if (auth.authType !== 'outLink') await chat.apps.findInTeam(auth.teamId, resolvedAppId);
+      const list = await repo.listChats(filter as never, limit);
+      return list.map((c) => ({ chatId: c.chatId, updateTime: c.updateTime, appId: c.appId.toHexString(), customTitle: c.customTitle, title: c.title, top: c.top }));
+    },
+
+    async clear(auth: AuthContext, appId: string | undefined) {
+      const { filter, appId: resolvedAppId } = historyFilter(auth, appId, true);
+      if (auth.authType !== 'outLink') await chat.apps.findInTeam(auth.teamId, resolvedAppId);
+      const ids = await repo.chatIds({ ...(filter as object), appId: chat.apps.objectId(resolvedAppId) } as never);
+      await repo.deleteChats(resolvedAppId, ids);
+    },
+
+    async resData(auth: AuthContext, appId: string, chatId: string, dataId: string) {
+      try {
+        await chat.access.authChatCrud(auth, appId, chatId, 'read');
+      } catch (error) {
+        if (auth.authType === 'outLink' || auth.authType === 'teamDomain') throw error;
+        await chat.apps.authorize(auth, appId, 'manage');
+      }
+      const item = await repo.findItem(appId, chatId, dataId);
+      if (!item || item.obj !== 'AI') return {};
+      const responses = item.responseData ?? [];
+      return auth.authType === 'outLink' || auth.authType === 'teamDomain' ? filterPublicResponses(responses) : responses;
+    },
+  };
+}
+
+export type HistoryService = ReturnType<typeof createHistoryService>;

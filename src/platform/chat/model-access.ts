@@ -1,0 +1,62 @@
+/**
+ * Model and dataset-search look-ups for the chat area: which LLM a node uses and where its
+ * OpenAI-compatible endpoint is (the model's requestUrl/requestAuth, else OPENAI_BASE_URL /
+ * CHAT_API_KEY), and the datasets module's search when it is present.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Errors } from '../../infra/errors.js';
+import type { LlmEndpoint } from '../../infra/llm-stream.js';
+import { datasetsOf } from '../datasets/index.js';
+import type { LLMModel } from '../system/model-types.js';
+import type { DatasetSearcher, ResolvedLlm } from './workflow-nodes/node-deps.js';
+
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+export function createModelAccess(app: FastifyInstance) {
+  const endpointFor = (model: { requestUrl?: string; requestAuth?: string }): LlmEndpoint => ({
+    // The reference's requestUrl is the full endpoint URL; a base URL is accepted too.
+    baseUrl: (model.requestUrl || app.config.OPENAI_BASE_URL || DEFAULT_BASE_URL).replace(/\/(chat\/completions|embeddings|audio\/transcriptions|audio\/speech)\/?$/, ''),
+    apiKey: model.requestAuth || app.config.CHAT_API_KEY || undefined,
+  });
+
+  function resolveLlm(model: unknown): ResolvedLlm {
+    const name = typeof model === 'string' && model ? model : undefined;
+    const found: LLMModel | undefined = (name ? app.models.getLLMModel(name) : undefined) ?? (name ? undefined : app.models.defaultLLMModel());
+    if (!found) throw new Error(`The chat model is undefined: '${name ?? ''}' is not a configured LLM model`);
+    return { model: found, endpoint: endpointFor(found) };
+  }
+
+  function firstLlm(): ResolvedLlm {
+    const found = app.models.defaultLLMModel();
+    if (!found) throw Errors.missingParams('No LLM model is configured');
+    return { model: found, endpoint: endpointFor(found) };
+  }
+
+  function searchDatasets(): DatasetSearcher | undefined {
+    if (!app.hasDecorator('datasetSearch')) return undefined;
+    return async (request) => {
+      const repo = datasetsOf(app).ctx.repos.datasets;
+      const docs = await Promise.all(request.datasetIds.map((id) => repo.findById(request.teamId, id)));
+      const found = docs.filter((doc) => doc !== null);
+      if (found.length === 0) throw new Error('core.chat.error.Select dataset empty: none of the selected datasets exists in this team');
+      const vectorModel = found[0]!.vectorModel;
+      const result = await app.datasetSearch.search({
+        teamId: request.teamId,
+        datasetIds: found.filter((doc) => doc.vectorModel === vectorModel).map((doc) => doc._id),
+        vectorModel,
+        text: request.text,
+        limit: request.limit,
+        similarity: request.similarity,
+        searchMode: (['embedding', 'fullTextRecall', 'mixedRecall'].includes(request.searchMode) ? request.searchMode : 'embedding') as 'embedding',
+        usingReRank: request.usingReRank,
+      });
+      return { list: result.list, tokens: result.tokens, model: vectorModel };
+    };
+  }
+
+  const resolveLlmName = (model: string) => app.models.getLLMModel(model)?.name ?? model;
+
+  return { resolveLlm, resolveLlmName, firstLlm, endpointFor, searchDatasets };
+}
+
+export type ModelAccess = ReturnType<typeof createModelAccess>;

@@ -1,0 +1,66 @@
+/**
+ * Server-sent events in the reference's shape (contract §4.4): with detail every frame is named,
+ * without detail only answer text goes out as unnamed OpenAI chunks (errors keep their name).
+ */
+import type { FastifyReply } from 'fastify';
+import type { WorkflowEvent } from '../../domain/workflow/types.js';
+
+export function textChunk(text: string, finish: boolean) {
+  return {
+    id: '',
+    object: '',
+    created: 0,
+    model: '',
+    choices: [{ delta: finish ? {} : { role: 'assistant', content: text }, index: 0, finish_reason: finish ? 'stop' : null }],
+  };
+}
+
+export class SseWriter {
+  private started = false;
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly detail: boolean,
+  ) {}
+
+  get closed(): boolean {
+    return this.reply.raw.destroyed || this.reply.raw.writableEnded;
+  }
+
+  start(status = 200): void {
+    if (this.started) return;
+    this.started = true;
+    this.reply.hijack();
+    this.reply.raw.writeHead(status, {
+      'content-type': 'text/event-stream;charset=utf-8',
+      'access-control-allow-origin': '*',
+      'x-accel-buffering': 'no',
+      'cache-control': 'no-cache, no-transform',
+      'x-request-id': String(this.reply.request.id),
+    });
+  }
+
+  write(event: string | undefined, data: unknown): void {
+    this.start();
+    if (this.closed) return;
+    const payload = typeof data === 'string' ? data : JSON.stringify(data);
+    this.reply.raw.write(`${event && (this.detail || event === 'error') ? `event: ${event}\n` : ''}data: ${payload}\n\n`);
+  }
+
+  /** Forwards a workflow event; without detail only answer text is written. */
+  emit(event: WorkflowEvent): void {
+    if (event.event === 'answer' || event.event === 'fastAnswer') {
+      this.write(event.event, textChunk(event.text, false));
+      return;
+    }
+    if (!this.detail) return;
+    if (event.event === 'flowNodeStatus') this.write(event.event, { status: event.status, name: event.name });
+    else if (event.event === 'updateVariables') this.write(event.event, event.variables);
+    else if (event.event === 'interactive') this.write(event.event, { interactive: event.interactive });
+    else if ('tool' in event) this.write(event.event, { tool: event.tool });
+  }
+
+  end(): void {
+    this.start();
+    if (!this.closed) this.reply.raw.end();
+  }
+}

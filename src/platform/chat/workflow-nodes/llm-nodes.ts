@@ -1,0 +1,159 @@
+/** The LLM-backed node runners: chatNode, classifyQuestion, contentExtract, cfr (query extension). */
+import { selectHistories, valuesFileUrls, valuesText } from '../../../domain/workflow/chat-values.js';
+import {
+  estimateTokens,
+  historyToMessages,
+  type PromptMessage,
+  parseQuestionList,
+  renderQuotePrompt,
+  renderQuotes,
+  trimMessages,
+} from '../../../domain/workflow/prompts.js';
+import type { ChatItem, NodeRunner } from '../../../domain/workflow/types.js';
+import { completeChat, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
+import { type NodeDeps, pointsFor, type ResolvedLlm } from './node-deps.js';
+
+async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature?: number; maxToken?: number; onDelta?: (t: string) => void }) {
+  const maxTokens = Math.min(Number(options.maxToken) || llm.model.maxResponse, llm.model.maxResponse);
+  const temperature = Math.min(Number(options.temperature ?? 0), llm.model.maxTemperature ?? 2);
+  const request = { model: llm.model.model, messages, temperature, max_tokens: maxTokens, ...(llm.model.defaultConfig ?? {}) };
+  const result = options.onDelta
+    ? await streamChat(llm.endpoint, request, options.onDelta, deps.signal)
+    : await completeChat(llm.endpoint, request, deps.signal);
+  const promptText = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+  const tokens = (result.promptTokens ?? estimateTokens(promptText)) + (result.completionTokens ?? estimateTokens(result.content));
+  return { ...result, tokens, maxTokens, temperature };
+}
+
+const historyPreview = (messages: PromptMessage[]) => messages.map((m) => ({ obj: m.role === 'assistant' ? 'AI' : m.role === 'system' ? 'System' : 'Human', value: m.content.slice(0, 10000) }));
+
+export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
+  const chatNode: NodeRunner = async ({ params, histories, query, stream, emit }) => {
+    const llm = deps.resolveLlm(params.model);
+    const question = typeof params.userChatInput === 'string' ? params.userChatInput : valuesText(query);
+    const files = valuesFileUrls(query);
+    if (!question && files.length === 0) throw new Error('Question is empty');
+    const messages: PromptMessage[] = [];
+    if (llm.model.defaultSystemChatPrompt) messages.push({ role: 'system', content: llm.model.defaultSystemChatPrompt });
+    if (typeof params.systemPrompt === 'string' && params.systemPrompt) messages.push({ role: 'system', content: params.systemPrompt });
+    if (typeof params.stringQuoteText === 'string' && params.stringQuoteText) {
+      messages.push({ role: 'system', content: `<Documents>\n${params.stringQuoteText}\n</Documents>` });
+    }
+    messages.push(...historyToMessages(selectHistories(params.history ?? 6, histories)));
+    let userText = question;
+    if (Array.isArray(params.quoteQA)) {
+      const quote = renderQuotes(params.quoteQA as never[], String(params.quoteTemplate ?? ''), llm.model.quoteMaxToken);
+      userText = renderQuotePrompt(String(params.quotePrompt ?? ''), quote, question);
+    }
+    messages.push({ role: 'user', content: userText });
+    const trimmed = trimMessages(messages, llm.model.maxContext - 300);
+    const streaming = stream && params.isResponseAnswerText !== false;
+    const result = await callModel(deps, llm, trimmed, {
+      temperature: params.temperature as number,
+      maxToken: params.maxToken as number,
+      onDelta: streaming ? (text) => emit({ event: 'answer', text }) : undefined,
+    });
+    if (!result.content) throw new Error('LLM model response empty');
+    const completeHistory: ChatItem[] = [
+      ...selectHistories(params.history ?? 6, histories),
+      { obj: 'Human', value: [{ type: 'text', text: { content: question } }] },
+      { obj: 'AI', value: [{ type: 'text', text: { content: result.content } }] },
+    ];
+    const totalPoints = pointsFor(llm.model, result.tokens);
+    return {
+      outputs: { answerText: result.content, history: completeHistory },
+      responseData: {
+        totalPoints,
+        model: llm.model.name,
+        tokens: result.tokens,
+        query: question,
+        maxToken: result.maxTokens,
+        temperature: result.temperature,
+        quoteList: Array.isArray(params.quoteQA) ? params.quoteQA : undefined,
+        historyPreview: historyPreview(trimmed),
+        contextTotalLen: trimmed.length + 1,
+      },
+      usages: [{ moduleName: 'AI chat', totalPoints, model: llm.model.name, tokens: result.tokens }],
+      toolResponses: result.content,
+    };
+  };
+
+  const classifyQuestion: NodeRunner = async ({ params, histories, node }) => {
+    const llm = deps.resolveLlm(params.model);
+    const agents = (Array.isArray(params.agents) ? params.agents : []) as { key: string; value: string }[];
+    const question = String(params.userChatInput ?? '');
+    const list = agents.map((agent) => `{"typeId":"${agent.key}","description":"${agent.value}"}`).join('\n');
+    const messages: LlmMessage[] = [
+      ...historyToMessages(selectHistories(params.history ?? 6, histories)),
+      {
+        role: 'user',
+        content: `Classify the question into one of these types. Background: ${String(params.systemPrompt ?? '')}\nTypes:\n${list}\nQuestion: """${question}"""\nAnswer with the typeId only.`,
+      },
+    ];
+    const result = await callModel(deps, llm, messages, { temperature: 0.01, maxToken: 200 });
+    const reply = result.content.trim();
+    const chosen = agents.find((a) => reply.includes(a.key)) ?? agents.find((a) => reply.includes(a.value)) ?? agents[agents.length - 1];
+    const totalPoints = pointsFor(llm.model, result.tokens);
+    return {
+      outputs: { cqResult: chosen?.value ?? '' },
+      skipHandleIds: agents.filter((a) => a.key !== chosen?.key).map((a) => `${node.nodeId}-source-${a.key}`),
+      responseData: { totalPoints, model: llm.model.name, query: question, tokens: result.tokens, cqList: agents, cqResult: chosen?.value ?? '', contextTotalLen: messages.length },
+      usages: [{ moduleName: 'Question classification', totalPoints, model: llm.model.name, tokens: result.tokens }],
+    };
+  };
+
+  const contentExtract: NodeRunner = async ({ params, histories }) => {
+    const llm = deps.resolveLlm(params.model);
+    const keys = (Array.isArray(params.extractKeys) ? params.extractKeys : []) as { key: string; desc?: string; required?: boolean; defaultValue?: unknown; enum?: string }[];
+    const content = String(params.content ?? '');
+    const schema = keys.map((k) => `"${k.key}": ${k.desc ?? ''}${k.enum ? ` (one of: ${k.enum.split('\n').join(', ')})` : ''}`).join('\n');
+    const messages: LlmMessage[] = [
+      ...historyToMessages(selectHistories(params.history ?? 6, histories)),
+      {
+        role: 'user',
+        content: `${String(params.description ?? '')}\nExtract these fields from the text as one JSON object:\n${schema}\nText: """${content}"""\nReply with the JSON object only.`,
+      },
+    ];
+    const result = await callModel(deps, llm, messages, { temperature: 0.01, maxToken: 500 });
+    let parsed: Record<string, unknown> = {};
+    const start = result.content.indexOf('{');
+    const end = result.content.lastIndexOf('}');
+    try {
+      if (start >= 0 && end > start) parsed = JSON.parse(result.content.slice(start, end + 1)) as Record<string, unknown>;
+    } catch {
+      parsed = {};
+    }
+    const fields: Record<string, unknown> = {};
+    for (const key of keys) {
+      const value = parsed[key.key];
+      if (value !== undefined && value !== '') fields[key.key] = value;
+      else if (key.required) fields[key.key] = key.defaultValue ?? '';
+    }
+    const success = keys.every((key) => !key.required || (parsed[key.key] !== undefined && parsed[key.key] !== ''));
+    const totalPoints = pointsFor(llm.model, result.tokens);
+    return {
+      outputs: { success, fields: JSON.stringify(fields), ...fields },
+      responseData: { totalPoints, model: llm.model.name, query: content, tokens: result.tokens, extractDescription: params.description, extractResult: fields },
+      usages: [{ moduleName: 'Content extraction', totalPoints, model: llm.model.name, tokens: result.tokens }],
+    };
+  };
+
+  const queryExtension: NodeRunner = async ({ params, histories }) => {
+    const llm = deps.resolveLlm(params.model);
+    const question = String(params.userChatInput ?? '');
+    const messages: LlmMessage[] = [
+      ...historyToMessages(selectHistories(params.history ?? 6, histories)),
+      { role: 'user', content: `${String(params.systemPrompt ?? '')}\nWrite up to 3 search queries for: """${question}""". Reply as a JSON array of strings.` },
+    ];
+    const result = await callModel(deps, llm, messages, { temperature: 0.1, maxToken: 300 });
+    const queries = [...new Set([question, ...parseQuestionList(result.content)])];
+    const totalPoints = pointsFor(llm.model, result.tokens);
+    return {
+      outputs: { system_text: JSON.stringify(queries) },
+      responseData: { totalPoints, model: llm.model.name, tokens: result.tokens, query: question, textOutput: JSON.stringify(queries) },
+      usages: [{ moduleName: 'Query extension', totalPoints, model: llm.model.name, tokens: result.tokens }],
+    };
+  };
+
+  return { chatNode, classifyQuestion, contentExtract, cfr: queryExtension };
+}

@@ -1,0 +1,143 @@
+/** v1/embeddings, v1/audio/transcriptions, core/ai/*, core/chat/item/getSpeech (contract §5.13, §6). */
+import multipart from '@fastify/multipart';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { estimateTokens } from '../../domain/workflow/prompts.js';
+import { Errors } from '../../infra/errors.js';
+import type { LlmMessage } from '../../infra/llm-stream.js';
+import { zObjectId } from '../../infra/zod.js';
+import type { AuthContext } from '../auth/types.js';
+import type { ChatModule } from '../chat/chat-module.js';
+import { definePlatformRoute, parseWith } from '../define-route.js';
+import { createOpenAiService } from './openai.service.js';
+
+const embeddingsSchema = z.object({
+  input: z.union([z.string(), z.array(z.string())], { error: 'input is nor array or string' }),
+  model: z.string().max(200).optional(),
+  type: z.enum(['query', 'db']).optional(),
+  dimensions: z.number().optional(),
+  billId: z.string().optional(),
+});
+
+const simpleMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.union([z.string(), z.array(z.any())]) }).loose();
+const guideSchema = z.object({ messages: z.array(simpleMessage).min(1, 'messages must not be empty').max(50), shareId: z.string().optional(), outLinkUid: z.string().optional() }).loose();
+const tokenSchema = z.object({ messages: z.array(simpleMessage.partial({ content: true })).max(1000) });
+const speechSchema = z.object({
+  ttsConfig: z.object({ type: z.string().optional(), model: z.string().min(1, 'model or voice not found'), voice: z.string().min(1, 'model or voice not found'), speed: z.number().min(0.25).max(4).optional() }),
+  input: z.string().min(1).max(4096),
+  shareId: z.string().optional(),
+  outLinkUid: z.string().optional(),
+});
+const transcriptionData = z.object({
+  appId: zObjectId.optional(),
+  duration: z.number().min(0).max(3600).optional(),
+  shareId: z.string().optional(),
+  outLinkUid: z.string().optional(),
+});
+
+export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): void {
+  const service = createOpenAiService(app, chat);
+  const usageSource = (auth: AuthContext) => (auth.authType === 'apikey' ? 'api' : auth.authType === 'outLink' ? 'shareLink' : 'fastgpt');
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/v1/embeddings',
+    auth: ['apiKey', 'session'],
+    input: embeddingsSchema,
+    raw: true,
+    summary: 'OpenAI-compatible embeddings (first input only, 1536 dimensions)',
+    tags: ['openai'],
+    handler: async ({ input, auth, reply }) => {
+      const text = Array.isArray(input.input) ? input.input[0] : input.input;
+      if (!text) throw Errors.missingParams("Field 'input' is empty (input is empty)");
+      const result = await service.embed(text, input.model);
+      const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
+      await chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
+      if (auth.apiKeyId && points > 0) await app.platformAuth.addApiKeyUsage(auth.apiKeyId, points);
+      return reply.send({
+        object: 'list',
+        data: [{ object: 'embedding', index: 0, embedding: result.vector }],
+        model: input.model ?? result.model.model,
+        usage: { prompt_tokens: result.tokens, total_tokens: result.tokens },
+      });
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/core/ai/agent/createQuestionGuide',
+    auth: ['outLink', 'teamSpace', 'apiKey', 'session'],
+    input: guideSchema,
+    summary: 'Suggests 3 follow-up questions for a conversation',
+    tags: ['openai'],
+    handler: async ({ input, auth }) => {
+      const result = await service.questionGuide(input.messages as LlmMessage[]);
+      const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
+      await chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Question guide', list: [{ moduleName: 'Question guide', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
+      return result.questions;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/core/ai/token',
+    auth: ['rootKey'],
+    input: tokenSchema,
+    summary: 'Counts the tokens of messages (diagnostic; root key only)',
+    tags: ['openai'],
+    handler: async ({ input }) => {
+      const started = performance.now();
+      const tokens = input.messages.reduce((sum, m) => sum + 3 + estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')), 0);
+      return { tokens, time: Math.round(performance.now() - started), memory: process.memoryUsage() };
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'GET'],
+    url: '/core/chat/item/getSpeech',
+    auth: ['outLink', 'teamSpace', 'session'],
+    input: speechSchema,
+    raw: true,
+    summary: 'Text to speech (raw MP3 bytes)',
+    tags: ['openai'],
+    handler: async ({ input, auth, reply }) => {
+      const audio = await service.speech({ model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
+      await chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: 0, model: input.ttsConfig.model, tokens: estimateTokens(input.input) }] }, new Date(chat.now()));
+      return reply.header('content-type', 'audio/mpeg').send(audio);
+    },
+  });
+
+  // Multipart needs its own encapsulated scope (the parser is registered per context).
+  app.register(async (scope) => {
+    await scope.register(multipart, { limits: { fileSize: 20 * 1024 * 1024, files: 1, fields: 5 } });
+    definePlatformRoute(scope, {
+      methods: ['POST', 'GET'],
+      url: '/v1/audio/transcriptions',
+      auth: [],
+      raw: true,
+      summary: "Speech to text through the configured whisper model (multipart: file + data JSON); answers the text in the envelope",
+      tags: ['openai'],
+      handler: async ({ request, reply }) => {
+        if (!request.isMultipart()) throw Errors.unsupportedMediaType('Send multipart/form-data with a file field');
+        let file: { buffer: Buffer; filename: string; mimetype: string } | undefined;
+        let data: unknown = {};
+        for await (const part of request.parts()) {
+          if (part.type === 'file') file = { buffer: await part.toBuffer(), filename: part.filename, mimetype: part.mimetype };
+          else if (part.fieldname === 'data') {
+            try {
+              data = JSON.parse(String(part.value));
+            } catch {
+              throw Errors.missingParams("Field 'data' must be a JSON string");
+            }
+          }
+        }
+        const meta = parseWith(transcriptionData, data);
+        if (meta.shareId && meta.outLinkUid) await chat.outLinks.authenticate(meta.shareId, meta.outLinkUid);
+        else await app.platformAuth.authenticate(request, ['session']);
+        if (!file || file.buffer.length === 0) throw Errors.missingParams("Missing field 'file' (the audio file)");
+        const text = await service.transcribe(file);
+        return reply.send({ code: 200, statusText: '', message: '', data: text });
+      },
+    });
+  });
+}

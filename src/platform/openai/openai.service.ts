@@ -1,0 +1,84 @@
+/** Embeddings, transcription, suggested questions and text-to-speech against the configured providers. */
+import type { FastifyInstance } from 'fastify';
+import { estimateTokens, parseQuestionList } from '../../domain/workflow/prompts.js';
+import { Errors } from '../../infra/errors.js';
+import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
+import { datasetsOf } from '../datasets/index.js';
+import type { ChatModule } from '../chat/chat-module.js';
+
+export const EMBEDDING_DIMENSIONS = 1536;
+
+const QUESTION_GUIDE_PROMPT =
+  'Based on the conversation above, suggest 3 short follow-up questions the user might ask next, in the same language as the conversation, each under 20 characters. Reply with a JSON array of strings only, e.g. ["question 1","question 2","question 3"].';
+
+/** Cuts or zero-pads a vector to the reference's fixed 1536 dimensions. */
+export function normaliseDimensions(vector: number[], size = EMBEDDING_DIMENSIONS): number[] {
+  if (vector.length >= size) return vector.slice(0, size);
+  return [...vector, ...new Array<number>(size - vector.length).fill(0)];
+}
+
+export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
+  async function providerFailure(response: Response, what: string): Promise<never> {
+    const text = await response.text().catch(() => '');
+    throw Errors.badGateway(`The ${what} provider answered HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+  }
+
+  return {
+    async embed(input: string, model: string | undefined) {
+      const vectorModel = (model ? app.models.getVectorModel(model) : undefined) ?? app.models.defaultVectorModel();
+      if (!app.hasDecorator('datasetSearch')) throw Errors.badGateway('Embeddings are not available in this deployment');
+      const { vectors, tokens } = await datasetsOf(app).ctx.embedders().forModel(vectorModel.model).embed([input]);
+      return { vector: normaliseDimensions(vectors[0] ?? []), tokens: tokens || estimateTokens(input), model: vectorModel };
+    },
+
+    async transcribe(file: { buffer: Buffer; filename: string; mimetype: string }): Promise<string> {
+      const whisper = app.models.catalog.whisperModel;
+      if (!whisper) throw Errors.missingParams('whisper model not found: no whisperModel is configured');
+      const endpoint = chat.models.endpointFor(whisper);
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(file.buffer)], { type: file.mimetype || 'application/octet-stream' }), file.filename || 'recording.mp3');
+      form.append('model', whisper.model);
+      const response = await fetch(`${endpoint.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`, {
+        method: 'POST',
+        headers: endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {},
+        body: form,
+      }).catch((error: unknown) => {
+        throw Errors.badGateway(`The transcription provider is unreachable: ${(error as Error).message}`);
+      });
+      if (!response.ok) await providerFailure(response, 'transcription');
+      const body = (await response.json()) as { text?: string };
+      return body.text ?? '';
+    },
+
+    async questionGuide(messages: LlmMessage[]) {
+      const llm = chat.models.firstLlm();
+      const result = await completeChat(llm.endpoint, {
+        model: llm.model.model,
+        messages: [...messages, { role: 'user', content: QUESTION_GUIDE_PROMPT }],
+        temperature: 0.1,
+        max_tokens: 200,
+      }).catch((error: unknown) => {
+        throw Errors.badGateway((error as Error).message);
+      });
+      const text = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+      const tokens = (result.promptTokens ?? estimateTokens(text)) + (result.completionTokens ?? estimateTokens(result.content));
+      return { questions: parseQuestionList(result.content), tokens, model: llm.model };
+    },
+
+    async speech(input: { model: string; voice: string; speed?: number; text: string }): Promise<Buffer> {
+      const model = app.models.catalog.audioSpeechModels.find((m) => m.model === input.model || m.name === input.model);
+      if (!model) throw Errors.missingParams(`model or voice not found: '${input.model}' is not a configured speech model`);
+      if (model.voices && !model.voices.some((v) => v.value === input.voice)) throw Errors.missingParams(`voice not found: '${input.voice}'`);
+      const endpoint = chat.models.endpointFor(model);
+      const response = await fetch(`${endpoint.baseUrl.replace(/\/+$/, '')}/audio/speech`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) },
+        body: JSON.stringify({ model: model.model, voice: input.voice, input: input.text, speed: input.speed ?? 1, response_format: 'mp3' }),
+      }).catch((error: unknown) => {
+        throw Errors.badGateway(`The speech provider is unreachable: ${(error as Error).message}`);
+      });
+      if (!response.ok) await providerFailure(response, 'speech');
+      return Buffer.from(await response.arrayBuffer());
+    },
+  };
+}

@@ -1,0 +1,40 @@
+/** Signature checks and message crypto of the messaging channels (Feishu, WeCom, WeChat). */
+import { createDecipheriv, createHash, timingSafeEqual } from 'node:crypto';
+
+export function sha1Signature(parts: string[]): string {
+  return createHash('sha1').update([...parts].sort().join('')).digest('hex');
+}
+
+export function sameText(a: string, b: string): boolean {
+  const x = createHash('sha256').update(a).digest();
+  const y = createHash('sha256').update(b).digest();
+  return timingSafeEqual(x, y);
+}
+
+/** Feishu "encrypt" payloads: AES-256-CBC, key sha256(encryptKey), IV = first 16 bytes. */
+export function feishuDecrypt(encrypted: string, encryptKey: string): string {
+  const key = createHash('sha256').update(encryptKey).digest();
+  const raw = Buffer.from(encrypted, 'base64');
+  const decipher = createDecipheriv('aes-256-cbc', key, raw.subarray(0, 16));
+  return Buffer.concat([decipher.update(raw.subarray(16)), decipher.final()]).toString('utf8');
+}
+
+/** WeCom/WeChat message crypto: AES-256-CBC, key = base64(aesKey + '='), IV = key[0..16], PKCS#7 to 32. */
+export function wecomDecrypt(encrypted: string, encodingAesKey: string): { message: string; receiveId: string } {
+  const key = Buffer.from(`${encodingAesKey}=`, 'base64');
+  const decipher = createDecipheriv('aes-256-cbc', key, key.subarray(0, 16));
+  decipher.setAutoPadding(false);
+  let plain = Buffer.concat([decipher.update(Buffer.from(encrypted, 'base64')), decipher.final()]);
+  const pad = plain[plain.length - 1] ?? 0;
+  if (pad >= 1 && pad <= 32) plain = plain.subarray(0, plain.length - pad);
+  const length = plain.readUInt32BE(16);
+  return { message: plain.subarray(20, 20 + length).toString('utf8'), receiveId: plain.subarray(20 + length).toString('utf8') };
+}
+
+/** Reads the flat `<xml>` messages of WeChat and WeCom (CDATA or plain values). */
+export function parseFlatXml(xml: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const pattern = /<(\w+)>(?:<!\[CDATA\[([\s\S]*?)\]\]>|([^<]*))<\/\1>/g;
+  for (const match of xml.matchAll(pattern)) out[match[1]!] = match[2] ?? match[3] ?? '';
+  return out;
+}

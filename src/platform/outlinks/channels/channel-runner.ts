@@ -1,0 +1,34 @@
+/** Runs a link's app for one incoming channel message and returns the text to send back. */
+import { valuesText } from '../../../domain/workflow/chat-values.js';
+import type { ChatSource } from '../../chat/chat.repo.js';
+import { callerFromAuth } from '../../chat/chat-caller.js';
+import type { ChatModule } from '../../chat/chat-module.js';
+import { nanoid } from '../../chat/ids.js';
+import type { OutLinkDoc } from '../outlinks.repo.js';
+
+export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: { uid: string; chatId: string; text: string; channel: ChatSource }): Promise<string> {
+  try {
+    await chat.outLinks.assertChatStart(link.shareId, input.uid, input.text);
+    const member = await chat.memberContext(link.tmbId.toHexString());
+    if (!member) throw new Error('The creator of this link is no longer a member of its team');
+    const auth = { ...member, authType: 'outLink' as const, appId: link.appId.toHexString(), outLink: { shareId: link.shareId, outLinkUid: input.uid } };
+    const app = await chat.apps.findInTeam(auth.teamId, auth.appId);
+    const result = await chat.run.runTurn({
+      app,
+      caller: callerFromAuth(auth, link.responseDetail),
+      chatId: input.chatId,
+      items: [{ dataId: nanoid(22), obj: 'Human', value: [{ type: 'text', text: { content: input.text } }] }],
+      variables: {},
+      responseChatItemId: nanoid(),
+      stream: false,
+      mode: 'chat',
+      emit: () => undefined,
+      signal: new AbortController().signal,
+      save: true,
+      channel: input.channel,
+    });
+    return valuesText(result.assistantResponses).trim() || link.defaultResponse || '';
+  } catch (error) {
+    return link.defaultResponse || `Sorry, the app could not answer: ${(error as Error).message}`;
+  }
+}

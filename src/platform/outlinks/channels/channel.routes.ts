@@ -1,0 +1,197 @@
+/**
+ * Messaging-channel receivers (spec paths imA, imB, imC = the reference's feishu, wecom and
+ * offiaccount routes). Each verifies the link token and the channel's signature, answers the
+ * channel's URL verification, and for an incoming text message runs the link's app in the
+ * background and sends the answer through the channel's API (base URL `app.apiBaseUrl` of the
+ * link, else the channel's public one). See docs/chat.md.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { AppError } from '../../../infra/errors.js';
+import type { ChatModule } from '../../chat/chat-module.js';
+import { definePlatformRoute, parseWith } from '../../define-route.js';
+import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
+import { feishuDecrypt, parseFlatXml, sameText, sha1Signature, wecomDecrypt } from './channel-crypto.js';
+import { runChannelTurn } from './channel-runner.js';
+
+const refused = (message: string) => new AppError({ httpStatus: 401, code: 505001, statusText: 'unAuthLink', message });
+const tokenParam = z.object({ token: z.string().min(1).max(100) });
+const str = (value: unknown) => (typeof value === 'string' ? value : '');
+
+async function channelLink(chat: ChatModule, token: string, type: OutLinkType): Promise<OutLinkDoc> {
+  const link = await chat.outLinks.findByShareId(token);
+  if (link.type !== type) throw refused(`Link ${token} is not a ${type} channel`);
+  return link;
+}
+
+async function jsonOf(chat: ChatModule, url: string, init: { method: string; headers?: Record<string, string>; body?: string }): Promise<Record<string, unknown>> {
+  const response = await chat.outbound(url, { method: init.method, headers: init.headers, body: init.body, timeoutMs: 15_000 });
+  if (response.status >= 400) throw new Error(`${url} answered HTTP ${response.status}`);
+  return JSON.parse(response.text()) as Record<string, unknown>;
+}
+
+export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): void {
+  const seenEvents = new Set<string>();
+  const background = (work: () => Promise<void>) => {
+    work().catch((error: unknown) => app.log.warn({ err: error }, 'messaging channel delivery failed'));
+  };
+
+  // ---- imA: Feishu / Lark (JSON events, optional encryption) ----
+  async function feishuSend(link: OutLinkDoc, messageId: string, text: string) {
+    const base = str(link.app?.apiBaseUrl) || 'https://open.feishu.cn';
+    const auth = await jsonOf(chat, `${base}/open-apis/auth/v3/tenant_access_token/internal`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ app_id: link.app?.appId, app_secret: link.app?.appSecret }),
+    });
+    if (auth.code !== 0 || typeof auth.tenant_access_token !== 'string') throw new Error(`Feishu token request failed: ${String(auth.msg ?? auth.code)}`);
+    await jsonOf(chat, `${base}/open-apis/im/v1/messages/${encodeURIComponent(messageId)}/reply`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${auth.tenant_access_token}` },
+      body: JSON.stringify({ msg_type: 'text', content: JSON.stringify({ text }) }),
+    });
+  }
+
+  definePlatformRoute(app, {
+    methods: ['GET', 'POST'],
+    url: '/support/outLink/imA/:token',
+    auth: [],
+    raw: true,
+    summary: 'Feishu/Lark event receiver of a channel link (url_verification and im.message.receive_v1)',
+    tags: ['outLink'],
+    handler: async ({ request, reply }) => {
+      const { token } = parseWith(tokenParam, request.params);
+      const link = await channelLink(chat, token, 'feishu');
+      if (request.method === 'GET') return reply.send({});
+      let body = (request.body ?? {}) as Record<string, unknown>;
+      if (typeof body.encrypt === 'string') {
+        if (!link.app?.encryptKey) throw refused('This link has no encryptKey to decrypt the event');
+        try {
+          body = JSON.parse(feishuDecrypt(body.encrypt, String(link.app.encryptKey))) as Record<string, unknown>;
+        } catch {
+          throw refused('The event could not be decrypted with this link’s encryptKey');
+        }
+      }
+      const header = (body.header ?? {}) as Record<string, unknown>;
+      const verification = str(link.app?.verificationToken);
+      const given = str(body.token) || str(header.token);
+      if (verification && !sameText(given, verification)) throw refused('The verification token does not match this link');
+      if (body.type === 'url_verification') return reply.send({ challenge: body.challenge });
+      const event = (body.event ?? {}) as { message?: Record<string, unknown>; sender?: { sender_id?: Record<string, unknown> } };
+      const eventId = str(header.event_id);
+      if (header.event_type !== 'im.message.receive_v1' || event.message?.message_type !== 'text' || (eventId && seenEvents.has(eventId))) return reply.send({});
+      if (eventId) seenEvents.add(eventId);
+      if (seenEvents.size > 5000) seenEvents.clear();
+      let text = '';
+      try {
+        text = str((JSON.parse(str(event.message.content)) as { text?: unknown }).text).replace(/@_user_\d+/g, '').trim();
+      } catch {
+        text = '';
+      }
+      const messageId = str(event.message.message_id);
+      const uid = str(event.sender?.sender_id?.open_id) || str(event.message.chat_id);
+      if (text && messageId) {
+        background(async () => {
+          if (link.immediateResponse) await feishuSend(link, messageId, link.immediateResponse);
+          const answer = await runChannelTurn(chat, link, { uid, chatId: `feishu-${str(event.message?.chat_id) || uid}`, text, channel: 'feishu' });
+          if (answer) await feishuSend(link, messageId, answer);
+        });
+      }
+      return reply.send({});
+    },
+  });
+
+  // XML bodies (WeChat, WeCom) arrive as text; only these routes need them.
+  app.register(async (scope) => {
+    scope.addContentTypeParser(['text/xml', 'application/xml'], { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+    // ---- imB: WeCom (always encrypted) ----
+    const wecomSend = async (link: OutLinkDoc, user: string, text: string) => {
+      const base = str(link.app?.apiBaseUrl) || 'https://qyapi.weixin.qq.com';
+      const query = new URLSearchParams({ corpid: str(link.app?.CorpId), corpsecret: str(link.app?.SuiteSecret) });
+      const auth = await jsonOf(chat, `${base}/cgi-bin/gettoken?${query}`, { method: 'GET' });
+      if (typeof auth.access_token !== 'string') throw new Error(`WeCom token request failed: ${String(auth.errmsg ?? auth.errcode)}`);
+      await jsonOf(chat, `${base}/cgi-bin/message/send?access_token=${encodeURIComponent(auth.access_token)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ touser: user, msgtype: 'text', agentid: link.app?.AgentId, text: { content: text } }),
+      });
+    };
+
+    definePlatformRoute(scope, {
+      methods: ['GET', 'POST'],
+      url: '/support/outLink/imB/:token',
+      auth: [],
+      raw: true,
+      summary: 'WeCom callback of a channel link (echostr verification and encrypted text messages)',
+      tags: ['outLink'],
+      handler: async ({ request, reply }) => {
+        const { token } = parseWith(tokenParam, request.params);
+        const link = await channelLink(chat, token, 'wecom');
+        const q = request.query as Record<string, unknown>;
+        const callbackToken = str(link.app?.CallbackToken);
+        const aesKey = str(link.app?.CallbackEncodingAesKey);
+        if (!callbackToken || aesKey.length !== 43) throw refused('This link has no CallbackToken or 43-character CallbackEncodingAesKey');
+        const verify = (encrypted: string) => {
+          if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce), encrypted]), str(q.msg_signature))) throw refused('The message signature does not match');
+          const plain = wecomDecrypt(encrypted, aesKey);
+          if (link.app?.CorpId && plain.receiveId !== link.app.CorpId) throw refused('The message was not sent to this corp');
+          return plain.message;
+        };
+        if (request.method === 'GET') return reply.type('text/plain').send(verify(str(q.echostr)));
+        const outer = parseFlatXml(str(request.body));
+        const message = parseFlatXml(verify(outer.Encrypt ?? ''));
+        if (message.MsgType === 'text' && message.FromUserName && message.Content) {
+          const user = message.FromUserName;
+          background(async () => {
+            if (link.immediateResponse) await wecomSend(link, user, link.immediateResponse);
+            const answer = await runChannelTurn(chat, link, { uid: user, chatId: `wecom-${user}`, text: message.Content!, channel: 'wecom' });
+            if (answer) await wecomSend(link, user, answer);
+          });
+        }
+        return reply.type('text/plain').send('');
+      },
+    });
+
+    // ---- imC: WeChat official account (plaintext mode) ----
+    const wechatSend = async (link: OutLinkDoc, user: string, text: string) => {
+      const base = str(link.app?.apiBaseUrl) || 'https://api.weixin.qq.com';
+      const query = new URLSearchParams({ grant_type: 'client_credential', appid: str(link.app?.appId), secret: str(link.app?.secret) });
+      const auth = await jsonOf(chat, `${base}/cgi-bin/token?${query}`, { method: 'GET' });
+      if (typeof auth.access_token !== 'string') throw new Error(`WeChat token request failed: ${String(auth.errmsg ?? auth.errcode)}`);
+      await jsonOf(chat, `${base}/cgi-bin/message/custom/send?access_token=${encodeURIComponent(auth.access_token)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ touser: user, msgtype: 'text', text: { content: text } }),
+      });
+    };
+
+    definePlatformRoute(scope, {
+      methods: ['GET', 'POST'],
+      url: '/support/outLink/imC/:token',
+      auth: [],
+      raw: true,
+      summary: 'WeChat official account callback of a channel link (signature check, echostr, text messages)',
+      tags: ['outLink'],
+      handler: async ({ request, reply }: { request: import('fastify').FastifyRequest; reply: FastifyReply }) => {
+        const { token } = parseWith(tokenParam, request.params);
+        const link = await channelLink(chat, token, 'official_account');
+        const q = request.query as Record<string, unknown>;
+        const callbackToken = str(link.app?.CallbackToken);
+        if (!callbackToken) throw refused('This link has no CallbackToken');
+        if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce)]), str(q.signature))) throw refused('The signature does not match');
+        if (request.method === 'GET') return reply.type('text/plain').send(str(q.echostr));
+        const message = parseFlatXml(str(request.body));
+        if (message.MsgType === 'text' && message.FromUserName && message.Content) {
+          const user = message.FromUserName;
+          background(async () => {
+            if (link.immediateResponse) await wechatSend(link, user, link.immediateResponse);
+            const answer = await runChannelTurn(chat, link, { uid: user, chatId: `wechat-${user}`, text: message.Content!, channel: 'official_account' });
+            if (answer) await wechatSend(link, user, answer);
+          });
+        }
+        return reply.type('text/plain').send('success');
+      },
+    });
+  });
+}

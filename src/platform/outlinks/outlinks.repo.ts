@@ -1,0 +1,96 @@
+/** The only code touching `outlinks` (share links and messaging-channel links). */
+import { type Db, ObjectId } from 'mongodb';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+import { decodeFromStorage, encodeForStorage } from '../chat/storage-codec.js';
+
+export const OUTLINKS = 'outlinks';
+export const OUTLINK_INDEXES: IndexDeclaration[] = [
+  { collection: OUTLINKS, key: { shareId: -1 } },
+  { collection: OUTLINKS, key: { teamId: 1, appId: 1 } },
+];
+
+export type OutLinkType = 'share' | 'iframe' | 'apikey' | 'feishu' | 'wecom' | 'official_account';
+
+export interface OutLinkLimit {
+  maxUsagePoints: number;
+  expiredTime?: Date;
+  QPM: number;
+  hookUrl?: string;
+}
+
+export interface OutLinkDoc {
+  _id: ObjectId;
+  shareId: string;
+  teamId: ObjectId;
+  tmbId: ObjectId;
+  appId: ObjectId;
+  type: OutLinkType;
+  name: string;
+  usagePoints: number;
+  lastTime?: Date;
+  responseDetail: boolean;
+  limit: OutLinkLimit;
+  app?: Record<string, unknown>;
+  immediateResponse?: string;
+  defaultResponse?: string;
+}
+
+export interface NewOutLink {
+  shareId: string;
+  teamId: string;
+  tmbId: string;
+  appId: string;
+  type: OutLinkType;
+  name: string;
+  responseDetail: boolean;
+  limit: OutLinkLimit;
+  app?: Record<string, unknown>;
+  immediateResponse?: string;
+  defaultResponse?: string;
+}
+
+const oid = (id: string) => new ObjectId(id);
+const decode = (doc: OutLinkDoc): OutLinkDoc => ({ ...doc, app: doc.app ? (decodeFromStorage(doc.app) as Record<string, unknown>) : undefined });
+
+export function createOutLinksRepo(db: Db) {
+  const links = db.collection<OutLinkDoc>(OUTLINKS);
+  return {
+    async insert(link: NewOutLink): Promise<string> {
+      await links.insertOne({
+        _id: new ObjectId(),
+        ...link,
+        teamId: oid(link.teamId),
+        tmbId: oid(link.tmbId),
+        appId: oid(link.appId),
+        usagePoints: 0,
+        app: link.app ? (encodeForStorage(link.app) as Record<string, unknown>) : undefined,
+      });
+      return link.shareId;
+    },
+    async findByShareId(shareId: string): Promise<OutLinkDoc | null> {
+      const doc = await links.findOne({ shareId });
+      return doc ? decode(doc) : null;
+    },
+    async findById(id: string): Promise<OutLinkDoc | null> {
+      const doc = await links.findOne({ _id: oid(id) });
+      return doc ? decode(doc) : null;
+    },
+    async list(teamId: string, appId: string, type: string): Promise<OutLinkDoc[]> {
+      const docs = await links.find({ teamId: oid(teamId), appId: oid(appId), type: type as OutLinkType }).sort({ _id: -1 }).toArray();
+      return docs.map(decode);
+    },
+    async update(id: string, set: Partial<Omit<OutLinkDoc, '_id' | 'teamId' | 'tmbId' | 'appId' | 'shareId'>>): Promise<void> {
+      const clean: Record<string, unknown> = Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined));
+      if (clean.app) clean.app = encodeForStorage(clean.app);
+      if (Object.keys(clean).length > 0) await links.updateOne({ _id: oid(id) }, { $set: clean });
+    },
+    async delete(id: string): Promise<void> {
+      await links.deleteOne({ _id: oid(id) });
+    },
+    async addUsage(shareId: string, points: number, now: Date): Promise<void> {
+      await links.updateOne({ shareId }, { $inc: { usagePoints: points }, $set: { lastTime: now } });
+    },
+  };
+}
+
+export type OutLinksRepo = ReturnType<typeof createOutLinksRepo>;

@@ -1,0 +1,200 @@
+/**
+ * Share links: CRUD (contract §8.1), the `outLink` credential (shareId + outLinkUid) and the
+ * limits and identity hooks the reference leaves to its commercial service (§8.3–8.4), which we
+ * enforce: expiry, usage points, QPM, hookUrl init/start/finish.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { mergedInput } from '../define-route.js';
+import { AppError, Errors } from '../../infra/errors.js';
+import type { SafeFetchOptions, SafeFetchResponse } from '../../infra/outbound-fetch.js';
+import type { AuthContext } from '../auth/types.js';
+import type { AppSource } from '../chat/app-source.repo.js';
+import { shareIdToken } from '../chat/ids.js';
+import type { OutLinkDoc, OutLinksRepo } from './outlinks.repo.js';
+import type { createOutLinkSchema, updateOutLinkSchema } from './outlinks.schema.js';
+
+export interface OutLinkServiceDeps {
+  repo: OutLinksRepo;
+  apps: AppSource;
+  now: () => number;
+  /** Builds the link creator's auth context (team member of the link's team). */
+  memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
+  fetch: (url: string, options: SafeFetchOptions) => Promise<SafeFetchResponse>;
+}
+
+export function serializeOutLink(doc: OutLinkDoc) {
+  return {
+    _id: doc._id.toHexString(),
+    shareId: doc.shareId,
+    teamId: doc.teamId.toHexString(),
+    tmbId: doc.tmbId.toHexString(),
+    appId: doc.appId.toHexString(),
+    type: doc.type,
+    name: doc.name,
+    usagePoints: doc.usagePoints,
+    lastTime: doc.lastTime,
+    responseDetail: doc.responseDetail,
+    limit: doc.limit,
+    app: doc.app,
+    immediateResponse: doc.immediateResponse,
+    defaultResponse: doc.defaultResponse,
+  };
+}
+
+const linkRefused = (message: string) => new AppError({ httpStatus: 403, code: 501, statusText: 'linkUnInvalid', message });
+
+export function createOutLinkService(deps: OutLinkServiceDeps) {
+  const qpmWindows = new Map<string, { minute: number; count: number }>();
+
+  async function linkInTeam(auth: AuthContext, id: string): Promise<OutLinkDoc> {
+    const link = await deps.repo.findById(id);
+    if (!link) throw Errors.outlinkUnExist(`Share link ${id} not found`);
+    if (link.teamId.toHexString() !== auth.teamId) throw Errors.unAuthLink(`Share link ${id} belongs to another team`);
+    return link;
+  }
+
+  /** POSTs to the link's hook; the reply must be `{success:true, data:{uid}}`. */
+  async function callHook(link: OutLinkDoc, path: string, body: Record<string, unknown>): Promise<string | undefined> {
+    const base = link.limit.hookUrl;
+    if (!base) return undefined;
+    let response: SafeFetchResponse;
+    try {
+      response = await deps.fetch(`${base.replace(/\/+$/, '')}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: 10_000 });
+    } catch (error) {
+      throw linkRefused(`The share link's auth hook failed: ${(error as Error).message}`);
+    }
+    let parsed: { success?: boolean; message?: string; msg?: string; data?: { uid?: unknown } };
+    try {
+      parsed = JSON.parse(response.text());
+    } catch {
+      throw linkRefused("The share link's auth hook answered with invalid JSON");
+    }
+    if (!parsed.success) throw linkRefused(parsed.message || parsed.msg || "The share link's auth hook refused this user");
+    const uid = parsed.data?.uid;
+    if (typeof uid !== 'string' || uid === '') throw linkRefused("The share link's auth hook returned no uid");
+    return uid;
+  }
+
+  function assertNotExpired(link: OutLinkDoc): void {
+    const expired = link.limit.expiredTime;
+    if (expired && new Date(expired).getTime() <= deps.now()) throw linkRefused(`The share link expired at ${new Date(expired).toISOString()}`);
+  }
+
+  const service = {
+    async create(auth: AuthContext, body: z.output<typeof createOutLinkSchema>): Promise<string> {
+      await deps.apps.authorize(auth, body.appId, 'manage');
+      const shareId = shareIdToken();
+      return deps.repo.insert({
+        shareId,
+        teamId: auth.teamId,
+        tmbId: auth.tmbId,
+        appId: body.appId,
+        type: body.type,
+        name: body.name,
+        responseDetail: body.responseDetail ?? false,
+        limit: {
+          maxUsagePoints: body.limit?.maxUsagePoints ?? -1,
+          QPM: body.limit?.QPM ?? 100,
+          ...(body.limit?.expiredTime ? { expiredTime: new Date(body.limit.expiredTime) } : {}),
+          ...(body.limit?.hookUrl ? { hookUrl: body.limit.hookUrl } : {}),
+        },
+        app: body.app,
+        immediateResponse: body.immediateResponse,
+        defaultResponse: body.defaultResponse,
+      });
+    },
+
+    async list(auth: AuthContext, appId: string, type: string) {
+      await deps.apps.authorize(auth, appId, 'manage');
+      return (await deps.repo.list(auth.teamId, appId, type)).map(serializeOutLink);
+    },
+
+    async update(auth: AuthContext, body: z.output<typeof updateOutLinkSchema>): Promise<void> {
+      const link = await linkInTeam(auth, body._id);
+      await deps.apps.authorize(auth, link.appId.toHexString(), 'owner');
+      const limit = body.limit
+        ? {
+            maxUsagePoints: body.limit.maxUsagePoints ?? link.limit.maxUsagePoints,
+            QPM: body.limit.QPM ?? link.limit.QPM,
+            expiredTime: body.limit.expiredTime === null ? undefined : body.limit.expiredTime ? new Date(body.limit.expiredTime) : link.limit.expiredTime,
+            hookUrl: body.limit.hookUrl === undefined ? link.limit.hookUrl : body.limit.hookUrl || undefined,
+          }
+        : undefined;
+      await deps.repo.update(body._id, {
+        name: body.name,
+        responseDetail: body.responseDetail,
+        limit,
+        app: body.app ? { ...(link.app ?? {}), ...body.app } : undefined,
+        immediateResponse: body.immediateResponse,
+        defaultResponse: body.defaultResponse,
+      });
+    },
+
+    async remove(auth: AuthContext, id: string): Promise<void> {
+      const link = await linkInTeam(auth, id);
+      await deps.apps.authorize(auth, link.appId.toHexString(), 'owner');
+      await deps.repo.delete(id);
+    },
+
+    async findByShareId(shareId: string): Promise<OutLinkDoc> {
+      const link = await deps.repo.findByShareId(shareId);
+      if (!link) throw linkRefused(`Share link ${shareId} is invalid`);
+      return link;
+    },
+
+    /** The link and the caller's uid (hook `init` when the link has one). */
+    async authenticate(shareId: string, outLinkUid: string): Promise<{ link: OutLinkDoc; context: AuthContext }> {
+      const link = await deps.repo.findByShareId(shareId);
+      if (!link) throw linkRefused(`Share link ${shareId} is invalid`);
+      assertNotExpired(link);
+      const uid = (await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
+      const member = await deps.memberContext(link.tmbId.toHexString());
+      if (!member) throw linkRefused('The creator of this share link is no longer a member of its team');
+      return { link, context: { ...member, authType: 'outLink', appId: link.appId.toHexString(), outLink: { shareId, outLinkUid: uid } } };
+    },
+
+    /** The `outLink` credential kind: shareId + outLinkUid in the query or body. */
+    resolver: async (request: FastifyRequest): Promise<AuthContext | null> => {
+      const input = mergedInput(request);
+      const { shareId, outLinkUid } = input;
+      if (typeof shareId !== 'string' || shareId === '') return null;
+      if (typeof outLinkUid !== 'string' || outLinkUid === '') throw Errors.missingParams("Missing field 'outLinkUid' for the share link");
+      return (await service.authenticate(shareId, outLinkUid)).context;
+    },
+
+    /** Chat-start checks: expiry, points, QPM, then the hook's `start`. */
+    async assertChatStart(shareId: string, outLinkUid: string, question: string): Promise<OutLinkDoc> {
+      const link = await deps.repo.findByShareId(shareId);
+      if (!link) throw linkRefused(`Share link ${shareId} is invalid`);
+      assertNotExpired(link);
+      if (link.limit.maxUsagePoints > -1 && link.usagePoints >= link.limit.maxUsagePoints) {
+        throw linkRefused(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
+      }
+      const minute = Math.floor(deps.now() / 60_000);
+      const window = qpmWindows.get(shareId);
+      const current = window && window.minute === minute ? window : { minute, count: 0 };
+      if (link.limit.QPM > 0 && current.count >= link.limit.QPM) throw Errors.tooManyRequest(`The share link allows ${link.limit.QPM} requests per minute`, 60);
+      current.count += 1;
+      qpmWindows.set(shareId, current);
+      if (qpmWindows.size > 10_000) for (const [key, value] of qpmWindows) if (value.minute !== minute) qpmWindows.delete(key);
+      if (link.limit.hookUrl) await callHook(link, '/shareAuth/start', { token: outLinkUid, question });
+      return link;
+    },
+
+    async recordUsage(shareId: string, points: number): Promise<void> {
+      await deps.repo.addUsage(shareId, points, new Date(deps.now()));
+    },
+
+    /** Not awaited by callers; the hook's reply is ignored. */
+    finish(link: OutLinkDoc, body: Record<string, unknown>): void {
+      if (!link.limit.hookUrl) return;
+      deps
+        .fetch(`${link.limit.hookUrl.replace(/\/+$/, '')}/shareAuth/finish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: 10_000 })
+        .catch(() => undefined);
+    },
+  };
+  return service;
+}
+
+export type OutLinkService = ReturnType<typeof createOutLinkService>;

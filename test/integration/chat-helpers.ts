@@ -1,0 +1,92 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { fakeModelConfig, type FakeOpenAi, startFakeOpenAi } from '../helpers/fake-openai.js';
+import { ok } from './apps-helpers.js';
+
+export async function startChatApp(extraEnv: Record<string, string> = {}): Promise<{ t: TestApp; fake: FakeOpenAi }> {
+  const fake = await startFakeOpenAi();
+  const dir = await mkdtemp(join(tmpdir(), 'chat-'));
+  await writeFile(join(dir, 'config.json'), JSON.stringify(fakeModelConfig(fake.baseUrl)));
+  const t = await buildTestApp({ MODEL_CONFIG_PATH: join(dir, 'config.json'), SSRF_ALLOW_PRIVATE: 'true', ...extraEnv });
+  return { t, fake };
+}
+
+const ref = (nodeId: string, key: string) => [nodeId, key];
+
+/** start → AI chat (the simple-app shape). */
+export const simpleChatGraph = {
+  nodes: [
+    { nodeId: 'userGuide', flowNodeType: 'userGuide', name: 'System config', inputs: [], outputs: [] },
+    {
+      nodeId: 'workflowStartNodeId',
+      flowNodeType: 'workflowStart',
+      name: 'Start',
+      inputs: [{ key: 'userChatInput', valueType: 'string', value: '' }],
+      outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }],
+    },
+    {
+      nodeId: 'ai',
+      flowNodeType: 'chatNode',
+      name: 'AI chat',
+      showStatus: true,
+      inputs: [
+        { key: 'model', value: 'fake-llm' },
+        { key: 'systemPrompt', value: 'Be brief.' },
+        { key: 'history', value: 6, valueType: 'chatHistory' },
+        { key: 'userChatInput', value: ref('workflowStartNodeId', 'userChatInput'), valueType: 'string' },
+      ],
+      outputs: [{ id: 'answerText', key: 'answerText', valueType: 'string' }],
+    },
+  ],
+  edges: [{ source: 'workflowStartNodeId', sourceHandle: 'workflowStartNodeId-source-right', target: 'ai', targetHandle: 'ai-target-left' }],
+  chatConfig: { welcomeText: 'Hello there', variables: [{ id: 'v1', key: 'name', label: 'Name', type: 'input' }] },
+};
+
+/** start → ifElse (text contains "vip") → answer nodes using a variable. */
+export const branchGraph = {
+  nodes: [
+    {
+      nodeId: 'start',
+      flowNodeType: 'workflowStart',
+      name: 'Start',
+      inputs: [],
+      outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }],
+    },
+    {
+      nodeId: 'if',
+      flowNodeType: 'ifElseNode',
+      name: 'Branch',
+      inputs: [{ key: 'ifElseList', value: [{ condition: 'AND', list: [{ variable: ref('start', 'userChatInput'), condition: 'include', value: 'vip' }] }] }],
+      outputs: [{ id: 'ifElseResult', key: 'ifElseResult' }],
+    },
+    { nodeId: 'vip', flowNodeType: 'answerNode', name: 'VIP', inputs: [{ key: 'text', value: 'Welcome back {{name}}' }], outputs: [] },
+    { nodeId: 'other', flowNodeType: 'answerNode', name: 'Other', inputs: [{ key: 'text', value: 'Hi guest' }], outputs: [] },
+  ],
+  edges: [
+    { source: 'start', sourceHandle: 'start-source-right', target: 'if', targetHandle: 'if-target-left' },
+    { source: 'if', sourceHandle: 'if-source-IF', target: 'vip', targetHandle: 'vip-target-left' },
+    { source: 'if', sourceHandle: 'if-source-ELSE', target: 'other', targetHandle: 'other-target-left' },
+  ],
+  chatConfig: {},
+};
+
+export async function createPublishedApp(t: TestApp, token: string, name: string, graph: { nodes: unknown[]; edges: unknown[]; chatConfig: unknown }): Promise<string> {
+  const appId = (await ok(t, token, 'POST', '/core/app/create', { name, type: 'advanced', modules: graph.nodes, edges: graph.edges, chatConfig: graph.chatConfig })) as string;
+  await ok(t, token, 'POST', `/core/app/version/publish?appId=${appId}`, { ...graph, isPublish: true, versionName: 'v1' });
+  return appId;
+}
+
+/** Splits an SSE body into frames of {event?, data}. */
+export function sseFrames(body: string): { event?: string; data: string }[] {
+  return body
+    .split('\n\n')
+    .filter((block) => block.trim())
+    .map((block) => {
+      const lines = block.split('\n');
+      const event = lines.find((l) => l.startsWith('event: '))?.slice(7);
+      const data = lines.find((l) => l.startsWith('data: '))?.slice(6) ?? '';
+      return event ? { event, data } : { data };
+    });
+}
