@@ -30,6 +30,26 @@ export function tokenizeForSearch(text: string): string[] {
   return tokens;
 }
 
+/**
+ * Tokens for a query: like `tokenizeForSearch`, but a CJK run of two or more characters gives
+ * only its pairs (documents hold both characters and pairs, so pairs still match and select far
+ * fewer candidates than single characters); a lone CJK character stays. Distinct, first-seen order.
+ */
+export function queryTokensForSearch(text: string): string[] {
+  const tokens: string[] = [];
+  const normalised = (text ?? '').normalize('NFKC').toLowerCase();
+  for (const match of normalised.matchAll(RUNS)) {
+    if (match[1]) {
+      const chars = Array.from(match[1]);
+      if (chars.length === 1) tokens.push(chars[0]!);
+      for (let i = 0; i + 1 < chars.length; i++) tokens.push(chars[i]! + chars[i + 1]!);
+    } else if (match[2]) {
+      tokens.push(match[2].slice(0, MAX_WORD_LENGTH));
+    }
+  }
+  return uniqueTokens(tokens);
+}
+
 /** Distinct tokens in first-seen order (for `$in` candidate queries and stored token sets). */
 export function uniqueTokens(tokens: string[]): string[] {
   return [...new Set(tokens)];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bm25Scores, tokenizeForSearch, uniqueTokens } from '../../src/domain/full-text.js';
+import { bm25Scores, queryTokensForSearch, tokenizeForSearch, uniqueTokens } from '../../src/domain/full-text.js';
 
 describe('tokenizeForSearch', () => {
   it.each([
@@ -23,6 +23,24 @@ describe('tokenizeForSearch', () => {
 
   it('uniqueTokens keeps first-seen order', () => {
     expect(uniqueTokens(['b', 'a', 'b', 'c', 'a'])).toEqual(['b', 'a', 'c']);
+  });
+});
+
+describe('queryTokensForSearch', () => {
+  it.each([
+    ['知识库', ['知识', '识库']],
+    ['库', ['库']],
+    ['API 文档 api', ['api', '文档']],
+    ['Reset the reset', ['reset', 'the']],
+    ['', []],
+  ])('%j → %j', (text, expected) => {
+    expect(queryTokensForSearch(text)).toEqual(expected);
+  });
+
+  it('every query token is among the document tokens of the same text', () => {
+    const text = '知识库支持 PDF 导入';
+    const documentTokens = new Set(tokenizeForSearch(text));
+    for (const token of queryTokensForSearch(text)) expect(documentTokens.has(token)).toBe(true);
   });
 });
 
