@@ -92,7 +92,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
     }
     const userId = new ObjectId(claims.userId);
     const [session, resolved] = await Promise.all([deps.sessions.find(new ObjectId(claims.sid)), deps.accounts.resolveMember(new ObjectId(claims.tmbId), userId)]);
-    if (!session || !session.userId.equals(userId) || session.expiresAt.getTime() <= now) throw Errors.unAuthorization('The session has ended, log in again');
+    if (!session?.userId.equals(userId) || session.expiresAt.getTime() <= now) throw Errors.unAuthorization('The session has ended, log in again');
     if (!resolved) throw Errors.unAuthorization('The user or team membership of this session no longer exists');
     return contextOf(resolved, { authType: 'token', sessionId: claims.sid });
   }
@@ -106,7 +106,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
     const refusal = apiKeyRefusal(key, now);
     if (refusal) throw refusal;
     const resolved = await deps.accounts.resolveMember(key.tmbId);
-    if (!resolved || !resolved.member.teamId.equals(key.teamId)) throw Errors.unAuthApiKey('The creator of this API key is no longer a member of its team');
+    if (!resolved?.member.teamId.equals(key.teamId)) throw Errors.unAuthApiKey('The creator of this API key is no longer a member of its team');
     await deps.apiKeys.touch(key._id, new Date(now));
     return contextOf(resolved, {
       authType: 'apikey',
