@@ -115,16 +115,4 @@ describe('login and sessions', () => {
     await expect(platformOf(t).auth.authenticate({ headers: { rootkey: 'wrong' } } as never, ['rootKey'])).rejects.toMatchObject({ statusText: 'unAuthorization' });
     await expect(platformOf(t).auth.authenticate(request, ['session'])).rejects.toMatchObject({ httpStatus: 401 });
   });
-
-  it('accepts outLink credentials only once a resolver is registered', async () => {
-    const request = { headers: {}, body: { shareId: 's1', outLinkUid: 'u1' } } as never;
-    await expect(platformOf(t).auth.authenticate(request, ['outLink'])).rejects.toMatchObject({ httpStatus: 401 });
-    platformOf(t).auth.registerResolver('outLink', async (req) => {
-      const body = req.body as { shareId?: string };
-      if (!body?.shareId) return null;
-      return { authType: 'outLink', userId: '', teamId: 't', tmbId: 'm', role: 'member', teamPermission: 4, isRoot: false };
-    });
-    await expect(platformOf(t).auth.authenticate(request, ['outLink'])).resolves.toMatchObject({ authType: 'outLink' });
-    await expect(platformOf(t).auth.authenticate({ headers: {}, body: {} } as never, ['outLink'])).rejects.toMatchObject({ httpStatus: 401 });
-  });
 });

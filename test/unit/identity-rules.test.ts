@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiKeyRefusal, parseApiKeyCredential } from '../../src/platform/auth/authenticator.js';
+import { apiKeyRefusal, createAuthenticator, parseApiKeyCredential } from '../../src/platform/auth/authenticator.js';
 import { generateApiKey } from '../../src/platform/identity/api-keys.service.js';
 import { LoginLimiter } from '../../src/platform/identity/login-limiter.js';
 import { hashPassword, normalizePassword, verifyPassword } from '../../src/platform/identity/password.js';
@@ -127,5 +127,24 @@ describe('config.json comments', () => {
   it('strips comments outside strings and trailing commas', () => {
     const text = '{ // c\n "url": "http://x//y", /* block */ "a": [1,2,], }';
     expect(JSON.parse(stripJsonComments(text))).toEqual({ url: 'http://x//y', a: [1, 2] });
+  });
+});
+
+describe('credential resolvers', () => {
+  // No database is reached: resolvers run first and a request without credentials stops there.
+  const authenticator = createAuthenticator({ tokenKey: 'k'.repeat(16), rootKey: 'r'.repeat(16), now: () => 0 } as never);
+  const withLink = { headers: {}, body: { shareId: 's1', outLinkUid: 'u1' } } as never;
+
+  it('accepts outLink only once a resolver is registered, and tries it first', async () => {
+    await expect(authenticator.authenticate(withLink, ['outLink'])).rejects.toMatchObject({ httpStatus: 401, statusText: 'unAuthorization' });
+    authenticator.registerResolver('outLink', async (request) => {
+      const body = request.body as { shareId?: string };
+      return body?.shareId ? { authType: 'outLink', userId: '', teamId: 't', tmbId: 'm', role: 'member', teamPermission: 4, isRoot: false } : null;
+    });
+    await expect(authenticator.authenticate(withLink, ['outLink', 'session'])).resolves.toMatchObject({ authType: 'outLink' });
+    const none = authenticator.authenticate({ headers: {}, body: {} } as never, ['outLink']);
+    await expect(none).rejects.toMatchObject({ httpStatus: 401, message: expect.stringContaining('outLink') });
+    // A route that does not list the kind never consults the resolver.
+    await expect(authenticator.authenticate(withLink, ['session'])).rejects.toMatchObject({ httpStatus: 401 });
   });
 });
