@@ -2,16 +2,15 @@
  * Uploaded file → plain text / Markdown for datasets (contract §7.3), with well-kept parsers:
  * txt/md decoded (UTF-8/UTF-16 by BOM, else UTF-8, else GB18030 for legacy Chinese files);
  * html → Markdown; csv → a Markdown table (first row as header); docx via mammoth → HTML →
- * Markdown; pdf via pdfjs-dist text content (page headers/footers dropped).
+ * Markdown; pdf via pdfjs-dist in a worker thread (page headers/footers dropped).
  * Empty, binary-as-text, unreadable or unsupported files are 400 errors saying why.
  */
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import mammoth from 'mammoth';
 import { csvRowsToMarkdownTable, parseCsv } from './csv.js';
 import { Errors } from './errors.js';
 import { htmlToMarkdown } from './html-to-markdown.js';
+import { joinPdfPages, readPdfPages } from './pdf-text.js';
 
 export type ExtractedFormat = 'txt' | 'md' | 'html' | 'csv' | 'pdf' | 'docx';
 
@@ -118,57 +117,12 @@ async function extractDocx(buffer: Buffer, filename: string): Promise<string> {
   return htmlToMarkdown(html).markdown;
 }
 
-interface PdfTextItem {
-  str?: string;
-  hasEOL?: boolean;
-  transform?: number[];
-}
-
-const require = createRequire(import.meta.url);
-let standardFontDataUrl: string | undefined;
-function pdfStandardFonts(): string {
-  standardFontDataUrl ??= `${pathToFileURL(path.join(path.dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts')).href}/`;
-  return standardFontDataUrl;
-}
-
-const SENTENCE_END = /[。？！.?!;；:：]\s*$/;
-const CJK_END = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{P}]$/u;
-
 async function extractPdf(buffer: Buffer, filename: string): Promise<string> {
   if (!startsWith(buffer, [0x25, 0x50, 0x44, 0x46, 0x2d])) throw Errors.missingParams(`File '${filename}' is not a PDF document`);
-  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const task = getDocument({
-    data: new Uint8Array(buffer),
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    standardFontDataUrl: pdfStandardFonts(),
-    verbosity: 0,
-  });
   try {
-    const document = await task.promise;
-    const pages: string[] = [];
-    for (let number = 1; number <= document.numPages; number++) {
-      const page = await document.getPage(number);
-      const height = page.getViewport({ scale: 1 }).height;
-      const content = await page.getTextContent();
-      let text = '';
-      for (const item of content.items as PdfTextItem[]) {
-        const y = item.transform?.[5];
-        // Running headers and footers live in the top and bottom 5% of the page.
-        if (y !== undefined && height > 0 && (y > height * 0.95 || y < height * 0.05)) continue;
-        text += item.str ?? '';
-        if (item.hasEOL) text += SENTENCE_END.test(text) ? '\n' : CJK_END.test(text) || /\s$/.test(text) ? '' : ' ';
-      }
-      pages.push(text.trim());
-      page.cleanup();
-    }
-    return pages.filter(Boolean).join('\n');
+    return joinPdfPages(await readPdfPages(buffer));
   } catch (error) {
-    if ((error as { httpStatus?: number }).httpStatus !== undefined) throw error;
     throw Errors.missingParams(`Cannot read the PDF file '${filename}': ${(error as Error).message}`);
-  } finally {
-    await task.destroy();
   }
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/infra/errors.js';
+import { joinPdfPages, type PdfPage, readPdfPages } from '../../src/infra/pdf-text.js';
 import { DOCX_MIME, extractText, sniffContentType } from '../../src/infra/text-extract.js';
 import { makeDocx, makePdf, makeZip } from '../fixtures/files/make-fixtures.js';
 
@@ -91,5 +92,21 @@ describe('extractText', () => {
     expect(error.httpStatus).toBe(400);
     expect(error.statusText).toBe('missingParams');
     expect(error.message).toMatch(message);
+  });
+});
+
+describe('PDF internals', () => {
+  it.each([
+    ['sentence ends make lines, other line ends a space', [{ height: 800, items: [['Hello', true, 400], ['world.', true, 380], ['Next', false, 360], [' part', true, 360]] }], 'Hello world.\nNext part'],
+    ['CJK line ends join without a space', [{ height: 800, items: [['你好', true, 400], ['世界。', true, 380]] }], '你好世界。'],
+    ['header and footer bands dropped', [{ height: 1000, items: [['Header', true, 990], ['Body.', true, 500], ['7', true, 10]] }], 'Body.'],
+    ['items without position kept, empty pages skipped', [{ height: 800, items: [['x', false, null]] }, { height: 800, items: [] }, { height: 800, items: [['y', false, 400]] }], 'x\ny'],
+  ] as [string, PdfPage[], string][])('joinPdfPages: %s', (_name, pages, expected) => {
+    expect(joinPdfPages(pages)).toBe(expected);
+  });
+
+  it('a parse that exceeds its time limit is stopped with a clear error', async () => {
+    const pdf = makePdf([{ lines: ['x'] }]);
+    await expect(readPdfPages(pdf, 1)).rejects.toThrow(/took longer than 1 ms/);
   });
 });
