@@ -37,7 +37,9 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
     handler: async ({ input, auth, request, reply }) => {
       const items = messagesToChatItems(input.messages as RequestMessage[]);
       const question = items.length ? valuesText(items[items.length - 1]!.value) : JSON.stringify(input.variables);
-      const link = auth.authType === 'outLink' ? await chat.outLinks.assertChatStart(auth.outLink!.shareId, auth.outLink!.outLinkUid, question) : undefined;
+      // Hooks receive the token the client sent (authToken), not the uid it resolved to.
+      const linkToken = input.outLinkUid ?? auth.outLink?.outLinkUid ?? '';
+      const link = auth.authType === 'outLink' ? await chat.outLinks.assertChatStart(auth.outLink!.shareId, linkToken, question) : undefined;
       const app = await chat.access.appForChat(auth, input.appId);
       const isPlugin = app.type === 'plugin';
       if (!isPlugin && input.messages.length === 0) throw chat.errors.missingParams('messages is empty');
@@ -67,7 +69,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       };
       if (!writer) {
         const result = await chat.run.runTurn(turn);
-        if (link) chat.outLinks.finish(link, { token: auth.outLink!.outLinkUid, appName: app.name, responseData: result.flowResponses });
+        if (link) chat.outLinks.finish(link, { token: linkToken, appName: app.name, responseData: result.flowResponses });
         const responses = caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses;
         return reply.send({
           id: input.chatId ?? '',
@@ -80,7 +82,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       writer.start();
       try {
         const result = await chat.run.runTurn(turn);
-        if (link) chat.outLinks.finish(link, { token: auth.outLink!.outLinkUid, appName: app.name, responseData: result.flowResponses });
+        if (link) chat.outLinks.finish(link, { token: linkToken, appName: app.name, responseData: result.flowResponses });
         writer.write('answer', textChunk('', true));
         writer.write('answer', '[DONE]');
         if (detail && (caller.responseDetail || isPlugin)) {

@@ -131,7 +131,7 @@ export function createHistoryService(chat: ChatModule) {
         await chat.apps.authorize(auth, appId, 'manage');
       }
       const item = await repo.findItem(appId, chatId, dataId);
-      if (!item || item.obj !== 'AI') return {};
+      if (item?.obj !== 'AI') return {};
       const responses = item.responseData ?? [];
       return auth.authType === 'outLink' || auth.authType === 'teamDomain' ? filterPublicResponses(responses) : responses;
     },

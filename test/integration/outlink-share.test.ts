@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../helpers/app.js';
+import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { createUser, login } from '../helpers/platform.js';
+import { call, ok } from './apps-helpers.js';
+import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
+
+let t: TestApp;
+let fake: FakeOpenAi;
+let tokA: string;
+let tokB: string;
+let appId: string;
+
+const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
+  t.app.inject({ method, url: `/api${url}`, ...(payload ? { payload } : {}) });
+
+beforeAll(async () => {
+  ({ t, fake } = await startChatApp((f) => ({ TEAM_TOKEN_AUTH_URL: `${f.origin}/team-auth` })));
+  fake.route('POST', '/team-auth', (request) => {
+    const body = request.body as { teamToken: string };
+    return { json: body.teamToken === 'good-team-token' ? { success: true, data: { uid: 'team-user-1' } } : { success: false, message: 'bad team token' } };
+  });
+  await createUser(t, { username: 'owner', password: 'password-o1' });
+  await createUser(t, { username: 'other', password: 'password-x1' });
+  tokA = await login(t, 'owner', 'password-o1');
+  tokB = await login(t, 'other', 'password-x1');
+  appId = await createPublishedApp(t, tokA, 'Shared bot', simpleChatGraph);
+});
+
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+describe('share link CRUD', () => {
+  it('creates, lists, updates and deletes; another team is refused; bad input names the field', async () => {
+    const shareId = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Public', responseDetail: true, limit: { QPM: 50 } });
+    expect(shareId).toMatch(/^[a-z0-9]{24}$/);
+    const list = await ok(t, tokA, 'GET', '/support/outLink/list', { appId, type: 'share' });
+    expect(list).toEqual([expect.objectContaining({ shareId, name: 'Public', responseDetail: true, usagePoints: 0, limit: expect.objectContaining({ QPM: 50, maxUsagePoints: -1 }) })]);
+    const id = list[0]._id;
+    await ok(t, tokA, 'POST', '/support/outLink/update', { _id: id, name: 'Renamed' });
+    expect((await ok(t, tokA, 'GET', '/support/outLink/list', { appId, type: 'share' }))[0]).toMatchObject({ name: 'Renamed', responseDetail: true });
+
+    expect((await call(t, tokB, 'GET', '/support/outLink/list', { appId, type: 'share' })).status).toBe(403);
+    const foreign = await call(t, tokB, 'POST', '/support/outLink/update', { _id: id, name: 'Hijack' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.statusText).toBe('unAuthLink');
+    expect((await call(t, tokB, 'DELETE', '/support/outLink/delete', { id })).status).toBe(403);
+    const bad = await call(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'x', teamId: 'evil', limit: { QPM: 'lots' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/QPM/);
+    expect((await call(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'robot', name: 'x' })).body.message).toMatch(/type/);
+
+    await ok(t, tokA, 'DELETE', '/support/outLink/delete', { id });
+    expect(await ok(t, tokA, 'GET', '/support/outLink/list', { appId, type: 'share' })).toEqual([]);
+    expect((await call(t, tokA, 'DELETE', '/support/outLink/delete', { id })).status).toBe(404);
+  });
+});
+
+describe('share-link chat', () => {
+  it('chats with share credentials, lists its own history, filters node responses, keeps other users out', async () => {
+    const shareId = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Web', responseDetail: false });
+    const creds = { shareId, outLinkUid: 'visitor-1' };
+    const init = await inject('GET', `/core/chat/outLink/init?shareId=${shareId}&outLinkUid=visitor-1`);
+    expect(init.statusCode, init.body).toBe(200);
+    expect(init.json().data.app).toMatchObject({ name: 'Shared bot', chatConfig: { welcomeText: 'Hello there' } });
+
+    const res = await inject('POST', '/v1/chat/completions', { ...creds, chatId: 'share-c1', stream: true, detail: true, messages: [{ role: 'user', content: 'hi from share' }] });
+    const frames = sseFrames(res.body);
+    expect(frames.filter((f) => f.event === 'answer' && f.data !== '[DONE]').map((f) => JSON.parse(f.data).choices[0].delta.content ?? '').join('')).toBe('Echo: hi from share');
+    // responseDetail is off on this link: no flowResponses frame.
+    expect(frames.some((f) => f.event === 'flowResponses')).toBe(false);
+
+    const detail = (await inject('POST', '/v1/chat/completions', { ...creds, detail: true, messages: [{ role: 'user', content: 'x' }] })).json();
+    expect(detail.responseData).toEqual([]);
+
+    const histories = await inject('POST', '/core/chat/getHistories', creds);
+    expect(histories.json().data.map((h: { chatId: string }) => h.chatId)).toEqual(['share-c1']);
+    const otherVisitor = await inject('POST', '/core/chat/getHistories', { shareId, outLinkUid: 'visitor-2' });
+    expect(otherVisitor.json().data).toEqual([]);
+    const steal = await inject('POST', '/v1/chat/completions', { shareId, outLinkUid: 'visitor-2', chatId: 'share-c1', messages: [{ role: 'user', content: 'x' }] });
+    expect(steal.json().statusText ?? sseFrames(steal.body).find((f) => f.event === 'error')?.data).toMatch(/unAuthChat/);
+    expect((await inject('DELETE', `/core/chat/delHistory?appId=${appId}&chatId=share-c1&shareId=${shareId}&outLinkUid=visitor-2`)).statusCode).toBe(403);
+
+    const initAgain = (await inject('GET', `/core/chat/outLink/init?shareId=${shareId}&outLinkUid=visitor-1&chatId=share-c1`)).json().data;
+    expect(initAgain.history).toHaveLength(2);
+    expect(initAgain.history[1].responseData).toBeUndefined();
+
+    // The owner does not see share chats among their own histories (reference 4.8.10).
+    expect(await ok(t, tokA, 'POST', '/core/chat/getHistories', { appId })).toEqual([]);
+    const links = await ok(t, tokA, 'GET', '/support/outLink/list', { appId, type: 'share' });
+    expect(links.find((l: { shareId: string }) => l.shareId === shareId).usagePoints).toBeCloseTo(3);
+
+    await inject('DELETE', `/core/chat/clearHistories?shareId=${shareId}&outLinkUid=visitor-1`);
+    expect((await inject('POST', '/core/chat/getHistories', creds)).json().data).toEqual([]);
+  });
+
+  it('enforces expiry, usage points and an unknown link; the hook decides the uid', async () => {
+    const shareId = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Limited', limit: { maxUsagePoints: 1 } });
+    const creds = { shareId, outLinkUid: 'u1' };
+    const first = await inject('POST', '/v1/chat/completions', { ...creds, messages: [{ role: 'user', content: 'one' }] });
+    expect(first.statusCode, first.body).toBe(200);
+    const second = await inject('POST', '/v1/chat/completions', { ...creds, messages: [{ role: 'user', content: 'two' }] });
+    expect(second.statusCode).toBe(403);
+    expect(second.json()).toMatchObject({ code: 501, statusText: 'linkUnInvalid' });
+    expect(second.json().message).toMatch(/usage points/);
+
+    const [link] = (await ok(t, tokA, 'GET', '/support/outLink/list', { appId, type: 'share' })).filter((l: { shareId: string }) => l.shareId === shareId);
+    await ok(t, tokA, 'POST', '/support/outLink/update', { _id: link._id, limit: { maxUsagePoints: -1, expiredTime: '2020-01-01T00:00:00.000Z' } });
+    const expired = await inject('POST', '/v1/chat/completions', { ...creds, messages: [{ role: 'user', content: 'late' }] });
+    expect(expired.statusCode).toBe(403);
+    expect(expired.json().message).toMatch(/expired/);
+
+    const unknown = await inject('POST', '/v1/chat/completions', { shareId: 'nosuchlink', outLinkUid: 'u', messages: [{ role: 'user', content: 'x' }] });
+    expect(unknown.statusCode).toBe(403);
+    expect(unknown.json().code).toBe(501);
+
+    fake.route('POST', '/hook/shareAuth/init', (r) => ({ json: (r.body as { token: string }).token === 'secret' ? { success: true, data: { uid: 'real-user' } } : { success: false, message: 'who are you' } }));
+    fake.route('POST', '/hook/shareAuth/start', () => ({ json: { success: true, data: { uid: 'real-user' } } }));
+    const hooked = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Hooked', limit: { hookUrl: `${fake.origin}/hook` } });
+    const refused = await inject('POST', '/core/chat/getHistories', { shareId: hooked, outLinkUid: 'guess' });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().message).toBe('who are you');
+    const accepted = await inject('POST', '/v1/chat/completions', { shareId: hooked, outLinkUid: 'secret', chatId: 'h1', messages: [{ role: 'user', content: 'hooked' }] });
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    const finish = await fake.waitFor('/hook/shareAuth/finish');
+    expect(finish.body).toMatchObject({ token: 'secret', appName: 'Shared bot' });
+    const chats = await t.app.mongo.db.collection('chats').find({ shareId: hooked }).toArray();
+    expect(chats.map((c) => c.outLinkUid)).toEqual(['real-user']);
+  });
+});
+
+describe('team space', () => {
+  it('accepts a token the configured checker approves and refuses others', async () => {
+    const me = await ok(t, tokA, 'GET', '/support/user/account/tokenLogin');
+    const teamId = me.team.teamId;
+    const refused = await inject('GET', `/core/chat/team/init?teamId=${teamId}&appId=${appId}&teamToken=wrong`);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json().message).toBe('bad team token');
+    const creds = { teamId, teamToken: 'good-team-token' };
+    const res = await inject('POST', '/v1/chat/completions', { ...creds, appId, chatId: 'team-c1', messages: [{ role: 'user', content: 'team hello' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().choices[0].message.content).toBe('Echo: team hello');
+    const init = await inject('GET', `/core/chat/team/init?teamId=${teamId}&appId=${appId}&teamToken=good-team-token&chatId=team-c1`);
+    expect(init.statusCode, init.body).toBe(200);
+    expect(init.json().data.history).toHaveLength(2);
+    const histories = await inject('POST', '/core/chat/getHistories', { ...creds, appId });
+    expect(histories.json().data.map((h: { chatId: string }) => h.chatId)).toEqual(['team-c1']);
+    const chat = await t.app.mongo.db.collection('chats').findOne({ chatId: 'team-c1' });
+    expect(chat).toMatchObject({ source: 'team', outLinkUid: 'team-user-1' });
+    const otherTeam = await ok(t, tokB, 'GET', '/support/user/account/tokenLogin');
+    const cross = await inject('POST', '/v1/chat/completions', { teamId: otherTeam.team.teamId, teamToken: 'good-team-token', appId, messages: [{ role: 'user', content: 'x' }] });
+    expect(cross.statusCode).toBe(403);
+  });
+});
