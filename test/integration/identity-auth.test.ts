@@ -39,6 +39,25 @@ describe('login and sessions', () => {
     expect(me.json().data.username).toBe('root');
   });
 
+  it('resets the root password from DEFAULT_ROOT_PSW at the next start, ending root sessions', async () => {
+    const token = await login(t, 'root', 'root-password-1');
+    const changed = await t.app.inject({
+      method: 'POST',
+      url: '/api/support/user/account/updatePasswordByOld',
+      headers: authHeaders(token),
+      payload: { oldPsw: 'root-password-1', newPsw: 'changed-by-hand' },
+    });
+    expect(changed.statusCode).toBe(200);
+    const restarted = await buildTestApp({ MONGODB_URI: t.config.MONGODB_URI });
+    try {
+      expect((await restarted.app.inject({ method: 'GET', url: '/api/support/user/account/tokenLogin', headers: authHeaders(token) })).statusCode).toBe(401);
+      expect(await login(restarted, 'root', 'root-password-1')).toBeTruthy();
+      expect(await restarted.app.mongo.db.collection('users').countDocuments({ username: 'root' })).toBe(1);
+    } finally {
+      await restarted.app.close();
+    }
+  });
+
   it('accepts the sha256 hex form of the password as the reference web client sends it', async () => {
     const { createHash } = await import('node:crypto');
     const hashed = createHash('sha256').update('root-password-1').digest('hex');
