@@ -48,6 +48,7 @@ export function replaceEditorVariables(
   nodes: readonly RuntimeNode[],
   variables: Record<string, unknown>,
   runningNode?: RuntimeNode,
+  format: (value: unknown) => string | undefined = editorText,
 ): string {
   if (!text.includes('{{$')) return text;
   return text.replace(/\{\{\$([^.{}$]+)\.([^{}$]+)\$\}\}/g, (whole, nodeId: string, key: string) => {
@@ -59,7 +60,7 @@ export function replaceEditorVariables(
     } else {
       value = nodes.find((node) => node.nodeId === nodeId)?.outputs.find((output) => output.id === key)?.value;
     }
-    return editorText(value) ?? whole;
+    return format(value) ?? whole;
   });
 }
 
@@ -89,9 +90,12 @@ export function formatValueType(value: unknown, valueType?: string): unknown {
   }
 }
 
+/** Inputs whose templates their node fills itself (the HTTP node JSON-escapes values in bodies). */
+const SELF_TEMPLATED_INPUTS = new Set(['system_httpJsonBody']);
+
 function inputValue(input: FlowNodeInput, node: RuntimeNode, nodes: readonly RuntimeNode[], variables: Record<string, unknown>): unknown {
   let value = input.value;
-  if (typeof value === 'string') {
+  if (typeof value === 'string' && !SELF_TEMPLATED_INPUTS.has(input.key)) {
     value = replaceVariables(value, variables);
     value = replaceEditorVariables(value as string, nodes, variables, node);
   }

@@ -7,7 +7,8 @@ import { dispatchWorkflow, WorkflowError } from '../../domain/workflow/dispatch.
 import { chatTitle, historyLoadLimit, systemFirst } from '../../domain/workflow/messages.js';
 import { pureRunners } from '../../domain/workflow/pure-runners.js';
 import type { ChatItem, ChatValue, DispatchResult, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
-import { Errors } from '../../infra/errors.js';
+import { Errors, isAppError } from '../../infra/errors.js';
+import { LlmError } from '../../infra/llm-stream.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.repo.js';
 import { type ChatCaller, chatSourceOf, usageSourceOf } from './chat-caller.js';
 import type { ChatRepo, ChatSource } from './chat.repo.js';
@@ -55,6 +56,19 @@ export interface ChatTurnResult extends DispatchResult {
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
+
+/**
+ * A failed run as the client sees it: provider failures are 502, a node refusing its inputs or
+ * the graph (missing question, bad URL, unknown model, unsupported node) is 400; programming
+ * errors stay unexpected (500, logged).
+ */
+function toRunError(error: unknown): unknown {
+  if (isAppError(error)) return error;
+  if (error instanceof LlmError) return Errors.badGateway(error.message);
+  if (error instanceof WorkflowError) return Errors.missingParams(error.message);
+  if (error instanceof Error && error.constructor === Error) return Errors.missingParams(error.message);
+  return error;
+}
 
 function pluginQuestion(nodes: StoreNode[], variables: Record<string, unknown>): ChatItem {
   const input = nodes.find((n) => n.flowNodeType === 'pluginInput');
@@ -150,8 +164,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         now: () => Date.now(),
       });
     } catch (error) {
-      if (error instanceof WorkflowError) throw Errors.missingParams(error.message);
-      throw error;
+      throw toRunError(error);
     }
 
     if (request.save && chatId) {
@@ -245,8 +258,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         now: () => Date.now(),
       });
     } catch (error) {
-      if (error instanceof WorkflowError) throw Errors.missingParams(error.message);
-      throw error;
+      throw toRunError(error);
     }
     await deps.usage.record(
       { teamId: input.caller.auth.teamId, tmbId: input.caller.auth.tmbId, source: 'fastgpt', appName: '工作流Debug', appId, list: result.flowUsages },

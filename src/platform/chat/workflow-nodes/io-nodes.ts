@@ -65,7 +65,9 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
       responseChatItemId: deps.responseChatItemId,
       histories: histories.slice(-10),
     };
-    const sub = (text: string, json = false) => replaceEditorVariables(replaceHttpVariables(text, scope, json), runtimeNodes, variables, node);
+    const jsonText = (value: unknown) => (value === undefined ? 'null' : typeof value === 'string' ? JSON.stringify(value).slice(1, -1) : JSON.stringify(value));
+    const sub = (text: string, json = false) =>
+      replaceEditorVariables(replaceHttpVariables(text, scope, json), runtimeNodes, variables, node, json ? jsonText : undefined);
     const method = String(params.system_httpMethod || 'POST').toUpperCase();
     const timeoutSeconds = Math.min(600, Math.max(5, Number(params.system_httpTimeout ?? 30) || 30));
     let url = sub(String(params.system_httpReqUrl ?? '')).trim();

@@ -1,0 +1,132 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { simpleFormToWorkflow } from '../../src/domain/workflow/simple-app.js';
+import { datasetsOf } from '../../src/platform/datasets/index.js';
+import type { TestApp } from '../helpers/app.js';
+import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { authHeaders, createUser, login } from '../helpers/platform.js';
+import { ok } from './apps-helpers.js';
+import { createPublishedApp, startChatApp } from './chat-helpers.js';
+
+let t: TestApp;
+let fake: FakeOpenAi;
+let tok: string;
+let service: Server;
+let serviceUrl: string;
+const received: unknown[] = [];
+
+const completions = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(tok), payload });
+
+beforeAll(async () => {
+  ({ t, fake } = await startChatApp());
+  await createUser(t, { username: 'builder', password: 'password-w1' });
+  tok = await login(t, 'builder', 'password-w1');
+  service = createServer((req, res) => {
+    let text = '';
+    req.on('data', (c) => {
+      text += c;
+    });
+    req.on('end', () => {
+      received.push({ url: req.url, method: req.method, body: text ? JSON.parse(text) : null });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ weather: { city: 'Oslo', temp: 3 }, answerText: 'Looked it up.' }));
+    });
+  });
+  await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+  serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+  await new Promise((resolve) => service?.close(resolve));
+});
+
+describe('workflow nodes through completions', () => {
+  it('knowledge-base app: dataset search quotes reach the model prompt and the node responses', async () => {
+    const datasetId = await ok(t, tok, 'POST', '/core/dataset/create', { name: 'Handbook' });
+    const collectionId = await ok(t, tok, 'POST', '/core/dataset/collection/create', { datasetId, name: 'faq', type: 'virtual' });
+    await ok(t, tok, 'POST', '/core/dataset/data/pushData', {
+      collectionId,
+      data: [
+        { q: 'What is the office wifi password?', a: 'The wifi password is tulip-42.' },
+        { q: 'When is lunch served?', a: 'Lunch is served at noon.' },
+      ],
+    });
+    await datasetsOf(t.app).trainingWorker.drain();
+    const graph = simpleFormToWorkflow({ aiSettings: { model: 'fake-llm' }, dataset: { datasets: [{ datasetId }], searchMode: 'mixedRecall', similarity: 0 } });
+    const appId = await createPublishedApp(t, tok, 'Handbook bot', { ...graph, chatConfig: {} });
+    const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'office wifi password' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    const search = body.responseData.find((r: { moduleType: string }) => r.moduleType === 'datasetSearchNode');
+    expect(search.quoteList[0]).toMatchObject({ q: 'What is the office wifi password?', datasetId, collectionId, sourceName: 'faq' });
+    const prompt = (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { messages: { content: string }[] }).messages.at(-1)!.content;
+    expect(prompt).toContain('tulip-42');
+    expect(prompt).toContain('office wifi password');
+  });
+
+  it('HTTP node calls the service with interpolated values and maps flattened outputs', async () => {
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        {
+          nodeId: 'http',
+          flowNodeType: 'httpRequest468',
+          name: 'Weather API',
+          inputs: [
+            { key: 'system_httpMethod', value: 'POST' },
+            { key: 'system_httpReqUrl', value: `${serviceUrl}/weather` },
+            { key: 'system_httpParams', value: [{ key: 'q', value: '{{city}}' }] },
+            { key: 'system_httpJsonBody', value: '{"question":"{{$start.userChatInput$}}","chat":"{{chatId}}"}' },
+            { key: 'system_httpContentType', value: 'json' },
+          ],
+          outputs: [
+            { id: 'o1', key: 'weather.temp', type: 'dynamic', valueType: 'number' },
+            { id: 'httpRawResponse', key: 'httpRawResponse', type: 'static' },
+          ],
+        },
+        { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: 'Temp is {{$http.o1$}}' }], outputs: [] },
+      ],
+      edges: [
+        { source: 'start', sourceHandle: 'start-source-right', target: 'http', targetHandle: 'http-target-left' },
+        { source: 'http', sourceHandle: 'http-source-right', target: 'ans', targetHandle: 'ans-target-left' },
+      ],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'HTTP bot', graph);
+    const res = await completions({ appId, chatId: 'h1', variables: { city: 'Oslo' }, messages: [{ role: 'user', content: 'how cold "is" it' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().choices[0].message.content).toBe('\nTemp is 3');
+    expect(received.at(-1)).toEqual({ url: '/weather?q=Oslo', method: 'POST', body: { question: 'how cold "is" it', chat: 'h1' } });
+  });
+
+  it('an unsupported node type is a clear 400, not a crash', async () => {
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [] },
+        { nodeId: 'laf', flowNodeType: 'lafModule', name: 'Laf function', inputs: [], outputs: [] },
+      ],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'laf', targetHandle: 'laf-target-left' }],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'Laf bot', graph);
+    const res = await completions({ appId, messages: [{ role: 'user', content: 'x' }] });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toMatch(/lafModule.*Laf function.*not supported/);
+    const streamed = await completions({ appId, stream: true, messages: [{ role: 'user', content: 'x' }] });
+    expect(streamed.statusCode).toBe(200);
+    expect(streamed.body).toMatch(/event: error\ndata: .*not supported/);
+  });
+
+  it('a model error surfaces as an error frame in a stream', async () => {
+    fake.route('POST', '/v1/chat/completions', () => ({ status: 500, json: { error: 'overloaded' } }));
+    const appId = await createPublishedApp(t, tok, 'Plain bot', { ...simpleFormToWorkflow({ aiSettings: { model: 'fake-llm' } }), chatConfig: {} });
+    const res = await completions({ appId, stream: true, detail: true, messages: [{ role: 'user', content: 'x' }] });
+    expect(res.body).toMatch(/event: error\ndata: .*HTTP 500/);
+    const plain = await completions({ appId, messages: [{ role: 'user', content: 'x' }] });
+    expect(plain.statusCode).toBe(502);
+    expect(plain.json().message).toMatch(/HTTP 500.*overloaded/);
+  });
+});
