@@ -28,10 +28,34 @@ export const redactPaths: string[] = [
   ...SECRET_FIELDS.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]),
 ];
 
+const SECRET_QUERY_PARAMS = new RegExp(`([?&](?:${SECRET_FIELDS.join('|')}|client_secret|outLinkUid|shareId)=)[^&#]*`, 'gi');
+
+/** Masks secret query parameters: GET forms of login and key routes carry them in the URL. */
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_QUERY_PARAMS, '$1[redacted]');
+}
+
+interface LoggedRequest {
+  method: string;
+  url: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
+      serializers: {
+        req: (request: LoggedRequest) => ({
+          method: request.method,
+          url: redactUrl(request.url),
+          host: request.host,
+          remoteAddress: request.ip,
+          remotePort: request.socket?.remotePort,
+        }),
+      },
       redact: { paths: redactPaths, censor: '[redacted]' },
       base: { service: 'platform-service' },
       timestamp: pino.stdTimeFunctions.isoTime,

@@ -127,6 +127,14 @@ describe('logging', () => {
     }
     expect(logs).toContain('[redacted]');
   });
+
+  it('redacts secrets in logged query strings', async () => {
+    await t.app.inject({ method: 'GET', url: '/api/nothing/here?username=alice&password=query-password-secret&token=query-token-secret' });
+    const logs = t.logs();
+    expect(logs).toContain('username=alice');
+    expect(logs).not.toContain('query-password-secret');
+    expect(logs).not.toContain('query-token-secret');
+  });
 });
 
 describe('health', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Errors } from '../../src/infra/errors.js';
 import { errorFormatFor, renderError, toAppError } from '../../src/infra/error-render.js';
+import { redactUrl } from '../../src/infra/logger.js';
 
 describe('errorFormatFor', () => {
   it.each([
@@ -78,5 +79,17 @@ describe('toAppError', () => {
     expect(unexpected).toBe(true);
     expect(appError.httpStatus).toBe(500);
     expect(appError.message).toBe('Internal error (request id req-42)');
+  });
+});
+
+describe('redactUrl', () => {
+  it.each([
+    ['/a?password=x&b=1', '/a?password=[redacted]&b=1'],
+    ['/a?b=1&token=abc', '/a?b=1&token=[redacted]'],
+    ['/a?apiKey=fastgpt-1&oldPsw=2&newPsw=3', '/a?apiKey=[redacted]&oldPsw=[redacted]&newPsw=[redacted]'],
+    ['/a?client_secret=s', '/a?client_secret=[redacted]'],
+    ['/a?name=password', '/a?name=password'],
+  ])('%s → %s', (url, expected) => {
+    expect(redactUrl(url)).toBe(expected);
   });
 });
