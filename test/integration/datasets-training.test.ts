@@ -139,7 +139,7 @@ describe('training queue', () => {
     await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: items }));
     // A worker claims some items and the process dies before finishing them.
     const { trainings } = datasetsOf(t.app).ctx.repos;
-    for (let i = 0; i < 5; i++) expect(await trainings.claim(new Date(), 5 * 60_000, { modes: ['chunk'] })).not.toBeNull();
+    expect(await trainings.claimBatch(new Date(), 5 * 60_000, 5)).toHaveLength(5);
     await t.app.close();
 
     const restarted = await buildTestApp({ ...env, MONGODB_URI: t.config.MONGODB_URI, TRAINING_WORKER: 'true' });

@@ -50,7 +50,7 @@ export async function insertDataNow(
     { teamId: input.teamId, datasetId: input.datasetId, collectionId: input.collectionId, dataId },
     indexes.map((index) => ({ id: index.dataId, text: index.text })),
   );
-  await ctx.repos.data.upsert({
+  await ctx.repos.data.upsertMany([{
     _id: dataId,
     teamId: input.teamId,
     tmbId: input.tmbId,
@@ -61,6 +61,6 @@ export async function insertDataNow(
     chunkIndex: input.chunkIndex,
     indexes,
     fullTextTokens: searchTokens(input.q, input.a),
-  });
+  }]);
   return { dataId, tokens };
 }

@@ -51,22 +51,28 @@ export function createDataRepo(db: Db) {
   const col = db.collection<DataDoc>('dataset_datas');
   const scope = (teamId: string, datasetIds: string[]) => ({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
   return {
-    /** Idempotent: a retried training item writes the same document once. */
-    async upsert(input: NewData): Promise<void> {
-      const { _id, ...rest } = input;
-      await col.updateOne(
-        { _id: oid(_id) },
-        {
-          $setOnInsert: {
-            ...rest,
-            teamId: oid(input.teamId),
-            tmbId: oid(input.tmbId),
-            datasetId: oid(input.datasetId),
-            collectionId: oid(input.collectionId),
-            updateTime: new Date(),
+    /** Idempotent: a retried training item writes the same documents once. */
+    async upsertMany(inputs: NewData[]): Promise<void> {
+      if (inputs.length === 0) return;
+      const now = new Date();
+      await col.bulkWrite(
+        inputs.map(({ _id, ...rest }) => ({
+          updateOne: {
+            filter: { _id: oid(_id) },
+            update: {
+              $setOnInsert: {
+                ...rest,
+                teamId: oid(rest.teamId),
+                tmbId: oid(rest.tmbId),
+                datasetId: oid(rest.datasetId),
+                collectionId: oid(rest.collectionId),
+                updateTime: now,
+              },
+            },
+            upsert: true,
           },
-        },
-        { upsert: true },
+        })),
+        { ordered: false },
       );
     },
     async findById(teamId: string, id: string): Promise<DataRecord | null> {

@@ -51,8 +51,8 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     ctx.log.warn({ trainingId: item._id, attempts, error: message }, 'training item failed');
   }
 
-  async function plan(item: TrainingRecord): Promise<Planned | null> {
-    if (!(await collections.exists(item.teamId, item.collectionId))) return null;
+  async function plan(item: TrainingRecord, collectionExists: (teamId: string, id: string) => Promise<boolean>): Promise<Planned | null> {
+    if (!(await collectionExists(item.teamId, item.collectionId))) return null;
     if (item.dataId) {
       const existing = await data.findById(item.teamId, item.dataId);
       if (!existing) return null;
@@ -63,32 +63,24 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     return { item, dataId: item._id, indexes, oldVectorIds: [] };
   }
 
-  async function finish(entry: Planned, vectors: number[][]) {
-    const { item } = entry;
-    await storeVectors(
-      ctx,
-      entry.indexes.map((index, i) => ({
-        id: index.dataId,
-        teamId: item.teamId,
-        datasetId: item.datasetId,
-        collectionId: item.collectionId,
-        dataId: entry.dataId,
-        model: item.model,
-        vector: vectors[i] ?? [],
-      })),
-    );
-    if (item.dataId) {
-      await data.setIndexes(item.teamId, entry.dataId, entry.indexes);
-      await removeVectors(ctx, item.teamId, item.datasetId, entry.oldVectorIds.filter((id) => !entry.indexes.some((index) => index.dataId === id)));
-      // Chain the rebuild: queue the next waiting item before this one disappears.
-      const next = await data.claimRebuilding(item.teamId, item.datasetId);
-      if (next) {
-        const { _id, expireAt, lockTime, retryCount, errorMsg, ...base } = item;
-        await trainings.insertMany([{ ...base, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }]);
-      }
-    } else {
-      await data.upsert({
-        _id: entry.dataId,
+  const vectorRows = (entry: Planned, vectors: number[][]) =>
+    entry.indexes.map((index, i) => ({
+      id: index.dataId,
+      teamId: entry.item.teamId,
+      datasetId: entry.item.datasetId,
+      collectionId: entry.item.collectionId,
+      dataId: entry.dataId,
+      model: entry.item.model,
+      vector: vectors[i] ?? [],
+    }));
+
+  /** New items of a batch: all vectors, then all data items, then the queue items go (in that order). */
+  async function finishInserts(entries: { entry: Planned; vectors: number[][] }[]) {
+    if (entries.length === 0) return;
+    await storeVectors(ctx, entries.flatMap(({ entry, vectors }) => vectorRows(entry, vectors)));
+    await data.upsertMany(
+      entries.map(({ entry: { item, dataId, indexes } }) => ({
+        _id: dataId,
         teamId: item.teamId,
         tmbId: item.tmbId,
         datasetId: item.datasetId,
@@ -96,27 +88,46 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
         q: item.q,
         a: item.a,
         chunkIndex: item.chunkIndex,
-        indexes: entry.indexes,
+        indexes,
         fullTextTokens: searchTokens(item.q, item.a),
-      });
+      })),
+    );
+    await trainings.deleteByIds(entries.map(({ entry }) => entry.item._id));
+  }
+
+  /** A rebuild item: new vectors, the item re-pointed, old vectors removed, the next rebuild queued. */
+  async function finishRebuild(entry: Planned, vectors: number[][]) {
+    const { item } = entry;
+    await storeVectors(ctx, vectorRows(entry, vectors));
+    await data.setIndexes(item.teamId, entry.dataId, entry.indexes);
+    await removeVectors(ctx, item.teamId, item.datasetId, entry.oldVectorIds.filter((id) => !entry.indexes.some((index) => index.dataId === id)));
+    // Chain the rebuild: queue the next waiting item before this one disappears.
+    const next = await data.claimRebuilding(item.teamId, item.datasetId);
+    if (next) {
+      const { _id, expireAt, lockTime, retryCount, errorMsg, ...base } = item;
+      await trainings.insertMany([{ ...base, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }]);
     }
     await trainings.deleteById(item._id);
   }
 
   async function processVectorBatch(batch: TrainingRecord[], now: Date) {
+    const known = new Map<string, boolean>();
+    const collectionExists = async (teamId: string, id: string) => {
+      if (!known.has(id)) known.set(id, await collections.exists(teamId, id));
+      return known.get(id)!;
+    };
     const planned: Planned[] = [];
     for (const item of batch) {
-      const entry = await plan(item);
+      const entry = await plan(item, collectionExists);
       // The collection or data item is gone (deleted meanwhile): the item has nothing left to do.
       if (!entry) await trainings.deleteById(item._id);
       else planned.push(entry);
     }
     const texts = planned.flatMap((entry) => entry.indexes.map((index) => index.text));
     if (texts.length === 0) return;
-    const model = batch[0]!.model;
     let vectors: number[][];
     try {
-      const embedded = await ctx.embedders().forModel(model).embed(texts);
+      const embedded = await ctx.embedders().forModel(batch[0]!.model).embed(texts);
       if (embedded.vectors.length !== texts.length) throw new Error(`Embedding provider returned ${embedded.vectors.length} vectors for ${texts.length} texts`);
       vectors = embedded.vectors;
     } catch (error) {
@@ -124,20 +135,32 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       return;
     }
     let offset = 0;
+    const inserts: { entry: Planned; vectors: number[][] }[] = [];
     for (const entry of planned) {
       const own = vectors.slice(offset, offset + entry.indexes.length);
       offset += entry.indexes.length;
+      if (!entry.item.dataId) {
+        inserts.push({ entry, vectors: own });
+        continue;
+      }
       try {
-        await finish(entry, own);
+        await finishRebuild(entry, own);
       } catch (error) {
         await fail(entry.item, error, now);
       }
+    }
+    try {
+      await finishInserts(inserts);
+    } catch (error) {
+      // Writes are idempotent by id: the retry rewrites whatever part already landed.
+      for (const { entry } of inserts) await fail(entry.item, error, now);
     }
   }
 
   /** Claims and processes one batch; returns how many items were claimed (0 = nothing to do). */
   async function runOnce(now = new Date()): Promise<number> {
-    const first = await trainings.claim(now, lockMs, { modes: ['chunk', 'auto', 'qa'] });
+    const batch = await trainings.claimBatch(now, lockMs, batchSize);
+    const first = batch[0];
     if (!first) return 0;
     if (first.mode === 'qa') {
       try {
@@ -146,12 +169,6 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
         await fail(first, error, now);
       }
       return 1;
-    }
-    const batch = [first];
-    while (batch.length < batchSize) {
-      const next = await trainings.claim(now, lockMs, { modes: ['chunk', 'auto'], model: first.model });
-      if (!next) break;
-      batch.push(next);
     }
     await processVectorBatch(batch, now);
     return batch.length;

@@ -61,12 +61,30 @@ export function createTrainingRepo(db: Db) {
       const { insertedCount } = await col.insertMany(items.map(toDoc) as TrainingDoc[], { ordered: true });
       return insertedCount;
     },
-    /** Atomically claims one item whose lock is older than `lockMs` (or was never set). */
-    async claim(now: Date, lockMs: number, filter: { modes: TrainingMode[]; model?: string }): Promise<TrainingRecord | null> {
-      const query: Record<string, unknown> = { mode: { $in: filter.modes }, lockTime: { $lte: new Date(now.getTime() - lockMs) } };
-      if (filter.model) query.model = filter.model;
-      const doc = await col.findOneAndUpdate(query, { $set: { lockTime: now } }, { sort: { weight: -1, _id: 1 }, returnDocument: 'after' });
-      return doc ? plain(doc) : null;
+    /**
+     * Claims up to `limit` items in one go: candidates are read once, then each is taken with an
+     * atomic findOneAndUpdate on its _id and expired lock (another worker may win some).
+     * Items sharing the first candidate's mode class and model form the batch.
+     */
+    async claimBatch(now: Date, lockMs: number, limit: number): Promise<TrainingRecord[]> {
+      const expired = new Date(now.getTime() - lockMs);
+      const candidates = await col
+        .find({ lockTime: { $lte: expired } }, { projection: { _id: 1, mode: 1, model: 1 } })
+        .limit(limit * 2)
+        .toArray();
+      const first = candidates[0];
+      if (!first) return [];
+      const wanted = first.mode === 'qa' ? [first] : candidates.filter((c) => c.mode !== 'qa' && c.model === first.model);
+      const claimed: TrainingRecord[] = [];
+      for (const candidate of wanted) {
+        if (claimed.length >= limit) break;
+        const doc = await col.findOneAndUpdate({ _id: candidate._id, lockTime: { $lte: expired } }, { $set: { lockTime: now } }, { returnDocument: 'after' });
+        if (doc) claimed.push(plain(doc));
+      }
+      return claimed;
+    },
+    async deleteByIds(ids: string[]) {
+      if (ids.length > 0) await col.deleteMany({ _id: { $in: oids(ids) } });
     },
     /** Records a failure; the item becomes claimable again at `retryAt` (or never, when permanent). */
     async recordFailure(id: string, errorMsg: string, lockTime: Date) {
