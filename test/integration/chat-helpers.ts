@@ -72,8 +72,14 @@ export const branchGraph = {
   chatConfig: {},
 };
 
-export async function createPublishedApp(t: TestApp, token: string, name: string, graph: { nodes: unknown[]; edges: unknown[]; chatConfig: unknown }): Promise<string> {
-  const appId = (await ok(t, token, 'POST', '/core/app/create', { name, type: 'advanced', modules: graph.nodes, edges: graph.edges, chatConfig: graph.chatConfig })) as string;
+export async function createPublishedApp(
+  t: TestApp,
+  token: string,
+  name: string,
+  graph: { nodes: unknown[]; edges: unknown[]; chatConfig: unknown },
+  type: 'advanced' | 'plugin' = 'advanced',
+): Promise<string> {
+  const appId = (await ok(t, token, 'POST', '/core/app/create', { name, type, modules: graph.nodes, edges: graph.edges, chatConfig: graph.chatConfig })) as string;
   await ok(t, token, 'POST', `/core/app/version/publish?appId=${appId}`, { ...graph, isPublish: true, versionName: 'v1' });
   return appId;
 }

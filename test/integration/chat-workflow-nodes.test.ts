@@ -130,3 +130,94 @@ describe('workflow nodes through completions', () => {
     expect(plain.json().message).toMatch(/HTTP 500.*overloaded/);
   });
 });
+
+describe('apps inside apps', () => {
+  const greeterPlugin = {
+    nodes: [
+      {
+        nodeId: 'pin',
+        flowNodeType: 'pluginInput',
+        name: 'Inputs',
+        inputs: [{ key: 'who', valueType: 'string', renderTypeList: ['input'], required: true, defaultValue: 'world' }],
+        outputs: [{ id: 'who', key: 'who', valueType: 'string' }],
+      },
+      {
+        nodeId: 'fmt',
+        flowNodeType: 'textEditor',
+        name: 'Format',
+        inputs: [
+          { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+          { key: 'name', canEdit: true, value: ['pin', 'who'], valueType: 'string' },
+          { key: 'system_textareaInput', value: 'Hello, {{name}}!' },
+        ],
+        outputs: [{ id: 'system_text', key: 'system_text', valueType: 'string' }],
+      },
+      { nodeId: 'pout', flowNodeType: 'pluginOutput', name: 'Outputs', inputs: [{ key: 'greeting', valueType: 'string', value: ['fmt', 'system_text'] }], outputs: [] },
+    ],
+    edges: [
+      { source: 'pin', sourceHandle: 'pin-source-right', target: 'fmt', targetHandle: 'fmt-target-left' },
+      { source: 'fmt', sourceHandle: 'fmt-source-right', target: 'pout', targetHandle: 'pout-target-left' },
+    ],
+    chatConfig: {},
+  };
+
+  it('a plugin app runs through completions with variables as inputs and reports its output', async () => {
+    const pluginId = await createPublishedApp(t, tok, 'Greeter', greeterPlugin, 'plugin');
+    const res = await completions({ appId: pluginId, variables: { who: 'Ada' } });
+    expect(res.statusCode, res.body).toBe(200);
+    const output = res.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'pluginOutput');
+    expect(output.pluginOutput).toEqual({ greeting: 'Hello, Ada!' });
+  });
+
+  it('pluginModule and appModule nodes run other apps of the team', async () => {
+    const pluginId = await createPublishedApp(t, tok, 'Greeter 2', greeterPlugin, 'plugin');
+    const childId = await createPublishedApp(t, tok, 'Child', {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        { nodeId: 'a', flowNodeType: 'answerNode', name: 'A', inputs: [{ key: 'text', value: 'child heard {{$start.userChatInput$}}' }], outputs: [] },
+      ],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'a', targetHandle: 'a-target-left' }],
+      chatConfig: {},
+    });
+    const parent = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        {
+          nodeId: 'plug',
+          flowNodeType: 'pluginModule',
+          name: 'Greeter',
+          pluginId,
+          inputs: [{ key: 'who', valueType: 'string', value: ['start', 'userChatInput'] }],
+          outputs: [{ id: 'greeting', key: 'greeting', valueType: 'string' }],
+        },
+        { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: '{{$plug.greeting$}}' }], outputs: [] },
+        {
+          nodeId: 'child',
+          flowNodeType: 'appModule',
+          name: 'Child app',
+          pluginId: childId,
+          inputs: [{ key: 'userChatInput', value: ['start', 'userChatInput'] }, { key: 'history', value: 0 }],
+          outputs: [{ id: 'answerText', key: 'answerText' }],
+        },
+      ],
+      edges: [
+        { source: 'start', sourceHandle: 'start-source-right', target: 'plug', targetHandle: 'plug-target-left' },
+        { source: 'plug', sourceHandle: 'plug-source-right', target: 'say', targetHandle: 'say-target-left' },
+        { source: 'say', sourceHandle: 'say-source-right', target: 'child', targetHandle: 'child-target-left' },
+      ],
+      chatConfig: {},
+    };
+    const parentId = await createPublishedApp(t, tok, 'Parent', parent);
+    const res = await completions({ appId: parentId, messages: [{ role: 'user', content: 'Bo' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().choices[0].message.content).toBe('\nHello, Bo!\nchild heard Bo');
+
+    await createUser(t, { username: 'stranger', password: 'password-s9' });
+    const strangerTok = await login(t, 'stranger', 'password-s9');
+    const foreign = await ok(t, strangerTok, 'POST', '/core/app/create', { name: 'Thief', type: 'advanced', modules: parent.nodes, edges: parent.edges });
+    await ok(t, strangerTok, 'POST', `/core/app/version/publish?appId=${foreign}`, { ...parent, isPublish: true, versionName: 'v1' });
+    const refused = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(strangerTok), payload: { appId: foreign, messages: [{ role: 'user', content: 'x' }] } });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().statusText).toBe('unAuthApp');
+  });
+});

@@ -6,7 +6,7 @@ import { pendingInteractive } from '../../domain/workflow/chat-values.js';
 import { dispatchWorkflow, WorkflowError } from '../../domain/workflow/dispatch.js';
 import { chatTitle, historyLoadLimit, systemFirst } from '../../domain/workflow/messages.js';
 import { pureRunners } from '../../domain/workflow/pure-runners.js';
-import type { ChatItem, ChatValue, DispatchResult, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
+import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.repo.js';
@@ -14,6 +14,7 @@ import { type ChatCaller, chatSourceOf, usageSourceOf } from './chat-caller.js';
 import type { ChatRepo, ChatSource } from './chat.repo.js';
 import { nanoid } from './ids.js';
 import type { UsageRepo } from './usage.repo.js';
+import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
 import { createIoRunners } from './workflow-nodes/io-nodes.js';
 import { createLlmRunners } from './workflow-nodes/llm-nodes.js';
 import type { NodeDeps } from './workflow-nodes/node-deps.js';
@@ -86,8 +87,17 @@ function pluginInputValue(value: unknown, valueType?: string): unknown {
 }
 
 export function createChatRunService(deps: ChatRunDeps) {
-  function runners(nodeDeps: NodeDeps) {
-    return { ...pureRunners, ...createLlmRunners(nodeDeps), ...createIoRunners(nodeDeps) };
+  function runners(nodeDeps: NodeDeps, depth = 0): Record<string, NodeRunner> {
+    const own = { ...pureRunners, ...createLlmRunners(nodeDeps), ...createIoRunners(nodeDeps) };
+    const composite = createCompositeRunners({
+      depth,
+      runners: () => runners(nodeDeps, depth + 1),
+      loadGraph: async (childId) => {
+        const child = await deps.apps.findInTeam(nodeDeps.teamId, childId);
+        return { graph: await deps.apps.runGraph(child), type: child.type, name: child.name, avatar: child.avatar };
+      },
+    });
+    return { ...own, ...composite };
   }
 
   async function runTurn(request: ChatTurnRequest): Promise<ChatTurnResult> {

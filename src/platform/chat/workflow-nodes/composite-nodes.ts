@@ -1,0 +1,99 @@
+/**
+ * Nodes that run another app's graph: pluginModule (a plugin app as a node) and appModule (a
+ * chat app as a node). The child runs a nested dispatch with the same runners; depth is bounded.
+ */
+import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
+import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
+import type { ChatItem, NodeRunContext, NodeRunner, RuntimeEdge, RuntimeNode } from '../../../domain/workflow/types.js';
+import type { RunGraph } from '../app-source.repo.js';
+import { nanoid } from '../ids.js';
+
+export const MAX_NESTING = 5;
+
+export interface CompositeDeps {
+  /** The child app's runnable graph within the caller's team (throws when missing or foreign). */
+  loadGraph: (appId: string) => Promise<{ graph: RunGraph; type: string; name: string; avatar?: string }>;
+  runners: () => Record<string, NodeRunner>;
+  depth: number;
+}
+
+function childRuntime(graph: RunGraph, entryTypes: string[], hideStatus: boolean): { nodes: RuntimeNode[]; edges: RuntimeEdge[] } {
+  const nodes = structuredClone(graph.nodes).map((node) => ({ ...node, isEntry: entryTypes.includes(node.flowNodeType), ...(hideStatus ? { showStatus: false } : {}) }));
+  return { nodes, edges: graph.edges.map((edge) => ({ ...edge, status: 'waiting' as const })) };
+}
+
+export function createCompositeRunners(deps: CompositeDeps): Record<string, NodeRunner> {
+  const guard = (context: NodeRunContext) => {
+    if (deps.depth >= MAX_NESTING) throw new Error(`Node '${context.node.name ?? context.node.nodeId}' nests apps deeper than ${MAX_NESTING} levels`);
+    if (!context.node.pluginId) throw new Error(`Node '${context.node.name ?? context.node.nodeId}' has no pluginId`);
+    return context.node.pluginId;
+  };
+
+  const pluginModule: NodeRunner = async (context) => {
+    const child = await deps.loadGraph(guard(context));
+    if (child.type !== 'plugin') throw new Error(`App ${context.node.pluginId} is not a plugin`);
+    const { nodes, edges } = childRuntime(child.graph, ['pluginInput'], true);
+    const input = nodes.find((n) => n.flowNodeType === 'pluginInput');
+    for (const item of input?.inputs ?? []) if (context.params[item.key] !== undefined) item.value = context.params[item.key];
+    const result = await dispatchWorkflow({
+      nodes,
+      edges,
+      variables: { ...context.variables },
+      histories: context.histories,
+      query: context.query,
+      runners: deps.runners(),
+      mode: context.mode === 'debug' ? 'test' : context.mode,
+      stream: false,
+      isAborted: context.isAborted,
+      newId: () => nanoid(),
+      now: () => Date.now(),
+    });
+    const output = result.flowResponses.find((r) => r.moduleType === 'pluginOutput')?.pluginOutput as Record<string, unknown> | undefined;
+    const totalPoints = result.flowUsages.reduce((sum, u) => sum + u.totalPoints, 0);
+    return {
+      outputs: output ?? {},
+      responseData: { moduleLogo: child.avatar, totalPoints, pluginOutput: output ?? {}, pluginDetail: context.mode === 'test' ? result.flowResponses : undefined },
+      usages: [{ moduleName: child.name, totalPoints }],
+      toolResponses: output,
+    };
+  };
+
+  const appModule: NodeRunner = async (context) => {
+    const child = await deps.loadGraph(guard(context));
+    const question = String(context.params.userChatInput ?? valuesText(context.query));
+    if (!question) throw new Error('Question is empty');
+    const histories = selectHistories(context.params.history ?? 6, context.histories);
+    const { nodes, edges } = childRuntime(child.graph, ['workflowStart', 'userGuide'], false);
+    context.emit({ event: 'answer', text: '\n' });
+    const result = await dispatchWorkflow({
+      nodes,
+      edges,
+      variables: { ...context.variables },
+      histories,
+      query: [{ type: 'text', text: { content: question } }],
+      runners: deps.runners(),
+      mode: context.mode === 'debug' ? 'test' : context.mode,
+      stream: context.stream,
+      emit: context.emit,
+      isAborted: context.isAborted,
+      newId: () => nanoid(),
+      now: () => Date.now(),
+    });
+    const answer = valuesText(result.assistantResponses);
+    const history: ChatItem[] = [
+      ...histories,
+      { obj: 'Human', value: [{ type: 'text', text: { content: question } }] },
+      { obj: 'AI', value: result.assistantResponses },
+    ];
+    const totalPoints = result.flowUsages.reduce((sum, u) => sum + u.totalPoints, 0);
+    return {
+      outputs: { answerText: answer, history },
+      assistantResponses: result.assistantResponses,
+      responseData: { moduleLogo: child.avatar, totalPoints, query: question, textOutput: answer, pluginDetail: result.flowResponses },
+      usages: [{ moduleName: child.name, totalPoints }],
+      toolResponses: answer,
+    };
+  };
+
+  return { pluginModule, appModule };
+}
