@@ -4,9 +4,17 @@
  * OPENAI_BASE_URL / CHAT_API_KEY.
  */
 
+export interface LlmToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
 export interface LlmMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | { type: string; [key: string]: unknown }[];
+  content: string | { type: string; [key: string]: unknown }[] | null;
+  tool_calls?: LlmToolCall[];
+  tool_call_id?: string;
 }
 
 export interface LlmEndpoint {
@@ -24,6 +32,7 @@ export interface LlmRequest {
 
 export interface LlmResult {
   content: string;
+  toolCalls?: LlmToolCall[];
   promptTokens?: number;
   completionTokens?: number;
 }
@@ -57,11 +66,13 @@ export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, s
   });
   if (!response.ok) throw await failure(response);
   const body = (await response.json()) as {
-    choices?: { message?: { content?: string | null } }[];
+    choices?: { message?: { content?: string | null; tool_calls?: LlmToolCall[] } }[];
     usage?: { prompt_tokens?: number; completion_tokens?: number };
   };
+  const toolCalls = body.choices?.[0]?.message?.tool_calls;
   return {
     content: body.choices?.[0]?.message?.content ?? '',
+    ...(toolCalls?.length ? { toolCalls } : {}),
     promptTokens: body.usage?.prompt_tokens,
     completionTokens: body.usage?.completion_tokens,
   };

@@ -22,6 +22,7 @@ export interface FakeOpenAi {
   requests: SeenRequest[];
   reply: (messages: { role: string; content: unknown }[]) => string;
   route: (method: string, path: string, handler: RouteHandler) => void;
+  unroute: (method: string, path: string) => void;
   /** Resolves with the first request to `path` (now or later). */
   waitFor: (path: string) => Promise<SeenRequest>;
   close: () => Promise<void>;
@@ -71,8 +72,17 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         return;
       }
       if (url.pathname === '/v1/chat/completions') {
-        const request = body as { messages: { role: string; content: unknown }[]; stream?: boolean };
-        const text = fake.reply(request.messages);
+        const request = body as { messages: { role: string; content: unknown }[]; stream?: boolean; tools?: { function: { name: string; parameters: { properties: Record<string, unknown> } } }[] };
+        // With tools offered and no tool answer yet, call the first tool with the user's text.
+        const firstTool = request.tools?.[0]?.function;
+        if (firstTool && !request.messages.some((m) => m.role === 'tool')) {
+          const arg = Object.keys(firstTool.parameters.properties)[0] ?? 'input';
+          const toolCall = { id: 'call_1', type: 'function', function: { name: firstTool.name, arguments: JSON.stringify({ [arg]: lastUserText(request.messages) }) } };
+          send(res, 200, { choices: [{ message: { role: 'assistant', content: null, tool_calls: [toolCall] } }], usage: { prompt_tokens: 10, completion_tokens: 5 } });
+          return;
+        }
+        const toolAnswer = [...request.messages].reverse().find((m) => m.role === 'tool');
+        const text = toolAnswer ? `Tool said: ${String(toolAnswer.content)}` : fake.reply(request.messages);
         if (!request.stream) {
           send(res, 200, { choices: [{ message: { role: 'assistant', content: text } }], usage: { prompt_tokens: 10, completion_tokens: 5 } });
           return;
@@ -107,6 +117,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
   fake.origin = `http://127.0.0.1:${port}`;
   fake.baseUrl = `${fake.origin}/v1`;
   fake.route = (method, path, handler) => routes.set(`${method} ${path}`, handler);
+  fake.unroute = (method, path) => routes.delete(`${method} ${path}`);
   fake.waitFor = (path) => {
     const done = requests.find((r) => r.path === path);
     if (done) return Promise.resolve(done);

@@ -128,6 +128,7 @@ describe('workflow nodes through completions', () => {
     const plain = await completions({ appId, messages: [{ role: 'user', content: 'x' }] });
     expect(plain.statusCode).toBe(502);
     expect(plain.json().message).toMatch(/HTTP 500.*overloaded/);
+    fake.unroute('POST', '/v1/chat/completions');
   });
 });
 
@@ -219,5 +220,56 @@ describe('apps inside apps', () => {
     const refused = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(strangerTok), payload: { appId: foreign, messages: [{ role: 'user', content: 'x' }] } });
     expect(refused.statusCode).toBe(403);
     expect(refused.json().statusText).toBe('unAuthApp');
+  });
+});
+
+describe('tools node', () => {
+  it('offers attached nodes as functions, runs the called one and answers with its result', async () => {
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        {
+          nodeId: 'agent',
+          flowNodeType: 'tools',
+          name: 'Agent',
+          showStatus: true,
+          inputs: [
+            { key: 'model', value: 'fake-llm' },
+            { key: 'userChatInput', value: ['start', 'userChatInput'] },
+          ],
+          outputs: [{ id: 'answerText', key: 'answerText' }],
+        },
+        {
+          nodeId: 'weather',
+          flowNodeType: 'httpRequest468',
+          name: 'Weather',
+          intro: 'Looks up the weather of a city',
+          inputs: [
+            { key: 'city', valueType: 'string', toolDescription: 'the city', required: true, canEdit: true },
+            { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+            { key: 'system_httpMethod', value: 'GET' },
+            { key: 'system_httpReqUrl', value: `${serviceUrl}/weather?city={{city}}` },
+          ],
+          outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse' }],
+        },
+      ],
+      edges: [
+        { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
+        { source: 'agent', sourceHandle: 'selectedTools', target: 'weather', targetHandle: 'selectedTools' },
+      ],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'Agent bot', graph);
+    const res = await completions({ appId, stream: true, detail: true, messages: [{ role: 'user', content: 'Bergen' }] });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toMatch(/event: toolCall\ndata: .*"functionName":"weather"/);
+    expect(res.body).toMatch(/event: toolResponse/);
+    expect(received.at(-1)).toMatchObject({ url: '/weather?city=Bergen', method: 'GET' });
+    const offered = fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-2)!.body as { tools: { function: { name: string; description: string } }[] };
+    expect(offered.tools[0]!.function).toMatchObject({ name: 'weather', description: 'Looks up the weather of a city' });
+    const plain = (await completions({ appId, detail: true, messages: [{ role: 'user', content: 'Oslo' }] })).json();
+    const content = plain.choices[0].message.content;
+    expect(content[0]).toMatchObject({ type: 'tool', tools: [{ functionName: 'weather', params: '{"city":"Oslo"}' }] });
+    expect(content[1].text.content).toMatch(/^Tool said: .*Oslo/);
   });
 });

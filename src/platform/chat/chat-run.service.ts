@@ -17,6 +17,7 @@ import type { UsageRepo } from './usage.repo.js';
 import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
 import { createIoRunners } from './workflow-nodes/io-nodes.js';
 import { createLlmRunners } from './workflow-nodes/llm-nodes.js';
+import { createToolRunner } from './workflow-nodes/tool-node.js';
 import type { NodeDeps } from './workflow-nodes/node-deps.js';
 
 export const MAX_RUN_TIMES = 200;
@@ -97,7 +98,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         return { graph: await deps.apps.runGraph(child), type: child.type, name: child.name, avatar: child.avatar };
       },
     });
-    return { ...own, ...composite };
+    return { ...own, ...composite, tools: createToolRunner(nodeDeps, () => runners(nodeDeps, depth + 1)) };
   }
 
   async function runTurn(request: ChatTurnRequest): Promise<ChatTurnResult> {

@@ -1,0 +1,121 @@
+/**
+ * The `tools` (agent) node with the tool_choice strategy: the nodes attached by `selectedTools`
+ * edges are offered as functions (name = nodeId, description = intro, parameters = inputs with a
+ * toolDescription). Each call runs a nested dispatch with that node as the entry; its tool
+ * response goes back to the model until it answers without calling a tool (at most 6 rounds).
+ */
+import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
+import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
+import { estimateTokens, historyToMessages } from '../../../domain/workflow/prompts.js';
+import { type ChatValue, type NodeRunner, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
+import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
+import { nanoid } from '../ids.js';
+import { type NodeDeps, pointsFor } from './node-deps.js';
+
+const MAX_ROUNDS = 6;
+
+const cut = (text: string) => (text.length > 1000 ? `${text.slice(0, 500)}...${text.slice(-500)}` : text);
+
+function toolSchema(node: RuntimeNode) {
+  const params = node.inputs.filter((input) => input.toolDescription);
+  return {
+    type: 'function' as const,
+    function: {
+      name: node.nodeId,
+      description: node.intro || node.name || node.nodeId,
+      parameters: {
+        type: 'object',
+        properties: Object.fromEntries(
+          params.map((input) => [input.key, { type: input.valueType === 'number' ? 'number' : input.valueType === 'boolean' ? 'boolean' : 'string', description: input.toolDescription }]),
+        ),
+        required: params.filter((input) => input.required).map((input) => input.key),
+      },
+    },
+  };
+}
+
+export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<string, NodeRunner>): NodeRunner {
+  return async ({ node, params, histories, query, runtimeNodes, runtimeEdges, variables, mode, stream, emit, isAborted }) => {
+    const llm = deps.resolveLlm(params.model);
+    const toolIds = runtimeEdges.filter((e) => e.source === node.nodeId && e.sourceHandle === SELECTED_TOOLS_HANDLE).map((e) => e.target);
+    const tools = runtimeNodes.filter((n) => toolIds.includes(n.nodeId));
+    const question = String(params.userChatInput ?? valuesText(query));
+    const messages: LlmMessage[] = [];
+    if (typeof params.systemPrompt === 'string' && params.systemPrompt) messages.push({ role: 'system', content: params.systemPrompt });
+    messages.push(...historyToMessages(selectHistories(params.history ?? 6, histories)), { role: 'user', content: question });
+
+    const assistant: ChatValue[] = [];
+    const details: Record<string, unknown>[] = [];
+    let tokens = 0;
+    let answer = '';
+    let toolPoints = 0;
+    for (let round = 0; round < MAX_ROUNDS && !isAborted(); round += 1) {
+      const result = await completeChat(
+        llm.endpoint,
+        {
+          model: llm.model.model,
+          messages,
+          temperature: Number(params.temperature ?? 0),
+          max_tokens: Math.min(Number(params.maxToken) || llm.model.maxResponse, llm.model.maxResponse),
+          ...(tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : {}),
+        },
+        deps.signal,
+      );
+      tokens += (result.promptTokens ?? estimateTokens(JSON.stringify(messages))) + (result.completionTokens ?? estimateTokens(result.content));
+      if (!result.toolCalls?.length) {
+        answer = result.content;
+        break;
+      }
+      messages.push({ role: 'assistant', content: result.content || null, tool_calls: result.toolCalls });
+      const value: ToolValue = { type: 'tool', tools: [] };
+      for (const call of result.toolCalls) {
+        const tool = tools.find((t) => t.nodeId === call.function.name);
+        let args: Record<string, unknown> = {};
+        try {
+          args = JSON.parse(call.function.arguments || '{}') as Record<string, unknown>;
+        } catch {
+          args = {};
+        }
+        emit({ event: 'toolCall', tool: { id: call.id, toolName: tool?.name ?? call.function.name, toolAvatar: tool?.avatar ?? '', functionName: call.function.name, params: call.function.arguments, response: '' } });
+        let response = `Unknown tool ${call.function.name}`;
+        if (tool) {
+          const entry: RuntimeNode = { ...structuredClone(tool), isEntry: true };
+          entry.inputs = entry.inputs.map((input) => (input.key in args ? { ...input, value: args[input.key] } : input));
+          const nested = await dispatchWorkflow({
+            nodes: runtimeNodes.map((n) => (n.nodeId === tool.nodeId ? entry : { ...structuredClone(n), isEntry: false })),
+            edges: runtimeEdges.map((e) => ({ ...e, status: 'waiting' as const })),
+            variables: { ...variables },
+            histories,
+            query,
+            runners: nestedRunners(),
+            mode,
+            stream: false,
+            isAborted,
+            newId: () => nanoid(),
+            now: () => Date.now(),
+          });
+          const first = nested.toolResponses[0];
+          response = typeof first === 'string' ? first : JSON.stringify(first ?? valuesText(nested.assistantResponses));
+          details.push(...nested.flowResponses);
+          toolPoints += nested.flowUsages.reduce((sum, u) => sum + u.totalPoints, 0);
+        }
+        emit({ event: 'toolResponse', tool: { id: call.id, toolName: '', toolAvatar: '', params: '', response: cut(response) } });
+        value.tools.push({ id: call.id, toolName: tool?.name ?? call.function.name, toolAvatar: tool?.avatar ?? '', functionName: call.function.name, params: call.function.arguments, response: cut(response) });
+        messages.push({ role: 'tool', tool_call_id: call.id, content: response });
+      }
+      assistant.push(value);
+    }
+    if (answer) {
+      if (stream) emit({ event: 'answer', text: answer });
+      assistant.push({ type: 'text', text: { content: answer } });
+    }
+    const totalPoints = pointsFor(llm.model, tokens);
+    return {
+      outputs: { answerText: answer },
+      assistantResponses: assistant,
+      responseData: { totalPoints: totalPoints + toolPoints, toolCallTokens: tokens, model: llm.model.name, query: question, toolDetail: details },
+      usages: [{ moduleName: node.name ?? 'Tool call', totalPoints, model: llm.model.name, tokens }],
+      toolResponses: answer,
+    };
+  };
+}
