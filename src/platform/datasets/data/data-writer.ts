@@ -26,9 +26,10 @@ export async function embedAndStore(ctx: DatasetsContext, model: string, owner: 
   return tokens;
 }
 
+/** Stores vectors under fresh ids (insert; an id written by an earlier attempt is kept). */
 export async function storeVectors(ctx: DatasetsContext, rows: VectorRow[]): Promise<void> {
   if (rows.some((row) => row.vector.length === 0)) throw new Error('The embedding provider returned fewer vectors than texts');
-  await ctx.repos.vectors.upsertMany(rows);
+  await ctx.repos.vectors.insertNew(rows);
   ctx.vectorCache.added(rows);
 }
 
@@ -50,7 +51,7 @@ export async function insertDataNow(
     { teamId: input.teamId, datasetId: input.datasetId, collectionId: input.collectionId, dataId },
     indexes.map((index) => ({ id: index.dataId, text: index.text })),
   );
-  await ctx.repos.data.upsertMany([{
+  await ctx.repos.data.insertNew([{
     _id: dataId,
     teamId: input.teamId,
     tmbId: input.tmbId,

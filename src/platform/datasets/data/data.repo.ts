@@ -1,6 +1,6 @@
 import type { Db, ObjectId } from 'mongodb';
 import { escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
-import { oid, oids, type Plain, plain } from '../plain.js';
+import { oid, oids, onlyDuplicates, type Plain, plain } from '../plain.js';
 
 export interface DataIndex {
   defaultIndex: boolean;
@@ -51,29 +51,26 @@ export function createDataRepo(db: Db) {
   const col = db.collection<DataDoc>('dataset_datas');
   const scope = (teamId: string, datasetIds: string[]) => ({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
   return {
-    /** Idempotent: a retried training item writes the same documents once. */
-    async upsertMany(inputs: NewData[]): Promise<void> {
+    /** Inserts new items; ids that exist already are left alone (idempotent retries, cheap on FerretDB). */
+    async insertNew(inputs: NewData[]): Promise<void> {
       if (inputs.length === 0) return;
       const now = new Date();
-      await col.bulkWrite(
-        inputs.map(({ _id, ...rest }) => ({
-          updateOne: {
-            filter: { _id: oid(_id) },
-            update: {
-              $setOnInsert: {
-                ...rest,
-                teamId: oid(rest.teamId),
-                tmbId: oid(rest.tmbId),
-                datasetId: oid(rest.datasetId),
-                collectionId: oid(rest.collectionId),
-                updateTime: now,
-              },
-            },
-            upsert: true,
-          },
-        })),
-        { ordered: false },
-      );
+      try {
+        await col.insertMany(
+          inputs.map((input) => ({
+            ...input,
+            _id: oid(input._id),
+            teamId: oid(input.teamId),
+            tmbId: oid(input.tmbId),
+            datasetId: oid(input.datasetId),
+            collectionId: oid(input.collectionId),
+            updateTime: now,
+          })),
+          { ordered: false },
+        );
+      } catch (error) {
+        if (!onlyDuplicates(error)) throw error;
+      }
     },
     async findById(teamId: string, id: string): Promise<DataRecord | null> {
       const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });

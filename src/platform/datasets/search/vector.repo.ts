@@ -1,6 +1,6 @@
 import type { Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../../infra/mongo.js';
-import { oid, oids } from '../plain.js';
+import { oid, oids, onlyDuplicates } from '../plain.js';
 
 /** One embedded index text. `_id` is the index's `dataId`, so retried writes replace, never duplicate. */
 interface VectorDoc {
@@ -43,26 +43,28 @@ const toRow = (doc: VectorDoc): VectorRow => ({
 export function createVectorRepo(db: Db) {
   const col = db.collection<VectorDoc>('dataset_vectors');
   return {
-    async upsertMany(rows: VectorRow[]): Promise<void> {
+    /**
+     * Inserts new rows; rows whose id exists already are left as they are (a retried training
+     * item writes the same ids). Much cheaper than upserts on FerretDB.
+     */
+    async insertNew(rows: VectorRow[]): Promise<void> {
       if (rows.length === 0) return;
-      await col.bulkWrite(
-        rows.map((row) => ({
-          replaceOne: {
-            filter: { _id: row.id },
-            replacement: {
-              _id: row.id,
-              teamId: oid(row.teamId),
-              datasetId: oid(row.datasetId),
-              collectionId: oid(row.collectionId),
-              dataId: oid(row.dataId),
-              model: row.model,
-              vector: row.vector,
-            },
-            upsert: true,
-          },
-        })),
-        { ordered: false },
-      );
+      try {
+        await col.insertMany(
+          rows.map((row) => ({
+            _id: row.id,
+            teamId: oid(row.teamId),
+            datasetId: oid(row.datasetId),
+            collectionId: oid(row.collectionId),
+            dataId: oid(row.dataId),
+            model: row.model,
+            vector: row.vector,
+          })),
+          { ordered: false },
+        );
+      } catch (error) {
+        if (!onlyDuplicates(error)) throw error;
+      }
     },
     async deleteByIds(teamId: string, ids: string[]) {
       if (ids.length === 0) return;

@@ -78,7 +78,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
   async function finishInserts(entries: { entry: Planned; vectors: number[][] }[]) {
     if (entries.length === 0) return;
     await storeVectors(ctx, entries.flatMap(({ entry, vectors }) => vectorRows(entry, vectors)));
-    await data.upsertMany(
+    await data.insertNew(
       entries.map(({ entry: { item, dataId, indexes } }) => ({
         _id: dataId,
         teamId: item.teamId,
@@ -104,7 +104,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     // Chain the rebuild: queue the next waiting item before this one disappears.
     const next = await data.claimRebuilding(item.teamId, item.datasetId);
     if (next) {
-      const { _id, expireAt, lockTime, retryCount, errorMsg, ...base } = item;
+      const { _id, expireAt, lockTime, retryCount, errorMsg, claimToken, ...base } = item;
       await trainings.insertMany([{ ...base, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }]);
     }
     await trainings.deleteById(item._id);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
@@ -30,15 +31,18 @@ interface TrainingDoc {
   /** Failed attempts so far. */
   retryCount: number;
   errorMsg?: string;
+  /** Marks the batch of the claim that last took the item. */
+  claimToken?: string;
 }
 
 export type TrainingRecord = Plain<TrainingDoc>;
-export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg'>;
+export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg' | 'claimToken'>;
 
 export const TRAINING_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_trainings', key: { teamId: 1, datasetId: 1 } },
   { collection: 'dataset_trainings', key: { mode: 1, lockTime: 1, weight: -1 } },
   { collection: 'dataset_trainings', key: { collectionId: 1 } },
+  { collection: 'dataset_trainings', key: { claimToken: 1 } },
 ];
 
 /** The only code touching `dataset_trainings`. */
@@ -74,14 +78,13 @@ export function createTrainingRepo(db: Db) {
         .toArray();
       const first = candidates[0];
       if (!first) return [];
-      const wanted = first.mode === 'qa' ? [first] : candidates.filter((c) => c.mode !== 'qa' && c.model === first.model);
-      const claimed: TrainingRecord[] = [];
-      for (const candidate of wanted) {
-        if (claimed.length >= limit) break;
-        const doc = await col.findOneAndUpdate({ _id: candidate._id, lockTime: { $lte: expired } }, { $set: { lockTime: now } }, { returnDocument: 'after' });
-        if (doc) claimed.push(plain(doc));
-      }
-      return claimed;
+      const wanted = (first.mode === 'qa' ? [first] : candidates.filter((c) => c.mode !== 'qa' && c.model === first.model)).slice(0, limit);
+      // One conditional update marks the batch with a fresh token; items another worker took
+      // meanwhile no longer match the expired-lock condition and stay theirs.
+      const claimToken = randomUUID();
+      await col.updateMany({ _id: { $in: wanted.map((c) => c._id) }, lockTime: { $lte: expired } }, { $set: { lockTime: now, claimToken } });
+      const docs = await col.find({ claimToken }).toArray();
+      return docs.map((doc) => plain(doc));
     },
     async deleteByIds(ids: string[]) {
       if (ids.length > 0) await col.deleteMany({ _id: { $in: oids(ids) } });
