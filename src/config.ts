@@ -44,6 +44,8 @@ export const envSchema = z.object({
   SSRF_ALLOW_PRIVATE: bool.default(false),
   /** Team-space tokens are checked by POSTing {teamId, teamToken} here (reply {success, data:{uid}}); unset: team space is refused. */
   TEAM_TOKEN_AUTH_URL: z.url().optional(),
+  /** The code node's sandbox (FastGPT's fastgpt-sandbox): POST {SANDBOX_URL}/sandbox/js. */
+  SANDBOX_URL: z.url().optional(),
   OUTBOUND_TIMEOUT_MS: positiveInt.default(10_000),
   OUTBOUND_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
   PLAN_MAX_APPS: positiveInt.default(1000),
@@ -59,6 +61,8 @@ export const envSchema = z.object({
   OAUTH_CLIENTS: oauthClients.optional(),
   CLUSTER_MULTIPLE_LOGIN: bool.default(true),
   CLUSTER_REGISTER_HOST_NODE: bool.default(true),
+  /** How node lists run: in the database, over a cached compact index, or auto (cache on FerretDB). */
+  CLUSTER_NODE_QUERY: z.enum(['auto', 'database', 'cache']).default('auto'),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -23,7 +23,7 @@ export function createClusterServices(deps: { db: Db; config: Config; clock: Clo
   const tokens = createTokensService({ tokens: createTokensRepo(db), clock, secret: config.CLUSTER_JWT_SECRET });
   const accounts = createAccountsService({ accounts: accountsRepo, clock, revokeTokens: tokens.revokeAll });
   const oauth = createOAuthService({ clients: config.OAUTH_CLIENTS, multipleLogin: config.CLUSTER_MULTIPLE_LOGIN, accounts, tokens });
-  const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock });
+  const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock, strategy: config.CLUSTER_NODE_QUERY });
   const authenticator = createAuthenticator({ accounts, tokens });
 
   return {

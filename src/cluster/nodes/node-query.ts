@@ -24,6 +24,8 @@ export interface NodeListPlan {
   window: PageWindow;
   /** A filter that can never match a node (e.g. ownerKind): skip the database. */
   matchesNothing: boolean;
+  /** The plan reads annotations, which the cached node index does not keep. */
+  readsAnnotations: boolean;
 }
 
 const first = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
@@ -83,6 +85,7 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
   const clauses: MongoFilter[] = [];
   const codeFilters: CodeFilter[] = [];
   let matchesNothing = false;
+  let readsAnnotations = false;
   const addSelector = (text: string, target: 'labels' | 'annotations', invalidMatchesAll: boolean) => {
     const parsed = parseSelector(text);
     if (!parsed.ok) {
@@ -117,6 +120,7 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
         addSelector(value, 'labels', false);
         break;
       case 'annotation':
+        readsAnnotations = true;
         addSelector(value, 'annotations', false);
         break;
       case 'alias':
@@ -144,13 +148,14 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
     sort,
     window: pageWindow(first(query.page), first(query.limit)),
     matchesNothing,
+    readsAnnotations,
   };
 }
 
 /** Evaluates the requirements Mongo could not answer against a node's stored pairs. */
-export function matchesCodeFilters(codeFilters: readonly CodeFilter[], node: { labelPairs: string[]; annotationPairs: string[] }): boolean {
+export function matchesCodeFilters(codeFilters: readonly CodeFilter[], node: { labelPairs: string[]; annotationPairs?: string[] }): boolean {
   return codeFilters.every(({ target, requirements }) => {
-    const map = Object.fromEntries((target === 'labels' ? node.labelPairs : node.annotationPairs).map(splitPair));
+    const map = Object.fromEntries((target === 'labels' ? node.labelPairs : (node.annotationPairs ?? [])).map(splitPair));
     return matchesSelector(requirements, map);
   });
 }

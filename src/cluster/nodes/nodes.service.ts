@@ -3,7 +3,8 @@ import type { Clock } from '../clock.js';
 import { describeHostNode } from './host-node.js';
 import { parseNodeFile, parsePodFile } from './kube-import.js';
 import { type KubeNode, nodeSchema, toApiNode, toStoredNode } from './node-document.js';
-import { matchesCodeFilters, planNodeList, type QueryValue } from './node-query.js';
+import { NodeIndexCache } from './node-index.js';
+import { matchesCodeFilters, type NodeListPlan, planNodeList, type QueryValue } from './node-query.js';
 import type { NodesRepo } from './nodes.repo.js';
 import { usageAnnotations, ZERO_USAGE } from './pod-usage.js';
 import type { PodsRepo } from './pods.repo.js';
@@ -18,14 +19,42 @@ export interface NodeRouteContext {
   group: string;
 }
 
-export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clock: Clock }) {
+export type NodeQueryStrategy = 'auto' | 'database' | 'cache';
+
+export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clock: Clock; strategy: NodeQueryStrategy }) {
   const { nodes, pods, clock } = deps;
+  const cache = new NodeIndexCache(nodes);
+  let useCache: Promise<boolean> | undefined;
+  const shouldUseCache = () => {
+    useCache ??= deps.strategy === 'auto' ? nodes.isFerretDb() : Promise.resolve(deps.strategy === 'cache');
+    return useCache;
+  };
+
+  /** Filters, sorting and paging pushed into the database; `>`/`<` requirements finished in code. */
+  async function pageFromDatabase(plan: NodeListPlan): Promise<{ page: { _id: string; json: string }[]; totalItems: number }> {
+    const { window } = plan;
+    if (plan.codeFilters.length === 0) {
+      const totalItems = await nodes.count(plan.filter);
+      if (window.kind === 'none' || (window.kind === 'page' && window.skip >= totalItems)) return { page: [], totalItems };
+      const page = window.kind === 'page' ? await nodes.findPage(plan.filter, plan.sort, window.skip, window.limit) : await nodes.findPage(plan.filter, plan.sort, 0, null);
+      return { page, totalItems };
+    }
+    // Narrow in the database, finish in code on names and pairs only.
+    const candidates = (await nodes.findCandidates(plan.filter, plan.sort)).filter((node) => matchesCodeFilters(plan.codeFilters, node));
+    const selected = window.kind === 'all' ? candidates : window.kind === 'none' ? [] : candidates.slice(window.skip, window.skip + window.limit);
+    return { page: await objectsInOrder(selected.map((node) => node._id)), totalItems: candidates.length };
+  }
+
+  async function objectsInOrder(names: string[]): Promise<{ _id: string; json: string }[]> {
+    const json = await nodes.findJsonByNames(names);
+    return names.flatMap((name) => (json.has(name) ? [{ _id: name, json: json.get(name) as string }] : []));
+  }
 
   /** Adds the eight usage annotations; none at all when no pod is stored (reference quirk). */
   async function annotate(stored: { _id: string; json: string }[], includeTerminated: boolean): Promise<KubeNode[]> {
     if (stored.length === 0) return [];
     const withPods = await pods.hasAny();
-    const usage = withPods ? await pods.usageByNode(stored.map((node) => node._id), includeTerminated) : new Map();
+    const usage = withPods ? await pods.usageFor(stored.map((node) => node._id), includeTerminated) : new Map();
     return stored.map(({ _id, json }) => {
       if (!withPods) return toApiNode(json, null);
       const plain = toApiNode(json, null) as KubeNode & { status?: { allocatable?: Record<string, string> } };
@@ -37,20 +66,11 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
     async list(query: Record<string, QueryValue>): Promise<NodeList> {
       const plan = planNodeList(query);
       if (plan.matchesNothing) return { items: [], totalItems: 0 };
-      const { window } = plan;
-      if (plan.codeFilters.length === 0) {
-        // Everything runs in the database: a count and one page.
-        const totalItems = await nodes.count(plan.filter);
-        if (window.kind === 'none' || (window.kind === 'page' && window.skip >= totalItems)) return { items: [], totalItems };
-        const page = window.kind === 'page' ? await nodes.findPage(plan.filter, plan.sort, window.skip, window.limit) : await nodes.findPage(plan.filter, plan.sort, 0, null);
-        return { items: await annotate(page, false), totalItems };
+      if (!plan.readsAnnotations && (await shouldUseCache())) {
+        const { names, totalItems } = await cache.page(plan);
+        return { items: await annotate(await objectsInOrder(names), false), totalItems };
       }
-      // `>`/`<` requirements: narrow in the database, finish in code on names and pairs only.
-      const candidates = (await nodes.findCandidates(plan.filter, plan.sort)).filter((node) => matchesCodeFilters(plan.codeFilters, node));
-      const totalItems = candidates.length;
-      const selected = window.kind === 'all' ? candidates : window.kind === 'none' ? [] : candidates.slice(window.skip, window.skip + window.limit);
-      const json = await nodes.findJsonByNames(selected.map((node) => node._id));
-      const page = selected.flatMap((node) => (json.has(node._id) ? [{ _id: node._id, json: json.get(node._id) as string }] : []));
+      const { page, totalItems } = await pageFromDatabase(plan);
       return { items: await annotate(page, false), totalItems };
     },
 

@@ -1,8 +1,9 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
-import type { ResourceUsage } from './pod-usage.js';
+import { type ResourceUsage, ZERO_USAGE } from './pod-usage.js';
 
 const PODS = 'cluster_pods';
+const USAGE = 'cluster_node_usage';
 
 /** Only what the node annotations need: where the pod runs, its phase and its summed resources. */
 export interface StoredPod extends ResourceUsage {
@@ -16,35 +17,59 @@ export interface StoredPod extends ResourceUsage {
   updatedAt: Date;
 }
 
+/** Per-node sums, recomputed when pods are imported, so a node list reads one document per node. */
+interface NodeUsage {
+  _id: string;
+  /** Pods that are neither Succeeded nor Failed (the list endpoint). */
+  active: ResourceUsage;
+  /** Every pod (the single-node GET, a reference quirk). */
+  all: ResourceUsage;
+}
+
 export const POD_INDEXES: readonly IndexDeclaration[] = [{ collection: PODS, key: { nodeName: 1, phase: 1 }, options: { name: 'node_phase' } }];
+
+const TERMINATED = new Set(['Succeeded', 'Failed']);
+
+function add(total: ResourceUsage, pod: ResourceUsage): void {
+  total.cpuRequests += pod.cpuRequests;
+  total.cpuLimits += pod.cpuLimits;
+  total.memoryRequests += pod.memoryRequests;
+  total.memoryLimits += pod.memoryLimits;
+}
 
 export function createPodsRepo(db: Db) {
   const pods = db.collection<StoredPod>(PODS);
+  const usage = db.collection<NodeUsage>(USAGE);
+
+  /**
+   * Sums every pod per node (in code: FerretDB 1.24 computes only the first `$sum` of a
+   * `$group`) and rewrites the summaries; nodes left without pods lose theirs.
+   */
+  async function recomputeUsage(): Promise<void> {
+    const rows = await pods.find({ nodeName: { $ne: '' } }, { projection: { _id: 0, nodeName: 1, phase: 1, cpuRequests: 1, cpuLimits: 1, memoryRequests: 1, memoryLimits: 1 } }).toArray();
+    const totals = new Map<string, NodeUsage>();
+    for (const row of rows) {
+      const entry = totals.get(row.nodeName) ?? { _id: row.nodeName, active: { ...ZERO_USAGE }, all: { ...ZERO_USAGE } };
+      add(entry.all, row);
+      if (!TERMINATED.has(row.phase)) add(entry.active, row);
+      totals.set(row.nodeName, entry);
+    }
+    const operations: AnyBulkWriteOperation<NodeUsage>[] = [...totals.values()].map((entry) => ({
+      replaceOne: { filter: { _id: entry._id }, replacement: entry, upsert: true },
+    }));
+    if (operations.length > 0) await usage.bulkWrite(operations, { ordered: false });
+    await usage.deleteMany({ _id: { $nin: [...totals.keys()] } });
+  }
+
   return {
     async hasAny(): Promise<boolean> {
       return (await pods.findOne({}, { projection: { _id: 1 } })) !== null;
     },
 
-    /**
-     * Summed requests and limits per node, terminated pods excluded unless asked for. Summed
-     * here rather than in `$group`: FerretDB 1.24 computes only the first `$sum` of a group.
-     */
-    async usageByNode(nodeNames: string[], includeTerminated: boolean): Promise<Map<string, ResourceUsage>> {
-      const match: Record<string, unknown> = { nodeName: { $in: nodeNames } };
-      if (!includeTerminated) match.phase = { $nin: ['Succeeded', 'Failed'] };
-      const rows = await pods
-        .find(match, { projection: { _id: 0, nodeName: 1, cpuRequests: 1, cpuLimits: 1, memoryRequests: 1, memoryLimits: 1 } })
-        .toArray();
-      const totals = new Map<string, ResourceUsage>();
-      for (const row of rows) {
-        const total = totals.get(row.nodeName) ?? { cpuRequests: 0, cpuLimits: 0, memoryRequests: 0, memoryLimits: 0 };
-        total.cpuRequests += row.cpuRequests;
-        total.cpuLimits += row.cpuLimits;
-        total.memoryRequests += row.memoryRequests;
-        total.memoryLimits += row.memoryLimits;
-        totals.set(row.nodeName, total);
-      }
-      return totals;
+    /** The summed usage of these nodes (point lookups, served by the `_id` index everywhere). */
+    async usageFor(nodeNames: string[], includeTerminated: boolean): Promise<Map<string, ResourceUsage>> {
+      const found = await Promise.all(nodeNames.map((name) => usage.findOne({ _id: name })));
+      return new Map(found.flatMap((entry) => (entry ? [[entry._id, includeTerminated ? entry.all : entry.active] as [string, ResourceUsage]] : [])));
     },
 
     async upsertMany(docs: StoredPod[]): Promise<{ created: number; updated: number }> {
@@ -53,6 +78,7 @@ export function createPodsRepo(db: Db) {
         replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
       }));
       const result = await pods.bulkWrite(operations, { ordered: true });
+      await recomputeUsage();
       return { created: result.upsertedCount, updated: result.matchedCount };
     },
   };

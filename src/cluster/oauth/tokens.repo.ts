@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { IndexDeclaration } from '../../infra/mongo.js';
+import { type IndexDeclaration, isDuplicateKeyError } from '../../infra/mongo.js';
 import type { TokenType } from './jwt.js';
 
 const TOKENS = 'cluster_tokens';
@@ -21,8 +21,17 @@ export const TOKEN_INDEXES: readonly IndexDeclaration[] = [
 export function createTokensRepo(db: Db) {
   const tokens = db.collection<AllowedToken>(TOKENS);
   return {
-    // Upsert: two identical JWTs (same user, same second) share one entry.
-    save: (entry: AllowedToken) => tokens.replaceOne({ _id: entry._id }, entry, { upsert: true }),
+    /**
+     * Two logins of one user within the same second yield the same JWT, so the entry may exist
+     * already (or be inserted concurrently): either way the token is allowed.
+     */
+    async save(entry: AllowedToken): Promise<void> {
+      try {
+        await tokens.replaceOne({ _id: entry._id }, entry, { upsert: true });
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+      }
+    },
     find: (digest: string) => tokens.findOne({ _id: digest }),
     deleteForUser: async (username: string) => (await tokens.deleteMany({ username })).deletedCount,
     deleteExpired: async (now: Date) => (await tokens.deleteMany({ expiresAt: { $lte: now } })).deletedCount,
