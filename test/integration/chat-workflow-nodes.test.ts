@@ -19,7 +19,7 @@ const received: unknown[] = [];
 const completions = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(tok), payload });
 
 beforeAll(async () => {
-  ({ t, fake } = await startChatApp());
+  ({ t, fake } = await startChatApp((f) => ({ SANDBOX_URL: f.origin })));
   await createUser(t, { username: 'builder', password: 'password-w1' });
   tok = await login(t, 'builder', 'password-w1');
   service = createServer((req, res) => {
@@ -271,5 +271,60 @@ describe('tools node', () => {
     const content = plain.choices[0].message.content;
     expect(content[0]).toMatchObject({ type: 'tool', tools: [{ functionName: 'weather', params: '{"city":"Oslo"}' }] });
     expect(content[1].text.content).toMatch(/^Tool said: .*Oslo/);
+  });
+});
+
+describe('code, readFiles and customFeedback nodes', () => {
+  it('runs code in the sandbox, reads attached files and saves custom feedback on the answer', async () => {
+    fake.route('POST', '/sandbox/js', (r) => {
+      const { variables } = r.body as { variables: { a: number; b: number } };
+      return { json: { success: true, data: { codeReturn: { sum: variables.a + variables.b }, log: 'ok' } } };
+    });
+    fake.route('GET', '/files/notes.txt', () => ({ text: 'The secret number is 7.' }));
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userFiles', key: 'userFiles' }] },
+        {
+          nodeId: 'code',
+          flowNodeType: 'code',
+          name: 'Add',
+          inputs: [
+            { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+            { key: 'a', canEdit: true, value: 2, valueType: 'number' },
+            { key: 'b', canEdit: true, value: 3, valueType: 'number' },
+            { key: 'codeType', value: 'js' },
+            { key: 'code', value: 'function main({a, b}) { return { sum: a + b } }' },
+          ],
+          outputs: [{ id: 'sum', key: 'sum', type: 'dynamic', valueType: 'number' }],
+        },
+        { nodeId: 'files', flowNodeType: 'readFiles', name: 'Read', inputs: [{ key: 'fileUrlList', value: ['start', 'userFiles'], valueType: 'arrayString' }], outputs: [{ id: 'system_text', key: 'system_text' }] },
+        { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: 'sum={{$code.sum$}} | {{$files.system_text$}}' }], outputs: [] },
+        { nodeId: 'fb', flowNodeType: 'customFeedback', name: 'Flag', inputs: [{ key: 'system_textareaInput', value: 'needs review' }], outputs: [] },
+      ],
+      edges: [
+        { source: 'start', sourceHandle: 'start-source-right', target: 'code', targetHandle: 'code-target-left' },
+        { source: 'code', sourceHandle: 'code-source-right', target: 'files', targetHandle: 'files-target-left' },
+        { source: 'files', sourceHandle: 'files-source-right', target: 'ans', targetHandle: 'ans-target-left' },
+        { source: 'ans', sourceHandle: 'ans-source-right', target: 'fb', targetHandle: 'fb-target-left' },
+      ],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'Tools bot', graph);
+    const res = await completions({
+      appId,
+      chatId: 'x1',
+      responseChatItemId: 'ans1',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'read it' }, { type: 'file_url', name: 'notes.txt', url: `${fake.origin}/files/notes.txt` }] }],
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const content = res.json().choices[0].message.content as string;
+    expect(content).toContain('sum=5');
+    expect(content).toContain('The secret number is 7.');
+    const init = await ok(t, tok, 'GET', '/core/chat/init', { appId, chatId: 'x1', loadCustomFeedbacks: true });
+    expect(init.history[1].customFeedbacks).toEqual(['needs review']);
+    expect(init.history[0].value[1]).toMatchObject({ type: 'file', file: { type: 'file', name: 'notes.txt' } });
+    await ok(t, tok, 'POST', '/core/chat/feedback/closeCustom', { appId, chatId: 'x1', chatItemId: 'ans1', index: 0 });
+    const after = await ok(t, tok, 'GET', '/core/chat/init', { appId, chatId: 'x1', loadCustomFeedbacks: true });
+    expect(after.history[1].customFeedbacks).toEqual([]);
   });
 });

@@ -62,6 +62,12 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       ...base,
       resolveLlm: models.resolveLlm,
       searchDatasets: models.searchDatasets(),
+      sandboxUrl: app.config.SANDBOX_URL,
+      download: async (url) => {
+        const response = await outbound(url, { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES });
+        if (response.status >= 400) throw new Error(`HTTP ${response.status}`);
+        return { buffer: response.body, contentType: response.headers['content-type'] };
+      },
       httpCall: async (call) => {
         const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
         return { status: response.status, text: response.text() };

@@ -15,6 +15,7 @@ import type { ChatRepo, ChatSource } from './chat.repo.js';
 import { nanoid } from './ids.js';
 import type { UsageRepo } from './usage.repo.js';
 import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
+import { createExtraRunners } from './workflow-nodes/extra-nodes.js';
 import { createIoRunners } from './workflow-nodes/io-nodes.js';
 import { createLlmRunners } from './workflow-nodes/llm-nodes.js';
 import { createToolRunner } from './workflow-nodes/tool-node.js';
@@ -28,7 +29,7 @@ export interface ChatRunDeps {
   usage: UsageRepo;
   now: () => Date;
   /** Per-run node dependencies (LLM resolution, dataset search, HTTP). */
-  nodeDeps: (base: Pick<NodeDeps, 'teamId' | 'appId' | 'chatId' | 'responseChatItemId' | 'signal'>) => NodeDeps;
+  nodeDeps: (base: Pick<NodeDeps, 'teamId' | 'appId' | 'chatId' | 'responseChatItemId' | 'signal' | 'customFeedbacks'>) => NodeDeps;
   /** Adds points to the credential that paid (API key, share link). */
   chargeCredential: (caller: ChatCaller, points: number) => Promise<void>;
 }
@@ -89,7 +90,7 @@ function pluginInputValue(value: unknown, valueType?: string): unknown {
 
 export function createChatRunService(deps: ChatRunDeps) {
   function runners(nodeDeps: NodeDeps, depth = 0): Record<string, NodeRunner> {
-    const own = { ...pureRunners, ...createLlmRunners(nodeDeps), ...createIoRunners(nodeDeps) };
+    const own = { ...pureRunners, ...createLlmRunners(nodeDeps), ...createIoRunners(nodeDeps), ...createExtraRunners(nodeDeps) };
     const composite = createCompositeRunners({
       depth,
       runners: () => runners(nodeDeps, depth + 1),
@@ -156,7 +157,8 @@ export function createChatRunService(deps: ChatRunDeps) {
       ...variables,
     };
 
-    const nodeDeps = deps.nodeDeps({ teamId: caller.auth.teamId, appId, chatId: chatId ?? '', responseChatItemId: request.responseChatItemId, signal: request.signal });
+    const customFeedbacks: string[] = [];
+    const nodeDeps = deps.nodeDeps({ teamId: caller.auth.teamId, appId, chatId: chatId ?? '', responseChatItemId: request.responseChatItemId, signal: request.signal, customFeedbacks });
     let result: DispatchResult;
     try {
       result = await dispatchWorkflow({
@@ -179,7 +181,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     }
 
     if (request.save && chatId) {
-      await saveTurn({ request, appId, chatId, question, result, interactiveFromDb, isPlugin, graph }).catch((error: unknown) => {
+      await saveTurn({ request, appId, chatId, question, result, interactiveFromDb, isPlugin, graph, customFeedbacks }).catch((error: unknown) => {
         // The answer is still delivered; the reference logs and swallows save failures too.
         request.emit({ event: 'flowNodeStatus', status: 'running', name: `Saving the chat failed: ${(error as Error).message}` });
       });
@@ -206,6 +208,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     interactiveFromDb: boolean;
     isPlugin: boolean;
     graph: RunGraph;
+    customFeedbacks: string[];
   }): Promise<void> {
     const { request, appId, chatId, question, result } = input;
     const { caller, app } = request;
@@ -216,7 +219,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       const last = lastAi?.value[lastAi.value.length - 1];
       if (lastAi && last?.type === 'interactive') {
         last.interactive.params.userSelectedVal = question.value.find((v) => v.type === 'text')?.text.content ?? '';
-        await deps.repo.replaceItemValue(lastAi._id, [...lastAi.value, ...result.assistantResponses], [...(lastAi.responseData ?? []), ...result.flowResponses], lastAi.customFeedbacks ?? []);
+        await deps.repo.replaceItemValue(lastAi._id, [...lastAi.value, ...result.assistantResponses], [...(lastAi.responseData ?? []), ...result.flowResponses], [...(lastAi.customFeedbacks ?? []), ...input.customFeedbacks]);
       }
       await deps.repo.setChatAfterContinue(appId, chatId, title, result.newVariables, now);
       return;
@@ -226,7 +229,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       base,
       [
         { dataId: question.dataId ?? nanoid(22), obj: 'Human', value: question.value as ChatValue[] },
-        { dataId: request.responseChatItemId, obj: 'AI', value: result.assistantResponses, responseData: result.flowResponses },
+        { dataId: request.responseChatItemId, obj: 'AI', value: result.assistantResponses, responseData: result.flowResponses, customFeedbacks: input.customFeedbacks },
       ],
       now,
     );
@@ -252,7 +255,7 @@ export function createChatRunService(deps: ChatRunDeps) {
   /** workflow/debug: runs the entry nodes only and reports what would run next. */
   async function debugRun(input: { app: AppDoc; caller: ChatCaller; nodes: RuntimeNode[]; edges: RuntimeEdge[]; variables: Record<string, unknown>; signal: AbortSignal }) {
     const appId = input.app._id.toHexString();
-    const nodeDeps = deps.nodeDeps({ teamId: input.caller.auth.teamId, appId, chatId: '', responseChatItemId: '', signal: input.signal });
+    const nodeDeps = deps.nodeDeps({ teamId: input.caller.auth.teamId, appId, chatId: '', responseChatItemId: '', signal: input.signal, customFeedbacks: [] });
     let result: DispatchResult;
     try {
       result = await dispatchWorkflow({

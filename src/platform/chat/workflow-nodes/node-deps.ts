@@ -43,6 +43,12 @@ export interface NodeDeps {
   /** Outbound HTTP through the SSRF guard; resolves to status and text, rejects on network failure. */
   httpCall: (call: HttpCall) => Promise<{ status: number; text: string }>;
   signal: AbortSignal;
+  /** The code node's sandbox base URL (SANDBOX_URL). */
+  sandboxUrl?: string;
+  /** Downloads a file for readFiles (through the SSRF guard). */
+  download: (url: string) => Promise<{ buffer: Buffer; contentType?: string }>;
+  /** customFeedback texts collected during the run, saved on the AI item. */
+  customFeedbacks: string[];
 }
 
 /** Points as the reference bills: price per 1000 tokens. */

@@ -1,0 +1,63 @@
+/** The code, readFiles and customFeedback node runners. */
+import { valuesFileUrls } from '../../../domain/workflow/chat-values.js';
+import type { NodeRunner } from '../../../domain/workflow/types.js';
+import { extractText } from '../../../infra/text-extract.js';
+import type { NodeDeps } from './node-deps.js';
+
+const MAX_FILES = 20;
+
+export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
+  const code: NodeRunner = async ({ params }) => {
+    const variables = (params.system_addInputParam ?? {}) as Record<string, unknown>;
+    const source = String(params.code ?? '');
+    if (!deps.sandboxUrl) {
+      return { outputs: { error: { message: 'Can not find SANDBOX_URL in env' } }, responseData: { customInputs: variables, customOutputs: {}, codeLog: '' } };
+    }
+    try {
+      const response = await deps.httpCall({
+        url: `${deps.sandboxUrl.replace(/\/+$/, '')}/sandbox/js`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code: source, variables }),
+        timeoutMs: 60_000,
+      });
+      const body = JSON.parse(response.text) as { success?: boolean; data?: { codeReturn?: Record<string, unknown>; log?: string }; message?: string };
+      if (!body.success || typeof body.data?.codeReturn !== 'object' || body.data.codeReturn === null) throw new Error(body.message || `The sandbox answered HTTP ${response.status}`);
+      const returned = body.data.codeReturn;
+      return { outputs: { ...returned, system_rawResponse: returned }, responseData: { customInputs: variables, customOutputs: returned, codeLog: body.data.log ?? '' }, toolResponses: returned };
+    } catch (error) {
+      return { outputs: { error: { message: (error as Error).message } }, responseData: { customInputs: variables, customOutputs: {}, codeLog: '', error: (error as Error).message } };
+    }
+  };
+
+  const readFiles: NodeRunner = async ({ params, histories }) => {
+    const fromInput = Array.isArray(params.fileUrlList) ? params.fileUrlList.filter((u): u is string => typeof u === 'string') : [];
+    const fromHistory = histories.filter((item) => item.obj === 'Human').flatMap((item) => valuesFileUrls(item.value));
+    const urls = [...new Set([...fromHistory, ...fromInput])].slice(-MAX_FILES);
+    const read: { url: string; name: string }[] = [];
+    const parts: string[] = [];
+    for (const url of urls) {
+      const name = decodeURIComponent(new URL(url, 'http://local').pathname.split('/').pop() || 'file');
+      read.push({ url, name });
+      try {
+        const file = await deps.download(url);
+        const { text } = await extractText({ buffer: file.buffer, filename: name, mimetype: file.contentType });
+        parts.push(`File: ${name}\n<Content>\n${text}\n</Content>`);
+      } catch (error) {
+        parts.push(`File: ${name}\n<Content>\nThe file could not be read: ${(error as Error).message}\n</Content>`);
+      }
+    }
+    const text = parts.join('\n******\n');
+    return { outputs: { system_text: text }, responseData: { readFiles: read, readFilesResult: text.slice(0, 2000) }, toolResponses: text };
+  };
+
+  /** The reference appends the text 60 s later; here it is saved with the AI item of this turn. */
+  const customFeedback: NodeRunner = async ({ params, emit }) => {
+    const text = String(params.system_textareaInput ?? '');
+    if (!deps.chatId || !deps.responseChatItemId) emit({ event: 'fastAnswer', text: `\n\n[Custom feedback (not saved: no chatId)] ${text}` });
+    else if (text) deps.customFeedbacks.push(text);
+    return { responseData: { textOutput: text } };
+  };
+
+  return { code, readFiles, customFeedback };
+}
