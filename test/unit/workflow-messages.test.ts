@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, systemFirst } from '../../src/domain/workflow/messages.js';
+import { parseQuestionList, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
+import type { ChatValue } from '../../src/domain/workflow/types.js';
+import { decodeFromStorage, encodeForStorage } from '../../src/platform/chat/storage-codec.js';
+
+const text = (content: string): ChatValue => ({ type: 'text', text: { content } });
+
+describe('messagesToChatItems', () => {
+  it('converts roles, parts and tool calls; drops empty ones; merges same dataId', () => {
+    const items = messagesToChatItems([
+      { role: 'system', content: 'be nice' },
+      { role: 'user', content: '' },
+      { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'http://x/i.png' } }], dataId: 'd1' },
+      { role: 'user', content: [{ type: 'file_url', name: 'a.pdf', url: 'http://x/a.pdf' }], dataId: 'd1' },
+      { role: 'assistant', content: 'ok', tool_calls: [{ id: 't1', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 't1', content: 'result' },
+    ]);
+    expect(items.map((i) => i.obj)).toEqual(['System', 'Human', 'AI']);
+    expect(items[1]!.value).toEqual([
+      text('look'),
+      { type: 'file', file: { type: 'image', name: '', url: 'http://x/i.png' } },
+      { type: 'file', file: { type: 'file', name: 'a.pdf', url: 'http://x/a.pdf' } },
+    ]);
+    expect(items[2]!.value[1]).toMatchObject({ type: 'tool', tools: [{ id: 't1', response: 'result' }] });
+  });
+});
+
+describe('answerContent', () => {
+  const cases: [ChatValue[], boolean, unknown][] = [
+    [[], false, ''],
+    [[text('one')], true, 'one'],
+    [[text('a'), { type: 'tool', tools: [] }, text('b')], false, 'a\nb'],
+    [[text('a'), { type: 'tool', tools: [] }], true, [text('a'), { type: 'tool', tools: [] }]],
+  ];
+  for (const [values, detail, expected] of cases) it(`${values.length} values, detail ${detail}`, () => expect(answerContent(values, detail)).toEqual(expected));
+});
+
+describe('small rules', () => {
+  it('titles, system-first order and history limit', () => {
+    expect(chatTitle([text('a question that is longer than twenty characters')])).toBe('a question that is l');
+    expect(chatTitle([])).toBe('新对话');
+    expect(systemFirst([{ obj: 'Human', value: [] }, { obj: 'System', value: [] }]).map((i) => i.obj)).toEqual(['System', 'Human']);
+    expect(historyLoadLimit([{ inputs: [{ key: 'history', value: 30 }] }, { inputs: [{ key: 'maxContext', value: 4 }] }])).toBe(30);
+    expect(historyLoadLimit([])).toBe(10);
+  });
+
+  it('public filter keeps only dataset, plugin and tool details', () => {
+    const filtered = filterPublicResponses([
+      { moduleType: 'chatNode', historyPreview: [] },
+      { moduleType: 'datasetSearchNode', quoteList: [1], query: 'secret' },
+      { moduleType: 'tools', toolDetail: [{ moduleType: 'httpRequest468', httpResult: 'x' }, { moduleType: 'datasetSearchNode', quoteList: [2] }] },
+    ]);
+    expect(filtered).toEqual([
+      { moduleType: 'datasetSearchNode', quoteList: [1] },
+      { moduleType: 'tools', toolDetail: [{ moduleType: 'datasetSearchNode', quoteList: [2] }] },
+    ]);
+  });
+
+  const lists: [string, string[]][] = [
+    ['["a","b"]', ['a', 'b']],
+    ['Sure: ["x"] done', ['x']],
+    ['no list', []],
+    ['[broken', []],
+    ['[1, "two"]', ['two']],
+  ];
+  for (const [reply, expected] of lists) it(`question list from ${reply}`, () => expect(parseQuestionList(reply)).toEqual(expected));
+
+  it('quotes are rendered within the budget and messages trimmed from the oldest', () => {
+    const quotes = [{ q: 'q1', a: 'a1' }, { q: 'q2', a: 'a2' }];
+    expect(renderQuotes(quotes, '{{index}}. {{q}} → {{a}}', 1000)).toBe('1. q1 → a1\n------\n2. q2 → a2');
+    expect(renderQuotes(quotes, '{{q}}', 1)).toBe('q1');
+    const trimmed = trimMessages(
+      [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'x'.repeat(400) },
+        { role: 'user', content: 'last' },
+      ],
+      50,
+    );
+    expect(trimmed.map((m) => m.content)).toEqual(['sys', 'last']);
+  });
+});
+
+/** What FerretDB accepts: no key with '.' or a leading '$', no array directly inside an array. */
+function storable(value: unknown, inArray = false): boolean {
+  if (Array.isArray(value)) return !inArray && value.every((item) => storable(item, true));
+  if (typeof value === 'object' && value !== null) return Object.entries(value).every(([k, v]) => !k.includes('.') && !k.startsWith('$') && storable(v));
+  return true;
+}
+
+describe('storage codec', () => {
+  const cases: [string, unknown][] = [
+    ['plain', { a: 1, b: [1, 2], c: { d: 'x' } }],
+    ['dotted keys', { 'a.b': 1, $x: { 'y.z': [1] } }],
+    ['nested arrays', [[1, 2], [[3]]]],
+    ['mixed', { list: [{ 'k.v': [[1]] }] }],
+  ];
+  for (const [name, value] of cases) {
+    it(`round-trips ${name}`, () => {
+      const stored = encodeForStorage(value);
+      expect(storable(stored)).toBe(true);
+      expect(decodeFromStorage(stored)).toEqual(value);
+    });
+  }
+});
