@@ -28,7 +28,7 @@ async function seedDependents(appId: string) {
     await db.collection('chats').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, chatId, title: 't', source: 'online', updateTime: new Date() });
     await db.collection('chatitems').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, chatId, dataId: 'd1', obj: 'Human' });
     await db.collection('outlinks').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, shareId: `s-${appId}-${typeof id}` });
-    await db.collection('chat_input_guides').insertOne({ appId: id, text: 'guide' });
+    await db.collection('chat_input_guides').insertOne({ appId: id, text: `guide ${typeof id}` });
   }
   await db.collection('chat.files').insertOne({ length: 0, chunkSize: 255, uploadDate: new Date(), filename: 'f.txt', metadata: { chatId } });
   await createApiKey(t, alice, { name: 'k', appId });

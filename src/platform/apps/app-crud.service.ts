@@ -68,8 +68,8 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
     },
 
     async list(auth: AuthContext, input: z.output<typeof listAppsInput>) {
-      if (input.parentId) await core.authorize(auth, input.parentId, 'read', 'parentId');
-      else core.assertTeam(auth, 'read');
+      const parent = input.parentId ? (await core.authorize(auth, input.parentId, 'read', 'parentId')).doc : undefined;
+      if (!parent) core.assertTeam(auth, 'read');
       const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
       const searchKey = input.searchKey?.trim() || undefined;
       const docs = await deps.apps.list({
@@ -80,7 +80,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
         searchKey,
         limit: searchKey ? SEARCH_LIMIT : LIST_LIMIT,
       });
-      const resolved = await deps.perms.resolveMany(auth, docs as unknown as AppDoc[]);
+      const resolved = await deps.perms.resolveMany(auth, docs as unknown as AppDoc[], parent ? [parent] : []);
       const out = [];
       for (const doc of docs) {
         const r = resolved.get(doc._id.toHexString());

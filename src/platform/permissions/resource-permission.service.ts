@@ -11,7 +11,7 @@
  * API (all ids are hex strings; `auth` is the request's AuthContext):
  * - `authorize(auth, id, required)` → `{ doc, permission, defaultPermission }`; 400 malformed id,
  *   404 missing, 403 other team or not enough permission (the rules of domain/permission).
- * - `resolveMany(auth, docs)` → Map id → `{ permission, defaultPermission }` (for lists; each
+ * - `resolveMany(auth, docs, knownParents?)` → Map id → `{ permission, defaultPermission }` (for lists; each
  *   inheriting plain resource is judged on its real parent, loaded as needed).
  * - `initialFor(teamId, isFolder, parentId)` / `writeCollaborators(teamId, id, list)`: what a new
  *   resource starts with (folders in a folder copy it) and writing it after the insert.
@@ -141,9 +141,10 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       return { doc, permission: resolved.permission, defaultPermission: resolved.defaultPermission };
     },
 
-    async resolveMany(auth: PermissionCaller, docs: ResourceDoc[]): Promise<Map<string, { permission: SerializedPermission; defaultPermission: number }>> {
+    /** `known` may carry already loaded parents (e.g. the listed folder) to save reads. */
+    async resolveMany(auth: PermissionCaller, docs: ResourceDoc[], known: ResourceDoc[] = []): Promise<Map<string, { permission: SerializedPermission; defaultPermission: number }>> {
       const resources = docs.map(toResource);
-      const byId = new Map(resources.map((r) => [r.id, r]));
+      const byId = new Map([...known.map(toResource), ...resources].map((r) => [r.id, r]));
       const missingParents = [...new Set(resources.filter((r) => !r.isFolder && r.inheritPermission && r.parentId && !byId.has(r.parentId)).map((r) => r.parentId as string))];
       for (const parent of await tree.findInTeam(auth.teamId, missingParents)) byId.set(parent._id.toHexString(), toResource(parent));
       const own = await rows.memberRows(auth.teamId, auth.tmbId);

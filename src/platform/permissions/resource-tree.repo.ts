@@ -33,6 +33,11 @@ export function createResourceTreeRepo(db: Db, collectionName: string, folderTyp
 
     async findInTeam(teamId: string, ids: string[]): Promise<ResourceDoc[]> {
       if (ids.length === 0) return [];
+      if (ids.length <= 8) {
+        // Point reads by _id: FerretDB (SQLite) pushes only these down instead of scanning.
+        const found = await Promise.all(ids.map((id) => resources.findOne({ _id: oid(id) } as Filter<ResourceDoc>)));
+        return found.filter((doc): doc is ResourceDoc => doc !== null && doc.teamId.toHexString() === teamId);
+      }
       return resources
         .find({ teamId: oid(teamId), _id: { $in: ids.map(oid) } } as Filter<ResourceDoc>, {
           projection: { _id: 1, teamId: 1, tmbId: 1, parentId: 1, type: 1, name: 1, inheritPermission: 1, defaultPermission: 1 },
