@@ -36,14 +36,11 @@ export interface ParentPermissions {
   collaborators: Collaborator[];
 }
 
-/**
- * Folders below `rootId` that inherit, reachable only through inheriting folders (a folder that
- * broke inheritance shields its whole subtree). Plain resources are never included.
- */
-export function inheritingFolderDescendants(rootId: string, tree: readonly TreeNode[]): string[] {
+/** Breadth-first walk of `parentId` links below `rootId` over the given nodes (loop-safe). */
+function descendantsWithin(rootId: string, nodes: readonly Pick<TreeNode, 'id' | 'parentId'>[]): string[] {
   const childrenOf = new Map<string, string[]>();
-  for (const node of tree) {
-    if (!node.isFolder || !node.inheritPermission || node.parentId === null || node.id === rootId) continue;
+  for (const node of nodes) {
+    if (node.parentId === null || node.id === rootId) continue;
     const list = childrenOf.get(node.parentId) ?? [];
     list.push(node.id);
     childrenOf.set(node.parentId, list);
@@ -63,28 +60,20 @@ export function inheritingFolderDescendants(rootId: string, tree: readonly TreeN
   return out;
 }
 
+/**
+ * Folders below `rootId` that inherit, reachable only through inheriting folders (a folder that
+ * broke inheritance shields its whole subtree). Plain resources are never included.
+ */
+export function inheritingFolderDescendants(rootId: string, tree: readonly TreeNode[]): string[] {
+  return descendantsWithin(
+    rootId,
+    tree.filter((node) => node.isFolder && node.inheritPermission),
+  );
+}
+
 /** Every resource below `rootId` (any type), for cascades. */
 export function allDescendants(rootId: string, tree: readonly Pick<TreeNode, 'id' | 'parentId'>[]): string[] {
-  const childrenOf = new Map<string, string[]>();
-  for (const node of tree) {
-    if (node.parentId === null) continue;
-    const list = childrenOf.get(node.parentId) ?? [];
-    list.push(node.id);
-    childrenOf.set(node.parentId, list);
-  }
-  const out: string[] = [];
-  const seen = new Set([rootId]);
-  const queue = [rootId];
-  while (queue.length > 0) {
-    const current = queue.shift() as string;
-    for (const child of childrenOf.get(current) ?? []) {
-      if (seen.has(child)) continue;
-      seen.add(child);
-      out.push(child);
-      queue.push(child);
-    }
-  }
-  return out;
+  return descendantsWithin(rootId, tree);
 }
 
 /** What a new resource starts with. Folders created inside a folder copy its permissions. */

@@ -22,6 +22,27 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
   const mustBeWorkflow = (a: App) => {
     if (a.type === 'folder' || a.type === 'httpPlugin') throw Errors.invalidAppType(`App ${a._id.toHexString()} is a ${a.type}; it has no versions`);
   };
+  /**
+   * Makes a version's content the app's draft and bumps updateTime. Publish keeps the old
+   * trigger when the new config has none; revert takes the version's (or none).
+   */
+  const applyDraft = async (
+    teamId: string,
+    current: App,
+    next: { nodes: unknown[]; edges: unknown[]; chatConfig?: Record<string, unknown>; versionId: string; type?: App['type']; keepTrigger: boolean },
+  ) => {
+    const trigger = next.chatConfig?.scheduledTriggerConfig as App['scheduledTriggerConfig'] | undefined;
+    await deps.apps.update(teamId, current._id.toHexString(), {
+      modulesJson: JSON.stringify(next.nodes),
+      edgesJson: JSON.stringify(next.edges),
+      ...(next.chatConfig ? { chatConfigJson: JSON.stringify(next.chatConfig) } : {}),
+      updateTime: new Date(),
+      version: 'v2',
+      ...(next.type ? { type: next.type } : {}),
+      ...(trigger || !next.keepTrigger ? { scheduledTriggerConfig: trigger ?? null } : {}),
+      pluginData: { ...current.pluginData, nodeVersion: next.versionId },
+    });
+  };
   const versionOf = async (appId: string, versionId: string) => {
     const version = await deps.versions.findOfApp(appId, versionId);
     if (!version) throw Errors.notFound(`Version ${versionId} of app ${appId} not found`);
@@ -48,17 +69,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
         versionName: input.versionName ?? '',
         tmbId: auth.tmbId,
       });
-      const trigger = input.chatConfig?.scheduledTriggerConfig as App['scheduledTriggerConfig'] | undefined;
-      await deps.apps.update(auth.teamId, input.appId, {
-        modulesJson: JSON.stringify(input.nodes),
-        edgesJson: JSON.stringify(input.edges),
-        ...(input.chatConfig ? { chatConfigJson: JSON.stringify(input.chatConfig) } : {}),
-        updateTime: new Date(),
-        version: 'v2',
-        ...(input.type ? { type: input.type } : {}),
-        ...(trigger ? { scheduledTriggerConfig: trigger } : {}),
-        pluginData: { ...current.pluginData, nodeVersion: versionId },
-      });
+      await applyDraft(auth.teamId, current, { nodes: input.nodes, edges: input.edges, chatConfig: input.chatConfig, versionId, type: input.type, keepTrigger: true });
       return {};
     },
   });
@@ -122,15 +133,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       const target = await versionOf(input.appId, input.versionId);
       await deps.versions.insert({ appId: input.appId, nodes: input.editNodes, edges: input.editEdges, chatConfig: input.editChatConfig });
       const copyId = await deps.versions.insert({ appId: input.appId, nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig });
-      const trigger = target.chatConfig?.scheduledTriggerConfig as App['scheduledTriggerConfig'] | undefined;
-      await deps.apps.update(auth.teamId, input.appId, {
-        modulesJson: JSON.stringify(target.nodes),
-        edgesJson: JSON.stringify(target.edges),
-        ...(target.chatConfig ? { chatConfigJson: JSON.stringify(target.chatConfig) } : {}),
-        updateTime: new Date(),
-        scheduledTriggerConfig: trigger ?? null,
-        pluginData: { ...current.pluginData, nodeVersion: copyId },
-      });
+      await applyDraft(auth.teamId, current, { nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig, versionId: copyId, keepTrigger: false });
       return {};
     },
   });
