@@ -103,6 +103,8 @@ describe('v1/chat/completions', () => {
     expect(res.json().choices[0].message.content).toBe('Echo: via key');
     const keys = await ok(t, tokA, 'GET', '/support/openapi/list', { appId });
     expect(keys[0].usagePoints).toBeCloseTo(1.5);
+    const usage = await t.app.mongo.db.collection('usages').find({ source: 'api' }).toArray();
+    expect(usage).toEqual([expect.objectContaining({ appName: 'Echo bot', totalPoints: 1.5, list: [expect.objectContaining({ moduleName: 'AI chat', model: 'Fake LLM', tokens: 15 })] })]);
     const histories = await t.app.inject({ method: 'POST', url: '/api/core/chat/getHistories', headers: apiKeyHeaders(key), payload: { appId } });
     expect(histories.json().data.map((h: { chatId: string }) => h.chatId)).toEqual(['k1']);
 

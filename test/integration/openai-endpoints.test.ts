@@ -99,6 +99,11 @@ describe('core/ai helpers', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toBe('audio/mpeg');
     expect(res.body).toBe('ID3-fake-mp3');
+    const calls = () => fake.requests.filter((r) => r.path === '/v1/audio/speech').length;
+    const before = calls();
+    const again = await t.app.inject({ method: 'POST', url: '/api/core/chat/item/getSpeech', headers: authHeaders(tok), payload: { ttsConfig: { type: 'model', model: 'tts-1', voice: 'alloy' }, input: 'read me' } });
+    expect(again.body).toBe('ID3-fake-mp3');
+    expect(calls()).toBe(before);
     const badVoice = await call(t, tok, 'POST', '/core/chat/item/getSpeech', { ttsConfig: { model: 'tts-1', voice: 'nobody' }, input: 'x' });
     expect(badVoice.status).toBe(400);
     expect(badVoice.body.message).toMatch(/voice not found/);

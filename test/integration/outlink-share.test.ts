@@ -112,6 +112,12 @@ describe('share-link chat', () => {
     expect(expired.statusCode).toBe(403);
     expect(expired.json().message).toMatch(/expired/);
 
+    const qpmLink = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Slow', limit: { QPM: 1 } });
+    expect((await inject('POST', '/v1/chat/completions', { shareId: qpmLink, outLinkUid: 'q', messages: [{ role: 'user', content: 'one' }] })).statusCode).toBe(200);
+    const throttled = await inject('POST', '/v1/chat/completions', { shareId: qpmLink, outLinkUid: 'q', messages: [{ role: 'user', content: 'two' }] });
+    expect(throttled.statusCode).toBe(429);
+    expect(throttled.json().message).toMatch(/1 requests per minute/);
+
     const unknown = await inject('POST', '/v1/chat/completions', { shareId: 'nosuchlink', outLinkUid: 'u', messages: [{ role: 'user', content: 'x' }] });
     expect(unknown.statusCode).toBe(403);
     expect(unknown.json().code).toBe(501);

@@ -10,6 +10,7 @@ import type { AuthContext } from '../auth/types.js';
 import type { ChatModule } from '../chat/chat-module.js';
 import { definePlatformRoute, parseWith } from '../define-route.js';
 import { createOpenAiService } from './openai.service.js';
+import { createTtsCache, TTS_INDEXES } from './tts-cache.repo.js';
 
 const embeddingsSchema = z.object({
   input: z.union([z.string(), z.array(z.string())], { error: 'input is nor array or string' }),
@@ -37,6 +38,16 @@ const transcriptionData = z.object({
 
 export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): void {
   const service = createOpenAiService(app, chat);
+  const tts = createTtsCache(app.mongo.db);
+  let sweeper: NodeJS.Timeout | undefined;
+  app.startup.add('indexes: speech cache', async () => {
+    await app.mongo.ensureIndexes(TTS_INDEXES);
+    sweeper = setInterval(() => {
+      tts.sweep(new Date(chat.now())).catch((error: unknown) => app.log.warn({ err: error }, 'speech cache sweep failed'));
+    }, 60 * 60 * 1000);
+    sweeper.unref();
+  });
+  app.addHook('onClose', async () => clearInterval(sweeper));
   const usageSource = (auth: AuthContext) => (auth.authType === 'apikey' ? 'api' : auth.authType === 'outLink' ? 'shareLink' : 'fastgpt');
 
   definePlatformRoute(app, {
@@ -101,7 +112,13 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     summary: 'Text to speech (raw MP3 bytes)',
     tags: ['openai'],
     handler: async ({ input, auth, reply }) => {
+      const bufferId = `${input.ttsConfig.model}-${input.ttsConfig.voice}`;
+      const cacheKey = JSON.stringify({ text: input.input, speed: input.ttsConfig.speed ?? 1 });
+      const now = new Date(chat.now());
+      const cached = await tts.get(bufferId, cacheKey, now);
+      if (cached) return reply.header('content-type', 'audio/mpeg').send(cached);
       const audio = await service.speech({ model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
+      await tts.put(bufferId, cacheKey, audio, now);
       await chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: 0, model: input.ttsConfig.model, tokens: estimateTokens(input.input) }] }, new Date(chat.now()));
       return reply.header('content-type', 'audio/mpeg').send(audio);
     },

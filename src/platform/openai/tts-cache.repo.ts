@@ -1,0 +1,35 @@
+/**
+ * The speech cache (`buffer_tts`, contract §3.8): one entry per voice and text+speed, kept 24 h.
+ * FerretDB has no TTL index, so expiry is checked on read and swept periodically.
+ */
+import { Binary, type Db, ObjectId } from 'mongodb';
+import type { IndexDeclaration } from '../../infra/mongo.js';
+
+export const BUFFER_TTS = 'buffer_tts';
+export const TTS_CACHE_MS = 24 * 60 * 60 * 1000;
+export const TTS_INDEXES: IndexDeclaration[] = [{ collection: BUFFER_TTS, key: { bufferId: 1, text: 1 } }];
+
+interface TtsDoc {
+  _id: ObjectId;
+  bufferId: string;
+  text: string;
+  buffer: Binary;
+  createTime: Date;
+}
+
+export function createTtsCache(db: Db) {
+  const cache = db.collection<TtsDoc>(BUFFER_TTS);
+  return {
+    async get(bufferId: string, text: string, now: Date): Promise<Buffer | null> {
+      const doc = await cache.findOne({ bufferId, text, createTime: { $gt: new Date(now.getTime() - TTS_CACHE_MS) } });
+      return doc ? Buffer.from(doc.buffer.buffer) : null;
+    },
+    async put(bufferId: string, text: string, buffer: Buffer, now: Date): Promise<void> {
+      await cache.deleteMany({ bufferId, text });
+      await cache.insertOne({ _id: new ObjectId(), bufferId, text, buffer: new Binary(buffer), createTime: now });
+    },
+    async sweep(now: Date): Promise<void> {
+      await cache.deleteMany({ createTime: { $lte: new Date(now.getTime() - TTS_CACHE_MS) } });
+    },
+  };
+}
