@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Errors } from '../../infra/errors.js';
-import { createResourcePermissionService, RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
+import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
+import { createAppPermissionService } from './app-permissions.js';
 import { createAppCrud } from './app-crud.service.js';
 import { APP_INDEXES, type App, createAppsRepo } from './apps.repo.js';
 import { registerAppRoutes } from './apps.routes.js';
-import { APP_FOLDER_TYPES } from './apps.schema.js';
 import { type AppsDeps, createAppsCore } from './apps.service.js';
 import { createChatLogsRepo } from './chat-logs.repo.js';
 import { registerHttpPluginRoutes } from './http-plugin.routes.js';
@@ -45,13 +44,7 @@ export default fp(
   async function appsModule(app: FastifyInstance): Promise<void> {
     const db = app.mongo.db;
     app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
-    const perms = createResourcePermissionService(db, {
-      collection: 'apps',
-      resourceType: 'app',
-      folderTypes: APP_FOLDER_TYPES,
-      errors: { notFound: Errors.appUnExist, forbidden: Errors.unAuthApp },
-      label: 'App',
-    });
+    const perms = createAppPermissionService(db);
     const deps: AppsDeps = { apps: createAppsRepo(db), versions: createVersionsRepo(db), perms, teamLimits: () => app.teamLimits };
     const core = createAppsCore(deps);
     const pluginContext: SystemPluginContext = {
