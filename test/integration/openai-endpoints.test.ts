@@ -69,6 +69,18 @@ describe('v1/audio/transcriptions', () => {
 
     const noAuth = await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: form.headers, payload: form.payload });
     expect(noAuth.statusCode).toBe(401);
+    const shareId = await ok(t, tok, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'voice link' });
+    const shared = multipart([
+      { name: 'file', filename: 'recording.mp3', type: 'audio/mpeg', content: Buffer.from('ID3') },
+      { name: 'data', content: JSON.stringify({ appId, shareId, outLinkUid: 'visitor' }) },
+    ]);
+    const viaLink = await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: shared.headers, payload: shared.payload });
+    expect(viaLink.statusCode, viaLink.body).toBe(200);
+    const badLink = multipart([
+      { name: 'file', filename: 'recording.mp3', content: Buffer.from('ID3') },
+      { name: 'data', content: JSON.stringify({ shareId: 'nope', outLinkUid: 'visitor' }) },
+    ]);
+    expect((await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: badLink.headers, payload: badLink.payload })).statusCode).toBe(403);
     const noFile = multipart([{ name: 'data', content: '{}' }]);
     const missing = await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: { ...authHeaders(tok), ...noFile.headers }, payload: noFile.payload });
     expect(missing.statusCode).toBe(400);

@@ -60,6 +60,12 @@ export interface ChatTurnResult extends DispatchResult {
 
 const clone = <T>(value: T): T => structuredClone(value);
 
+/** The reference's `YYYY-MM-DD HH:mm:ss dddd` (UTC here; the web client sends its own cTime). */
+export function formatChatTime(date: Date): string {
+  const weekday = new Intl.DateTimeFormat('en-US', { weekday: 'long', timeZone: 'UTC' }).format(date);
+  return `${date.toISOString().replace('T', ' ').slice(0, 19)} ${weekday}`;
+}
+
 /**
  * A failed run as the client sees it: provider failures are 502, a node refusing its inputs or
  * the graph (missing question, bad URL, unknown model, unsupported node) is 400; programming
@@ -153,7 +159,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       chatId: chatId ?? '',
       responseChatItemId: request.responseChatItemId,
       histories,
-      cTime: now.toISOString().replace('T', ' ').slice(0, 19),
+      cTime: formatChatTime(now),
       ...variables,
     };
 

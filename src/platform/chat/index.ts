@@ -17,20 +17,18 @@ export default fp(
   async function chatModule(app: FastifyInstance) {
     const chat = createChatModule(app);
     app.platformAuth.registerResolver('outLink', chat.outLinks.resolver);
-    app.platformAuth.registerResolver(
-      'teamSpace',
-      createTeamSpaceResolver(chat, {
-        authUrl: app.config.TEAM_TOKEN_AUTH_URL,
-        findOwnerTmbId: async (teamId) => (await app.identity.teams.findOwnerMember(teamId))?._id.toHexString() ?? null,
-      }),
-    );
+    const teamSpace = createTeamSpaceResolver(chat, {
+      authUrl: app.config.TEAM_TOKEN_AUTH_URL,
+      findOwnerTmbId: async (teamId) => (await app.identity.teams.findOwnerMember(teamId))?._id.toHexString() ?? null,
+    });
+    app.platformAuth.registerResolver('teamSpace', teamSpace.resolver);
     app.startup.add('indexes: chat', () => app.mongo.ensureIndexes([...CHAT_INDEXES, ...OUTLINK_INDEXES, ...USAGE_INDEXES]));
 
     registerCompletionRoutes(app, chat);
     registerHistoryRoutes(app, chat);
     registerInputGuideRoutes(app, chat);
     registerOutLinkRoutes(app, chat.outLinks);
-    registerOpenAiRoutes(app, chat);
+    registerOpenAiRoutes(app, chat, teamSpace.check);
     registerChannelRoutes(app, chat);
   },
   { name: 'platform-chat' },

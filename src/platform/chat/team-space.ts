@@ -14,8 +14,12 @@ import type { ChatModule } from './chat-module.js';
 const refused = (message: string) => new AppError({ httpStatus: 401, code: 500001, statusText: 'unAuthTeam', message });
 
 export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: string; findOwnerTmbId: (teamId: ObjectId) => Promise<string | null> }) {
-  return async (request: FastifyRequest): Promise<AuthContext | null> => {
+  const resolver = async (request: FastifyRequest): Promise<AuthContext | null> => {
     const { teamId, teamToken } = mergedInput(request);
+    return check(teamId, teamToken);
+  };
+  /** Resolves explicit team-space params (multipart routes read them from a form field). */
+  async function check(teamId: unknown, teamToken: unknown): Promise<AuthContext | null> {
     if (typeof teamToken !== 'string' || teamToken === '') return null;
     if (typeof teamId !== 'string' || !isObjectIdHex(teamId)) throw Errors.missingParams("Invalid field 'teamId': expected a 24-character hex id");
     if (!options.authUrl) throw refused('Team-space access is not configured on this server (TEAM_TOKEN_AUTH_URL)');
@@ -34,5 +38,6 @@ export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: s
     const member = ownerTmbId ? await chat.memberContext(ownerTmbId) : null;
     if (!member) throw refused(`Team ${teamId} not found`);
     return { ...member, authType: 'teamDomain', outLink: { shareId: '', outLinkUid: uid } };
-  };
+  }
+  return { resolver, check };
 }

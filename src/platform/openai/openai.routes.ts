@@ -34,9 +34,11 @@ const transcriptionData = z.object({
   duration: z.number().min(0).max(3600).optional(),
   shareId: z.string().optional(),
   outLinkUid: z.string().optional(),
+  teamId: z.string().optional(),
+  teamToken: z.string().optional(),
 });
 
-export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): void {
+export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, teamSpace: (teamId: unknown, teamToken: unknown) => Promise<AuthContext | null>): void {
   const service = createOpenAiService(app, chat);
   const tts = createTtsCache(app.mongo.db);
   let sweeper: NodeJS.Timeout | undefined;
@@ -150,7 +152,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
         }
         const meta = parseWith(transcriptionData, data);
         if (meta.shareId && meta.outLinkUid) await chat.outLinks.authenticate(meta.shareId, meta.outLinkUid);
-        else await app.platformAuth.authenticate(request, ['session']);
+        else if (!(await teamSpace(meta.teamId, meta.teamToken))) await app.platformAuth.authenticate(request, ['session']);
         if (!file || file.buffer.length === 0) throw Errors.missingParams("Missing field 'file' (the audio file)");
         const text = await service.transcribe(file);
         return reply.send({ code: 200, statusText: '', message: '', data: text });
