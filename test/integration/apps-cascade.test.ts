@@ -88,6 +88,25 @@ describe('delete cascade', () => {
   });
 });
 
+describe('delete racing with creates and moves', () => {
+  it('leaves nothing pointing to the deleted folder', async () => {
+    for (let round = 0; round < 3; round++) {
+      const folder = await createFolder(t, alice, `racing ${round}`);
+      const mover = await createApp(t, alice, { name: `mover ${round}` });
+      const results = await Promise.all([
+        call(t, alice, 'DELETE', '/core/app/del', { appId: folder }),
+        call(t, alice, 'POST', '/core/app/create', { name: 'late child', type: 'simple', modules: [], parentId: folder }),
+        call(t, alice, 'POST', '/core/app/folder/create', { name: 'late folder', parentId: folder }),
+        call(t, alice, 'PUT', `/core/app/update?appId=${mover}`, { parentId: folder }),
+      ]);
+      expect(results[0]?.status).toBe(200);
+      for (const r of results.slice(1)) expect([200, 404]).toContain(r.status);
+      const orphans = await t.app.mongo.db.collection('apps').countDocuments({ parentId: new ObjectId(folder) });
+      expect(orphans).toBe(0);
+    }
+  });
+});
+
 describe('chat logs', () => {
   it('pages chats of the app newest first with feedback counts', async () => {
     const app = await createApp(t, alice, { name: 'logged' });

@@ -94,32 +94,46 @@ export function createAppsCore(deps: AppsDeps) {
         inheritPermission: true,
       };
       if (input.chatConfig !== undefined) doc.chatConfigJson = JSON.stringify(input.chatConfig);
-      const id = await deps.apps.insert(doc);
-      if (initial.collaborators.length > 0) await deps.perms.writeCollaborators(auth.teamId, id, initial.collaborators);
-      if (!folder) await deps.versions.insert({ appId: id, nodes: modules, edges, chatConfig: input.chatConfig, versionName: input.name });
-      return id;
+      const write = async () => {
+        const id = await deps.apps.insert(doc);
+        if (initial.collaborators.length > 0) await deps.perms.writeCollaborators(auth.teamId, id, initial.collaborators);
+        if (!folder) await deps.versions.insert({ appId: id, nodes: modules, edges, chatConfig: input.chatConfig, versionName: input.name });
+        return id;
+      };
+      if (!input.parentId) return write();
+      // Under the tree lock the parent cannot be deleted between the check and the writes.
+      const parentId = input.parentId;
+      return deps.perms.tree.withTeamLock(auth.teamId, async () => {
+        if (!(await deps.apps.findInTeam(auth.teamId, parentId))) throw Errors.appUnExist(`App ${parentId} not found`);
+        return write();
+      });
     },
 
     /** Deletes an app and its whole subtree with every dependent record. */
     async deleteTree(teamId: string, appId: string): Promise<void> {
-      const tree = await deps.apps.teamTree(teamId);
-      const below = new Set(allDescendants(appId, tree));
-      const parentOf = new Map(tree.map((n) => [n.id, n.parentId]));
-      const depth = (id: string) => {
-        let d = 0;
-        for (let p = parentOf.get(id); p && p !== appId && d < tree.length; p = parentOf.get(p)) d++;
-        return d;
-      };
-      const levels: string[][] = [];
-      for (const id of below) {
-        const d = depth(id);
-        levels[d] = [...(levels[d] ?? []), id];
-      }
-      await deps.apps.deleteCascade(teamId, [...levels.filter(Boolean).reverse(), [appId]]);
+      // Under the tree lock nothing can be moved or created into the subtree while it goes.
+      await deps.perms.tree.withTeamLock(teamId, () => deleteSubtree(teamId, appId));
     },
 
     countsTowardLimit: (type: AppType) => CHAT_APP_TYPES.includes(type),
   };
+
+  async function deleteSubtree(teamId: string, appId: string): Promise<void> {
+    const tree = await deps.apps.teamTree(teamId);
+    const below = new Set(allDescendants(appId, tree));
+    const parentOf = new Map(tree.map((n) => [n.id, n.parentId]));
+    const depth = (id: string) => {
+      let d = 0;
+      for (let p = parentOf.get(id); p && p !== appId && d < tree.length; p = parentOf.get(p)) d++;
+      return d;
+    };
+    const levels: string[][] = [];
+    for (const id of below) {
+      const d = depth(id);
+      levels[d] = [...(levels[d] ?? []), id];
+    }
+    await deps.apps.deleteCascade(teamId, [...levels.filter(Boolean).reverse(), [appId]]);
+  }
   return core;
 }
 
