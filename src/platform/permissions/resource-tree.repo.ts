@@ -104,9 +104,15 @@ export function createResourceTreeRepo(db: Db, collectionName: string, folderTyp
         if (Date.now() > deadline) throw Errors.conflict('Another change to this folder tree is in progress, try again');
         await new Promise((resolve) => setTimeout(resolve, 15 + Math.random() * 20));
       }
+      // Long operations (a large cascade) keep extending the lock so it is not taken over.
+      const renew = setInterval(() => {
+        void locks.updateOne({ _id: key, holder }, { $set: { expiresAt: new Date(Date.now() + LOCK_TTL_MS) } }).catch(() => undefined);
+      }, LOCK_TTL_MS / 3);
+      renew.unref();
       try {
         return await run();
       } finally {
+        clearInterval(renew);
         await locks.deleteOne({ _id: key, holder });
       }
     },
