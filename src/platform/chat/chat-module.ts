@@ -73,6 +73,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
         return { status: response.status, text: response.text() };
       },
     }),
+    logError: (error, message) => app.log.error({ err: error }, message),
     chargeCredential: async (caller, points) => {
       if (points <= 0) return;
       if (caller.shareId) await outLinks.recordUsage(caller.shareId, points);

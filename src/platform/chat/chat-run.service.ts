@@ -30,6 +30,7 @@ export interface ChatRunDeps {
   now: () => Date;
   /** Per-run node dependencies (LLM resolution, dataset search, HTTP). */
   nodeDeps: (base: Pick<NodeDeps, 'teamId' | 'appId' | 'chatId' | 'responseChatItemId' | 'signal' | 'customFeedbacks'>) => NodeDeps;
+  logError: (error: unknown, message: string) => void;
   /** Adds points to the credential that paid (API key, share link). */
   chargeCredential: (caller: ChatCaller, points: number) => Promise<void>;
 }
@@ -189,7 +190,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     if (request.save && chatId) {
       await saveTurn({ request, appId, chatId, question, result, interactiveFromDb, isPlugin, graph, customFeedbacks }).catch((error: unknown) => {
         // The answer is still delivered; the reference logs and swallows save failures too.
-        request.emit({ event: 'flowNodeStatus', status: 'running', name: `Saving the chat failed: ${(error as Error).message}` });
+        deps.logError(error, 'saving the chat turn failed');
       });
     }
 

@@ -20,9 +20,10 @@ function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortContro
   return controller;
 }
 
-function errorFrame(error: unknown) {
+/** Known errors keep their envelope; anything else shows no internals (DECISIONS.md). */
+function errorFrame(error: unknown, requestId: string) {
   if (isAppError(error)) return { code: error.code, statusText: error.statusText, message: error.message, data: null };
-  return { message: error instanceof Error ? error.message : 'Internal error' };
+  return { message: `Internal error (request id ${requestId})` };
 }
 
 export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule): void {
@@ -90,7 +91,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         }
       } catch (error) {
         request.log.warn({ err: error }, 'chat completion failed while streaming');
-        writer.write('error', errorFrame(error));
+        writer.write('error', errorFrame(error, String(request.id)));
       }
       writer.end();
       return reply;
@@ -131,8 +132,9 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         writer.write('answer', '[DONE]');
         writer.write('flowResponses', result.flowResponses);
       } catch (error) {
+        request.log.warn({ err: error }, 'chat test failed');
         writer.start(500);
-        writer.write('error', errorFrame(error));
+        writer.write('error', errorFrame(error, String(request.id)));
       }
       writer.end();
       return reply;
