@@ -150,4 +150,6 @@ export const pureRunners: Record<string, NodeRunner> = {
   pluginOutput,
   textEditor,
   datasetConcatNode,
+  // Marks the end of an agent's tool loop (read by the tools node).
+  stopTool: async () => ({ responseData: { toolStop: true } }),
 };

@@ -2,7 +2,8 @@
  * The `tools` (agent) node with the tool_choice strategy: the nodes attached by `selectedTools`
  * edges are offered as functions (name = nodeId, description = intro, parameters = inputs with a
  * toolDescription). Each call runs a nested dispatch with that node as the entry; its tool
- * response goes back to the model until it answers without calling a tool (at most 6 rounds).
+ * response goes back to the model until it answers without calling a tool (at most 6 rounds)
+ * or a stopTool node ran.
  */
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
@@ -49,7 +50,8 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
     let tokens = 0;
     let answer = '';
     let toolPoints = 0;
-    for (let round = 0; round < MAX_ROUNDS && !isAborted(); round += 1) {
+    let stopped = false;
+    for (let round = 0; round < MAX_ROUNDS && !isAborted() && !stopped; round += 1) {
       const result = await completeChat(
         llm.endpoint,
         {
@@ -97,6 +99,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
           const first = nested.toolResponses[0];
           response = typeof first === 'string' ? first : JSON.stringify(first ?? valuesText(nested.assistantResponses));
           details.push(...nested.flowResponses);
+          if (nested.flowResponses.some((r) => r.toolStop === true)) stopped = true;
           toolPoints += nested.flowUsages.reduce((sum, u) => sum + u.totalPoints, 0);
         }
         emit({ event: 'toolResponse', tool: { id: call.id, toolName: '', toolAvatar: '', params: '', response: cut(response) } });
@@ -113,7 +116,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
     return {
       outputs: { answerText: answer },
       assistantResponses: assistant,
-      responseData: { totalPoints: totalPoints + toolPoints, toolCallTokens: tokens, model: llm.model.name, query: question, toolDetail: details },
+      responseData: { totalPoints: totalPoints + toolPoints, toolCallTokens: tokens, model: llm.model.name, query: question, toolDetail: details, ...(stopped ? { toolStop: true } : {}) },
       usages: [{ moduleName: node.name ?? 'Tool call', totalPoints, model: llm.model.name, tokens }],
       toolResponses: answer,
     };
