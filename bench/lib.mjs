@@ -12,6 +12,12 @@ import { MongoClient } from 'mongodb';
 import { spawn, execSync } from 'node:child_process';
 import { startLocalDatabase, freePort } from '../scripts/local-db.mjs';
 
+/** Seconds per measurement from BENCH_SECONDS; unset, empty or invalid gives the fallback. */
+export function benchSeconds(fallback) {
+  const value = Number(process.env.BENCH_SECONDS);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
 export const BENCH_SECRETS = {
   TOKEN_KEY: 'bench-token-key-0123456789abcdef',
   ROOT_KEY: 'bench-root-key-0123456789abcdef',

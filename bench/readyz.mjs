@@ -1,7 +1,7 @@
 // GET /readyz (pings MongoDB) against a bare Fastify route doing the same ping.
-import { measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
+import { benchSeconds, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
 
-const duration = Number(process.env.BENCH_SECONDS ?? 5);
+const duration = benchSeconds(5);
 const env = await startBenchEnvironment();
 try {
   const baseline = await startBaseline(env.mongoUri, (app, db) => {
