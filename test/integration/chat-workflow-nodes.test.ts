@@ -102,11 +102,37 @@ describe('workflow nodes through completions', () => {
     expect(received.at(-1)).toEqual({ url: '/weather?q=Oslo', method: 'POST', body: { question: 'how cold "is" it', chat: 'h1' } });
   });
 
+  it('a Laf node posts its inputs to the function and maps the reply', async () => {
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        {
+          nodeId: 'laf',
+          flowNodeType: 'lafModule',
+          name: 'Laf',
+          inputs: [
+            { key: 'system_httpReqUrl', value: `${serviceUrl}/laf` },
+            { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+            { key: 'q', canEdit: true, value: ['start', 'userChatInput'] },
+          ],
+          outputs: [{ id: 'o', key: 'answerText', type: 'dynamic' }],
+        },
+      ],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'laf', targetHandle: 'laf-target-left' }],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'Laf bot', graph);
+    const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'ping' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(received.at(-1)).toMatchObject({ url: '/laf', method: 'POST', body: { q: 'ping', systemParams: { appId } } });
+    expect(res.json().responseData[1].httpResult).toMatchObject({ weather: { city: 'Oslo' } });
+  });
+
   it('an unsupported node type is a clear 400, not a crash', async () => {
     const graph = {
       nodes: [
         { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [] },
-        { nodeId: 'laf', flowNodeType: 'lafModule', name: 'Laf function', inputs: [], outputs: [] },
+        { nodeId: 'laf', flowNodeType: 'app', name: 'Laf function', inputs: [], outputs: [] },
       ],
       edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'laf', targetHandle: 'laf-target-left' }],
       chatConfig: {},
@@ -114,7 +140,7 @@ describe('workflow nodes through completions', () => {
     const appId = await createPublishedApp(t, tok, 'Laf bot', graph);
     const res = await completions({ appId, messages: [{ role: 'user', content: 'x' }] });
     expect(res.statusCode).toBe(400);
-    expect(res.json().message).toMatch(/lafModule.*Laf function.*not supported/);
+    expect(res.json().message).toMatch(/'app'.*Laf function.*not supported/);
     const streamed = await completions({ appId, stream: true, messages: [{ role: 'user', content: 'x' }] });
     expect(streamed.statusCode).toBe(200);
     expect(streamed.body).toMatch(/event: error\ndata: .*not supported/);

@@ -123,5 +123,30 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
     }
   };
 
-  return { datasetSearchNode, httpRequest468 };
+  /** A Laf cloud function: POST the dynamic inputs plus system params, map the reply's keys to outputs. */
+  const lafModule: NodeRunner = async ({ params, node, histories }) => {
+    const url = String(params.system_httpReqUrl ?? '').trim();
+    if (!url) throw new Error('Http url is empty');
+    const dynamic = (params.system_addInputParam ?? {}) as Record<string, unknown>;
+    const body = JSON.stringify({ systemParams: { appId: deps.appId, chatId: deps.chatId, responseChatItemId: deps.responseChatItemId, histories: histories.slice(-10) }, ...dynamic });
+    try {
+      const response = await deps.httpCall({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body, timeoutMs: 60_000 });
+      if (response.status >= 400) throw new Error(`HTTP ${response.status}`);
+      let parsed: unknown = response.text;
+      try {
+        parsed = JSON.parse(response.text);
+      } catch {
+        parsed = response.text;
+      }
+      const outputs: Record<string, unknown> = { httpRawResponse: parsed };
+      if (typeof parsed === 'object' && parsed !== null) {
+        for (const output of node.outputs) if (output.key in parsed) outputs[output.key] = (parsed as Record<string, unknown>)[output.key];
+      }
+      return { outputs, responseData: { totalPoints: 0, body: dynamic, httpResult: parsed }, toolResponses: parsed };
+    } catch (error) {
+      return { outputs: { httpRawResponse: (error as Error).message }, responseData: { totalPoints: 0, body: dynamic, httpResult: { error: (error as Error).message } } };
+    }
+  };
+
+  return { datasetSearchNode, httpRequest468, lafModule };
 }
