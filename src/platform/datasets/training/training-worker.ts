@@ -33,7 +33,7 @@ interface Planned {
  * last, so a crash at any point only means the item is processed again, never lost or doubled.
  */
 export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWorkerOptions = {}) {
-  const batchSize = options.batchSize ?? 32;
+  const batchSize = options.batchSize ?? 128;
   const lockMs = options.lockMs ?? 5 * 60_000;
   const maxRetries = options.maxRetries ?? 5;
   const backoffMs = options.backoffMs ?? 2_000;
@@ -104,7 +104,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     // Chain the rebuild: queue the next waiting item before this one disappears.
     const next = await data.claimRebuilding(item.teamId, item.datasetId);
     if (next) {
-      const { _id, expireAt, lockTime, retryCount, errorMsg, claimToken, ...base } = item;
+      const { _id, expireAt, lockTime, retryCount, errorMsg, ...base } = item;
       await trainings.insertMany([{ ...base, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }]);
     }
     await trainings.deleteById(item._id);

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
-import { oid, oids, type Plain, plain } from '../plain.js';
+import { oid, oids, onlyDuplicates, type Plain, plain } from '../plain.js';
 
 /** lockTime of an item nobody may claim (failed too often, or paused); below it items are live. */
 export const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
@@ -17,7 +16,11 @@ interface TrainingDoc {
   billId: string;
   mode: TrainingMode;
   expireAt: Date;
-  /** When the item was last claimed; claimable again once older than the lock window. */
+  /**
+   * Not before lockTime + lock window: 2000-01-01 when queued, pushed forward by a failure's
+   * backoff, far future when the item failed too often. Claims themselves live in
+   * `dataset_training_claims` (one insert per batch instead of per-item updates).
+   */
   lockTime: Date;
   model: string;
   prompt: string;
@@ -31,23 +34,22 @@ interface TrainingDoc {
   /** Failed attempts so far. */
   retryCount: number;
   errorMsg?: string;
-  /** Marks the batch of the claim that last took the item. */
-  claimToken?: string;
 }
 
 export type TrainingRecord = Plain<TrainingDoc>;
-export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg' | 'claimToken'>;
+export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg'>;
 
 export const TRAINING_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_trainings', key: { teamId: 1, datasetId: 1 } },
   { collection: 'dataset_trainings', key: { mode: 1, lockTime: 1, weight: -1 } },
   { collection: 'dataset_trainings', key: { collectionId: 1 } },
-  { collection: 'dataset_trainings', key: { claimToken: 1 } },
+  { collection: 'dataset_training_claims', key: { lockTime: 1 } },
 ];
 
 /** The only code touching `dataset_trainings`. */
 export function createTrainingRepo(db: Db) {
   const col = db.collection<TrainingDoc>('dataset_trainings');
+  const claims = db.collection<{ _id: ObjectId; teamId: ObjectId; lockTime: Date }>('dataset_training_claims');
   const toDoc = (item: NewTraining) => ({
     ...item,
     teamId: oid(item.teamId),
@@ -72,26 +74,41 @@ export function createTrainingRepo(db: Db) {
      */
     async claimBatch(now: Date, lockMs: number, limit: number): Promise<TrainingRecord[]> {
       const expired = new Date(now.getTime() - lockMs);
-      const candidates = await col
-        .find({ lockTime: { $lte: expired } }, { projection: { _id: 1, mode: 1, model: 1 } })
-        .limit(limit * 2)
-        .toArray();
+      // Claims of crashed or stalled workers expire; their items become claimable again.
+      await claims.deleteMany({ lockTime: { $lte: expired } });
+      const candidates = await col.find({ lockTime: { $lte: expired } }).limit(limit * 2).toArray();
       const first = candidates[0];
       if (!first) return [];
       const wanted = (first.mode === 'qa' ? [first] : candidates.filter((c) => c.mode !== 'qa' && c.model === first.model)).slice(0, limit);
-      // One conditional update marks the batch with a fresh token; items another worker took
-      // meanwhile no longer match the expired-lock condition and stay theirs.
-      const claimToken = randomUUID();
-      await col.updateMany({ _id: { $in: wanted.map((c) => c._id) }, lockTime: { $lte: expired } }, { $set: { lockTime: now, claimToken } });
-      const docs = await col.find({ claimToken }).toArray();
-      return docs.map((doc) => plain(doc));
+      // A claim is an insert keyed by the item id: the unique _id makes it atomic, and one
+      // insertMany is far cheaper than per-item updates on FerretDB. Duplicates = another
+      // worker's items.
+      let taken = new Set(wanted.map((doc) => doc._id.toHexString()));
+      try {
+        await claims.insertMany(
+          wanted.map((doc) => ({ _id: doc._id, teamId: doc.teamId, lockTime: now })),
+          { ordered: false },
+        );
+      } catch (error) {
+        if (!onlyDuplicates(error)) throw error;
+        const mine = await claims.find({ _id: { $in: wanted.map((doc) => doc._id) }, lockTime: now }).toArray();
+        taken = new Set(mine.map((doc) => doc._id.toHexString()));
+      }
+      return wanted.filter((doc) => taken.has(doc._id.toHexString())).map((doc) => plain({ ...doc, lockTime: now }));
+    },
+    /** Ends claims (item done, or failure recorded). */
+    async release(ids: string[]) {
+      if (ids.length > 0) await claims.deleteMany({ _id: { $in: oids(ids) } });
     },
     async deleteByIds(ids: string[]) {
-      if (ids.length > 0) await col.deleteMany({ _id: { $in: oids(ids) } });
+      if (ids.length === 0) return;
+      await col.deleteMany({ _id: { $in: oids(ids) } });
+      await claims.deleteMany({ _id: { $in: oids(ids) } });
     },
     /** Records a failure; the item becomes claimable again at `retryAt` (or never, when permanent). */
     async recordFailure(id: string, errorMsg: string, lockTime: Date) {
       await col.updateOne({ _id: oid(id) }, { $set: { errorMsg, lockTime }, $inc: { retryCount: 1 } });
+      await claims.deleteOne({ _id: oid(id) });
     },
     async findById(id: string): Promise<TrainingRecord | null> {
       const doc = await col.findOne({ _id: oid(id) });
@@ -99,6 +116,7 @@ export function createTrainingRepo(db: Db) {
     },
     async deleteById(id: string) {
       await col.deleteOne({ _id: oid(id) });
+      await claims.deleteOne({ _id: oid(id) });
     },
     async deleteByCollections(teamId: string, collectionIds: string[]) {
       await col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } });
@@ -131,6 +149,7 @@ export function createTrainingRepo(db: Db) {
     },
     /** Makes every locked item of the team claimable now, with a fresh retry budget. */
     async unlockTeam(teamId: string): Promise<number> {
+      await claims.deleteMany({ teamId: oid(teamId) });
       const { modifiedCount } = await col.updateMany(
         { teamId: oid(teamId) },
         { $set: { lockTime: new Date('2000-01-01T00:00:00Z'), retryCount: 0 } },
