@@ -103,10 +103,13 @@ describe('v1/chat/completions', () => {
     expect(res.json().choices[0].message.content).toBe('Echo: via key');
     const keys = await ok(t, tokA, 'GET', '/support/openapi/list', { appId });
     expect(keys[0].usagePoints).toBeCloseTo(1.5);
+    await completions(apiKeyHeaders(key), { chatId: 'k2', customUid: 'end-user-9', metadata: { 'plan.tier': 'gold' }, messages: [{ role: 'user', content: 'meta' }] });
+    const k2 = await t.app.mongo.db.collection('chats').findOne({ chatId: 'k2' });
+    expect(k2).toMatchObject({ source: 'api', outLinkUid: 'end-user-9' });
     const usage = await t.app.mongo.db.collection('usages').find({ source: 'api' }).toArray();
-    expect(usage).toEqual([expect.objectContaining({ appName: 'Echo bot', totalPoints: 1.5, list: [expect.objectContaining({ moduleName: 'AI chat', model: 'Fake LLM', tokens: 15 })] })]);
+    expect(usage.slice(0, 1)).toEqual([expect.objectContaining({ appName: 'Echo bot', totalPoints: 1.5, list: [expect.objectContaining({ moduleName: 'AI chat', model: 'Fake LLM', tokens: 15 })] })]);
     const histories = await t.app.inject({ method: 'POST', url: '/api/core/chat/getHistories', headers: apiKeyHeaders(key), payload: { appId } });
-    expect(histories.json().data.map((h: { chatId: string }) => h.chatId)).toEqual(['k1']);
+    expect(histories.json().data.map((h: { chatId: string }) => h.chatId).sort()).toEqual(['k1', 'k2']);
 
     const other = await completions(apiKeyHeaders(key), { appId: branchAppId, messages: [{ role: 'user', content: 'x' }] });
     expect(other.statusCode).toBe(403);

@@ -12,6 +12,8 @@ export interface ChatCaller {
   publicOnly: boolean;
   /** Whether flowResponses are sent at the end of a detailed stream. */
   responseDetail: boolean;
+  /** Set when an API/session caller named its end user (4.8.13 customUid). */
+  customUid?: boolean;
 }
 
 export function callerFromAuth(auth: AuthContext, linkResponseDetail = false): ChatCaller {
@@ -22,6 +24,12 @@ export function callerFromAuth(auth: AuthContext, linkResponseDetail = false): C
     return { auth, uid: auth.outLink?.outLinkUid ?? '', teamSpace: true, publicOnly: true, responseDetail: true };
   }
   return { auth, uid: auth.tmbId, teamSpace: false, publicOnly: false, responseDetail: true };
+}
+
+/** 4.8.13: `customUid` names the end user of an API or session chat. */
+export function withCustomUid(caller: ChatCaller, customUid: string | undefined): ChatCaller {
+  if (!customUid || caller.shareId || caller.teamSpace) return caller;
+  return { ...caller, uid: customUid, customUid: true };
 }
 
 export function chatSourceOf(caller: ChatCaller, channel?: ChatSource): ChatSource {

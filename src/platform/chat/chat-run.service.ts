@@ -52,6 +52,7 @@ export interface ChatTurnRequest {
   channel?: ChatSource;
   appName?: string;
   originIp?: string;
+  metadata?: Record<string, unknown>;
 }
 
 export interface ChatTurnResult extends DispatchResult {
@@ -246,11 +247,11 @@ export function createChatRunService(deps: ChatRunDeps) {
         title,
         source: chatSourceOf(caller, request.channel),
         shareId: caller.shareId,
-        outLinkUid: caller.shareId || caller.teamSpace ? caller.uid : undefined,
+        outLinkUid: caller.shareId || caller.teamSpace || caller.customUid ? caller.uid : undefined,
         variableList: (input.graph.chatConfig.variables as unknown[]) ?? [],
         welcomeText: (input.graph.chatConfig.welcomeText as string) ?? '',
         variables: result.newVariables,
-        metadata: request.originIp ? { originIp: request.originIp } : {},
+        metadata: { ...(request.metadata ?? {}), ...(request.originIp ? { originIp: request.originIp } : {}) },
       },
       now,
     );

@@ -34,6 +34,10 @@ export const completionsSchema = z
     detail: zBoolLike.default(false),
     stream: zBoolLike.default(false),
     responseChatItemId: z.string().min(1).max(100).optional(),
+    /** 4.8.13: merged into chat.metadata. */
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    /** 4.8.13: the log user of API/session chats (stored as outLinkUid). */
+    customUid: z.string().min(1).max(200).optional(),
     ...outLinkParams,
   })
   .loose();

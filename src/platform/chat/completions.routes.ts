@@ -5,7 +5,7 @@ import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domai
 import { valuesText } from '../../domain/workflow/chat-values.js';
 import { isAppError } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
-import { callerFromAuth } from './chat-caller.js';
+import { callerFromAuth, withCustomUid } from './chat-caller.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
 import type { ChatModule } from './chat-module.js';
 import { nanoid } from './ids.js';
@@ -49,7 +49,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         const existing = await chat.repo.findChat(appId, input.chatId);
         if (!chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       }
-      const caller = callerFromAuth(auth, link?.responseDetail ?? false);
+      const caller = withCustomUid(callerFromAuth(auth, link?.responseDetail ?? false), input.customUid);
       const detail = input.detail || isPlugin;
       const responseChatItemId = input.responseChatItemId ?? nanoid();
       const controller = abortOnClose(request, reply);
@@ -67,6 +67,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         signal: controller.signal,
         save: true,
         originIp: request.ip,
+        metadata: input.metadata,
       };
       if (!writer) {
         const result = await chat.run.runTurn(turn);
