@@ -53,6 +53,8 @@ const RECALL: Record<SearchMode, { embedding: number; fullText: number }> = {
 
 type Scored = { data: DataRecord; score: SearchResultItem['score'] };
 
+const FULL_TEXT_CANDIDATES = 5000;
+
 /**
  * Dataset search (searchDatasetData): embedding recall from the in-process vector index,
  * full-text recall by stored tokens + BM25 (no `$text`: FerretDB has none), RRF merge, optional
@@ -79,11 +81,18 @@ export function createSearchService(ctx: DatasetsContext) {
   async function fullTextRecall(params: SearchParams, forbidden: Set<string>, k: number): Promise<Scored[]> {
     const queryTokens = [...new Set(tokenizeForSearch(params.text))];
     if (queryTokens.length === 0) return [];
-    const candidates = (await data.fullTextCandidates(params.teamId, params.datasetIds, queryTokens, 5000)).filter((doc) => !forbidden.has(doc.collectionId));
+    const fetched = await data.fullTextCandidates(params.teamId, params.datasetIds, queryTokens, FULL_TEXT_CANDIDATES);
+    const candidates = fetched.filter((doc) => !forbidden.has(doc.collectionId));
     if (candidates.length === 0) return [];
     const docCount = await data.count(params.teamId, params.datasetIds);
+    // Every item holding a query token is among the candidates unless the cap was hit: then the
+    // document frequencies are exact from them; otherwise they are counted in the database.
     const docFreq = new Map<string, number>();
-    for (const token of queryTokens) docFreq.set(token, await data.countWithToken(params.teamId, params.datasetIds, token));
+    if (fetched.length < FULL_TEXT_CANDIDATES) {
+      for (const doc of fetched) for (const token of new Set(doc.fullTextTokens)) docFreq.set(token, (docFreq.get(token) ?? 0) + 1);
+    } else {
+      for (const token of queryTokens) docFreq.set(token, await data.countWithToken(params.teamId, params.datasetIds, token));
+    }
     const avgDocLength = candidates.reduce((sum, doc) => sum + doc.fullTextTokens.length, 0) / candidates.length;
     const byId = new Map(candidates.map((doc) => [doc._id, doc]));
     const scores = bm25Scores(
