@@ -8,9 +8,9 @@ import type { RequiredPermission, SerializedPermission } from '../../domain/perm
 import type { StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import { isObjectIdHex, toObjectId } from '../../infra/mongo.js';
+import { createAppPermissionService } from '../apps/app-permissions.js';
 import type { App } from '../apps/apps.repo.js';
 import type { AuthContext } from '../auth/types.js';
-import { createResourcePermissionService } from '../permissions/resource-permission.service.js';
 
 export type AppDoc = App;
 
@@ -21,13 +21,8 @@ export interface RunGraph {
 }
 
 export function createAppSource(app: FastifyInstance) {
-  const permissions = createResourcePermissionService(app.mongo.db, {
-    collection: 'apps',
-    resourceType: 'app',
-    folderTypes: ['folder'],
-    errors: { notFound: Errors.appUnExist, forbidden: Errors.unAuthApp },
-    label: 'App',
-  });
+  // The apps module's own rules, so folder kinds (folder, httpPlugin) resolve the same way.
+  const permissions = createAppPermissionService(app.mongo.db);
 
   async function load(appId: string): Promise<AppDoc> {
     const found = await app.appsAccess.findApp(appId);
