@@ -63,8 +63,8 @@ export function apiKeyRefusal(key: Pick<ApiKeyDoc, 'limit' | 'usagePoints'>, now
   return null;
 }
 
-/** The auth context of a resolved member (share-link and team-space resolvers can reuse it). */
-export function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> & Pick<AuthContext, 'authType'>): AuthContext {
+/** Who a resolved member is, as the auth context carries it. */
+export function memberFieldsOf(resolved: ResolvedMember): Omit<AuthContext, 'authType'> {
   return {
     userId: resolved.user._id.toHexString(),
     teamId: resolved.member.teamId.toHexString(),
@@ -72,8 +72,12 @@ export function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> 
     role: resolved.member.role,
     teamPermission: resolved.teamPermission,
     isRoot: resolved.isRoot,
-    ...extra,
   };
+}
+
+/** The auth context of a resolved member (share-link and team-space resolvers can reuse it). */
+export function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> & Pick<AuthContext, 'authType'>): AuthContext {
+  return { ...memberFieldsOf(resolved), ...extra };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { ObjectId } from 'mongodb';
 import { Errors } from '../../infra/errors.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
+import { memberFieldsOf } from '../auth/authenticator.js';
 import type { AuthContext } from '../auth/types.js';
 import { createOutLinksRepo } from '../outlinks/outlinks.repo.js';
 import { createOutLinkService, type OutLinkService } from '../outlinks/outlinks.service.js';
@@ -40,15 +41,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
 
   const memberContext = async (tmbId: string) => {
     const resolved = await app.identity.accounts.resolveMember(new ObjectId(tmbId));
-    if (!resolved) return null;
-    return {
-      userId: resolved.user._id.toHexString(),
-      teamId: resolved.member.teamId.toHexString(),
-      tmbId: resolved.member._id.toHexString(),
-      role: resolved.member.role,
-      teamPermission: resolved.teamPermission,
-      isRoot: resolved.isRoot,
-    };
+    return resolved ? memberFieldsOf(resolved) : null;
   };
 
   const outLinks = createOutLinkService({ repo: createOutLinksRepo(db), apps, now, memberContext, fetch: outbound });
