@@ -12,7 +12,7 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
   const { trainings, vectors, data, files, collections: repo } = ctx.repos;
   await trainings.deleteByCollections(teamId, ids);
   await vectors.deleteByCollections(teamId, ids);
-  ctx.vectorCache.drop([...new Set(collections.map((collection) => collection.datasetId))]);
+  ctx.searchIndex.drop([...new Set(collections.map((collection) => collection.datasetId))]);
   await data.deleteByCollections(teamId, ids);
   await files.deleteMany('dataset', collections.flatMap((collection) => (collection.fileId ? [collection.fileId] : [])));
   await files.deleteImagesRelated(
@@ -30,7 +30,7 @@ export async function deleteDatasetsCascade(ctx: DatasetsContext, teamId: string
   const { trainings, vectors, data, collections, datasets } = ctx.repos;
   await trainings.deleteByDatasets(teamId, datasetIds);
   await vectors.deleteByDatasets(teamId, datasetIds);
-  ctx.vectorCache.drop(datasetIds);
+  ctx.searchIndex.drop(datasetIds);
   await data.deleteByDatasets(teamId, datasetIds);
   await deleteCollectionsCascade(ctx, teamId, await collections.byDatasets(teamId, datasetIds));
   await ctx.permissions.deleteAllFor(teamId, datasetIds);

@@ -8,7 +8,7 @@ import { createDatasetAuth, createDatasetPermissions } from './datasets/dataset-
 import { createDatasetRepo } from './datasets/dataset.repo.js';
 import { createFileRepo } from './files/file.repo.js';
 import { createEmbedderRegistry } from './search/embedder.js';
-import { createVectorCache } from './search/vector-cache.js';
+import { createDatasetIndex } from './search/dataset-index.js';
 import { createVectorRepo } from './search/vector.repo.js';
 import { createTrainingRepo } from './training/training.repo.js';
 
@@ -38,7 +38,7 @@ export function createDatasetsContext(app: FastifyInstance) {
     repos,
     permissions,
     auth: createDatasetAuth({ permissions, ...repos }),
-    vectorCache: createVectorCache(repos.vectors),
+    searchIndex: createDatasetIndex(repos),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),
     /** Tells the training worker (if running) that new items were queued. */
     wakeWorker: () => {

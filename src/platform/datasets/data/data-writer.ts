@@ -30,12 +30,12 @@ export async function embedAndStore(ctx: DatasetsContext, model: string, owner: 
 export async function storeVectors(ctx: DatasetsContext, rows: VectorRow[]): Promise<void> {
   if (rows.some((row) => row.vector.length === 0)) throw new Error('The embedding provider returned fewer vectors than texts');
   await ctx.repos.vectors.insertNew(rows);
-  ctx.vectorCache.added(rows);
+  ctx.searchIndex.addVectors(rows);
 }
 
 export async function removeVectors(ctx: DatasetsContext, teamId: string, datasetId: string, ids: string[]): Promise<void> {
   await ctx.repos.vectors.deleteByIds(teamId, ids);
-  ctx.vectorCache.removed(datasetId, ids);
+  ctx.searchIndex.removeVectors(datasetId, ids);
 }
 
 /** Inserts one data item now (data/insertData): vectors first, then the item that points to them. */
@@ -51,7 +51,7 @@ export async function insertDataNow(
     { teamId: input.teamId, datasetId: input.datasetId, collectionId: input.collectionId, dataId },
     indexes.map((index) => ({ id: index.dataId, text: index.text })),
   );
-  await ctx.repos.data.insertNew([{
+  const item = {
     _id: dataId,
     teamId: input.teamId,
     tmbId: input.tmbId,
@@ -62,6 +62,8 @@ export async function insertDataNow(
     chunkIndex: input.chunkIndex,
     indexes,
     fullTextTokens: searchTokens(input.q, input.a),
-  }]);
+  };
+  await ctx.repos.data.insertNew([item]);
+  ctx.searchIndex.putItems([item]);
   return { dataId, tokens };
 }

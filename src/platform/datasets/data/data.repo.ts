@@ -19,7 +19,7 @@ interface DataDoc {
   a: string;
   chunkIndex: number;
   indexes: DataIndex[];
-  /** Search tokens of q and a, our replacement for a `$text` index (FerretDB has none). */
+  /** Search tokens of q and a (the in-process full-text index is built from them; FerretDB has no `$text`). */
   fullTextTokens: string[];
   updateTime: Date;
   rebuilding?: boolean;
@@ -29,7 +29,6 @@ export type DataRecord = Plain<DataDoc>;
 
 export const DATA_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_datas', key: { teamId: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, updateTime: -1 } },
-  { collection: 'dataset_datas', key: { teamId: 1, datasetId: 1, fullTextTokens: 1 } },
   { collection: 'dataset_datas', key: { rebuilding: 1, teamId: 1, datasetId: 1 } },
 ];
 
@@ -81,10 +80,6 @@ export function createDataRepo(db: Db) {
       const doc = await col.findOne({ _id: oid(id) });
       return doc ? plain(doc) : null;
     },
-    async byIds(teamId: string, ids: string[]): Promise<DataRecord[]> {
-      const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
-      return docs.map((doc) => plain(doc));
-    },
     async list(teamId: string, collectionId: string, searchText: string | undefined, page: { skip: number; limit: number }) {
       const query: Record<string, unknown> = { teamId: oid(teamId), collectionId: oid(collectionId) };
       if (searchText?.trim()) {
@@ -115,21 +110,6 @@ export function createDataRepo(db: Db) {
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
       await col.deleteMany(scope(teamId, datasetIds));
     },
-    /** Candidates for full-text recall: items sharing at least one token with the query. */
-    async fullTextCandidates(teamId: string, datasetIds: string[], tokens: string[], limit: number): Promise<DataRecord[]> {
-      if (tokens.length === 0) return [];
-      const docs = await col
-        .find({ ...scope(teamId, datasetIds), fullTextTokens: { $in: tokens } }, { projection: { indexes: 0 } })
-        .limit(limit)
-        .toArray();
-      return docs.map((doc) => plain({ ...doc, indexes: [] }));
-    },
-    async countWithToken(teamId: string, datasetIds: string[], token: string): Promise<number> {
-      return col.countDocuments({ ...scope(teamId, datasetIds), fullTextTokens: token });
-    },
-    async count(teamId: string, datasetIds: string[]): Promise<number> {
-      return col.countDocuments(scope(teamId, datasetIds));
-    },
     async countByCollections(teamId: string, collectionIds: string[]): Promise<Map<string, number>> {
       const rows = await col
         .aggregate<{ _id: ObjectId; n: number }>([
@@ -138,6 +118,11 @@ export function createDataRepo(db: Db) {
         ])
         .toArray();
       return new Map(rows.map((row) => [row._id.toHexString(), row.n]));
+    },
+    /** Streams a dataset's items (no indexes) to build the in-process search index. */
+    async *streamDataset(datasetId: string): AsyncGenerator<Omit<DataRecord, 'indexes' | 'teamId' | 'tmbId' | 'updateTime'>> {
+      const cursor = col.find({ datasetId: oid(datasetId) }, { projection: { q: 1, a: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, fullTextTokens: 1 } }).batchSize(2000);
+      for await (const doc of cursor) yield plain(doc);
     },
     /** A cursor over q/a for export; never loads the dataset into memory. */
     exportCursor(teamId: string, datasetIds: string[], limit: number) {

@@ -1,10 +1,10 @@
-import { bm25Scores, tokenizeForSearch } from '../../../domain/full-text.js';
+import { tokenizeForSearch } from '../../../domain/full-text.js';
 import { reciprocalRankFusion } from '../../../domain/rank-fusion.js';
 import { countTokens } from '../../../domain/token-count.js';
 import { rerank } from '../../../infra/rerank.js';
 import type { DatasetsContext } from '../context.js';
-import type { DataRecord } from '../data/data.repo.js';
 import { uniqueBy } from '../plain.js';
+import type { IndexedItem } from './dataset-index.js';
 
 export const SEARCH_MODES = ['embedding', 'fullTextRecall', 'mixedRecall'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -51,60 +51,30 @@ const RECALL: Record<SearchMode, { embedding: number; fullText: number }> = {
   mixedRecall: { embedding: 80, fullText: 60 },
 };
 
-type Scored = { data: DataRecord; score: SearchResultItem['score'] };
-
-const FULL_TEXT_CANDIDATES = 5000;
+type Scored = { data: IndexedItem; score: SearchResultItem['score'] };
 
 /**
  * Dataset search (searchDatasetData): embedding recall from the in-process vector index,
- * full-text recall by stored tokens + BM25 (no `$text`: FerretDB has none), RRF merge, optional
+ * full-text recall by stored tokens + BM25 over the in-process inverted index (no `$text`:
+ * FerretDB has none), RRF merge, optional
  * rerank, similarity filter and a token budget. Shared by searchTest and the workflow node.
  */
 export function createSearchService(ctx: DatasetsContext) {
-  const { data, collections } = ctx.repos;
+  const { collections } = ctx.repos;
 
   async function embeddingRecall(params: SearchParams, forbidden: Set<string>, k: number) {
     const embedder = ctx.embedders().forModel(params.vectorModel);
     const { vectors, tokens } = await embedder.embed([params.text]);
-    const hits = await ctx.vectorCache.search(params.datasetIds, params.vectorModel, vectors[0] ?? [], k * 3, forbidden);
-    const best = new Map<string, number>();
-    for (const hit of hits) if (!best.has(hit.dataId)) best.set(hit.dataId, hit.score);
-    const ids = [...best.keys()].slice(0, k);
-    const docs = new Map((await data.byIds(params.teamId, ids)).map((doc) => [doc._id, doc]));
-    // Vectors whose item is gone (an interrupted write) are skipped, never shown.
-    const list: Scored[] = ids
-      .filter((id) => docs.has(id))
-      .map((id, index) => ({ data: docs.get(id)!, score: [{ type: 'embedding' as const, value: best.get(id)!, index }] }));
+    const hits = await ctx.searchIndex.vectorSearch(params.datasetIds, params.vectorModel, vectors[0] ?? [], k, forbidden);
+    const list: Scored[] = hits.map((hit, index) => ({ data: hit.item, score: [{ type: 'embedding' as const, value: hit.score, index }] }));
     return { list, tokens };
   }
 
   async function fullTextRecall(params: SearchParams, forbidden: Set<string>, k: number): Promise<Scored[]> {
     const queryTokens = [...new Set(tokenizeForSearch(params.text))];
     if (queryTokens.length === 0) return [];
-    const fetched = await data.fullTextCandidates(params.teamId, params.datasetIds, queryTokens, FULL_TEXT_CANDIDATES);
-    const candidates = fetched.filter((doc) => !forbidden.has(doc.collectionId));
-    if (candidates.length === 0) return [];
-    const docCount = await data.count(params.teamId, params.datasetIds);
-    // Every item holding a query token is among the candidates unless the cap was hit: then the
-    // document frequencies are exact from them; otherwise they are counted in the database.
-    const docFreq = new Map<string, number>();
-    if (fetched.length < FULL_TEXT_CANDIDATES) {
-      for (const doc of fetched) for (const token of new Set(doc.fullTextTokens)) docFreq.set(token, (docFreq.get(token) ?? 0) + 1);
-    } else {
-      for (const token of queryTokens) docFreq.set(token, await data.countWithToken(params.teamId, params.datasetIds, token));
-    }
-    const avgDocLength = candidates.reduce((sum, doc) => sum + doc.fullTextTokens.length, 0) / candidates.length;
-    const byId = new Map(candidates.map((doc) => [doc._id, doc]));
-    const scores = bm25Scores(
-      queryTokens,
-      candidates.map((doc) => ({ id: doc._id, tokens: doc.fullTextTokens })),
-      { totalDocs: docCount, avgDocLength, docFrequency: (token) => docFreq.get(token) ?? 0 },
-    );
-    return scores
-      .filter((entry) => entry.score > 0 && byId.has(entry.id))
-      .sort((a, b) => b.score - a.score)
-      .slice(0, k)
-      .map((entry, index) => ({ data: byId.get(entry.id)!, score: [{ type: 'fullText' as const, value: entry.score, index }] }));
+    const hits = await ctx.searchIndex.fullTextSearch(params.datasetIds, params.vectorModel, queryTokens, k, forbidden);
+    return hits.map((hit, index) => ({ data: hit.item, score: [{ type: 'fullText' as const, value: hit.score, index }] }));
   }
 
   /** RRF over the non-empty lists; a single list is returned as it is (no rrf entry), as the reference does. */

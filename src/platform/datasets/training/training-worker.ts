@@ -78,8 +78,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
   async function finishInserts(entries: { entry: Planned; vectors: number[][] }[]) {
     if (entries.length === 0) return;
     await storeVectors(ctx, entries.flatMap(({ entry, vectors }) => vectorRows(entry, vectors)));
-    await data.insertNew(
-      entries.map(({ entry: { item, dataId, indexes } }) => ({
+    const items = entries.map(({ entry: { item, dataId, indexes } }) => ({
         _id: dataId,
         teamId: item.teamId,
         tmbId: item.tmbId,
@@ -89,9 +88,10 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
         a: item.a,
         chunkIndex: item.chunkIndex,
         indexes,
-        fullTextTokens: searchTokens(item.q, item.a),
-      })),
-    );
+      fullTextTokens: searchTokens(item.q, item.a),
+    }));
+    await data.insertNew(items);
+    ctx.searchIndex.putItems(items);
     await trainings.deleteByIds(entries.map(({ entry }) => entry.item._id));
   }
 
