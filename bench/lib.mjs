@@ -54,11 +54,25 @@ export async function startBenchEnvironment({ env = {}, build = true } = {}) {
   await waitForHealthy(url, server);
   const client = new MongoClient(mongoUri);
   await client.connect();
+  // A bench killed by a signal (timeout, Ctrl-C) must not leave its server and database behind.
+  const killChildren = () => {
+    server.kill('SIGKILL');
+    database?.process.kill('SIGKILL');
+  };
+  const onSignal = () => {
+    killChildren();
+    process.exit(130);
+  };
+  process.once('exit', killChildren);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   return {
     url,
     mongoUri,
     db: client.db(),
     stop: async () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       await client.db().dropDatabase().catch(() => undefined);
       await client.close();
       const exited = new Promise((resolve) => server.once('exit', resolve));
