@@ -1,4 +1,4 @@
-import { ObjectId } from 'mongodb';
+import { type Collection, type Document, ObjectId } from 'mongodb';
 
 /** Stored documents with ObjectIds turned into hex strings (repositories return plain objects). */
 export type Plain<T> = T extends ObjectId
@@ -44,4 +44,15 @@ export function onlyDuplicates(error: unknown): boolean {
   const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
   if (list.length === 0) return (error as { code?: number }).code === 11000;
   return list.every((entry) => entry.code === 11000);
+}
+
+/** Counts a team's documents per collection (`$group` with `$sum`, which FerretDB supports). */
+export async function countPerCollection<T extends Document>(col: Collection<T>, teamId: string, collectionIds: string[]): Promise<Map<string, number>> {
+  const rows = await col
+    .aggregate<{ _id: ObjectId; n: number }>([
+      { $match: { teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } } },
+      { $group: { _id: '$collectionId', n: { $sum: 1 } } },
+    ])
+    .toArray();
+  return new Map(rows.map((row) => [row._id.toHexString(), row.n]));
 }

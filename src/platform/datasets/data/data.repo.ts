@@ -1,6 +1,6 @@
 import type { Db, ObjectId } from 'mongodb';
 import { escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
-import { oid, oids, onlyDuplicates, type Plain, plain } from '../plain.js';
+import { countPerCollection, oid, oids, onlyDuplicates, type Plain, plain } from '../plain.js';
 
 export interface DataIndex {
   defaultIndex: boolean;
@@ -110,15 +110,7 @@ export function createDataRepo(db: Db) {
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
       await col.deleteMany(scope(teamId, datasetIds));
     },
-    async countByCollections(teamId: string, collectionIds: string[]): Promise<Map<string, number>> {
-      const rows = await col
-        .aggregate<{ _id: ObjectId; n: number }>([
-          { $match: { teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } } },
-          { $group: { _id: '$collectionId', n: { $sum: 1 } } },
-        ])
-        .toArray();
-      return new Map(rows.map((row) => [row._id.toHexString(), row.n]));
-    },
+    countByCollections: (teamId: string, collectionIds: string[]) => countPerCollection(col, teamId, collectionIds),
     /** Streams a dataset's items (no indexes) to build the in-process search index. */
     async *streamDataset(datasetId: string): AsyncGenerator<Omit<DataRecord, 'indexes' | 'teamId' | 'tmbId' | 'updateTime'>> {
       const cursor = col.find({ datasetId: oid(datasetId) }, { projection: { q: 1, a: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, fullTextTokens: 1 } }).batchSize(2000);

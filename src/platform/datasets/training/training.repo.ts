@@ -1,7 +1,7 @@
 import type { Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
-import { oid, oids, onlyDuplicates, type Plain, plain } from '../plain.js';
+import { countPerCollection, oid, oids, onlyDuplicates, type Plain, plain } from '../plain.js';
 
 /** lockTime of an item nobody may claim (failed too often, or paused); below it items are live. */
 export const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
@@ -127,15 +127,7 @@ export function createTrainingRepo(db: Db) {
     async countByDataset(teamId: string, datasetId: string): Promise<number> {
       return col.countDocuments({ teamId: oid(teamId), datasetId: oid(datasetId) });
     },
-    async countByCollections(teamId: string, collectionIds: string[]): Promise<Map<string, number>> {
-      const rows = await col
-        .aggregate<{ _id: ObjectId; n: number }>([
-          { $match: { teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } } },
-          { $group: { _id: '$collectionId', n: { $sum: 1 } } },
-        ])
-        .toArray();
-      return new Map(rows.map((row) => [row._id.toHexString(), row.n]));
-    },
+    countByCollections: (teamId: string, collectionIds: string[]) => countPerCollection(col, teamId, collectionIds),
     /** Live (not permanently locked) items using a model, system-wide, as the reference counts. */
     async countLiveByModel(model: string): Promise<number> {
       return col.countDocuments({ model, lockTime: { $lt: QUEUE_LIVE_BEFORE } });
