@@ -89,12 +89,11 @@ export function toStoredNode(input: z.output<typeof nodeSchema>, now: Date): Sto
   };
 }
 
-/** The API form: the stored object plus the selfLink default and computed annotations. */
-export function toApiNode(json: string, extraAnnotations: Record<string, string> | null): KubeNode {
+/** The API form: the stored object with the selfLink default. */
+export function toApiNode(json: string): KubeNode {
   const node = JSON.parse(json) as KubeNode;
   const metadata = node.metadata;
   metadata.selfLink ??= `/api/v1/nodes/${metadata.name}`;
-  if (extraAnnotations) metadata.annotations = { ...(metadata.annotations ?? {}), ...extraAnnotations };
   // Key order as Kubernetes prints it: name, selfLink, uid, resourceVersion, creationTimestamp, ...
   const { name, selfLink, uid, resourceVersion, creationTimestamp, ...rest } = metadata;
   node.metadata = { name, selfLink, uid, resourceVersion, creationTimestamp, ...rest };

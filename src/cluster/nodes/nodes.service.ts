@@ -56,9 +56,11 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
     const withPods = await pods.hasAny();
     const usage = withPods ? await pods.usageFor(stored.map((node) => node._id), includeTerminated) : new Map();
     return stored.map(({ _id, json }) => {
-      if (!withPods) return toApiNode(json, null);
-      const plain = toApiNode(json, null) as KubeNode & { status?: { allocatable?: Record<string, string> } };
-      return toApiNode(json, usageAnnotations(usage.get(_id) ?? ZERO_USAGE, plain.status?.allocatable));
+      const node = toApiNode(json) as KubeNode & { status?: { allocatable?: Record<string, string> } };
+      if (withPods) {
+        node.metadata.annotations = { ...(node.metadata.annotations ?? {}), ...usageAnnotations(usage.get(_id) ?? ZERO_USAGE, node.status?.allocatable) };
+      }
+      return node;
     });
   }
 
