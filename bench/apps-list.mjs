@@ -5,10 +5,10 @@
 // the 10,000 apps are inserted in bulk in the stored shape of src/platform/apps/apps.repo.ts.
 import { execFileSync } from 'node:child_process';
 import { ObjectId } from 'mongodb';
-import { BENCH_SECRETS, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
+import { BENCH_SECRETS, benchSeconds, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
 
 // FerretDB (SQLite) scans the collection for every query: few connections, longer runs.
-const duration = Number(process.env.BENCH_SECONDS) || 15;
+const duration = benchSeconds(15);
 const connections = Number(process.env.BENCH_CONNECTIONS) || 2;
 const FOLDERS = 100;
 const APPS_PER_FOLDER = 100;

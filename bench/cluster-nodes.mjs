@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../scripts/local-db.mjs';
-import { BENCH_SECRETS, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
+import { BENCH_SECRETS, benchSeconds, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
 
 // Long enough for several full-scan requests at 10,000 nodes on FerretDB.
-const duration = Number(process.env.BENCH_SECONDS ?? 10);
+const duration = benchSeconds(10);
 // FerretDB 1.x (SQLite) runs one query at a time and scans for most of them: with autocannon's
 // 10 connections every request would wait seconds in its queue. Two connections keep the
 // database busy without measuring only queueing.

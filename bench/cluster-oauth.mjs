@@ -4,10 +4,10 @@
 // free (scrypt runs on the libuv thread pool).
 import { randomBytes, scrypt as scryptCallback } from 'node:crypto';
 import { promisify } from 'node:util';
-import { measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
+import { benchSeconds, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
 
 const scrypt = promisify(scryptCallback);
-const duration = Number(process.env.BENCH_SECONDS ?? 5);
+const duration = benchSeconds(5);
 const form = new URLSearchParams({ grant_type: 'password', username: 'admin', password: 'P@88w0rd', client_id: 'kubesphere', client_secret: 'kubesphere' }).toString();
 const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
 

@@ -5,7 +5,7 @@
 //   node bench/datasets-search.mjs       (BENCH_CHUNKS, BENCH_SECONDS to change)
 import { register } from 'tsx/esm/api';
 import { Binary, ObjectId } from 'mongodb';
-import { measure, startBenchEnvironment } from './lib.mjs';
+import { benchSeconds, measure, startBenchEnvironment } from './lib.mjs';
 import { chunkText, rootClient } from './datasets-common.mjs';
 
 register();
@@ -13,7 +13,7 @@ const { lexicalEmbed } = await import('../src/domain/lexical-embedding.ts');
 const { tokenizeForSearch } = await import('../src/domain/full-text.ts');
 
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const SECONDS = benchSeconds(10);
 const env = await startBenchEnvironment();
 process.once('SIGTERM', () => env.stop().finally(() => process.exit(1)));
 try {
