@@ -20,6 +20,7 @@ if (!env.MONGODB_URI) {
 env.TOKEN_KEY ??= 'local-development-token-key';
 env.ROOT_KEY ??= 'local-development-root-key';
 env.CLUSTER_JWT_SECRET ??= 'local-development-cluster-secret';
+env.FILE_TOKEN_KEY ??= 'local-development-file-token-key';
 env.DEFAULT_ROOT_PSW ??= '123456';
 
 const server = spawn(process.execPath, ['dist/server.js'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
