@@ -84,6 +84,14 @@ export function createDatasetRepo(db: Db) {
       const docs = await col.find({ teamId: oid(teamId), parentId: { $in: oids(parentIds) } }).toArray();
       return docs.map((doc) => plain(doc));
     },
+    /**
+     * Every searchable dataset of every team with its vector model: the process-level search
+     * index warm-up at start is the one reader that is not acting for a team.
+     */
+    async *streamSearchable(): AsyncGenerator<{ id: string; vectorModel: string }> {
+      const cursor = col.find({ type: { $ne: 'folder' } }, { projection: { vectorModel: 1 } }).batchSize(500);
+      for await (const doc of cursor) yield { id: doc._id.toHexString(), vectorModel: doc.vectorModel };
+    },
     async countNonFolder(teamId: string): Promise<number> {
       return col.countDocuments({ teamId: oid(teamId), type: { $ne: 'folder' } });
     },

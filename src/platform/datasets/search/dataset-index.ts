@@ -67,11 +67,30 @@ export function createDatasetIndex(repos: { vectors: VectorRepo; data: DataRepo 
     }
   }
 
+  // Writes made while a dataset loads are queued and replayed onto the loaded entry, so an
+  // item written during the (possibly long) load is never missing from the index.
+  const pendingWrites = new Map<string, ((entry: Entry) => void)[]>();
+
+  function whenLoaded(datasetId: string, write: (entry: Entry) => void) {
+    const entry = entries.get(datasetId);
+    if (entry) write(entry);
+    pendingWrites.get(datasetId)?.push(write);
+  }
+
   async function load(datasetId: string, model: string): Promise<Entry> {
     const entry: Entry = { model, owners: new Map(), items: new Map(), postings: new Map(), totalTokens: 0 };
-    for await (const item of repos.data.streamDataset(datasetId)) putItem(entry, { ...item, fullTextTokens: item.fullTextTokens ?? [] });
-    for await (const row of repos.vectors.streamDataset(datasetId, model)) putVector(entry, row);
-    return entry;
+    const queued = pendingWrites.get(datasetId) ?? [];
+    pendingWrites.set(datasetId, queued);
+    try {
+      for await (const item of repos.data.streamDataset(datasetId)) putItem(entry, { ...item, fullTextTokens: item.fullTextTokens ?? [] });
+      for await (const row of repos.vectors.streamDataset(datasetId, model)) putVector(entry, row);
+      for (const write of queued) write(entry);
+      // Published in the same synchronous step as the replay: no write can fall in between.
+      entries.set(datasetId, entry);
+      return entry;
+    } finally {
+      pendingWrites.delete(datasetId);
+    }
   }
 
   async function get(datasetId: string, model: string): Promise<Entry> {
@@ -83,36 +102,35 @@ export function createDatasetIndex(repos: { vectors: VectorRepo; data: DataRepo 
       pending = load(datasetId, model).finally(() => loading.delete(key));
       loading.set(key, pending);
     }
-    const entry = await pending;
-    entries.set(datasetId, entry);
-    return entry;
+    return pending;
   }
 
   return {
     warm: get,
+    isLoaded: (datasetId: string) => entries.has(datasetId),
     /** Written vectors reach loaded entries (unloaded datasets read them from MongoDB later). */
     addVectors(rows: VectorRow[]) {
       for (const row of rows) {
-        const entry = entries.get(row.datasetId);
-        if (entry && entry.model === row.model) putVector(entry, row);
+        whenLoaded(row.datasetId, (entry) => {
+          if (entry.model === row.model) putVector(entry, row);
+        });
       }
     },
     removeVectors(datasetId: string, vectorIds: string[]) {
-      const entry = entries.get(datasetId);
-      for (const id of vectorIds) {
-        entry?.vectors?.remove(id);
-        entry?.owners.delete(id);
-      }
+      whenLoaded(datasetId, (entry) => {
+        for (const id of vectorIds) {
+          entry.vectors?.remove(id);
+          entry.owners.delete(id);
+        }
+      });
     },
     putItems(items: IndexedItem[]) {
-      for (const item of items) {
-        const entry = entries.get(item.datasetId);
-        if (entry) putItem(entry, item);
-      }
+      for (const item of items) whenLoaded(item.datasetId, (entry) => putItem(entry, item));
     },
     removeItems(datasetId: string, ids: string[]) {
-      const entry = entries.get(datasetId);
-      if (entry) for (const id of ids) removeItem(entry, id);
+      whenLoaded(datasetId, (entry) => {
+        for (const id of ids) removeItem(entry, id);
+      });
     },
     drop(datasetIds: string[]) {
       for (const id of datasetIds) entries.delete(id);
