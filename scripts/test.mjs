@@ -2,6 +2,7 @@
 // The whole test suite: dependencies, typecheck, lint, then vitest against a real database
 // (MONGODB_URI when set, otherwise a local mongod/FerretDB started by the test setup).
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { ensureDependencies } from './ensure-deps.mjs';
 import { ensureFerretDb } from './local-db.mjs';
 
@@ -12,14 +13,22 @@ if (!process.env.MONGODB_URI) {
   if (!hasMongod) ensureFerretDb();
 }
 
+const REPORT = '.cache/vitest-report.json';
+rmSync(REPORT, { force: true });
+
 const steps = [
   ['typecheck', ['npx', 'tsc', '-p', 'tsconfig.json', '--noEmit']],
   ['lint', ['npx', 'biome', 'lint', 'src', 'test', 'bench', 'scripts']],
-  ['tests', ['npx', 'vitest', 'run', ...process.argv.slice(2)]],
+  ['tests', ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${REPORT}`, ...process.argv.slice(2)]],
 ];
 for (const [name, [command, ...args]] of steps) {
   console.error(`\n[test] ${name}: ${command} ${args.join(' ')}`);
   const result = spawnSync(command, args, { stdio: 'inherit' });
+  if (name === 'tests' && existsSync(REPORT)) {
+    // The plain closing line any CI can read, whatever the runner's own format.
+    const report = JSON.parse(readFileSync(REPORT, 'utf8'));
+    console.log(`tests: ${report.numPassedTests} passed, ${report.numFailedTests} failed`);
+  }
   if (result.status !== 0) {
     console.error(`[test] ${name} failed`);
     process.exit(result.status ?? 1);
