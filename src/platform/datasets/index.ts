@@ -103,7 +103,7 @@ export default fp(
       registerCollectionRoutes(scope, ctx, files);
       registerDataRoutes(scope, ctx);
       registerTrainingRoutes(scope, ctx);
-      registerSearchRoutes(scope, ctx);
+      registerSearchRoutes(scope, ctx, search);
       registerFileRoutes(scope, ctx, files);
     });
   },

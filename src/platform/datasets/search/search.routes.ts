@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { zBoolLike, zIntLike, zNumberLike, zObjectId } from '../../../infra/zod.js';
 import { definePlatformRoute } from '../../define-route.js';
 import type { DatasetsContext } from '../context.js';
-import { createSearchService, SEARCH_MODES } from './search.service.js';
+import { SEARCH_MODES, type SearchService } from './search.service.js';
 
 const EXPORT_MAX_ROWS = 50_000;
 
@@ -19,8 +19,7 @@ const searchSchema = z.object({
 
 const csvCell = (text: string) => `"${text.replace(/"/g, '""')}"`;
 
-export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext): void {
-  const service = createSearchService(ctx);
+export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext, service: SearchService): void {
 
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
