@@ -1,4 +1,5 @@
 /** Condition evaluation of the ifElse node (contract §9.5). */
+import { compileUserRegex, parseSlashedRegex, type UserRegex } from '../user-regex.js';
 
 export interface IfElseCondition {
   variable?: unknown;
@@ -31,13 +32,10 @@ function lengthOf(value: unknown): number {
   return 0;
 }
 
-function toRegExp(pattern: string): RegExp | undefined {
-  const body = pattern.replace(/^\//, '').replace(/\/$/, '');
-  try {
-    return new RegExp(body);
-  } catch {
-    return undefined;
-  }
+/** A `reg` condition's pattern, slashes optional; run on RE2 (linear time, see user-regex). */
+function toRegExp(pattern: string): UserRegex | undefined {
+  const slashed = parseSlashedRegex(pattern);
+  return slashed ? compileUserRegex(slashed.pattern, slashed.flags) : compileUserRegex(pattern.replace(/^\//, '').replace(/\/$/, ''));
 }
 
 /** Evaluates one condition against an already resolved variable value. */

@@ -1,4 +1,5 @@
 /** The pure parts of the textEditor, TFSwitch and customFeedback plugins (reference §9). */
+import { compileUserRegex, parseSlashedRegex } from '../../../domain/user-regex.js';
 import { escapeRegex } from '../../../infra/mongo.js';
 
 function stringify(value: unknown): string | undefined {
@@ -27,14 +28,9 @@ export function tfSwitch(input: unknown, rule = ''): boolean {
   if (FALSY_TEXT.has(input)) return false;
   for (const line of rule.split('\n')) {
     if (!line) continue;
-    const regex = /^\/(.+)\/([gimuy]*)$/.exec(line);
-    if (regex?.[1] !== undefined) {
-      try {
-        if (new RegExp(regex[1], (regex[2] ?? '').replace('g', '').replace('y', '')).test(input)) return false;
-      } catch {
-        // An invalid pattern is compared as plain text below.
-      }
-    }
+    // RE2 runs user patterns in linear time; an invalid one is compared as plain text below.
+    const slashed = parseSlashedRegex(line);
+    if (slashed && compileUserRegex(slashed.pattern, slashed.flags)?.test(input)) return false;
     if (line === input) return false;
   }
   return true;
