@@ -114,6 +114,10 @@ export const Errors = {
   openapiUnExist: (message = 'API Key does not exist') => make(404, 506000, 'openapiUnExist')(message),
   openapiUnAuth: (message = 'No permission to operate this API Key') => make(403, 506001, 'openapiUnAuth')(message),
   openapiExceedLimit: (message = 'Up to 10 sets of API keys') => make(403, 506002, 'openapiExceedLimit')(message),
+  appBoundKeyRefused: (appId: string) =>
+    make(403, 506001, 'openapiUnAuth')(
+      `This API key is bound to app ${appId}: it may only call that app's chat routes (completions, histories, records, feedback). Use a global API key or log in for this endpoint`,
+    ),
 
   // Common (507000)
   fileNotFound: (message = 'File not found') => make(404, 507000, 'fileNotFound')(message),

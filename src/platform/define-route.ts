@@ -18,6 +18,12 @@ export interface PlatformRouteOptions<S extends z.ZodType | undefined, K extends
   url: string;
   /** Credential kinds accepted; an empty list makes the route public. */
   auth: K;
+  /**
+   * Whether an API key bound to one app may call this route: only that app's chat routes
+   * (completions, histories, records, feedback) say yes; everything else needs a global key
+   * or a session (docs/decisions.md, app-bound keys).
+   */
+  appBoundKey?: boolean;
   /** Parameters, read from query, path and JSON body merged (body wins). */
   input?: S;
   summary?: string;
@@ -72,6 +78,7 @@ export function definePlatformRoute<S extends z.ZodType | undefined, const K ext
     },
     handler: async (request, reply) => {
       const auth = options.auth.length > 0 ? await app.platformAuth.authenticate(request, options.auth) : null;
+      if (auth?.authType === 'apikey' && auth.appId && !options.appBoundKey) throw Errors.appBoundKeyRefused(auth.appId);
       const input = options.input ? parseWith(options.input, mergedInput(request)) : undefined;
       const data = await options.handler({ input, auth, request, reply } as never);
       if (options.raw || reply.sent) return reply;

@@ -50,10 +50,11 @@ describe('API keys', () => {
     expect(who.json().data).toMatchObject({ authType: 'apikey', teamId: teamA, sourceName: 'first' });
     expect((await listKeys(ownerA))[0]?.lastUsedTime).toBeTruthy();
 
-    // The legacy form carries the app id after the key.
+    // The legacy form carries the app id after the key: a request to use that app, not a binding.
     const appId = new ObjectId().toHexString();
     const legacy = await call('GET', '/test/whoami', { authorization: `Bearer ${key}-${appId}` });
-    expect(legacy.json().data.appId).toBe(appId);
+    expect(legacy.json().data).toMatchObject({ legacyAppId: appId });
+    expect(legacy.json().data.appId).toBeUndefined();
   });
 
   it('refuses unknown, malformed and session-only uses of keys', async () => {

@@ -115,7 +115,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
     return contextOf(resolved, {
       authType: 'apikey',
       apiKeyId: key._id.toHexString(),
-      appId: key.appId || parsed.appId || undefined,
+      appId: key.appId || undefined,
+      legacyAppId: key.appId ? undefined : parsed.appId,
       sourceName: key.name,
     });
   }

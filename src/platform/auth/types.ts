@@ -16,6 +16,11 @@ export interface AuthContext {
   tmbId: string;
   /** App the credential is bound to (API key bound to an app, share link). */
   appId?: string;
+  /**
+   * The app a global key names in the deprecated `fastgpt-<key>-<appId>` form. Only a request:
+   * it is authorised exactly like a body `appId` (read permission of the key's member).
+   */
+  legacyAppId?: string;
   apiKeyId?: string;
   sessionId?: string;
   role: TeamRole;

@@ -21,12 +21,11 @@ export function createChatAccess(deps: { repo: ChatRepo; apps: AppSource }) {
       return deps.apps.findInTeam(auth.teamId, bodyAppId);
     }
     if (auth.authType === 'apikey') {
-      if (auth.appId) {
-        if (bodyAppId && bodyAppId !== auth.appId) throw Errors.unAuthApp('This API key is bound to another app');
-        return deps.apps.findInTeam(auth.teamId, auth.appId);
-      }
-      if (!bodyAppId) throw Errors.missingParams('Key is error. You need to use the app key rather than the account key (or send appId).');
-      return (await deps.apps.authorize(auth, bodyAppId, 'read')).app;
+      // A bound key always runs its own app, whatever appId the body names (as the reference).
+      if (auth.appId) return deps.apps.findInTeam(auth.teamId, auth.appId);
+      const requested = bodyAppId ?? auth.legacyAppId;
+      if (!requested) throw Errors.missingParams('Key is error. You need to use the app key rather than the account key (or send appId).');
+      return (await deps.apps.authorize(auth, requested, 'read')).app;
     }
     if (!bodyAppId) throw Errors.missingParams("Missing field 'appId' (appId is empty)");
     return (await deps.apps.authorize(auth, bodyAppId, 'read')).app;

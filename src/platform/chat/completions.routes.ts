@@ -31,6 +31,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
     methods: ['POST', 'GET'],
     url: '/v1/chat/completions',
     auth: ['outLink', 'teamSpace', 'apiKey', 'session'],
+    appBoundKey: true,
     input: completionsSchema,
     raw: true,
     summary: 'OpenAI-compatible chat completions running the app workflow (SSE when stream=true)',

@@ -95,7 +95,11 @@ export function createHistoryService(chat: ChatModule) {
   }
 
   /** getHistories / clearHistories match, by credential kind. */
-  function historyFilter(auth: AuthContext, appId: string | undefined, forClear: boolean) {
+  function historyFilter(auth: AuthContext, requestedAppId: string | undefined, forClear: boolean) {
+    // A key bound to an app only ever reaches that app's histories.
+    const boundAppId = auth.authType === 'apikey' ? auth.appId : undefined;
+    if (boundAppId && requestedAppId && requestedAppId !== boundAppId) throw Errors.unAuthApp('This API key is bound to another app');
+    const appId = boundAppId ?? requestedAppId;
     if (auth.authType === 'outLink') {
       const base = { shareId: auth.outLink!.shareId, outLinkUid: auth.outLink!.outLinkUid };
       return forClear ? { filter: base, limit: 0, appId: auth.appId! } : { filter: { ...base, source: 'share', updateTime: { $gte: new Date(chat.now() - 30 * DAY_MS) } }, limit: 20, appId: auth.appId! };

@@ -80,6 +80,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
     methods: ['POST', 'GET'],
     url: '/core/ai/agent/createQuestionGuide',
     auth: ['outLink', 'teamSpace', 'apiKey', 'session'],
+    appBoundKey: true,
     input: guideSchema,
     summary: 'Suggests 3 follow-up questions for a conversation',
     tags: ['openai'],
