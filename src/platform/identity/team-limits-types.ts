@@ -17,6 +17,16 @@ export interface TeamLimits {
   assertAppAmount(teamId: string, adding?: number): Promise<void>;
   /** Throws datasetAmountNotEnough when the team cannot have `adding` more datasets. */
   assertDatasetAmount(teamId: string, adding?: number): Promise<void>;
+  /**
+   * Reserves room for `adding` apps in one atomic step (parallel creates cannot pass the limit
+   * together) or throws appAmountNotEnough. The caller releases the room if its insert fails.
+   */
+  reserveApps(teamId: string, adding: number): Promise<void>;
+  /** Gives room back: deleted apps, or a failed insert after its reservation. */
+  releaseApps(teamId: string, count: number): Promise<void>;
+  /** As reserveApps, for datasets (datasetAmountNotEnough). */
+  reserveDatasets(teamId: string, adding: number): Promise<void>;
+  releaseDatasets(teamId: string, count: number): Promise<void>;
   /** Throws datasetSizeNotEnough when `addingVectors` more would exceed the plan. */
   assertDatasetSize(teamId: string, addingVectors: number): Promise<void>;
   /** Throws (429) when the last export of the team was less than the interval ago; records this one. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { createTeamCountersRepo } from './team-counters.repo.js';
 import { createTeamLimits } from './team-limits.service.js';
 import { createTeamPlansRepo, TEAM_PLAN_INDEXES } from './team-plans.repo.js';
 
@@ -7,7 +8,7 @@ import { createTeamPlansRepo, TEAM_PLAN_INDEXES } from './team-plans.repo.js';
 export default fp(
   async function teamLimitsPlugin(app: FastifyInstance) {
     const plans = createTeamPlansRepo(app.mongo.db);
-    app.decorate('teamLimits', createTeamLimits({ config: app.config, plans, now: () => app.identityClock.now() }));
+    app.decorate('teamLimits', createTeamLimits({ config: app.config, plans, counters: createTeamCountersRepo(app.mongo.db), now: () => app.identityClock.now() }));
     app.startup.add('indexes: team plans', () => app.mongo.ensureIndexes(TEAM_PLAN_INDEXES));
   },
   { name: 'platform-team-limits', dependencies: ['platform-identity-core'] },

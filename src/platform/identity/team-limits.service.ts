@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { AppError, Errors } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import type { TeamLimits, TeamPlanLimits } from './team-limits-types.js';
+import type { TeamCountersRepo } from './team-counters.repo.js';
 import type { TeamPlansRepo } from './team-plans.repo.js';
 
 type PlanEnv = Pick<Config, 'PLAN_MAX_APPS' | 'PLAN_MAX_DATASETS' | 'PLAN_MAX_DATASET_SIZE' | 'PLAN_EXPORT_INTERVAL_MINUTES' | 'PLAN_WEB_SYNC_INTERVAL_MINUTES'>;
@@ -25,8 +26,8 @@ function teamObjectId(teamId: string): ObjectId {
 }
 
 /** The one place plan limits are decided (apps, datasets, vectors, export and web-sync intervals). */
-export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; now: () => number }): TeamLimits {
-  const { plans } = deps;
+export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; counters: TeamCountersRepo; now: () => number }): TeamLimits {
+  const { plans, counters } = deps;
 
   async function getLimits(teamId: string): Promise<TeamPlanLimits> {
     const limits = defaultPlanLimits(deps.config);
@@ -72,6 +73,20 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
       const [limits, count] = await Promise.all([getLimits(teamId), plans.countDatasets(teamObjectId(teamId))]);
       if (count + adding > limits.maxDatasets) throw Errors.datasetAmountNotEnough(`The team plan allows at most ${limits.maxDatasets} datasets (the team has ${count})`);
     },
+    async reserveApps(teamId, adding) {
+      if (adding <= 0) return;
+      const { maxApps } = await getLimits(teamId);
+      const refusedAt = await counters.reserve('apps', teamId, adding, maxApps, new Date(deps.now()), () => plans.countApps(teamObjectId(teamId)));
+      if (refusedAt !== undefined) throw Errors.appAmountNotEnough(`The team plan allows at most ${maxApps} apps (the team has ${refusedAt})`);
+    },
+    releaseApps: (teamId, count) => counters.release('apps', teamId, count),
+    async reserveDatasets(teamId, adding) {
+      if (adding <= 0) return;
+      const { maxDatasets } = await getLimits(teamId);
+      const refusedAt = await counters.reserve('datasets', teamId, adding, maxDatasets, new Date(deps.now()), () => plans.countDatasets(teamObjectId(teamId)));
+      if (refusedAt !== undefined) throw Errors.datasetAmountNotEnough(`The team plan allows at most ${maxDatasets} datasets (the team has ${refusedAt})`);
+    },
+    releaseDatasets: (teamId, count) => counters.release('datasets', teamId, count),
     async assertDatasetSize(teamId, addingVectors) {
       const [limits, used] = await Promise.all([getLimits(teamId), plans.countVectors(teamObjectId(teamId))]);
       if (used + addingVectors > limits.maxDatasetSize) {
