@@ -5,7 +5,6 @@ import type { IndexDeclaration } from '../../infra/mongo.js';
 export type ResourceType = 'app' | 'dataset';
 
 export const RESOURCE_PERMISSIONS = 'resource_permissions';
-export const TREE_LOCKS = 'resource_tree_locks';
 
 /** Shared with the identity module's team rows (resourceType 'team'); same key as the reference. */
 export const RESOURCE_PERMISSION_INDEXES: IndexDeclaration[] = [

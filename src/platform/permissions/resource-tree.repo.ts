@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { type Db, type Filter, ObjectId } from 'mongodb';
 import type { TreeNode } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
-import { isDuplicateKeyError } from '../../infra/mongo.js';
-import { TREE_LOCKS } from './resource-permissions.repo.js';
+import { createMongoLocks } from '../../infra/mongo-lock.js';
 
 /** The fields every permission-managed resource document has (apps, datasets). */
 export interface ResourceDoc {
@@ -18,13 +16,11 @@ export interface ResourceDoc {
 }
 
 const oid = (id: string) => new ObjectId(id);
-const LOCK_TTL_MS = 15_000;
-const LOCK_WAIT_MS = 10_000;
 
 /** Reads and inheritance-field writes on a resource collection, plus the per-team tree lock. */
 export function createResourceTreeRepo(db: Db, collectionName: string, folderTypes: readonly string[]) {
   const resources = db.collection<ResourceDoc>(collectionName);
-  const locks = db.collection<{ _id: string; holder: string; expiresAt: Date }>(TREE_LOCKS);
+  const locks = createMongoLocks(db);
 
   return {
     async findById(id: string): Promise<ResourceDoc | null> {
@@ -87,35 +83,7 @@ export function createResourceTreeRepo(db: Db, collectionName: string, folderTyp
      * Serialises tree-changing operations of one team (moves, permission propagation), so two
      * concurrent moves cannot build a cycle. A lock document with an expiry survives a crash.
      */
-    async withTeamLock<T>(teamId: string, run: () => Promise<T>): Promise<T> {
-      const key = `${collectionName}:${teamId}`;
-      const holder = randomUUID();
-      const deadline = Date.now() + LOCK_WAIT_MS;
-      for (;;) {
-        const expiresAt = new Date(Date.now() + LOCK_TTL_MS);
-        try {
-          await locks.insertOne({ _id: key, holder, expiresAt });
-          break;
-        } catch (error) {
-          if (!isDuplicateKeyError(error)) throw error;
-        }
-        const stolen = await locks.findOneAndUpdate({ _id: key, expiresAt: { $lt: new Date() } }, { $set: { holder, expiresAt } });
-        if (stolen) break;
-        if (Date.now() > deadline) throw Errors.conflict('Another change to this folder tree is in progress, try again');
-        await new Promise((resolve) => setTimeout(resolve, 15 + Math.random() * 20));
-      }
-      // Long operations (a large cascade) keep extending the lock so it is not taken over.
-      const renew = setInterval(() => {
-        void locks.updateOne({ _id: key, holder }, { $set: { expiresAt: new Date(Date.now() + LOCK_TTL_MS) } }).catch(() => undefined);
-      }, LOCK_TTL_MS / 3);
-      renew.unref();
-      try {
-        return await run();
-      } finally {
-        clearInterval(renew);
-        await locks.deleteOne({ _id: key, holder });
-      }
-    },
+    withTeamLock: <T>(teamId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`${collectionName}:${teamId}`, run),
   };
 }
 
