@@ -16,9 +16,12 @@ export const zIntLike = z.union([z.number().int(), z.string().trim().regex(/^-?\
 /** A boolean that may arrive as a query-string text. */
 export const zBoolLike = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 
-/** A bounded page size, 30 by default as DECISIONS.md says. */
+/**
+ * A page size, clamped to `max` (30 by default) as the reference does with
+ * `Math.min(pageSize, 30)`: the web client asks for 50 and gets 30, never a 400.
+ */
 export const zPageSize = (max = 30, fallback = 10) =>
-  zIntLike.pipe(z.number().int().min(1).max(max)).default(fallback);
+  zIntLike.pipe(z.number().int().min(1)).transform((size) => Math.min(size, max)).default(fallback);
 
 export const zPageNum = zIntLike.pipe(z.number().int().min(1)).default(1);
 

@@ -77,7 +77,9 @@ describe('versions', () => {
     expect((await call(t, tok, 'POST', `/core/app/version/publish?appId=${folder}`, { nodes: [] })).status).toBe(400);
     const app = await createApp(t, tok, { name: 'c' });
     expect((await call(t, tok, 'POST', `/core/app/version/publish?appId=${app}`, { nodes: 'x' })).status).toBe(400);
-    expect((await call(t, tok, 'POST', '/core/app/version/list', { appId: app, pageSize: 1000 })).status).toBe(400);
+    // Page sizes above the cap are clamped as the reference does, never refused.
+    expect((await call(t, tok, 'POST', '/core/app/version/list', { appId: app, pageSize: 1000 })).status).toBe(200);
+    expect((await call(t, tok, 'POST', '/core/app/version/list', { appId: app, pageSize: 0 })).status).toBe(400);
     expect((await call(t, tok, 'GET', '/core/app/version/detail', { appId: app, versionId: 'nope' })).status).toBe(400);
   });
 });
