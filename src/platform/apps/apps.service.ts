@@ -1,10 +1,10 @@
 import { ObjectId } from 'mongodb';
 import { allDescendants } from '../../domain/permission-inheritance.js';
-import { hasPermission, makeTeamPermission, type RequiredPermission } from '../../domain/permission.js';
+import type { RequiredPermission } from '../../domain/permission.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
-import type { ResourcePermissionService } from '../permissions/resource-permission.service.js';
+import { hasTeamPermission, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
 import { type App, type AppDoc, type AppsRepo, encodeWorkflow } from './apps.repo.js';
 import { APP_FOLDER_TYPES, type AppType, CHAT_APP_TYPES } from './apps.schema.js';
 import type { VersionsRepo } from './versions.repo.js';
@@ -41,8 +41,7 @@ export function createAppsCore(deps: AppsDeps) {
 
   const core = {
     assertTeam(auth: AuthContext, required: 'read' | 'write') {
-      const team = makeTeamPermission(auth.teamPermission, auth.role === 'owner');
-      if (!auth.isRoot && !hasPermission(team, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
+      if (!hasTeamPermission(auth, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
     },
 
     async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
