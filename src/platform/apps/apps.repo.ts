@@ -130,10 +130,10 @@ export function createAppsRepo(db: Db) {
       return docs.map(decodeApp);
     },
 
-    /** Every app of the team as (id, parentId), for cascades. */
-    async teamTree(teamId: string): Promise<{ id: string; parentId: string | null }[]> {
-      const docs = await apps.find({ teamId: oid(teamId) }, { projection: { _id: 1, parentId: 1 } }).toArray();
-      return docs.map((d) => ({ id: d._id.toHexString(), parentId: d.parentId ? d.parentId.toHexString() : null }));
+    /** Every app of the team as (id, parentId, type), for cascades. */
+    async teamTree(teamId: string): Promise<{ id: string; parentId: string | null; type: AppType }[]> {
+      const docs = await apps.find({ teamId: oid(teamId) }, { projection: { _id: 1, parentId: 1, type: 1 } }).toArray();
+      return docs.map((d) => ({ id: d._id.toHexString(), parentId: d.parentId ? d.parentId.toHexString() : null, type: d.type }));
     },
 
     async names(ids: string[]): Promise<Map<string, { name: string; parentId: string | null; teamId: string }>> {
