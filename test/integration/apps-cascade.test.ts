@@ -30,7 +30,7 @@ async function seedDependents(appId: string) {
     await db.collection('outlinks').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, shareId: `s-${appId}-${typeof id}` });
     await db.collection('chat_input_guides').insertOne({ appId: id, text: `guide ${typeof id}` });
   }
-  await db.collection('chat.files').insertOne({ length: 0, chunkSize: 255, uploadDate: new Date(), filename: 'f.txt', metadata: { chatId } });
+  await db.collection('chat.files').insertOne({ length: 0, chunkSize: 255, uploadDate: new Date(), filename: 'f.txt', metadata: { chatId, teamId: aliceTeam } });
   await createApiKey(t, alice, { name: 'k', appId });
 }
 
@@ -117,8 +117,10 @@ describe('chat logs', () => {
       await db.collection('chats').insertOne({ teamId: new ObjectId(aliceTeam), appId: new ObjectId(app), chatId: `c${i}`, title: `chat ${i}`, source: 'online', updateTime: new Date(now - i * 1000) });
     }
     await db.collection('chatitems').insertMany([
-      { appId: new ObjectId(app), chatId: 'c0', userGoodFeedback: 'yes' },
-      { appId: new ObjectId(app), chatId: 'c0', userBadFeedback: 'no', customFeedbacks: ['x'], adminFeedback: { q: 'a' } },
+      { teamId: new ObjectId(aliceTeam), appId: new ObjectId(app), chatId: 'c0', userGoodFeedback: 'yes' },
+      { teamId: new ObjectId(aliceTeam), appId: new ObjectId(app), chatId: 'c0', userBadFeedback: 'no', customFeedbacks: ['x'], adminFeedback: { q: 'a' } },
+      // Another team's item under the same chatId is not counted.
+      { teamId: new ObjectId(), appId: new ObjectId(app), chatId: 'c0', userGoodFeedback: 'other team' },
     ]);
     const page = await ok(t, alice, 'POST', '/core/app/getChatLogs', { appId: app, pageNum: 1, pageSize: 2 });
     expect(page.total).toBe(3);

@@ -40,7 +40,6 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
     async create(auth: AuthContext, input: z.output<typeof createAppInput>): Promise<string> {
       core.assertTeam(auth, 'write');
       await core.assertWritableParent(auth, input.parentId);
-      if (CHAT_APP_TYPES.includes(input.type)) await core.assertAppAmount(auth.teamId, 1);
       return core.insertApp(auth, { ...input, parentId: input.parentId ?? null });
     },
 
@@ -150,7 +149,6 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       const source = await core.load(auth, appId);
       const parentId = source.parentId ? source.parentId.toHexString() : null;
       await core.assertWritableParent(auth, parentId);
-      if (core.countsTowardLimit(source.type)) await core.assertAppAmount(auth.teamId, 1);
       const { apiSchemaStr, customHeaders, pluginUniId } = source.pluginData ?? {};
       const id = await core.insertApp(auth, {
         parentId,
@@ -174,7 +172,6 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
         await deps.apps.update(auth.teamId, appId, { type: 'advanced' });
         return {};
       }
-      await core.assertAppAmount(auth.teamId, 1);
       const id = await core.insertApp(auth, {
         parentId: app.parentId ? app.parentId.toHexString() : null,
         name: `${app.name} Copy`.slice(0, 200),

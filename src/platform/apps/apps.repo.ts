@@ -130,10 +130,10 @@ export function createAppsRepo(db: Db) {
       return docs.map(decodeApp);
     },
 
-    /** Every app of the team as (id, parentId), for cascades. */
-    async teamTree(teamId: string): Promise<{ id: string; parentId: string | null }[]> {
-      const docs = await apps.find({ teamId: oid(teamId) }, { projection: { _id: 1, parentId: 1 } }).toArray();
-      return docs.map((d) => ({ id: d._id.toHexString(), parentId: d.parentId ? d.parentId.toHexString() : null }));
+    /** Every app of the team as (id, parentId, type), for cascades. */
+    async teamTree(teamId: string): Promise<{ id: string; parentId: string | null; type: AppType }[]> {
+      const docs = await apps.find({ teamId: oid(teamId) }, { projection: { _id: 1, parentId: 1, type: 1 } }).toArray();
+      return docs.map((d) => ({ id: d._id.toHexString(), parentId: d.parentId ? d.parentId.toHexString() : null, type: d.type }));
     },
 
     async names(ids: string[]): Promise<Map<string, { name: string; parentId: string | null; teamId: string }>> {
@@ -158,20 +158,24 @@ export function createAppsRepo(db: Db) {
     async deleteCascade(teamId: string, idsDeepestFirst: string[][]): Promise<void> {
       const all = idsDeepestFirst.flat().map(oid);
       if (all.length === 0) return;
-      const chats = await db.collection('chats').find({ appId: eitherForm(all) }, { projection: { chatId: 1 } }).toArray();
+      // Chat ids are chosen by clients and repeat across teams: every match is also by team.
+      const team = eitherForm([oid(teamId)]);
+      const byApp = { teamId: team, appId: eitherForm(all) };
+      const chats = await db.collection('chats').find(byApp, { projection: { chatId: 1 } }).toArray();
       const chatIds = chats.map((c) => c.chatId).filter((c): c is string => typeof c === 'string');
-      if (chatIds.length > 0) {
-        const bucket = new GridFSBucket(db, { bucketName: 'chat' });
-        const files = await db.collection('chat.files').find({ 'metadata.chatId': { $in: chatIds } }, { projection: { _id: 1 } }).toArray();
-        for (const file of files) await bucket.delete(file._id).catch(() => undefined);
-      }
-      const byApp = { appId: eitherForm(all) };
+      const files = await db
+        .collection('chat.files')
+        .find({ 'metadata.teamId': team, $or: [{ 'metadata.chatId': { $in: chatIds } }, { 'metadata.appId': eitherForm(all) }] }, { projection: { _id: 1 } })
+        .toArray();
+      const bucket = new GridFSBucket(db, { bucketName: 'chat' });
+      for (const file of files) await bucket.delete(file._id).catch(() => undefined);
       await db.collection('chatitems').deleteMany(byApp);
       await db.collection('chats').deleteMany(byApp);
       await db.collection('outlinks').deleteMany(byApp);
-      await db.collection('app_versions').deleteMany(byApp);
-      await db.collection('chat_input_guides').deleteMany(byApp);
       await db.collection('openapis').deleteMany(byApp);
+      // Versions and input guides carry no team: the ids are this team's apps (read from its tree).
+      await db.collection('app_versions').deleteMany({ appId: eitherForm(all) });
+      await db.collection('chat_input_guides').deleteMany({ appId: eitherForm(all) });
       await db.collection('resource_permissions').deleteMany({ resourceType: 'app', teamId: oid(teamId), resourceId: { $in: all } });
       for (const level of idsDeepestFirst) {
         if (level.length > 0) await apps.deleteMany({ teamId: oid(teamId), _id: { $in: level.map(oid) } });

@@ -1,10 +1,10 @@
 import { ObjectId } from 'mongodb';
 import { allDescendants } from '../../domain/permission-inheritance.js';
-import { hasPermission, makeTeamPermission, type RequiredPermission } from '../../domain/permission.js';
+import type { RequiredPermission } from '../../domain/permission.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
-import type { ResourcePermissionService } from '../permissions/resource-permission.service.js';
+import { hasTeamPermission, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
 import { type App, type AppDoc, type AppsRepo, encodeWorkflow } from './apps.repo.js';
 import { APP_FOLDER_TYPES, type AppType, CHAT_APP_TYPES } from './apps.schema.js';
 import type { VersionsRepo } from './versions.repo.js';
@@ -36,13 +36,17 @@ export interface NewApp {
   tmbId?: string;
 }
 
+/** Room taken in the team's app limit; inserts and deletes record what they counted (+1 / -n). */
+export interface AppRoom {
+  counted(delta: number): void;
+}
+
 export function createAppsCore(deps: AppsDeps) {
   const now = deps.now ?? (() => new Date());
 
   const core = {
     assertTeam(auth: AuthContext, required: 'read' | 'write') {
-      const team = makeTeamPermission(auth.teamPermission, auth.role === 'owner');
-      if (!auth.isRoot && !hasPermission(team, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
+      if (!hasTeamPermission(auth, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
     },
 
     async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
@@ -63,15 +67,36 @@ export function createAppsCore(deps: AppsDeps) {
       if (!isFolderType(parent.doc.type)) throw Errors.missingParams(`Invalid field 'parentId': ${parentId} is not a folder`);
     },
 
-    async assertAppAmount(teamId: string, adding: number): Promise<void> {
-      if (adding > 0) await deps.teamLimits().assertAppAmount(teamId, adding);
+    /**
+     * Runs `run` with room for `reserve` more apps taken in the team's plan limit in one atomic
+     * step (parallel creates cannot pass it together; 403 appAmountNotEnough). Inserts and
+     * deletes given the room record what they counted; what was not used, or was freed, is
+     * given back at the end, failure or not.
+     */
+    async withAppRoom<T>(teamId: string, reserve: number, run: (room: AppRoom) => Promise<T>): Promise<T> {
+      if (reserve > 0) await deps.teamLimits().reserveApps(teamId, reserve);
+      let change = 0;
+      try {
+        return await run({
+          counted: (delta) => {
+            change += delta;
+          },
+        });
+      } finally {
+        // A release that fails only over-counts; the counter is recounted from the apps when quiet.
+        if (reserve - change > 0) await deps.teamLimits().releaseApps(teamId, reserve - change).catch(() => undefined);
+      }
     },
 
     /**
      * Inserts an app (and its initial version for non-folders). Folder types start with the
      * parent's permissions copied. Order: app, then rows, then version; each step alone is harmless.
+     * An app that counts toward the plan limit is recorded in `room`; without one, it takes its
+     * own (see withAppRoom).
      */
-    async insertApp(auth: AuthContext, input: NewApp): Promise<string> {
+    async insertApp(auth: AuthContext, input: NewApp, room?: AppRoom): Promise<string> {
+      const counted = core.countsTowardLimit(input.type);
+      if (counted && !room) return core.withAppRoom(auth.teamId, 1, (own) => core.insertApp(auth, input, own));
       const folder = isFolderType(input.type);
       const initial = await deps.perms.initialFor(auth.teamId, folder, input.parentId);
       const modules = folder ? [] : (input.modules ?? []);
@@ -96,6 +121,7 @@ export function createAppsCore(deps: AppsDeps) {
       if (input.chatConfig !== undefined) doc.chatConfigJson = JSON.stringify(input.chatConfig);
       const write = async () => {
         const id = await deps.apps.insert(doc);
+        if (counted) room?.counted(1);
         if (initial.collaborators.length > 0) await deps.perms.writeCollaborators(auth.teamId, id, initial.collaborators);
         if (!folder) await deps.versions.insert({ appId: id, nodes: modules, edges, chatConfig: input.chatConfig, versionName: input.name });
         return id;
@@ -109,16 +135,23 @@ export function createAppsCore(deps: AppsDeps) {
       });
     },
 
-    /** Deletes an app and its whole subtree with every dependent record. */
-    async deleteTree(teamId: string, appId: string): Promise<void> {
+    /**
+     * Deletes an app and its whole subtree with every dependent record. The apps that counted
+     * toward the plan limit are recorded in `room` (given back when it settles); without one,
+     * their room is given back at once.
+     */
+    async deleteTree(teamId: string, appId: string, room?: AppRoom): Promise<void> {
+      if (!room) return core.withAppRoom(teamId, 0, (own) => core.deleteTree(teamId, appId, own));
       // Under the tree lock nothing can be moved or created into the subtree while it goes.
-      await deps.perms.tree.withTeamLock(teamId, () => deleteSubtree(teamId, appId));
+      const removed = await deps.perms.tree.withTeamLock(teamId, () => deleteSubtree(teamId, appId));
+      room.counted(-removed);
     },
 
     countsTowardLimit: (type: AppType) => CHAT_APP_TYPES.includes(type),
   };
 
-  async function deleteSubtree(teamId: string, appId: string): Promise<void> {
+  /** Returns how many of the deleted apps counted toward the plan limit. */
+  async function deleteSubtree(teamId: string, appId: string): Promise<number> {
     const tree = await deps.apps.teamTree(teamId);
     const below = new Set(allDescendants(appId, tree));
     const parentOf = new Map(tree.map((n) => [n.id, n.parentId]));
@@ -133,6 +166,8 @@ export function createAppsCore(deps: AppsDeps) {
       levels[d] = [...(levels[d] ?? []), id];
     }
     await deps.apps.deleteCascade(teamId, [...levels.filter(Boolean).reverse(), [appId]]);
+    const typeOf = new Map(tree.map((n) => [n.id, n.type]));
+    return [appId, ...below].filter((id) => core.countsTowardLimit(typeOf.get(id) as AppType)).length;
   }
   return core;
 }

@@ -33,7 +33,7 @@ export function createChatLogsRepo(db: Db) {
         ? await db
             .collection('chatitems')
             .find(
-              { appId: idForms(input.appId), chatId: { $in: chatIds } },
+              { teamId: idForms(input.teamId), appId: idForms(input.appId), chatId: { $in: chatIds } },
               { projection: { chatId: 1, userGoodFeedback: 1, userBadFeedback: 1, customFeedbacks: 1, adminFeedback: 1 } },
             )
             .toArray()

@@ -5,7 +5,7 @@ import { type SafeFetchOptions, safeFetch } from '../../infra/outbound-fetch.js'
 import { definePlatformRoute } from '../define-route.js';
 import type { AuthContext } from '../auth/types.js';
 import { httpPluginCreateInput, httpPluginUpdateInput, schemaUrlInput } from './apps.schema.js';
-import type { AppsCore, AppsDeps } from './apps.service.js';
+import type { AppRoom, AppsCore, AppsDeps } from './apps.service.js';
 import { type GeneratedPlugin, generatePlugins, parseApiSchema, parseCustomHeaders } from './openapi-plugins.js';
 
 const tags = ['http plugins'];
@@ -13,8 +13,12 @@ const tags = ['http plugins'];
 export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, deps: AppsDeps, fetchOptions: SafeFetchOptions): void {
   const session = ['session'] as const;
 
-  const createChild = (auth: AuthContext, parentId: string, plugin: GeneratedPlugin, ownerTmbId: string) =>
-    core.insertApp(auth, { parentId, type: 'plugin', tmbId: ownerTmbId, name: plugin.name, intro: plugin.intro, avatar: plugin.avatar, modules: plugin.modules, edges: plugin.edges, pluginData: { pluginUniId: plugin.name } });
+  const createChild = (auth: AuthContext, parentId: string, plugin: GeneratedPlugin, ownerTmbId: string, room: AppRoom) =>
+    core.insertApp(
+      auth,
+      { parentId, type: 'plugin', tmbId: ownerTmbId, name: plugin.name, intro: plugin.intro, avatar: plugin.avatar, modules: plugin.modules, edges: plugin.edges, pluginData: { pluginUniId: plugin.name } },
+      room,
+    );
 
   definePlatformRoute(app, {
     methods: ['POST'],
@@ -29,16 +33,18 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
       // Parse first: an invalid schema creates nothing.
       const plugins = input.pluginData.apiSchemaStr?.trim() ? generatePlugins(input.pluginData.apiSchemaStr, input.pluginData.customHeaders) : [];
       parseCustomHeaders(input.pluginData.customHeaders);
-      await core.assertAppAmount(auth.teamId, Math.max(1, plugins.length));
-      const id = await core.insertApp(auth, {
-        parentId: input.parentId ?? null,
-        type: 'httpPlugin',
-        name: input.name,
-        avatar: input.avatar,
-        intro: input.intro,
-        pluginData: { apiSchemaStr: input.pluginData.apiSchemaStr ?? '', customHeaders: input.pluginData.customHeaders ?? '' },
+      // The container does not count toward the plan limit; each child plugin does.
+      await core.withAppRoom(auth.teamId, plugins.length, async (room) => {
+        const id = await core.insertApp(auth, {
+          parentId: input.parentId ?? null,
+          type: 'httpPlugin',
+          name: input.name,
+          avatar: input.avatar,
+          intro: input.intro,
+          pluginData: { apiSchemaStr: input.pluginData.apiSchemaStr ?? '', customHeaders: input.pluginData.customHeaders ?? '' },
+        });
+        for (const plugin of plugins) await createChild(auth, id, plugin, auth.tmbId, room);
       });
-      for (const plugin of plugins) await createChild(auth, id, plugin, auth.tmbId);
       return {};
     },
   });
@@ -59,13 +65,17 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
       parseCustomHeaders(next.customHeaders);
       if (changed && next.apiSchemaStr.trim()) {
         const plugins = generatePlugins(next.apiSchemaStr, next.customHeaders);
-        const children = await deps.apps.children(auth.teamId, input.appId);
+        // Only the generated plugins are reconciled; anything else moved into the container stays.
+        const children = (await deps.apps.children(auth.teamId, input.appId)).filter((c) => c.type === 'plugin');
         const wanted = new Map(plugins.map((p) => [p.name, p]));
         const existing = new Map(children.map((c) => [c.pluginData?.pluginUniId ?? c.name, c]));
         const added = plugins.filter((p) => !existing.has(p.name));
         const removed = children.filter((c) => !wanted.has(c.pluginData?.pluginUniId ?? c.name));
-        await core.assertAppAmount(auth.teamId, added.length - removed.length);
-        for (const child of removed) await core.deleteTree(auth.teamId, child._id.toHexString());
+        // Room for the difference only: what the removed children free is reused by the added ones.
+        await core.withAppRoom(auth.teamId, Math.max(0, added.length - removed.length), async (room) => {
+          for (const child of removed) await core.deleteTree(auth.teamId, child._id.toHexString(), room);
+          for (const plugin of added) await createChild(auth, input.appId, plugin, doc.tmbId.toHexString(), room);
+        });
         for (const [name, child] of existing) {
           const plugin = wanted.get(name);
           if (!plugin) continue;
@@ -80,7 +90,6 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
             pluginData: { ...child.pluginData, pluginUniId: plugin.name },
           });
         }
-        for (const plugin of added) await createChild(auth, input.appId, plugin, doc.tmbId.toHexString());
       }
       await deps.apps.update(auth.teamId, input.appId, {
         name: input.name,

@@ -9,6 +9,12 @@ import { Errors } from '../../infra/errors.js';
 type Json = Record<string, unknown>;
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
 const HTTP_AVATAR = '/imgs/workflow/http.png';
+/**
+ * What one schema may generate: an app document must hold its workflow, and a small document
+ * of shared `$ref`s must not expand into gigabytes (it is parsed before any limit is checked).
+ */
+export const MAX_PLUGIN_WORKFLOW_CHARS = 1_000_000;
+export const MAX_GENERATED_WORKFLOW_CHARS = 16_000_000;
 
 export interface GeneratedPlugin {
   name: string;
@@ -89,10 +95,10 @@ function paramsOf(doc: Json, pathItem: Json, operation: Json): Param[] {
     if (where === 'body') {
       const schema = resolveRef(doc, p.schema);
       const props = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
-      const required = isObject(schema) && Array.isArray(schema.required) ? schema.required : [];
+      const required = new Set(isObject(schema) && Array.isArray(schema.required) ? schema.required : []);
       for (const [key, prop] of Object.entries(props)) {
         const resolved = resolveRef(doc, prop);
-        out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.includes(key), description: isObject(resolved) ? String(resolved.description ?? '') : '' });
+        out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.has(key), description: isObject(resolved) ? String(resolved.description ?? '') : '' });
       }
       continue;
     }
@@ -109,10 +115,10 @@ function paramsOf(doc: Json, pathItem: Json, operation: Json): Param[] {
   const content = isObject(body) && isObject(body.content) ? body.content : {};
   const json = resolveRef(doc, isObject(content['application/json']) ? content['application/json'].schema : undefined);
   if (isObject(json) && isObject(json.properties)) {
-    const required = Array.isArray(json.required) ? json.required : [];
+    const required = new Set(Array.isArray(json.required) ? json.required : []);
     for (const [key, prop] of Object.entries(json.properties)) {
       const resolved = resolveRef(doc, prop);
-      out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.includes(key), description: isObject(resolved) ? String(resolved.description ?? '') : '' });
+      out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.has(key), description: isObject(resolved) ? String(resolved.description ?? '') : '' });
     }
   }
   return [...out.values()];
@@ -123,7 +129,8 @@ function buildWorkflow(input: { url: string; method: string; params: Param[]; he
   const httpId = 'httpRequest';
   const outputId = 'pluginOutput';
   const ref = (key: string) => `{{${key}}}`;
-  const path = input.url.replace(/\{([^}]+)\}/g, (_m, key: string) => ref(key));
+  // Braces excluded inside: a match attempt stops at the next brace, so the time stays linear.
+  const path = input.url.replace(/\{([^{}]+)\}/g, (_m, key: string) => ref(key));
   const body = input.params.filter((p) => p.in === 'body');
   const jsonBody = body.length ? `{${body.map((p) => `"${p.key}": ${p.valueType === 'string' ? `"${ref(p.key)}"` : ref(p.key)}`).join(', ')}}` : '';
   const modules: Json[] = [
@@ -205,6 +212,7 @@ export function generatePlugins(schemaText: string, customHeaders?: string): Gen
   const server = serverOf(doc);
   const plugins: GeneratedPlugin[] = [];
   const used = new Set<string>();
+  let total = 0;
   for (const [path, rawItem] of Object.entries(doc.paths as Json)) {
     const pathItem = resolveRef(doc, rawItem);
     if (!isObject(pathItem)) throw invalid(`path ${path} must be an object`);
@@ -216,12 +224,12 @@ export function generatePlugins(schemaText: string, customHeaders?: string): Gen
       let name = (typeof operation.operationId === 'string' && operation.operationId) || path;
       if (used.has(name)) name = `${name}-${method}`;
       used.add(name);
-      plugins.push({
-        name: name.slice(0, 200),
-        intro: String(operation.description ?? operation.summary ?? '').slice(0, 5000),
-        avatar: HTTP_AVATAR,
-        ...buildWorkflow({ url: `${server}${path}`, method, params: paramsOf(doc, pathItem, operation), headers }),
-      });
+      const workflow = buildWorkflow({ url: `${server}${path}`, method, params: paramsOf(doc, pathItem, operation), headers });
+      const size = JSON.stringify(workflow.modules).length;
+      if (size > MAX_PLUGIN_WORKFLOW_CHARS) throw invalid(`operation ${method} ${path.slice(0, 100)} would make a workflow over ${MAX_PLUGIN_WORKFLOW_CHARS} characters`);
+      total += size;
+      if (total > MAX_GENERATED_WORKFLOW_CHARS) throw invalid(`the operations would make workflows over ${MAX_GENERATED_WORKFLOW_CHARS} characters in all`);
+      plugins.push({ name: name.slice(0, 200), intro: String(operation.description ?? operation.summary ?? '').slice(0, 5000), avatar: HTTP_AVATAR, ...workflow });
     }
   }
   return plugins;

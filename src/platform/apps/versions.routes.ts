@@ -81,10 +81,11 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       url,
       auth: session,
       input: versionListInput,
-      summary: full ? 'Versions of an app, newest first (full documents)' : 'Workflow edit history, newest first',
+      summary: full ? 'Versions of an app, newest first (full documents; write needed)' : 'Workflow edit history, newest first (names and times only)',
       tags,
       handler: async ({ input, auth }) => {
-        await core.authorize(auth, input.appId, 'read');
+        // Full versions hold the workflow (HTTP node headers included): editors only, as the editable detail.
+        await core.authorize(auth, input.appId, full ? 'write' : 'read');
         const skip = input.offset ?? ((input.current ?? 1) - 1) * input.pageSize;
         const page = await deps.versions.page(input.appId, skip, input.pageSize);
         return { total: page.total, list: full ? page.list : page.list.map(listItem) };
@@ -111,10 +112,10 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     url: '/core/app/version/detail',
     auth: session,
     input: versionIdInput,
-    summary: 'One version of the app',
+    summary: 'One version of the app (its full workflow; write needed)',
     tags,
     handler: async ({ input, auth }) => {
-      await core.authorize(auth, input.appId, 'read');
+      await core.authorize(auth, input.appId, 'write');
       return versionOf(input.appId, input.versionId);
     },
   });

@@ -15,11 +15,13 @@
  *   inheriting plain resource is judged on its real parent, loaded as needed).
  * - `initialFor(teamId, isFolder, parentId)` / `writeCollaborators(teamId, id, list)`: what a new
  *   resource starts with (folders in a folder copy it) and writing it after the insert.
- * - `changeDefaultPermission(auth, doc, value)`, `move(auth, doc, targetId|null)` (checks: target
- *   exists in the team (404), is a folder (400), caller can write it (403), no cycle (400); runs
- *   under a per-team tree lock so concurrent moves cannot corrupt the tree),
- *   `resumeInheritance(auth, doc)`: apply the spec's transitions. The caller checks the
- *   permission the operation needs on `doc` itself (manage / write) before calling.
+ * - `move(auth, doc, targetId|null)`: moving changes who can reach the resource, so it needs
+ *   manage on the resource (403) and manage on the target folder (404 missing, 403, 400 not a
+ *   folder), or manage on the team to move to the root (403 unAuthTeam); no cycle (400). Checked
+ *   here, under the per-team tree lock, so every caller gets the rule and concurrent moves
+ *   cannot corrupt the tree.
+ * - `changeDefaultPermission(auth, doc, value)`, `resumeInheritance(auth, doc)`: apply the spec's
+ *   transitions; both need manage on the resource (checked here too).
  * - `listCollaborators(teamId, doc)` → `[{ teamId, tmbId, permission, name, avatar }]` (what
  *   applies: the parent's list while a plain resource inherits live).
  * - `updateCollaborators(auth, doc, tmbIds, permission)`, `deleteCollaborator(auth, doc, tmbId)`:
@@ -31,8 +33,10 @@
 import type { Db } from 'mongodb';
 import {
   type Caller,
+  hasPermission,
   isAssignablePermission,
   makePermission,
+  makeTeamPermission,
   type PermissionResource,
   PermissionValue,
   type RequiredPermission,
@@ -81,6 +85,11 @@ export interface Authorized<D extends ResourceDoc = ResourceDoc> {
 
 export function callerOf(auth: PermissionCaller): Caller {
   return { tmbId: auth.tmbId, isTeamOwner: auth.role === 'owner' || auth.teamPermission === PermissionValue.owner, isRoot: auth.isRoot };
+}
+
+/** The caller's team permission allows `required` (root and team owners hold every bit). */
+export function hasTeamPermission(auth: PermissionCaller, required: RequiredPermission): boolean {
+  return auth.isRoot || hasPermission(makeTeamPermission(auth.teamPermission, auth.role === 'owner'), required);
 }
 
 export function createResourcePermissionService(db: Db, options: ResourcePermissionOptions) {
@@ -169,7 +178,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     async changeDefaultPermission(auth: PermissionCaller, doc: ResourceDoc, newDefault: number): Promise<void> {
       if (!isAssignablePermission(newDefault)) throw Errors.missingParams(`Invalid field 'defaultPermission': must be one of 0, 4, 6, 7`);
       await tree.withTeamLock(auth.teamId, async () => {
-        const fresh = (await tree.findById(doc._id.toHexString())) ?? doc;
+        const { doc: fresh } = await service.authorize(auth, doc._id.toHexString(), 'manage', `${options.resourceType}Id`);
         const resource = toResource(fresh);
         const parent = await parentPermissions(auth.teamId, resource.parentId);
         const currentDefault = !resource.isFolder && resource.inheritPermission && parent ? parent.defaultPermission : resource.defaultPermission;
@@ -181,11 +190,14 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     async move(auth: PermissionCaller, doc: ResourceDoc, targetId: string | null): Promise<void> {
       await tree.withTeamLock(auth.teamId, async () => {
         const id = doc._id.toHexString();
-        const fresh = await tree.findById(id);
-        if (!fresh) throw options.errors.notFound(`${options.label} ${id} not found`);
+        // A move changes who can reach the resource (a folder's owner owns what inherits from
+        // it), so write is not enough on either side; judged under the lock, on fresh documents.
+        const { doc: fresh } = await service.authorize(auth, id, 'manage', `${options.resourceType}Id`);
         if (targetId !== null) {
-          const target = await service.authorize(auth, targetId, 'write', 'parentId');
+          const target = await service.authorize(auth, targetId, 'manage', 'parentId');
           if (!isFolderType(target.doc.type)) throw Errors.missingParams(`Invalid field 'parentId': ${targetId} is not a folder`);
+        } else if (!hasTeamPermission(auth, 'manage')) {
+          throw Errors.unAuthTeam(`Team manage permission is required to move ${options.label.toLowerCase()} ${id} to the root`);
         }
         const folders = await tree.folderTree(auth.teamId);
         const parentOf = new Map(folders.map((f) => [f.id, f.parentId]));
@@ -200,7 +212,8 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
 
     async resumeInheritance(auth: PermissionCaller, doc: ResourceDoc): Promise<void> {
       await tree.withTeamLock(auth.teamId, async () => {
-        const resource = toResource((await tree.findById(doc._id.toHexString())) ?? doc);
+        const { doc: fresh } = await service.authorize(auth, doc._id.toHexString(), 'manage', `${options.resourceType}Id`);
+        const resource = toResource(fresh);
         const parent = await parentPermissions(auth.teamId, resource.parentId);
         await apply(auth.teamId, resumeInheritance({ resource, parent, tree: await tree.folderTree(auth.teamId) }));
       });

@@ -1,6 +1,5 @@
 import { type Db, type Filter, ObjectId } from 'mongodb';
 import type { TreeNode } from '../../domain/permission-inheritance.js';
-import { Errors } from '../../infra/errors.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 
 /** The fields every permission-managed resource document has (apps, datasets). */

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { definePlatformRoute } from '../../define-route.js';
+import { definePlatformRoute, type PlatformRouteOptions } from '../../define-route.js';
 import { createCustomFeedbackRepo } from './custom-feedback.repo.js';
 import type { SystemPluginContext } from './registry.js';
 import { fillTemplate, tfSwitch } from './text-plugins.js';
@@ -17,6 +17,10 @@ const zValues = z.record(z.string(), z.unknown());
 
 export function registerPluginEndpoints(app: FastifyInstance, context: SystemPluginContext): void {
   const feedback = createCustomFeedbackRepo(context.db);
+  /** FastGPT's plugin templates call `/plugins/<name>`; the specification names `/plugins/<name>/index`: both are served. */
+  const servePlugin = <S extends z.ZodType>(path: string, options: Omit<PlatformRouteOptions<S, [], unknown>, 'methods' | 'url' | 'auth' | 'raw'>) => {
+    for (const url of [`${path}/index`, path]) definePlatformRoute(app, { ...options, methods, url, auth: [], raw: true });
+  };
   const scheduleFeedback = (appId: unknown, chatId: unknown, dataId: unknown, text: string) => {
     if (typeof appId !== 'string' || typeof chatId !== 'string' || typeof dataId !== 'string' || !chatId || !dataId || !text) return;
     const attempt = () => feedback.push({ appId, chatId, dataId, text });
@@ -27,44 +31,28 @@ export function registerPluginEndpoints(app: FastifyInstance, context: SystemPlu
       .catch((error) => app.log.warn({ err: error }, 'custom feedback not saved'));
   };
 
-  definePlatformRoute(app, {
-    methods,
-    url: '/plugins/TFSwitch/index',
-    auth: [],
-    raw: true,
+  servePlugin('/plugins/TFSwitch', {
     input: z.object({ input: z.unknown(), rule: z.string().optional() }),
     summary: 'True/false switch (raw JSON)',
     tags,
     handler: async ({ input, reply }) => reply.send(tfSwitch(input.input, input.rule ?? '') ? { true: true } : { false: false }),
   });
 
-  definePlatformRoute(app, {
-    methods,
-    url: '/plugins/textEditor/index',
-    auth: [],
-    raw: true,
+  servePlugin('/plugins/textEditor', {
     input: z.object({ text: z.unknown(), DYNAMIC_INPUT_KEY: zValues }),
     summary: 'Fill {{key}} placeholders (v1 body: DYNAMIC_INPUT_KEY)',
     tags,
     handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? fillTemplate(input.text, input.DYNAMIC_INPUT_KEY) : input.text }),
   });
 
-  definePlatformRoute(app, {
-    methods,
-    url: '/plugins/textEditor/v2/index',
-    auth: [],
-    raw: true,
+  servePlugin('/plugins/textEditor/v2', {
     input: z.object({ text: z.unknown(), customInputs: zValues.optional() }),
     summary: 'Fill {{key}} placeholders (v2 body: customInputs)',
     tags,
     handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? fillTemplate(input.text, input.customInputs ?? {}) : input.text }),
   });
 
-  definePlatformRoute(app, {
-    methods,
-    url: '/plugins/customFeedback/index',
-    auth: [],
-    raw: true,
+  servePlugin('/plugins/customFeedback', {
     input: z.object({ appId: z.string().optional(), chatId: z.string().optional(), responseChatItemId: z.string().optional(), defaultFeedback: z.string().optional(), customFeedback: z.string().optional() }),
     summary: 'Add a custom feedback to a chat item (v1)',
     tags,
@@ -77,11 +65,7 @@ export function registerPluginEndpoints(app: FastifyInstance, context: SystemPlu
     },
   });
 
-  definePlatformRoute(app, {
-    methods,
-    url: '/plugins/customFeedback/v2/index',
-    auth: [],
-    raw: true,
+  servePlugin('/plugins/customFeedback/v2', {
     input: z.object({ appId: z.string().optional(), chatId: z.string().optional(), responseChatItemId: z.string().optional(), customFeedback: z.string().optional(), customInputs: zValues.optional() }),
     summary: 'Add a custom feedback to a chat item (v2)',
     tags,

@@ -38,11 +38,33 @@ export interface SystemPlugin {
 
 const field = (key: string, valueType: string, description: string, extra: Partial<PluginField> = {}): PluginField => ({ key, label: key, valueType, description, ...extra });
 
+/**
+ * Drops `<script>`, `<style>` and `<noscript>` elements with one forward scan: the lazy regex
+ * doing it restarted at every unclosed opening tag, quadratic on a hostile page.
+ */
+function dropHiddenElements(html: string): string {
+  // ASCII-only lower case keeps every index of the original.
+  const lower = html.replace(/[A-Z]+/g, (s) => s.toLowerCase());
+  const opening = /<(script|style|noscript)/g;
+  let out = '';
+  let pos = 0;
+  for (;;) {
+    opening.lastIndex = pos;
+    const open = opening.exec(lower);
+    if (!open) return out + html.slice(pos);
+    out += `${html.slice(pos, open.index)} `;
+    const close = lower.indexOf(`</${open[1]}`, open.index);
+    const end = close === -1 ? -1 : lower.indexOf('>', close);
+    if (end === -1) return out;
+    pos = end + 1;
+  }
+}
+
 function htmlToText(html: string): string {
-  return html
-    .replace(/<(script|style|noscript)[\s\S]*?<\/\1>/gi, ' ')
+  return dropHiddenElements(html)
     .replace(/<br\s*\/?>|<\/(p|div|li|h[1-6]|tr)>/gi, '\n')
-    .replace(/<[^>]+>/g, ' ')
+    // No '<' inside a tag: each attempt stops at the next '<', so the time stays linear.
+    .replace(/<[^<>]+>/g, ' ')
     .replace(/&nbsp;/g, ' ')
     .replace(/&amp;/g, '&')
     .replace(/&lt;/g, '<')

@@ -1,6 +1,5 @@
 /** The pure parts of the textEditor, TFSwitch and customFeedback plugins (reference §9). */
 import { compileUserRegex, parseSlashedRegex } from '../../../domain/user-regex.js';
-import { escapeRegex } from '../../../infra/mongo.js';
 
 function stringify(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
@@ -9,15 +8,22 @@ function stringify(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Replaces every `{{key}}` of the text with the stringified value. */
+/** `{{key}}` with a key free of braces: each match attempt stops at the next brace (linear time). */
+const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
+
+/**
+ * Replaces every `{{key}}` of the text with the stringified value, in one pass over the text
+ * (one replace per key made a public request cost keys × text length). Inserted values are
+ * not searched again for placeholders.
+ */
 export function fillTemplate(text: string, values: Record<string, unknown>, stringifyObjects = true): string {
-  let out = text;
+  const filled = new Map<string, string>();
   for (const [key, raw] of Object.entries(values)) {
     const value = stringifyObjects ? stringify(raw) : typeof raw === 'string' || typeof raw === 'number' ? String(raw) : undefined;
-    if (value === undefined) continue;
-    out = out.replace(new RegExp(`{{${escapeRegex(key)}}}`, 'g'), () => value);
+    if (value !== undefined) filled.set(key, value);
   }
-  return out;
+  if (filled.size === 0) return text;
+  return text.replace(PLACEHOLDER, (match, key: string) => filled.get(key) ?? match);
 }
 
 const FALSY_TEXT = new Set(['', 'undefined', 'null', 'false', '0', 'none']);
