@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { z } from 'zod';
 
@@ -173,11 +173,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     generatedSecrets.push(name);
     return randomBytes(32).toString('hex');
   };
+  const tokenKey = secret('TOKEN_KEY', env.TOKEN_KEY);
   return {
     ...env,
-    TOKEN_KEY: secret('TOKEN_KEY', env.TOKEN_KEY),
+    TOKEN_KEY: tokenKey,
     ROOT_KEY: secret('ROOT_KEY', env.ROOT_KEY),
-    FILE_TOKEN_KEY: env.FILE_TOKEN_KEY ?? secret('FILE_TOKEN_KEY', undefined),
+    // Unset, it is derived from TOKEN_KEY rather than drawn at random: every replica (and the
+    // next start) must accept the file links another one signed.
+    FILE_TOKEN_KEY: env.FILE_TOKEN_KEY ?? createHmac('sha256', tokenKey).update('platform-service file token key').digest('hex'),
     CLUSTER_JWT_SECRET: secret('CLUSTER_JWT_SECRET', env.CLUSTER_JWT_SECRET),
     // The reference's documented default admin password, accepted only outside production.
     CLUSTER_ADMIN_PASSWORD: env.CLUSTER_ADMIN_PASSWORD ?? 'P@88w0rd',
