@@ -52,6 +52,12 @@ describe('/oauth/logout redirects only where allowed', () => {
     expect((await t.app.inject({ method: 'GET', url: NODES, headers: bearer(pair.access_token) })).statusCode).toBe(401);
   });
 
+  it('a Host header that is not a host name matches nothing: 400, never a crash', async () => {
+    const response = await logout(`post_logout_redirect_uri=${encodeURIComponent('/login')}`, { host: 'not a host' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ error: 'invalid_request' });
+  });
+
   it('an absolute URI on the request host, and configured URIs (an origin allows any path, a full URI only itself)', async () => {
     const own = await logout(`post_logout_redirect_uri=${encodeURIComponent('https://ks.example.net/login')}`, { host: 'ks.example.net' });
     expect(own.statusCode).toBe(302);

@@ -18,7 +18,8 @@ function matchesConfigured(target: URL, configured: readonly string[]): boolean 
  * followed; anything else is a 400 before the logout happens. `state` is appended when given.
  */
 export function logoutRedirectLocation(raw: string, state: string | undefined, request: { protocol: string; host: string }, configured: readonly string[]): string {
-  const self = `${request.protocol}://${request.host}`;
+  // A Host header that is not a host name matches nothing (relative URIs are then refused too).
+  const self = URL.canParse(`${request.protocol}://${request.host}`) ? new URL(`${request.protocol}://${request.host}`) : new URL('http://invalid.invalid');
   let target: URL;
   try {
     target = new URL(raw, self);
@@ -27,7 +28,7 @@ export function logoutRedirectLocation(raw: string, state: string | undefined, r
   }
   if (target.protocol !== 'http:' && target.protocol !== 'https:') throw notAllowed('must be an http(s) URI');
   if (target.username || target.password) throw notAllowed('must not carry credentials');
-  const sameHost = target.host === new URL(self).host;
+  const sameHost = self.hostname !== 'invalid.invalid' && target.host === self.host;
   if (!sameHost && !matchesConfigured(target, configured)) throw notAllowed(`points to ${target.host}, which is not allowed`);
   if (state) target.searchParams.set('state', state);
   const absolute = /^[a-z][a-z0-9+.-]*:/i.test(raw);
