@@ -10,6 +10,8 @@ import errorHandler from './plugins/error-handler.js';
 import health from './plugins/health.js';
 import mongo from './plugins/mongo.js';
 import openapi from './plugins/openapi.js';
+import requestBody from './plugins/request-body.js';
+import securityHeaders from './plugins/security-headers.js';
 import startup from './plugins/startup.js';
 
 declare module 'fastify' {
@@ -24,6 +26,11 @@ export interface BuildAppOptions {
   startupTasks?: boolean;
 }
 
+/** Trusts the first `hops` proxies in front of the service (Fastify's hop-count form). */
+function trustHops(hops: number) {
+  return (_address: string, hop: number) => hop < hops;
+}
+
 /** Builds the whole service; nothing listens until server.ts says so. */
 export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -32,6 +39,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     forceCloseConnections: 'idle',
+    // Behind a reverse proxy: the client's address (login limits) and https (Secure cookies).
+    trustProxy: typeof config.TRUST_PROXY === 'number' ? trustHops(config.TRUST_PROXY) : config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
   app.decorate('config', config);
@@ -45,7 +54,9 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     if (closing) reply.header('connection', 'close');
   });
 
+  await app.register(securityHeaders);
   await app.register(errorHandler);
+  await app.register(requestBody);
   await app.register(openapi);
   await app.register(startup, { enabled: options.startupTasks ?? true });
   await app.register(mongo, { uri: config.MONGODB_URI });

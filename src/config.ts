@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { z } from 'zod';
 
 const bool = z
@@ -19,6 +20,64 @@ const oauthClients = z
   })
   .pipe(z.array(z.object({ name: z.string().min(1), secret: z.string().min(1) })).min(1));
 
+/** A comma-separated list; blanks around and between items are ignored. */
+const commaList = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
+
+/** `scheme://host[:port]` exactly, as browsers send in the Origin header. */
+const origins = commaList.pipe(
+  z.array(
+    z.string().refine((text) => {
+      try {
+        const url = new URL(text);
+        return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.replace(/\/$/, '');
+      } catch {
+        return false;
+      }
+    }, 'each item must be an origin such as https://app.example.com (scheme, host and port only)'),
+  ),
+);
+
+const absoluteHttpUrls = commaList.pipe(
+  z.array(
+    z.string().refine((text) => {
+      try {
+        const url = new URL(text);
+        return url.protocol === 'http:' || url.protocol === 'https:';
+      } catch {
+        return false;
+      }
+    }, 'each item must be an absolute http(s) URL'),
+  ),
+);
+
+const PROXY_ADDRESS_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+const isProxyAddress = (item: string) => {
+  const [address = '', bits, extra] = item.split('/');
+  if (extra !== undefined || !net.isIP(address)) return PROXY_ADDRESS_NAMES.has(item);
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (net.isIPv4(address) ? 32 : 128));
+};
+
+/** Fastify's trustProxy: true/false, a hop count, or the addresses/CIDRs of the trusted proxies. */
+const trustProxy = z.string().transform((text, ctx): boolean | number | string[] => {
+  if (/^(true|false)$/.test(text)) return text === 'true';
+  if (/^\d+$/.test(text)) return Number(text);
+  const items = text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  const bad = items.find((item) => !isProxyAddress(item));
+  if (items.length === 0 || bad !== undefined) {
+    ctx.addIssue({ code: 'custom', message: `must be true, false, a hop count, or a comma list of proxy addresses/CIDRs${bad ? ` (bad item '${bad}')` : ''}` });
+    return z.NEVER;
+  }
+  return items;
+});
+
 /** Every environment variable the service reads. Parsed once, at start-up. */
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -32,6 +91,14 @@ export const envSchema = z.object({
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   UPLOAD_LIMIT_BYTES: positiveInt.default(100 * 1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  /** Which proxies' X-Forwarded-* headers to believe (client IP for login limits, https for cookies). */
+  TRUST_PROXY: trustProxy.default(false),
+  /** Origins whose browser requests may carry the session cookie (CORS with credentials). */
+  CORS_ORIGINS: origins.default([]),
+  /** Strict-Transport-Security max-age; 0 sends no HSTS header. */
+  HSTS_MAX_AGE_SECONDS: nonNegativeInt.default(0),
+  /** Always mark the session cookie Secure (otherwise only when the request came over https). */
+  COOKIE_SECURE: bool.default(false),
 
   // Platform API (FastGPT names where it has one)
   TOKEN_KEY: z.string().min(16).optional(),
@@ -59,6 +126,8 @@ export const envSchema = z.object({
   CLUSTER_JWT_SECRET: z.string().min(16).optional(),
   CLUSTER_ADMIN_PASSWORD: z.string().min(1).optional(),
   OAUTH_CLIENTS: oauthClients.optional(),
+  /** Absolute URIs (or origins) /oauth/logout may redirect to besides this service's own host. */
+  OAUTH_LOGOUT_REDIRECT_URIS: absoluteHttpUrls.default([]),
   CLUSTER_MULTIPLE_LOGIN: bool.default(true),
   CLUSTER_REGISTER_HOST_NODE: bool.default(true),
   /** How node lists run: in the database, over a cached compact index, or auto (cache on FerretDB). */
@@ -104,11 +173,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     generatedSecrets.push(name);
     return randomBytes(32).toString('hex');
   };
+  const tokenKey = secret('TOKEN_KEY', env.TOKEN_KEY);
   return {
     ...env,
-    TOKEN_KEY: secret('TOKEN_KEY', env.TOKEN_KEY),
+    TOKEN_KEY: tokenKey,
     ROOT_KEY: secret('ROOT_KEY', env.ROOT_KEY),
-    FILE_TOKEN_KEY: env.FILE_TOKEN_KEY ?? secret('FILE_TOKEN_KEY', undefined),
+    // Unset, it is derived from TOKEN_KEY rather than drawn at random: every replica (and the
+    // next start) must accept the file links another one signed.
+    FILE_TOKEN_KEY: env.FILE_TOKEN_KEY ?? createHmac('sha256', tokenKey).update('platform-service file token key').digest('hex'),
     CLUSTER_JWT_SECRET: secret('CLUSTER_JWT_SECRET', env.CLUSTER_JWT_SECRET),
     // The reference's documented default admin password, accepted only outside production.
     CLUSTER_ADMIN_PASSWORD: env.CLUSTER_ADMIN_PASSWORD ?? 'P@88w0rd',

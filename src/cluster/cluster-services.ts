@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
+import { attemptIndexes, createAttemptLimiter } from '../infra/attempt-limiter.js';
 import type { IndexDeclaration } from '../infra/mongo.js';
 import { ACCOUNT_INDEXES, createAccountsRepo } from './accounts/accounts.repo.js';
 import { createAccountsService, LOGIN_LIMITS } from './accounts/accounts.service.js';
@@ -12,7 +13,9 @@ import { createOAuthService } from './oauth/oauth.service.js';
 import { createTokensRepo, TOKEN_INDEXES } from './oauth/tokens.repo.js';
 import { createTokensService } from './oauth/tokens.service.js';
 
-export const CLUSTER_INDEXES: readonly IndexDeclaration[] = [...ACCOUNT_INDEXES, ...TOKEN_INDEXES, ...NODE_INDEXES, ...POD_INDEXES];
+const LOGIN_ATTEMPTS = 'cluster_login_attempts';
+
+export const CLUSTER_INDEXES: readonly IndexDeclaration[] = [...ACCOUNT_INDEXES, ...TOKEN_INDEXES, ...NODE_INDEXES, ...POD_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)];
 
 export const DEFAULT_ADMIN = { username: 'admin', email: 'admin@kubesphere.io' } as const;
 
@@ -21,7 +24,8 @@ export function createClusterServices(deps: { db: Db; config: Config; clock: Clo
   const { db, config, clock } = deps;
   const accountsRepo = createAccountsRepo(db);
   const tokens = createTokensService({ tokens: createTokensRepo(db), clock, secret: config.CLUSTER_JWT_SECRET });
-  const accounts = createAccountsService({ accounts: accountsRepo, clock, revokeTokens: tokens.revokeAll });
+  const attempts = createAttemptLimiter(db, { collection: LOGIN_ATTEMPTS, maxAttempts: LOGIN_LIMITS.maxFailures, windowMs: LOGIN_LIMITS.windowMs, now: () => clock.now().getTime() });
+  const accounts = createAccountsService({ accounts: accountsRepo, clock, revokeTokens: tokens.revokeAll, attempts });
   const oauth = createOAuthService({ clients: config.OAUTH_CLIENTS, multipleLogin: config.CLUSTER_MULTIPLE_LOGIN, accounts, tokens });
   const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock, strategy: config.CLUSTER_NODE_QUERY });
   const authenticator = createAuthenticator({ accounts, tokens });
@@ -48,10 +52,14 @@ export function createClusterServices(deps: { db: Db; config: Config; clock: Clo
       }
     },
 
-    /** Drops expired allow-list entries and login records past retention. */
-    async cleanup(): Promise<{ tokens: number; loginRecords: number }> {
+    /** Drops expired allow-list entries, login records past retention and ended attempt windows. */
+    async cleanup(): Promise<{ tokens: number; loginRecords: number; loginAttempts: number }> {
       const cutoff = new Date(clock.now().getTime() - LOGIN_LIMITS.retentionMs);
-      return { tokens: await tokens.deleteExpired(), loginRecords: await accountsRepo.deleteLoginRecordsBefore(cutoff) };
+      return {
+        tokens: await tokens.deleteExpired(),
+        loginRecords: await accountsRepo.deleteLoginRecordsBefore(cutoff),
+        loginAttempts: await attempts.deleteExpired(),
+      };
     },
   };
 }

@@ -32,8 +32,11 @@ export interface RenderedError {
   body: Record<string, unknown>;
 }
 
-export function renderError(error: AppError, format: ErrorFormat): RenderedError {
+export function renderError(error: AppError, requested: ErrorFormat): RenderedError {
   const headers = error.headers ?? {};
+  // The cluster's authentication step answers with a Kubernetes Status even on /oauth (as the
+  // reference, where it runs before any OAuth handler): its errors carry a Status reason.
+  const format = requested === 'oauth' && error.k8sReason ? 'k8s' : requested;
   if (format === 'oauth') {
     const name = error.oauthError ?? OAUTH_ERRORS[error.httpStatus] ?? (error.httpStatus >= 500 ? 'server_error' : 'invalid_request');
     const body: Record<string, unknown> = { error: name };
@@ -51,7 +54,8 @@ export function renderError(error: AppError, format: ErrorFormat): RenderedError
         status: 'Failure',
         message: error.message,
         reason: error.k8sReason ?? K8S_REASONS[error.httpStatus] ?? 'Unknown',
-        details: error.k8sDetails ?? {},
+        // Kubernetes omits an empty `details` (a 401 Status has none).
+        ...(error.k8sDetails ? { details: error.k8sDetails } : {}),
         code: error.httpStatus,
       },
     };
@@ -70,6 +74,27 @@ export function describeZodError(error: z.ZodError): string {
   const field = issue.path.length > 0 ? issue.path.join('.') : 'request';
   const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
   return `Invalid field '${field}': ${issue.message}${more}`;
+}
+
+/** Messages of the multipart parser (busboy/dicer) for a body that is cut short or malformed. */
+const BROKEN_MULTIPART = [
+  /^Unexpected end of (multipart data|form)$/,
+  /^\w+ terminated early due to unexpected end of multipart data$/,
+  /^Multipart: Boundary not found$/,
+  /^Malformed part header$/,
+  /^Unsupported Content-Type\.$/,
+];
+
+/**
+ * A request body that ended early or is not the multipart it claims to be: a client mistake
+ * (a truncated upload, a dropped connection), never a server fault. Null for anything else.
+ */
+function truncatedBodyMessage(error: FastifyLikeError): string | null {
+  const message = error.message ?? '';
+  if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') return 'Invalid request body: it ended before it was complete (truncated upload?)';
+  if (error.code === 'ECONNRESET' && message === 'aborted') return 'Invalid request body: the client aborted the request before sending all of it';
+  if (!error.code && BROKEN_MULTIPART.some((pattern) => pattern.test(message))) return `Invalid multipart body: ${message}`;
+  return null;
 }
 
 interface FastifyLikeError {
@@ -97,17 +122,22 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
     const missing = first?.params?.missingProperty ? `.${String(first.params.missingProperty)}` : '';
     return { appError: Errors.missingParams(`Invalid field '${path}${missing}': ${first?.message ?? 'invalid'}`), unexpected: false };
   }
+  const truncated = truncatedBodyMessage(fastifyError);
+  if (truncated) return { appError: Errors.missingParams(truncated), unexpected: false };
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { appError: Errors.unsupportedMediaType(fastifyError.message ?? 'Unsupported content type'), unexpected: false };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
     case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
       return { appError: Errors.payloadTooLarge('Request body is too large'), unexpected: false };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+    case 'FST_INVALID_JSON_FIELD_ERROR':
     case 'FST_PROTO_VIOLATION':
       return { appError: Errors.missingParams(`Invalid request body: ${fastifyError.message ?? 'unreadable'}`), unexpected: false };
     default:

@@ -12,6 +12,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { AppError, Errors } from './errors.js';
 
 export interface SafeFetchOptions {
@@ -41,60 +42,24 @@ export const DEFAULT_OUTBOUND_MAX_BYTES = 5 * 1024 * 1024;
 const notAllowed = (message: string) => new AppError({ httpStatus: 400, code: 400, statusText: 'urlNotAllowed', message });
 const timedOut = (message: string) => new AppError({ httpStatus: 504, code: 504, statusText: 'gatewayTimeout', message });
 
-const blocked = new net.BlockList();
-for (const [prefix, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(prefix, bits, 'ipv4');
-}
-for (const [prefix, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['fc00::', 7],
-  ['ff00::', 8],
-  ['2001:db8::', 32],
-] as const) {
-  blocked.addSubnet(prefix, bits, 'ipv6');
-}
+/** Global unicast (RFC 4291): IPv6 outside it is reserved, e.g. IPv4-compatible `::a.b.c.d`. */
+const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
 
-/** The IPv4 address carried inside an IPv6 one (mapped, compatible, NAT64, 6to4), if any. */
-function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = lower.match(/^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/);
-  if (dotted?.[1]) return dotted[1];
-  const hex = lower.match(/^(?:::ffff:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
-  const sixToFour = lower.match(/^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4}):/);
-  const pair = hex ?? sixToFour;
-  if (!pair?.[1] || !pair[2]) return null;
-  const high = Number.parseInt(pair[1], 16);
-  const low = Number.parseInt(pair[2], 16);
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
-}
-
-/** True for loopback, private, link-local, CGNAT, multicast, reserved and documentation ranges. */
+/**
+ * True unless the address is ordinary public unicast, as ipaddr.js classifies ranges: loopback,
+ * private, link-local, unique-local, carrier-grade NAT, multicast, broadcast, unspecified,
+ * reserved and documentation ranges, and the IPv6 forms that carry or translate to an IPv4
+ * address (NAT64 rfc6052, rfc6145, 6to4, Teredo) are refused. An IPv4-mapped IPv6 address is
+ * judged by the IPv4 address it carries. Anything that is not a plain IP literal is refused.
+ */
 export function isForbiddenAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  const family = net.isIP(bare);
-  if (family === 4) return blocked.check(bare, 'ipv4');
-  if (family !== 6) return true;
-  const v4 = embeddedIpv4(bare);
-  if (v4 && net.isIP(v4) === 4 && blocked.check(v4, 'ipv4')) return true;
-  return blocked.check(bare, 'ipv6');
+  if (!net.isIP(bare)) return true;
+  const parsed = ipaddr.parse(bare);
+  if (parsed.kind() === 'ipv4') return (parsed as ipaddr.IPv4).range() !== 'unicast';
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range() !== 'unicast';
+  return v6.range() !== 'unicast' || !v6.match(IPV6_GLOBAL_UNICAST);
 }
 
 class RefusedAddress extends Error {}

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { z } from 'zod';
 import { Errors } from '../infra/errors.js';
 import { describeZodError } from '../infra/error-render.js';
+import { assertNoNulCharacter } from '../infra/input-guard.js';
 import type { AuthContext, AuthKind } from './auth/types.js';
 
 export interface PlatformHandlerContext<Input, Auth> {
@@ -52,7 +53,12 @@ export function mergedInput(request: FastifyRequest): Record<string, unknown> {
   };
 }
 
+/**
+ * Validates input with its schema. Strings holding U+0000 are refused here too, for values that
+ * do not come through the request hook (JSON fields of multipart forms).
+ */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  assertNoNulCharacter(value);
   const result = schema.safeParse(value);
   if (!result.success) throw Errors.missingParams(describeZodError(result.error));
   return result.data;

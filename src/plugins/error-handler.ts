@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Errors } from '../infra/errors.js';
 import { errorFormatFor, renderError, toAppError } from '../infra/error-render.js';
+import { clearedSessionCookie } from '../infra/session-cookie.js';
 
 /** The one place where failures become responses, in the body format of the URL's API. */
 export default fp(
@@ -14,7 +15,7 @@ export default fp(
       const rendered = renderError(appError, errorFormatFor(request.url));
       if (appError.statusText === 'unAuthorization' && rendered.status === 401 && errorFormatFor(request.url) === 'platform') {
         // As the reference does: a rejected session clears the session cookie.
-        reply.header('set-cookie', 'fastgpt_token=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict');
+        reply.header('set-cookie', clearedSessionCookie(request, app.config.COOKIE_SECURE));
       }
       return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
     });

@@ -142,7 +142,7 @@ describe('HTTP Basic is a password login, as in the reference', () => {
       { authorization: `Basic ${Buffer.from('kubesphere:kubesphere').toString('base64')}` },
     );
     expect(response.statusCode).toBe(401);
-    expect(response.json().error_description).toBe('Unauthorized: incorrect password');
+    expect(response.json()).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized: incorrect password', reason: 'Unauthorized', code: 401 });
   });
 });
 

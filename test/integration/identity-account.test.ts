@@ -115,7 +115,7 @@ describe('login rate limiting', () => {
       expect((await call('POST', '/support/user/account/loginByPassword', null, { username: 'target', password: 'target-pass' }, { remoteAddress: '10.1.1.1' })).statusCode).toBe(200);
     } finally {
       clock.now = () => Date.now();
-      services.limiter.sweep();
+      await services.limiter.deleteExpired();
     }
   });
 

@@ -28,6 +28,13 @@ describe('loadConfig', () => {
     [{ OAUTH_CLIENTS: '[{"name":""}]' }, 'OAUTH_CLIENTS'],
     [{ TOKEN_KEY: 'short' }, 'TOKEN_KEY'],
     [{ SSRF_ALLOW_PRIVATE: 'maybe' }, 'SSRF_ALLOW_PRIVATE'],
+    [{ CORS_ORIGINS: 'https://app.example.com/path' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS'],
+    [{ OAUTH_LOGOUT_REDIRECT_URIS: 'javascript:alert(1)' }, 'OAUTH_LOGOUT_REDIRECT_URIS'],
+    [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: 'my-proxy' }, 'TRUST_PROXY'],
+    [{ HSTS_MAX_AGE_SECONDS: '-1' }, 'HSTS_MAX_AGE_SECONDS'],
+    [{ COOKIE_SECURE: 'sometimes' }, 'COOKIE_SECURE'],
   ])('rejects %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(name));
@@ -52,5 +59,33 @@ describe('loadConfig', () => {
   it('parses OAUTH_CLIENTS', () => {
     const config = loadConfig({ OAUTH_CLIENTS: '[{"name":"console","secret":"s3cret"}]' });
     expect(config.OAUTH_CLIENTS).toEqual([{ name: 'console', secret: 's3cret' }]);
+  });
+
+  it('parses the HTTP policy variables', () => {
+    const defaults = loadConfig({});
+    expect(defaults).toMatchObject({ TRUST_PROXY: false, CORS_ORIGINS: [], OAUTH_LOGOUT_REDIRECT_URIS: [], HSTS_MAX_AGE_SECONDS: 0, COOKIE_SECURE: false });
+    const config = loadConfig({
+      TRUST_PROXY: '10.0.0.0/8, loopback ,::1',
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/',
+      OAUTH_LOGOUT_REDIRECT_URIS: 'https://console.example.com,https://sso.example.com/out',
+      HSTS_MAX_AGE_SECONDS: '600',
+      COOKIE_SECURE: 'true',
+    });
+    expect(config.TRUST_PROXY).toEqual(['10.0.0.0/8', 'loopback', '::1']);
+    expect(config.CORS_ORIGINS).toEqual(['https://app.example.com', 'http://localhost:5173/']);
+    expect(config.OAUTH_LOGOUT_REDIRECT_URIS).toEqual(['https://console.example.com', 'https://sso.example.com/out']);
+    expect(config).toMatchObject({ HSTS_MAX_AGE_SECONDS: 600, COOKIE_SECURE: true });
+    expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
+  });
+
+  it('derives FILE_TOKEN_KEY from TOKEN_KEY when unset, so every replica and restart agrees', () => {
+    const one = loadConfig({ TOKEN_KEY: 'a-long-enough-token-key' });
+    const two = loadConfig({ TOKEN_KEY: 'a-long-enough-token-key' });
+    expect(one.FILE_TOKEN_KEY).toBe(two.FILE_TOKEN_KEY);
+    expect(one.FILE_TOKEN_KEY).not.toBe(one.TOKEN_KEY);
+    expect(one.generatedSecrets).not.toContain('FILE_TOKEN_KEY');
+    expect(loadConfig({ TOKEN_KEY: 'another-long-token-key' }).FILE_TOKEN_KEY).not.toBe(one.FILE_TOKEN_KEY);
+    expect(loadConfig({ TOKEN_KEY: 'a-long-enough-token-key', FILE_TOKEN_KEY: 'explicit-file-token-key' }).FILE_TOKEN_KEY).toBe('explicit-file-token-key');
   });
 });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { apiKeyRefusal, createAuthenticator, parseApiKeyCredential } from '../../src/platform/auth/authenticator.js';
 import { generateApiKey } from '../../src/platform/identity/api-keys.service.js';
-import { LoginLimiter } from '../../src/platform/identity/login-limiter.js';
 import { hashPassword, normalizePassword, verifyPassword } from '../../src/platform/identity/password.js';
 import { signSessionToken, verifySessionToken } from '../../src/platform/identity/session-token.js';
 import { resolveTeamPermission, serializeTeamPermission, teamPermissionAllows } from '../../src/platform/identity/team-permission.js';
@@ -102,24 +101,6 @@ describe('team permission', () => {
   });
   it('serialises like the reference', () => {
     expect(serializeTeamPermission(6)).toEqual({ value: 6, isOwner: false, hasManagePer: false, hasWritePer: true, hasReadPer: true });
-  });
-});
-
-describe('login limiter', () => {
-  it('blocks after the 10th failure in the window and frees when it slides', () => {
-    let now = 0;
-    const limiter = new LoginLimiter({ maxFailures: 10, windowMs: 600_000, now: () => now });
-    for (let i = 0; i < 9; i++) {
-      limiter.recordFailure('k');
-      now += 1000;
-    }
-    expect(limiter.blockedForSeconds('k')).toBe(0);
-    limiter.recordFailure('k');
-    expect(limiter.blockedForSeconds('k')).toBe(591);
-    now = 600_001;
-    expect(limiter.blockedForSeconds('k')).toBe(0);
-    limiter.clear('k');
-    expect(limiter.blockedForSeconds('k')).toBe(0);
   });
 });
 

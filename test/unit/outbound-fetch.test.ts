@@ -36,6 +36,62 @@ describe('isForbiddenAddress', () => {
   ])('%s forbidden: %s', (address, expected) => {
     expect(isForbiddenAddress(address)).toBe(expected);
   });
+
+  // One case per range ipaddr.js names; only `unicast` (and, for IPv6, global unicast 2000::/3) passes.
+  it.each([
+    ['0.1.2.3', 'unspecified (0.0.0.0/8)', true],
+    ['255.255.255.255', 'broadcast', true],
+    ['239.255.255.250', 'multicast', true],
+    ['169.254.0.1', 'linkLocal', true],
+    ['127.255.255.254', 'loopback', true],
+    ['100.127.255.254', 'carrierGradeNat', true],
+    ['10.255.0.1', 'private 10/8', true],
+    ['172.20.1.1', 'private 172.16/12', true],
+    ['192.168.255.1', 'private 192.168/16', true],
+    ['192.0.0.8', 'reserved 192.0.0/24', true],
+    ['192.0.2.10', 'reserved TEST-NET-1', true],
+    ['192.88.99.1', 'reserved 6to4 relay', true],
+    ['198.19.0.1', 'reserved benchmarking 198.18/15', true],
+    ['198.51.100.7', 'reserved TEST-NET-2', true],
+    ['203.0.113.9', 'reserved TEST-NET-3', true],
+    ['250.1.2.3', 'reserved 240/4', true],
+    ['192.175.48.1', 'as112', true],
+    ['192.52.193.1', 'amt', true],
+    ['1.1.1.1', 'unicast', false],
+    ['::', 'unspecified', true],
+    ['fe80::abcd', 'linkLocal', true],
+    ['ff05::2', 'multicast', true],
+    ['::1', 'loopback', true],
+    ['fd12:3456:789a::1', 'uniqueLocal', true],
+    ['::ffff:192.168.0.1', 'ipv4Mapped carrying a private IPv4', true],
+    ['::ffff:169.254.169.254', 'ipv4Mapped carrying the metadata address', true],
+    ['::ffff:1.1.1.1', 'ipv4Mapped carrying a public IPv4', false],
+    ['fec0::1', 'deprecated site-local', true],
+    ['100::1', 'discard', true],
+    ['::ffff:0:7f00:1', 'rfc6145', true],
+    ['64:ff9b::7f00:1', 'rfc6052 NAT64 (loopback inside)', true],
+    ['64:ff9b::808:808', 'rfc6052 NAT64 (public inside)', true],
+    ['64:ff9b:1::a00:1', 'rfc6052 local-use NAT64', true],
+    ['2002:7f00:1::1', '6to4 (loopback inside)', true],
+    ['2002:808:808::1', '6to4 (public inside)', true],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'teredo', true],
+    ['2001:2::1', 'benchmarking', true],
+    ['2001:3::1', 'amt', true],
+    ['2001:4:112::1', 'as112v6', true],
+    ['2001:20::1', 'orchid2', true],
+    ['2001:db8::1', 'reserved documentation', true],
+    ['3fff::1', 'reserved documentation (RFC 9637)', true],
+    ['5f00::1', 'segment routing', true],
+    ['::7f00:1', 'IPv4-compatible (outside 2000::/3)', true],
+    ['::a00:1', 'IPv4-compatible private', true],
+    ['4000::1', 'unassigned, outside global unicast', true],
+    ['fe80::1%eth0', 'linkLocal with a zone', true],
+    ['2a00:1450:4001:80b::200e', 'global unicast', false],
+    ['0x7f.1', 'not a canonical literal', true],
+    ['127.1', 'short IPv4 form', true],
+  ])('%s (%s) forbidden: %s', (address, _range, expected) => {
+    expect(isForbiddenAddress(address)).toBe(expected);
+  });
 });
 
 describe('safeFetch against a local server', () => {

@@ -1,3 +1,4 @@
+import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import { Errors } from '../../infra/errors.js';
 import { isDuplicateKeyError } from '../../infra/mongo.js';
 import type { Clock } from '../clock.js';
@@ -28,10 +29,18 @@ export interface LoginAttempt {
 // A pragmatic RFC 5322 test: the reference looks users up by e-mail when the name parses as one.
 const looksLikeEmail = (text: string) => /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/.test(text);
 
-export function createAccountsService(deps: { accounts: AccountsRepo; clock: Clock; revokeTokens: (username: string) => Promise<void> }) {
-  const { accounts, clock } = deps;
+export function createAccountsService(deps: {
+  accounts: AccountsRepo;
+  clock: Clock;
+  revokeTokens: (username: string) => Promise<void>;
+  /** Password checks per account in the window, reserved before each check (all replicas share it). */
+  attempts: AttemptLimiter;
+}) {
+  const { accounts, clock, attempts } = deps;
 
   async function record(account: ClusterAccount, attempt: LoginAttempt, success: boolean, now: Date) {
+    // As the reference: a successful HTTP Basic authentication leaves no record.
+    if (success && attempt.type === 'Password') return;
     await accounts.addLoginRecord({
       username: account._id,
       type: attempt.type,
@@ -68,23 +77,39 @@ export function createAccountsService(deps: { accounts: AccountsRepo; clock: Clo
     findByName: (username: string) => accounts.findByName(username),
     listLoginRecords: (username: string) => accounts.listLoginRecords(username),
 
-    /** Checks a password login as the reference does: lookup, state, then password. */
+    /**
+     * Checks a password login as the reference does: lookup, state, then password. The check
+     * itself is reserved first (one of 10 slots per account and window, see attempt-limiter), so
+     * parallel guesses cannot run more password checks than the limit before the account is blocked.
+     */
     async login(attempt: LoginAttempt): Promise<ClusterAccount> {
-      if (!attempt.username || !attempt.password) throw new LoginFailure('incorrect password');
+      // No account name contains NUL; the database would refuse to compare it.
+      if (!attempt.username || !attempt.password || attempt.username.includes('\0')) throw new LoginFailure('incorrect password');
       let account = looksLikeEmail(attempt.username) ? await accounts.findByEmail(attempt.username) : await accounts.findByName(attempt.username);
       if (!account) throw new LoginFailure('incorrect password');
       const now = clock.now();
       if (account.state === 'AuthLimitExceeded' && account.lastTransitionTime.getTime() + LOGIN_LIMITS.windowMs <= now.getTime()) {
-        await accounts.transition(account._id, 'AuthLimitExceeded', 'Active', '', now);
+        if (await accounts.transition(account._id, 'AuthLimitExceeded', 'Active', '', now)) await attempts.clear(account._id);
         account = { ...account, state: 'Active', lastTransitionTime: now };
       }
       if (account.state === 'AuthLimitExceeded') throw new LoginFailure('auth rate limit exceeded');
       if (account.state !== 'Active') throw new LoginFailure('account is not active');
-      if (!(await verifyPassword(attempt.password, account.passwordHash))) {
+      const reservation = await attempts.reserve(account._id);
+      if (!reservation.ok) throw new LoginFailure('auth rate limit exceeded');
+      let valid: boolean;
+      try {
+        valid = await verifyPassword(attempt.password, account.passwordHash);
+      } catch (error) {
+        await attempts.release(reservation.slotId);
+        throw error;
+      }
+      if (!valid) {
+        // The reservation stays: it is this failure's place in the window.
         await record(account, attempt, false, now);
         await blockIfTooManyFailures(account, now);
         throw new LoginFailure('incorrect password');
       }
+      await attempts.release(reservation.slotId);
       await record(account, attempt, true, now);
       return account;
     },
@@ -123,6 +148,8 @@ export function createAccountsService(deps: { accounts: AccountsRepo; clock: Clo
     async setDisabled(username: string, disabled: boolean) {
       await requireAccount(username);
       await accounts.transition(username, null, disabled ? 'Disabled' : 'Active', disabled ? 'disabled by an administrator' : '', clock.now());
+      // Failures before a transition no longer count (the reference counts from the last one).
+      await attempts.clear(username);
       return requireAccount(username);
     },
 

@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../infra/errors.js';
 import { sourceIP } from '../auth/authenticate.js';
+import { logoutRedirectLocation } from './logout-redirect.js';
 import { logoutQuerySchema, tokenRequestSchema, tokenResponseSchema } from './oauth.schema.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -45,13 +46,12 @@ export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
     { config: { docs: { summary: "End every session of the caller's account", tags: ['cluster oauth'], input: logoutQuerySchema, auth: ['clusterBearer'], enveloped: false } } },
     async (request, reply) => {
       const query = logoutQuerySchema.parse(request.query ?? {});
+      // Checked before the logout: a refused redirect changes nothing.
+      const location = query.post_logout_redirect_uri
+        ? logoutRedirectLocation(query.post_logout_redirect_uri, query.state, request, app.config.OAUTH_LOGOUT_REDIRECT_URIS)
+        : null;
       await app.cluster.oauth.logout(request.clusterIdentity?.username ?? null);
-      if (query.post_logout_redirect_uri) {
-        const target = new URL(query.post_logout_redirect_uri, 'http://invalid.local');
-        if (query.state) target.searchParams.set('state', query.state);
-        const location = /^[a-z][a-z0-9+.-]*:/i.test(query.post_logout_redirect_uri) ? target.toString() : `${target.pathname}${target.search}`;
-        return reply.redirect(location, 302);
-      }
+      if (location) return reply.redirect(location, 302);
       return { message: 'success' };
     },
   );

@@ -23,6 +23,8 @@ export const tokenResponseSchema = z.object({
 });
 
 export const logoutQuerySchema = z.object({
-  post_logout_redirect_uri: formField.describe('redirect here (302) instead of answering JSON'),
+  post_logout_redirect_uri: formField.describe(
+    'redirect here (302) instead of answering JSON: a path on this host, or a URI listed in OAUTH_LOGOUT_REDIRECT_URIS (400 otherwise)',
+  ),
   state: formField,
 });

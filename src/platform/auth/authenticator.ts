@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { ObjectId } from 'mongodb';
 import { AppError, Errors } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
+import { SESSION_COOKIE } from '../../infra/session-cookie.js';
 import type { AccountsService, ResolvedMember } from '../identity/accounts.service.js';
 import { type ApiKeyDoc, type ApiKeysRepo, digestApiKey } from '../identity/api-keys.repo.js';
 import type { SessionsRepo } from '../identity/sessions.repo.js';
@@ -10,7 +11,7 @@ import { verifySessionToken } from '../identity/session-token.js';
 import type { UsersRepo } from '../identity/users.repo.js';
 import type { AuthContext, AuthKind, AuthResolver, PlatformAuthenticator } from './types.js';
 
-export const SESSION_COOKIE = 'fastgpt_token';
+export { SESSION_COOKIE };
 /** The cookie name of FastGPT 4.8.0–4.8.4, still sent by old clients. */
 const LEGACY_SESSION_COOKIE = 'token';
 

@@ -2,13 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { ObjectId } from 'mongodb';
 import { Errors } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
-import { SESSION_COOKIE } from '../auth/authenticator.js';
+import { SESSION_COOKIE, sessionCookieOptions } from '../../infra/session-cookie.js';
 import { accountUpdateSchema, loginSchema, passwordChangeSchema, teamUpdateSchema } from './account.schema.js';
 import { SESSION_TTL_SECONDS } from './session-token.js';
 import { teamPermissionAllows } from './team-permission.js';
 
 const tags = ['users and teams'];
-const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict', maxAge: SESSION_TTL_SECONDS } as const;
 
 /** Login, session, account and team endpoints under /support/user. */
 export async function accountRoutes(app: FastifyInstance): Promise<void> {
@@ -28,7 +27,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     tags,
     handler: async ({ input, request, reply }) => {
       const result = await sessions.login({ ...input, ip: request.ip });
-      reply.setCookie(SESSION_COOKIE, result.token, cookieOptions);
+      reply.setCookie(SESSION_COOKIE, result.token, sessionCookieOptions(request, app.config.COOKIE_SECURE, SESSION_TTL_SECONDS));
       return result;
     },
   });
@@ -42,7 +41,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     handler: async ({ request, reply }) => {
       const auth = await app.platformAuth.authenticate(request, ['session']).catch(() => null);
       await sessions.logout(auth?.sessionId);
-      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(request, app.config.COOKIE_SECURE));
       return null;
     },
   });

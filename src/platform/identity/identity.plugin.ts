@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createAuthenticator } from '../auth/authenticator.js';
+import { type AttemptLimiter, attemptIndexes, createAttemptLimiter } from '../../infra/attempt-limiter.js';
 import type { PlatformAuthenticator } from '../auth/types.js';
 import type { ModelRegistry } from '../system/model-types.js';
 import type { TeamLimits } from './team-limits-types.js';
 import { type AccountsService, createAccountsService } from './accounts.service.js';
 import { API_KEY_INDEXES, type ApiKeysRepo, createApiKeysRepo } from './api-keys.repo.js';
-import { LoginLimiter } from './login-limiter.js';
 import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
 import { createSessionService, type SessionService } from './sessions.service.js';
 import { createTeamsRepo, TEAM_INDEXES, type TeamsRepo } from './teams.repo.js';
@@ -23,7 +23,7 @@ export interface IdentityServices {
   apiKeys: ApiKeysRepo;
   accounts: AccountsService;
   sessions: SessionService;
-  limiter: LoginLimiter;
+  limiter: AttemptLimiter;
 }
 
 declare module 'fastify' {
@@ -60,6 +60,7 @@ export function identityOf(app: FastifyInstance): PlatformHandles {
 }
 
 const SESSION_CLEANUP_MS = 60 * 60 * 1000;
+const LOGIN_ATTEMPTS = 'login_attempts';
 
 /** Repositories, services and the platform authenticator (`app.platformAuth`). */
 export default fp(
@@ -72,7 +73,7 @@ export default fp(
     const sessionsRepo = createSessionsRepo(db);
     const apiKeys = createApiKeysRepo(db);
     const accounts = createAccountsService({ users, teams, sessions: sessionsRepo });
-    const limiter = new LoginLimiter({ maxFailures: 10, windowMs: 10 * 60 * 1000, now });
+    const limiter = createAttemptLimiter(db, { collection: LOGIN_ATTEMPTS, maxAttempts: 10, windowMs: 10 * 60 * 1000, now });
     const sessions = createSessionService({ tokenKey: app.config.TOKEN_KEY, now, log: app.log, accounts, users, teams, sessions: sessionsRepo, limiter });
 
     const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter };
@@ -82,13 +83,13 @@ export default fp(
     app.decorate('platformAuth', auth);
     byDatabase.set(db, { services, clock, auth });
 
-    app.startup.add('indexes: identity', () => app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES]));
+    app.startup.add('indexes: identity', () => app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)]));
     app.startup.add('identity: root user', () => sessions.ensureRoot(app.config.DEFAULT_ROOT_PSW));
     let cleanup: NodeJS.Timeout | undefined;
     app.startup.add('identity: session cleanup', async () => {
       const sweep = () => {
         sessionsRepo.deleteExpired(new Date(now())).catch((error: unknown) => app.log.warn({ err: error }, 'session cleanup failed'));
-        limiter.sweep();
+        limiter.deleteExpired().catch((error: unknown) => app.log.warn({ err: error }, 'login attempt cleanup failed'));
       };
       cleanup = setInterval(sweep, SESSION_CLEANUP_MS);
       cleanup.unref();

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { ObjectId } from 'mongodb';
+import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import { AppError, Errors } from '../../infra/errors.js';
 import { type AccountsService, ROOT_USERNAME, type ResolvedMember } from './accounts.service.js';
-import type { LoginLimiter } from './login-limiter.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
 import { SESSION_TTL_SECONDS, signSessionToken } from './session-token.js';
 import type { SessionsRepo } from './sessions.repo.js';
@@ -19,7 +19,8 @@ export interface SessionServiceDeps {
   users: UsersRepo;
   teams: TeamsRepo;
   sessions: SessionsRepo;
-  limiter: LoginLimiter;
+  /** Failed-login counts per account and per IP, shared by every replica. */
+  limiter: AttemptLimiter;
 }
 
 /**
@@ -62,25 +63,39 @@ export function createSessionService(deps: SessionServiceDeps) {
     return buildUserDetail(resolved, team);
   }
 
-  /** 10 failures in 10 minutes, per account and per IP, block further attempts (429). */
+  const tooManyFailures = (seconds: number) => Errors.tooManyRequest(`Too many failed logins, try again in ${seconds} seconds`, seconds);
+
+  /**
+   * 10 failures in 10 minutes, per account and per IP, block further attempts (429). Each
+   * attempt is reserved before the password is checked, so parallel guesses cannot pass the
+   * limit together; a failed check keeps its reservation, anything else gives it back.
+   */
   async function login(input: { username: string; password: string; ip: string }) {
     const accountKey = `user:${input.username}`;
-    const ipKey = `ip:${input.ip}`;
-    const wait = Math.max(limiter.blockedForSeconds(accountKey), limiter.blockedForSeconds(ipKey));
-    if (wait > 0) throw Errors.tooManyRequest(`Too many failed logins, try again in ${wait} seconds`, wait);
-    const user = await users.findByUsername(input.username);
-    const valid = await verifyPassword(input.password, user ? user.password : await decoyPasswordHash());
-    if (!user || !valid) {
-      limiter.recordFailure(accountKey);
-      limiter.recordFailure(ipKey);
-      throw Errors.unAuthUser('Invalid username or password');
+    const accountSlot = await limiter.reserve(accountKey);
+    if (!accountSlot.ok) throw tooManyFailures(accountSlot.retryAfterSeconds);
+    const ipSlot = await limiter.reserve(`ip:${input.ip}`);
+    if (!ipSlot.ok) {
+      await limiter.release(accountSlot.slotId);
+      throw tooManyFailures(ipSlot.retryAfterSeconds);
     }
-    if (user.status === 'forbidden') throw refused('The account is disabled and cannot log in');
-    limiter.clear(accountKey);
-    const resolved = await accounts.loginMember(user);
-    const token = await issueToken(resolved);
-    await users.setLastLoginTmb(user._id, resolved.member._id);
-    return { user: await detailOf(resolved), token };
+    let passwordFailed = false;
+    try {
+      const user = await users.findByUsername(input.username);
+      const valid = await verifyPassword(input.password, user ? user.password : await decoyPasswordHash());
+      if (!user || !valid) {
+        passwordFailed = true;
+        throw Errors.unAuthUser('Invalid username or password');
+      }
+      if (user.status === 'forbidden') throw refused('The account is disabled and cannot log in');
+      await limiter.clear(accountKey);
+      const resolved = await accounts.loginMember(user);
+      const token = await issueToken(resolved);
+      await users.setLastLoginTmb(user._id, resolved.member._id);
+      return { user: await detailOf(resolved), token };
+    } finally {
+      if (!passwordFailed) await Promise.all([limiter.release(accountSlot.slotId), limiter.release(ipSlot.slotId)]);
+    }
   }
 
   async function logout(sessionId: string | undefined): Promise<void> {
@@ -91,7 +106,12 @@ export function createSessionService(deps: SessionServiceDeps) {
   async function changePassword(input: { userId: string; sessionId?: string; oldPsw: string; newPsw: string }) {
     const user = await users.findById(new ObjectId(input.userId));
     if (!user) throw Errors.unAuthorization('The user no longer exists');
+    // A stolen session must not become a way to guess the password: same counter as logins.
+    const accountKey = `user:${user.username}`;
+    const slot = await limiter.reserve(accountKey);
+    if (!slot.ok) throw tooManyFailures(slot.retryAfterSeconds);
     if (!(await verifyPassword(input.oldPsw, user.password))) throw refused('The old password is wrong');
+    await limiter.clear(accountKey);
     await users.setPassword(user._id, await hashPassword(input.newPsw));
     await sessions.revokeAllOf(user._id, input.sessionId ? new ObjectId(input.sessionId) : undefined);
     return { user: publicUserDocument(user) };

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { assertNoNulCharacter } from '../infra/input-guard.js';
+
+/**
+ * How request input is read, for every route of both APIs:
+ * - JSON: an empty (or blank) body is `{}`, as scripts send DELETE/GET with a JSON content type
+ *   and nothing else; invalid JSON stays a 400, and prototype-poisoning keys are refused.
+ * - No string anywhere in the query, path or body may contain U+0000 (400 naming the field).
+ */
+export default fp(
+  async function requestBodyPlugin(app: FastifyInstance) {
+    const strictJson = app.getDefaultJsonParser('error', 'error');
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      if ((body as string).trim() === '') return done(null, {});
+      strictJson(request, body as string, done);
+    });
+
+    app.addHook('preValidation', async (request) => {
+      assertNoNulCharacter(request.query);
+      assertNoNulCharacter(request.params);
+      assertNoNulCharacter(request.body, 'body');
+    });
+  },
+  { name: 'request-body' },
+);
