@@ -15,6 +15,7 @@ import {
   teamInitSchema,
   updateHistorySchema,
 } from './chat.schema.js';
+import { assertKeyMayUseApp } from './chat-access.js';
 import type { ChatModule } from './chat-module.js';
 import { createHistoryService } from './history.service.js';
 
@@ -33,8 +34,8 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     tags: ['chat'],
     handler: async ({ input, auth }) => {
       if (!input.appId) throw new AppError({ httpStatus: 400, code: 501, statusText: 'missingParams', message: "You don't have an app yet (missing field 'appId')" });
+      assertKeyMayUseApp(auth, input.appId);
       const { app: appDoc, permission } = await chat.apps.authorize(auth, input.appId, 'read');
-      if (auth.authType === 'apikey' && auth.appId && auth.appId !== input.appId) throw Errors.unAuthApp('This API key is bound to another app');
       const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId) : null;
       if (existing && !permission.hasManagePer && existing.tmbId.toHexString() !== auth.tmbId) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, loadCustomFeedbacks: input.loadCustomFeedbacks, fields: 'owner' });
@@ -109,7 +110,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     tags: ['chat'],
     handler: async ({ input, auth }) => {
       await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
-      await chat.repo.deleteChats(input.appId, [input.chatId]);
+      await chat.repo.deleteChats(auth.teamId, input.appId, [input.chatId]);
       return null;
     },
   });
@@ -139,7 +140,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     handler: async ({ input, auth }) => {
       if (!input.chatId || !input.contentId) return null;
       await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
-      await chat.repo.deleteItem(input.appId, input.chatId, input.contentId);
+      await chat.repo.deleteItem(auth.teamId, input.appId, input.chatId, input.contentId);
       return null;
     },
   });
