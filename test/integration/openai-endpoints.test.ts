@@ -74,7 +74,7 @@ describe('v1/embeddings', () => {
       expect(typeof body.data[index].embedding).toBe('string');
       const decoded = fromBase64(body.data[index].embedding);
       expect(decoded).toHaveLength(1536);
-      decoded.forEach((value, i) => expect(value).toBeCloseTo(floats.data[index].embedding[i], 6));
+      for (const [i, value] of decoded.entries()) expect(value).toBeCloseTo(floats.data[index].embedding[i], 6);
     }
   });
 

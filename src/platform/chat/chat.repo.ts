@@ -205,6 +205,12 @@ export function createChatRepo(db: Db) {
       return result.matchedCount > 0;
     },
 
+    /** The annotation of an answer from the app logs (the reference's adminFeedback). */
+    async setAdminFeedback(appId: string, chatId: string, dataId: string, feedback: { datasetId: string; collectionId?: string; dataId: string; q: string; a?: string }): Promise<boolean> {
+      const result = await items.updateOne({ appId: oid(appId), chatId, dataId }, { $set: { adminFeedback: feedback } });
+      return result.matchedCount > 0;
+    },
+
     async appendCustomFeedback(appId: string, chatId: string, dataId: string, text: string): Promise<void> {
       await items.updateOne({ appId: oid(appId), chatId, dataId }, { $push: { customFeedbacks: text } });
     },

@@ -4,6 +4,7 @@ import { AppError, Errors } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
 import { outLinkInitSchema } from '../outlinks/outlinks.schema.js';
 import {
+  adminFeedbackSchema,
   chatRefSchema,
   clearHistoriesSchema,
   closeCustomSchema,
@@ -173,6 +174,25 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
       await chat.access.authChatCrud(auth, input.appId, input.chatId, 'read');
       if (!(await chat.repo.setFeedback(input.appId, input.chatId, dataId, input.userGoodFeedback, input.userBadFeedback))) {
         throw Errors.notFound(`Chat item ${dataId} not found in chat ${input.chatId}`);
+      }
+      return null;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'PUT'],
+    url: '/core/chat/feedback/adminUpdate',
+    auth: ['session'],
+    input: adminFeedbackSchema,
+    summary: 'Annotates an answer from the app logs with the dataset entry that corrects it (adminFeedback)',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      await chat.access.authChatOrAppManager(auth, input.appId, input.chatId);
+      // The annotation points at a dataset entry: the dataset must be one the caller can read.
+      await chat.datasets.authorize(auth, input.datasetId, 'read');
+      const feedback = { datasetId: input.datasetId, ...(input.collectionId ? { collectionId: input.collectionId } : {}), dataId: input.feedbackDataId, q: input.q, ...(input.a !== undefined ? { a: input.a } : {}) };
+      if (!(await chat.repo.setAdminFeedback(input.appId, input.chatId, input.chatItemId, feedback))) {
+        throw Errors.notFound(`Chat item ${input.chatItemId} not found in chat ${input.chatId}`);
       }
       return null;
     },

@@ -21,7 +21,7 @@ export function normaliseDimensions(vector: number[], size = EMBEDDING_DIMENSION
 /** OpenAI's `encoding_format: "base64"`: the vector as little-endian float32 bytes, base64. */
 export function float32Base64(vector: readonly number[]): string {
   const bytes = Buffer.alloc(vector.length * 4);
-  vector.forEach((value, index) => bytes.writeFloatLE(value, index * 4));
+  for (const [index, value] of vector.entries()) bytes.writeFloatLE(value, index * 4);
   return bytes.toString('base64');
 }
 
