@@ -19,7 +19,13 @@ const completions = (headers: Record<string, string>, payload: unknown) =>
 const lastModelRequest = () => fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as Record<string, unknown>;
 
 beforeAll(async () => {
-  ({ t, fake } = await startChatApp());
+  // Stands for the CORS and security-header plugins: headers set by hooks before the handler.
+  ({ t, fake } = await startChatApp(undefined, (app) => {
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.headers.origin) reply.header('access-control-allow-origin', request.headers.origin).header('vary', 'Origin');
+      reply.header('x-content-type-options', 'nosniff');
+    });
+  }));
   await createUser(t, { username: 'sdk-user', password: 'password-s1' });
   const token = await login(t, 'sdk-user', 'password-s1');
   const appId = await createPublishedApp(t, token, 'SDK bot', simpleChatGraph);
@@ -112,6 +118,7 @@ describe('v1/chat/completions with what OpenAI clients send', () => {
       .join('');
     expect(text).toBe('Echo: stream it');
     expect(frames.at(-1)!.data).toBe('[DONE]');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect((lastModelRequest().messages as { role: string; content: string }[]).slice(0, 2)).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'system', content: 'Answer in English.' },
@@ -130,6 +137,21 @@ describe('v1/chat/completions with what OpenAI clients send', () => {
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().message).toMatch(message);
     }
+  });
+});
+
+describe('streams from a browser on another origin', () => {
+  it('keep the headers the hooks set (reflected origin) instead of a fixed *', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/completions',
+      headers: { ...apiKeyHeaders(key), origin: 'https://chat-ui.example' },
+      payload: { stream: true, messages: [{ role: 'user', content: 'from the browser' }] },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    expect(res.headers['access-control-allow-origin']).toBe('https://chat-ui.example');
+    expect(res.headers.vary).toBe('Origin');
   });
 });
 
