@@ -1,7 +1,7 @@
 /** Wires the chat area's repositories and services from the app's shared capabilities. */
 import type { FastifyInstance } from 'fastify';
 import { ObjectId } from 'mongodb';
-import { ownPluginPath } from '../../domain/workflow/own-plugin-url.js';
+import { OWN_FILE_READ_PATH, OWN_PLUGIN_PATH, ownServicePath } from '../../domain/workflow/own-service-url.js';
 import { Errors } from '../../infra/errors.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import { memberFieldsOf } from '../auth/authenticator.js';
@@ -13,7 +13,7 @@ import { type AppSource, createAppSource } from './app-source.repo.js';
 import { type ChatAccess, createChatAccess } from './chat-access.js';
 import { type ChatRepo, createChatRepo } from './chat.repo.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
-import { createSelfCaller } from './self-call.js';
+import { createSelfCaller, type SelfAnswer } from './self-call.js';
 import { createUsageRepo, type UsageRepo } from './usage.repo.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
 
@@ -66,13 +66,23 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       searchDatasets: models.searchDatasets(),
       sandboxUrl: app.config.SANDBOX_URL,
       download: async (url) => {
-        const response = await outbound(url, { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES });
-        if (response.status >= 400) throw new Error(`HTTP ${response.status}`);
-        return { buffer: response.body, contentType: response.headers['content-type'] };
+        const limits = { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES };
+        const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
+        let answer: SelfAnswer;
+        if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits });
+        else {
+          const response = await outbound(url, limits);
+          answer = { status: response.status, body: response.body, contentType: response.headers['content-type'] };
+        }
+        if (answer.status >= 400) throw new Error(`HTTP ${answer.status}`);
+        return { buffer: answer.body, contentType: answer.contentType };
       },
       httpCall: async (call) => {
-        const ownPath = ownPluginPath(call.url);
-        if (ownPath) return callSelf(ownPath, call);
+        const ownPlugin = ownServicePath(call.url, OWN_PLUGIN_PATH);
+        if (ownPlugin) {
+          const response = await callSelf(ownPlugin, call);
+          return { status: response.status, text: response.body.toString('utf8') };
+        }
         const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
         return { status: response.status, text: response.text() };
       },

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ownPluginPath } from '../../src/domain/workflow/own-plugin-url.js';
+import { OWN_FILE_READ_PATH, OWN_PLUGIN_PATH, ownServicePath } from '../../src/domain/workflow/own-service-url.js';
 
-describe('ownPluginPath', () => {
+describe('ownServicePath for plugin URLs', () => {
   it.each([
     ['/api/plugins/TFSwitch/index', '/api/plugins/TFSwitch/index'],
     ['/api/plugins/TFSwitch', '/api/plugins/TFSwitch'],
     ['/api/plugins/textEditor/v2/index?x=1&y=2', '/api/plugins/textEditor/v2/index?x=1&y=2'],
     ['/api/plugins/customFeedback/v2/index#frag', '/api/plugins/customFeedback/v2/index'],
   ])('%s is this service', (url, expected) => {
-    expect(ownPluginPath(url)).toBe(expected);
+    expect(ownServicePath(url, OWN_PLUGIN_PATH)).toBe(expected);
   });
 
   it.each([
@@ -22,9 +22,19 @@ describe('ownPluginPath', () => {
     '/api/plugins/TFSwitch%2F..%2F..%2Fcore',
     '/api/plugins/',
     '/api/pluginsX/TFSwitch',
+    '/api/common/file/read?token=x',
     'api/plugins/TFSwitch/index',
     '',
   ])('%s is not', (url) => {
-    expect(ownPluginPath(url)).toBeNull();
+    expect(ownServicePath(url, OWN_PLUGIN_PATH)).toBeNull();
+  });
+});
+
+describe('ownServicePath for file links', () => {
+  it('reads the signed link of an upload, nothing else', () => {
+    expect(ownServicePath('/api/common/file/read?filename=a.txt&token=abc', OWN_FILE_READ_PATH)).toBe('/api/common/file/read?filename=a.txt&token=abc');
+    expect(ownServicePath('/api/common/file/read/../upload?token=abc', OWN_FILE_READ_PATH)).toBeNull();
+    expect(ownServicePath('/api/plugins/TFSwitch/index', OWN_FILE_READ_PATH)).toBeNull();
+    expect(ownServicePath('https://files.example/api/common/file/read?token=abc', OWN_FILE_READ_PATH)).toBeNull();
   });
 });
