@@ -98,6 +98,9 @@ describe("an app-bound key and another app's records", () => {
     ['DELETE', '/core/chat/item/delete', { appId, chatId, contentId: `${chatId}-question` }],
     ['DELETE', '/core/chat/delHistory', { appId, chatId }],
     ['DELETE', '/core/chat/clearHistories', { appId }],
+    // Incomplete calls the reference answers with an empty success are refused too.
+    ['GET', '/core/chat/getResData', { appId, chatId }],
+    ['DELETE', '/core/chat/item/delete', { appId, chatId }],
   ];
 
   it('is refused 403 unAuthApp on every record route, and nothing changes', async () => {

@@ -139,6 +139,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Deletes one chat item (contentId = its dataId)',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
+      assertKeyMayUseApp(auth, input.appId);
       if (!input.chatId || !input.contentId) return null;
       await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
       await chat.repo.deleteItem(auth.teamId, input.appId, input.chatId, input.contentId);
@@ -155,6 +156,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Node responses of one AI item',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
+      assertKeyMayUseApp(auth, input.appId);
       if (!input.appId || !input.chatId || !input.dataId) return {};
       return history.resData(auth, input.appId, input.chatId, input.dataId);
     },
