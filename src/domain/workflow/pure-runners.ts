@@ -1,5 +1,5 @@
 /**
- * Node runners that need no I/O (contract §9.5). The platform adds the LLM, dataset and HTTP
+ * Node runners that need no I/O. The platform adds the LLM, dataset and HTTP
  * runners on top of these.
  */
 import { valuesFileUrls, valuesText } from './chat-values.js';

@@ -1,5 +1,5 @@
 /**
- * Chat permission rules (contract §2.1 authChatCrud, §4.8): which app a caller chats with and
+ * Chat permission rules: which app a caller chats with and
  * whether an existing chat is theirs.
  */
 import { PermissionValue } from '../../domain/permission.js';

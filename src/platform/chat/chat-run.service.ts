@@ -1,5 +1,5 @@
 /**
- * One chat turn (contract §4.2): history, graph, variables, entry nodes, dispatch, save, usage.
+ * One chat turn: history, graph, variables, entry nodes, dispatch, save, usage.
  * Shared by v1/chat/completions, chatTest, the messaging channels and workflow/debug.
  */
 import { pendingInteractive } from '../../domain/workflow/chat-values.js';

@@ -1,4 +1,4 @@
-/** v1/chat/completions, chatTest and workflow/debug (contract §4, §7). */
+/** v1/chat/completions, chatTest and workflow/debug. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
@@ -20,7 +20,7 @@ function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortContro
   return controller;
 }
 
-/** Known errors keep their envelope; anything else shows no internals (DECISIONS.md). */
+/** Known errors keep their envelope; anything else shows no internals. */
 function errorFrame(error: unknown, requestId: string) {
   if (isAppError(error)) return { code: error.code, statusText: error.statusText, message: error.message, data: null };
   return { message: `Internal error (request id ${requestId})` };

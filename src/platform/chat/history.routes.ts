@@ -1,4 +1,4 @@
-/** core/chat/* history, init and feedback routes (contract §5). */
+/** core/chat/* history, init and feedback routes. */
 import type { FastifyInstance } from 'fastify';
 import { AppError, Errors } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';

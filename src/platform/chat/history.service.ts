@@ -1,4 +1,4 @@
-/** Chat windows and items: init, histories, rename/pin, delete, feedback (contract §5). */
+/** Chat windows and items: init, histories, rename/pin, delete, feedback. */
 import { filterPublicResponses } from '../../domain/workflow/messages.js';
 import type { StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';

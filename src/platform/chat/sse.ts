@@ -1,5 +1,5 @@
 /**
- * Server-sent events in the reference's shape (contract §4.4): with detail every frame is named,
+ * Server-sent events in the reference's shape: with detail every frame is named,
  * without detail only answer text goes out as unnamed OpenAI chunks (errors keep their name).
  */
 import type { FastifyReply } from 'fastify';

@@ -1,4 +1,4 @@
-/** v1/embeddings, v1/audio/transcriptions, core/ai/*, core/chat/item/getSpeech (contract §5.13, §6). */
+/** v1/embeddings, v1/audio/transcriptions, core/ai/*, core/chat/item/getSpeech. */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
