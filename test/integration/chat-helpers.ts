@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,11 +6,14 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { fakeModelConfig, type FakeOpenAi, startFakeOpenAi } from '../helpers/fake-openai.js';
 import { ok } from './apps-helpers.js';
 
-export async function startChatApp(extraEnv: (fake: FakeOpenAi) => Record<string, string> = () => ({})): Promise<{ t: TestApp; fake: FakeOpenAi }> {
+export async function startChatApp(
+  extraEnv: (fake: FakeOpenAi) => Record<string, string> = () => ({}),
+  beforeReady?: (app: FastifyInstance) => void | Promise<void>,
+): Promise<{ t: TestApp; fake: FakeOpenAi }> {
   const fake = await startFakeOpenAi();
   const dir = await mkdtemp(join(tmpdir(), 'chat-'));
   await writeFile(join(dir, 'config.json'), JSON.stringify(fakeModelConfig(fake.baseUrl)));
-  const t = await buildTestApp({ MODEL_CONFIG_PATH: join(dir, 'config.json'), SSRF_ALLOW_PRIVATE: 'true', ...extraEnv(fake) });
+  const t = await buildTestApp({ MODEL_CONFIG_PATH: join(dir, 'config.json'), SSRF_ALLOW_PRIVATE: 'true', ...extraEnv(fake) }, beforeReady);
   return { t, fake };
 }
 

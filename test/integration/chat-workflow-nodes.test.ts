@@ -353,4 +353,36 @@ describe('code, readFiles and customFeedback nodes', () => {
     const after = await ok(t, tok, 'GET', '/core/chat/init', { appId, chatId: 'x1', loadCustomFeedbacks: true });
     expect(after.history[1].customFeedbacks).toEqual([]);
   });
+
+  it('readFiles reads a chat upload by its relative link, as the web client sends it', async () => {
+    const boundary = '----upload';
+    const form = [
+      `--${boundary}\r\nContent-Disposition: form-data; name="bucketName"\r\n\r\nchat\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n{"chatId":"f1"}\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="menu.txt"\r\nContent-Type: text/plain\r\n\r\nSoup of the day: lentils.\r\n`,
+      `--${boundary}--\r\n`,
+    ].join('');
+    const upload = await t.app.inject({ method: 'POST', url: '/api/common/file/upload', headers: { token: tok, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: form });
+    expect(upload.statusCode, upload.body).toBe(200);
+    const { previewUrl } = upload.json().data as { previewUrl: string };
+    expect(previewUrl.startsWith('/api/common/file/read?')).toBe(true);
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userFiles', key: 'userFiles' }] },
+        { nodeId: 'files', flowNodeType: 'readFiles', name: 'Read', inputs: [{ key: 'fileUrlList', value: ['start', 'userFiles'], valueType: 'arrayString' }], outputs: [{ id: 'system_text', key: 'system_text' }] },
+        { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: '{{$files.system_text$}}' }], outputs: [] },
+      ],
+      edges: [
+        { source: 'start', sourceHandle: 'start-source-right', target: 'files', targetHandle: 'files-target-left' },
+        { source: 'files', sourceHandle: 'files-source-right', target: 'ans', targetHandle: 'ans-target-left' },
+      ],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'File reader', graph);
+    const res = await completions({ appId, chatId: 'f1', messages: [{ role: 'user', content: [{ type: 'text', text: 'what is on it?' }, { type: 'file_url', name: 'menu.txt', url: previewUrl }] }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const content = res.json().choices[0].message.content as string;
+    expect(content).toContain('File: menu.txt');
+    expect(content).toContain('Soup of the day: lentils.');
+  });
 });

@@ -28,17 +28,32 @@ function wecomEncrypt(message: string, corpId: string): string {
   return Buffer.concat([cipher.update(plain), cipher.final()]).toString('base64');
 }
 
+/** What Feishu does with an encryptKey: base64(iv + AES-256-CBC(sha256(key), iv, json)). */
+function feishuEncrypt(json: unknown, encryptKey: string): string {
+  const key = createHash('sha256').update(encryptKey).digest();
+  const iv = randomBytes(16);
+  const cipher = createCipheriv('aes-256-cbc', key, iv);
+  return Buffer.concat([iv, cipher.update(JSON.stringify(json)), cipher.final()]).toString('base64');
+}
+
+/** The headers Feishu's event delivery sends with every POST. */
+const feishuHeaders = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Go-http-client/1.1', 'x-lark-request-timestamp': '1700000000', 'x-lark-request-nonce': '12345' };
+
 beforeAll(async () => {
   ({ t, fake } = await startChatApp());
   await createUser(t, { username: 'im-owner', password: 'password-i1' });
   tok = await login(t, 'im-owner', 'password-i1');
   appId = await createPublishedApp(t, tok, 'Channel bot', simpleChatGraph);
   fake.route('POST', '/feishu/open-apis/auth/v3/tenant_access_token/internal', () => ({ json: { code: 0, tenant_access_token: 't-feishu' } }));
-  fake.route('POST', '/feishu/open-apis/im/v1/messages/om_1/reply', () => ({ json: { code: 0 } }));
-  fake.route('GET', '/wechat/cgi-bin/token', () => ({ json: { access_token: 'wx-token', expires_in: 7200 } }));
-  fake.route('POST', '/wechat/cgi-bin/message/custom/send', () => ({ json: { errcode: 0 } }));
-  fake.route('GET', '/wecom/cgi-bin/gettoken', () => ({ json: { errcode: 0, access_token: 'wecom-token' } }));
-  fake.route('POST', '/wecom/cgi-bin/message/send', () => ({ json: { errcode: 0 } }));
+  for (const id of ['om_imA', 'om_feishu']) fake.route('POST', `/feishu/open-apis/im/v1/messages/${id}/reply`, () => ({ json: { code: 0 } }));
+  for (const path of ['imC', 'offiaccount']) {
+    fake.route('GET', `/wechat-${path}/cgi-bin/token`, () => ({ json: { access_token: 'wx-token', expires_in: 7200 } }));
+    fake.route('POST', `/wechat-${path}/cgi-bin/message/custom/send`, () => ({ json: { errcode: 0 } }));
+  }
+  for (const path of ['imB', 'wecom']) {
+    fake.route('GET', `/wecom-${path}/cgi-bin/gettoken`, () => ({ json: { errcode: 0, access_token: 'wecom-token' } }));
+    fake.route('POST', `/wecom-${path}/cgi-bin/message/send`, () => ({ json: { errcode: 0 } }));
+  }
 });
 
 afterAll(async () => {
@@ -48,66 +63,92 @@ afterAll(async () => {
 
 const createLink = (type: string, app: Record<string, unknown>) => ok(t, tok, 'POST', '/support/outLink/create', { appId, type, name: type, app }) as Promise<string>;
 
-describe('imA (Feishu)', () => {
+// Each receiver answers at the specification's name and at the path the channel consoles are given.
+describe.each(['imA', 'feishu'])('Feishu at /support/outLink/%s/{token}', (path) => {
   it('answers url_verification, checks the token, and replies to a text message through the API', async () => {
     const token = await createLink('feishu', { appId: 'cli_1', appSecret: 'sec', verificationToken: 'vt', apiBaseUrl: `${fake.origin}/feishu` });
-    const url = `/api/support/outLink/imA/${token}`;
-    const challenge = await t.app.inject({ method: 'POST', url, payload: { type: 'url_verification', challenge: 'ch-123', token: 'vt' } });
+    const url = `/api/support/outLink/${path}/${token}`;
+    const challenge = await t.app.inject({ method: 'POST', url, headers: feishuHeaders, payload: JSON.stringify({ challenge: 'ch-123', token: 'vt', type: 'url_verification' }) });
+    expect(challenge.statusCode, challenge.body).toBe(200);
     expect(challenge.json()).toEqual({ challenge: 'ch-123' });
-    expect((await t.app.inject({ method: 'POST', url, payload: { type: 'url_verification', challenge: 'x', token: 'wrong' } })).statusCode).toBe(401);
-    expect((await t.app.inject({ method: 'POST', url: '/api/support/outLink/imA/unknown', payload: { type: 'url_verification' } })).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'POST', url, headers: feishuHeaders, payload: JSON.stringify({ type: 'url_verification', challenge: 'x', token: 'wrong' }) })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'POST', url: `/api/support/outLink/${path}/unknown`, headers: feishuHeaders, payload: '{"type":"url_verification"}' })).statusCode).toBe(403);
 
+    const messageId = `om_${path}`;
     const event = {
       schema: '2.0',
-      header: { event_id: 'ev1', event_type: 'im.message.receive_v1', token: 'vt' },
-      event: { sender: { sender_id: { open_id: 'ou_1' } }, message: { message_id: 'om_1', chat_id: 'oc_1', message_type: 'text', content: JSON.stringify({ text: 'hello feishu' }) } },
+      header: { event_id: `ev-${path}`, event_type: 'im.message.receive_v1', create_time: '1700000000000', token: 'vt', app_id: 'cli_1', tenant_key: 'tk' },
+      event: {
+        sender: { sender_id: { open_id: `ou_${path}`, union_id: 'on_1', user_id: 'u1' }, sender_type: 'user', tenant_key: 'tk' },
+        message: { message_id: messageId, chat_id: `oc_${path}`, chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text: 'hello feishu' }) },
+      },
     };
-    const res = await t.app.inject({ method: 'POST', url, payload: event });
+    const res = await t.app.inject({ method: 'POST', url, headers: feishuHeaders, payload: JSON.stringify(event) });
     expect(res.statusCode).toBe(200);
-    const reply: SeenRequest = await fake.waitFor('/feishu/open-apis/im/v1/messages/om_1/reply');
+    const reply: SeenRequest = await fake.waitFor(`/feishu/open-apis/im/v1/messages/${messageId}/reply`);
     expect(reply.headers.authorization).toBe('Bearer t-feishu');
     expect(reply.body).toEqual({ msg_type: 'text', content: JSON.stringify({ text: 'Echo: hello feishu' }) });
     const tokenCall = fake.requests.find((r) => r.path.endsWith('tenant_access_token/internal'))!;
     expect(tokenCall.body).toEqual({ app_id: 'cli_1', app_secret: 'sec' });
     const chat = await t.app.mongo.db.collection('chats').findOne({ shareId: token });
-    expect(chat).toMatchObject({ source: 'feishu', outLinkUid: 'ou_1', chatId: 'feishu-oc_1' });
+    expect(chat).toMatchObject({ source: 'feishu', outLinkUid: `ou_${path}`, chatId: `feishu-oc_${path}` });
+  });
+
+  it('decrypts an encrypted url_verification with the encryptKey', async () => {
+    const token = await createLink('feishu', { appId: 'cli_2', appSecret: 'sec', encryptKey: 'ek-secret', verificationToken: 'vt2' });
+    const url = `/api/support/outLink/${path}/${token}`;
+    const encrypt = feishuEncrypt({ challenge: 'enc-challenge', token: 'vt2', type: 'url_verification' }, 'ek-secret');
+    const res = await t.app.inject({ method: 'POST', url, headers: feishuHeaders, payload: JSON.stringify({ encrypt }) });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({ challenge: 'enc-challenge' });
+    const wrongKey = feishuEncrypt({ challenge: 'x', token: 'vt2', type: 'url_verification' }, 'another-key');
+    expect((await t.app.inject({ method: 'POST', url, headers: feishuHeaders, payload: JSON.stringify({ encrypt: wrongKey }) })).statusCode).toBe(401);
   });
 });
 
-describe('imC (WeChat official account)', () => {
+describe.each(['imC', 'offiaccount'])('WeChat official account at /support/outLink/%s/{token}', (path) => {
   it('verifies the signature, echoes echostr, and sends the answer through the customer-service API', async () => {
-    const token = await createLink('official_account', { appId: 'wx1', secret: 'wxsecret', CallbackToken: 'cbt', apiBaseUrl: `${fake.origin}/wechat` });
-    const url = `/api/support/outLink/imC/${token}`;
-    const q = { timestamp: '1700000000', nonce: 'n1' };
+    const base = `${fake.origin}/wechat-${path}`;
+    const token = await createLink('official_account', { appId: 'wx1', secret: 'wxsecret', CallbackToken: 'cbt', apiBaseUrl: base });
+    const url = `/api/support/outLink/${path}/${token}`;
+    const q = { timestamp: '1700000000', nonce: '1514711092' };
     const signature = sha1(['cbt', q.timestamp, q.nonce]);
-    const verify = await t.app.inject({ method: 'GET', url: `${url}?signature=${signature}&timestamp=${q.timestamp}&nonce=${q.nonce}&echostr=echo-42` });
+    // The console's server check: GET with signature, echostr, timestamp, nonce.
+    const verify = await t.app.inject({ method: 'GET', url: `${url}?signature=${signature}&echostr=7165469845376186498&timestamp=${q.timestamp}&nonce=${q.nonce}` });
     expect(verify.statusCode).toBe(200);
-    expect(verify.body).toBe('echo-42');
+    expect(verify.body).toBe('7165469845376186498');
     expect((await t.app.inject({ method: 'GET', url: `${url}?signature=bad&timestamp=1&nonce=2&echostr=x` })).statusCode).toBe(401);
 
-    const xml = '<xml><ToUserName><![CDATA[gh_1]]></ToUserName><FromUserName><![CDATA[openid-7]]></FromUserName><CreateTime>1700000000</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[hello wechat]]></Content><MsgId>1</MsgId></xml>';
-    const res = await t.app.inject({ method: 'POST', url: `${url}?signature=${signature}&timestamp=${q.timestamp}&nonce=${q.nonce}`, headers: { 'content-type': 'text/xml' }, payload: xml });
+    // A user message: POST text/xml, with the signature and the user's openid in the query.
+    const xml = `<xml><ToUserName><![CDATA[gh_1]]></ToUserName><FromUserName><![CDATA[openid-${path}]]></FromUserName><CreateTime>1700000000</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[hello wechat]]></Content><MsgId>24000000000000001</MsgId></xml>`;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `${url}?signature=${signature}&timestamp=${q.timestamp}&nonce=${q.nonce}&openid=openid-${path}`,
+      headers: { 'content-type': 'text/xml', 'user-agent': 'Mozilla/4.0' },
+      payload: xml,
+    });
     expect(res.body).toBe('success');
-    const sent = await fake.waitFor('/wechat/cgi-bin/message/custom/send');
-    expect(sent.body).toEqual({ touser: 'openid-7', msgtype: 'text', text: { content: 'Echo: hello wechat' } });
-    const tokenCall = fake.requests.find((r) => r.path === '/wechat/cgi-bin/token')!;
-    expect(tokenCall).toBeDefined();
+    const sent = await fake.waitFor(`/wechat-${path}/cgi-bin/message/custom/send`);
+    expect(sent.body).toEqual({ touser: `openid-${path}`, msgtype: 'text', text: { content: 'Echo: hello wechat' } });
+    expect(fake.requests.find((r) => r.path === `/wechat-${path}/cgi-bin/token`)).toBeDefined();
   });
 });
 
-describe('imB (WeCom)', () => {
+describe.each(['imB', 'wecom'])('WeCom at /support/outLink/%s/{token}', (path) => {
   it('decrypts the echostr, then decrypts a message and sends the answer through the app-message API', async () => {
-    const token = await createLink('wecom', { CorpId: 'corp1', SuiteSecret: 'ss', AgentId: '1000002', CallbackToken: 'wct', CallbackEncodingAesKey: AES_KEY, apiBaseUrl: `${fake.origin}/wecom` });
-    const url = `/api/support/outLink/imB/${token}`;
+    const base = `${fake.origin}/wecom-${path}`;
+    const token = await createLink('wecom', { CorpId: 'corp1', SuiteSecret: 'ss', AgentId: '1000002', CallbackToken: 'wct', CallbackEncodingAesKey: AES_KEY, apiBaseUrl: base });
+    const url = `/api/support/outLink/${path}/${token}`;
     const echostr = wecomEncrypt('plain-echo', 'corp1');
     const params = (encrypted: string) => new URLSearchParams({ msg_signature: sha1(['wct', '1700', 'n2', encrypted]), timestamp: '1700', nonce: 'n2' });
+    // The console's URL check: GET with msg_signature, timestamp, nonce and the encrypted echostr.
     const verify = await t.app.inject({ method: 'GET', url: `${url}?${params(echostr)}&echostr=${encodeURIComponent(echostr)}` });
     expect(verify.statusCode, verify.body).toBe(200);
     expect(verify.body).toBe('plain-echo');
     const badSig = await t.app.inject({ method: 'GET', url: `${url}?msg_signature=00&timestamp=1700&nonce=n2&echostr=${encodeURIComponent(echostr)}` });
     expect(badSig.statusCode).toBe(401);
 
-    const inner = '<xml><ToUserName><![CDATA[corp1]]></ToUserName><FromUserName><![CDATA[zhangsan]]></FromUserName><CreateTime>1700</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[hello wecom]]></Content><MsgId>9</MsgId><AgentID>1000002</AgentID></xml>';
+    const inner = `<xml><ToUserName><![CDATA[corp1]]></ToUserName><FromUserName><![CDATA[zhangsan-${path}]]></FromUserName><CreateTime>1700</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[hello wecom]]></Content><MsgId>9</MsgId><AgentID>1000002</AgentID></xml>`;
     const encrypted = wecomEncrypt(inner, 'corp1');
     const res = await t.app.inject({
       method: 'POST',
@@ -116,9 +157,8 @@ describe('imB (WeCom)', () => {
       payload: `<xml><ToUserName><![CDATA[corp1]]></ToUserName><Encrypt><![CDATA[${encrypted}]]></Encrypt><AgentID><![CDATA[1000002]]></AgentID></xml>`,
     });
     expect(res.statusCode, res.body).toBe(200);
-    const sent = await fake.waitFor('/wecom/cgi-bin/message/send');
-    expect(sent.body).toEqual({ touser: 'zhangsan', msgtype: 'text', agentid: '1000002', text: { content: 'Echo: hello wecom' } });
-    const tokenCall = fake.requests.find((r) => r.path === '/wecom/cgi-bin/gettoken')!;
-    expect(tokenCall).toBeDefined();
+    const sent = await fake.waitFor(`/wecom-${path}/cgi-bin/message/send`);
+    expect(sent.body).toEqual({ touser: `zhangsan-${path}`, msgtype: 'text', agentid: '1000002', text: { content: 'Echo: hello wecom' } });
+    expect(fake.requests.find((r) => r.path === `/wecom-${path}/cgi-bin/gettoken`)).toBeDefined();
   });
 });

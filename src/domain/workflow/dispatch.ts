@@ -1,5 +1,5 @@
 /**
- * The workflow dispatcher (contract §9.3): starts at the entry nodes, decides per node whether
+ * The workflow dispatcher: starts at the entry nodes, decides per node whether
  * it runs, is skipped or waits from the states of its incoming edges, and propagates results
  * along edges. Runners are injected; this module does no I/O.
  */

@@ -1,4 +1,4 @@
-/** Condition evaluation of the ifElse node (contract §9.5). */
+/** Condition evaluation of the ifElse node. */
 import { compileUserRegex, parseSlashedRegex, type UserRegex } from '../user-regex.js';
 
 export interface IfElseCondition {

@@ -1,5 +1,5 @@
 /**
- * Building a node's params (contract §9.4): `{{key}}` from global variables, then
+ * Building a node's params: `{{key}}` from global variables, then
  * `{{$nodeId.outputId$}}` from node outputs, then reference tuples, then value-type formatting.
  */
 import { type FlowNodeInput, type RuntimeNode, VARIABLE_NODE_ID } from './types.js';

@@ -1,4 +1,4 @@
-/** OpenAI-style request messages ↔ chat items, and the completion answer shape (contract §4.1–4.3). */
+/** OpenAI-style request messages ↔ chat items, and the completion answer shape. */
 import { valuesText } from './chat-values.js';
 import type { ChatItem, ChatValue, WorkflowInteractive } from './types.js';
 
@@ -112,7 +112,7 @@ export function historyLoadLimit(nodes: readonly { inputs: readonly { key: strin
 const PUBLIC_TYPES = new Set(['pluginModule', 'datasetSearchNode', 'tools', 'pluginOutput']);
 const PUBLIC_KEYS = ['quoteList', 'moduleType', 'pluginOutput'];
 
-/** The "public" filter for share and team callers (contract §4.3). */
+/** The "public" filter for share and team callers. */
 export function filterPublicResponses(responses: readonly Record<string, unknown>[]): Record<string, unknown>[] {
   return responses
     .filter((item) => PUBLIC_TYPES.has(String(item.moduleType)))

@@ -1,5 +1,5 @@
 /**
- * Node runners that need no I/O (contract §9.5). The platform adds the LLM, dataset and HTTP
+ * Node runners that need no I/O. The platform adds the LLM, dataset and HTTP
  * runners on top of these.
  */
 import { valuesFileUrls, valuesText } from './chat-values.js';
@@ -21,9 +21,10 @@ const workflowStart: NodeRunner = async ({ query, params }) => {
 const answerNode: NodeRunner = async ({ params, emit }) => {
   const raw = params.text;
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw ?? '', null, 2);
+  // The streamed answer starts on a new line; the recorded textOutput is the text itself.
   const answer = `\n${text}`;
   emit({ event: 'fastAnswer', text: answer });
-  return { answerText: answer, responseData: { textOutput: answer } };
+  return { answerText: answer, responseData: { textOutput: text } };
 };
 
 const ifElseNode: NodeRunner = async ({ params, node, runtimeNodes, variables }) => {

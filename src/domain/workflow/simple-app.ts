@@ -1,6 +1,6 @@
 /**
- * The simple-app form → workflow conversion (contract §9.8; the reference does it in its web
- * client). Produces the dataset shape (start → search → AI chat) or the plain shape
+ * The simple-app form → workflow conversion (the reference does it in its web client).
+ * Produces the dataset shape (start → search → AI chat) or the plain shape
  * (start → AI chat). Tool-calling forms are not converted: see docs/chat.md.
  */
 import type { StoreEdge, StoreNode } from './types.js';

@@ -1,9 +1,10 @@
 /**
- * Chat permission rules (contract §2.1 authChatCrud, §4.8): which app a caller chats with and
+ * Chat permission rules: which app a caller chats with and
  * whether an existing chat is theirs.
  */
 import { PermissionValue } from '../../domain/permission.js';
-import { Errors } from '../../infra/errors.js';
+import { graphResources } from '../../domain/workflow/graph-resources.js';
+import { Errors, isAppError } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
 import type { AppDoc, AppSource } from './app-source.repo.js';
@@ -12,7 +13,22 @@ import type { ChatDoc, ChatRepo } from './chat.repo.js';
 const isTeamOwner = (auth: AuthContext) => auth.role === 'owner' || auth.isRoot || auth.teamPermission === PermissionValue.owner;
 const hasTeamManage = (auth: AuthContext) => (auth.teamPermission & PermissionValue.manage) === PermissionValue.manage;
 
-export function createChatAccess(deps: { repo: ChatRepo; apps: AppSource }) {
+/** An API key bound to one app acts only on that app (403 unAuthApp otherwise). */
+export function assertKeyMayUseApp(auth: AuthContext, appId: string | undefined): void {
+  if (auth.authType === 'apikey' && auth.appId && appId && auth.appId !== appId) throw Errors.unAuthApp(`This API key is bound to app ${auth.appId}, not to app ${appId}`);
+}
+
+/** Read checks of the resources a caller-supplied graph uses (see graph-resources.ts). */
+export interface CallerGuard {
+  datasets(ids: readonly string[]): Promise<void>;
+  app(id: string): Promise<void>;
+}
+
+export interface DatasetPermissions {
+  authorize(auth: AuthContext, datasetId: string, required: 'read'): Promise<unknown>;
+}
+
+export function createChatAccess(deps: { repo: ChatRepo; apps: AppSource; datasets: DatasetPermissions }) {
   /** The app a chat request runs, by credential kind. */
   async function appForChat(auth: AuthContext, bodyAppId: string | undefined): Promise<AppDoc> {
     if (auth.authType === 'outLink') return deps.apps.findInTeam(auth.teamId, auth.appId!);
@@ -45,7 +61,7 @@ export function createChatAccess(deps: { repo: ChatRepo; apps: AppSource }) {
   async function authChatCrud(auth: AuthContext, appId: string, chatId: string | undefined, required: 'read' | 'write'): Promise<ChatDoc | null> {
     if (!isObjectIdHex(appId)) throw Errors.missingParams("Invalid field 'appId': expected a 24-character hex id");
     if (auth.authType === 'outLink' && auth.appId !== appId) throw Errors.unAuthChat('This share link belongs to another app');
-    if (auth.authType === 'apikey' && auth.appId && auth.appId !== appId) throw Errors.unAuthApp('This API key is bound to another app');
+    assertKeyMayUseApp(auth, appId);
     if (auth.authType !== 'outLink') await deps.apps.findInTeam(auth.teamId, appId);
     if (!chatId) return null;
     const chat = await deps.repo.findChat(appId, chatId);
@@ -53,7 +69,46 @@ export function createChatAccess(deps: { repo: ChatRepo; apps: AppSource }) {
     return chat;
   }
 
-  return { appForChat, mayUseChat, authChatCrud };
+  /**
+   * authChatCrud, else manage permission on the app: an app manager reads and annotates any
+   * chat of the app from the logs page (as the reference). Only "someone else's chat" falls
+   * back; share and team callers, and keys bound to another app, never do.
+   */
+  async function authChatOrAppManager(auth: AuthContext, appId: string, chatId: string): Promise<ChatDoc | null> {
+    try {
+      return await authChatCrud(auth, appId, chatId, 'read');
+    } catch (error) {
+      if (!isAppError(error) || error.statusText !== 'unAuthChat' || auth.authType === 'outLink' || auth.authType === 'teamDomain') throw error;
+      await deps.apps.authorize(auth, appId, 'manage');
+      return deps.repo.findChat(appId, chatId);
+    }
+  }
+
+  /**
+   * A graph the caller sent (chatTest, debug) searches only datasets and runs only apps the
+   * caller can read; a stored, published graph uses what its editor chose.
+   */
+  function callerGuard(auth: AuthContext): CallerGuard {
+    return {
+      async datasets(ids) {
+        for (const id of new Set(ids)) await deps.datasets.authorize(auth, id, 'read');
+      },
+      async app(id) {
+        await deps.apps.authorize(auth, id, 'read', 'pluginId');
+      },
+    };
+  }
+
+  /** Checks every dataset and app the graph names before anything runs (403 otherwise). */
+  async function assertCallerGraph(auth: AuthContext, nodes: readonly unknown[]): Promise<CallerGuard> {
+    const guard = callerGuard(auth);
+    const { datasetIds, appIds } = graphResources(nodes);
+    await guard.datasets(datasetIds);
+    for (const id of appIds) await guard.app(id);
+    return guard;
+  }
+
+  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph };
 }
 
 export type ChatAccess = ReturnType<typeof createChatAccess>;

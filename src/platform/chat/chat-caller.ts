@@ -1,4 +1,4 @@
-/** Who runs a chat, reduced to what the chat rules need (contract §2.1, §4.8). */
+/** Who runs a chat, reduced to what the chat rules need. */
 import type { AuthContext } from '../auth/types.js';
 import type { ChatSource } from './chat.repo.js';
 

@@ -1,16 +1,19 @@
 /** Wires the chat area's repositories and services from the app's shared capabilities. */
 import type { FastifyInstance } from 'fastify';
 import { ObjectId } from 'mongodb';
+import { OWN_FILE_READ_PATH, OWN_PLUGIN_PATH, ownServicePath } from '../../domain/workflow/own-service-url.js';
 import { Errors } from '../../infra/errors.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import { memberFieldsOf } from '../auth/authenticator.js';
 import type { AuthContext } from '../auth/types.js';
+import { createResourceAccess } from '../identity/resource-access.js';
 import { createOutLinksRepo } from '../outlinks/outlinks.repo.js';
 import { createOutLinkService, type OutLinkService } from '../outlinks/outlinks.service.js';
 import { type AppSource, createAppSource } from './app-source.repo.js';
 import { type ChatAccess, createChatAccess } from './chat-access.js';
 import { type ChatRepo, createChatRepo } from './chat.repo.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
+import { createSelfCaller, type SelfAnswer } from './self-call.js';
 import { createUsageRepo, type UsageRepo } from './usage.repo.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
 
@@ -22,6 +25,8 @@ export interface ChatModule {
   outLinks: OutLinkService;
   usage: UsageRepo;
   models: ModelAccess;
+  /** Dataset permission checks (the datasets module's rules). */
+  datasets: { authorize: (auth: AuthContext, datasetId: string, required: 'read') => Promise<unknown> };
   errors: typeof Errors;
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
   /** Outbound HTTP to user-configured URLs (hooks, channels, the HTTP node). */
@@ -44,8 +49,12 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     return resolved ? memberFieldsOf(resolved) : null;
   };
 
+  const callSelf = createSelfCaller(app, outbound);
+
   const outLinks = createOutLinkService({ repo: createOutLinksRepo(db), apps, now, memberContext, fetch: outbound });
-  const access = createChatAccess({ repo, apps });
+  const resources = createResourceAccess(db);
+  const datasets = { authorize: (auth: AuthContext, datasetId: string, required: 'read') => resources.authDataset(auth, datasetId, required) };
+  const access = createChatAccess({ repo, apps, datasets });
   const run = createChatRunService({
     repo,
     apps,
@@ -57,11 +66,23 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       searchDatasets: models.searchDatasets(),
       sandboxUrl: app.config.SANDBOX_URL,
       download: async (url) => {
-        const response = await outbound(url, { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES });
-        if (response.status >= 400) throw new Error(`HTTP ${response.status}`);
-        return { buffer: response.body, contentType: response.headers['content-type'] };
+        const limits = { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES };
+        const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
+        let answer: SelfAnswer;
+        if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits });
+        else {
+          const response = await outbound(url, limits);
+          answer = { status: response.status, body: response.body, contentType: response.headers['content-type'] };
+        }
+        if (answer.status >= 400) throw new Error(`HTTP ${answer.status}`);
+        return { buffer: answer.body, contentType: answer.contentType };
       },
       httpCall: async (call) => {
+        const ownPlugin = ownServicePath(call.url, OWN_PLUGIN_PATH);
+        if (ownPlugin) {
+          const response = await callSelf(ownPlugin, call);
+          return { status: response.status, text: response.body.toString('utf8') };
+        }
         const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
         return { status: response.status, text: response.text() };
       },
@@ -73,5 +94,5 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       else if (caller.auth.apiKeyId) await app.platformAuth.addApiKeyUsage(caller.auth.apiKeyId, points);
     },
   });
-  return { repo, apps, access, run, outLinks, usage, models, errors: Errors, memberContext, outbound, now };
+  return { repo, apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };
 }

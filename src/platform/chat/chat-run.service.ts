@@ -1,5 +1,5 @@
 /**
- * One chat turn (contract §4.2): history, graph, variables, entry nodes, dispatch, save, usage.
+ * One chat turn: history, graph, variables, entry nodes, dispatch, save, usage.
  * Shared by v1/chat/completions, chatTest, the messaging channels and workflow/debug.
  */
 import { pendingInteractive } from '../../domain/workflow/chat-values.js';
@@ -10,6 +10,7 @@ import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, Runt
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.repo.js';
+import type { CallerGuard } from './chat-access.js';
 import { type ChatCaller, chatSourceOf, usageSourceOf } from './chat-caller.js';
 import type { ChatRepo, ChatSource } from './chat.repo.js';
 import { nanoid } from './ids.js';
@@ -39,6 +40,8 @@ export interface ChatTurnRequest {
   app: AppDoc;
   /** The graph to run; the latest published one when absent. */
   graph?: RunGraph;
+  /** Set when the caller sent the graph: what it may read (see chat-access.ts). */
+  guard?: CallerGuard;
   caller: ChatCaller;
   chatId?: string;
   items: ChatItem[];
@@ -97,17 +100,30 @@ function pluginInputValue(value: unknown, valueType?: string): unknown {
 }
 
 export function createChatRunService(deps: ChatRunDeps) {
-  function runners(nodeDeps: NodeDeps, depth = 0): Record<string, NodeRunner> {
-    const own = { ...pureRunners, ...createLlmRunners(nodeDeps), ...createIoRunners(nodeDeps), ...createExtraRunners(nodeDeps) };
+  /**
+   * The node runners of one graph. With a guard (a graph the caller sent), its nodes search only
+   * datasets and open only apps the caller can read, including values wired at run time; the
+   * stored graphs of the apps it opens run as their editors made them.
+   */
+  function runners(nodeDeps: NodeDeps, depth = 0, guard?: CallerGuard): Record<string, NodeRunner> {
+    const search = nodeDeps.searchDatasets;
+    const guardedSearch: NodeDeps['searchDatasets'] = async (request) => {
+      await guard?.datasets(request.datasetIds);
+      return search!(request);
+    };
+    const ownDeps: NodeDeps = guard && search ? { ...nodeDeps, searchDatasets: guardedSearch } : nodeDeps;
+    const own = { ...pureRunners, ...createLlmRunners(ownDeps), ...createIoRunners(ownDeps), ...createExtraRunners(ownDeps) };
     const composite = createCompositeRunners({
       depth,
       runners: () => runners(nodeDeps, depth + 1),
       loadGraph: async (childId) => {
+        if (guard) await guard.app(childId);
         const child = await deps.apps.findInTeam(nodeDeps.teamId, childId);
         return { graph: await deps.apps.runGraph(child), type: child.type, name: child.name, avatar: child.avatar };
       },
     });
-    return { ...own, ...composite, tools: createToolRunner(nodeDeps, () => runners(nodeDeps, depth + 1)) };
+    // The agent's tools are nodes of the same graph: the same guard applies.
+    return { ...own, ...composite, tools: createToolRunner(ownDeps, () => runners(nodeDeps, depth + 1, guard)) };
   }
 
   async function runTurn(request: ChatTurnRequest): Promise<ChatTurnResult> {
@@ -175,7 +191,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         variables: runVariables,
         histories,
         query: question.value as ChatValue[],
-        runners: runners(nodeDeps),
+        runners: runners(nodeDeps, 0, request.guard),
         mode: request.mode,
         stream: request.stream,
         maxRunTimes: MAX_RUN_TIMES,
@@ -261,7 +277,7 @@ export function createChatRunService(deps: ChatRunDeps) {
   }
 
   /** workflow/debug: runs the entry nodes only and reports what would run next. */
-  async function debugRun(input: { app: AppDoc; caller: ChatCaller; nodes: RuntimeNode[]; edges: RuntimeEdge[]; variables: Record<string, unknown>; signal: AbortSignal }) {
+  async function debugRun(input: { app: AppDoc; caller: ChatCaller; nodes: RuntimeNode[]; edges: RuntimeEdge[]; variables: Record<string, unknown>; signal: AbortSignal; guard: CallerGuard }) {
     const appId = input.app._id.toHexString();
     const nodeDeps = deps.nodeDeps({ teamId: input.caller.auth.teamId, appId, chatId: '', responseChatItemId: '', signal: input.signal, customFeedbacks: [] });
     let result: DispatchResult;
@@ -272,7 +288,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         variables: { userId: input.caller.uid, appId, chatId: '', responseChatItemId: '', histories: [], cTime: deps.now().toISOString(), ...input.variables },
         histories: [],
         query: [],
-        runners: runners(nodeDeps),
+        runners: runners(nodeDeps, 0, input.guard),
         mode: 'debug',
         maxRunTimes: MAX_RUN_TIMES,
         isAborted: () => input.signal.aborted,

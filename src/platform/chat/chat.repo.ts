@@ -1,8 +1,9 @@
 /**
  * The only code touching `chats`, `chatitems` and `chat_input_guides` (reference collection
- * and field names). Free-form fields go through the storage codec.
+ * and field names), and the one that deletes files of the `chat` GridFS bucket when their chats
+ * go. Free-form fields go through the storage codec.
  */
-import { type Db, type Filter, ObjectId } from 'mongodb';
+import { type Db, type Filter, GridFSBucket, ObjectId } from 'mongodb';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { normaliseValue } from '../../domain/workflow/chat-values.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
@@ -11,6 +12,8 @@ import { decodeFromStorage, encodeForStorage } from './storage-codec.js';
 export const CHATS = 'chats';
 export const CHAT_ITEMS = 'chatitems';
 export const CHAT_INPUT_GUIDES = 'chat_input_guides';
+/** GridFS bucket of files uploaded into chats (metadata: teamId, chatId, appId?). */
+export const CHAT_FILE_BUCKET = 'chat';
 
 export const CHAT_INDEXES: IndexDeclaration[] = [
   { collection: CHATS, key: { chatId: 1 } },
@@ -123,11 +126,30 @@ export function createChatRepo(db: Db) {
       await chats.updateOne({ appId: oid(appId), chatId }, { $set: { ...set, updateTime: now } });
     },
 
-    /** Items first, then the chat document: a crash midway leaves no chat pointing at missing items. */
-    async deleteChats(appId: string, chatIds: string[]): Promise<void> {
+    /**
+     * Files, then items, then the chat documents (a crash midway leaves no chat pointing at
+     * missing items). Every step is bounded by the team: chat ids are chosen by clients, so
+     * another team may use the same ones.
+     */
+    async deleteChats(teamId: string, appId: string, chatIds: string[]): Promise<void> {
       if (chatIds.length === 0) return;
-      await items.deleteMany({ appId: oid(appId), chatId: { $in: chatIds } });
-      await chats.deleteMany({ appId: oid(appId), chatId: { $in: chatIds } });
+      const bucket = new GridFSBucket(db, { bucketName: CHAT_FILE_BUCKET });
+      const files = await db
+        .collection(`${CHAT_FILE_BUCKET}.files`)
+        .find(
+          {
+            'metadata.teamId': { $in: [teamId, oid(teamId)] },
+            'metadata.chatId': { $in: chatIds },
+            // Files that name their app must name this one.
+            $or: [{ 'metadata.appId': { $exists: false } }, { 'metadata.appId': { $in: [appId, oid(appId)] } }],
+          },
+          { projection: { _id: 1 } },
+        )
+        .toArray();
+      for (const file of files) await bucket.delete(file._id).catch(() => undefined);
+      const scope = { teamId: oid(teamId), appId: oid(appId), chatId: { $in: chatIds } };
+      await items.deleteMany(scope);
+      await chats.deleteMany(scope);
     },
 
     /** The last `limit` items of a chat in chronological order. */
@@ -141,8 +163,8 @@ export function createChatRepo(db: Db) {
       return doc ? decodeItem(doc) : null;
     },
 
-    async deleteItem(appId: string, chatId: string, dataId: string): Promise<void> {
-      await items.deleteOne({ appId: oid(appId), chatId, dataId });
+    async deleteItem(teamId: string, appId: string, chatId: string, dataId: string): Promise<void> {
+      await items.deleteOne({ teamId: oid(teamId), appId: oid(appId), chatId, dataId });
     },
 
     async insertItems(base: { teamId: string; tmbId: string; appId: string; chatId: string }, list: NewChatItem[], now: Date): Promise<void> {
@@ -180,6 +202,12 @@ export function createChatRepo(db: Db) {
       if (bad !== undefined) set.userBadFeedback = bad;
       else unset.userBadFeedback = '';
       const result = await items.updateOne({ appId: oid(appId), chatId, dataId }, { ...(Object.keys(set).length ? { $set: set } : {}), $unset: unset });
+      return result.matchedCount > 0;
+    },
+
+    /** The annotation of an answer from the app logs (the reference's adminFeedback). */
+    async setAdminFeedback(appId: string, chatId: string, dataId: string, feedback: { datasetId: string; collectionId?: string; dataId: string; q: string; a?: string }): Promise<boolean> {
+      const result = await items.updateOne({ appId: oid(appId), chatId, dataId }, { $set: { adminFeedback: feedback } });
       return result.matchedCount > 0;
     },
 

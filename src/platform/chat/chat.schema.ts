@@ -1,21 +1,39 @@
 import { z } from 'zod';
+import { isObjectIdHex } from '../../infra/mongo.js';
 import { zBoolLike, zIntLike, zObjectId, zPageSize, zPageNum } from '../../infra/zod.js';
+
+/** An optional field that OpenAI clients may send as null: null reads as absent. */
+const nullish = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
+
+/** A boolean as clients send it: true/false, 1/0, or their text forms; null reads as absent. */
+const lenientBool = z
+  .union([z.boolean(), z.literal(0), z.literal(1), z.enum(['true', 'false', '1', '0', ''])], { error: 'expected a boolean' })
+  .nullish()
+  .transform((value) => value === true || value === 1 || value === 'true' || value === '1');
+
+const toolCall = z.object({ id: z.string(), function: nullish(z.object({ name: nullish(z.string()), arguments: nullish(z.string()) })) }).loose();
 
 const message = z
   .object({
-    role: z.enum(['system', 'user', 'assistant', 'tool', 'function']),
+    // OpenAI's newer SDKs name the system role `developer` for some models.
+    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']).transform((role) => (role === 'developer' ? 'system' : role)),
     content: z.unknown().optional(),
-    dataId: z.string().max(100).optional(),
+    dataId: nullish(z.string().max(100)),
     interactive: z.any().optional(),
-    tool_calls: z.array(z.object({ id: z.string(), function: z.object({ name: z.string().optional(), arguments: z.string().optional() }).optional() })).optional(),
-    tool_call_id: z.string().optional(),
-    function_call: z.object({ name: z.string().optional(), arguments: z.string().optional() }).optional(),
-    name: z.string().optional(),
+    tool_calls: nullish(z.array(toolCall)),
+    tool_call_id: nullish(z.string()),
+    function_call: nullish(z.object({ name: nullish(z.string()), arguments: nullish(z.string()) })),
+    name: nullish(z.string()),
   })
   .loose();
 
 const chatId = z.string().max(250, 'chatId must be under 250 characters');
 const variables = z.record(z.string(), z.unknown()).default({});
+/** Completions: a numeric chatId is cast to text, null or empty means stateless (as the reference). */
+const completionsChatId = z
+  .union([chatId, z.number().finite().transform(String)], { error: 'chatId must be a string' })
+  .nullish()
+  .transform((value) => value || undefined);
 
 /** Share and team params accepted by chat endpoints (read by the auth resolvers). */
 const outLinkParams = {
@@ -28,18 +46,21 @@ const outLinkParams = {
 export const completionsSchema = z
   .object({
     messages: z.array(message, { error: 'messages is not array' }).max(1000).default([]),
-    chatId: chatId.optional(),
-    appId: zObjectId.optional(),
-    variables,
-    detail: zBoolLike.default(false),
-    stream: zBoolLike.default(false),
-    responseChatItemId: z.string().min(1).max(100).optional(),
+    chatId: completionsChatId,
+    appId: nullish(zObjectId),
+    variables: z.record(z.string(), z.unknown()).nullish().transform((value) => value ?? {}),
+    detail: lenientBool,
+    stream: lenientBool,
+    // An empty id is absent: the server makes one.
+    responseChatItemId: z.string().max(100).nullish().transform((value) => value || undefined),
     /** 4.8.13: merged into chat.metadata. */
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    metadata: nullish(z.record(z.string(), z.unknown())),
     /** 4.8.13: the log user of API/session chats (stored as outLinkUid). */
-    customUid: z.string().min(1).max(200).optional(),
+    customUid: z.string().max(200).nullish().transform((value) => value || undefined),
     ...outLinkParams,
   })
+  // Other OpenAI fields (model, temperature, tools, tool_choice, user, n, seed, stream_options …)
+  // are accepted and ignored: the app's workflow decides them.
   .loose();
 
 export const chatTestSchema = z.object({
@@ -85,6 +106,37 @@ export const feedbackSchema = z.object({
   userBadFeedback: z.string().max(2000).optional(),
   ...outLinkParams,
 });
+/**
+ * The logs page's annotation. 4.8.10 names the chat item `chatItemId` and the dataset entry
+ * `dataId`; 4.8.12 renames them `dataId` and `feedbackDataId`. Both namings are read.
+ */
+export const adminFeedbackSchema = z
+  .object({
+    appId: zObjectId,
+    chatId: chatId.min(1),
+    chatItemId: z.string().max(100).optional(),
+    dataId: z.string().max(100).optional(),
+    feedbackDataId: z.string().max(100).optional(),
+    datasetId: zObjectId,
+    collectionId: zObjectId.optional(),
+    q: z.string().min(1, 'missing parameter').max(100_000),
+    a: z.string().max(100_000).optional(),
+  })
+  .transform((input, context) => {
+    const renamed = input.feedbackDataId !== undefined;
+    const chatItemId = renamed ? input.dataId : input.chatItemId;
+    const feedbackDataId = renamed ? input.feedbackDataId : input.dataId;
+    if (!chatItemId) {
+      context.addIssue({ code: 'custom', path: [renamed ? 'dataId' : 'chatItemId'], message: 'missing parameter (the chat item id)' });
+      return z.NEVER;
+    }
+    if (!isObjectIdHex(feedbackDataId)) {
+      context.addIssue({ code: 'custom', path: [renamed ? 'feedbackDataId' : 'dataId'], message: 'missing parameter (the id of the dataset entry, 24 hex characters)' });
+      return z.NEVER;
+    }
+    return { appId: input.appId, chatId: input.chatId, chatItemId, feedbackDataId, datasetId: input.datasetId, collectionId: input.collectionId, q: input.q, a: input.a };
+  });
+
 export const closeCustomSchema = z.object({
   appId: zObjectId,
   chatId: chatId.min(1),

@@ -1,4 +1,4 @@
-/** v1/chat/completions, chatTest and workflow/debug (contract §4, §7). */
+/** v1/chat/completions, chatTest and workflow/debug. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
@@ -20,7 +20,7 @@ function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortContro
   return controller;
 }
 
-/** Known errors keep their envelope; anything else shows no internals (DECISIONS.md). */
+/** Known errors keep their envelope; anything else shows no internals. */
 function errorFrame(error: unknown, requestId: string) {
   if (isAppError(error)) return { code: error.code, statusText: error.statusText, message: error.message, data: null };
   return { message: `Internal error (request id ${requestId})` };
@@ -112,6 +112,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const { app: appDoc } = await chat.apps.authorize(auth, input.appId, 'read');
       const items = messagesToChatItems(input.messages as RequestMessage[]);
       if (appDoc.type !== 'plugin' && items.length === 0) throw chat.errors.missingParams('Params Error: messages must end with the question');
+      const guard = await chat.access.assertCallerGraph(auth, input.nodes);
       const controller = abortOnClose(request, reply);
       const writer = new SseWriter(reply, true);
       try {
@@ -119,6 +120,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         const result = await chat.run.runTurn({
           app: appDoc,
           graph,
+          guard,
           caller: callerFromAuth(auth),
           items,
           variables: input.variables,
@@ -135,7 +137,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         writer.write('flowResponses', result.flowResponses);
       } catch (error) {
         request.log.warn({ err: error }, 'chat test failed');
-        writer.start(500);
+        writer.start(isAppError(error) ? error.httpStatus : 500);
         writer.write('error', errorFrame(error, String(request.id)));
       }
       writer.end();
@@ -152,9 +154,10 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
     tags: ['chat'],
     handler: async ({ input, auth, request, reply }) => {
       const { app: appDoc } = await chat.apps.authorize(auth, input.appId, 'read');
+      const guard = await chat.access.assertCallerGraph(auth, input.nodes);
       const controller = abortOnClose(request, reply);
       const edges = (input.edges as RuntimeEdge[]).map((edge) => ({ ...edge, status: edge.status ?? 'waiting' }));
-      return chat.run.debugRun({ app: appDoc, caller: callerFromAuth(auth), nodes: input.nodes as RuntimeNode[], edges, variables: input.variables, signal: controller.signal });
+      return chat.run.debugRun({ app: appDoc, caller: callerFromAuth(auth), nodes: input.nodes as RuntimeNode[], edges, variables: input.variables, signal: controller.signal, guard });
     },
   });
 }

@@ -1,9 +1,10 @@
-/** core/chat/* history, init and feedback routes (contract §5). */
+/** core/chat/* history, init and feedback routes. */
 import type { FastifyInstance } from 'fastify';
 import { AppError, Errors } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
 import { outLinkInitSchema } from '../outlinks/outlinks.schema.js';
 import {
+  adminFeedbackSchema,
   chatRefSchema,
   clearHistoriesSchema,
   closeCustomSchema,
@@ -15,6 +16,7 @@ import {
   teamInitSchema,
   updateHistorySchema,
 } from './chat.schema.js';
+import { assertKeyMayUseApp } from './chat-access.js';
 import type { ChatModule } from './chat-module.js';
 import { createHistoryService } from './history.service.js';
 
@@ -33,8 +35,8 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     tags: ['chat'],
     handler: async ({ input, auth }) => {
       if (!input.appId) throw new AppError({ httpStatus: 400, code: 501, statusText: 'missingParams', message: "You don't have an app yet (missing field 'appId')" });
+      assertKeyMayUseApp(auth, input.appId);
       const { app: appDoc, permission } = await chat.apps.authorize(auth, input.appId, 'read');
-      if (auth.authType === 'apikey' && auth.appId && auth.appId !== input.appId) throw Errors.unAuthApp('This API key is bound to another app');
       const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId) : null;
       if (existing && !permission.hasManagePer && existing.tmbId.toHexString() !== auth.tmbId) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, loadCustomFeedbacks: input.loadCustomFeedbacks, fields: 'owner' });
@@ -109,7 +111,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     tags: ['chat'],
     handler: async ({ input, auth }) => {
       await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
-      await chat.repo.deleteChats(input.appId, [input.chatId]);
+      await chat.repo.deleteChats(auth.teamId, input.appId, [input.chatId]);
       return null;
     },
   });
@@ -137,9 +139,10 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Deletes one chat item (contentId = its dataId)',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
+      assertKeyMayUseApp(auth, input.appId);
       if (!input.chatId || !input.contentId) return null;
       await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
-      await chat.repo.deleteItem(input.appId, input.chatId, input.contentId);
+      await chat.repo.deleteItem(auth.teamId, input.appId, input.chatId, input.contentId);
       return null;
     },
   });
@@ -153,6 +156,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Node responses of one AI item',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
+      assertKeyMayUseApp(auth, input.appId);
       if (!input.appId || !input.chatId || !input.dataId) return {};
       return history.resData(auth, input.appId, input.chatId, input.dataId);
     },
@@ -172,6 +176,25 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
       await chat.access.authChatCrud(auth, input.appId, input.chatId, 'read');
       if (!(await chat.repo.setFeedback(input.appId, input.chatId, dataId, input.userGoodFeedback, input.userBadFeedback))) {
         throw Errors.notFound(`Chat item ${dataId} not found in chat ${input.chatId}`);
+      }
+      return null;
+    },
+  });
+
+  definePlatformRoute(app, {
+    methods: ['POST', 'PUT'],
+    url: '/core/chat/feedback/adminUpdate',
+    auth: ['session'],
+    input: adminFeedbackSchema,
+    summary: 'Annotates an answer from the app logs with the dataset entry that corrects it (adminFeedback)',
+    tags: ['chat'],
+    handler: async ({ input, auth }) => {
+      await chat.access.authChatOrAppManager(auth, input.appId, input.chatId);
+      // The annotation points at a dataset entry: the dataset must be one the caller can read.
+      await chat.datasets.authorize(auth, input.datasetId, 'read');
+      const feedback = { datasetId: input.datasetId, ...(input.collectionId ? { collectionId: input.collectionId } : {}), dataId: input.feedbackDataId, q: input.q, ...(input.a !== undefined ? { a: input.a } : {}) };
+      if (!(await chat.repo.setAdminFeedback(input.appId, input.chatId, input.chatItemId, feedback))) {
+        throw Errors.notFound(`Chat item ${input.chatItemId} not found in chat ${input.chatId}`);
       }
       return null;
     },

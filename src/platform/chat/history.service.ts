@@ -1,8 +1,9 @@
-/** Chat windows and items: init, histories, rename/pin, delete, feedback (contract §5). */
+/** Chat windows and items: init, histories, rename/pin, delete, feedback. */
 import { filterPublicResponses } from '../../domain/workflow/messages.js';
 import type { StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
+import { assertKeyMayUseApp } from './chat-access.js';
 import type { AppDoc } from './app-source.repo.js';
 import type { ChatDoc, ChatItemDoc } from './chat.repo.js';
 import type { ChatModule } from './chat-module.js';
@@ -97,9 +98,8 @@ export function createHistoryService(chat: ChatModule) {
   /** getHistories / clearHistories match, by credential kind. */
   function historyFilter(auth: AuthContext, requestedAppId: string | undefined, forClear: boolean) {
     // A key bound to an app only ever reaches that app's histories.
-    const boundAppId = auth.authType === 'apikey' ? auth.appId : undefined;
-    if (boundAppId && requestedAppId && requestedAppId !== boundAppId) throw Errors.unAuthApp('This API key is bound to another app');
-    const appId = boundAppId ?? requestedAppId;
+    assertKeyMayUseApp(auth, requestedAppId);
+    const appId = (auth.authType === 'apikey' ? auth.appId : undefined) ?? requestedAppId;
     if (auth.authType === 'outLink') {
       const base = { shareId: auth.outLink!.shareId, outLinkUid: auth.outLink!.outLinkUid };
       return forClear ? { filter: base, limit: 0, appId: auth.appId! } : { filter: { ...base, source: 'share', updateTime: { $gte: new Date(chat.now() - 30 * DAY_MS) } }, limit: 20, appId: auth.appId! };
@@ -124,16 +124,11 @@ export function createHistoryService(chat: ChatModule) {
       const { filter, appId: resolvedAppId } = historyFilter(auth, appId, true);
       if (auth.authType !== 'outLink') await chat.apps.findInTeam(auth.teamId, resolvedAppId);
       const ids = await repo.chatIds({ ...(filter as object), appId: chat.apps.objectId(resolvedAppId) } as never);
-      await repo.deleteChats(resolvedAppId, ids);
+      await repo.deleteChats(auth.teamId, resolvedAppId, ids);
     },
 
     async resData(auth: AuthContext, appId: string, chatId: string, dataId: string) {
-      try {
-        await chat.access.authChatCrud(auth, appId, chatId, 'read');
-      } catch (error) {
-        if (auth.authType === 'outLink' || auth.authType === 'teamDomain') throw error;
-        await chat.apps.authorize(auth, appId, 'manage');
-      }
+      await chat.access.authChatOrAppManager(auth, appId, chatId);
       const item = await repo.findItem(appId, chatId, dataId);
       if (item?.obj !== 'AI') return {};
       const responses = item.responseData ?? [];

@@ -1,4 +1,4 @@
-/** core/chat/inputGuide/* (contract §5.14): suggestions shown while typing. */
+/** core/chat/inputGuide/*: suggestions shown while typing. */
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../../infra/errors.js';
 import { escapeRegex } from '../../infra/mongo.js';

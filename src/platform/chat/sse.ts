@@ -1,5 +1,5 @@
 /**
- * Server-sent events in the reference's shape (contract §4.4): with detail every frame is named,
+ * Server-sent events in the reference's shape: with detail every frame is named,
  * without detail only answer text goes out as unnamed OpenAI chunks (errors keep their name).
  */
 import type { FastifyReply } from 'fastify';
@@ -29,10 +29,13 @@ export class SseWriter {
   start(status = 200): void {
     if (this.started) return;
     this.started = true;
+    // Headers set by hooks so far (CORS, security headers) would be lost by the hijack: keep them.
+    const fromHooks = Object.fromEntries(Object.entries(this.reply.getHeaders()).filter(([, value]) => value !== undefined)) as Record<string, string | number | string[]>;
     this.reply.hijack();
     this.reply.raw.writeHead(status, {
-      'content-type': 'text/event-stream;charset=utf-8',
       'access-control-allow-origin': '*',
+      ...fromHooks,
+      'content-type': 'text/event-stream;charset=utf-8',
       'x-accel-buffering': 'no',
       'cache-control': 'no-cache, no-transform',
       'x-request-id': String(this.reply.request.id),

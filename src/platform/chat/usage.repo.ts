@@ -1,4 +1,4 @@
-/** Usage (billing) records, written locally as the contract recommends (§3.7). */
+/** Usage (billing) records, written to this database. */
 import { type Db, ObjectId } from 'mongodb';
 import type { NodeUsage } from '../../domain/workflow/types.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';

@@ -1,4 +1,4 @@
-/** v1/embeddings, v1/audio/transcriptions, core/ai/*, core/chat/item/getSpeech (contract §5.13, §6). */
+/** v1/embeddings, v1/audio/transcriptions, core/ai/*, core/chat/item/getSpeech. */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -8,17 +8,33 @@ import type { LlmMessage } from '../../infra/llm-stream.js';
 import { zObjectId } from '../../infra/zod.js';
 import type { AuthContext } from '../auth/types.js';
 import type { ChatModule } from '../chat/chat-module.js';
+import { readMultipart } from '../datasets/files/multipart.js';
 import { definePlatformRoute, parseWith } from '../define-route.js';
-import { createOpenAiService } from './openai.service.js';
+import { createOpenAiService, float32Base64 } from './openai.service.js';
 import { createTtsCache, TTS_INDEXES } from './tts-cache.repo.js';
 
-const embeddingsSchema = z.object({
-  input: z.union([z.string(), z.array(z.string())], { error: 'input is nor array or string' }),
-  model: z.string().max(200).optional(),
-  type: z.enum(['query', 'db']).optional(),
-  dimensions: z.number().optional(),
-  billId: z.string().optional(),
-});
+/** OpenAI's own cap on the inputs of one embeddings request. */
+const EMBEDDING_BATCH_MAX = 2048;
+
+const embeddingsSchema = z
+  .object({
+    input: z.union([z.string(), z.array(z.string())], { error: 'input must be a string or an array of strings' }).superRefine((input, context) => {
+      const list = typeof input === 'string' ? [input] : input;
+      if (list.length === 0) context.addIssue({ code: 'custom', message: 'input is empty' });
+      if (list.length > EMBEDDING_BATCH_MAX) context.addIssue({ code: 'custom', message: `at most ${EMBEDDING_BATCH_MAX} inputs per request (split the batch)` });
+      const empty = list.findIndex((text) => text.length === 0);
+      if (empty >= 0) context.addIssue({ code: 'custom', path: typeof input === 'string' ? [] : [empty], message: 'must not be empty' });
+    }),
+    model: z.string().max(200).nullish(),
+    encoding_format: z.enum(['float', 'base64']).nullish(),
+    type: z.enum(['query', 'db']).optional(),
+    dimensions: z.number().nullish(),
+    billId: z.string().optional(),
+  })
+  // Other OpenAI fields (user …) are accepted and ignored.
+  .loose();
+
+const TRANSCRIPTION_MAX_BYTES = 20 * 1024 * 1024;
 
 const simpleMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.union([z.string(), z.array(z.any())]) }).loose();
 const guideSchema = z.object({ messages: z.array(simpleMessage).min(1, 'messages must not be empty').max(50), shareId: z.string().optional(), outLinkUid: z.string().optional() }).loose();
@@ -58,18 +74,17 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
     auth: ['apiKey', 'session'],
     input: embeddingsSchema,
     raw: true,
-    summary: 'OpenAI-compatible embeddings (first input only, 1536 dimensions)',
+    summary: 'OpenAI-compatible embeddings: one 1536-dimension vector per input, in order (float or base64)',
     tags: ['openai'],
     handler: async ({ input, auth, reply }) => {
-      const text = Array.isArray(input.input) ? input.input[0] : input.input;
-      if (!text) throw Errors.missingParams("Field 'input' is empty (input is empty)");
-      const result = await service.embed(text, input.model);
+      const texts = Array.isArray(input.input) ? input.input : [input.input];
+      const result = await service.embed(texts, input.model ?? undefined);
       const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
       await chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
       if (auth.apiKeyId && points > 0) await app.platformAuth.addApiKeyUsage(auth.apiKeyId, points);
       return reply.send({
         object: 'list',
-        data: [{ object: 'embedding', index: 0, embedding: result.vector }],
+        data: result.vectors.map((vector, index) => ({ object: 'embedding', index, embedding: input.encoding_format === 'base64' ? float32Base64(vector) : vector })),
         model: input.model ?? result.model.model,
         usage: { prompt_tokens: result.tokens, total_tokens: result.tokens },
       });
@@ -102,7 +117,8 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
     handler: async ({ input }) => {
       const started = performance.now();
       const tokens = input.messages.reduce((sum, m) => sum + 3 + estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')), 0);
-      return { tokens, time: Math.round(performance.now() - started), memory: process.memoryUsage() };
+      // No process memory figures: they help an attacker more than an operator.
+      return { tokens, time: Math.round(performance.now() - started) };
     },
   });
 
@@ -129,7 +145,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
 
   // Multipart needs its own encapsulated scope (the parser is registered per context).
   app.register(async (scope) => {
-    await scope.register(multipart, { limits: { fileSize: 20 * 1024 * 1024, files: 1, fields: 5 } });
+    await scope.register(multipart, { limits: { fileSize: TRANSCRIPTION_MAX_BYTES, files: 1, fields: 5 } });
     definePlatformRoute(scope, {
       methods: ['POST', 'GET'],
       url: '/v1/audio/transcriptions',
@@ -138,17 +154,14 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
       summary: "Speech to text through the configured whisper model (multipart: file + data JSON); answers the text in the envelope",
       tags: ['openai'],
       handler: async ({ request, reply }) => {
-        if (!request.isMultipart()) throw Errors.unsupportedMediaType('Send multipart/form-data with a file field');
-        let file: { buffer: Buffer; filename: string; mimetype: string } | undefined;
+        // Read errors (a truncated body, a file over the limit) go to the central error handler as they are.
+        const { file, fields } = await readMultipart(request, TRANSCRIPTION_MAX_BYTES);
         let data: unknown = {};
-        for await (const part of request.parts()) {
-          if (part.type === 'file') file = { buffer: await part.toBuffer(), filename: part.filename, mimetype: part.mimetype };
-          else if (part.fieldname === 'data') {
-            try {
-              data = JSON.parse(String(part.value));
-            } catch {
-              throw Errors.missingParams("Field 'data' must be a JSON string");
-            }
+        if (fields.data !== undefined) {
+          try {
+            data = JSON.parse(fields.data);
+          } catch {
+            throw Errors.missingParams("Field 'data' must be a JSON string");
           }
         }
         const meta = parseWith(transcriptionData, data);

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { estimateTokens, parseQuestionList } from '../../domain/workflow/prompts.js';
 import { Errors } from '../../infra/errors.js';
 import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
+import { ProviderError } from '../../infra/provider-http.js';
 import { datasetsOf } from '../datasets/index.js';
 import type { ChatModule } from '../chat/chat-module.js';
 
@@ -17,6 +18,13 @@ export function normaliseDimensions(vector: number[], size = EMBEDDING_DIMENSION
   return [...vector, ...new Array<number>(size - vector.length).fill(0)];
 }
 
+/** OpenAI's `encoding_format: "base64"`: the vector as little-endian float32 bytes, base64. */
+export function float32Base64(vector: readonly number[]): string {
+  const bytes = Buffer.alloc(vector.length * 4);
+  for (const [index, value] of vector.entries()) bytes.writeFloatLE(value, index * 4);
+  return bytes.toString('base64');
+}
+
 export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
   async function providerFailure(response: Response, what: string): Promise<never> {
     const text = await response.text().catch(() => '');
@@ -24,11 +32,25 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
   }
 
   return {
-    async embed(input: string, model: string | undefined) {
+    /** One vector per input, in input order; tokens summed over the batch. */
+    async embed(inputs: string[], model: string | undefined) {
       const vectorModel = (model ? app.models.getVectorModel(model) : undefined) ?? app.models.defaultVectorModel();
       if (!app.hasDecorator('datasetSearch')) throw Errors.badGateway('Embeddings are not available in this deployment');
-      const { vectors, tokens } = await datasetsOf(app).ctx.embedders().forModel(vectorModel.model).embed([input]);
-      return { vector: normaliseDimensions(vectors[0] ?? []), tokens: tokens || estimateTokens(input), model: vectorModel };
+      const { vectors, tokens } = await datasetsOf(app)
+        .ctx.embedders()
+        .forModel(vectorModel.model)
+        .embed(inputs)
+        .catch((error: unknown) => {
+          // The provider failing is the gateway's problem, not ours (502, not 500).
+          if (error instanceof ProviderError) throw Errors.badGateway(`The embedding provider failed: ${error.message}`);
+          throw error;
+        });
+      if (vectors.length !== inputs.length) throw Errors.badGateway(`The embedding provider answered ${vectors.length} vectors for ${inputs.length} inputs`);
+      return {
+        vectors: vectors.map((vector) => normaliseDimensions(vector)),
+        tokens: tokens || inputs.reduce((sum, input) => sum + estimateTokens(input), 0),
+        model: vectorModel,
+      };
     },
 
     async transcribe(file: { buffer: Buffer; filename: string; mimetype: string }): Promise<string> {

@@ -1,5 +1,5 @@
 /**
- * The speech cache (`buffer_tts`, contract §3.8): one entry per voice and text+speed, kept 24 h.
+ * The speech cache (`buffer_tts`): one entry per voice and text+speed, kept 24 h.
  * FerretDB has no TTL index, so expiry is checked on read and swept periodically.
  */
 import { Binary, type Db, ObjectId } from 'mongodb';

@@ -1,4 +1,4 @@
-/** support/outLink/{create,list,update,delete} (contract §8.1; session only). */
+/** support/outLink/{create,list,update,delete} (session only). */
 import type { FastifyInstance } from 'fastify';
 import { definePlatformRoute } from '../define-route.js';
 import type { OutLinkService } from './outlinks.service.js';

@@ -1,5 +1,5 @@
 /**
- * Share links: CRUD (contract §8.1), the `outLink` credential (shareId + outLinkUid) and the
+ * Share links: CRUD, the `outLink` credential (shareId + outLinkUid) and the
  * limits and identity hooks the reference leaves to its commercial service (§8.3–8.4), which we
  * enforce: expiry, usage points, QPM, hookUrl init/start/finish.
  */

@@ -37,7 +37,9 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const read: { url: string; name: string }[] = [];
     const parts: string[] = [];
     for (const url of urls) {
-      const name = decodeURIComponent(new URL(url, 'http://local').pathname.split('/').pop() || 'file');
+      // File links of this service name the file in a `filename` parameter.
+      const parsed = new URL(url, 'http://local');
+      const name = parsed.searchParams.get('filename') || decodeURIComponent(parsed.pathname.split('/').pop() || 'file');
       read.push({ url, name });
       try {
         const file = await deps.download(url);

@@ -1,15 +1,16 @@
 /**
- * Messaging-channel receivers (spec paths imA, imB, imC = the reference's feishu, wecom and
- * offiaccount routes). Each verifies the link token and the channel's signature, answers the
+ * Messaging-channel receivers, each served at the specification's name (imA, imB, imC) and at
+ * the reference's real path (feishu, wecom, offiaccount), which users paste into the channel
+ * consoles. Each verifies the link token and the channel's signature, answers the
  * channel's URL verification, and for an incoming text message runs the link's app in the
  * background and sends the answer through the channel's API (base URL `app.apiBaseUrl` of the
  * link, else the channel's public one). See docs/chat.md.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../../infra/errors.js';
 import type { ChatModule } from '../../chat/chat-module.js';
-import { definePlatformRoute, parseWith } from '../../define-route.js';
+import { definePlatformRoute, type PlatformRouteOptions, parseWith } from '../../define-route.js';
 import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
 import { feishuDecrypt, parseFlatXml, sameText, sha1Signature, wecomDecrypt } from './channel-crypto.js';
 import { runChannelTurn } from './channel-runner.js';
@@ -28,6 +29,14 @@ async function jsonOf(chat: ChatModule, url: string, init: { method: string; hea
   const response = await chat.outbound(url, { method: init.method, headers: init.headers, body: init.body, timeoutMs: 15_000 });
   if (response.status >= 400) throw new Error(`${url} answered HTTP ${response.status}`);
   return JSON.parse(response.text()) as Record<string, unknown>;
+}
+
+/** One receiver at both of its paths: `/support/outLink/{name}/:token`. */
+function defineChannelRoute(app: FastifyInstance, names: [string, string], options: Omit<PlatformRouteOptions<undefined, [], unknown>, 'url' | 'methods' | 'auth' | 'raw'>): void {
+  for (const name of names) {
+    // GET is the consoles' URL verification (echostr), POST carries the events.
+    definePlatformRoute(app, { ...options, methods: ['GET', 'POST'], url: `/support/outLink/${name}/:token`, auth: [], raw: true });
+  }
 }
 
 export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): void {
@@ -52,11 +61,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
     });
   }
 
-  definePlatformRoute(app, {
-    methods: ['GET', 'POST'],
-    url: '/support/outLink/imA/:token',
-    auth: [],
-    raw: true,
+  defineChannelRoute(app, ['imA', 'feishu'], {
     summary: 'Feishu/Lark event receiver of a channel link (url_verification and im.message.receive_v1)',
     tags: ['outLink'],
     handler: async ({ request, reply }) => {
@@ -118,11 +123,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
       });
     };
 
-    definePlatformRoute(scope, {
-      methods: ['GET', 'POST'],
-      url: '/support/outLink/imB/:token',
-      auth: [],
-      raw: true,
+    defineChannelRoute(scope, ['imB', 'wecom'], {
       summary: 'WeCom callback of a channel link (echostr verification and encrypted text messages)',
       tags: ['outLink'],
       handler: async ({ request, reply }) => {
@@ -166,14 +167,10 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
       });
     };
 
-    definePlatformRoute(scope, {
-      methods: ['GET', 'POST'],
-      url: '/support/outLink/imC/:token',
-      auth: [],
-      raw: true,
+    defineChannelRoute(scope, ['imC', 'offiaccount'], {
       summary: 'WeChat official account callback of a channel link (signature check, echostr, text messages)',
       tags: ['outLink'],
-      handler: async ({ request, reply }: { request: import('fastify').FastifyRequest; reply: FastifyReply }) => {
+      handler: async ({ request, reply }) => {
         const { token } = parseWith(tokenParam, request.params);
         const link = await channelLink(chat, token, 'official_account');
         const q = request.query as Record<string, unknown>;

@@ -1,0 +1,35 @@
+/**
+ * The datasets and apps a workflow graph names in its node settings: the `datasets` list of
+ * dataset search nodes and the `pluginId` of nodes that run another app. A graph sent by a
+ * caller (chatTest, debug) may only use resources the caller can read, so these are checked
+ * before it runs. Values wired from other nodes are only known at run time and are checked then.
+ */
+
+const APP_NODE_TYPES = new Set(['pluginModule', 'appModule']);
+
+export interface GraphResources {
+  datasetIds: string[];
+  appIds: string[];
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Dataset ids of a `datasets` input value: `[{datasetId}]` (a reference tuple names none). */
+export function datasetIdsOf(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((entry) => (isRecord(entry) && typeof entry.datasetId === 'string' ? [entry.datasetId] : []));
+}
+
+export function graphResources(nodes: readonly unknown[]): GraphResources {
+  const datasetIds = new Set<string>();
+  const appIds = new Set<string>();
+  for (const node of nodes) {
+    if (!isRecord(node)) continue;
+    if (node.flowNodeType === 'datasetSearchNode' && Array.isArray(node.inputs)) {
+      const input = node.inputs.find((item) => isRecord(item) && item.key === 'datasets') as Record<string, unknown> | undefined;
+      for (const id of datasetIdsOf(input?.value)) datasetIds.add(id);
+    }
+    if (typeof node.flowNodeType === 'string' && APP_NODE_TYPES.has(node.flowNodeType) && typeof node.pluginId === 'string' && node.pluginId) appIds.add(node.pluginId);
+  }
+  return { datasetIds: [...datasetIds], appIds: [...appIds] };
+}

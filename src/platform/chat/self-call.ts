@@ -1,0 +1,52 @@
+/**
+ * Calls one of this service's own routes for a workflow node (relative plugin URLs of FastGPT's
+ * templates, relative links of uploaded chat files; see own-service-url.ts). When the server
+ * listens, the call goes over loopback to its own address and port, past the SSRF guard for
+ * that one address only; before it listens (tests, CLI) it is injected into the same router.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import type { safeFetch } from '../../infra/outbound-fetch.js';
+
+export interface SelfCall {
+  method: string;
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs: number;
+  maxBytes?: number;
+}
+
+export interface SelfAnswer {
+  status: number;
+  body: Buffer;
+  contentType?: string;
+}
+
+function loopbackOf(address: AddressInfo): string {
+  if (address.address === '0.0.0.0') return '127.0.0.1';
+  if (address.address === '::') return '::1';
+  return address.address;
+}
+
+export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetch) {
+  return async (path: string, call: SelfCall): Promise<SelfAnswer> => {
+    const address = app.server.listening ? app.server.address() : null;
+    if (address && typeof address === 'object') {
+      const host = loopbackOf(address);
+      const origin = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+      const response = await outbound(`${origin}${path}`, {
+        method: call.method,
+        headers: call.headers,
+        body: call.body,
+        timeoutMs: call.timeoutMs,
+        ...(call.maxBytes ? { maxBytes: call.maxBytes } : {}),
+        maxRedirects: 0,
+        isAddressAllowed: (candidate) => candidate === host,
+      });
+      return { status: response.status, body: response.body, contentType: response.headers['content-type'] };
+    }
+    const response = await app.inject({ method: call.method as 'POST', url: path, headers: call.headers, ...(call.body !== undefined ? { payload: call.body } : {}) });
+    const contentType = response.headers['content-type'];
+    return { status: response.statusCode, body: response.rawPayload, contentType: typeof contentType === 'string' ? contentType : undefined };
+  };
+}

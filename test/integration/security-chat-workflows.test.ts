@@ -1,0 +1,217 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { datasetsOf } from '../../src/platform/datasets/index.js';
+import type { TestApp } from '../helpers/app.js';
+import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { authHeaders, createUser, login } from '../helpers/platform.js';
+import { ok } from './apps-helpers.js';
+import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
+
+/**
+ * Workflows a caller sends (chatTest, workflow/debug) may only use datasets and apps the caller
+ * can read; the HTTP node reaches this service's own /api/plugins routes by relative URL and
+ * nothing else on loopback.
+ */
+let t: TestApp;
+let fake: FakeOpenAi;
+let ownerToken: string;
+let readerToken: string;
+let appId: string;
+let secretDatasetId: string;
+let openDatasetId: string;
+
+const SECRET = 'The vault code is 7741 and only the owner may know it.';
+const OPEN = 'The canteen opens at noon on weekdays.';
+
+const start = { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] };
+const answer = (ref: [string, string]) => ({ nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: ref }], outputs: [] });
+const edge = (source: string, target: string) => ({ source, sourceHandle: `${source}-source-right`, target, targetHandle: `${target}-target-left` });
+
+/** start → dataset search over `datasets` → answer with the quotes. */
+function searchGraph(datasets: unknown, query: unknown = ['start', 'userChatInput']) {
+  const search = {
+    nodeId: 'search',
+    flowNodeType: 'datasetSearchNode',
+    name: 'Search',
+    inputs: [
+      { key: 'datasets', value: datasets },
+      { key: 'userChatInput', value: query },
+      { key: 'similarity', value: 0 },
+      { key: 'limit', value: 1500 },
+      { key: 'searchMode', value: 'embedding' },
+    ],
+    outputs: [{ id: 'quoteQA', key: 'quoteQA' }],
+  };
+  return { nodes: [start, search, answer(['search', 'quoteQA'])], edges: [edge('start', 'search'), edge('search', 'ans')], chatConfig: {} };
+}
+
+async function datasetWith(token: string, name: string, text: string): Promise<string> {
+  const datasetId = await ok(t, token, 'POST', '/core/dataset/create', { name });
+  const collectionId = await ok(t, token, 'POST', '/core/dataset/collection/create', { datasetId, name: `${name} notes`, type: 'virtual' });
+  await ok(t, token, 'POST', '/core/dataset/data/insertData', { collectionId, q: text });
+  return datasetId;
+}
+
+const chatTest = (token: string, graph: { nodes: unknown[]; edges: unknown[] }, extra: Record<string, unknown> = {}) =>
+  t.app.inject({ method: 'POST', url: '/api/core/chat/chatTest', headers: authHeaders(token), payload: { appId, nodes: graph.nodes, edges: graph.edges, messages: [{ role: 'user', content: 'vault code canteen' }], ...extra } });
+
+/** Debug runs the search node alone, so its question is a literal. */
+const debug = (token: string, graph: { nodes: { nodeId: string }[]; edges: unknown[] }) =>
+  t.app.inject({
+    method: 'POST',
+    url: '/api/core/workflow/debug',
+    headers: authHeaders(token),
+    payload: { appId, nodes: graph.nodes.map((n) => ({ ...n, isEntry: n.nodeId === 'search' })), edges: graph.edges, variables: {} },
+  });
+
+const usageCount = () => t.app.mongo.db.collection('usages').countDocuments();
+
+beforeAll(async () => {
+  // SSRF guard on: loopback and private targets refused.
+  ({ t, fake } = await startChatApp(() => ({ SSRF_ALLOW_PRIVATE: 'false' })));
+  const owner = await createUser(t, { username: 'wf-owner', password: 'password-w1' });
+  await createUser(t, { username: 'wf-reader', password: 'password-w2', teamId: owner.teamId, role: 'member', permission: 4 });
+  ownerToken = await login(t, 'wf-owner', 'password-w1');
+  readerToken = await login(t, 'wf-reader', 'password-w2');
+  appId = await createPublishedApp(t, ownerToken, 'Editor app', simpleChatGraph);
+  await ok(t, ownerToken, 'POST', '/core/app/update', { appId, defaultPermission: 4 });
+  secretDatasetId = await datasetWith(ownerToken, 'Secret', SECRET);
+  openDatasetId = await datasetWith(ownerToken, 'Open', OPEN);
+  await ok(t, ownerToken, 'PUT', '/core/dataset/update', { id: openDatasetId, defaultPermission: 4 });
+  await datasetsOf(t.app).trainingWorker.drain();
+});
+
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+describe('datasets in a workflow the caller sends', () => {
+  it('the reader can neither see nor search the secret dataset directly', async () => {
+    const detail = await t.app.inject({ method: 'GET', url: `/api/core/dataset/detail?id=${secretDatasetId}`, headers: authHeaders(readerToken) });
+    expect(detail.statusCode).toBe(403);
+  });
+
+  it('chatTest with a search over a dataset the caller cannot read is refused before anything runs', async () => {
+    const before = await usageCount();
+    const res = await chatTest(readerToken, searchGraph([{ datasetId: openDatasetId }, { datasetId: secretDatasetId }]));
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.headers['content-type']).toContain('application/json');
+    expect(res.json()).toMatchObject({ statusText: 'unAuthDataset', data: null });
+    expect(res.body).not.toContain('7741');
+    expect(await usageCount()).toBe(before);
+  });
+
+  it('workflow/debug with the same search is refused the same way', async () => {
+    const res = await debug(readerToken, searchGraph([{ datasetId: secretDatasetId }], 'vault code'));
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().statusText).toBe('unAuthDataset');
+    expect(res.body).not.toContain('7741');
+  });
+
+  it('a dataset list wired from a variable is checked when the search runs', async () => {
+    const graph = searchGraph(['VARIABLE_NODE_ID', 'datasetList']);
+    const res = await chatTest(readerToken, graph, { variables: { datasetList: [{ datasetId: secretDatasetId }] } });
+    expect(res.body).not.toContain('7741');
+    const error = sseFrames(res.body).find((frame) => frame.event === 'error');
+    expect(error, res.body).toBeDefined();
+    expect(JSON.parse(error!.data)).toMatchObject({ statusText: 'unAuthDataset' });
+  });
+
+  it('a dataset the caller can read still works, in chatTest and debug', async () => {
+    const res = await chatTest(readerToken, searchGraph([{ datasetId: openDatasetId }]));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).toContain('canteen');
+    const step = await debug(readerToken, searchGraph([{ datasetId: openDatasetId }], 'canteen'));
+    expect(step.statusCode, step.body).toBe(200);
+    expect(JSON.stringify(step.json().data.flowResponses)).toContain('canteen');
+  });
+
+  it('the owner may test a graph over the secret dataset', async () => {
+    const res = await chatTest(ownerToken, searchGraph([{ datasetId: secretDatasetId }]));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).toContain('7741');
+  });
+
+  it('a plugin app the caller cannot read cannot be run from a sent workflow', async () => {
+    const pluginGraph = {
+      nodes: [
+        { nodeId: 'in', flowNodeType: 'pluginInput', name: 'Input', inputs: [], outputs: [] },
+        { nodeId: 'out', flowNodeType: 'pluginOutput', name: 'Output', inputs: [], outputs: [] },
+      ],
+      edges: [edge('in', 'out')],
+      chatConfig: {},
+    };
+    const pluginId = await createPublishedApp(t, ownerToken, 'Private plugin', pluginGraph, 'plugin');
+    await ok(t, ownerToken, 'POST', '/core/app/update', { appId: pluginId, defaultPermission: 0 });
+    const graph = { nodes: [start, { nodeId: 'plugin', flowNodeType: 'pluginModule', pluginId, name: 'Plugin', inputs: [], outputs: [] }], edges: [edge('start', 'plugin')] };
+    const res = await chatTest(readerToken, graph);
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().statusText).toBe('unAuthApp');
+  });
+
+  it("a published app keeps its editor's datasets: the reader chats with it and gets the quotes", async () => {
+    const publishedId = await createPublishedApp(t, ownerToken, 'Vault bot', searchGraph([{ datasetId: secretDatasetId }]));
+    await ok(t, ownerToken, 'POST', '/core/app/update', { appId: publishedId, defaultPermission: 4 });
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(readerToken), payload: { appId: publishedId, messages: [{ role: 'user', content: 'vault code' }] } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().choices[0].message.content).toContain('7741');
+  });
+});
+
+describe('HTTP node URLs', () => {
+  /** start → HTTP node (POST JSON) with its raw response in responseData. */
+  function httpGraph(url: string) {
+    const http = {
+      nodeId: 'http',
+      flowNodeType: 'httpRequest468',
+      name: 'HTTP',
+      inputs: [
+        { key: 'system_httpMethod', value: 'POST' },
+        { key: 'system_httpReqUrl', value: url },
+        { key: 'system_httpJsonBody', value: '{"input":"yes please","rule":"yes"}' },
+        { key: 'system_httpContentType', value: 'json' },
+      ],
+      outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse' }],
+    };
+    return { nodes: [start, http], edges: [edge('start', 'http')], chatConfig: {} };
+  }
+
+  async function httpResult(url: string): Promise<Record<string, unknown>> {
+    const runAppId = await createPublishedApp(t, ownerToken, `HTTP ${url}`, httpGraph(url));
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(ownerToken), payload: { appId: runAppId, detail: true, messages: [{ role: 'user', content: 'go' }] } });
+    expect(res.statusCode, res.body).toBe(200);
+    const node = res.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'httpRequest468');
+    return node.httpResult as Record<string, unknown>;
+  }
+
+  it('a relative /api/plugins URL calls this service (injected before it listens)', async () => {
+    expect(await httpResult('/api/plugins/TFSwitch/index')).toEqual({ true: true });
+  });
+
+  it('other relative URLs are not served from this service', async () => {
+    for (const url of ['/api/core/app/list', '/api/plugins/../core/app/list', '//127.0.0.1/api/plugins/TFSwitch/index']) {
+      const result = await httpResult(url);
+      expect(result.error, `${url}: ${JSON.stringify(result)}`).toBeDefined();
+      expect(JSON.stringify(result)).not.toContain('Editor app');
+    }
+  });
+
+  it('listening: the relative URL goes over loopback to the own port; the absolute loopback URL stays blocked', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const logStart = t.logs().length;
+    expect(await httpResult('/api/plugins/TFSwitch/index')).toEqual({ true: true });
+    // The plugin route was reached over the socket (the request log names the server's port).
+    const served = t
+      .logs()
+      .slice(logStart)
+      .split('\n')
+      .filter((line) => line.includes('/api/plugins/TFSwitch/index'));
+    expect(served.some((line) => line.includes(`127.0.0.1:${port}`)), served.join('\n')).toBe(true);
+
+    const blocked = await httpResult(`http://127.0.0.1:${port}/api/plugins/TFSwitch/index`);
+    expect(JSON.stringify(blocked)).toMatch(/not allowed|refused|private|loopback/i);
+    expect(blocked.true).toBeUndefined();
+  });
+});
