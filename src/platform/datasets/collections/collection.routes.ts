@@ -58,7 +58,7 @@ export function registerCollectionRoutes(app: FastifyInstance, ctx: DatasetsCont
       try {
         return await importer.fromFileId(auth, { ...input, fileId });
       } catch (error) {
-        await ctx.repos.files.deleteMany('dataset', [fileId]);
+        await ctx.repos.files.deleteMany('dataset', auth.teamId, [fileId]);
         throw error;
       }
     },
