@@ -149,7 +149,9 @@ export async function extractText(file: { buffer: Buffer; filename: string; mime
       text = await extractPdf(buffer, filename);
       break;
   }
-  text = text.replace(/\r\n?/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  // NUL characters (UTF-16 files, PDF and docx text runs) go: PostgreSQL-backed stores refuse them.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing NUL is the point
+  text = text.replace(/\u0000/g, '').replace(/\r\n?/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
   if (!text) throw Errors.missingParams(`File '${filename}' contains no text`);
   return { text, format };
 }

@@ -67,6 +67,7 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext,
       return reply
         .header('content-type', 'text/csv; charset=utf-8;')
         .header('content-disposition', 'attachment; filename=dataset.csv; ')
+        .header('x-content-type-options', 'nosniff')
         .send(Readable.from(rows()));
     },
   });
