@@ -112,7 +112,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     const created = await createWithItems(
       auth,
       dataset,
-      { ...base(input), type: 'link', name: page.title, rawLink: input.link, hashRawText: hashText(page.text), rawTextLength: page.text.length },
+      { ...base(input), type: 'link', name: input.link, rawLink: input.link, hashRawText: hashText(page.text), rawTextLength: page.text.length },
       items,
     );
     return { collectionId: created.collectionId, results: created.results };

@@ -43,7 +43,7 @@ const listFilters = {
   parentId: zParentId.optional(),
   searchText: z.string().max(200).optional(),
   selectFolder: zBoolLike.optional(),
-  filterTags: z.union([z.array(z.string()), z.string().transform((tag) => [tag])]).optional(),
+  filterTags: z.union([z.array(z.string().max(100)).max(100), z.string().max(100).transform((tag) => [tag])]).optional(),
   simple: zBoolLike.optional(),
 };
 

@@ -150,7 +150,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
       {
         parentId: collection.parentId,
         type: 'link',
-        name: page.title || collection.name,
+        name: collection.name,
         rawLink: collection.rawLink,
         trainingType: collection.trainingType,
         chunkSize: collection.chunkSize,
