@@ -164,6 +164,15 @@ describe('hostile upload inputs are 400s naming the field', () => {
     for (const item of data) expect(JSON.stringify(item)).not.toContain('\\u0000');
   });
 
+  it('a dataset read URL that the web client opens must be http(s)', async () => {
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'External' }));
+    const refused = await api.put('/core/dataset/update', { id: datasetId, externalReadUrl: 'javascript:alert(document.cookie)//{{fileId}}' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain('externalReadUrl');
+    await api.ok(api.put('/core/dataset/update', { id: datasetId, externalReadUrl: 'https://files.example.com/read?id={{fileId}}' }));
+    expect((await api.ok<{ externalReadUrl: string }>(api.get('/core/dataset/detail', { id: datasetId }))).externalReadUrl).toBe('https://files.example.com/read?id={{fileId}}');
+  });
+
   it('a NUL in the localFile data field is refused by name', async () => {
     const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Local' }));
     const body = multipart({ data: JSON.stringify({ datasetId, chunkSplitter: 'a\u0000b' }) }, { name: 'local.txt', content: 'Local text.' });
