@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Errors, isAppError } from '../../../infra/errors.js';
 import { parseCsv } from '../../../infra/csv.js';
-import { htmlToMarkdown } from '../../../infra/html-to-markdown.js';
+import { htmlToMarkdownBounded } from '../../../infra/html-to-markdown.js';
 import { safeFetch } from '../../../infra/outbound-fetch.js';
 import { extractText } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
@@ -30,7 +30,7 @@ export async function readLink(ctx: DatasetsContext, url: string, selector?: str
   }
   if (response.status >= 400) throw Errors.missingParams(`Invalid field 'link': ${url} answered HTTP ${response.status}`);
   const used = selector?.trim() || 'body';
-  const { title, markdown } = htmlToMarkdown(response.text(), { selector: used, baseUrl: response.finalUrl });
+  const { title, markdown } = await htmlToMarkdownBounded(response.text(), { selector: used, baseUrl: response.finalUrl }, { field: selector?.trim() ? 'selector' : 'link' });
   return { title: withoutNul(title || url), text: withoutNul(markdown).trim(), selector: used };
 }
 
