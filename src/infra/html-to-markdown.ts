@@ -4,6 +4,7 @@
  * headings, `-` bullets, fenced code, `_`/`**` emphasis and GFM tables/strikethrough.
  * Relative links and image sources become absolute against `baseUrl`.
  */
+import { Worker } from 'node:worker_threads';
 import { gfm } from '@joplin/turndown-plugin-gfm';
 import * as cheerio from 'cheerio';
 import TurndownService from 'turndown';
@@ -107,4 +108,66 @@ export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}
   const parts = selected.length > 0 ? selected.toArray().map((element) => $.html(element)) : options.selector ? [] : [$.root().html() ?? ''];
   const markdown = parts.map((part) => tidyMarkdown(turndown.turndown(part))).filter(Boolean).join('\n\n');
   return { title, markdown };
+}
+
+/**
+ * The worker's bootstrap: the built module is JavaScript; from sources (tests, tsx) it is
+ * TypeScript, loaded through tsx's loader registered inside the worker.
+ */
+function workerEntry(): string {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const entry = new URL(fromSource ? './html-to-markdown-worker.ts' : './html-to-markdown-worker.js', import.meta.url).href;
+  return fromSource
+    ? `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`
+    : `import(${JSON.stringify(entry)});`;
+}
+
+/** Pages this small with the default selector convert in linear time: no worker needed. */
+const INLINE_MAX_CHARS = 256 * 1024;
+export const HTML_CONVERT_TIMEOUT_MS = 20_000;
+const WORKER_HEAP_MB = 256;
+
+/**
+ * `htmlToMarkdown` that never blocks the event loop on hostile input: a user's CSS selector can
+ * take minutes on a crafted page (`:not(...)`, long descendant chains over deep nesting), and
+ * very deep pages overflow turndown's recursion. Those run in a worker thread with time and heap
+ * limits; any failure is a 400 naming `field`. Small pages with the default selector stay inline.
+ */
+export async function htmlToMarkdownBounded(
+  html: string,
+  options: HtmlToMarkdownOptions = {},
+  limits: { field?: string; timeoutMs?: number } = {},
+): Promise<{ title: string; markdown: string }> {
+  const field = limits.field ?? 'file';
+  const customSelector = options.selector !== undefined && options.selector.trim() !== 'body';
+  if (!customSelector && html.length <= INLINE_MAX_CHARS) {
+    try {
+      return htmlToMarkdown(html, options);
+    } catch (error) {
+      if (error instanceof RangeError) throw Errors.missingParams(`Invalid field '${field}': the page is nested too deeply to convert`);
+      throw error;
+    }
+  }
+  const timeoutMs = limits.timeoutMs ?? HTML_CONVERT_TIMEOUT_MS;
+  const worker = new Worker(workerEntry(), { eval: true, workerData: { html, options }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+  const refused = (why: string) => Errors.missingParams(`Invalid field '${field}': the page could not be converted (${why})`);
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const finish = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void worker.terminate();
+      outcome();
+    };
+    const timer = setTimeout(() => finish(() => reject(refused(`longer than ${timeoutMs / 1000} s: selector too complex or page too large`))), timeoutMs);
+    worker.once('message', (message: { result?: { title: string; markdown: string }; error?: string; invalidInput?: boolean }) =>
+      finish(() => {
+        if (message.result) resolve(message.result);
+        else reject(message.invalidInput ? Errors.missingParams(message.error ?? 'invalid input') : refused(message.error ?? 'unknown error'));
+      }),
+    );
+    worker.once('error', (error) => finish(() => reject(refused(error.message))));
+    worker.once('exit', (code) => finish(() => reject(refused(`the converter stopped, exit code ${code}`))));
+  });
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import mammoth from 'mammoth';
 import { csvRowsToMarkdownTable, parseCsv } from './csv.js';
 import { Errors } from './errors.js';
-import { htmlToMarkdown } from './html-to-markdown.js';
+import { htmlToMarkdownBounded } from './html-to-markdown.js';
 import { joinPdfPages, readPdfPages } from './pdf-text.js';
 
 export type ExtractedFormat = 'txt' | 'md' | 'html' | 'csv' | 'pdf' | 'docx';
@@ -114,7 +114,7 @@ async function extractDocx(buffer: Buffer, filename: string): Promise<string> {
   } catch (error) {
     throw Errors.missingParams(`Cannot read the .docx file '${filename}' (${(error as Error).message}); convert it to PDF and retry`);
   }
-  return htmlToMarkdown(html).markdown;
+  return (await htmlToMarkdownBounded(html)).markdown;
 }
 
 async function extractPdf(buffer: Buffer, filename: string): Promise<string> {
@@ -137,7 +137,7 @@ export async function extractText(file: { buffer: Buffer; filename: string; mime
       text = decodeText(buffer, filename);
       break;
     case 'html':
-      text = htmlToMarkdown(decodeText(buffer, filename)).markdown;
+      text = (await htmlToMarkdownBounded(decodeText(buffer, filename))).markdown;
       break;
     case 'csv':
       text = csvRowsToMarkdownTable(parseCsv(decodeText(buffer, filename)));
@@ -149,7 +149,9 @@ export async function extractText(file: { buffer: Buffer; filename: string; mime
       text = await extractPdf(buffer, filename);
       break;
   }
-  text = text.replace(/\r\n?/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  // NUL characters (UTF-16 files, PDF and docx text runs) go: PostgreSQL-backed stores refuse them.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing NUL is the point
+  text = text.replace(/\u0000/g, '').replace(/\r\n?/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
   if (!text) throw Errors.missingParams(`File '${filename}' contains no text`);
   return { text, format };
 }

@@ -113,7 +113,7 @@ describe('collections', () => {
     );
     expect(created.results.insertLen).toBe(1);
     const detail = await api.ok<{ name: string; rawLink: string }>(api.get('/core/dataset/collection/detail', { id: created.collectionId }));
-    expect(detail).toMatchObject({ name: 'Guide', rawLink: `${siteUrl}/guide` });
+    expect(detail).toMatchObject({ name: `${siteUrl}/guide`, rawLink: `${siteUrl}/guide` });
     expect(await api.ok(api.get('/core/dataset/collection/read', { collectionId: created.collectionId }))).toEqual({ type: 'url', value: `${siteUrl}/guide` });
     await datasetsOf(t.app).trainingWorker.drain();
     const data = await api.ok<{ data: { q: string }[] }>(api.post('/core/dataset/data/list', { collectionId: created.collectionId }));

@@ -48,11 +48,11 @@ describe('buildIndexes', () => {
       ],
     },
     {
-      name: 'at most six',
+      name: 'more than five custom indexes are kept (at most MAX_INDEXES)',
       q: 'q',
       a: '',
-      custom: ['1', '2', '3', '4', '5', '6', '7'].map((text) => ({ text })),
-      expected: [{ text: 'q', defaultIndex: true }, ...['1', '2', '3', '4', '5'].map((text) => ({ text, defaultIndex: false }))],
+      custom: Array.from({ length: 60 }, (_, i) => ({ text: `t${i}` })),
+      expected: [{ text: 'q', defaultIndex: true }, ...Array.from({ length: 51 }, (_, i) => ({ text: `t${i}`, defaultIndex: false }))],
     },
   ])('$name', ({ q, a, custom, expected }) => {
     expect(buildIndexes(q, a, custom)).toEqual(expected);

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
+import { createMongoLocks } from '../../infra/mongo-lock.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import type { ModelRegistry } from '../system/model-types.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
@@ -24,6 +25,7 @@ export function createDatasetsContext(app: FastifyInstance) {
     files: createFileRepo(db),
   };
   const permissions = createDatasetPermissions(db);
+  const locks = createMongoLocks(db);
   const wakeListeners: (() => void)[] = [];
   return {
     config: app.config as Config,
@@ -37,6 +39,16 @@ export function createDatasetsContext(app: FastifyInstance) {
     },
     repos,
     permissions,
+    /**
+     * Serialises changes to one team's dataset tree: creates into a folder, moves (the shared
+     * permission service takes the same lock) and deletes.
+     */
+    withDatasetTree: <T>(teamId: string, run: () => Promise<T>): Promise<T> => permissions.tree.withTeamLock(teamId, run),
+    /**
+     * Serialises changes to one dataset's collection tree: creates, moves and deletes (a dataset
+     * delete takes it too, so no collection is created into a dataset that is going away).
+     */
+    withCollectionTree: <T>(datasetId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
     auth: createDatasetAuth({ permissions, ...repos }),
     searchIndex: createDatasetIndex(repos),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),

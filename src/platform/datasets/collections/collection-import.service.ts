@@ -35,6 +35,18 @@ export function createCollectionImportService(ctx: DatasetsContext) {
   }
 
   /**
+   * Inserts a collection under the dataset's collection-tree lock, after checking again that the
+   * dataset and the parent folder exist: a racing folder or dataset delete cannot leave it orphaned.
+   */
+  async function insertInTree(auth: AuthContext, collection: Omit<NewCollection, 'teamId' | 'tmbId'>): Promise<string> {
+    return ctx.withCollectionTree(collection.datasetId, async () => {
+      if (!(await ctx.repos.datasets.findById(auth.teamId, collection.datasetId))) throw Errors.unExistDataset(`Dataset ${collection.datasetId} not found`);
+      await checkParent(auth, collection.datasetId, collection.parentId);
+      return collections.insert({ ...collection, teamId: auth.teamId, tmbId: auth.tmbId });
+    });
+  }
+
+  /**
    * Limits are checked before anything is written; the collection is created, then its items
    * queued. If queueing fails the new collection is removed again, so nothing is half-imported.
    */
@@ -49,7 +61,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     if (dataset.type === 'folder') throw Errors.missingParams(`Dataset ${dataset._id} is a folder; collections belong to datasets`);
     await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(items.length, collection.trainingType));
     if (collection.trainingType !== 'qa') ctx.embedders().vectorModel(dataset.vectorModel);
-    const collectionId = await collections.insert({ ...collection, teamId: auth.teamId, tmbId: auth.tmbId, datasetId: dataset._id });
+    const collectionId = await insertInTree(auth, { ...collection, datasetId: dataset._id });
     try {
       const results = await pushToTrainingQueue(ctx, {
         teamId: auth.teamId,
@@ -100,7 +112,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     const created = await createWithItems(
       auth,
       dataset,
-      { ...base(input), type: 'link', name: page.title, rawLink: input.link, hashRawText: hashText(page.text), rawTextLength: page.text.length },
+      { ...base(input), type: 'link', name: input.link, rawLink: input.link, hashRawText: hashText(page.text), rawTextLength: page.text.length },
       items,
     );
     return { collectionId: created.collectionId, results: created.results };
@@ -139,7 +151,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     );
   }
 
-  return { fromText, fromLink, fromFileId, fromCsv, createWithItems, checkParent };
+  return { fromText, fromLink, fromFileId, fromCsv, createWithItems, checkParent, insertInTree };
 }
 
 export type CollectionImportService = ReturnType<typeof createCollectionImportService>;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Errors, isAppError } from '../../../infra/errors.js';
 import { parseCsv } from '../../../infra/csv.js';
-import { htmlToMarkdown } from '../../../infra/html-to-markdown.js';
+import { htmlToMarkdownBounded } from '../../../infra/html-to-markdown.js';
 import { safeFetch } from '../../../infra/outbound-fetch.js';
 import { extractText } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
@@ -9,6 +9,10 @@ import type { DatasetsContext } from '../context.js';
 import type { StoredFile } from '../files/file.repo.js';
 
 export const hashText = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** Text from outside (pages, files, file names) loses NUL characters before it is stored: PostgreSQL-backed stores refuse them. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: removing NUL is the point
+export const withoutNul = (text: string): string => text.replace(/\u0000/g, '');
 
 /** Fetches a web page through the SSRF guard and turns the selected part into Markdown. */
 export async function readLink(ctx: DatasetsContext, url: string, selector?: string): Promise<{ title: string; text: string; selector: string }> {
@@ -26,8 +30,8 @@ export async function readLink(ctx: DatasetsContext, url: string, selector?: str
   }
   if (response.status >= 400) throw Errors.missingParams(`Invalid field 'link': ${url} answered HTTP ${response.status}`);
   const used = selector?.trim() || 'body';
-  const { title, markdown } = htmlToMarkdown(response.text(), { selector: used, baseUrl: response.finalUrl });
-  return { title: title || url, text: markdown.trim(), selector: used };
+  const { title, markdown } = await htmlToMarkdownBounded(response.text(), { selector: used, baseUrl: response.finalUrl }, { field: selector?.trim() ? 'selector' : 'link' });
+  return { title: withoutNul(title || url), text: withoutNul(markdown).trim(), selector: used };
 }
 
 /** Text of an uploaded file of the caller's team (`ownerOnly`: the uploader only, as previews require). */
@@ -44,7 +48,9 @@ export async function readStoredFile(
   const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
   const lower = file.filename.toLowerCase();
   // CSV for Q/A import is read as it is; otherwise the parser's Markdown rendering is used.
-  const text = options.raw && lower.endsWith('.csv') ? buffer.toString('utf8') : (await extractText({ buffer, filename: file.filename, mimetype: file.contentType })).text;
+  const text = withoutNul(
+    options.raw && lower.endsWith('.csv') ? buffer.toString('utf8') : (await extractText({ buffer, filename: file.filename, mimetype: file.contentType })).text,
+  );
   if (!text.trim()) throw Errors.missingParams(`File ${file.filename} contains no text`);
   return { file, text };
 }

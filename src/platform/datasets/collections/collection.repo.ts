@@ -171,6 +171,14 @@ export function createCollectionRepo(db: Db) {
       const docs = await col.find({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) }, forbid: true }, { projection: { _id: 1 } }).toArray();
       return docs.map((doc) => doc._id.toHexString());
     },
+    /** Which of these files other collections of the team (not `excluding`) still use. */
+    async fileIdsUsedElsewhere(teamId: string, fileIds: string[], excluding: string[]): Promise<string[]> {
+      if (fileIds.length === 0) return [];
+      const docs = await col
+        .find({ teamId: oid(teamId), fileId: { $in: oids(fileIds) }, _id: { $nin: oids(excluding) } }, { projection: { fileId: 1 } })
+        .toArray();
+      return docs.flatMap((doc) => (doc.fileId ? [doc.fileId.toHexString()] : []));
+    },
     async exists(teamId: string, id: string): Promise<boolean> {
       return (await col.countDocuments({ _id: oid(id), teamId: oid(teamId) }, { limit: 1 })) > 0;
     },

@@ -5,7 +5,11 @@ import { COLLECTION_TYPES, TRAINING_MODES } from './collection.repo.js';
 /** The reference refuses chunk sizes above 30000; below 1 nothing could be split. */
 export const zChunkSize = zIntLike.pipe(z.number().int().min(1, 'must be at least 1').max(30000, 'must be at most 30000'));
 
-const zMetadata = z.record(z.string(), z.unknown());
+/** User data: any keys (stored as {k, v} pairs, so `.` and `$` are fine), any JSON values. */
+const zMetadata = z.record(
+  z.string().refine((key) => !key.includes('\u0000'), 'metadata keys must not contain NUL characters'),
+  z.unknown(),
+);
 
 export const chunkSettingsSchema = z.object({
   trainingType: z.enum(TRAINING_MODES).default('chunk'),
@@ -39,7 +43,7 @@ const listFilters = {
   parentId: zParentId.optional(),
   searchText: z.string().max(200).optional(),
   selectFolder: zBoolLike.optional(),
-  filterTags: z.union([z.array(z.string()), z.string().transform((tag) => [tag])]).optional(),
+  filterTags: z.union([z.array(z.string().max(100)).max(100), z.string().max(100).transform((tag) => [tag])]).optional(),
   simple: zBoolLike.optional(),
 };
 

@@ -1,6 +1,7 @@
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
+import { collectionNotFound } from '../errors.js';
 import type { DatasetsContext } from '../context.js';
 import { fileReadUrl, signFileToken } from '../files/file-token.js';
 import type { CollectionListFilter, CollectionRecord } from './collection.repo.js';
@@ -18,8 +19,9 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
 
   async function create(auth: AuthContext, input: { datasetId: string; name: string; type: CollectionRecord['type']; parentId?: string | null; metadata?: Record<string, unknown>; tags?: string[]; trainingType: 'chunk' | 'qa' | 'auto'; chunkSize: number; chunkSplitter?: string; qaPrompt?: string }) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
+    if (dataset.type === 'folder') throw Errors.missingParams(`Dataset ${dataset._id} is a folder; collections belong to datasets`);
     await importer.checkParent(auth, dataset._id, input.parentId);
-    return collections.insert({ ...input, parentId: input.parentId ?? null, teamId: auth.teamId, tmbId: auth.tmbId, datasetId: dataset._id });
+    return importer.insertInTree(auth, { ...input, parentId: input.parentId ?? null, datasetId: dataset._id });
   }
 
   async function listItems(auth: AuthContext, filter: CollectionListFilter & { simple?: boolean }, page?: { skip: number; limit: number }) {
@@ -86,16 +88,20 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     return { type: 'url' as const, value: '' };
   }
 
+  /**
+   * A move changes where a collection sits, so it needs manage (collections take their
+   * dataset's permission: manage on the dataset covers the moved item and the target folder);
+   * renaming, tagging and forbidding need write. Checked before anything is written.
+   */
   async function update(auth: AuthContext, input: { id: string; parentId?: string | null; name?: string; tags?: string[]; forbid?: boolean }) {
-    const { collection } = await ctx.auth.authCollection(auth, input.id, 'write');
-    if (input.parentId !== undefined && input.parentId !== null) {
-      await importer.checkParent(auth, collection.datasetId, input.parentId);
-      const subtree = await collections.withDescendants(auth.teamId, collection._id);
-      if (subtree.some((item) => item._id === input.parentId)) throw Errors.missingParams("Invalid field 'parentId': cannot move a collection into itself or its subfolder");
+    const { collection, permission } = await ctx.auth.authCollection(auth, input.id, 'write');
+    const moving = input.parentId !== undefined && input.parentId !== collection.parentId;
+    if (moving && !permission.hasManagePer) {
+      throw Errors.unAuthDataset(`manage permission on dataset ${collection.datasetId} is required to move collection ${collection._id}`);
     }
+    if (moving) await move(auth, collection, input.parentId ?? null);
     await collections.update(auth.teamId, collection._id, {
       ...(input.name ? { name: input.name, updateTime: MANUAL_NAME.test(input.name) ? PINNED_TIME : new Date() } : {}),
-      ...(input.parentId !== undefined ? { parentId: input.parentId } : {}),
       ...(input.tags ? { tags: input.tags } : {}),
       ...(input.forbid !== undefined ? { forbid: input.forbid } : {}),
     });
@@ -106,9 +112,24 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     return null;
   }
 
+  /** Under the collection-tree lock: the target still exists, is a folder of the dataset, and is not inside the moved subtree. */
+  async function move(auth: AuthContext, collection: CollectionRecord, parentId: string | null) {
+    await ctx.withCollectionTree(collection.datasetId, async () => {
+      const subtree = await collections.withDescendants(auth.teamId, collection._id);
+      if (subtree.length === 0) throw collectionNotFound(collection._id);
+      if (parentId === null) return collections.update(auth.teamId, collection._id, { parentId: null });
+      await importer.checkParent(auth, collection.datasetId, parentId);
+      if (subtree.some((item) => item._id === parentId)) throw Errors.missingParams("Invalid field 'parentId': cannot move a collection into itself or its subfolder");
+      await collections.update(auth.teamId, collection._id, { parentId });
+    });
+  }
+
   async function remove(auth: AuthContext, id: string) {
     const { collection } = await ctx.auth.authCollection(auth, id, 'write');
-    await deleteCollectionsCascade(ctx, auth.teamId, await collections.withDescendants(auth.teamId, collection._id));
+    // Under the lock nothing is created or moved into the subtree while it goes.
+    await ctx.withCollectionTree(collection.datasetId, async () =>
+      deleteCollectionsCascade(ctx, auth.teamId, await collections.withDescendants(auth.teamId, collection._id)),
+    );
     return null;
   }
 
@@ -129,7 +150,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
       {
         parentId: collection.parentId,
         type: 'link',
-        name: page.title || collection.name,
+        name: collection.name,
         rawLink: collection.rawLink,
         trainingType: collection.trainingType,
         chunkSize: collection.chunkSize,

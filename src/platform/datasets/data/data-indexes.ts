@@ -1,8 +1,15 @@
+import { createHash } from 'node:crypto';
 import { uniqueBy } from '../plain.js';
 
 /** Pure rules for data items: text normalisation and the index list (contract §7.10, §8.4, §8.5). */
 
-export const MAX_INDEXES = 6;
+/**
+ * Custom indexes one data item may carry. The reference has no limit; 50 is far above what
+ * clients send and keeps one item's embedding work bounded. An item over it is refused alone.
+ */
+export const MAX_CUSTOM_INDEXES = 50;
+/** Stored indexes: the custom ones plus the default index and, for a Q/A pair, q alone. */
+export const MAX_INDEXES = MAX_CUSTOM_INDEXES + 2;
 
 /** The reference's simpleText: trim, LF line ends, at most one blank line, no control characters. */
 export function simpleText(text = ''): string {
@@ -24,7 +31,7 @@ export interface IndexInput {
 
 /**
  * Indexes of a new item: the given texts (marked default when equal to q+a), the default index
- * first when none is, and q alone as an extra index for a Q/A pair. At most six.
+ * first when none is, and q alone as an extra index for a Q/A pair. At most MAX_INDEXES.
  */
 export function buildIndexes(q: string, a: string, custom: IndexInput[] = []): { text: string; defaultIndex: boolean }[] {
   const defaultText = defaultIndexText(q, a);
@@ -38,6 +45,13 @@ export function buildIndexes(q: string, a: string, custom: IndexInput[] = []): {
 function dedupe<T extends { text: string }>(list: T[]): T[] {
   return uniqueBy(list, (index) => index.text);
 }
+
+/**
+ * The `_id` an index shows to clients (the reference's sub-document id): 24 hex characters
+ * derived from the data item and the index's vector id, so it is stable across reads and
+ * changes only when the index is re-embedded (new vector id). Nothing extra is stored.
+ */
+export const indexIdOf = (dataItemId: string, vectorId: string): string => createHash('sha256').update(`${dataItemId}:${vectorId}`).digest('hex').slice(0, 24);
 
 export interface StoredIndex {
   dataId: string;

@@ -4,6 +4,7 @@ import { zIntLike, zObjectId, zPageNum, zPageSize } from '../../../infra/zod.js'
 import { definePlatformRoute } from '../../define-route.js';
 import { TRAINING_MODES } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
+import { MAX_CUSTOM_INDEXES, MAX_INDEXES } from './data-indexes.js';
 import { createDataService } from './data.service.js';
 
 const tags = ['Dataset data'];
@@ -15,15 +16,18 @@ const pushSchema = z.object({
   collectionId: zObjectId,
   datasetId: zObjectId.optional(),
   data: z
-    .array(z.object({ q: zText, a: zText.optional(), chunkIndex: zIntLike.optional(), indexes: z.array(zIndex).max(5).optional() }))
+    // An item with too many indexes is reported in `error` on its own, never refusing the batch.
+    .array(z.object({ q: zText, a: zText.optional(), chunkIndex: zIntLike.optional(), indexes: z.array(zIndex).optional() }))
     .max(200, 'Data is too long, max 200'),
   trainingMode: z.enum(TRAINING_MODES).default('chunk'),
   prompt: z.string().max(5000).optional(),
   billId: z.string().max(100).optional(),
 });
 
-const insertSchema = z.object({ collectionId: zObjectId, datasetId: zObjectId.optional(), q: zText, a: zText.optional(), indexes: z.array(zIndex).max(5).optional() });
-const updateSchema = z.object({ dataId: zObjectId, q: zText.optional(), a: zText.optional(), indexes: z.array(zIndex).max(6).optional() });
+const zCustomIndexes = z.array(zIndex).max(MAX_CUSTOM_INDEXES, `at most ${MAX_CUSTOM_INDEXES} custom indexes`);
+const insertSchema = z.object({ collectionId: zObjectId, datasetId: zObjectId.optional(), q: zText, a: zText.optional(), indexes: zCustomIndexes.optional() });
+// The client sends every index back, the default one (and q's) included.
+const updateSchema = z.object({ dataId: zObjectId, q: zText.optional(), a: zText.optional(), indexes: z.array(zIndex).max(MAX_INDEXES, `at most ${MAX_INDEXES} indexes`).optional() });
 const listSchema = z.object({ collectionId: zObjectId, pageNum: zPageNum, pageSize: zPageSize(), searchText: z.string().max(200).optional() });
 const listV2Schema = z.object({ collectionId: zObjectId, offset: zIntLike.pipe(z.number().int().min(0)).default(0), pageSize: zPageSize(), searchText: z.string().max(200).optional() });
 const idSchema = z.object({ id: zObjectId });

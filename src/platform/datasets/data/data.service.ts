@@ -4,7 +4,7 @@ import type { AuthContext } from '../../auth/types.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
 import { predictVectors, type PushItem, pushToTrainingQueue } from '../training/enqueue.js';
-import { buildIndexes, type IndexInput, planIndexUpdate, simpleText } from './data-indexes.js';
+import { buildIndexes, type IndexInput, indexIdOf, planIndexUpdate, simpleText } from './data-indexes.js';
 import { embedAndStore, insertDataNow, newVectorId, removeVectors, searchTokens } from './data-writer.js';
 
 export function createDataService(ctx: DatasetsContext) {
@@ -72,7 +72,7 @@ export function createDataService(ctx: DatasetsContext) {
       q: item.q,
       a: item.a,
       chunkIndex: item.chunkIndex,
-      indexes: item.indexes,
+      indexes: item.indexes.map((index) => ({ _id: indexIdOf(item._id, index.dataId), defaultIndex: index.defaultIndex, dataId: index.dataId, text: index.text })),
       datasetId: item.datasetId,
       collectionId: item.collectionId,
       sourceName: collection.name,

@@ -100,8 +100,14 @@ export function createDatasetRepo(db: Db) {
       if (patch.parentId !== undefined) set.parentId = patch.parentId ? oid(patch.parentId) : null;
       await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
     },
-    async deleteMany(teamId: string, ids: string[]): Promise<void> {
-      await col.deleteMany({ _id: { $in: oids(ids) }, teamId: oid(teamId) });
+    async byIds(teamId: string, ids: string[]): Promise<DatasetRecord[]> {
+      const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
+      return docs.map((doc) => plain(doc));
+    },
+    /** Returns how many were deleted. */
+    async deleteMany(teamId: string, ids: string[]): Promise<number> {
+      const { deletedCount } = await col.deleteMany({ _id: { $in: oids(ids) }, teamId: oid(teamId) });
+      return deletedCount;
     },
     /** The dataset and every descendant (folders included), breadth first. */
     async withDescendants(teamId: string, id: string): Promise<string[]> {

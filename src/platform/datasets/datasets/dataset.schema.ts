@@ -3,6 +3,7 @@ import { zIntLike, zName, zObjectId, zParentId } from '../../../infra/zod.js';
 import { DATASET_TYPES } from './dataset.repo.js';
 
 const zModelName = z.string().trim().min(1).max(200);
+const zHttpUrl = z.string().max(2000).regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL');
 
 export const createDatasetSchema = z.object({
   parentId: zParentId.optional(),
@@ -40,8 +41,9 @@ export const updateDatasetSchema = z.object({
   // The web client sends the whole LLM model object; only its id is stored.
   agentModel: z.union([zModelName, z.object({ model: zModelName }).loose()]).optional(),
   status: z.enum(['active', 'syncing']).optional(),
-  websiteConfig: z.object({ url: z.string().url(), selector: z.string().max(500).default('body') }).optional(),
-  externalReadUrl: z.string().max(2000).optional(),
+  websiteConfig: z.object({ url: zHttpUrl, selector: z.string().max(500).default('body') }).optional(),
+  // Handed to every reader by collection/read, which the web client opens: http(s) only.
+  externalReadUrl: z.union([z.literal(''), zHttpUrl]).optional(),
   defaultPermission: zIntLike.optional(),
 });
 export type UpdateDatasetInput = z.infer<typeof updateDatasetSchema>;

@@ -33,22 +33,45 @@ export function createDatasetService(ctx: DatasetsContext) {
       const parent = await ctx.auth.authDataset(auth, input.parentId, 'write', 'parentId');
       if (parent.dataset.type !== 'folder') throw Errors.missingParams(`Invalid field 'parentId': ${input.parentId} is not a folder`);
     }
-    if (type !== 'folder') await ctx.teamLimits.assertDatasetAmount(auth.teamId, 1);
-    const initial = await ctx.permissions.initialFor(auth.teamId, type === 'folder', input.parentId ?? null);
-    const id = await datasets.insert({
-      parentId: input.parentId ?? null,
-      teamId: auth.teamId,
-      tmbId: auth.tmbId,
-      type,
-      name: input.name,
-      intro: input.intro ?? '',
-      avatar: input.avatar ?? (type === 'folder' ? FOLDER_AVATAR : DATASET_AVATAR),
-      vectorModel,
-      agentModel,
-      defaultPermission: initial.defaultPermission,
+    const parentId = input.parentId ?? null;
+    let inserted = false;
+    const insert = async () => {
+      const initial = await ctx.permissions.initialFor(auth.teamId, type === 'folder', parentId);
+      const id = await datasets.insert({
+        parentId,
+        teamId: auth.teamId,
+        tmbId: auth.tmbId,
+        type,
+        name: input.name,
+        intro: input.intro ?? '',
+        avatar: input.avatar ?? (type === 'folder' ? FOLDER_AVATAR : DATASET_AVATAR),
+        vectorModel,
+        agentModel,
+        defaultPermission: initial.defaultPermission,
+      });
+      inserted = true;
+      if (initial.collaborators.length > 0) await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
+      return id;
+    };
+    // Under the tree lock: the folder cannot be deleted between this check and the insert, and
+    // the plan counter is only ever changed by one request of the team at a time (reserve here,
+    // release in remove), so parallel creates cannot pass the limit even where the database
+    // does not apply concurrent conditional updates atomically (FerretDB).
+    return ctx.withDatasetTree(auth.teamId, async () => {
+      if (parentId) {
+        const parent = await datasets.findById(auth.teamId, parentId);
+        if (!parent) throw Errors.unExistDataset(`Dataset ${parentId} not found`);
+        if (parent.type !== 'folder') throw Errors.missingParams(`Invalid field 'parentId': ${parentId} is not a folder`);
+      }
+      const counted = type !== 'folder';
+      if (counted) await ctx.teamLimits.reserveDatasets(auth.teamId, 1);
+      try {
+        return await insert();
+      } catch (error) {
+        if (counted && !inserted) await ctx.teamLimits.releaseDatasets(auth.teamId, 1);
+        throw error;
+      }
     });
-    if (initial.collaborators.length > 0) await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
-    return id;
   }
 
   async function list(auth: AuthContext, input: { parentId?: string | null; type?: string | string[]; searchKey?: string }) {
@@ -148,8 +171,11 @@ export function createDatasetService(ctx: DatasetsContext) {
 
   async function remove(auth: AuthContext, id: string) {
     const { dataset } = await ctx.auth.authDataset(auth, id, 'owner', 'id');
-    const ids = await datasets.withDescendants(auth.teamId, dataset._id);
-    await deleteDatasetsCascade(ctx, auth.teamId, ids);
+    // Under the tree lock nothing is created or moved into the subtree while it goes.
+    await ctx.withDatasetTree(auth.teamId, async () => {
+      const removed = await deleteDatasetsCascade(ctx, auth.teamId, await datasets.withDescendants(auth.teamId, dataset._id));
+      if (removed > 0) await ctx.teamLimits.releaseDatasets(auth.teamId, removed);
+    });
     return null;
   }
 

@@ -66,10 +66,15 @@ export function createFileRepo(db: Db) {
       for await (const part of bucket(bucketName).openDownloadStream(oid(id))) parts.push(part as Buffer);
       return Buffer.concat(parts);
     },
-    async deleteMany(bucketName: BucketName, ids: string[]) {
-      for (const id of ids) {
+    /** Deletes the team's files among `ids` (a file of another team with one of these ids stays). */
+    async deleteMany(bucketName: BucketName, teamId: string, ids: string[]) {
+      if (ids.length === 0) return;
+      const owned = await bucket(bucketName)
+        .find({ _id: { $in: ids.map(oid) }, 'metadata.teamId': teamId }, { projection: { _id: 1 } })
+        .toArray();
+      for (const file of owned) {
         await bucket(bucketName)
-          .delete(oid(id))
+          .delete(file._id)
           .catch(() => undefined);
       }
     },

@@ -8,6 +8,7 @@ import type { DatasetsContext } from '../context.js';
 import { BUCKET_NAMES } from './file.repo.js';
 import type { FileService } from './file.service.js';
 import { readMultipart } from './multipart.js';
+import { checkUploadMetadata } from './upload-metadata.js';
 
 const tags = ['Files'];
 const USER = ['session', 'apiKey'] as const;
@@ -47,12 +48,13 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
       const bucket = z.enum(BUCKET_NAMES).safeParse(fields.bucketName);
       if (!bucket.success) throw Errors.missingParams(`Invalid field 'bucketName': must be one of ${BUCKET_NAMES.join(', ')}`);
       if (!file) throw Errors.missingParams("Missing multipart field 'file'");
-      let metadata: Record<string, unknown> = {};
+      let parsed: unknown = {};
       try {
-        metadata = fields.metadata ? z.record(z.string(), z.unknown()).parse(JSON.parse(fields.metadata)) : {};
+        parsed = fields.metadata ? JSON.parse(fields.metadata) : {};
       } catch {
         throw Errors.missingParams("Invalid field 'metadata': must be a JSON object");
       }
+      const metadata = checkUploadMetadata(parsed);
       return service.store(auth, bucket.data, file, metadata);
     },
   });
@@ -67,7 +69,9 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
       if (request.isMultipart()) {
         const { file, fields } = await readMultipart(request, ctx.config.UPLOAD_LIMIT_BYTES);
         if (!file) throw Errors.missingParams("Missing multipart field 'file'");
-        return service.uploadImage(auth, { file, type: fields.type ?? 'chatImage' });
+        const type = fields.type ?? 'chatImage';
+        if (type.length > 50) throw Errors.missingParams("Invalid field 'type': must be at most 50 characters");
+        return service.uploadImage(auth, { file, type });
       }
       const body = imageSchema.safeParse(request.body ?? {});
       if (!body.success) throw body.error;
@@ -85,7 +89,11 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
     summary: 'Image bytes (public)',
     handler: async ({ input, reply }) => {
       const image = await service.image(input.id);
-      return reply.header('content-type', image.mime).send(image.binary);
+      return reply
+        .header('content-type', image.contentType)
+        .header('content-disposition', image.disposition)
+        .header('x-content-type-options', 'nosniff')
+        .send(image.binary);
     },
   });
 
@@ -98,12 +106,12 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
     tags,
     summary: 'Stream a file by its signed, expiring read token',
     handler: async ({ input, reply }) => {
-      const { file, stream } = await service.open(input.token);
-      const charset = file.metadata.encoding ? `; charset=${file.metadata.encoding}` : '';
+      const { served, stream } = await service.open(input.token);
       return reply
-        .header('content-type', `${file.contentType}${charset}`)
+        .header('content-type', served.contentType)
         .header('cache-control', 'public, max-age=31536000')
-        .header('content-disposition', `inline; filename="${encodeURIComponent(file.filename)}"`)
+        .header('content-disposition', served.disposition)
+        .header('x-content-type-options', 'nosniff')
         .send(stream);
     },
   });

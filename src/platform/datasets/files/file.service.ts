@@ -1,10 +1,12 @@
 import { splitText } from '../../../domain/text-splitter.js';
 import { Errors } from '../../../infra/errors.js';
+import { isObjectIdHex } from '../../../infra/mongo.js';
 import { sniffContentType } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
 import { csvToQa, readLink, readStoredFile } from '../collections/collection-sources.js';
 import type { DatasetsContext } from '../context.js';
 import type { BucketName } from './file.repo.js';
+import { rasterImageType, servedAs, textEncodingOf } from './served-type.js';
 import { fileReadUrl, signFileToken, verifyFileToken } from './file-token.js';
 import type { UploadedFile } from './multipart.js';
 
@@ -15,15 +17,15 @@ export type SourceType = 'fileLocal' | 'link' | 'externalFile';
 export function createFileService(ctx: DatasetsContext) {
   const { files } = ctx.repos;
 
-  /** Stores an upload in GridFS; team and member in the metadata always come from the caller. */
+  /** Stores an upload in GridFS; team, member, type and encoding in the metadata always come from us. */
   async function store(auth: AuthContext, bucketName: BucketName, file: UploadedFile, metadata: Record<string, unknown>) {
     if (file.buffer.length === 0) throw Errors.missingParams(`The file '${file.filename}' is empty`);
-    const contentType = sniffContentType(file.buffer, file.filename) || file.mimetype || 'application/octet-stream';
+    const contentType = sniffContentType(file.buffer, file.filename);
     const fileId = await files.upload(bucketName, {
       buffer: file.buffer,
       filename: file.filename,
       contentType,
-      metadata: { ...metadata, teamId: auth.teamId, tmbId: auth.tmbId },
+      metadata: { ...metadata, encoding: contentType === 'text/plain' ? textEncodingOf(file.buffer) : undefined, teamId: auth.teamId, tmbId: auth.tmbId },
     });
     const token = signFileToken(ctx.config.FILE_TOKEN_KEY, { bucketName, teamId: auth.teamId, tmbId: auth.tmbId, fileId });
     return { fileId, previewUrl: fileReadUrl(token, file.filename) };
@@ -34,37 +36,43 @@ export function createFileService(ctx: DatasetsContext) {
     const file = await files.find(claims.bucketName, claims.fileId);
     if (!file) throw Errors.fileNotFound(`File ${claims.fileId} not found`);
     if (file.metadata.teamId !== claims.teamId) throw Errors.unAuthFile('The file token does not match the file');
-    return { file, stream: files.openStream(claims.bucketName, claims.fileId) };
+    return { file, served: servedAs(file), stream: files.openStream(claims.bucketName, claims.fileId) };
   }
 
+  /**
+   * Stores a raster image (png, jpeg, gif, webp), judged by its bytes: the declared type is not
+   * trusted, and SVG or HTML (script on our origin) never gets in. Stored with the sniffed type.
+   */
   async function uploadImage(auth: AuthContext, input: { base64Img?: string; file?: UploadedFile; type: string; expiredTime?: Date; relatedId?: string }) {
+    const field = input.file ? 'file' : 'base64Img';
     let binary: Buffer;
-    let mime: string;
     if (input.file) {
       binary = input.file.buffer;
-      mime = sniffContentType(binary, input.file.filename) || input.file.mimetype;
     } else {
       const text = input.base64Img ?? '';
       if (text.length > MAX_BASE64_CHARS) throw Errors.payloadTooLarge('Image too large');
-      const match = /^data:([\w.+-]+\/[\w.+-]+);base64,(.*)$/s.exec(text);
-      mime = match?.[1] ?? 'image/jpeg';
-      binary = Buffer.from(match?.[2] ?? text, 'base64');
+      const match = /^data:[^,]*;base64,(.*)$/s.exec(text);
+      binary = Buffer.from(match?.[1] ?? text, 'base64');
     }
-    if (binary.length === 0) throw Errors.missingParams("Invalid field 'base64Img': no image data");
-    if (!mime.startsWith('image/')) throw Errors.missingParams(`Invalid image: content type ${mime} is not an image`);
+    if (binary.length === 0) throw Errors.missingParams(`Invalid field '${field}': no image data`);
+    const mime = rasterImageType(binary);
+    if (!mime) throw Errors.missingParams(`Invalid field '${field}': only PNG, JPEG, GIF and WebP images are accepted (judged by their content)`);
     const id = await files.insertImage({ teamId: auth.teamId, binary, mime, type: input.type, expiredTime: input.expiredTime, relatedId: input.relatedId });
-    return `/api/system/img/${id}.${mime.split('/')[1]?.replace(/\+.*$/, '') ?? 'png'}`;
+    return `/api/system/img/${id}.${mime.split('/')[1]}`;
   }
 
+  /** An image with the type its bytes show; anything else stored before (an SVG) is served as a download. */
   async function image(idWithExt: string) {
     const id = idWithExt.replace(/\.[A-Za-z0-9]+$/, '');
     const found = /^[0-9a-fA-F]{24}$/.test(id) ? await files.findImage(id) : null;
     if (!found) throw Errors.notFound(`Image ${idWithExt} not found`);
-    return found;
+    const mime = rasterImageType(found.binary);
+    return { binary: found.binary, contentType: mime ?? 'application/octet-stream', disposition: mime ? 'inline' : 'attachment' };
   }
 
   /** Raw text of a preview source: an uploaded file (uploader only), or a web page. */
   async function sourceText(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
+    if (input.type === 'fileLocal' && !isObjectIdHex(input.sourceId)) throw Errors.missingParams("Invalid field 'sourceId': expected a 24-character hex file id");
     if (input.type === 'fileLocal') return (await readStoredFile(ctx, auth, input.sourceId, { ownerOnly: true, raw: input.isQAImport })).text;
     return (await readLink(ctx, input.sourceId, input.selector)).text;
   }

@@ -11,7 +11,8 @@ const EXPORT_MAX_ROWS = 50_000;
 const searchSchema = z.object({
   datasetId: zObjectId,
   text: z.string().trim().min(1, 'must not be empty').max(10_000),
-  limit: zIntLike.pipe(z.number().int().min(1).max(20_000)).default(1500),
+  // A token budget: above the cap it is clamped, as page sizes are.
+  limit: zIntLike.pipe(z.number().int().min(1)).transform((limit) => Math.min(limit, 20_000)).default(1500),
   similarity: zNumberLike.pipe(z.number().min(0).max(1)).default(0),
   searchMode: z.enum(SEARCH_MODES).default('embedding'),
   usingReRank: zBoolLike.default(false),
@@ -67,6 +68,7 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext,
       return reply
         .header('content-type', 'text/csv; charset=utf-8;')
         .header('content-disposition', 'attachment; filename=dataset.csv; ')
+        .header('x-content-type-options', 'nosniff')
         .send(Readable.from(rows()));
     },
   });

@@ -1,7 +1,7 @@
 import { Errors } from '../../../infra/errors.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
-import { simpleText } from '../data/data-indexes.js';
+import { MAX_CUSTOM_INDEXES, simpleText } from '../data/data-indexes.js';
 import type { DatasetRecord } from '../datasets/dataset.repo.js';
 import type { NewTraining } from './training.repo.js';
 
@@ -25,9 +25,10 @@ export function predictVectors(count: number, mode: TrainingMode): number {
 }
 
 /**
- * Queues items for training (pushDataListToTrainingQueue): normalises them, sorts out empty,
- * over-long and repeated ones, and inserts the rest. `auto` is trained like `chunk` (the
- * reference's open-source workers never consume it).
+ * Queues items for training (pushDataListToTrainingQueue): normalises them, sorts out empty
+ * ones and ones with more than MAX_CUSTOM_INDEXES indexes (`error`), over-long and repeated
+ * ones, and inserts the rest. `auto` is trained like `chunk` (the reference's open-source
+ * workers never consume it).
  */
 export async function pushToTrainingQueue(
   ctx: DatasetsContext,
@@ -55,6 +56,7 @@ export async function pushToTrainingQueue(
     const item = { ...raw, q: simpleText(raw.q), a: simpleText(raw.a ?? '') };
     const key = `${item.q}\u0000${item.a}`;
     if (!item.q) result.error.push(raw);
+    else if ((raw.indexes?.length ?? 0) > MAX_CUSTOM_INDEXES) result.error.push(raw);
     else if (item.q.length > limit) result.overToken.push(raw);
     else if (seen.has(key)) result.repeat.push(raw);
     else {
