@@ -3,7 +3,7 @@ import { Errors } from '../../../infra/errors.js';
 import { definePlatformRoute, parseWith } from '../../define-route.js';
 import type { DatasetsContext } from '../context.js';
 import type { FileService } from '../files/file.service.js';
-import { pathWithNul, readMultipart } from '../files/multipart.js';
+import { readMultipart } from '../files/multipart.js';
 import { createCollectionImportService } from './collection-import.service.js';
 import {
   collectionIdSchema,
@@ -52,8 +52,6 @@ export function registerCollectionRoutes(app: FastifyInstance, ctx: DatasetsCont
       } catch {
         throw Errors.missingParams("Invalid field 'data': must be a JSON object");
       }
-      const withNul = pathWithNul(data, 'data');
-      if (withNul) throw Errors.missingParams(`Invalid field '${withNul}': must not contain NUL characters`);
       const input = parseWith(localFileDataSchema, data);
       await ctx.auth.authDataset(auth, input.datasetId, 'write');
       const { fileId } = await files.store(auth, 'dataset', file, {});

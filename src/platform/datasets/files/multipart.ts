@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { Errors, isAppError } from '../../../infra/errors.js';
+import { Errors } from '../../../infra/errors.js';
+import { assertNoNulCharacter } from '../../../infra/input-guard.js';
 
 export interface UploadedFile {
   buffer: Buffer;
@@ -38,38 +39,17 @@ export async function readMultipart(request: FastifyRequest, maxBytes: number): 
         const buffer = await part.toBuffer();
         file = { buffer, filename: cleanFilename(part.filename), mimetype: part.mimetype };
       } else if (typeof part.value === 'string') {
-        if (part.value.includes('\u0000')) throw Errors.missingParams(`Invalid field '${part.fieldname}': must not contain NUL characters`);
+        assertNoNulCharacter(part.value, part.fieldname);
         fields[part.fieldname] = part.value;
       }
     }
   } catch (error) {
-    if (isAppError(error)) throw error;
+    // A truncated or malformed body is mapped to a 400 by the central error handler; nothing
+    // was stored, since the whole body is read first. These two deserve a precise message.
     const code = (error as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw Errors.payloadTooLarge(`The file is larger than the upload limit of ${maxBytes} bytes`);
     if (code === 'FST_FILES_LIMIT') throw Errors.missingParams('Only one file may be uploaded per request');
-    // Everything read here comes from the request body: a parse or stream failure (truncated
-    // body, premature close, bad boundary) is the client's, and nothing was stored.
-    throw Errors.missingParams('The multipart body is truncated or malformed');
+    throw error;
   }
   return { file, fields };
-}
-
-/** The path of the first string (value or key) in parsed JSON that holds a NUL character, if any. */
-export function pathWithNul(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = pathWithNul(item, `${path}[${i}]`);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (key.includes('\u0000')) return `${path} (a key)`;
-      const found = pathWithNul(item, `${path}.${key}`);
-      if (found) return found;
-    }
-  }
-  return undefined;
 }
