@@ -1,30 +1,44 @@
 import { Errors } from './errors.js';
 
 /**
- * Where the first U+0000 is in a request value: the dotted path of the string (or of the object
- * whose key) holding it, `''` for the value itself, or null when there is none. PostgreSQL-backed
- * servers (FerretDB) cannot store the character, and no field has a use for it. Iterative, so a
- * deeply nested body cannot overflow the stack.
+ * How deep request values may nest. No field of either API needs more than a handful of
+ * levels; MongoDB itself refuses documents nested beyond 100, and code that walks values
+ * recursively (JSON.stringify, zod, the BSON encoder) overflows the stack long before a body
+ * limit is reached.
  */
-export function findNulCharacter(value: unknown): string | null {
-  const pending: { value: unknown; path: string }[] = [{ value, path: '' }];
+export const MAX_INPUT_DEPTH = 64;
+
+export type InputProblem = { kind: 'nul' | 'depth'; path: string };
+
+/**
+ * The first thing wrong with a request value: a U+0000 in a string or key (PostgreSQL-backed
+ * servers such as FerretDB cannot store it, and no field has a use for it), or nesting deeper
+ * than MAX_INPUT_DEPTH. `path` is the dotted path, `''` for the value itself. Iterative, so a
+ * deeply nested value cannot overflow the stack here.
+ */
+export function findInputProblem(value: unknown): InputProblem | null {
+  const pending: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
   while (pending.length > 0) {
-    const { value: current, path } = pending.pop() as { value: unknown; path: string };
+    const { value: current, path, depth } = pending.pop() as { value: unknown; path: string; depth: number };
     if (typeof current === 'string') {
-      if (current.includes('\0')) return path;
+      if (current.includes('\0')) return { kind: 'nul', path };
       continue;
     }
     if (typeof current !== 'object' || current === null || Buffer.isBuffer(current)) continue;
+    if (depth >= MAX_INPUT_DEPTH) return { kind: 'depth', path };
     for (const [key, child] of Object.entries(current)) {
-      if (key.includes('\0')) return path;
-      pending.push({ value: child, path: path ? `${path}.${key}` : key });
+      if (key.includes('\0')) return { kind: 'nul', path };
+      pending.push({ value: child, path: path ? `${path}.${key}` : key, depth: depth + 1 });
     }
   }
   return null;
 }
 
-/** Refuses a value holding U+0000 with a 400 naming the field (`where` names the value itself). */
-export function assertNoNulCharacter(value: unknown, where = 'request'): void {
-  const path = findNulCharacter(value);
-  if (path !== null) throw Errors.missingParams(`Invalid field '${path || where}': must not contain the NUL character (U+0000)`);
+/** Refuses a value with a NUL character or absurd nesting: 400 naming the field (`where` names the value itself). */
+export function assertSafeInput(value: unknown, where = 'request'): void {
+  const problem = findInputProblem(value);
+  if (!problem) return;
+  const field = problem.path || where;
+  if (problem.kind === 'nul') throw Errors.missingParams(`Invalid field '${field}': must not contain the NUL character (U+0000)`);
+  throw Errors.missingParams(`Invalid field '${field}': nested deeper than ${MAX_INPUT_DEPTH} levels`);
 }

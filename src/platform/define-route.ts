@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { z } from 'zod';
 import { Errors } from '../infra/errors.js';
 import { describeZodError } from '../infra/error-render.js';
-import { assertNoNulCharacter } from '../infra/input-guard.js';
+import { assertSafeInput } from '../infra/input-guard.js';
 import type { AuthContext, AuthKind } from './auth/types.js';
 
 export interface PlatformHandlerContext<Input, Auth> {
@@ -58,7 +58,7 @@ export function mergedInput(request: FastifyRequest): Record<string, unknown> {
  * do not come through the request hook (JSON fields of multipart forms).
  */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  assertNoNulCharacter(value);
+  assertSafeInput(value);
   const result = schema.safeParse(value);
   if (!result.success) throw Errors.missingParams(describeZodError(result.error));
   return result.data;

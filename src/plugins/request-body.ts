@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { assertNoNulCharacter } from '../infra/input-guard.js';
+import { assertSafeInput } from '../infra/input-guard.js';
 
 /**
  * How request input is read, for every route of both APIs:
  * - JSON: an empty (or blank) body is `{}`, as scripts send DELETE/GET with a JSON content type
  *   and nothing else; invalid JSON stays a 400, and prototype-poisoning keys are refused.
- * - No string anywhere in the query, path or body may contain U+0000 (400 naming the field).
+ * - No string anywhere in the query, path or body may contain U+0000, and nothing may nest
+ *   deeper than MAX_INPUT_DEPTH (400 naming the field).
  */
 export default fp(
   async function requestBodyPlugin(app: FastifyInstance) {
@@ -18,9 +19,9 @@ export default fp(
     });
 
     app.addHook('preValidation', async (request) => {
-      assertNoNulCharacter(request.query);
-      assertNoNulCharacter(request.params);
-      assertNoNulCharacter(request.body, 'body');
+      assertSafeInput(request.query);
+      assertSafeInput(request.params);
+      assertSafeInput(request.body, 'body');
     });
   },
   { name: 'request-body' },

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { Errors } from '../../../infra/errors.js';
-import { assertNoNulCharacter } from '../../../infra/input-guard.js';
+import { assertSafeInput } from '../../../infra/input-guard.js';
 
 export interface UploadedFile {
   buffer: Buffer;
@@ -39,7 +39,7 @@ export async function readMultipart(request: FastifyRequest, maxBytes: number): 
         const buffer = await part.toBuffer();
         file = { buffer, filename: cleanFilename(part.filename), mimetype: part.mimetype };
       } else if (typeof part.value === 'string') {
-        assertNoNulCharacter(part.value, part.fieldname);
+        assertSafeInput(part.value, part.fieldname);
         fields[part.fieldname] = part.value;
       }
     }

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { assertSafeInput, findInputProblem, MAX_INPUT_DEPTH } from '../../src/infra/input-guard.js';
+
+function nested(levels: number): unknown {
+  let value: unknown = 'leaf';
+  for (let i = 0; i < levels; i++) value = { a: value };
+  return value;
+}
+
+describe('request input guard', () => {
+  it.each([
+    ['a plain body', { name: 'x', list: [1, 'two', { deep: true }] }, null],
+    ['NUL in a string', { data: { q: 'a\u0000b' } }, { kind: 'nul', path: 'data.q' }],
+    ['NUL in a key', { meta: { 'k\u0000': 1 } }, { kind: 'nul', path: 'meta' }],
+    ['NUL in an array element', { list: ['ok', 'x\u0000'] }, { kind: 'nul', path: 'list.1' }],
+    ['NUL in the value itself', 'x\u0000', { kind: 'nul', path: '' }],
+    ['nesting at the limit', nested(MAX_INPUT_DEPTH), null],
+    ['nesting over the limit', { chatConfig: nested(MAX_INPUT_DEPTH) }, { kind: 'depth', path: `chatConfig${'.a'.repeat(MAX_INPUT_DEPTH - 1)}` }],
+  ])('%s', (_name, value, expected) => {
+    expect(findInputProblem(value)).toEqual(expected);
+  });
+
+  it('handles 100,000 levels without overflowing the stack', () => {
+    expect(findInputProblem(nested(100_000))?.kind).toBe('depth');
+  });
+
+  it('refuses with a 400 naming the field', () => {
+    expect(() => assertSafeInput({ chatConfig: nested(1000) })).toThrow(/Invalid field 'chatConfig\.a.*': nested deeper than 64 levels/);
+    expect(() => assertSafeInput('x\u0000', 'file')).toThrow(/Invalid field 'file': must not contain the NUL/);
+  });
+});
