@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isObjectIdHex } from '../../infra/mongo.js';
-import { zBoolLike, zIntLike, zObjectId, zPageSize, zPageNum } from '../../infra/zod.js';
+import { zBoolLike, zIntLike, zObjectId, zPageNum, zPageSize } from '../../infra/zod.js';
+import { zEdges, zNodes } from '../apps/apps.schema.js';
 
 /** An optional field that OpenAI clients may send as null: null reads as absent. */
 const nullish = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
@@ -65,8 +66,8 @@ export const completionsSchema = z
 
 export const chatTestSchema = z.object({
   messages: z.array(message).max(1000).default([]),
-  nodes: z.array(z.any(), { error: 'Nodes is not array' }),
-  edges: z.array(z.any(), { error: 'Edges is not array' }),
+  nodes: zNodes,
+  edges: zEdges,
   variables,
   appId: zObjectId,
   appName: z.string().max(300).optional(),
@@ -74,8 +75,8 @@ export const chatTestSchema = z.object({
 });
 
 export const debugSchema = z.object({
-  nodes: z.array(z.any(), { error: 'nodes must be an array' }),
-  edges: z.array(z.any(), { error: 'edges must be an array' }),
+  nodes: zNodes,
+  edges: zEdges,
   variables,
   appId: zObjectId,
 });

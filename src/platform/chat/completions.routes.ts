@@ -116,7 +116,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const controller = abortOnClose(request, reply);
       const writer = new SseWriter(reply, true);
       try {
-        const graph = { nodes: input.nodes as StoreNode[], edges: input.edges as StoreEdge[], chatConfig: input.chatConfig ?? {} };
+        const graph = { nodes: input.nodes as unknown as StoreNode[], edges: input.edges as unknown as StoreEdge[], chatConfig: input.chatConfig ?? {} };
         const result = await chat.run.runTurn({
           app: appDoc,
           graph,
@@ -156,7 +156,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const { app: appDoc } = await chat.apps.authorize(auth, input.appId, 'read');
       const guard = await chat.access.assertCallerGraph(auth, input.nodes);
       const controller = abortOnClose(request, reply);
-      const edges = (input.edges as RuntimeEdge[]).map((edge) => ({ ...edge, status: edge.status ?? 'waiting' }));
+      const edges = (input.edges as unknown as RuntimeEdge[]).map((edge) => ({ ...edge, status: edge.status ?? 'waiting' }));
       return chat.run.debugRun({ app: appDoc, caller: callerFromAuth(auth), nodes: input.nodes as RuntimeNode[], edges, variables: input.variables, signal: controller.signal, guard });
     },
   });
