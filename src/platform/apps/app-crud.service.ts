@@ -9,6 +9,16 @@ const RECENT_LIMIT = 15;
 const SEARCH_LIMIT = 20;
 const LIST_LIMIT = 1000;
 
+/**
+ * An HTTP plugin's schema and custom headers usually carry credentials of the API it calls:
+ * like the workflow itself, they are shown only to members who may edit the app.
+ */
+function visiblePluginData(pluginData: App['pluginData'], canWrite: boolean): App['pluginData'] {
+  if (canWrite || !pluginData) return pluginData;
+  const { apiSchemaStr: _schema, customHeaders: _headers, ...rest } = pluginData;
+  return rest;
+}
+
 /** The detail shape: the stored app plus the caller's permission, ids as text. */
 export function presentApp(app: App, permission: unknown, defaultPermission: number, canWrite: boolean) {
   return {
@@ -24,7 +34,7 @@ export function presentApp(app: App, permission: unknown, defaultPermission: num
     updateTime: app.updateTime,
     modules: canWrite ? app.modules : [],
     edges: canWrite ? app.edges : [],
-    pluginData: app.pluginData,
+    pluginData: visiblePluginData(app.pluginData, canWrite),
     chatConfig: app.chatConfig ?? {},
     scheduledTriggerConfig: app.scheduledTriggerConfig ?? null,
     scheduledTriggerNextTime: app.scheduledTriggerNextTime ?? null,
@@ -95,7 +105,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
           updateTime: doc.updateTime,
           permission: r.permission,
           defaultPermission: r.defaultPermission ?? 0,
-          pluginData: doc.pluginData,
+          pluginData: visiblePluginData(doc.pluginData, r.permission.hasWritePer),
           inheritPermission: doc.inheritPermission !== false,
         });
         if (input.getRecentlyChat && out.length >= RECENT_LIMIT) break;
