@@ -56,7 +56,10 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
     tags: ['chat'],
     handler: async ({ input, auth }) => {
       if (auth.authType === 'outLink' && auth.appId !== input.appId) throw Errors.unAuthApp('This share link belongs to another app');
-      await chat.apps.findInTeam(auth.teamId, input.appId);
+      // A member chats in the web client only with apps they may read; a share link or team
+      // space is itself the grant for its app.
+      if (auth.authType === 'token') await chat.apps.authorize(auth, input.appId, 'read');
+      else await chat.apps.findInTeam(auth.teamId, input.appId);
       return guides.query(input.appId, new RegExp(escapeRegex(input.searchKey), 'i'), input.searchKey, 6);
     },
   });
