@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SELF_CALL_HEADER, selfCallToken } from '../../src/infra/self-call-token.js';
 import { appsAccessOf } from '../../src/platform/apps/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -190,8 +191,10 @@ describe('templates and system plugins', () => {
   });
 
   it('serves the public /api/plugins endpoints as raw JSON', async () => {
+    // customFeedback writes into chat items: only the service's own workflow runs may call it.
+    const selfCall = { [SELF_CALL_HEADER]: selfCallToken(t.config.TOKEN_KEY) };
     const post = async (url: string, payload: Record<string, unknown>) => {
-      const r = await t.app.inject({ method: 'POST', url: `/api/plugins/${url}`, payload });
+      const r = await t.app.inject({ method: 'POST', url: `/api/plugins/${url}`, payload, headers: selfCall });
       return { status: r.statusCode, body: r.json() };
     };
     expect(await post('TFSwitch/index', { input: 'yes', rule: 'no' })).toEqual({ status: 200, body: { true: true } });
@@ -208,5 +211,11 @@ describe('templates and system plugins', () => {
     await db.collection('chatitems').insertOne({ appId: 'app-x', chatId: 'c1', dataId: 'd1', customFeedbacks: [] });
     expect((await post('customFeedback/v2/index', { appId: 'app-x', chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'noted' })).body).toEqual({ text: 'noted' });
     await expect.poll(async () => (await db.collection('chatitems').findOne({ chatId: 'c1' }))?.customFeedbacks).toEqual(['noted']);
+    for (const headers of [{}, { [SELF_CALL_HEADER]: 'guessed' }]) {
+      const anonymous = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers, payload: { appId: 'app-x', chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'spam' } });
+      expect(anonymous.statusCode).toBe(403);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await db.collection('chatitems').findOne({ chatId: 'c1' }))?.customFeedbacks).toEqual(['noted']);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SELF_CALL_HEADER, selfCallToken } from '../../src/infra/self-call-token.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -25,11 +26,13 @@ const cases: [string, Record<string, unknown>, unknown][] = [
 
 describe('legacy plugin endpoints without /index', () => {
   it.each(cases)('POST %s answers raw JSON as /index does', async (url, payload, expected) => {
-    const bare = await t.app.inject({ method: 'POST', url, payload });
+    // customFeedback answers only this service's own workflow runs (they send the self-call proof).
+    const headers = { [SELF_CALL_HEADER]: selfCallToken(t.config.TOKEN_KEY) };
+    const bare = await t.app.inject({ method: 'POST', url, payload, headers });
     expect(bare.statusCode, bare.body).toBe(200);
     expect(bare.headers['content-type']).toContain('application/json');
     expect(bare.json()).toEqual(expected);
-    const indexed = await t.app.inject({ method: 'POST', url: `${url}/index`, payload });
+    const indexed = await t.app.inject({ method: 'POST', url: `${url}/index`, payload, headers });
     expect(indexed.statusCode).toBe(200);
     expect(indexed.json()).toEqual(bare.json());
   });

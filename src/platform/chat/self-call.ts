@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import type { safeFetch } from '../../infra/outbound-fetch.js';
+import { SELF_CALL_HEADER, selfCallToken } from '../../infra/self-call-token.js';
 
 export interface SelfCall {
   method: string;
@@ -29,7 +30,9 @@ function loopbackOf(address: AddressInfo): string {
 }
 
 export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetch) {
-  return async (path: string, call: SelfCall): Promise<SelfAnswer> => {
+  const proof = selfCallToken(app.config.TOKEN_KEY);
+  return async (path: string, request: SelfCall): Promise<SelfAnswer> => {
+    const call = { ...request, headers: { ...request.headers, [SELF_CALL_HEADER]: proof } };
     const address = app.server.listening ? app.server.address() : null;
     if (address && typeof address === 'object') {
       const host = loopbackOf(address);

@@ -2,7 +2,9 @@
  * The public `/api/plugins/*` endpoints the workflow's HTTP node calls for the legacy system
  * plugins. Raw JSON replies (no envelope), as the reference.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Errors } from '../../../infra/errors.js';
+import { isSelfCall, SELF_CALL_HEADER } from '../../../infra/self-call-token.js';
 import { z } from 'zod';
 import { definePlatformRoute, type PlatformRouteOptions } from '../../define-route.js';
 import { createCustomFeedbackRepo } from './custom-feedback.repo.js';
@@ -20,6 +22,12 @@ export function registerPluginEndpoints(app: FastifyInstance, context: SystemPlu
   /** FastGPT's plugin templates call `/plugins/<name>`; the specification names `/plugins/<name>/index`: both are served. */
   const servePlugin = <S extends z.ZodType>(path: string, options: Omit<PlatformRouteOptions<S, [], unknown>, 'methods' | 'url' | 'auth' | 'raw'>) => {
     for (const url of [`${path}/index`, path]) definePlatformRoute(app, { ...options, methods, url, auth: [], raw: true });
+  };
+  /** Writing feedback into chat items is for this service's own workflow runs only (as the reference accepts only local calls). */
+  const assertSelfCall = (request: FastifyRequest) => {
+    if (!isSelfCall(request.headers[SELF_CALL_HEADER], app.config.TOKEN_KEY)) {
+      throw Errors.forbidden("The customFeedback plugin is called by this service's own workflow runs only");
+    }
   };
   const scheduleFeedback = (appId: unknown, chatId: unknown, dataId: unknown, text: string) => {
     if (typeof appId !== 'string' || typeof chatId !== 'string' || typeof dataId !== 'string' || !chatId || !dataId || !text) return;
@@ -56,7 +64,8 @@ export function registerPluginEndpoints(app: FastifyInstance, context: SystemPlu
     input: z.object({ appId: z.string().optional(), chatId: z.string().optional(), responseChatItemId: z.string().optional(), defaultFeedback: z.string().optional(), customFeedback: z.string().optional() }),
     summary: 'Add a custom feedback to a chat item (v1)',
     tags,
-    handler: async ({ input, reply }) => {
+    handler: async ({ input, request, reply }) => {
+      assertSelfCall(request);
       const text = input.customFeedback || input.defaultFeedback || '';
       if (!text) return reply.send({ response: '' });
       scheduleFeedback(input.appId, input.chatId, input.responseChatItemId, text);
@@ -69,7 +78,8 @@ export function registerPluginEndpoints(app: FastifyInstance, context: SystemPlu
     input: z.object({ appId: z.string().optional(), chatId: z.string().optional(), responseChatItemId: z.string().optional(), customFeedback: z.string().optional(), customInputs: zValues.optional() }),
     summary: 'Add a custom feedback to a chat item (v2)',
     tags,
-    handler: async ({ input, reply }) => {
+    handler: async ({ input, request, reply }) => {
+      assertSelfCall(request);
       if (!input.customFeedback) return reply.send({});
       const text = fillTemplate(input.customFeedback, input.customInputs ?? {}, false);
       scheduleFeedback(input.appId, input.chatId, input.responseChatItemId, text);
