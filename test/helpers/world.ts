@@ -136,7 +136,7 @@ async function buildApps(t: TestApp, owner: Person, collaborator: Person, varian
 
   const graph = worldGraph(marker);
   const appId: string = await ok(t, tok, 'POST', '/core/app/create', { name: `${marker} app`, type: 'advanced', parentId: folderId, modules: graph.nodes, edges: graph.edges, chatConfig: graph.chatConfig });
-  await ok(t, tok, 'POST', `/core/app/version/publish?appId=${appId}`, { ...graph, isPublish: true, versionName: `${MARK.write} version` });
+  await ok(t, tok, 'POST', `/core/app/version/publish?appId=${appId}`, { ...graph, isPublish: true, versionName: `${marker} version` });
   const versionId: string = (await ok(t, tok, 'POST', '/core/app/version/list', { appId })).list[0]._id;
   const simpleAppId: string = await ok(t, tok, 'POST', '/core/app/create', {
     name: `${marker} simple app`,
@@ -262,6 +262,8 @@ const ID_BY_ROUTE: Record<string, Record<string, IdSource | null>> = {
   '/api/core/app/plugin/path': { parentId: null },
   '/api/core/app/template/detail': { templateId: null },
   '/api/core/chat/feedback/closeCustom': { dataId: (w, v) => w.apps[v].aiItemId },
+  // 4.8.10 names: chatItemId is the answer item, dataId the dataset entry it becomes.
+  '/api/core/chat/feedback/adminUpdate': { chatItemId: (w, v) => w.apps[v].aiItemId, dataId: (w, v) => w.datasets[v].dataId, feedbackDataId: null },
   '/api/core/chat/feedback/updateUserFeedback': { dataId: (w, v) => w.apps[v].aiItemId },
   '/api/core/chat/getResData': { dataId: (w, v) => w.apps[v].aiItemId },
   '/api/core/chat/inputGuide/update': { dataId: (w, v) => w.apps[v].inputGuideId },

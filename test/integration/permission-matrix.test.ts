@@ -61,8 +61,9 @@ const ROWS: Row[] = [
   // Apps: write-level reads (the editor's data)
   { method: 'GET', path: '/api/core/app/getChatLogs', member: 'refuse' },
   { method: 'POST', path: '/api/core/app/version/list', member: 'refuse' },
-  { method: 'POST', path: '/api/core/app/version/listWorkflow', member: 'refuse' },
-  { method: 'GET', path: '/api/core/app/version/listWorkflowx', member: 'refuse' },
+  // The edit history shows names, times and authors only: read, as the reference.
+  { method: 'POST', path: '/api/core/app/version/listWorkflow', member: 'allow' },
+  { method: 'GET', path: '/api/core/app/version/listWorkflowx', member: 'allow' },
   { method: 'GET', path: '/api/core/app/version/latest', member: 'refuse' },
   { method: 'GET', path: '/api/core/app/version/detail', member: 'refuse' },
   // Apps: writes
@@ -88,6 +89,8 @@ const ROWS: Row[] = [
   { method: 'GET', path: '/api/core/chat/getResData', member: 'refuse' },
   { method: 'POST', path: '/api/core/chat/feedback/updateUserFeedback', member: 'refuse', extra: () => ({ userGoodFeedback: 'zz-good' }) },
   { method: 'POST', path: '/api/core/chat/feedback/closeCustom', member: 'refuse', extra: () => ({ index: 0 }) },
+  // Annotating another member's chat needs manage on the app.
+  { method: 'POST', path: '/api/core/chat/feedback/adminUpdate', member: 'refuse', extra: () => ({ q: 'zz-question', a: 'zz-answer' }) },
   { method: 'PUT', path: '/api/core/chat/updateHistory', member: 'refuse', extra: () => ({ customTitle: 'zz-title', top: true }) },
   { method: 'POST', path: '/api/v1/chat/completions', member: 'refuse', extra: () => ({ messages }) },
   // Input guides: read to list, write to change
@@ -123,7 +126,8 @@ const ROWS: Row[] = [
   { method: 'POST', path: '/api/support/wallet/usage/createTrainingUsage', member: 'refuse', extra: () => ({ name: 'zz-usage' }) },
   { method: 'POST', path: '/api/core/dataset/file/getPreviewChunks', member: 'refuse', extra: () => ({ type: 'fileLocal' }) },
   { method: 'POST', path: '/api/common/file/previewContent', member: 'refuse', extra: () => ({ type: 'fileLocal' }) },
-  { method: 'GET', path: '/api/common/system/unlockTask', member: 'scoped', other: 'scoped' },
+  // Requeueing the team's training items is a write: the read-only member is refused.
+  { method: 'GET', path: '/api/common/system/unlockTask', member: 'refuse', other: 'scoped' },
   { method: 'PUT', path: '/api/core/dataset/update', member: 'refuse', extra: () => ({ name: 'zz-renamed', intro: 'zz' }) },
   { method: 'GET', path: '/api/core/dataset/resumeInheritPermission', member: 'refuse' },
   { method: 'POST', path: '/api/core/dataset/folder/create', member: 'refuse', extra: () => ({ name: 'zz-folder' }) },
@@ -170,8 +174,10 @@ const NOT_TEAM_RESOURCES: Record<string, string> = {
   '/api/core/app/template/detail': 'templateId names a built-in template',
   '/api/core/app/plugin/getSystemPluginTemplates': 'parentId names a system plugin group',
   '/api/core/app/plugin/path': 'parentId names a system plugin group',
-  '/api/plugins/customFeedback/index': 'public by decision (no caller identity to refuse)',
-  '/api/plugins/customFeedback/v2/index': 'public by decision (no caller identity to refuse)',
+  '/api/plugins/customFeedback/index': "only this service's own workflow runs may call it (self-call proof, else 403)",
+  '/api/plugins/customFeedback/v2/index': "only this service's own workflow runs may call it (self-call proof, else 403)",
+  '/api/plugins/customFeedback': "only this service's own workflow runs may call it (self-call proof, else 403)",
+  '/api/plugins/customFeedback/v2': "only this service's own workflow runs may call it (self-call proof, else 403)",
   '/api/system/img/{id}': 'public by decision (unguessable image ids)',
   '/api/v1/embeddings': 'billId only: a usage record id, not a resource',
 };

@@ -1,10 +1,10 @@
 import { ObjectId } from 'mongodb';
-import { allDescendants } from '../../domain/permission-inheritance.js';
 import type { RequiredPermission } from '../../domain/permission.js';
+import { allDescendants } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
-import { hasTeamPermission, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
+import { assertTeamPermission, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
 import { type App, type AppDoc, type AppsRepo, encodeWorkflow } from './apps.repo.js';
 import { APP_FOLDER_TYPES, type AppType, CHAT_APP_TYPES } from './apps.schema.js';
 import type { VersionsRepo } from './versions.repo.js';
@@ -45,9 +45,7 @@ export function createAppsCore(deps: AppsDeps) {
   const now = deps.now ?? (() => new Date());
 
   const core = {
-    assertTeam(auth: AuthContext, required: 'read' | 'write') {
-      if (!hasTeamPermission(auth, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
-    },
+    assertTeam: (auth: AuthContext, required: 'read' | 'write') => assertTeamPermission(auth, required),
 
     async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
       return deps.perms.authorize<AppDoc>(auth, appId, required, field);

@@ -92,6 +92,11 @@ export function hasTeamPermission(auth: PermissionCaller, required: RequiredPerm
   return auth.isRoot || hasPermission(makeTeamPermission(auth.teamPermission, auth.role === 'owner'), required);
 }
 
+/** Refuses (403 unAuthTeam) a caller whose team permission does not allow `required`. */
+export function assertTeamPermission(auth: PermissionCaller, required: 'read' | 'write' | 'manage'): void {
+  if (!hasTeamPermission(auth, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
+}
+
 export function createResourcePermissionService(db: Db, options: ResourcePermissionOptions) {
   const rows = createResourcePermissionsRepo(db, options.resourceType);
   const tree = createResourceTreeRepo(db, options.collection, options.folderTypes);

@@ -1,19 +1,16 @@
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
-import { teamPermissionAllows } from '../../identity/team-permission.js';
+import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
 import { deleteDatasetsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import { modelView } from '../model-view.js';
-import { toResourceDoc } from './dataset-auth.js';
 import type { DatasetRecord, DatasetType } from './dataset.repo.js';
 import type { CreateDatasetInput, UpdateDatasetInput } from './dataset.schema.js';
+import { toResourceDoc } from './dataset-auth.js';
 
 const FOLDER_AVATAR = '/imgs/files/folder.svg';
 const DATASET_AVATAR = '/icon/logo.svg';
 
-function assertTeam(auth: AuthContext, required: 'read' | 'write') {
-  if (!teamPermissionAllows(auth.teamPermission, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
-}
 
 export function createDatasetService(ctx: DatasetsContext) {
   const { datasets } = ctx.repos;
@@ -21,7 +18,7 @@ export function createDatasetService(ctx: DatasetsContext) {
   const vectorModelOf = (dataset: DatasetRecord) => modelView(ctx.models.getVectorModel(dataset.vectorModel), dataset.vectorModel);
 
   async function create(auth: AuthContext, input: CreateDatasetInput & { type?: DatasetType }, folder = false): Promise<string> {
-    assertTeam(auth, 'write');
+    assertTeamPermission(auth, 'write');
     const type: DatasetType = folder ? 'folder' : (input.type ?? 'dataset');
     const vectorModel = input.vectorModel ?? ctx.models.defaultVectorModel().model;
     ctx.embedders().vectorModel(vectorModel);
@@ -76,7 +73,7 @@ export function createDatasetService(ctx: DatasetsContext) {
 
   async function list(auth: AuthContext, input: { parentId?: string | null; type?: string | string[]; searchKey?: string }) {
     if (input.parentId) await ctx.auth.authDataset(auth, input.parentId, 'read', 'parentId');
-    else assertTeam(auth, 'read');
+    else assertTeamPermission(auth, 'read');
     const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
     const items = await datasets.list(auth.teamId, { parentId: input.parentId ?? null, types, searchKey: input.searchKey?.trim() });
     const permissions = await ctx.auth.permissionsOf(auth, items);
@@ -103,7 +100,7 @@ export function createDatasetService(ctx: DatasetsContext) {
   }
 
   async function allDatasets(auth: AuthContext) {
-    assertTeam(auth, 'read');
+    assertTeamPermission(auth, 'read');
     const items = (await datasets.list(auth.teamId, {})).filter((item) => item.type !== 'folder');
     const permissions = await ctx.auth.permissionsOf(auth, items);
     return items

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { Errors } from '../../../infra/errors.js';
 import { zBoolLike, zNumberLike, zObjectId } from '../../../infra/zod.js';
 import { definePlatformRoute } from '../../define-route.js';
+import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
 import { zChunkSize } from '../collections/collection.schema.js';
 import type { DatasetsContext } from '../context.js';
 import { BUCKET_NAMES } from './file.repo.js';
@@ -152,8 +153,9 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
     auth: USER,
     input: z.object({ datasetId: zObjectId.optional() }),
     tags,
-    summary: "Make the team's locked or failed training items claimable again",
+    summary: "Make the team's locked or failed training items claimable again (team write)",
     handler: async ({ auth }) => {
+      assertTeamPermission(auth, 'write');
       const unlocked = await ctx.repos.trainings.unlockTeam(auth.teamId);
       ctx.wakeWorker();
       return { unlocked };
