@@ -4,11 +4,11 @@
  * headings, `-` bullets, fenced code, `_`/`**` emphasis and GFM tables/strikethrough.
  * Relative links and image sources become absolute against `baseUrl`.
  */
-import { Worker } from 'node:worker_threads';
 import { gfm } from '@joplin/turndown-plugin-gfm';
 import * as cheerio from 'cheerio';
 import TurndownService from 'turndown';
 import { Errors } from './errors.js';
+import { runWorkerTask } from './worker-task.js';
 
 export interface HtmlToMarkdownOptions {
   /** CSS selector of the content; all matches are joined. Default `body` (or the whole document). */
@@ -149,25 +149,18 @@ export async function htmlToMarkdownBounded(
     }
   }
   const timeoutMs = limits.timeoutMs ?? HTML_CONVERT_TIMEOUT_MS;
-  const worker = new Worker(workerEntry(), { eval: true, workerData: { html, options }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
   const refused = (why: string) => Errors.missingParams(`Invalid field '${field}': the page could not be converted (${why})`);
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const finish = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      outcome();
-    };
-    const timer = setTimeout(() => finish(() => reject(refused(`longer than ${timeoutMs / 1000} s: selector too complex or page too large`))), timeoutMs);
-    worker.once('message', (message: { result?: { title: string; markdown: string }; error?: string; invalidInput?: boolean }) =>
-      finish(() => {
-        if (message.result) resolve(message.result);
-        else reject(message.invalidInput ? Errors.missingParams(message.error ?? 'invalid input') : refused(message.error ?? 'unknown error'));
-      }),
-    );
-    worker.once('error', (error) => finish(() => reject(refused(error.message))));
-    worker.once('exit', (code) => finish(() => reject(refused(`the converter stopped, exit code ${code}`))));
-  });
+  const outcome = await runWorkerTask<{ result?: { title: string; markdown: string }; error?: string; invalidInput?: boolean }>(
+    workerEntry(),
+    { eval: true, workerData: { html, options }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } },
+    timeoutMs,
+  );
+  if ('failure' in outcome) {
+    const { failure } = outcome;
+    if (failure.kind === 'timeout') throw refused(`longer than ${timeoutMs / 1000} s: selector too complex or page too large`);
+    throw refused(failure.kind === 'error' ? failure.message : `the converter stopped, exit code ${failure.code}`);
+  }
+  const { message } = outcome;
+  if (message.result) return message.result;
+  throw message.invalidInput ? Errors.missingParams(message.error ?? 'invalid input') : refused(message.error ?? 'unknown error');
 }

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { runWorkerTask } from './worker-task.js';
 
 /** One text item: its string, whether it ends a line, its baseline height on the page (or null). */
 export type PdfItem = [text: string, endsLine: boolean, y: number | null];
@@ -71,32 +71,20 @@ function pdfjsLocations() {
 }
 
 /** The text items of every page, read in a worker thread. Rejects with PdfReadError. */
-export function readPdfPages(buffer: Buffer, timeoutMs = PDF_PARSE_TIMEOUT_MS): Promise<PdfPage[]> {
+export async function readPdfPages(buffer: Buffer, timeoutMs = PDF_PARSE_TIMEOUT_MS): Promise<PdfPage[]> {
   const data = new Uint8Array(buffer); // a copy, transferred to the worker
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: { data, ...pdfjsLocations() },
-    transferList: [data.buffer],
-    resourceLimits: { maxOldGenerationSizeMb: PDF_WORKER_HEAP_MB },
-    stdout: true,
-    stderr: true,
-  });
-  return new Promise<PdfPage[]>((resolve, reject) => {
-    let settled = false;
-    const finish = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      outcome();
-    };
-    const timer = setTimeout(() => finish(() => reject(new PdfReadError(`parsing took longer than ${timeoutMs} ms`))), timeoutMs);
-    worker.once('message', (message: { pages?: PdfPage[]; error?: string }) =>
-      finish(() => (message.pages ? resolve(message.pages) : reject(new PdfReadError(message.error ?? 'unknown error')))),
-    );
-    worker.once('error', (error) => finish(() => reject(new PdfReadError(error.message))));
-    worker.once('exit', (code) => finish(() => reject(new PdfReadError(`the parser stopped (exit code ${code})`))));
-  });
+  const outcome = await runWorkerTask<{ pages?: PdfPage[]; error?: string }>(
+    WORKER_SOURCE,
+    { eval: true, workerData: { data, ...pdfjsLocations() }, transferList: [data.buffer], resourceLimits: { maxOldGenerationSizeMb: PDF_WORKER_HEAP_MB }, stdout: true, stderr: true },
+    timeoutMs,
+  );
+  if ('failure' in outcome) {
+    const { failure } = outcome;
+    if (failure.kind === 'timeout') throw new PdfReadError(`parsing took longer than ${timeoutMs} ms`);
+    throw new PdfReadError(failure.kind === 'error' ? failure.message : `the parser stopped (exit code ${failure.code})`);
+  }
+  if (!outcome.message.pages) throw new PdfReadError(outcome.message.error ?? 'unknown error');
+  return outcome.message.pages;
 }
 
 const SENTENCE_END = /[。？！.?!;；:：]\s*$/;
