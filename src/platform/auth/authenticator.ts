@@ -91,7 +91,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
 
   async function bySession(token: string): Promise<AuthContext> {
     const now = deps.now();
-    const claims = verifySessionToken(token, deps.tokenKey, Math.floor(now / 1000));
+    const claims = verifySessionToken(token, deps.tokenKey, now);
     if (!claims || !isObjectIdHex(claims.sid) || !isObjectIdHex(claims.tmbId) || !isObjectIdHex(claims.userId)) {
       throw Errors.unAuthorization('The session token is invalid or expired');
     }
