@@ -1,4 +1,14 @@
-import { type CreateIndexesOptions, type Db, type IndexSpecification, MongoClient, ObjectId } from 'mongodb';
+import {
+  type AnyBulkWriteOperation,
+  type Collection,
+  type CreateIndexesOptions,
+  type Db,
+  type Filter,
+  type IndexSpecification,
+  MongoClient,
+  ObjectId,
+  type OptionalUnlessRequiredId,
+} from 'mongodb';
 import { Errors } from './errors.js';
 
 /** An index a repository needs; created at start-up by `ensureIndexes`. */
@@ -43,8 +53,45 @@ export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** A duplicate-key failure; for a bulk write, one where every failed write is a duplicate key. */
 export function isDuplicateKeyError(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: number }).code === 11000;
+  if (typeof error !== 'object' || error === null) return false;
+  const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
+  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+  if (list.length === 0) return (error as { code?: number }).code === 11000;
+  return list.every((entry) => entry.code === 11000);
+}
+
+/**
+ * Inserts the documents whose unique keys are new and leaves the others as they are
+ * (unordered, so one duplicate does not stop the rest); returns how many went in. One bulk
+ * insert is far cheaper than an upsert per document on FerretDB 1.x.
+ */
+export async function insertManyNew<T extends { _id?: unknown }>(col: Collection<T>, docs: OptionalUnlessRequiredId<T>[]): Promise<number> {
+  if (docs.length === 0) return 0;
+  try {
+    return (await col.insertMany(docs, { ordered: false })).insertedCount;
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    return (error as { insertedCount?: number }).insertedCount ?? 0;
+  }
+}
+
+/**
+ * Inserts the new documents in bulk and replaces the known ones (by `_id`). Upserts one by one
+ * would cost a scan each on FerretDB 1.x (about 0.05 s per document at 10,000 documents).
+ */
+export async function upsertMany<T extends { _id: string }>(col: Collection<T>, docs: T[]): Promise<{ created: number; updated: number }> {
+  if (docs.length === 0) return { created: 0, updated: 0 };
+  const ids = docs.map((doc) => doc._id);
+  const known = new Set((await col.find({ _id: { $in: ids } } as Filter<T>, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id as string));
+  const fresh = docs.filter((doc) => !known.has(doc._id));
+  if (fresh.length > 0) await col.insertMany(fresh as OptionalUnlessRequiredId<T>[], { ordered: true });
+  const replacements = docs
+    .filter((doc) => known.has(doc._id))
+    .map((doc): AnyBulkWriteOperation<T> => ({ replaceOne: { filter: { _id: doc._id } as Filter<T>, replacement: doc } }));
+  const result = replacements.length > 0 ? await col.bulkWrite(replacements, { ordered: true }) : { matchedCount: 0 };
+  return { created: fresh.length, updated: result.matchedCount };
 }
 
 /**

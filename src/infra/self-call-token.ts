@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameSecret } from './secret-compare.js';
 
 /** The header a workflow run sends when it calls one of this service's own routes. */
 export const SELF_CALL_HEADER = 'x-self-call-token';
@@ -13,8 +14,5 @@ export function selfCallToken(tokenKey: string): string {
 }
 
 export function isSelfCall(given: unknown, tokenKey: string): boolean {
-  if (typeof given !== 'string') return false;
-  const expected = Buffer.from(selfCallToken(tokenKey));
-  const actual = Buffer.from(given);
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  return typeof given === 'string' && sameSecret(given, selfCallToken(tokenKey));
 }

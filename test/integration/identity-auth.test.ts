@@ -100,13 +100,13 @@ describe('login and sessions', () => {
     expect(none.json()).toMatchObject({ code: 403, statusText: 'unAuthorization' });
     expect((await tokenLogin({ token: 'garbage' })).statusCode).toBe(401);
     const claims = { userId: ids.userId, teamId: ids.teamId, tmbId: ids.tmbId, isRoot: false, sid: new ObjectId().toHexString() };
-    const foreign = signSessionToken(claims, 'another-key-0123456789abcdef', Math.floor(Date.now() / 1000));
+    const foreign = signSessionToken(claims, 'another-key-0123456789abcdef', Date.now());
     expect((await tokenLogin({ token: foreign })).statusCode).toBe(401);
     // A real session, re-signed with a past expiry.
     const token = await login(t, 'bob', 'bob-pass-1');
     const sid = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()).sid as string;
     const past = Math.floor(Date.now() / 1000) - 3600;
-    const expired = signSessionToken({ ...claims, sid, iat: past - 100, exp: past }, t.config.TOKEN_KEY, past - 100);
+    const expired = signSessionToken({ ...claims, sid, iat: past - 100, exp: past }, t.config.TOKEN_KEY, (past - 100) * 1000);
     const refused = await tokenLogin({ token: expired });
     expect(refused.statusCode).toBe(401);
     expect(String(refused.headers['set-cookie'])).toContain('fastgpt_token=;');

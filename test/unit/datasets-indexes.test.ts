@@ -95,16 +95,16 @@ describe('file read tokens', () => {
   const payload = { bucketName: 'dataset' as const, teamId: 't', tmbId: 'm', fileId: 'f' };
 
   it('round-trips and expires after 30 minutes for dataset files', () => {
-    const token = signFileToken(key, payload, 1000);
-    expect(verifyFileToken(key, token, 1000 + 60)).toEqual(payload);
-    expect(() => verifyFileToken(key, token, 1000 + 31 * 60)).toThrow(/expired/);
+    const token = signFileToken(key, payload, 1000_000);
+    expect(verifyFileToken(key, token, 1000_000 + 60_000)).toEqual(payload);
+    expect(() => verifyFileToken(key, token, 1000_000 + 31 * 60_000)).toThrow(/expired/);
   });
 
   it('refuses another key and a tampered body', () => {
-    const token = signFileToken(key, payload, 1000);
-    expect(() => verifyFileToken('another-key-0123456789', token, 1000)).toThrow(/not valid/);
+    const token = signFileToken(key, payload, 1000_000);
+    expect(() => verifyFileToken('another-key-0123456789', token, 1000_000)).toThrow(/not valid/);
     const [head, , signature] = token.split('.');
     const forged = Buffer.from(JSON.stringify({ ...payload, teamId: 'x', exp: 99999 })).toString('base64url');
-    expect(() => verifyFileToken(key, `${head}.${forged}.${signature}`, 1000)).toThrow(/not valid/);
+    expect(() => verifyFileToken(key, `${head}.${forged}.${signature}`, 1000_000)).toThrow(/not valid/);
   });
 });

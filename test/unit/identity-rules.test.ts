@@ -33,10 +33,12 @@ describe('passwords', () => {
 describe('session tokens', () => {
   const claims = { userId: 'u'.repeat(24), teamId: 't'.repeat(24), tmbId: 'm'.repeat(24), isRoot: false, sid: 's'.repeat(24) };
   const now = 1_700_000_000;
+  const ms = (seconds: number) => seconds * 1000;
   it('round-trips and expires after 7 days', () => {
-    const token = signSessionToken(claims, 'key-0123456789abcdef', now);
-    expect(verifySessionToken(token, 'key-0123456789abcdef', now + 10)).toMatchObject({ ...claims, iat: now, exp: now + 7 * 86400 });
-    expect(verifySessionToken(token, 'key-0123456789abcdef', now + 7 * 86400)).toBeNull();
+    const token = signSessionToken(claims, 'key-0123456789abcdef', ms(now));
+    expect(verifySessionToken(token, 'key-0123456789abcdef', ms(now + 10))).toMatchObject({ ...claims, iat: now, exp: now + 7 * 86400 });
+    expect(verifySessionToken(token, 'key-0123456789abcdef', ms(now + 7 * 86400))).not.toBeNull();
+    expect(verifySessionToken(token, 'key-0123456789abcdef', ms(now + 7 * 86400) + 1)).toBeNull();
   });
   it.each([
     ['another key', (token: string) => token, 'other-key-0123456789'],
@@ -44,7 +46,7 @@ describe('session tokens', () => {
     ['alg none', (token: string) => `${Buffer.from('{"alg":"none"}').toString('base64url')}.${token.split('.')[1]}.`, 'key-0123456789abcdef'],
     ['garbage', () => 'a.b.c', 'key-0123456789abcdef'],
   ])('refuses %s', (_name, mutate, key) => {
-    expect(verifySessionToken(mutate(signSessionToken(claims, 'key-0123456789abcdef', now)), key, now + 1)).toBeNull();
+    expect(verifySessionToken(mutate(signSessionToken(claims, 'key-0123456789abcdef', ms(now))), key, ms(now + 1))).toBeNull();
   });
 });
 

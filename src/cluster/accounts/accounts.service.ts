@@ -1,9 +1,10 @@
 import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import { Errors } from '../../infra/errors.js';
 import { isDuplicateKeyError } from '../../infra/mongo.js';
+import { hashPassword, verifyPassword } from '../../infra/password-hash.js';
 import type { Clock } from '../clock.js';
 import type { AccountsRepo, ClusterAccount } from './accounts.repo.js';
-import { hashPassword, passwordPolicyProblem, USERNAME_PATTERN, verifyPassword } from './password.js';
+import { passwordPolicyProblem, USERNAME_PATTERN } from './password.js';
 
 /** Reference (ks-installer) defaults: 10 failures in 10 minutes block for 10 minutes. */
 export const LOGIN_LIMITS = { maxFailures: 10, windowMs: 10 * 60_000, retentionMs: 7 * 24 * 3600_000, maxRecords: 100 } as const;

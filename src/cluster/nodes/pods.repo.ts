@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
-import type { IndexDeclaration } from '../../infra/mongo.js';
+import { type IndexDeclaration, upsertMany } from '../../infra/mongo.js';
 import { type ResourceUsage, ZERO_USAGE } from './pod-usage.js';
 
 const PODS = 'cluster_pods';
@@ -72,21 +72,11 @@ export function createPodsRepo(db: Db) {
       return new Map(found.flatMap((entry) => (entry ? [[entry._id, includeTerminated ? entry.all : entry.active] as [string, ResourceUsage]] : [])));
     },
 
-    /**
-     * Inserts the new documents in bulk and replaces the known ones. Upserts one by one would
-     * cost a scan each on FerretDB 1.x (about 0.05 s per node at 10,000 nodes).
-     */
+    /** Bulk import: new pods inserted, known ones replaced; then the per-node usage is recomputed. */
     async upsertMany(docs: StoredPod[]): Promise<{ created: number; updated: number }> {
-      if (docs.length === 0) return { created: 0, updated: 0 };
-      const known = new Set((await pods.find({ _id: { $in: docs.map((doc) => doc._id) } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
-      const fresh = docs.filter((doc) => !known.has(doc._id));
-      if (fresh.length > 0) await pods.insertMany(fresh, { ordered: true });
-      const operations: AnyBulkWriteOperation<StoredPod>[] = docs
-        .filter((doc) => known.has(doc._id))
-        .map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc } }));
-      const result = operations.length > 0 ? await pods.bulkWrite(operations, { ordered: true }) : { matchedCount: 0 };
-      await recomputeUsage();
-      return { created: fresh.length, updated: result.matchedCount };
+      const counts = await upsertMany(pods, docs);
+      if (docs.length > 0) await recomputeUsage();
+      return counts;
     },
   };
 }

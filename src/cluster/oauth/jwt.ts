@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { decodeJwtUnchecked, JWT_ERROR, JwtError, signJwt, verifyJwt } from '../../infra/jwt.js';
 
 /**
  * HS256 JWTs as KubeSphere 3.x issues them. Verification errors carry the reference's texts
@@ -20,32 +20,8 @@ export class TokenError extends Error {}
 
 const MAX_CLOCK_SKEW_SECONDS = 10;
 
-const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-const sign = (input: string, secret: string) => createHmac('sha256', secret).update(input).digest();
-
 export function signToken(claims: ClusterClaims, secret: string): string {
-  const input = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode(claims)}`;
-  return `${input}.${sign(input, secret).toString('base64url')}`;
-}
-
-/** Go-style base64url check, naming the first bad byte as encoding/base64 does. */
-function decodeSegment(segment: string): Buffer {
-  const bad = segment.search(/[^A-Za-z0-9_-]/);
-  if (bad >= 0) throw new TokenError(`illegal base64 data at input byte ${bad}`);
-  if (segment.length % 4 === 1) throw new TokenError(`illegal base64 data at input byte ${segment.length - 1}`);
-  return Buffer.from(segment, 'base64url');
-}
-
-function parseJson(segment: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(decodeSegment(segment).toString('utf8'));
-  } catch (error) {
-    if (error instanceof TokenError) throw error;
-    throw new TokenError(`token is malformed: ${(error as Error).message}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TokenError('token is malformed: not a JSON object');
-  return value as Record<string, unknown>;
+  return signJwt({ ...claims }, secret);
 }
 
 /** Go's time.Duration String(), e.g. 1h2m3.5s, 3m12.5s, 250ms. */
@@ -60,22 +36,43 @@ export function goDuration(ms: number): string {
 
 const goTime = (seconds: number) => new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' +0000 UTC');
 
+/** Go's encoding/base64 (RawURLEncoding) error for a segment, naming the first bad byte; null when it decodes. */
+function base64Problem(segment: string): string | null {
+  const bad = segment.search(/[^A-Za-z0-9_-]/);
+  if (bad >= 0) return `illegal base64 data at input byte ${bad}`;
+  if (segment.length % 4 === 1) return `illegal base64 data at input byte ${segment.length - 1}`;
+  return null;
+}
+
+/** Why the library refused a token, in golang-jwt's words (its checks run in this order). */
+function referenceText(error: JwtError, token: string, nowMs: number): string {
+  const segments = token.split('.');
+  if (segments.length !== 3) return 'token contains an invalid number of segments';
+  const decoded = decodeJwtUnchecked(token);
+  if (!decoded) {
+    const problem = segments.map(base64Problem).find((text) => text !== null);
+    return problem ?? `token is malformed: ${(error.originalError as Error | undefined)?.message ?? error.message}`;
+  }
+  if (decoded.header.alg !== 'HS256') return `signing method ${String(decoded.header.alg ?? '')} is invalid`;
+  if (error.code === JWT_ERROR.invalidSignature || error.code === JWT_ERROR.missingSignature) {
+    return base64Problem(segments[2] ?? '') ?? 'signature is invalid';
+  }
+  if (error.code === JWT_ERROR.expired) return `jwt: token is expired by ${goDuration(nowMs - Number(decoded.payload.exp) * 1000)}`;
+  return `token is malformed: ${error.message}`;
+}
+
 /** Checks structure, algorithm, signature, expiry and issue time; returns the claims. */
 export function verifyToken(token: string, secret: string, now: Date): ClusterClaims {
-  const parts = token.split('.');
-  if (parts.length !== 3) throw new TokenError('token contains an invalid number of segments');
-  const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
-  const header = parseJson(headerPart);
-  if (header.alg !== 'HS256') throw new TokenError(`signing method ${String(header.alg ?? '')} is invalid`);
-  const claims = parseJson(payloadPart);
-  const signature = decodeSegment(signaturePart);
-  const expected = sign(`${headerPart}.${payloadPart}`, secret);
-  if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) throw new TokenError('signature is invalid');
-  if (typeof claims.username !== 'string' || typeof claims.token_type !== 'string') throw new TokenError('token is malformed: missing username or token_type');
   const nowMs = now.getTime();
-  if (typeof claims.exp === 'number' && nowMs > claims.exp * 1000) {
-    throw new TokenError(`jwt: token is expired by ${goDuration(nowMs - claims.exp * 1000)}`);
+  let claims: Record<string, unknown>;
+  try {
+    claims = verifyJwt(token, secret, { nowMs });
+  } catch (error) {
+    if (error instanceof JwtError) throw new TokenError(referenceText(error, token, nowMs));
+    throw error;
   }
+  if (typeof claims.username !== 'string' || typeof claims.token_type !== 'string') throw new TokenError('token is malformed: missing username or token_type');
+  // golang-jwt refuses a token issued in the future (beyond the skew); the library does not check iat.
   if (typeof claims.iat === 'number' && claims.iat > nowMs / 1000 + MAX_CLOCK_SKEW_SECONDS) {
     throw new TokenError(`jwt: token used before issued, iat:${goTime(claims.iat)}, now:${goTime(Math.floor(nowMs / 1000))}`);
   }

@@ -1,5 +1,5 @@
-import { timingSafeEqual } from 'node:crypto';
 import { Errors } from '../../infra/errors.js';
+import { sameSecret } from '../../infra/secret-compare.js';
 import { type AccountsService, LoginFailure } from '../accounts/accounts.service.js';
 import { TokenError } from './jwt.js';
 import type { TokenPair, TokensService } from './tokens.service.js';
@@ -16,12 +16,6 @@ export interface TokenRequest {
 export interface RequestOrigin {
   sourceIP: string;
   userAgent: string;
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 const invalidGrant = (description: string, status = 400) => Errors.oauth(status, 'invalid_grant', description);

@@ -1,7 +1,8 @@
+import type { z } from 'zod';
+import { folderBreadcrumb } from '../../domain/folder-breadcrumb.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import type { App, AppDoc } from './apps.repo.js';
-import type { z } from 'zod';
 import { CHAT_APP_TYPES, type createAppInput, type createFolderInput, type listAppsInput, type updateAppInput } from './apps.schema.js';
 import { type AppsCore, type AppsDeps, isFolderType } from './apps.service.js';
 
@@ -63,17 +64,12 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
     async folderPath(auth: AuthContext, parentId: string | null | undefined) {
       if (!parentId) return [];
       await core.authorize(auth, parentId, 'read', 'parentId');
-      const path: { parentId: string; parentName: string }[] = [];
-      const seen = new Set<string>();
-      let current: string | null = parentId;
-      while (current && !seen.has(current)) {
-        seen.add(current);
-        const found = (await deps.apps.names([current])).get(current);
-        if (!found || found.teamId !== auth.teamId) break;
-        path.unshift({ parentId: current, parentName: found.name });
-        current = found.parentId;
-      }
-      return path;
+      const findInTeam = async (id: string) => {
+        const found = (await deps.apps.names([id])).get(id);
+        return found && found.teamId === auth.teamId ? { _id: id, name: found.name, parentId: found.parentId } : null;
+      };
+      const start = await findInTeam(parentId);
+      return start ? folderBreadcrumb(start, findInTeam) : [];
     },
 
     async list(auth: AuthContext, input: z.output<typeof listAppsInput>) {

@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ObjectId } from 'mongodb';
 import { AppError, Errors } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
+import { sameSecret } from '../../infra/secret-compare.js';
 import { SESSION_COOKIE } from '../../infra/session-cookie.js';
 import type { AccountsService, ResolvedMember } from '../identity/accounts.service.js';
 import { type ApiKeyDoc, type ApiKeysRepo, digestApiKey } from '../identity/api-keys.repo.js';
@@ -33,12 +33,6 @@ function header(request: FastifyRequest, name: string): string | undefined {
 function sessionTokenOf(request: FastifyRequest): string | undefined {
   const cookies = (request as { cookies?: Record<string, string | undefined> }).cookies ?? {};
   return header(request, 'token') ?? (cookies[SESSION_COOKIE] || undefined) ?? (cookies[LEGACY_SESSION_COOKIE] || undefined);
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
 }
 
 /** `fastgpt-xxx` or the deprecated `fastgpt-xxx-<appId>`; anything else is not an API key. */
@@ -91,7 +85,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
 
   async function bySession(token: string): Promise<AuthContext> {
     const now = deps.now();
-    const claims = verifySessionToken(token, deps.tokenKey, Math.floor(now / 1000));
+    const claims = verifySessionToken(token, deps.tokenKey, now);
     if (!claims || !isObjectIdHex(claims.sid) || !isObjectIdHex(claims.tmbId) || !isObjectIdHex(claims.userId)) {
       throw Errors.unAuthorization('The session token is invalid or expired');
     }

@@ -6,7 +6,7 @@
 import { type Db, type Filter, GridFSBucket, ObjectId } from 'mongodb';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { normaliseValue } from '../../domain/workflow/chat-values.js';
-import type { IndexDeclaration } from '../../infra/mongo.js';
+import { type IndexDeclaration, insertManyNew } from '../../infra/mongo.js';
 import { decodeFromStorage, encodeForStorage } from './storage-codec.js';
 
 export const CHATS = 'chats';
@@ -269,18 +269,11 @@ export function createChatRepo(db: Db) {
         return docs.map((d) => d.text).filter((text) => text !== exclude).slice(0, limit);
       },
       /** Unordered insert; duplicates are skipped and not counted. */
-      async insertMany(appId: string, texts: string[]): Promise<number> {
-        let inserted = 0;
-        for (const text of new Set(texts)) {
-          try {
-            await guides.insertOne({ _id: new ObjectId(), appId: oid(appId), text });
-            inserted += 1;
-          } catch (error) {
-            if ((error as { code?: number }).code !== 11000) throw error;
-          }
-        }
-        return inserted;
-      },
+      insertMany: (appId: string, texts: string[]): Promise<number> =>
+        insertManyNew(
+          guides,
+          [...new Set(texts)].map((text) => ({ _id: new ObjectId(), appId: oid(appId), text })),
+        ),
       async update(appId: string, id: string, text: string): Promise<'ok' | 'missing' | 'duplicate'> {
         const other = await guides.findOne({ appId: oid(appId), text, _id: { $ne: oid(id) } }, { projection: { _id: 1 } });
         if (other) return 'duplicate';

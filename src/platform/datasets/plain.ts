@@ -38,14 +38,6 @@ export function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] 
   return out;
 }
 
-/** True when every failure of a bulk insert is a duplicate key (the documents already exist). */
-export function onlyDuplicates(error: unknown): boolean {
-  const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
-  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  if (list.length === 0) return (error as { code?: number }).code === 11000;
-  return list.every((entry) => entry.code === 11000);
-}
-
 /** Counts a team's documents per collection (`$group` with `$sum`, which FerretDB supports). */
 export async function countPerCollection<T extends Document>(col: Collection<T>, teamId: string, collectionIds: string[]): Promise<Map<string, number>> {
   const rows = await col

@@ -53,7 +53,7 @@ export function createSessionService(deps: SessionServiceDeps) {
         sid: session._id.toHexString(),
       },
       deps.tokenKey,
-      Math.floor(now / 1000),
+      now,
     );
   }
 

@@ -1,8 +1,9 @@
+import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
-import { collectionNotFound } from '../errors.js';
 import type { DatasetsContext } from '../context.js';
+import { collectionNotFound } from '../errors.js';
 import { fileReadUrl, signFileToken } from '../files/file-token.js';
 import type { CollectionListFilter, CollectionRecord } from './collection.repo.js';
 import type { CollectionImportService } from './collection-import.service.js';
@@ -61,17 +62,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
   async function paths(auth: AuthContext, parentId: string | null | undefined) {
     if (!parentId) return [];
     const { collection } = await ctx.auth.authCollection(auth, parentId, 'read');
-    const chain = [collection];
-    const seen = new Set([collection._id]);
-    let current = collection.parentId;
-    while (current && !seen.has(current)) {
-      const parent = await collections.findById(auth.teamId, current);
-      if (!parent) break;
-      chain.unshift(parent);
-      seen.add(current);
-      current = parent.parentId;
-    }
-    return chain.map((item) => ({ parentId: item._id, parentName: item.name }));
+    return folderBreadcrumb(collection, (id) => collections.findById(auth.teamId, id));
   }
 
   async function read(auth: AuthContext, collectionId: string) {

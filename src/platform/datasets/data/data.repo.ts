@@ -1,6 +1,6 @@
 import type { Db, ObjectId } from 'mongodb';
-import { escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
-import { countPerCollection, oid, oids, onlyDuplicates, type Plain, plain } from '../plain.js';
+import { escapeRegex, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
+import { countPerCollection, oid, oids, type Plain, plain } from '../plain.js';
 
 export interface DataIndex {
   defaultIndex: boolean;
@@ -52,24 +52,19 @@ export function createDataRepo(db: Db) {
   return {
     /** Inserts new items; ids that exist already are left alone (idempotent retries, cheap on FerretDB). */
     async insertNew(inputs: NewData[]): Promise<void> {
-      if (inputs.length === 0) return;
       const now = new Date();
-      try {
-        await col.insertMany(
-          inputs.map((input) => ({
-            ...input,
-            _id: oid(input._id),
-            teamId: oid(input.teamId),
-            tmbId: oid(input.tmbId),
-            datasetId: oid(input.datasetId),
-            collectionId: oid(input.collectionId),
-            updateTime: now,
-          })),
-          { ordered: false },
-        );
-      } catch (error) {
-        if (!onlyDuplicates(error)) throw error;
-      }
+      await insertManyNew(
+        col,
+        inputs.map((input) => ({
+          ...input,
+          _id: oid(input._id),
+          teamId: oid(input.teamId),
+          tmbId: oid(input.tmbId),
+          datasetId: oid(input.datasetId),
+          collectionId: oid(input.collectionId),
+          updateTime: now,
+        })),
+      );
     },
     async findById(teamId: string, id: string): Promise<DataRecord | null> {
       const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });

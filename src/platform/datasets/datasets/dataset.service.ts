@@ -1,3 +1,4 @@
+import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
@@ -147,17 +148,7 @@ export function createDatasetService(ctx: DatasetsContext) {
   async function paths(auth: AuthContext, parentId: string | null | undefined) {
     if (!parentId) return [];
     const { dataset } = await ctx.auth.authDataset(auth, parentId, 'read', 'parentId');
-    const chain = [dataset];
-    const seen = new Set([dataset._id]);
-    let current = dataset.parentId;
-    while (current && !seen.has(current)) {
-      const parent = await datasets.findById(auth.teamId, current);
-      if (!parent) break;
-      chain.unshift(parent);
-      seen.add(current);
-      current = parent.parentId;
-    }
-    return chain.map((item) => ({ parentId: item._id, parentName: item.name }));
+    return folderBreadcrumb(dataset, (id) => datasets.findById(auth.teamId, id));
   }
 
   async function resumeInheritPermission(auth: AuthContext, datasetId: string) {

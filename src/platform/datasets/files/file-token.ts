@@ -1,5 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Errors } from '../../../infra/errors.js';
+import { JWT_ERROR, JwtError, signJwt, verifyJwt } from '../../../infra/jwt.js';
 import type { BucketName } from './file.repo.js';
 
 export interface FileTokenPayload {
@@ -12,31 +12,30 @@ export interface FileTokenPayload {
 /** Read links expire: 30 minutes for dataset files, 7 days for chat files (as the reference). */
 export const FILE_TOKEN_TTL_SECONDS: Record<BucketName, number> = { dataset: 30 * 60, chat: 7 * 24 * 3600 };
 
-const b64 = (value: string | Buffer) => Buffer.from(value).toString('base64url');
-
 /** An HS256 JWT signed with FILE_TOKEN_KEY, carrying the file's bucket, team, member and id. */
-export function signFileToken(key: string, payload: FileTokenPayload, nowSeconds = Math.floor(Date.now() / 1000)): string {
-  const head = b64(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
-  const body = b64(JSON.stringify({ ...payload, iat: nowSeconds, exp: nowSeconds + FILE_TOKEN_TTL_SECONDS[payload.bucketName] }));
-  const signature = createHmac('sha256', key).update(`${head}.${body}`).digest('base64url');
-  return `${head}.${body}.${signature}`;
+export function signFileToken(key: string, payload: FileTokenPayload, nowMs = Date.now()): string {
+  const iat = Math.floor(nowMs / 1000);
+  return signJwt({ ...payload, iat, exp: iat + FILE_TOKEN_TTL_SECONDS[payload.bucketName] }, key);
 }
 
-export function verifyFileToken(key: string, token: string, nowSeconds = Math.floor(Date.now() / 1000)): FileTokenPayload {
-  const [head, body, signature] = token.split('.');
-  if (!head || !body || !signature) throw Errors.unAuthFile('The file token is malformed');
-  const expected = createHmac('sha256', key).update(`${head}.${body}`).digest();
-  const given = Buffer.from(signature, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw Errors.unAuthFile('The file token is not valid');
-  let claims: Partial<FileTokenPayload> & { exp?: number };
+const refusals: Partial<Record<string, string>> = {
+  [JWT_ERROR.expired]: 'The file token has expired',
+  [JWT_ERROR.missingRequiredClaim]: 'The file token is incomplete',
+  [JWT_ERROR.malformed]: 'The file token is malformed',
+  [JWT_ERROR.invalidPayload]: 'The file token is malformed',
+};
+
+export function verifyFileToken(key: string, token: string, nowMs = Date.now()): FileTokenPayload {
+  let claims: Record<string, unknown>;
   try {
-    claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-  } catch {
-    throw Errors.unAuthFile('The file token is malformed');
+    claims = verifyJwt(token, key, { nowMs, requiredClaims: ['exp'] });
+  } catch (error) {
+    if (error instanceof JwtError) throw Errors.unAuthFile(refusals[error.code] ?? 'The file token is not valid');
+    throw error;
   }
-  if (!claims.exp || claims.exp < nowSeconds) throw Errors.unAuthFile('The file token has expired');
-  if (!claims.bucketName || !claims.teamId || !claims.tmbId || !claims.fileId) throw Errors.unAuthFile('The file token is incomplete');
-  return { bucketName: claims.bucketName, teamId: claims.teamId, tmbId: claims.tmbId, fileId: claims.fileId };
+  const { bucketName, teamId, tmbId, fileId } = claims as Partial<FileTokenPayload>;
+  if (!bucketName || !teamId || !tmbId || !fileId) throw Errors.unAuthFile('The file token is incomplete');
+  return { bucketName, teamId, tmbId, fileId };
 }
 
 export const fileReadUrl = (token: string, filename?: string) =>

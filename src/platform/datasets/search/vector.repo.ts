@@ -1,6 +1,6 @@
 import { Binary, type Db, type ObjectId } from 'mongodb';
-import type { IndexDeclaration } from '../../../infra/mongo.js';
-import { oid, oids, onlyDuplicates } from '../plain.js';
+import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
+import { oid, oids } from '../plain.js';
 
 /** One embedded index text. `_id` is the index's `dataId`, so retried writes replace, never duplicate. */
 interface VectorDoc {
@@ -53,28 +53,20 @@ const toRow = (doc: VectorDoc): VectorRow => ({
 export function createVectorRepo(db: Db) {
   const col = db.collection<VectorDoc>('dataset_vectors');
   return {
-    /**
-     * Inserts new rows; rows whose id exists already are left as they are (a retried training
-     * item writes the same ids). Much cheaper than upserts on FerretDB.
-     */
+    /** Inserts new rows; rows whose id exists already are left as they are (a retried training item writes the same ids). */
     async insertNew(rows: VectorRow[]): Promise<void> {
-      if (rows.length === 0) return;
-      try {
-        await col.insertMany(
-          rows.map((row) => ({
-            _id: row.id,
-            teamId: oid(row.teamId),
-            datasetId: oid(row.datasetId),
-            collectionId: oid(row.collectionId),
-            dataId: oid(row.dataId),
-            model: row.model,
-            vector: encodeVector(row.vector),
-          })),
-          { ordered: false },
-        );
-      } catch (error) {
-        if (!onlyDuplicates(error)) throw error;
-      }
+      await insertManyNew(
+        col,
+        rows.map((row) => ({
+          _id: row.id,
+          teamId: oid(row.teamId),
+          datasetId: oid(row.datasetId),
+          collectionId: oid(row.collectionId),
+          dataId: oid(row.dataId),
+          model: row.model,
+          vector: encodeVector(row.vector),
+        })),
+      );
     },
     async deleteByIds(teamId: string, ids: string[]) {
       if (ids.length === 0) return;

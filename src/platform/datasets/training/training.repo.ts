@@ -1,7 +1,7 @@
 import type { Db, ObjectId } from 'mongodb';
-import type { IndexDeclaration } from '../../../infra/mongo.js';
+import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
-import { countPerCollection, oid, oids, onlyDuplicates, type Plain, plain } from '../plain.js';
+import { countPerCollection, oid, oids, type Plain, plain } from '../plain.js';
 
 /** lockTime of an item nobody may claim (failed too often, or paused); below it items are live. */
 export const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
@@ -84,13 +84,11 @@ export function createTrainingRepo(db: Db) {
       // insertMany is far cheaper than per-item updates on FerretDB. Duplicates = another
       // worker's items.
       let taken = new Set(wanted.map((doc) => doc._id.toHexString()));
-      try {
-        await claims.insertMany(
-          wanted.map((doc) => ({ _id: doc._id, teamId: doc.teamId, lockTime: now })),
-          { ordered: false },
-        );
-      } catch (error) {
-        if (!onlyDuplicates(error)) throw error;
+      const inserted = await insertManyNew(
+        claims,
+        wanted.map((doc) => ({ _id: doc._id, teamId: doc.teamId, lockTime: now })),
+      );
+      if (inserted < wanted.length) {
         const mine = await claims.find({ _id: { $in: wanted.map((doc) => doc._id) }, lockTime: now }).toArray();
         taken = new Set(mine.map((doc) => doc._id.toHexString()));
       }

@@ -1,14 +1,10 @@
 /** Signature checks and message crypto of the messaging channels (Feishu, WeCom, WeChat). */
-import { createDecipheriv, createHash, timingSafeEqual } from 'node:crypto';
+import { createDecipheriv, createHash } from 'node:crypto';
+
+export { sameSecret as sameText } from '../../../infra/secret-compare.js';
 
 export function sha1Signature(parts: string[]): string {
   return createHash('sha1').update([...parts].sort().join('')).digest('hex');
-}
-
-export function sameText(a: string, b: string): boolean {
-  const x = createHash('sha256').update(a).digest();
-  const y = createHash('sha256').update(b).digest();
-  return timingSafeEqual(x, y);
 }
 
 /** Feishu "encrypt" payloads: AES-256-CBC, key sha256(encryptKey), IV = first 16 bytes. */
