@@ -163,8 +163,10 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       if (result.assistantResponses) assistantResponses.push(...result.assistantResponses);
       else {
         const answer = result.answerText ?? result.outputs?.answerText;
+        // The switch may be stored as its text ("false") by older exports.
         const responseInput = node.inputs.find((input) => input.key === 'isResponseAnswerText');
-        if (typeof answer === 'string' && answer !== '' && responseInput?.value !== false) {
+        const respond = responseInput?.value === undefined || formatValueType(responseInput.value, 'boolean') !== false;
+        if (typeof answer === 'string' && answer !== '' && respond) {
           assistantResponses.push({ type: 'text', text: { content: answer } });
         }
       }

@@ -29,7 +29,9 @@ export function graphResources(nodes: readonly unknown[]): GraphResources {
       const input = node.inputs.find((item) => isRecord(item) && item.key === 'datasets') as Record<string, unknown> | undefined;
       for (const id of datasetIdsOf(input?.value)) datasetIds.add(id);
     }
-    if (typeof node.flowNodeType === 'string' && APP_NODE_TYPES.has(node.flowNodeType) && typeof node.pluginId === 'string' && node.pluginId) appIds.add(node.pluginId);
+    // Ids with a source prefix (`community-…`) are built-in system plugins, not apps of a team.
+    const pluginId = node.pluginId;
+    if (typeof node.flowNodeType === 'string' && APP_NODE_TYPES.has(node.flowNodeType) && typeof pluginId === 'string' && pluginId && !pluginId.includes('-')) appIds.add(pluginId);
   }
   return { datasetIds: [...datasetIds], appIds: [...appIds] };
 }

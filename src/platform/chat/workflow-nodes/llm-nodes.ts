@@ -9,9 +9,10 @@ import {
   renderQuotes,
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
+import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import type { ChatItem, NodeRunner } from '../../../domain/workflow/types.js';
 import { completeChat, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
-import { type NodeDeps, pointsFor, type ResolvedLlm } from './node-deps.js';
+import { missingInput, modelTemperature, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
 async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature?: number; maxToken?: number; onDelta?: (t: string) => void }) {
   const maxTokens = Math.min(Number(options.maxToken) || llm.model.maxResponse, llm.model.maxResponse);
@@ -29,7 +30,7 @@ const historyPreview = (messages: PromptMessage[]) => messages.map((m) => ({ obj
 
 export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
   const chatNode: NodeRunner = async ({ params, histories, query, stream, emit }) => {
-    const llm = deps.resolveLlm(params.model);
+    const llm = nodeLlm(deps, params.model);
     const question = typeof params.userChatInput === 'string' ? params.userChatInput : valuesText(query);
     const files = valuesFileUrls(query);
     if (!question && files.length === 0) throw new Error('Question is empty');
@@ -47,9 +48,9 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     }
     messages.push({ role: 'user', content: userText });
     const trimmed = trimMessages(messages, llm.model.maxContext - 300);
-    const streaming = stream && params.isResponseAnswerText !== false;
+    const streaming = stream && formatValueType(params.isResponseAnswerText ?? true, 'boolean') !== false;
     const result = await callModel(deps, llm, trimmed, {
-      temperature: params.temperature as number,
+      temperature: modelTemperature(llm.model, params.temperature ?? 0),
       maxToken: params.maxToken as number,
       onDelta: streaming ? (text) => emit({ event: 'answer', text }) : undefined,
     });
@@ -79,9 +80,10 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
   };
 
   const classifyQuestion: NodeRunner = async ({ params, histories, node }) => {
-    const llm = deps.resolveLlm(params.model);
     const agents = (Array.isArray(params.agents) ? params.agents : []) as { key: string; value: string }[];
     const question = String(params.userChatInput ?? '');
+    if (!question) throw missingInput(node, 'Input is empty', 'userChatInput');
+    const llm = nodeLlm(deps, params.model);
     const list = agents.map((agent) => `{"typeId":"${agent.key}","description":"${agent.value}"}`).join('\n');
     const messages: LlmMessage[] = [
       ...historyToMessages(selectHistories(params.history ?? 6, histories)),
@@ -102,9 +104,10 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     };
   };
 
-  const contentExtract: NodeRunner = async ({ params, histories }) => {
-    const llm = deps.resolveLlm(params.model);
-    const keys = (Array.isArray(params.extractKeys) ? params.extractKeys : []) as { key: string; desc?: string; required?: boolean; defaultValue?: unknown; enum?: string }[];
+  const contentExtract: NodeRunner = async ({ params, histories, node }) => {
+    if (!params.content) throw missingInput(node, 'Input is empty', 'content');
+    const llm = nodeLlm(deps, params.model);
+    const keys = (Array.isArray(params.extractKeys) ? params.extractKeys : []) as { key: string; desc?: string; required?: boolean; defaultValue?: unknown; enum?: string; valueType?: string }[];
     const content = String(params.content ?? '');
     const schema = keys.map((k) => `"${k.key}": ${k.desc ?? ''}${k.enum ? ` (one of: ${k.enum.split('\n').join(', ')})` : ''}`).join('\n');
     const messages: LlmMessage[] = [
@@ -123,13 +126,14 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     } catch {
       parsed = {};
     }
+    // Unknown and empty keys are dropped, required ones fall back to their default; success means every key has a value.
     const fields: Record<string, unknown> = {};
     for (const key of keys) {
       const value = parsed[key.key];
-      if (value !== undefined && value !== '') fields[key.key] = value;
-      else if (key.required) fields[key.key] = key.defaultValue ?? '';
+      if (value !== undefined && value !== '') fields[key.key] = key.valueType ? formatValueType(value, key.valueType) : value;
+      else if (key.required) fields[key.key] = key.defaultValue || '';
     }
-    const success = keys.every((key) => !key.required || (parsed[key.key] !== undefined && parsed[key.key] !== ''));
+    const success = keys.every((key) => key.key in fields);
     const totalPoints = pointsFor(llm.model, result.tokens);
     return {
       outputs: { success, fields: JSON.stringify(fields), ...fields },
@@ -138,9 +142,10 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     };
   };
 
-  const queryExtension: NodeRunner = async ({ params, histories }) => {
-    const llm = deps.resolveLlm(params.model);
+  const queryExtension: NodeRunner = async ({ params, histories, node }) => {
     const question = String(params.userChatInput ?? '');
+    if (!question) throw missingInput(node, 'Question is empty', 'userChatInput');
+    const llm = nodeLlm(deps, params.model);
     const messages: LlmMessage[] = [
       ...historyToMessages(selectHistories(params.history ?? 6, histories)),
       { role: 'user', content: `${String(params.systemPrompt ?? '')}\nWrite up to 3 search queries for: """${question}""". Reply as a JSON array of strings.` },
