@@ -126,5 +126,15 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     };
   };
 
-  return { pluginModule, appModule };
+  /**
+   * The abandoned runApp node (`app`), still run by 4.8.10: the chosen app sits in its `app`
+   * input ({id}) instead of pluginId; otherwise it is an appModule.
+   */
+  const runApp: NodeRunner = async (context) => {
+    const chosen = context.params.app as { id?: unknown } | undefined;
+    if (typeof chosen?.id !== 'string' || !chosen.id) throw new Error(`App not selected: node '${context.node.name ?? context.node.nodeId}' got no value for 'app'`);
+    return appModule({ ...context, node: { ...context.node, pluginId: chosen.id } });
+  };
+
+  return { pluginModule, appModule, app: runApp };
 }
