@@ -124,3 +124,30 @@ describe('LLM settings of nodes', () => {
     expect(nodeLlm({ resolveLlm }, 'm').endpoint.baseUrl).toBe('named');
   });
 });
+
+describe('simple form → workflow', () => {
+  it('tools or file uploads make the tools shape: agent, knowledge base, readFiles and each tool attached', async () => {
+    const { simpleFormToWorkflow } = await import('../../src/domain/workflow/simple-app.js');
+    const tool = { flowNodeType: 'appModule', pluginId: 'a1', name: 'Helper', inputs: [{ key: 'history', value: 6 }, { key: 'userChatInput' }], outputs: [] };
+    const { nodes, edges } = simpleFormToWorkflow({
+      aiSettings: { model: 'm', maxHistories: 3 },
+      dataset: { datasets: [{ datasetId: 'd1' }] },
+      selectedTools: [tool],
+      chatConfig: { fileSelectConfig: { canSelectFile: true } },
+    });
+    expect(nodes.map((n) => [n.nodeId, n.flowNodeType])).toEqual([
+      ['userGuide', 'userGuide'],
+      ['workflowStartNodeId', 'workflowStart'],
+      ['node1', 'tools'],
+      ['iKBoX2vIzETU', 'datasetSearchNode'],
+      ['readFiles', 'readFiles'],
+      ['node2', 'appModule'],
+    ]);
+    expect(edges).toEqual([
+      { source: 'workflowStartNodeId', sourceHandle: 'workflowStartNodeId-source-right', target: 'node1', targetHandle: 'node1-target-left' },
+      ...['iKBoX2vIzETU', 'readFiles', 'node2'].map((target) => ({ source: 'node1', sourceHandle: 'selectedTools', target, targetHandle: 'selectedTools' })),
+    ]);
+    expect(nodes[3]!.inputs.find((i) => i.key === 'userChatInput')).toMatchObject({ value: '', toolDescription: expect.any(String) });
+    expect(nodes[5]!.inputs.find((i) => i.key === 'history')?.value).toBe(3);
+  });
+});
