@@ -57,6 +57,18 @@ describe('variables, branches and HTTP nodes', () => {
   });
 });
 
+describe('a system plugin template kept as a team plugin', () => {
+  it('its HTTP node naming the plugin (`mathExprVal`) runs the built-in callback', async () => {
+    const pluginId = await importWorkflow(t, tok, 'My calculator', loadWorkflow('plugin-math-template'), 'plugin');
+    const res = await completions({ appId: pluginId, detail: true, variables: { 数学表达式: '3 * (4 + 5)' } });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    expect(ranNodes(body)).toEqual(['ioNyiO62aWcG', 'hzO1JnuLrKpK', 'sowtxkCPjvb7']);
+    expect(responseOf(body, 'hzO1JnuLrKpK')).toMatchObject({ body: { expr: '3 * (4 + 5)' }, httpResult: { result: '27' } });
+    expect(responseOf(body, 'sowtxkCPjvb7')?.pluginOutput).toEqual({ result: '27' });
+  });
+});
+
 describe('apps called as nodes', () => {
   it('appModule passes its extra inputs as the child variables; the abandoned app node runs its chosen app', async () => {
     const translator = await importWorkflow(t, tok, 'Translator child', loadWorkflow('chat-guide-variables'), 'simple');
