@@ -63,6 +63,43 @@ describe('simple app forms', () => {
     expect(inputOf((draft.modules as Node[]).find((n) => n.flowNodeType === 'chatNode'), 'systemPrompt')).toBe('Draft prompt.');
   });
 
+  it("the question's images reach a vision model (the form turns vision on), uploads inlined", async () => {
+    const appId = (await ok(t, tok, 'POST', '/core/app/create', { name: 'Vision bot', type: 'simple', aiSettings: { model: 'fake-llm' } })) as string;
+    const boundary = '----img';
+    const upload = await t.app.inject({
+      method: 'POST',
+      url: '/api/common/file/upload',
+      headers: { token: tok, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: [
+        `--${boundary}\r\nContent-Disposition: form-data; name="bucketName"\r\n\r\nchat\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="dot.png"\r\nContent-Type: image/png\r\n\r\nPNGDATA\r\n`,
+        `--${boundary}--\r\n`,
+      ].join(''),
+    });
+    expect(upload.statusCode, upload.body).toBe(200);
+    const { previewUrl } = upload.json().data as { previewUrl: string };
+    const res = await completions({
+      appId,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            { type: 'image_url', image_url: { url: 'https://images.example/cat.png' } },
+            { type: 'image_url', image_url: { url: previewUrl } },
+          ],
+        },
+      ],
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const sent = (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content: unknown }[] }).messages.at(-1)!;
+    expect(sent.content).toEqual([
+      { type: 'text', text: 'what is this?' },
+      { type: 'image_url', image_url: { url: 'https://images.example/cat.png' } },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${Buffer.from('PNGDATA').toString('base64')}` } },
+    ]);
+  });
+
   it('a form with knowledge bases searches them before the AI chat', async () => {
     const datasetId = (await ok(t, tok, 'POST', '/core/dataset/create', { name: 'Manual' })) as string;
     const collectionId = await ok(t, tok, 'POST', '/core/dataset/collection/create', { datasetId, name: 'faq', type: 'virtual' });

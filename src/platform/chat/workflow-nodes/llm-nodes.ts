@@ -10,7 +10,7 @@ import {
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
 import { formatValueType } from '../../../domain/workflow/interpolate.js';
-import type { ChatItem, NodeRunner } from '../../../domain/workflow/types.js';
+import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
 import { completeChat, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
 import { missingInput, modelTemperature, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
@@ -24,6 +24,35 @@ async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[
   const promptText = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
   const tokens = (result.promptTokens ?? estimateTokens(promptText)) + (result.completionTokens ?? estimateTokens(result.content));
   return { ...result, tokens, maxTokens, temperature };
+}
+
+/** An image's media type: the one served when it is an image type, else from the file name. */
+function imageType(url: string, served?: string): string {
+  if (served?.startsWith('image/')) return served.split(';')[0]!;
+  const name = new URL(url, 'http://local').searchParams.get('filename') ?? url;
+  const ext = /\.([a-z0-9]+)(?:$|[?#])/i.exec(name)?.[1]?.toLowerCase();
+  return ext === 'jpg' || ext === 'jpeg' ? 'image/jpeg' : ext === 'gif' || ext === 'webp' ? `image/${ext}` : 'image/png';
+}
+
+/**
+ * The question's images as `image_url` parts (the reference's vision switch on a vision model):
+ * web addresses as they are, this service's own file links inlined as data URLs since the
+ * model cannot fetch them. An image that cannot be read is left out.
+ */
+async function imageParts(deps: NodeDeps, query: ChatValue[]): Promise<{ type: 'image_url'; image_url: { url: string } }[]> {
+  const urls = query.flatMap((value) => (value.type === 'file' && value.file.type === 'image' ? [value.file.url] : []));
+  const parts = await Promise.all(
+    urls.map(async (url) => {
+      if (/^(https?|data):/i.test(url)) return url;
+      try {
+        const file = await deps.download(url);
+        return `data:${imageType(url, file.contentType)};base64,${file.buffer.toString('base64')}`;
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  return parts.filter((url): url is string => Boolean(url)).map((url) => ({ type: 'image_url' as const, image_url: { url } }));
 }
 
 const historyPreview = (messages: PromptMessage[]) => messages.map((m) => ({ obj: m.role === 'assistant' ? 'AI' : m.role === 'system' ? 'System' : 'Human', value: m.content.slice(0, 10000) }));
@@ -49,7 +78,10 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     messages.push({ role: 'user', content: userText });
     const trimmed = trimMessages(messages, llm.model.maxContext - 300);
     const streaming = stream && formatValueType(params.isResponseAnswerText ?? true, 'boolean') !== false;
-    const result = await callModel(deps, llm, trimmed, {
+    const vision = llm.model.vision === true && formatValueType(params.aiChatVision ?? false, 'boolean') === true;
+    const images = vision ? await imageParts(deps, query) : [];
+    const sent: LlmMessage[] = images.length > 0 ? trimmed.map((m, i) => (i === trimmed.length - 1 ? { role: 'user', content: [{ type: 'text', text: m.content }, ...images] } : m)) : trimmed;
+    const result = await callModel(deps, llm, sent, {
       temperature: modelTemperature(llm.model, params.temperature ?? 0),
       maxToken: params.maxToken as number,
       onDelta: streaming ? (text) => emit({ event: 'answer', text }) : undefined,
