@@ -103,13 +103,19 @@ describe('simple app forms', () => {
   it('a form with knowledge bases searches them before the AI chat', async () => {
     const datasetId = (await ok(t, tok, 'POST', '/core/dataset/create', { name: 'Manual' })) as string;
     const collectionId = await ok(t, tok, 'POST', '/core/dataset/collection/create', { datasetId, name: 'faq', type: 'virtual' });
-    await ok(t, tok, 'POST', '/core/dataset/data/pushData', { collectionId, data: [{ q: 'Where is the key?', a: 'The key is under the mat.' }] });
+    await ok(t, tok, 'POST', '/core/dataset/data/pushData', {
+      collectionId,
+      data: [
+        { q: 'Where is the key?', a: 'The key is under the mat.' },
+        { q: 'Parking spot', a: 'Visitors park behind the barn.' },
+      ],
+    });
     await datasetsOf(t.app).trainingWorker.drain();
     const appId = (await ok(t, tok, 'POST', '/core/app/create', {
       name: 'Manual bot',
       type: 'simple',
       aiSettings: { model: 'fake-llm' },
-      dataset: { datasets: [{ datasetId }], searchMode: 'mixedRecall', similarity: 0 },
+      dataset: { datasets: [{ datasetId }], searchMode: 'fullTextRecall', similarity: 0, datasetSearchUsingExtensionQuery: false },
     })) as string;
     const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'where is the key' }] });
     expect(res.statusCode, res.body).toBe(200);
@@ -117,6 +123,29 @@ describe('simple app forms', () => {
     expect(ranNodes(body)).toEqual(['workflowStartNodeId', 'iKBoX2vIzETU', '7BdojPlukIQw']);
     const quotes = (responseOf(body, 'iKBoX2vIzETU')?.quoteList ?? []) as { a: string }[];
     expect(quotes[0]?.a).toBe('The key is under the mat.');
+    expect(responseOf(body, 'iKBoX2vIzETU')?.extensionModel).toBeUndefined();
+
+    // With query extension (the form's default) the rewritten queries are searched too.
+    const extended = (await ok(t, tok, 'POST', '/core/app/create', {
+      name: 'Manual bot 2',
+      type: 'simple',
+      aiSettings: { model: 'fake-llm' },
+      dataset: { datasets: [{ datasetId }], searchMode: 'fullTextRecall', similarity: 0 },
+    })) as string;
+    const original = fake.reply;
+    fake.reply = (messages) => {
+      const last = String(messages.at(-1)?.content ?? '');
+      return last.includes('Write up to 3 search queries') ? '["parking spot for visitors"]' : 'ok';
+    };
+    try {
+      const second = await completions({ appId: extended, detail: true, messages: [{ role: 'user', content: 'where do I leave my car' }] });
+      expect(second.statusCode, second.body).toBe(200);
+      const search = responseOf(second.json(), 'iKBoX2vIzETU');
+      expect(search).toMatchObject({ query: 'where do I leave my car\nparking spot for visitors', extensionModel: 'Fake LLM', extensionResult: 'parking spot for visitors' });
+      expect(((search?.quoteList ?? []) as { a: string }[]).map((q) => q.a)).toContain('Visitors park behind the barn.');
+    } finally {
+      fake.reply = original;
+    }
   });
 
   it('a form with selected tools builds the tools agent with each tool attached', async () => {

@@ -1,6 +1,9 @@
 /** The dataset search node runner (the HTTP and Laf nodes are in http-node.ts). */
-import type { NodeRunner } from '../../../domain/workflow/types.js';
-import type { NodeDeps } from './node-deps.js';
+import { selectHistories } from '../../../domain/workflow/chat-values.js';
+import { mergeQuotesByRrf } from '../../../domain/workflow/pure-runners.js';
+import type { NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
+import { extendQuery } from './llm-nodes.js';
+import { type NodeDeps, nodeLlm } from './node-deps.js';
 
 /** Search modes of older exports: the re-rank variants became a mode plus `usingReRank`. */
 const LEGACY_SEARCH_MODES: Record<string, { searchMode: string; usingReRank: boolean }> = {
@@ -12,31 +15,52 @@ const LEGACY_SEARCH_MODES: Record<string, { searchMode: string; usingReRank: boo
 const isOn = (value: unknown) => value === true || value === 'true';
 
 export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
-  const datasetSearchNode: NodeRunner = async ({ params }) => {
+  const datasetSearchNode: NodeRunner = async ({ params, histories }) => {
     const datasets = (Array.isArray(params.datasets) ? params.datasets : []) as { datasetId: string }[];
     if (datasets.length === 0) throw new Error('core.chat.error.Select dataset empty');
     const text = String(params.userChatInput ?? '');
     if (!text) throw new Error('core.chat.error.User input empty');
-    if (!deps.searchDatasets) throw new Error('Dataset search is not available in this deployment');
+    const search = deps.searchDatasets;
+    if (!search) throw new Error('Dataset search is not available in this deployment');
     const limit = Number(params.limit ?? 1500) || 1500;
     const similarity = Number(params.similarity ?? 0.4);
     const stored = String(params.searchMode || 'embedding');
     const searchMode = LEGACY_SEARCH_MODES[stored]?.searchMode ?? stored;
     const usingReRank = LEGACY_SEARCH_MODES[stored]?.usingReRank ?? isOn(params.usingReRank);
-    const result = await deps.searchDatasets({
-      teamId: deps.teamId,
-      datasetIds: datasets.map((d) => d.datasetId),
-      text,
-      limit,
-      similarity,
-      searchMode,
-      usingReRank,
-    });
+    // The question is rewritten into extra queries first when the node asks for it (empty model = the default one).
+    const usages: NodeUsage[] = [];
+    let queries = [text];
+    let extension: Record<string, unknown> = {};
+    if (isOn(params.datasetSearchUsingExtensionQuery)) {
+      const llm = nodeLlm(deps, params.datasetSearchExtensionModel || undefined);
+      const extended = await extendQuery(deps, llm, { question: text, background: String(params.datasetSearchExtensionBg ?? ''), histories: selectHistories(6, histories) });
+      queries = extended.queries;
+      extension = { extensionModel: llm.model.name, extensionResult: queries.slice(1).join('\n'), extensionTokens: extended.tokens };
+      usages.push({ moduleName: 'Query extension', totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens });
+    }
+    const results = await Promise.all(
+      queries.map((query) => search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), text: query, limit, similarity, searchMode, usingReRank })),
+    );
+    const list = results.length === 1 ? results[0]!.list : (mergeQuotesByRrf(results.map((r) => r.list), limit) as typeof results[0]['list']);
+    const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
+    const model = results[0]?.model;
+    usages.unshift({ moduleName: 'Dataset search', totalPoints: 0, model, tokens });
     return {
-      outputs: { quoteQA: result.list },
-      responseData: { totalPoints: 0, query: text, model: result.model, tokens: result.tokens, similarity, limit, searchMode, searchUsingReRank: usingReRank, quoteList: result.list },
-      usages: [{ moduleName: 'Dataset search', totalPoints: 0, model: result.model, tokens: result.tokens }],
-      toolResponses: result.list.map((item) => ({ id: item.id, text: `${item.q}\n${item.a}`.trim() })),
+      outputs: { quoteQA: list },
+      responseData: {
+        totalPoints: usages.reduce((sum, u) => sum + u.totalPoints, 0),
+        query: queries.join('\n'),
+        model,
+        tokens,
+        similarity,
+        limit,
+        searchMode,
+        searchUsingReRank: usingReRank,
+        quoteList: list,
+        ...extension,
+      },
+      usages,
+      toolResponses: list.map((item) => ({ id: item.id, text: `${item.q}\n${item.a}`.trim() })),
     };
   };
 

@@ -57,6 +57,17 @@ async function imageParts(deps: NodeDeps, query: ChatValue[]): Promise<{ type: '
 
 const historyPreview = (messages: PromptMessage[]) => messages.map((m) => ({ obj: m.role === 'assistant' ? 'AI' : m.role === 'system' ? 'System' : 'Human', value: m.content.slice(0, 10000) }));
 
+/** Query extension (the cfr node, and dataset search's extension): the question first, then up to 3 rewrites, de-duplicated. */
+export async function extendQuery(deps: NodeDeps, llm: ResolvedLlm, input: { question: string; background: string; histories: ChatItem[] }) {
+  const messages: LlmMessage[] = [
+    ...historyToMessages(input.histories),
+    { role: 'user', content: `${input.background}\nWrite up to 3 search queries for: """${input.question}""". Reply as a JSON array of strings.` },
+  ];
+  const result = await callModel(deps, llm, messages, { temperature: 0.1, maxToken: 300 });
+  const queries = [...new Set([input.question, ...parseQuestionList(result.content)])];
+  return { queries, reply: result.content, tokens: result.tokens, totalPoints: pointsFor(llm.model, result.tokens) };
+}
+
 export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
   const chatNode: NodeRunner = async ({ params, histories, query, stream, emit }) => {
     const llm = nodeLlm(deps, params.model);
@@ -178,17 +189,12 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const question = String(params.userChatInput ?? '');
     if (!question) throw missingInput(node, 'Question is empty', 'userChatInput');
     const llm = nodeLlm(deps, params.model);
-    const messages: LlmMessage[] = [
-      ...historyToMessages(selectHistories(params.history ?? 6, histories)),
-      { role: 'user', content: `${String(params.systemPrompt ?? '')}\nWrite up to 3 search queries for: """${question}""". Reply as a JSON array of strings.` },
-    ];
-    const result = await callModel(deps, llm, messages, { temperature: 0.1, maxToken: 300 });
-    const queries = [...new Set([question, ...parseQuestionList(result.content)])];
-    const totalPoints = pointsFor(llm.model, result.tokens);
+    const extended = await extendQuery(deps, llm, { question, background: String(params.systemPrompt ?? ''), histories: selectHistories(params.history ?? 6, histories) });
+    const text = JSON.stringify(extended.queries);
     return {
-      outputs: { system_text: JSON.stringify(queries) },
-      responseData: { totalPoints, model: llm.model.name, tokens: result.tokens, query: question, textOutput: JSON.stringify(queries) },
-      usages: [{ moduleName: 'Query extension', totalPoints, model: llm.model.name, tokens: result.tokens }],
+      outputs: { system_text: text },
+      responseData: { totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens, query: question, textOutput: text },
+      usages: [{ moduleName: 'Query extension', totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens }],
     };
   };
 
