@@ -57,6 +57,47 @@ describe('variables, branches and HTTP nodes', () => {
   });
 });
 
+describe('HTTP bodies', () => {
+  const httpGraph = (url: string, contentType: string, extra: Record<string, unknown>[]) => {
+    const workflow = loadWorkflow('node-inputs');
+    const node = structuredClone(workflow.nodes.find((n) => n.nodeId === 'reportPost01')!) as { inputs: { key: string; value?: unknown }[] };
+    node.inputs = [...node.inputs.filter((i) => !extra.some((e) => e.key === i.key)), ...(extra as { key: string; value?: unknown }[])];
+    const start = workflow.nodes.find((n) => n.nodeId === '448745')!;
+    const graph = { nodes: [start, node], edges: [{ source: '448745', target: 'reportPost01', sourceHandle: '448745-source-right', targetHandle: 'reportPost01-target-left' }] };
+    setInput(graph, 'reportPost01', 'system_httpReqUrl', url);
+    setInput(graph, 'reportPost01', 'system_httpContentType', contentType);
+    return graph;
+  };
+
+  it('form-data is sent as multipart with the fields filled', async () => {
+    const graph = httpGraph(`${service.url}/form`, 'form-data', [
+      { key: 'system_httpFormBody', renderTypeList: ['hidden'], valueType: 'any', value: [{ key: 'city', type: 'string', value: '{{$448745.userChatInput$}}' }, { key: 'note', type: 'string', value: 'a "quoted" word' }] },
+      { key: 'system_httpHeader', renderTypeList: ['custom'], valueType: 'any', value: [{ key: 'Content-Type', type: 'string', value: 'text/plain' }] },
+    ]);
+    const appId = await importWorkflow(t, tok, 'Form poster', graph);
+    const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'Oslo' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const seen = service.received.at(-1)!;
+    const boundary = /^multipart\/form-data; boundary=(.+)$/.exec(String(seen.headers['content-type']))?.[1];
+    expect(boundary).toBeTruthy();
+    expect(seen.body).toBe(
+      `--${boundary}\r\nContent-Disposition: form-data; name="city"\r\n\r\nOslo\r\n--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\na "quoted" word\r\n--${boundary}--\r\n`,
+    );
+    expect(responseOf(res.json(), 'reportPost01')?.body).toEqual({ city: 'Oslo', note: 'a "quoted" word' });
+  });
+
+  it('a Content-Type typed in any letter case is kept, not doubled', async () => {
+    const graph = httpGraph(`${service.url}/json`, 'json', [
+      { key: 'system_httpHeader', renderTypeList: ['custom'], valueType: 'any', value: [{ key: 'Content-Type', type: 'string', value: 'application/vnd.api+json' }] },
+      { key: 'system_httpJsonBody', renderTypeList: ['hidden'], valueType: 'any', value: '{"q": "{{$448745.userChatInput$}}"}' },
+    ]);
+    const appId = await importWorkflow(t, tok, 'Typed poster', graph);
+    const res = await completions({ appId, messages: [{ role: 'user', content: 'x' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(service.received.at(-1)).toMatchObject({ method: 'POST', headers: { 'content-type': 'application/vnd.api+json' }, body: { q: 'x' } });
+  });
+});
+
 describe('a system plugin template kept as a team plugin', () => {
   it('its HTTP node naming the plugin (`mathExprVal`) runs the built-in callback', async () => {
     const pluginId = await importWorkflow(t, tok, 'My calculator', loadWorkflow('plugin-math-template'), 'plugin');

@@ -4,6 +4,7 @@
  * the node (dynamic inputs under any dynamic-input key, older exports' plain inputs), then
  * appId, chatId, responseChatItemId and the last 10 histories.
  */
+import { randomBytes } from 'node:crypto';
 import { dynamicParams, formatValueType, replaceEditorVariables } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
@@ -40,6 +41,19 @@ const asList = (value: unknown): KeyValue[] => (Array.isArray(value) ? (value.fi
  * path): the plugin templates' HTTP nodes call the built-in callback so, not the network.
  */
 const SYSTEM_PLUGIN_NAME = /^[A-Za-z][\w-]*(?:\/[A-Za-z][\w-]*)?$/;
+
+/** Sets a header unless the node already sets it (in any letter case). */
+function defaultHeader(headers: Record<string, string>, name: string, value: string): void {
+  if (!Object.keys(headers).some((key) => key.toLowerCase() === name)) headers[name] = value;
+}
+
+/** A multipart/form-data body of text fields (quotes and line breaks in names escaped). */
+function multipartBody(fields: [string, string][]): { boundary: string; body: string } {
+  const boundary = `----FastGPTFormBoundary${randomBytes(12).toString('hex')}`;
+  const escapeName = (name: string) => name.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+  const parts = fields.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${escapeName(name)}"\r\n\r\n${value}\r\n`);
+  return { boundary, body: `${parts.join('')}--${boundary}--\r\n` };
+}
 
 function parseResponse(text: string): unknown {
   try {
@@ -96,16 +110,24 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
           throw new Error(`Invalid JSON body: ${(error as Error).message}`);
         }
         body = JSON.stringify(bodyObject);
-        headers['content-type'] ??= 'application/json';
-      } else if (contentType === 'x-www-form-urlencoded' || contentType === 'form-data') {
+        defaultHeader(headers, 'content-type', 'application/json');
+      } else if (contentType === 'x-www-form-urlencoded') {
         const form = new URLSearchParams();
         for (const item of asList(rawForm)) if (item.key) form.append(sub(item.key), sub(item.value));
         body = form.toString();
         bodyObject = Object.fromEntries(form);
-        headers['content-type'] ??= 'application/x-www-form-urlencoded';
+        defaultHeader(headers, 'content-type', 'application/x-www-form-urlencoded');
+      } else if (contentType === 'form-data') {
+        const fields = asList(rawForm).flatMap((item) => (item.key ? [[sub(item.key), sub(item.value)] as [string, string]] : []));
+        const multipart = multipartBody(fields);
+        body = multipart.body;
+        bodyObject = Object.fromEntries(fields);
+        // The boundary is ours: a content type typed in the node would not match it.
+        for (const name of Object.keys(headers)) if (name.toLowerCase() === 'content-type') delete headers[name];
+        headers['content-type'] = `multipart/form-data; boundary=${multipart.boundary}`;
       } else if (contentType === 'xml' || contentType === 'raw-text') {
         body = sub(rawBody);
-        headers['content-type'] ??= contentType === 'xml' ? 'application/xml' : 'text/plain';
+        defaultHeader(headers, 'content-type', contentType === 'xml' ? 'application/xml' : 'text/plain');
       }
     }
     const declared = node.outputs.filter((o) => o.type === 'dynamic' || (o.key !== 'error' && o.key !== 'httpRawResponse' && o.key !== 'system_addOutputParam'));
