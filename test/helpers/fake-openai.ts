@@ -130,7 +130,9 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
 /** A model config file content pointing every model at the fake server. */
 export function fakeModelConfig(baseUrl: string) {
   return {
-    llmModels: [{ model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 2000, charsPointsPrice: 100, requestUrl: `${baseUrl}/chat/completions`, requestAuth: 'sk-fake' }],
+    llmModels: [
+      { model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 2000, charsPointsPrice: 100, vision: true, requestUrl: `${baseUrl}/chat/completions`, requestAuth: 'sk-fake' },
+    ],
     whisperModel: { model: 'whisper-1', name: 'Whisper', requestUrl: baseUrl },
     audioSpeechModels: [{ model: 'tts-1', name: 'TTS', voices: [{ label: 'Alloy', value: 'alloy' }], requestUrl: baseUrl }],
   };

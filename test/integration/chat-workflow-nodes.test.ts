@@ -132,15 +132,15 @@ describe('workflow nodes through completions', () => {
     const graph = {
       nodes: [
         { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [] },
-        { nodeId: 'laf', flowNodeType: 'app', name: 'Laf function', inputs: [], outputs: [] },
+        { nodeId: 'loop', flowNodeType: 'loop', name: 'Batch loop', inputs: [], outputs: [] },
       ],
-      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'laf', targetHandle: 'laf-target-left' }],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'loop', targetHandle: 'loop-target-left' }],
       chatConfig: {},
     };
-    const appId = await createPublishedApp(t, tok, 'Laf bot', graph);
+    const appId = await createPublishedApp(t, tok, 'Loop bot', graph);
     const res = await completions({ appId, messages: [{ role: 'user', content: 'x' }] });
     expect(res.statusCode).toBe(400);
-    expect(res.json().message).toMatch(/'app'.*Laf function.*not supported/);
+    expect(res.json().message).toMatch(/'loop'.*Batch loop.*not supported/);
     const streamed = await completions({ appId, stream: true, messages: [{ role: 'user', content: 'x' }] });
     expect(streamed.statusCode).toBe(200);
     expect(streamed.body).toMatch(/event: error\ndata: .*not supported/);

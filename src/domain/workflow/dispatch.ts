@@ -105,6 +105,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const toolResponses: unknown[] = [];
   const debugNextNodes = new Map<string, RuntimeNode>();
   const finishedNodeIds = new Set<string>();
+  const ranNodeIds = new Set<string>();
   let interactiveStop: { nodeId: string; payload: NonNullable<NodeRunResult['interactive']> } | undefined;
 
   const nodeById = new Map(nodes.map((node) => [node.nodeId, node]));
@@ -163,8 +164,10 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       if (result.assistantResponses) assistantResponses.push(...result.assistantResponses);
       else {
         const answer = result.answerText ?? result.outputs?.answerText;
+        // The switch may be stored as its text ("false") by older exports.
         const responseInput = node.inputs.find((input) => input.key === 'isResponseAnswerText');
-        if (typeof answer === 'string' && answer !== '' && responseInput?.value !== false) {
+        const respond = responseInput?.value === undefined || formatValueType(responseInput.value, 'boolean') !== false;
+        if (typeof answer === 'string' && answer !== '' && respond) {
           assistantResponses.push({ type: 'text', text: { content: answer } });
         }
       }
@@ -195,6 +198,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
     let next: { active: RuntimeNode[]; skip: RuntimeNode[] };
     if (status === 'run') {
       const result = await runNode(node);
+      ranNodeIds.add(node.nodeId);
       afterNode(node);
       if (result.interactive) {
         if (!interactiveStop) interactiveStop = { nodeId: node.nodeId, payload: result.interactive };
@@ -219,9 +223,9 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const entries = nodes.filter((node) => node.isEntry);
   await Promise.all(entries.map((node) => checkNode(node, new Set())));
 
-  // Plugin outputs are collected even when their branch was skipped.
+  // Plugin outputs are collected even when their branch was skipped (once: not again when it ran).
   const pluginOutput = nodes.find((node) => node.flowNodeType === 'pluginOutput');
-  if (pluginOutput && mode !== 'debug' && !isAborted()) {
+  if (pluginOutput && mode !== 'debug' && !isAborted() && !ranNodeIds.has(pluginOutput.nodeId)) {
     const result = await runNode(pluginOutput);
     propagate(pluginOutput, result, false);
   }

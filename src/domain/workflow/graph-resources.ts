@@ -29,7 +29,14 @@ export function graphResources(nodes: readonly unknown[]): GraphResources {
       const input = node.inputs.find((item) => isRecord(item) && item.key === 'datasets') as Record<string, unknown> | undefined;
       for (const id of datasetIdsOf(input?.value)) datasetIds.add(id);
     }
-    if (typeof node.flowNodeType === 'string' && APP_NODE_TYPES.has(node.flowNodeType) && typeof node.pluginId === 'string' && node.pluginId) appIds.add(node.pluginId);
+    // The abandoned runApp node names its app in the `app` input.
+    if (node.flowNodeType === 'app' && Array.isArray(node.inputs)) {
+      const chosen = (node.inputs.find((item) => isRecord(item) && item.key === 'app') as Record<string, unknown> | undefined)?.value;
+      if (isRecord(chosen) && typeof chosen.id === 'string' && chosen.id) appIds.add(chosen.id);
+    }
+    // Ids with a source prefix (`community-…`) are built-in system plugins, not apps of a team.
+    const pluginId = node.pluginId;
+    if (typeof node.flowNodeType === 'string' && APP_NODE_TYPES.has(node.flowNodeType) && typeof pluginId === 'string' && pluginId && !pluginId.includes('-')) appIds.add(pluginId);
   }
   return { datasetIds: [...datasetIds], appIds: [...appIds] };
 }

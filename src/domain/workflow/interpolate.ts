@@ -42,6 +42,12 @@ export function resolveReference(ref: ReferenceTuple, nodes: readonly RuntimeNod
   return node?.outputs.find((output) => output.id === outputId)?.value;
 }
 
+/** A node output named in `{{$nodeId.x$}}`: by output id, else (older exports) by output key. */
+function outputValue(node: RuntimeNode | undefined, idOrKey: string): unknown {
+  const outputs = node?.outputs ?? [];
+  return (outputs.find((output) => output.id === idOrKey) ?? outputs.find((output) => output.key === idOrKey))?.value;
+}
+
 /** `{{$nodeId.outputId$}}` substitution over variables, node outputs and the node's own reference inputs. */
 export function replaceEditorVariables(
   text: string,
@@ -58,7 +64,10 @@ export function replaceEditorVariables(
       const input = runningNode.inputs.find((item) => item.key === key);
       value = input && isReference(input.value) ? resolveReference(input.value, nodes, variables) : input?.value;
     } else {
-      value = nodes.find((node) => node.nodeId === nodeId)?.outputs.find((output) => output.id === key)?.value;
+      value = outputValue(
+        nodes.find((node) => node.nodeId === nodeId),
+        key,
+      );
     }
     return format(value) ?? whole;
   });
@@ -103,6 +112,22 @@ function inputValue(input: FlowNodeInput, node: RuntimeNode, nodes: readonly Run
   return formatValueType(value, input.valueType);
 }
 
+/**
+ * The input holding a node's dynamic inputs (render type `addInputParam`). Editors since 4.8
+ * name it `system_addInputParam`; older exports `DYNAMIC_INPUT_KEY`, and some carry both: the
+ * first one wins, as in the reference.
+ */
+export function dynamicInputOf(node: Pick<RuntimeNode, 'inputs'>): FlowNodeInput | undefined {
+  return node.inputs.find((input) => input.renderTypeList?.[0] === 'addInputParam') ?? node.inputs.find((input) => input.renderTypeList?.includes('addInputParam'));
+}
+
+/** The node's dynamic inputs by key, whatever key its dynamic-input input has. */
+export function dynamicParams(node: Pick<RuntimeNode, 'inputs'>, params: Record<string, unknown>): Record<string, unknown> {
+  const key = dynamicInputOf(node)?.key;
+  const value = key ? params[key] : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
 /** Builds a node's params from its inputs. */
 export function buildNodeParams(node: RuntimeNode, nodes: readonly RuntimeNode[], variables: Record<string, unknown>): Record<string, unknown> {
   const params: Record<string, unknown> = {};
@@ -110,7 +135,7 @@ export function buildNodeParams(node: RuntimeNode, nodes: readonly RuntimeNode[]
     for (const input of node.inputs) params[input.key] = formatValueType(input.value, input.valueType);
     return params;
   }
-  const dynamicInput = node.inputs.find((input) => input.renderTypeList?.includes('addInputParam'));
+  const dynamicInput = dynamicInputOf(node);
   const dynamic: Record<string, unknown> = {};
   for (const input of node.inputs) {
     if (input === dynamicInput) continue;

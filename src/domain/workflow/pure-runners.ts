@@ -4,7 +4,7 @@
  */
 import { valuesFileUrls, valuesText } from './chat-values.js';
 import { chooseBranch, type IfElseBranch } from './if-else.js';
-import { formatValueType, isReference, replaceEditorVariables, replaceVariables, resolveReference } from './interpolate.js';
+import { dynamicParams, formatValueType, isReference, replaceEditorVariables, replaceVariables, resolveReference } from './interpolate.js';
 import { type NodeRunner, type UserSelectOption, VARIABLE_NODE_ID } from './types.js';
 import { persistedVariables } from './dispatch.js';
 
@@ -18,9 +18,14 @@ const workflowStart: NodeRunner = async ({ query, params }) => {
   };
 };
 
+/** Answer texts typed or imported as `\n` (backslash, n) mean a line break, as the reference reads them. */
+export function unescapeNewlines(text: string): string {
+  return text.replaceAll('\\n', '\n');
+}
+
 const answerNode: NodeRunner = async ({ params, emit }) => {
   const raw = params.text;
-  const text = typeof raw === 'string' ? raw : JSON.stringify(raw ?? '', null, 2);
+  const text = typeof raw === 'string' ? unescapeNewlines(raw) : JSON.stringify(raw ?? '', null, 2);
   // The streamed answer starts on a new line; the recorded textOutput is the text itself.
   const answer = `\n${text}`;
   emit({ event: 'fastAnswer', text: answer });
@@ -28,7 +33,7 @@ const answerNode: NodeRunner = async ({ params, emit }) => {
 };
 
 const ifElseNode: NodeRunner = async ({ params, node, runtimeNodes, variables }) => {
-  const branches = (Array.isArray(params.ifElseList) ? params.ifElseList : []) as IfElseBranch[];
+  const branches = normaliseBranches(params.ifElseList, params.condition);
   const resolve = (variable: unknown) => (isReference(variable) ? resolveReference(variable, runtimeNodes, variables) : variable);
   const result = chooseBranch(branches, resolve);
   const names = [...branches.map((_b, index) => (index === 0 ? 'IF' : `ELSE IF ${index}`)), 'ELSE'];
@@ -38,6 +43,19 @@ const ifElseNode: NodeRunner = async ({ params, node, runtimeNodes, variables })
     responseData: { ifElseResult: result },
   };
 };
+
+/**
+ * The branches of an ifElse node. Before ELSE IF existed (4.8.0 exports), `ifElseList` was one
+ * flat list of conditions joined by the node's own `condition` input ("And"/"Or"); that is
+ * one IF branch here. AND/OR are read in any letter case.
+ */
+export function normaliseBranches(list: unknown, legacyCondition: unknown): IfElseBranch[] {
+  if (!Array.isArray(list)) return [];
+  const joinOf = (value: unknown): 'AND' | 'OR' => (String(value ?? '').toUpperCase() === 'OR' ? 'OR' : 'AND');
+  const isFlat = list.length > 0 && list.every((item) => typeof item === 'object' && item !== null && !('list' in item) && 'variable' in item);
+  if (isFlat) return [{ condition: joinOf(legacyCondition), list: list as IfElseBranch['list'] }];
+  return list.map((branch: IfElseBranch) => ({ ...branch, condition: joinOf(branch?.condition) }));
+}
 
 interface UpdateItem {
   variable?: unknown;
@@ -53,7 +71,8 @@ const variableUpdate: NodeRunner = async ({ params, runtimeNodes, variables, emi
     if (!isReference(item.variable)) continue;
     const [targetNodeId, targetKey] = item.variable;
     let value: unknown;
-    if (item.renderType === 'reference' && isReference(item.value)) value = resolveReference(item.value, runtimeNodes, variables);
+    // A value tuple with a source node id is a reference; ['', literal] (or a bare literal) is typed in.
+    if (isReference(item.value) && item.value[0] !== '') value = resolveReference(item.value, runtimeNodes, variables);
     else {
       const literal = Array.isArray(item.value) ? item.value[1] : item.value;
       value = formatValueType(literal, item.valueType);
@@ -90,8 +109,8 @@ const pluginInput: NodeRunner = async ({ params }) => ({ outputs: { ...params },
 
 const pluginOutput: NodeRunner = async ({ params }) => ({ responseData: { totalPoints: 0, pluginOutput: params } });
 
-const textEditor: NodeRunner = async ({ params, variables }) => {
-  const dynamic = (params.system_addInputParam ?? {}) as Record<string, unknown>;
+const textEditor: NodeRunner = async ({ params, variables, node }) => {
+  const dynamic = dynamicParams(node, params);
   const text = typeof params.system_textareaInput === 'string' ? params.system_textareaInput : '';
   const scope = { ...variables, ...dynamic };
   const out = replaceVariables(text, Object.fromEntries(Object.entries(scope).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v])));

@@ -5,6 +5,7 @@ import type { AuthContext } from '../auth/types.js';
 import type { App, AppDoc } from './apps.repo.js';
 import { CHAT_APP_TYPES, type createAppInput, type createFolderInput, type listAppsInput, type updateAppInput } from './apps.schema.js';
 import { type AppsCore, type AppsDeps, isFolderType } from './apps.service.js';
+import { simpleWorkflowOf } from './simple-form.js';
 
 const RECENT_LIMIT = 15;
 const SEARCH_LIMIT = 20;
@@ -49,9 +50,12 @@ export function presentApp(app: App, permission: unknown, defaultPermission: num
 export function createAppCrud(core: AppsCore, deps: AppsDeps) {
   return {
     async create(auth: AuthContext, input: z.output<typeof createAppInput>): Promise<string> {
+      const { aiSettings: _ai, dataset: _dataset, selectedTools: _tools, ...fields } = input;
+      const built = simpleWorkflowOf(input.type, input);
+      if (!input.modules && !built) throw Errors.missingParams("Invalid field 'modules': must be an array of node objects (or send a simple app's form)");
       core.assertTeam(auth, 'write');
       await core.assertWritableParent(auth, input.parentId);
-      return core.insertApp(auth, { ...input, parentId: input.parentId ?? null });
+      return core.insertApp(auth, { ...fields, modules: built?.nodes ?? input.modules, edges: built?.edges ?? input.edges, parentId: input.parentId ?? null });
     },
 
     async createFolder(auth: AuthContext, input: z.output<typeof createFolderInput>): Promise<null> {
@@ -136,6 +140,11 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       if (input.avatar) set.avatar = input.avatar;
       if (input.intro !== undefined) set.intro = input.intro;
       if (input.teamTags) set.teamTags = input.teamTags;
+      const built = input.nodes ? undefined : simpleWorkflowOf(input.type ?? doc.type, input);
+      if (built) {
+        set.modulesJson = JSON.stringify(built.nodes);
+        set.edgesJson = JSON.stringify(built.edges);
+      }
       if (input.nodes) set.modulesJson = JSON.stringify(input.nodes);
       if (input.edges) set.edgesJson = JSON.stringify(input.edges);
       if (input.chatConfig) set.chatConfigJson = JSON.stringify(input.chatConfig);

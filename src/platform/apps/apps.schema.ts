@@ -19,15 +19,47 @@ const zIntro = z.string().max(5000);
 
 export const appIdInput = z.object({ appId: zAppId });
 
+/**
+ * A simple app's form (the reference's AppSimpleEditFormType) sent instead of nodes: the
+ * server builds the workflow from it (see src/domain/workflow/simple-app.ts).
+ */
+const simpleFormFields = {
+  aiSettings: z
+    .object({
+      model: z.string().max(200).optional(),
+      systemPrompt: z.string().max(100_000).optional(),
+      temperature: z.number().min(0).max(10).optional(),
+      maxToken: z.number().int().min(0).optional(),
+      isResponseAnswerText: z.boolean().optional(),
+      maxHistories: z.number().int().min(0).max(100).optional(),
+    })
+    .optional(),
+  dataset: z
+    .object({
+      datasets: z.array(z.object({ datasetId: zObjectId }).passthrough()).max(100).optional(),
+      searchMode: z.enum(['embedding', 'fullTextRecall', 'mixedRecall']).optional(),
+      similarity: z.number().min(0).max(1).optional(),
+      limit: z.number().int().min(0).optional(),
+      usingReRank: z.boolean().optional(),
+      datasetSearchUsingExtensionQuery: z.boolean().optional(),
+      datasetSearchExtensionModel: z.string().max(200).optional(),
+      datasetSearchExtensionBg: z.string().max(10_000).optional(),
+    })
+    .optional(),
+  selectedTools: zNodes.max(50).optional(),
+};
+
 export const createAppInput = z.object({
   parentId: zParentId.optional(),
   name: zName,
   avatar: zAvatar.optional(),
   intro: zIntro.optional(),
   type: zAppType,
-  modules: zNodes,
+  /** Absent only when a simple app's form is sent instead. */
+  modules: zNodes.optional(),
   edges: zEdges.optional(),
   chatConfig: zChatConfig.optional(),
+  ...simpleFormFields,
 });
 
 export const createFolderInput = z.object({ parentId: zParentId.optional(), name: zName, intro: zIntro.optional() });
@@ -53,6 +85,7 @@ export const updateAppInput = z.object({
   chatConfig: zChatConfig.optional(),
   teamTags: z.array(z.string().max(100)).max(100).optional(),
   defaultPermission: zIntLike.optional(),
+  ...simpleFormFields,
 });
 
 export const transitionInput = z.object({ appId: zAppId, createNew: zBoolLike.optional() });
@@ -73,6 +106,7 @@ export const publishInput = z.object({
   type: z.enum(['simple', 'advanced', 'plugin']).optional(),
   isPublish: zBoolLike.optional(),
   versionName: z.string().max(200).optional(),
+  ...simpleFormFields,
 });
 
 export const versionListInput = z.object({

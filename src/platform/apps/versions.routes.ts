@@ -4,6 +4,7 @@ import { definePlatformRoute } from '../define-route.js';
 import type { App } from './apps.repo.js';
 import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput } from './apps.schema.js';
 import type { AppsCore, AppsDeps } from './apps.service.js';
+import { simpleWorkflowOf } from './simple-form.js';
 import type { AppVersion, VersionsRepo } from './versions.repo.js';
 
 const tags = ['app versions'];
@@ -60,16 +61,17 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       await core.authorize(auth, input.appId, 'write');
       const current = await core.load(auth, input.appId);
       mustBeWorkflow(current);
+      const { nodes, edges } = (input.nodes.length === 0 ? simpleWorkflowOf(input.type ?? current.type, input) : undefined) ?? input;
       const versionId = await deps.versions.insert({
         appId: input.appId,
-        nodes: input.nodes,
-        edges: input.edges,
+        nodes,
+        edges,
         chatConfig: input.chatConfig,
         isPublish: input.isPublish ?? false,
         versionName: input.versionName ?? '',
         tmbId: auth.tmbId,
       });
-      await applyDraft(auth.teamId, current, { nodes: input.nodes, edges: input.edges, chatConfig: input.chatConfig, versionId, type: input.type, keepTrigger: true });
+      await applyDraft(auth.teamId, current, { nodes, edges, chatConfig: input.chatConfig, versionId, type: input.type, keepTrigger: true });
       return {};
     },
   });

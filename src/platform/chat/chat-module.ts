@@ -65,6 +65,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       resolveLlm: models.resolveLlm,
       searchDatasets: models.searchDatasets(),
       sandboxUrl: app.config.SANDBOX_URL,
+      runSystemPlugin: (name, inputs) => app.appsAccess.runSystemPlugin(name, inputs),
       download: async (url) => {
         const limits = { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES };
         const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);

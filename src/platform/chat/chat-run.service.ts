@@ -2,6 +2,7 @@
  * One chat turn: history, graph, variables, entry nodes, dispatch, save, usage.
  * Shared by v1/chat/completions, chatTest, the messaging channels and workflow/debug.
  */
+import { resolveChatConfig } from '../../domain/workflow/chat-config.js';
 import { pendingInteractive } from '../../domain/workflow/chat-values.js';
 import { dispatchWorkflow, WorkflowError } from '../../domain/workflow/dispatch.js';
 import { chatTitle, historyLoadLimit, systemFirst } from '../../domain/workflow/messages.js';
@@ -17,6 +18,7 @@ import { nanoid } from './ids.js';
 import type { UsageRepo } from './usage.repo.js';
 import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
 import { createExtraRunners } from './workflow-nodes/extra-nodes.js';
+import { createHttpRunners } from './workflow-nodes/http-node.js';
 import { createIoRunners } from './workflow-nodes/io-nodes.js';
 import { createLlmRunners } from './workflow-nodes/llm-nodes.js';
 import { createToolRunner } from './workflow-nodes/tool-node.js';
@@ -112,9 +114,11 @@ export function createChatRunService(deps: ChatRunDeps) {
       return search!(request);
     };
     const ownDeps: NodeDeps = guard && search ? { ...nodeDeps, searchDatasets: guardedSearch } : nodeDeps;
-    const own = { ...pureRunners, ...createLlmRunners(ownDeps), ...createIoRunners(ownDeps), ...createExtraRunners(ownDeps) };
+    const own = { ...pureRunners, ...createLlmRunners(ownDeps), ...createIoRunners(ownDeps), ...createHttpRunners(ownDeps), ...createExtraRunners(ownDeps) };
     const composite = createCompositeRunners({
       depth,
+      runSystemPlugin: nodeDeps.runSystemPlugin,
+      customFeedbacks: nodeDeps.customFeedbacks,
       runners: () => runners(nodeDeps, depth + 1),
       loadGraph: async (childId) => {
         if (guard) await guard.app(childId);
@@ -249,6 +253,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       return;
     }
     const base = { teamId: caller.auth.teamId, tmbId: caller.auth.tmbId, appId, chatId };
+    const chatConfig = resolveChatConfig(input.graph.nodes, input.graph.chatConfig);
     await deps.repo.insertItems(
       base,
       [
@@ -264,8 +269,8 @@ export function createChatRunService(deps: ChatRunDeps) {
         source: chatSourceOf(caller, request.channel),
         shareId: caller.shareId,
         outLinkUid: caller.shareId || caller.teamSpace || caller.customUid ? caller.uid : undefined,
-        variableList: (input.graph.chatConfig.variables as unknown[]) ?? [],
-        welcomeText: (input.graph.chatConfig.welcomeText as string) ?? '',
+        variableList: chatConfig.variables,
+        welcomeText: chatConfig.welcomeText,
         variables: result.newVariables,
         metadata: { ...(request.metadata ?? {}), ...(request.originIp ? { originIp: request.originIp } : {}) },
       },

@@ -1,4 +1,5 @@
 /** Chat windows and items: init, histories, rename/pin, delete, feedback. */
+import { resolveChatConfig } from '../../domain/workflow/chat-config.js';
 import { filterPublicResponses } from '../../domain/workflow/messages.js';
 import type { StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
@@ -31,17 +32,8 @@ export function previewItem(item: Record<string, unknown>): Record<string, unkno
 }
 
 function chatConfigFor(graph: { nodes: StoreNode[]; chatConfig: Record<string, unknown> }, chat: ChatDoc | null) {
-  const { scheduledTriggerConfig: _hidden, ...config } = graph.chatConfig;
-  return {
-    questionGuide: false,
-    ttsConfig: { type: 'web' },
-    whisperConfig: { open: false, autoSend: false, autoTTSResponse: false },
-    chatInputGuide: { open: false, textList: [], customUrl: '' },
-    fileSelectConfig: { canSelectFile: false, canSelectImg: false, maxFiles: 10 },
-    ...config,
-    variables: chat?.variableList?.length ? chat.variableList : (config.variables ?? []),
-    welcomeText: chat?.welcomeText || (config.welcomeText ?? ''),
-  };
+  const { scheduledTriggerConfig: _hidden, ...config } = resolveChatConfig(graph.nodes, graph.chatConfig, { variableList: chat?.variableList, welcomeText: chat?.welcomeText });
+  return config;
 }
 
 export function createHistoryService(chat: ChatModule) {

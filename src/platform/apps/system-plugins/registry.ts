@@ -21,6 +21,8 @@ export interface PluginField {
   description: string;
   required?: boolean;
   defaultValue?: unknown;
+  /** Other keys the same input had in FastGPT 4.8 node templates (exported workflows carry them). */
+  aliases?: string[];
 }
 
 export interface SystemPlugin {
@@ -106,7 +108,7 @@ export const SYSTEM_PLUGINS: SystemPlugin[] = [
     author: 'platform',
     templateType: 'tools',
     isTool: true,
-    inputs: [field('expr', 'string', 'The arithmetic expression', { required: true })],
+    inputs: [field('expr', 'string', 'The arithmetic expression', { required: true, aliases: ['数学表达式'] })],
     outputs: [field('result', 'string', 'The value, or the error when the expression is invalid')],
     async run(inputs) {
       const expr = typeof inputs.expr === 'string' ? inputs.expr : String(inputs.expr ?? '');
@@ -145,7 +147,7 @@ export const SYSTEM_PLUGINS: SystemPlugin[] = [
     author: 'platform',
     templateType: 'tools',
     isTool: false,
-    inputs: [field('text', 'string', 'Text with {{key}} placeholders', { required: true }), field('customInputs', 'object', 'Values by key')],
+    inputs: [field('text', 'string', 'Text with {{key}} placeholders', { required: true, aliases: ['文本'] }), field('customInputs', 'object', 'Values by key')],
     outputs: [field('text', 'string', 'The filled text')],
     async run(inputs) {
       const values = inputs.customInputs && typeof inputs.customInputs === 'object' ? (inputs.customInputs as Record<string, unknown>) : {};
@@ -190,5 +192,10 @@ export function findSystemPlugin(idOrName: string): SystemPlugin | undefined {
 export async function runSystemPlugin(name: string, inputs: Record<string, unknown>, context: SystemPluginContext): Promise<Record<string, unknown>> {
   const plugin = findSystemPlugin(name);
   if (!plugin) throw Errors.pluginUnExist(`System plugin ${name} not found`);
-  return plugin.run(inputs, context);
+  const named = { ...inputs };
+  for (const input of plugin.inputs) {
+    const alias = input.aliases?.find((key) => named[key] !== undefined);
+    if (named[input.key] === undefined && alias) named[input.key] = named[alias];
+  }
+  return plugin.run(named, context);
 }

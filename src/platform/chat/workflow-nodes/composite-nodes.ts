@@ -4,6 +4,7 @@
  */
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
+import { dynamicInputOf, dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { ChatItem, NodeRunContext, NodeRunner, RuntimeEdge, RuntimeNode } from '../../../domain/workflow/types.js';
 import type { RunGraph } from '../app-source.repo.js';
 import { nanoid } from '../ids.js';
@@ -15,7 +16,14 @@ export interface CompositeDeps {
   loadGraph: (appId: string) => Promise<{ graph: RunGraph; type: string; name: string; avatar?: string }>;
   runners: () => Record<string, NodeRunner>;
   depth: number;
+  /** Runs a built-in system plugin (`community-*`); absent where none are served. */
+  runSystemPlugin?: (name: string, inputs: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /** Feedback texts of this turn (the customFeedback plugin adds to them). */
+  customFeedbacks?: string[];
 }
+
+/** Plugin ids with a source prefix (`community-getTime`) are system plugins; team apps have hex ids. */
+export const isSystemPluginId = (pluginId: string) => pluginId.includes('-');
 
 function childRuntime(graph: RunGraph, entryTypes: string[], hideStatus: boolean): { nodes: RuntimeNode[]; edges: RuntimeEdge[] } {
   const nodes = structuredClone(graph.nodes).map((node) => ({ ...node, isEntry: entryTypes.includes(node.flowNodeType), ...(hideStatus ? { showStatus: false } : {}) }));
@@ -29,8 +37,29 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     return context.node.pluginId;
   };
 
+  /**
+   * A system plugin as a node: its inputs by key (4.8.10 keys are mapped by the registry), the
+   * node's dynamic inputs as `customInputs`, its result keys as outputs.
+   */
+  const systemPlugin = async (context: NodeRunContext, pluginId: string) => {
+    if (!deps.runSystemPlugin) throw new Error(`System plugin ${pluginId} (node '${context.node.name ?? context.node.nodeId}') is not available here`);
+    const dynamicKey = dynamicInputOf(context.node)?.key;
+    const inputs: Record<string, unknown> = Object.fromEntries(Object.entries(context.params).filter(([key]) => key !== dynamicKey));
+    inputs.customInputs ??= dynamicParams(context.node, context.params);
+    const output = await deps.runSystemPlugin(pluginId, inputs);
+    if (pluginId === 'community-customFeedback' && typeof output.text === 'string' && output.text) deps.customFeedbacks?.push(output.text);
+    return {
+      outputs: output,
+      responseData: { moduleLogo: context.node.avatar, totalPoints: 0, pluginOutput: output },
+      usages: [{ moduleName: context.node.name ?? pluginId, totalPoints: 0 }],
+      toolResponses: output,
+    };
+  };
+
   const pluginModule: NodeRunner = async (context) => {
-    const child = await deps.loadGraph(guard(context));
+    const pluginId = guard(context);
+    if (isSystemPluginId(pluginId)) return systemPlugin(context, pluginId);
+    const child = await deps.loadGraph(pluginId);
     if (child.type !== 'plugin') throw new Error(`App ${context.node.pluginId} is not a plugin`);
     const { nodes, edges } = childRuntime(child.graph, ['pluginInput'], true);
     const input = nodes.find((n) => n.flowNodeType === 'pluginInput');
@@ -61,14 +90,16 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
   const appModule: NodeRunner = async (context) => {
     const child = await deps.loadGraph(guard(context));
     const question = String(context.params.userChatInput ?? valuesText(context.query));
-    if (!question) throw new Error('Question is empty');
+    if (!question) throw new Error(`Input is empty: node '${context.node.name ?? context.node.nodeId}' got no value for 'userChatInput'`);
     const histories = selectHistories(context.params.history ?? 6, context.histories);
     const { nodes, edges } = childRuntime(child.graph, ['workflowStart', 'userGuide'], false);
+    // The node's other inputs are the child app's variables.
+    const { userChatInput: _question, history: _history, system_forbid_stream: _stream, ...childVariables } = context.params;
     context.emit({ event: 'answer', text: '\n' });
     const result = await dispatchWorkflow({
       nodes,
       edges,
-      variables: { ...context.variables },
+      variables: { ...context.variables, ...childVariables },
       histories,
       query: [{ type: 'text', text: { content: question } }],
       runners: deps.runners(),
@@ -95,5 +126,15 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     };
   };
 
-  return { pluginModule, appModule };
+  /**
+   * The abandoned runApp node (`app`), still run by 4.8.10: the chosen app sits in its `app`
+   * input ({id}) instead of pluginId; otherwise it is an appModule.
+   */
+  const runApp: NodeRunner = async (context) => {
+    const chosen = context.params.app as { id?: unknown } | undefined;
+    if (typeof chosen?.id !== 'string' || !chosen.id) throw new Error(`App not selected: node '${context.node.name ?? context.node.nodeId}' got no value for 'app'`);
+    return appModule({ ...context, node: { ...context.node, pluginId: chosen.id } });
+  };
+
+  return { pluginModule, appModule, app: runApp };
 }

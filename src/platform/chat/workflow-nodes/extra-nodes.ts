@@ -1,5 +1,6 @@
 /** The code, readFiles and customFeedback node runners. */
 import { valuesFileUrls } from '../../../domain/workflow/chat-values.js';
+import { dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { extractText } from '../../../infra/text-extract.js';
 import type { NodeDeps } from './node-deps.js';
@@ -7,8 +8,8 @@ import type { NodeDeps } from './node-deps.js';
 const MAX_FILES = 20;
 
 export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
-  const code: NodeRunner = async ({ params }) => {
-    const variables = (params.system_addInputParam ?? {}) as Record<string, unknown>;
+  const code: NodeRunner = async ({ params, node }) => {
+    const variables = dynamicParams(node, params);
     const source = String(params.code ?? '');
     if (!deps.sandboxUrl) {
       return { outputs: { error: { message: 'Can not find SANDBOX_URL in env' } }, responseData: { customInputs: variables, customOutputs: {}, codeLog: '' } };

@@ -9,9 +9,10 @@ import {
   renderQuotes,
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
-import type { ChatItem, NodeRunner } from '../../../domain/workflow/types.js';
+import { formatValueType } from '../../../domain/workflow/interpolate.js';
+import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
 import { completeChat, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
-import { type NodeDeps, pointsFor, type ResolvedLlm } from './node-deps.js';
+import { missingInput, modelTemperature, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
 async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature?: number; maxToken?: number; onDelta?: (t: string) => void }) {
   const maxTokens = Math.min(Number(options.maxToken) || llm.model.maxResponse, llm.model.maxResponse);
@@ -25,11 +26,51 @@ async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[
   return { ...result, tokens, maxTokens, temperature };
 }
 
+/** An image's media type: the one served when it is an image type, else from the file name. */
+function imageType(url: string, served?: string): string {
+  if (served?.startsWith('image/')) return served.split(';')[0]!;
+  const name = new URL(url, 'http://local').searchParams.get('filename') ?? url;
+  const ext = /\.([a-z0-9]+)(?:$|[?#])/i.exec(name)?.[1]?.toLowerCase();
+  return ext === 'jpg' || ext === 'jpeg' ? 'image/jpeg' : ext === 'gif' || ext === 'webp' ? `image/${ext}` : 'image/png';
+}
+
+/**
+ * The question's images as `image_url` parts (the reference's vision switch on a vision model):
+ * web addresses as they are, this service's own file links inlined as data URLs since the
+ * model cannot fetch them. An image that cannot be read is left out.
+ */
+async function imageParts(deps: NodeDeps, query: ChatValue[]): Promise<{ type: 'image_url'; image_url: { url: string } }[]> {
+  const urls = query.flatMap((value) => (value.type === 'file' && value.file.type === 'image' ? [value.file.url] : []));
+  const parts = await Promise.all(
+    urls.map(async (url) => {
+      if (/^(https?|data):/i.test(url)) return url;
+      try {
+        const file = await deps.download(url);
+        return `data:${imageType(url, file.contentType)};base64,${file.buffer.toString('base64')}`;
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  return parts.filter((url): url is string => Boolean(url)).map((url) => ({ type: 'image_url' as const, image_url: { url } }));
+}
+
 const historyPreview = (messages: PromptMessage[]) => messages.map((m) => ({ obj: m.role === 'assistant' ? 'AI' : m.role === 'system' ? 'System' : 'Human', value: m.content.slice(0, 10000) }));
+
+/** Query extension (the cfr node, and dataset search's extension): the question first, then up to 3 rewrites, de-duplicated. */
+export async function extendQuery(deps: NodeDeps, llm: ResolvedLlm, input: { question: string; background: string; histories: ChatItem[] }) {
+  const messages: LlmMessage[] = [
+    ...historyToMessages(input.histories),
+    { role: 'user', content: `${input.background}\nWrite up to 3 search queries for: """${input.question}""". Reply as a JSON array of strings.` },
+  ];
+  const result = await callModel(deps, llm, messages, { temperature: 0.1, maxToken: 300 });
+  const queries = [...new Set([input.question, ...parseQuestionList(result.content)])];
+  return { queries, reply: result.content, tokens: result.tokens, totalPoints: pointsFor(llm.model, result.tokens) };
+}
 
 export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
   const chatNode: NodeRunner = async ({ params, histories, query, stream, emit }) => {
-    const llm = deps.resolveLlm(params.model);
+    const llm = nodeLlm(deps, params.model);
     const question = typeof params.userChatInput === 'string' ? params.userChatInput : valuesText(query);
     const files = valuesFileUrls(query);
     if (!question && files.length === 0) throw new Error('Question is empty');
@@ -47,9 +88,12 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     }
     messages.push({ role: 'user', content: userText });
     const trimmed = trimMessages(messages, llm.model.maxContext - 300);
-    const streaming = stream && params.isResponseAnswerText !== false;
-    const result = await callModel(deps, llm, trimmed, {
-      temperature: params.temperature as number,
+    const streaming = stream && formatValueType(params.isResponseAnswerText ?? true, 'boolean') !== false;
+    const vision = llm.model.vision === true && formatValueType(params.aiChatVision ?? false, 'boolean') === true;
+    const images = vision ? await imageParts(deps, query) : [];
+    const sent: LlmMessage[] = images.length > 0 ? trimmed.map((m, i) => (i === trimmed.length - 1 ? { role: 'user', content: [{ type: 'text', text: m.content }, ...images] } : m)) : trimmed;
+    const result = await callModel(deps, llm, sent, {
+      temperature: modelTemperature(llm.model, params.temperature ?? 0),
       maxToken: params.maxToken as number,
       onDelta: streaming ? (text) => emit({ event: 'answer', text }) : undefined,
     });
@@ -79,9 +123,10 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
   };
 
   const classifyQuestion: NodeRunner = async ({ params, histories, node }) => {
-    const llm = deps.resolveLlm(params.model);
     const agents = (Array.isArray(params.agents) ? params.agents : []) as { key: string; value: string }[];
     const question = String(params.userChatInput ?? '');
+    if (!question) throw missingInput(node, 'Input is empty', 'userChatInput');
+    const llm = nodeLlm(deps, params.model);
     const list = agents.map((agent) => `{"typeId":"${agent.key}","description":"${agent.value}"}`).join('\n');
     const messages: LlmMessage[] = [
       ...historyToMessages(selectHistories(params.history ?? 6, histories)),
@@ -102,9 +147,10 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     };
   };
 
-  const contentExtract: NodeRunner = async ({ params, histories }) => {
-    const llm = deps.resolveLlm(params.model);
-    const keys = (Array.isArray(params.extractKeys) ? params.extractKeys : []) as { key: string; desc?: string; required?: boolean; defaultValue?: unknown; enum?: string }[];
+  const contentExtract: NodeRunner = async ({ params, histories, node }) => {
+    if (!params.content) throw missingInput(node, 'Input is empty', 'content');
+    const llm = nodeLlm(deps, params.model);
+    const keys = (Array.isArray(params.extractKeys) ? params.extractKeys : []) as { key: string; desc?: string; required?: boolean; defaultValue?: unknown; enum?: string; valueType?: string }[];
     const content = String(params.content ?? '');
     const schema = keys.map((k) => `"${k.key}": ${k.desc ?? ''}${k.enum ? ` (one of: ${k.enum.split('\n').join(', ')})` : ''}`).join('\n');
     const messages: LlmMessage[] = [
@@ -123,13 +169,14 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     } catch {
       parsed = {};
     }
+    // Unknown and empty keys are dropped, required ones fall back to their default; success means every key has a value.
     const fields: Record<string, unknown> = {};
     for (const key of keys) {
       const value = parsed[key.key];
-      if (value !== undefined && value !== '') fields[key.key] = value;
-      else if (key.required) fields[key.key] = key.defaultValue ?? '';
+      if (value !== undefined && value !== '') fields[key.key] = key.valueType ? formatValueType(value, key.valueType) : value;
+      else if (key.required) fields[key.key] = key.defaultValue || '';
     }
-    const success = keys.every((key) => !key.required || (parsed[key.key] !== undefined && parsed[key.key] !== ''));
+    const success = keys.every((key) => key.key in fields);
     const totalPoints = pointsFor(llm.model, result.tokens);
     return {
       outputs: { success, fields: JSON.stringify(fields), ...fields },
@@ -138,20 +185,16 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     };
   };
 
-  const queryExtension: NodeRunner = async ({ params, histories }) => {
-    const llm = deps.resolveLlm(params.model);
+  const queryExtension: NodeRunner = async ({ params, histories, node }) => {
     const question = String(params.userChatInput ?? '');
-    const messages: LlmMessage[] = [
-      ...historyToMessages(selectHistories(params.history ?? 6, histories)),
-      { role: 'user', content: `${String(params.systemPrompt ?? '')}\nWrite up to 3 search queries for: """${question}""". Reply as a JSON array of strings.` },
-    ];
-    const result = await callModel(deps, llm, messages, { temperature: 0.1, maxToken: 300 });
-    const queries = [...new Set([question, ...parseQuestionList(result.content)])];
-    const totalPoints = pointsFor(llm.model, result.tokens);
+    if (!question) throw missingInput(node, 'Question is empty', 'userChatInput');
+    const llm = nodeLlm(deps, params.model);
+    const extended = await extendQuery(deps, llm, { question, background: String(params.systemPrompt ?? ''), histories: selectHistories(params.history ?? 6, histories) });
+    const text = JSON.stringify(extended.queries);
     return {
-      outputs: { system_text: JSON.stringify(queries) },
-      responseData: { totalPoints, model: llm.model.name, tokens: result.tokens, query: question, textOutput: JSON.stringify(queries) },
-      usages: [{ moduleName: 'Query extension', totalPoints, model: llm.model.name, tokens: result.tokens }],
+      outputs: { system_text: text },
+      responseData: { totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens, query: question, textOutput: text },
+      usages: [{ moduleName: 'Query extension', totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens }],
     };
   };
 

@@ -49,6 +49,34 @@ export interface NodeDeps {
   download: (url: string) => Promise<{ buffer: Buffer; contentType?: string }>;
   /** customFeedback texts collected during the run, saved on the AI item. */
   customFeedbacks: string[];
+  /** Runs a built-in system plugin (`community-*` id or bare name); rejects when there is none. */
+  runSystemPlugin?: (name: string, inputs: Record<string, unknown>) => Promise<Record<string, unknown>>;
+}
+
+/**
+ * The LLM of a node: the named model, else the default one. The reference falls back to its
+ * first model, so templates naming a model this deployment lacks (gpt-3.5-turbo …) still run.
+ */
+export function nodeLlm(deps: Pick<NodeDeps, 'resolveLlm'>, model: unknown): ResolvedLlm {
+  try {
+    return deps.resolveLlm(model);
+  } catch (error) {
+    if (typeof model !== 'string' || !model) throw error;
+    return deps.resolveLlm(undefined);
+  }
+}
+
+/** A node refusing to run without an input: the reference's message, then which node and input. */
+export function missingInput(node: { name?: string; nodeId: string }, message: string, key: string): Error {
+  return new Error(`${message}: node '${node.name ?? node.nodeId}' got no value for '${key}'`);
+}
+
+/** The reference's 0–10 temperature scale mapped onto the model's range (at least 0.01). */
+export function modelTemperature(model: LLMModel, temperature: unknown): number {
+  const scale = Number(temperature);
+  const max = model.maxTemperature ?? 1;
+  if (!Number.isFinite(scale)) return 0.01;
+  return Math.max(0.01, Number((max * (Math.min(Math.max(scale, 0), 10) / 10)).toFixed(2)));
 }
 
 /** Points as the reference bills: price per 1000 tokens. */

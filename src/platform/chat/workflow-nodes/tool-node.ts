@@ -11,7 +11,7 @@ import { estimateTokens, historyToMessages } from '../../../domain/workflow/prom
 import { type ChatValue, type NodeRunner, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
 import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
 import { nanoid } from '../ids.js';
-import { type NodeDeps, pointsFor } from './node-deps.js';
+import { modelTemperature, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
 
 const MAX_ROUNDS = 6;
 
@@ -37,7 +37,7 @@ function toolSchema(node: RuntimeNode) {
 
 export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<string, NodeRunner>): NodeRunner {
   return async ({ node, params, histories, query, runtimeNodes, runtimeEdges, variables, mode, stream, emit, isAborted }) => {
-    const llm = deps.resolveLlm(params.model);
+    const llm = nodeLlm(deps, params.model);
     const toolIds = runtimeEdges.filter((e) => e.source === node.nodeId && e.sourceHandle === SELECTED_TOOLS_HANDLE).map((e) => e.target);
     const tools = runtimeNodes.filter((n) => toolIds.includes(n.nodeId));
     const question = String(params.userChatInput ?? valuesText(query));
@@ -57,7 +57,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         {
           model: llm.model.model,
           messages,
-          temperature: Number(params.temperature ?? 0),
+          temperature: modelTemperature(llm.model, params.temperature ?? 0),
           max_tokens: Math.min(Number(params.maxToken) || llm.model.maxResponse, llm.model.maxResponse),
           ...(tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : {}),
         },

@@ -1,0 +1,178 @@
+/**
+ * The HTTP request node (httpRequest468) and the Laf node. As in the reference, the `{{key}}`
+ * templates of the URL, headers, query and body see the global variables, every other input of
+ * the node (dynamic inputs under any dynamic-input key, older exports' plain inputs), then
+ * appId, chatId, responseChatItemId and the last 10 histories.
+ */
+import { randomBytes } from 'node:crypto';
+import { dynamicParams, formatValueType, replaceEditorVariables } from '../../../domain/workflow/interpolate.js';
+import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
+import type { NodeRunner } from '../../../domain/workflow/types.js';
+import type { NodeDeps } from './node-deps.js';
+
+/** Flattens an object to `a.b` / `list[0].c` keys, keeping every intermediate value too. */
+export function flattenObject(value: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+  if (prefix) out[prefix] = value;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) flattenObject(item, `${prefix}[${index}]`, out);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) flattenObject(item, prefix ? `${prefix}.${key}` : key, out);
+  }
+  return out;
+}
+
+/** The HTTP node's own `{{key}}` substitution: values JSON-encoded without outer quotes. */
+function replaceHttpVariables(text: string, scope: Record<string, unknown>, json: boolean): string {
+  return text.replace(/\{\{([^{}$]+)\}\}/g, (whole, key: string) => {
+    if (!(key in scope)) return json ? 'null' : whole;
+    const value = scope[key];
+    if (value === undefined || value === null) return json ? 'null' : '';
+    if (typeof value === 'string') return json ? JSON.stringify(value).slice(1, -1) : value;
+    return JSON.stringify(value);
+  });
+}
+
+type KeyValue = { key?: string; value?: unknown; type?: string };
+
+const asList = (value: unknown): KeyValue[] => (Array.isArray(value) ? (value.filter((item) => typeof item === 'object' && item !== null) as KeyValue[]) : []);
+
+/**
+ * A URL naming a system plugin (`getTime`, `mathExprVal`, `fetchUrl` …, no scheme and no
+ * path): the plugin templates' HTTP nodes call the built-in callback so, not the network.
+ */
+const SYSTEM_PLUGIN_NAME = /^[A-Za-z][\w-]*(?:\/[A-Za-z][\w-]*)?$/;
+
+/** Sets a header unless the node already sets it (in any letter case). */
+function defaultHeader(headers: Record<string, string>, name: string, value: string): void {
+  if (!Object.keys(headers).some((key) => key.toLowerCase() === name)) headers[name] = value;
+}
+
+/** A multipart/form-data body of text fields (quotes and line breaks in names escaped). */
+function multipartBody(fields: [string, string][]): { boundary: string; body: string } {
+  const boundary = `----FastGPTFormBoundary${randomBytes(12).toString('hex')}`;
+  const escapeName = (name: string) => name.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+  const parts = fields.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${escapeName(name)}"\r\n\r\n${value}\r\n`);
+  return { boundary, body: `${parts.join('')}--${boundary}--\r\n` };
+}
+
+function parseResponse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
+  const httpRequest468: NodeRunner = async ({ params, node, variables, runtimeNodes, histories, emit }) => {
+    const {
+      system_httpMethod: rawMethod,
+      system_httpReqUrl: rawUrl,
+      system_httpHeader: rawHeaders,
+      system_httpParams: rawQuery,
+      system_httpJsonBody: rawBody,
+      system_httpFormBody: rawForm,
+      system_httpContentType: rawContentType,
+      system_httpTimeout: rawTimeout,
+      ...otherInputs
+    } = params;
+    const scope: Record<string, unknown> = {
+      ...variables,
+      ...otherInputs,
+      ...dynamicParams(node, params),
+      appId: deps.appId,
+      chatId: deps.chatId,
+      responseChatItemId: deps.responseChatItemId,
+      histories: histories.slice(-10),
+    };
+    const jsonText = (value: unknown) => (value === undefined ? 'null' : typeof value === 'string' ? JSON.stringify(value).slice(1, -1) : JSON.stringify(value));
+    const sub = (text: unknown, json = false) =>
+      replaceEditorVariables(replaceHttpVariables(String(text ?? ''), scope, json), runtimeNodes, variables, node, json ? jsonText : undefined);
+    const method = String(rawMethod || 'POST').toUpperCase();
+    const timeoutSeconds = Math.min(600, Math.max(5, Number(rawTimeout ?? 30) || 30));
+    let url = sub(rawUrl).trim();
+    if (!url) throw new Error('Http url is empty');
+    const query = new URLSearchParams();
+    for (const item of asList(rawQuery)) if (item.key) query.append(sub(item.key), sub(item.value));
+    const systemPlugin = Boolean(deps.runSystemPlugin) && SYSTEM_PLUGIN_NAME.test(url);
+    if ([...query.keys()].length > 0 && !systemPlugin) url += (url.includes('?') ? '&' : '?') + query.toString();
+    const headers: Record<string, string> = {};
+    for (const item of asList(rawHeaders)) if (item.key) headers[sub(item.key)] = sub(item.value);
+    const contentType = String(rawContentType || 'json');
+    let body: string | undefined;
+    let bodyObject: unknown;
+    if (!['GET', 'HEAD'].includes(method)) {
+      if (contentType === 'json' && typeof rawBody === 'string' && rawBody.trim()) {
+        const raw = sub(rawBody, true);
+        try {
+          bodyObject = parseLooseJson(raw);
+        } catch (error) {
+          throw new Error(`Invalid JSON body: ${(error as Error).message}`);
+        }
+        body = JSON.stringify(bodyObject);
+        defaultHeader(headers, 'content-type', 'application/json');
+      } else if (contentType === 'x-www-form-urlencoded') {
+        const form = new URLSearchParams();
+        for (const item of asList(rawForm)) if (item.key) form.append(sub(item.key), sub(item.value));
+        body = form.toString();
+        bodyObject = Object.fromEntries(form);
+        defaultHeader(headers, 'content-type', 'application/x-www-form-urlencoded');
+      } else if (contentType === 'form-data') {
+        const fields = asList(rawForm).flatMap((item) => (item.key ? [[sub(item.key), sub(item.value)] as [string, string]] : []));
+        const multipart = multipartBody(fields);
+        body = multipart.body;
+        bodyObject = Object.fromEntries(fields);
+        // The boundary is ours: a content type typed in the node would not match it.
+        for (const name of Object.keys(headers)) if (name.toLowerCase() === 'content-type') delete headers[name];
+        headers['content-type'] = `multipart/form-data; boundary=${multipart.boundary}`;
+      } else if (contentType === 'xml' || contentType === 'raw-text') {
+        body = sub(rawBody);
+        defaultHeader(headers, 'content-type', contentType === 'xml' ? 'application/xml' : 'text/plain');
+      }
+    }
+    const declared = node.outputs.filter((o) => o.type === 'dynamic' || (o.key !== 'error' && o.key !== 'httpRawResponse' && o.key !== 'system_addOutputParam'));
+    const shown = { params: Object.fromEntries(query), body: bodyObject ?? body, headers };
+    try {
+      const response =
+        systemPlugin && deps.runSystemPlugin
+          ? { status: 200, text: JSON.stringify(await deps.runSystemPlugin(url, { ...Object.fromEntries(query), ...((bodyObject as Record<string, unknown>) ?? {}) })) }
+          : await deps.httpCall({ url, method, headers, body, timeoutMs: timeoutSeconds * 1000 });
+      const parsed = parseResponse(response.text);
+      if (response.status >= 400) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status, data: parsed });
+      const outputs: Record<string, unknown> = { httpRawResponse: parsed };
+      if (typeof parsed === 'object' && parsed !== null) {
+        const flat = flattenObject(parsed);
+        for (const output of declared) if (output.key in flat) outputs[output.key] = formatValueType(flat[output.key], output.valueType);
+        const answerText = (parsed as { answerText?: unknown }).answerText;
+        if (typeof answerText === 'string') emit({ event: 'fastAnswer', text: answerText });
+      }
+      return { outputs, responseData: { totalPoints: 0, ...shown, httpResult: parsed }, toolResponses: parsed };
+    } catch (error) {
+      const failure = error as Error & { status?: number; data?: unknown; code?: string };
+      const detail = { message: failure.message, data: failure.data, name: failure.name, method, code: failure.code, status: failure.status };
+      return { outputs: { error: detail, httpRawResponse: failure.message }, responseData: { totalPoints: 0, ...shown, httpResult: { error: detail } } };
+    }
+  };
+
+  /** A Laf cloud function: POST the dynamic inputs plus system params, map the reply's keys to outputs. */
+  const lafModule: NodeRunner = async ({ params, node, histories }) => {
+    const url = String(params.system_httpReqUrl ?? '').trim();
+    if (!url) throw new Error('Http url is empty');
+    const dynamic = dynamicParams(node, params);
+    const body = JSON.stringify({ systemParams: { appId: deps.appId, chatId: deps.chatId, responseChatItemId: deps.responseChatItemId, histories: histories.slice(-10) }, ...dynamic });
+    try {
+      const response = await deps.httpCall({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body, timeoutMs: 60_000 });
+      if (response.status >= 400) throw new Error(`HTTP ${response.status}`);
+      const parsed = parseResponse(response.text);
+      const outputs: Record<string, unknown> = { httpRawResponse: parsed };
+      if (typeof parsed === 'object' && parsed !== null) {
+        for (const output of node.outputs) if (output.key in parsed) outputs[output.key] = formatValueType((parsed as Record<string, unknown>)[output.key], output.valueType);
+      }
+      return { outputs, responseData: { totalPoints: 0, body: dynamic, httpResult: parsed }, toolResponses: parsed };
+    } catch (error) {
+      return { outputs: { httpRawResponse: (error as Error).message }, responseData: { totalPoints: 0, body: dynamic, httpResult: { error: (error as Error).message } } };
+    }
+  };
+
+  return { httpRequest468, lafModule };
+}
