@@ -8,6 +8,7 @@ import { createLogger } from './infra/logger.js';
 import platformApi from './platform/index.js';
 import errorHandler from './plugins/error-handler.js';
 import health from './plugins/health.js';
+import metrics from './plugins/metrics.js';
 import mongo from './plugins/mongo.js';
 import openapi from './plugins/openapi.js';
 import requestBody from './plugins/request-body.js';
@@ -55,6 +56,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   });
 
   await app.register(securityHeaders);
+  await app.register(metrics);
   await app.register(errorHandler);
   await app.register(requestBody);
   await app.register(openapi);
