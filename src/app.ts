@@ -56,8 +56,9 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   });
 
   await app.register(securityHeaders);
-  await app.register(metrics);
   await app.register(errorHandler);
+  // Before any route: request metrics are collected for every route registered after it.
+  await app.register(metrics);
   await app.register(requestBody);
   await app.register(openapi);
   await app.register(startup, { enabled: options.startupTasks ?? true });

@@ -19,6 +19,7 @@ import { registerSearchRoutes } from './search/search.routes.js';
 import { VECTOR_INDEXES } from './search/vector.repo.js';
 import { TRAINING_INDEXES } from './training/training.repo.js';
 import { registerTrainingRoutes } from './training/training.routes.js';
+import { registerTrainingQueueMetrics } from './training/training-metrics.js';
 import { createTrainingWorker, type TrainingWorker } from './training/training-worker.js';
 
 export type { SearchParams, SearchResultItem, SearchService } from './search/search.service.js';
@@ -57,6 +58,12 @@ export default fp(
     const trainingWorker = createTrainingWorker(ctx, { onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
     byDatabase.set(api.mongo.db, { ctx, trainingWorker, search });
+    registerTrainingQueueMetrics({
+      registry: api.opsMetrics.registry,
+      trainings: ctx.repos.trainings,
+      now: () => Date.now(),
+      onError: (error) => api.opsMetrics.databaseError('metrics', error),
+    });
     api.decorate('datasetSearch', search);
 
     api.startup.add('indexes: datasets', () =>
