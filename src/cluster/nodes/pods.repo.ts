@@ -1,5 +1,6 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { upsertByIdInChunks } from './bulk-upsert.js';
 import { type ResourceUsage, ZERO_USAGE } from './pod-usage.js';
 
 const PODS = 'cluster_pods';
@@ -73,20 +74,14 @@ export function createPodsRepo(db: Db) {
     },
 
     /**
-     * Inserts the new documents in bulk and replaces the known ones. Upserts one by one would
-     * cost a scan each on FerretDB 1.x (about 0.05 s per node at 10,000 nodes).
+     * Inserts the new pods and replaces the known ones (in chunks; `onWritten` hears the running
+     * total), then recomputes every node's usage.
      */
-    async upsertMany(docs: StoredPod[]): Promise<{ created: number; updated: number }> {
+    async upsertMany(docs: StoredPod[], onWritten?: (written: number) => void): Promise<{ created: number; updated: number }> {
       if (docs.length === 0) return { created: 0, updated: 0 };
-      const known = new Set((await pods.find({ _id: { $in: docs.map((doc) => doc._id) } }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
-      const fresh = docs.filter((doc) => !known.has(doc._id));
-      if (fresh.length > 0) await pods.insertMany(fresh, { ordered: true });
-      const operations: AnyBulkWriteOperation<StoredPod>[] = docs
-        .filter((doc) => known.has(doc._id))
-        .map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc } }));
-      const result = operations.length > 0 ? await pods.bulkWrite(operations, { ordered: true }) : { matchedCount: 0 };
+      const counts = await upsertByIdInChunks(pods, docs, onWritten);
       await recomputeUsage();
-      return { created: fresh.length, updated: result.matchedCount };
+      return counts;
     },
   };
 }
