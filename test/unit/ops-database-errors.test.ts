@@ -1,7 +1,7 @@
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../src/infra/backoff.js';
+import { describe, expect, it, vi } from 'vitest';
+import { backoffDelay, startPeriodicTask } from '../../src/infra/backoff.js';
 import { describeError, isDatabaseUnavailable } from '../../src/infra/database-errors.js';
 import { renderError, toAppError } from '../../src/infra/error-render.js';
 import { createLogger } from '../../src/infra/logger.js';
@@ -73,5 +73,46 @@ describe('backoffDelay', () => {
   it('doubles from the first wait up to the cap', () => {
     const options = { firstMs: 2000, maxMs: 60_000 };
     expect([1, 2, 3, 4, 5, 6, 7, 20].map((failures) => backoffDelay(failures, options))).toEqual([2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000, 60_000]);
+  });
+});
+
+describe('startPeriodicTask', () => {
+  it('backs off after failures (one readable line each), then returns to its interval', async () => {
+    vi.useFakeTimers();
+    try {
+      const lines: string[] = [];
+      let failuresLeft = 3;
+      let runs = 0;
+      const task = startPeriodicTask({
+        name: 'test cleanup',
+        intervalMs: 60_000,
+        retry: { firstMs: 1000, maxMs: 30_000 },
+        log: { info: (line) => lines.push(`info ${line}`), warn: (line) => lines.push(`warn ${line}`) },
+        task: async () => {
+          runs += 1;
+          if (failuresLeft-- > 0) throw new MongoNetworkError('connect ECONNREFUSED 127.0.0.1:27017');
+        },
+      });
+      await vi.advanceTimersByTimeAsync(60_000); // first run: fails
+      await vi.advanceTimersByTimeAsync(1000); // retry after 1 s: fails
+      await vi.advanceTimersByTimeAsync(2000); // retry after 2 s: fails
+      await vi.advanceTimersByTimeAsync(4000); // retry after 4 s: succeeds
+      expect(runs).toBe(4);
+      expect(lines).toEqual([
+        'warn test cleanup failed (1 in a row, next try in 1 s): MongoNetworkError: connect ECONNREFUSED 127.0.0.1:27017',
+        'warn test cleanup failed (2 in a row, next try in 2 s): MongoNetworkError: connect ECONNREFUSED 127.0.0.1:27017',
+        'warn test cleanup failed (3 in a row, next try in 4 s): MongoNetworkError: connect ECONNREFUSED 127.0.0.1:27017',
+        'info test cleanup: succeeded again after 3 failed attempt(s)',
+      ]);
+      await vi.advanceTimersByTimeAsync(59_000);
+      expect(runs).toBe(4);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(runs).toBe(5);
+      task.stop();
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(runs).toBe(5);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -62,7 +62,10 @@ export default fp(
       registry: api.opsMetrics.registry,
       trainings: ctx.repos.trainings,
       now: () => Date.now(),
-      onError: (error) => api.opsMetrics.databaseError('metrics', error),
+      onError: (error) => {
+        api.opsMetrics.databaseError('metrics', error);
+        api.log.warn(`training queue metrics unavailable: ${describeError(error)}`);
+      },
     });
     api.decorate('datasetSearch', search);
 
