@@ -64,6 +64,8 @@ describe('with the database down', () => {
       { method: 'POST' as const, url: '/api/v1/chat/completions', headers: apiKeyHeaders(apiKey), payload: { messages: [{ role: 'user', content: 'hi' }] } },
       { method: 'POST' as const, url: '/api/support/user/account/loginByPassword', payload: { username: 'root', password: 'root-password-1' } },
       { method: 'POST' as const, url: '/api/core/ai/token', headers: { rootkey: t.config.ROOT_KEY }, payload: { messages: [{ role: 'user', content: 'hi' }] } },
+      // A share link cannot be checked either: 503, not "invalid link".
+      { method: 'POST' as const, url: '/api/v1/chat/completions', payload: { shareId: 'some-share-id', outLinkUid: 'visitor-1', messages: [{ role: 'user', content: 'hi' }] } },
     ];
     for (const request of requests) {
       const { response, ms } = await timed(request);
@@ -88,9 +90,14 @@ describe('with the database down', () => {
     expect(response.json().error_description).toMatch(/database/i);
   });
 
-  it('Kubernetes routes with a valid bearer token answer a 503 Status, not 401', async () => {
-    for (const url of [NODES, `${NODES}/some-node`]) {
-      const { response, ms } = await timed({ method: 'GET', url, headers: bearer(clusterToken) });
+  it('Kubernetes routes with a valid bearer token (or Basic credentials) answer a 503 Status, not 401', async () => {
+    const basic = { authorization: `Basic ${Buffer.from('admin:P@88w0rd').toString('base64')}` };
+    for (const [url, headers] of [
+      [NODES, bearer(clusterToken)],
+      [`${NODES}/some-node`, bearer(clusterToken)],
+      [NODES, basic],
+    ] as const) {
+      const { response, ms } = await timed({ method: 'GET', url, headers });
       expect(response.statusCode, response.body).toBe(503);
       expect(ms).toBeLessThan(2000);
       expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
