@@ -3,6 +3,7 @@
 // (MONGODB_URI when set, otherwise a local mongod/FerretDB started by the test setup).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { ensureChromium } from './ensure-chromium.mjs';
 import { ensureDependencies } from './ensure-deps.mjs';
 import { ensureFerretDb } from './local-db.mjs';
 
@@ -12,6 +13,9 @@ if (!process.env.MONGODB_URI) {
   const hasMongod = (process.env.PATH ?? '').split(':').some((dir) => dir && spawnSync('test', ['-x', `${dir}/mongod`]).status === 0);
   if (!hasMongod) ensureFerretDb();
 }
+
+// The docs page is tested in a real browser (Debian's chromium); without it that test fails.
+ensureChromium();
 
 const REPORT = '.cache/vitest-report.json';
 rmSync(REPORT, { force: true });

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Brings the server up on a fresh machine: dependencies, build, a local database when
-// MONGODB_URI is unset (data kept in .data/db), then the server on PORT (3000).
+// MONGODB_URI is unset (data kept in .data/db), then the server on PORT (3000). Its logs are
+// readable on a terminal (pino-pretty) and JSON lines when stdout is redirected.
 import { execSync, spawn } from 'node:child_process';
 import { ensureDependencies } from './ensure-deps.mjs';
+import { logOutput } from './log-output.mjs';
 import { startLocalDatabase } from './local-db.mjs';
 
 ensureDependencies();
@@ -25,9 +27,11 @@ env.DEFAULT_ROOT_PSW ??= '123456';
 
 const server = spawn(process.execPath, ['dist/server.js'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
 const port = env.PORT ?? '3000';
+// Readable lines on a terminal, JSON when redirected.
+const logs = logOutput(process.stdout);
 let announced = false;
 server.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
+  logs.write(chunk);
   if (!announced && chunk.toString().includes('listening on')) {
     announced = true;
     console.error(`
@@ -36,7 +40,8 @@ server.stdout.on('data', (chunk) => {
     curl -s -X POST http://localhost:${port}/api/support/user/account/loginByPassword -H 'content-type: application/json' -d '{"username":"root","password":"${env.DEFAULT_ROOT_PSW === '123456' ? '123456' : '<DEFAULT_ROOT_PSW>'}"}'
   cluster API:  http://localhost:${port}/oauth/token   (admin / CLUSTER_ADMIN_PASSWORD, default P@88w0rd; client kubesphere/kubesphere)
     curl -s -X POST http://localhost:${port}/oauth/token -d 'grant_type=password&username=admin&password=P%4088w0rd&client_id=kubesphere&client_secret=kubesphere'
-  OpenAPI:      http://localhost:${port}/openapi.json
+  OpenAPI:      http://localhost:${port}/openapi.json   (browse it at http://localhost:${port}/docs)
+  metrics:      http://localhost:${port}/metrics        readiness: http://localhost:${port}/readyz
   Ctrl-C stops the server and the local database.
 `);
   }

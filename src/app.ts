@@ -6,8 +6,10 @@ import clusterApi from './cluster/index.js';
 import type { Config } from './config.js';
 import { createLogger } from './infra/logger.js';
 import platformApi from './platform/index.js';
+import docs from './plugins/docs.js';
 import errorHandler from './plugins/error-handler.js';
 import health from './plugins/health.js';
+import metrics from './plugins/metrics.js';
 import mongo from './plugins/mongo.js';
 import openapi from './plugins/openapi.js';
 import requestBody from './plugins/request-body.js';
@@ -56,8 +58,12 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
 
   await app.register(securityHeaders);
   await app.register(errorHandler);
+  // Before any route: request metrics are collected for every route registered after it.
+  await app.register(metrics);
   await app.register(requestBody);
   await app.register(openapi);
+  // After the document's producer: the page finds it registered (or stands in for it).
+  await app.register(docs);
   await app.register(startup, { enabled: options.startupTasks ?? true });
   await app.register(mongo, { uri: config.MONGODB_URI });
   await app.register(cookie);

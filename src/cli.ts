@@ -12,7 +12,8 @@ async function main(argv: string[]): Promise<unknown> {
   const config = loadConfig();
   const { client, db } = createMongo(config.MONGODB_URI);
   await client.connect();
-  const context: CliContext = { config, db };
+  // Progress goes to stderr: stdout stays the command's JSON result, for scripts.
+  const context: CliContext = { config, db, progress: (line) => process.stderr.write(`${line}\n`) };
   try {
     const [group, ...rest] = argv;
     if (group === 'cluster') return await runClusterCommand(rest, context);

@@ -99,6 +99,8 @@ export const envSchema = z.object({
   HSTS_MAX_AGE_SECONDS: nonNegativeInt.default(0),
   /** Always mark the session cookie Secure (otherwise only when the request came over https). */
   COOKIE_SECURE: bool.default(false),
+  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open. */
+  METRICS_TOKEN: z.string().min(16).optional(),
 
   // Platform API (FastGPT names where it has one)
   TOKEN_KEY: z.string().min(16).optional(),

@@ -4,6 +4,7 @@ import { MovableClock } from '../cluster/clock.js';
 import { CLUSTER_INDEXES, createClusterServices } from '../cluster/cluster-services.js';
 import { ensureIndexes } from '../infra/mongo.js';
 import { type CliContext, parseOptions } from './context.js';
+import { importProgressLines } from './progress.js';
 
 const USAGE = `cluster commands:
   cluster user add --username U --email E --password P
@@ -50,9 +51,13 @@ export async function runClusterCommand(args: string[], context: CliContext): Pr
     case 'user reset-password':
       return publicAccount(await accounts.resetPassword(required(options, 'username'), required(options, 'password')));
     case 'nodes import':
-      return nodes.importNodes(await readInput(onePositional(positional, 'file')));
-    case 'pods import':
-      return nodes.importPods(await readInput(onePositional(positional, 'file')));
+    case 'pods import': {
+      const path = onePositional(positional, 'file');
+      const lines = importProgressLines(`cluster ${area} import`, context.progress ?? (() => undefined));
+      const text = await readInput(path);
+      lines.read(path, Buffer.byteLength(text));
+      return area === 'nodes' ? nodes.importNodes(text, lines.progress) : nodes.importPods(text, lines.progress);
+    }
     default:
       throw new Error(`unknown command 'cluster ${args.join(' ')}'\n${USAGE}`);
   }

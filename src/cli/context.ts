@@ -4,6 +4,8 @@ import type { Config } from '../config.js';
 export interface CliContext {
   config: Config;
   db: Db;
+  /** Where long commands report progress (a line each; stderr in the CLI). Silent when unset. */
+  progress?: (line: string) => void;
 }
 
 /** Reads `--name value` options; a flag given without a value is an error. */

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { attemptIndexes, createAttemptLimiter } from '../infra/attempt-limiter.js';
 import type { IndexDeclaration } from '../infra/mongo.js';
 import { ACCOUNT_INDEXES, createAccountsRepo } from './accounts/accounts.repo.js';
-import { createAccountsService, LOGIN_LIMITS } from './accounts/accounts.service.js';
+import { createAccountsService, LOGIN_LIMITS, LoginFailure } from './accounts/accounts.service.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { Clock } from './clock.js';
 import { createNodesRepo, NODE_INDEXES } from './nodes/nodes.repo.js';
@@ -20,12 +20,24 @@ export const CLUSTER_INDEXES: readonly IndexDeclaration[] = [...ACCOUNT_INDEXES,
 export const DEFAULT_ADMIN = { username: 'admin', email: 'admin@kubesphere.io' } as const;
 
 /** Builds the cluster module's services from their dependencies (used by the plugin and the CLI). */
-export function createClusterServices(deps: { db: Db; config: Config; clock: Clock }) {
+export function createClusterServices(deps: { db: Db; config: Config; clock: Clock; onLoginBlocked?: () => void }) {
   const { db, config, clock } = deps;
   const accountsRepo = createAccountsRepo(db);
   const tokens = createTokensService({ tokens: createTokensRepo(db), clock, secret: config.CLUSTER_JWT_SECRET });
   const attempts = createAttemptLimiter(db, { collection: LOGIN_ATTEMPTS, maxAttempts: LOGIN_LIMITS.maxFailures, windowMs: LOGIN_LIMITS.windowMs, now: () => clock.now().getTime() });
-  const accounts = createAccountsService({ accounts: accountsRepo, clock, revokeTokens: tokens.revokeAll, attempts });
+  const accountsService = createAccountsService({ accounts: accountsRepo, clock, revokeTokens: tokens.revokeAll, attempts });
+  // A login refused for the attempt limit is counted (metrics), whichever route asked (OAuth, Basic).
+  const accounts: typeof accountsService = {
+    ...accountsService,
+    async login(attempt) {
+      try {
+        return await accountsService.login(attempt);
+      } catch (error) {
+        if (error instanceof LoginFailure && error.kind === 'auth rate limit exceeded') deps.onLoginBlocked?.();
+        throw error;
+      }
+    },
+  };
   const oauth = createOAuthService({ clients: config.OAUTH_CLIENTS, multipleLogin: config.CLUSTER_MULTIPLE_LOGIN, accounts, tokens });
   const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock, strategy: config.CLUSTER_NODE_QUERY });
   const authenticator = createAuthenticator({ accounts, tokens });

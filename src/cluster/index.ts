@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { startPeriodicTask } from '../infra/backoff.js';
 import type { ClusterIdentity } from './auth/authenticate.js';
 import { MovableClock } from './clock.js';
 import { CLUSTER_INDEXES, type ClusterServices, createClusterServices } from './cluster-services.js';
@@ -35,7 +36,7 @@ async function clusterRoutes(app: FastifyInstance): Promise<void> {
 export default fp(
   async function clusterApi(app: FastifyInstance): Promise<void> {
     const clock = new MovableClock();
-    const services = createClusterServices({ db: app.mongo.db, config: app.config, clock });
+    const services = createClusterServices({ db: app.mongo.db, config: app.config, clock, onLoginBlocked: () => app.opsMetrics.loginBlocked('cluster') });
     app.decorate('cluster', { ...services, clock });
 
     app.startup.add('indexes: cluster', () => app.mongo.ensureIndexes(CLUSTER_INDEXES));
@@ -48,17 +49,18 @@ export default fp(
         if (created) app.log.info({ node: name }, 'registered this host as a cluster node');
       });
     }
-    let timer: NodeJS.Timeout | undefined;
+    let cleanup: { stop(): void } | undefined;
     app.startup.add('cluster: cleanup timer', async () => {
       await services.cleanup();
-      timer = setInterval(() => {
-        services.cleanup().catch((error: unknown) => app.log.error({ err: error }, 'cluster cleanup failed'));
-      }, CLEANUP_INTERVAL_MS);
-      timer.unref();
+      cleanup = startPeriodicTask({
+        name: 'cluster cleanup (tokens, login records, attempts)',
+        intervalMs: CLEANUP_INTERVAL_MS,
+        task: () => services.cleanup(),
+        log: app.log,
+        onFailure: (error) => app.opsMetrics.databaseError('cluster-cleanup', error),
+      });
     });
-    app.addHook('onClose', async () => {
-      if (timer) clearInterval(timer);
-    });
+    app.addHook('onClose', async () => cleanup?.stop());
 
     await app.register(clusterRoutes);
   },

@@ -31,6 +31,8 @@ export interface AttemptLimiterOptions {
   maxAttempts: number;
   windowMs: number;
   now: () => number;
+  /** Told when a reservation is refused because the key's window is full (metrics). */
+  onRefused?: (key: string) => void;
 }
 
 export type AttemptReservation = { ok: true; slotId: string } | { ok: false; retryAfterSeconds: number };
@@ -64,6 +66,7 @@ export function createAttemptLimiter(db: Db, options: AttemptLimiterOptions) {
           if (!isDuplicateKeyError(error)) throw error;
         }
       }
+      options.onRefused?.(key);
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((expiresAt.getTime() - now) / 1000)) };
     },
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isDatabaseUnavailable } from './database-errors.js';
 import { type AppError, Errors, isAppError } from './errors.js';
 
 /** Which body shape a URL's errors take: OAuth JSON, Kubernetes Status, or the platform envelope. */
@@ -107,11 +108,13 @@ interface FastifyLikeError {
 
 /**
  * Turns anything thrown into an AppError. Client mistakes that Fastify detects (bad JSON,
- * wrong content type, oversized body) keep their 4xx status; anything unknown becomes a 500
- * whose details stay in the log.
+ * wrong content type, oversized body) keep their 4xx status; a database outage is a 503 with
+ * Retry-After; anything unknown becomes a 500 whose details stay in the log.
  */
 export function toAppError(error: unknown, requestId: string): { appError: AppError; unexpected: boolean } {
   if (isAppError(error)) return { appError: error, unexpected: false };
+  // An outage is neither a bug (500) nor the caller's fault: 503, whatever the query was.
+  if (isDatabaseUnavailable(error)) return { appError: Errors.databaseUnavailable(), unexpected: false };
   if (error instanceof z.ZodError) return { appError: Errors.missingParams(describeZodError(error)), unexpected: false };
   const fastifyError = (error ?? {}) as FastifyLikeError;
   if (fastifyError.validation) {

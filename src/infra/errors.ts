@@ -44,6 +44,9 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
+/** How long clients are asked to wait before retrying during a database outage. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 const make = (httpStatus: number, code: number, statusText: string) => (message: string) =>
   new AppError({ httpStatus, code, statusText, message });
 
@@ -69,6 +72,19 @@ export const Errors = {
   internal: (requestId?: string) =>
     make(500, 500, '')(requestId ? `Internal error (request id ${requestId})` : 'Internal error'),
   badGateway: (message: string) => make(502, 502, 'badGateway')(message),
+  /**
+   * The database cannot be reached or cannot serve now (an outage, not the caller's fault): 503
+   * with Retry-After, so clients wait and retry instead of treating it as a bug or a logout.
+   */
+  databaseUnavailable: (retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS) =>
+    new AppError({
+      httpStatus: 503,
+      code: 503,
+      statusText: 'serviceUnavailable',
+      message: `The service is temporarily unavailable: its database cannot be reached. Try again in ${retryAfterSeconds} seconds`,
+      oauthError: 'temporarily_unavailable',
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
 
   // Team (500000)
   teamOverSize: make(403, 500000, 'teamOverSize'),

@@ -1,4 +1,6 @@
+import { MongoError } from 'mongodb';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { databaseErrorFields } from './database-errors.js';
 
 /** Field names whose values are secrets wherever they appear in a logged object. */
 const SECRET_FIELDS = [
@@ -48,6 +50,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     {
       level,
       serializers: {
+        // Driver errors reference the live topology (circular): log their plain fields only.
+        err: (error: unknown) => (error instanceof MongoError ? databaseErrorFields(error) : pino.stdSerializers.err(error as Error)),
         req: (request: LoggedRequest) => ({
           method: request.method,
           url: redactUrl(request.url),

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { describeError, isDatabaseUnavailable } from '../infra/database-errors.js';
 import { Errors } from '../infra/errors.js';
 import { errorFormatFor, renderError, toAppError } from '../infra/error-render.js';
 import { clearedSessionCookie } from '../infra/session-cookie.js';
@@ -9,12 +10,18 @@ export default fp(
   async function errorHandlerPlugin(app: FastifyInstance) {
     app.setErrorHandler((error: FastifyError, request, reply) => {
       const { appError, unexpected } = toAppError(error, request.id);
-      if (unexpected) request.log.error({ err: error }, 'unexpected error');
+      if (isDatabaseUnavailable(error)) {
+        // One readable line: the driver's error object holds the whole (circular) topology.
+        app.opsMetrics.databaseError('request', error);
+        request.log.warn({ dbError: describeError(error) }, 'database unavailable: answered 503');
+      } else if (unexpected) request.log.error({ err: error }, 'unexpected error');
       else if (appError.httpStatus >= 500) request.log.error({ err: error }, appError.message);
       else request.log.info({ statusText: appError.statusText, msg: appError.message }, 'request refused');
-      const rendered = renderError(appError, errorFormatFor(request.url));
-      if (appError.statusText === 'unAuthorization' && rendered.status === 401 && errorFormatFor(request.url) === 'platform') {
-        // As the reference does: a rejected session clears the session cookie.
+      const format = errorFormatFor(request.url);
+      const rendered = renderError(appError, format);
+      if (appError.statusText === 'unAuthorization' && rendered.status === 401 && format === 'platform' && isPlatformApi(request.url)) {
+        // As the reference does: a rejected session clears the session cookie (only the platform
+        // API's own refusals: /metrics refusing a scrape token must not log a browser out).
         reply.header('set-cookie', clearedSessionCookie(request, app.config.COOKIE_SECURE));
       }
       return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
@@ -28,3 +35,7 @@ export default fp(
   },
   { name: 'error-handler' },
 );
+
+function isPlatformApi(url: string): boolean {
+  return url === '/api' || url.startsWith('/api/') || url.startsWith('/api?');
+}

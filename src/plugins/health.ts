@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { describeError } from '../infra/database-errors.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../infra/errors.js';
 
-const PING_TIMEOUT_MS = 2000;
+/** Below the 2 s a load balancer's probe usually allows; the client itself fails within 1 s. */
+const PING_TIMEOUT_MS = 1500;
 
 /** Liveness (`/healthz`) and readiness (`/readyz`, pings MongoDB). Both public. */
 export default fp(
@@ -21,8 +24,12 @@ export default fp(
         ]);
         return { status: 'ok' };
       } catch (error) {
-        request.log.warn({ err: error }, 'readiness check failed');
-        return reply.code(503).send({ status: 'unavailable', message: 'database is not reachable' });
+        app.opsMetrics.databaseError('readiness', error);
+        request.log.warn({ dbError: describeError(error) }, 'readiness check failed');
+        return reply
+          .code(503)
+          .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+          .send({ status: 'unavailable', message: 'database is not reachable' });
       } finally {
         clearTimeout(timer);
       }

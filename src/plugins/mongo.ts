@@ -1,6 +1,7 @@
 import type { Db, MongoClient } from 'mongodb';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { describeError } from '../infra/database-errors.js';
 import { createMongo, ensureIndexes, type IndexDeclaration } from '../infra/mongo.js';
 
 declare module 'fastify' {
@@ -11,15 +12,31 @@ declare module 'fastify' {
 
 export interface MongoPluginOptions {
   uri: string;
+  /** How long start-up waits for the database (it may start after this service). */
+  connectWaitMs?: number;
 }
+
+const CONNECT_WAIT_MS = 30_000;
 
 /** One MongoDB client for the process; closed when the app closes. */
 export default fp<MongoPluginOptions>(
   async function mongoPlugin(app: FastifyInstance, options) {
     const { client, db } = createMongo(options.uri);
-    // Connecting first makes a wrong URI fail start-up instead of the first request.
+    // Connecting first makes a wrong URI fail start-up instead of the first request. Each
+    // attempt fails within a second (fail-fast client), so start-up retries for a while: in a
+    // compose file or a cluster the database often comes up after this service.
     app.startup.add('connect to MongoDB', async () => {
-      await client.connect();
+      const deadline = Date.now() + (options.connectWaitMs ?? CONNECT_WAIT_MS);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await client.connect();
+          return;
+        } catch (error) {
+          if (Date.now() >= deadline) throw error;
+          app.log.warn(`database not reachable yet (attempt ${attempt}): ${describeError(error)}`);
+          await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** (attempt - 1), 4000)));
+        }
+      }
     });
     app.decorate('mongo', { client, db, ensureIndexes: (declarations) => ensureIndexes(db, declarations) });
     app.addHook('onClose', async () => {

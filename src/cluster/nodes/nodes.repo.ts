@@ -67,10 +67,11 @@ export function createNodesRepo(db: Db) {
       return nodes.find({ uid: { $in: uids } }, { projection: { uid: 1 } }).toArray();
     },
 
-    /** Bulk import: new nodes inserted, known ones replaced; then the list version moves. */
-    async upsertMany(docs: StoredNode[]): Promise<{ created: number; updated: number }> {
-      const counts = await upsertMany(nodes, docs);
-      if (docs.length > 0) await bumpVersion();
+    /** Inserts the new nodes and replaces the known ones (in chunks; `onWritten` hears the running total). */
+    async upsertMany(docs: StoredNode[], onWritten?: (written: number) => void): Promise<{ created: number; updated: number }> {
+      if (docs.length === 0) return { created: 0, updated: 0 };
+      const counts = await upsertMany(nodes, docs, onWritten);
+      await bumpVersion();
       return counts;
     },
 

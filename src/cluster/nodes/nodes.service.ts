@@ -21,6 +21,9 @@ export interface NodeRouteContext {
 
 export type NodeQueryStrategy = 'auto' | 'database' | 'cache';
 
+/** How far an import is: the file validated, then documents written (after each chunk). */
+export type ImportProgress = (progress: { step: 'validated' | 'written'; done: number; total: number }) => void;
+
 export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clock: Clock; strategy: NodeQueryStrategy }) {
   const { nodes, pods, clock } = deps;
   const cache = new NodeIndexCache(nodes);
@@ -84,20 +87,24 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
       return node as KubeNode;
     },
 
-    async importNodes(text: string) {
+    async importNodes(text: string, onProgress?: ImportProgress) {
       const docs = parseNodeFile(text, clock.now());
+      onProgress?.({ step: 'validated', done: docs.length, total: docs.length });
       const owners = await nodes.findUidOwners(docs.map((doc) => doc.uid));
       const names = new Map(docs.map((doc) => [doc.uid, doc._id]));
       const clash = owners.find((owner) => names.get(owner.uid) !== owner._id);
       if (clash) {
         throw Errors.conflict(`the file was not imported, nothing changed: uid ${clash.uid} of node "${names.get(clash.uid)}" already belongs to node "${clash._id}"`);
       }
-      return { kind: 'NodeList', ...(await nodes.upsertMany(docs)), names: docs.map((doc) => doc._id) };
+      const counts = await nodes.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length }));
+      return { kind: 'NodeList', ...counts, names: docs.map((doc) => doc._id) };
     },
 
-    async importPods(text: string) {
+    async importPods(text: string, onProgress?: ImportProgress) {
       const docs = parsePodFile(text, clock.now());
-      return { kind: 'PodList', ...(await pods.upsertMany(docs)), count: docs.length };
+      onProgress?.({ step: 'validated', done: docs.length, total: docs.length });
+      const counts = await pods.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length }));
+      return { kind: 'PodList', ...counts, count: docs.length };
     },
 
     /** Registers this machine as a node unless a node of its name exists. */

@@ -72,10 +72,14 @@ export function createPodsRepo(db: Db) {
       return new Map(found.flatMap((entry) => (entry ? [[entry._id, includeTerminated ? entry.all : entry.active] as [string, ResourceUsage]] : [])));
     },
 
-    /** Bulk import: new pods inserted, known ones replaced; then the per-node usage is recomputed. */
-    async upsertMany(docs: StoredPod[]): Promise<{ created: number; updated: number }> {
-      const counts = await upsertMany(pods, docs);
-      if (docs.length > 0) await recomputeUsage();
+    /**
+     * Inserts the new pods and replaces the known ones (in chunks; `onWritten` hears the running
+     * total), then recomputes every node's usage.
+     */
+    async upsertMany(docs: StoredPod[], onWritten?: (written: number) => void): Promise<{ created: number; updated: number }> {
+      if (docs.length === 0) return { created: 0, updated: 0 };
+      const counts = await upsertMany(pods, docs, onWritten);
+      await recomputeUsage();
       return counts;
     },
   };

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ObjectId } from 'mongodb';
-import { AppError, Errors } from '../../infra/errors.js';
+import { AppError, Errors, isAppError } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { sameSecret } from '../../infra/secret-compare.js';
 import { SESSION_COOKIE } from '../../infra/session-cookie.js';
@@ -119,7 +119,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
   async function byRootKey(given: string): Promise<AuthContext> {
     if (!sameSecret(given, deps.rootKey)) throw Errors.unAuthorization('The root key is not valid');
     const root = await deps.users.findByUsername('root');
-    const resolved = root ? await deps.accounts.loginMember(root).catch(() => null) : null;
+    // Only a refusal means "no usable root"; a database failure propagates (503, not 401).
+    const resolved = root ? await deps.accounts.loginMember(root).catch((error: unknown) => (isAppError(error) ? null : Promise.reject(error))) : null;
     if (!resolved) throw Errors.unAuthorization('The root user does not exist yet');
     return contextOf(resolved, { authType: 'root', isRoot: true });
   }

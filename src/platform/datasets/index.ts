@@ -1,6 +1,8 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { backoffDelay, startPeriodicTask } from '../../infra/backoff.js';
+import { describeError } from '../../infra/database-errors.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/resource-permissions.repo.js';
 import { COLLECTION_INDEXES } from './collections/collection.repo.js';
 import { registerCollectionRoutes } from './collections/collection.routes.js';
@@ -17,6 +19,7 @@ import { registerSearchRoutes } from './search/search.routes.js';
 import { VECTOR_INDEXES } from './search/vector.repo.js';
 import { TRAINING_INDEXES } from './training/training.repo.js';
 import { registerTrainingRoutes } from './training/training.routes.js';
+import { registerTrainingQueueMetrics } from './training/training-metrics.js';
 import { createTrainingWorker, type TrainingWorker } from './training/training-worker.js';
 
 export type { SearchParams, SearchResultItem, SearchService } from './search/search.service.js';
@@ -45,15 +48,25 @@ export function datasetsOf(app: FastifyInstance): DatasetsHandles {
 }
 
 const IMAGE_CLEANUP_MS = 10 * 60 * 1000;
+const WARM_UP_RETRY = { firstMs: 2_000, maxMs: 60_000 };
 const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
 
 /** The datasets module: datasets, collections, data, training queue, search, files. */
 export default fp(
   async function datasetsModule(api: FastifyInstance) {
     const ctx = createDatasetsContext(api);
-    const trainingWorker = createTrainingWorker(ctx);
+    const trainingWorker = createTrainingWorker(ctx, { onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
     byDatabase.set(api.mongo.db, { ctx, trainingWorker, search });
+    registerTrainingQueueMetrics({
+      registry: api.opsMetrics.registry,
+      trainings: ctx.repos.trainings,
+      now: () => Date.now(),
+      onError: (error) => {
+        api.opsMetrics.databaseError('metrics', error);
+        api.log.warn(`training queue metrics unavailable: ${describeError(error)}`);
+      },
+    });
     api.decorate('datasetSearch', search);
 
     api.startup.add('indexes: datasets', () =>
@@ -67,29 +80,48 @@ export default fp(
         ...RESOURCE_PERMISSION_INDEXES,
       ]),
     );
-    let cleanup: NodeJS.Timeout | undefined;
+    let cleanup: { stop(): void } | undefined;
     api.startup.add('datasets: training worker and image cleanup', async () => {
       if (api.config.TRAINING_WORKER) trainingWorker.start();
-      cleanup = setInterval(() => void ctx.repos.files.deleteExpiredImages().catch(() => undefined), IMAGE_CLEANUP_MS);
-      cleanup.unref();
+      cleanup = startPeriodicTask({
+        name: 'expired image cleanup',
+        intervalMs: IMAGE_CLEANUP_MS,
+        task: () => ctx.repos.files.deleteExpiredImages(),
+        log: api.log,
+        onFailure: (error) => api.opsMetrics.databaseError('image-cleanup', error),
+      });
     });
-    // The issue asks for search indexes rebuilt from MongoDB on start: done in the background so
-    // readiness does not wait for large datasets; a search that comes first loads its own.
+    // Search indexes are rebuilt from MongoDB on start: in the background so readiness does not
+    // wait for large datasets (a search that comes first loads its own). A failed pass (the
+    // database went away) is retried with backoff; indexes already loaded are kept.
     let closing = false;
+    const warmAll = async () => {
+      for await (const dataset of ctx.repos.datasets.streamSearchable()) {
+        if (closing) return;
+        await ctx.searchIndex.warm(dataset.id, dataset.vectorModel);
+      }
+    };
     api.startup.add('datasets: warm search indexes', async () => {
       void (async () => {
-        for await (const dataset of ctx.repos.datasets.streamSearchable()) {
-          if (closing) return;
-          await ctx.searchIndex.warm(dataset.id, dataset.vectorModel);
+        for (let failures = 0; !closing; ) {
+          try {
+            await warmAll();
+            return;
+          } catch (error) {
+            if (closing) return; // a load in progress ends with the client; not an error
+            failures += 1;
+            api.opsMetrics.databaseError('search-index-warm-up', error);
+            const delay = backoffDelay(failures, WARM_UP_RETRY);
+            api.log.warn(`warming the dataset search indexes failed (${failures} in a row, next try in ${Math.round(delay / 1000)} s): ${describeError(error)}`);
+            await new Promise((resolve) => setTimeout(resolve, delay).unref());
+          }
         }
-      })().catch((error: unknown) => {
-        if (!closing) api.log.warn({ err: error }, 'warming the dataset search indexes failed');
-      });
+      })();
     });
     // preClose: the worker finishes its batch while the database is still open.
     api.addHook('preClose', async () => {
-      closing = true; // a load in progress ends with the client; its error is not logged
-      clearInterval(cleanup);
+      closing = true;
+      cleanup?.stop();
       await trainingWorker.stop();
     });
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ObjectId } from 'mongodb';
-import { Errors } from '../../infra/errors.js';
+import { Errors, isAppError } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
 import { SESSION_COOKIE, sessionCookieOptions } from '../../infra/session-cookie.js';
 import { accountUpdateSchema, loginSchema, passwordChangeSchema, teamUpdateSchema } from './account.schema.js';
@@ -39,7 +39,8 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     summary: 'Log out: ends the current session (its token is refused afterwards) and clears the cookie',
     tags,
     handler: async ({ request, reply }) => {
-      const auth = await app.platformAuth.authenticate(request, ['session']).catch(() => null);
+      // A refused session just has nothing to end; a database failure must not pass for a logout.
+      const auth = await app.platformAuth.authenticate(request, ['session']).catch((error: unknown) => (isAppError(error) ? null : Promise.reject(error)));
       await sessions.logout(auth?.sessionId);
       reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(request, app.config.COOKIE_SECURE));
       return null;

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createAuthenticator } from '../auth/authenticator.js';
 import { type AttemptLimiter, attemptIndexes, createAttemptLimiter } from '../../infra/attempt-limiter.js';
+import { startPeriodicTask } from '../../infra/backoff.js';
 import type { PlatformAuthenticator } from '../auth/types.js';
 import type { ModelRegistry } from '../system/model-types.js';
 import type { TeamLimits } from './team-limits-types.js';
@@ -73,7 +74,13 @@ export default fp(
     const sessionsRepo = createSessionsRepo(db);
     const apiKeys = createApiKeysRepo(db);
     const accounts = createAccountsService({ users, teams, sessions: sessionsRepo });
-    const limiter = createAttemptLimiter(db, { collection: LOGIN_ATTEMPTS, maxAttempts: 10, windowMs: 10 * 60 * 1000, now });
+    const limiter = createAttemptLimiter(db, {
+      collection: LOGIN_ATTEMPTS,
+      maxAttempts: 10,
+      windowMs: 10 * 60 * 1000,
+      now,
+      onRefused: () => app.opsMetrics.loginBlocked('platform'),
+    });
     const sessions = createSessionService({ tokenKey: app.config.TOKEN_KEY, now, log: app.log, accounts, users, teams, sessions: sessionsRepo, limiter });
 
     const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter };
@@ -85,16 +92,16 @@ export default fp(
 
     app.startup.add('indexes: identity', () => app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)]));
     app.startup.add('identity: root user', () => sessions.ensureRoot(app.config.DEFAULT_ROOT_PSW));
-    let cleanup: NodeJS.Timeout | undefined;
+    const cleanups: { stop(): void }[] = [];
     app.startup.add('identity: session cleanup', async () => {
-      const sweep = () => {
-        sessionsRepo.deleteExpired(new Date(now())).catch((error: unknown) => app.log.warn({ err: error }, 'session cleanup failed'));
-        limiter.deleteExpired().catch((error: unknown) => app.log.warn({ err: error }, 'login attempt cleanup failed'));
-      };
-      cleanup = setInterval(sweep, SESSION_CLEANUP_MS);
-      cleanup.unref();
+      const periodic = (name: string, source: string, task: () => Promise<unknown>) =>
+        startPeriodicTask({ name, intervalMs: SESSION_CLEANUP_MS, task, log: app.log, onFailure: (error) => app.opsMetrics.databaseError(source, error) });
+      cleanups.push(periodic('session cleanup', 'session-cleanup', () => sessionsRepo.deleteExpired(new Date(now()))));
+      cleanups.push(periodic('login attempt cleanup', 'login-attempt-cleanup', () => limiter.deleteExpired()));
     });
-    app.addHook('onClose', async () => clearInterval(cleanup));
+    app.addHook('onClose', async () => {
+      for (const cleanup of cleanups) cleanup.stop();
+    });
   },
   { name: 'platform-identity-core', dependencies: ['mongo', 'startup'] },
 );

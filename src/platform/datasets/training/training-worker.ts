@@ -1,3 +1,5 @@
+import { backoffDelay } from '../../../infra/backoff.js';
+import { describeError } from '../../../infra/database-errors.js';
 import type { DatasetsContext } from '../context.js';
 import { buildIndexes } from '../data/data-indexes.js';
 import { removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
@@ -16,6 +18,10 @@ export interface TrainingWorkerOptions {
   backoffMs?: number;
   /** Poll interval when the queue is empty. */
   idleMs?: number;
+  /** Longest wait after failed iterations in a row (they back off from idleMs). */
+  maxBackoffMs?: number;
+  /** Told of each failed iteration (metrics). */
+  onIterationFailure?: (error: unknown) => void;
 }
 
 interface Planned {
@@ -38,6 +44,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
   const maxRetries = options.maxRetries ?? 5;
   const backoffMs = options.backoffMs ?? 2_000;
   const idleMs = options.idleMs ?? 2_000;
+  const maxBackoffMs = options.maxBackoffMs ?? 60_000;
   const { trainings, collections, data } = ctx.repos;
   let running = false;
   let loop: Promise<void> | undefined;
@@ -185,28 +192,40 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     return total;
   }
 
+  /** Waits `ms`, or less when woken (new work queued, or stop). */
+  async function pause(ms: number) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wake = undefined;
+  }
+
   function start() {
     if (running) return;
     running = true;
     ctx.onWake(() => wake?.());
     loop = (async () => {
+      // Failures in a row (a database outage, typically): back off, one readable line each.
+      let failures = 0;
       while (running) {
         let claimed = 0;
         try {
           claimed = await runOnce();
+          if (failures > 0) ctx.log.info(`training worker: resumed after ${failures} failed iteration(s)`);
+          failures = 0;
         } catch (error) {
-          ctx.log.error({ err: error }, 'training worker iteration failed');
+          failures += 1;
+          options.onIterationFailure?.(error);
+          const delay = backoffDelay(failures, { firstMs: idleMs, maxMs: maxBackoffMs });
+          ctx.log.warn(`training worker: iteration failed (${failures} in a row, next try in ${Math.round(delay / 1000)} s): ${describeError(error)}`);
+          if (running) await pause(delay);
+          continue;
         }
-        if (claimed === 0 && running) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, idleMs);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = undefined;
-        }
+        if (claimed === 0 && running) await pause(idleMs);
       }
     })();
   }

@@ -43,6 +43,7 @@ export const TRAINING_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_trainings', key: { teamId: 1, datasetId: 1 } },
   { collection: 'dataset_trainings', key: { mode: 1, lockTime: 1, weight: -1 } },
   { collection: 'dataset_trainings', key: { collectionId: 1 } },
+  { collection: 'dataset_trainings', key: { lockTime: 1 } },
   { collection: 'dataset_training_claims', key: { lockTime: 1 } },
 ];
 
@@ -136,6 +137,18 @@ export function createTrainingRepo(db: Db) {
         .limit(limit)
         .toArray();
       return docs.map((doc) => plain(doc));
+    },
+    /**
+     * Queue figures for metrics, system-wide: live items, items stopped after too many failures,
+     * and when the oldest live item was queued (expireAt is set at insertion). Index-backed.
+     */
+    async queueStats(): Promise<{ queued: number; failed: number; oldestQueuedAt: Date | null }> {
+      const [queued, failed, oldest] = await Promise.all([
+        col.countDocuments({ lockTime: { $lt: QUEUE_LIVE_BEFORE } }),
+        col.countDocuments({ lockTime: { $gte: QUEUE_LIVE_BEFORE } }),
+        col.find({ lockTime: { $lt: QUEUE_LIVE_BEFORE } }, { projection: { expireAt: 1 } }).sort({ _id: 1 }).limit(1).next(),
+      ]);
+      return { queued, failed, oldestQueuedAt: oldest?.expireAt ?? null };
     },
     /** Makes every locked item of the team claimable now, with a fresh retry budget. */
     async unlockTeam(teamId: string): Promise<number> {
