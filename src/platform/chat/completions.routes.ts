@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { valuesText } from '../../domain/workflow/chat-values.js';
-import { isAppError } from '../../infra/errors.js';
+import { toAppError } from '../../infra/error-render.js';
 import { definePlatformRoute } from '../define-route.js';
 import { callerFromAuth, withCustomUid } from './chat-caller.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
@@ -20,10 +20,13 @@ function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortContro
   return controller;
 }
 
-/** Known errors keep their envelope; anything else shows no internals. */
-function errorFrame(error: unknown, requestId: string) {
-  if (isAppError(error)) return { code: error.code, statusText: error.statusText, message: error.message, data: null };
-  return { message: `Internal error (request id ${requestId})` };
+/**
+ * An error met while streaming, as the central handler would render it (a database outage is a
+ * 503, a bug an internal error with the request id and no internals), for the SSE error frame.
+ */
+function streamedError(error: unknown, requestId: string) {
+  const { appError } = toAppError(error, requestId);
+  return { status: appError.httpStatus, frame: { code: appError.code, statusText: appError.statusText, message: appError.message, data: null } };
 }
 
 export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule): void {
@@ -93,7 +96,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         }
       } catch (error) {
         request.log.warn({ err: error }, 'chat completion failed while streaming');
-        writer.write('error', errorFrame(error, String(request.id)));
+        writer.write('error', streamedError(error, String(request.id)).frame);
       }
       writer.end();
       return reply;
@@ -137,8 +140,9 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         writer.write('flowResponses', result.flowResponses);
       } catch (error) {
         request.log.warn({ err: error }, 'chat test failed');
-        writer.start(isAppError(error) ? error.httpStatus : 500);
-        writer.write('error', errorFrame(error, String(request.id)));
+        const { status, frame } = streamedError(error, String(request.id));
+        writer.start(status);
+        writer.write('error', frame);
       }
       writer.end();
       return reply;
