@@ -110,6 +110,14 @@ describe('cluster password grant and HTTP Basic under 60 parallel wrong password
     expect(account?.state).toBe('AuthLimitExceeded');
   });
 
+  it('an unknown name answers as a wrong password, and its guesses are limited like an account', async () => {
+    const grant = (password: string) => postToken(t.app, { ...CLIENT, grant_type: 'password', username: 'nobody-here', password });
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => grant(`Wrong-pass${i}`)));
+    // Same answer as a real account's wrong password (the decoy check makes it as slow, too).
+    expect(responses.every((response) => response.statusCode === 400 && response.json().error_description === 'incorrect password')).toBe(true);
+    expect(await t.app.mongo.db.collection('cluster_login_attempts').countDocuments({ key: 'unknown:nobody-here' })).toBe(10);
+  });
+
   it('HTTP Basic on /kapis: at most 10 checks, every refusal a 401 Status', async () => {
     const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`jay:${password}`).toString('base64')}` });
     const nodes = (password: string) => t.app.inject({ method: 'GET', url: '/kapis/resources.platform.io/v1alpha3/nodes', headers: basic(password) });

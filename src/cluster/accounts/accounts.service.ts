@@ -1,7 +1,7 @@
 import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import { Errors } from '../../infra/errors.js';
 import { isDuplicateKeyError } from '../../infra/mongo.js';
-import { hashPassword, verifyPassword } from '../../infra/password-hash.js';
+import { decoyPasswordHash, hashPassword, verifyPassword } from '../../infra/password-hash.js';
 import type { Clock } from '../clock.js';
 import type { AccountsRepo, ClusterAccount } from './accounts.repo.js';
 import { passwordPolicyProblem, USERNAME_PATTERN } from './password.js';
@@ -87,7 +87,13 @@ export function createAccountsService(deps: {
       // No account name contains NUL; the database would refuse to compare it.
       if (!attempt.username || !attempt.password || attempt.username.includes('\0')) throw new LoginFailure('incorrect password');
       let account = looksLikeEmail(attempt.username) ? await accounts.findByEmail(attempt.username) : await accounts.findByName(attempt.username);
-      if (!account) throw new LoginFailure('incorrect password');
+      if (!account) {
+        // As long as a wrong password for a real account, so timing does not tell which names
+        // exist; unknown names are limited like accounts (their slots are keyed by the name).
+        const reservation = await attempts.reserve(`unknown:${attempt.username}`);
+        if (reservation.ok) await verifyPassword(attempt.password, await decoyPasswordHash());
+        throw new LoginFailure('incorrect password');
+      }
       const now = clock.now();
       if (account.state === 'AuthLimitExceeded' && account.lastTransitionTime.getTime() + LOGIN_LIMITS.windowMs <= now.getTime()) {
         if (await accounts.transition(account._id, 'AuthLimitExceeded', 'Active', '', now)) await attempts.clear(account._id);
