@@ -11,6 +11,7 @@ import health from './plugins/health.js';
 import mongo from './plugins/mongo.js';
 import openapi from './plugins/openapi.js';
 import requestBody from './plugins/request-body.js';
+import routeSchemas from './plugins/route-schemas.js';
 import securityHeaders from './plugins/security-headers.js';
 import startup from './plugins/startup.js';
 
@@ -57,6 +58,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(securityHeaders);
   await app.register(errorHandler);
   await app.register(requestBody);
+  await app.register(routeSchemas);
   await app.register(openapi);
   await app.register(startup, { enabled: options.startupTasks ?? true });
   await app.register(mongo, { uri: config.MONGODB_URI });
