@@ -106,8 +106,6 @@ interface FastifyLikeError {
   code?: string;
   statusCode?: number;
   message?: string;
-  validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[];
-  validationContext?: string;
 }
 
 /**
@@ -120,18 +118,11 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
   if (error instanceof z.ZodError) return { appError: Errors.missingParams(describeZodError(error)), unexpected: false };
   const fastifyError = (error ?? {}) as FastifyLikeError;
   if (hasZodFastifySchemaValidationErrors(error)) {
-    // A route's zod schema refused a request part: named as a zod error thrown in a handler would be.
+    // A route's zod schema refused a request part (every route schema is zod): named as a zod
+    // error thrown in a handler would be.
     const [first] = error.validation;
     const message = invalidField(first?.instancePath.slice(1).replaceAll('/', '.') ?? '', first?.message ?? 'invalid', error.validation.length);
     return { appError: Errors.missingParams(message), unexpected: false };
-  }
-  if (fastifyError.validation) {
-    const first = fastifyError.validation[0];
-    const path = [fastifyError.validationContext, first?.instancePath?.replace(/^\//, '').replaceAll('/', '.')]
-      .filter(Boolean)
-      .join('.');
-    const missing = first?.params?.missingProperty ? `.${String(first.params.missingProperty)}` : '';
-    return { appError: Errors.missingParams(`Invalid field '${path}${missing}': ${first?.message ?? 'invalid'}`), unexpected: false };
   }
   const truncated = truncatedBodyMessage(fastifyError);
   if (truncated) return { appError: Errors.missingParams(truncated), unexpected: false };
