@@ -1,4 +1,4 @@
-// Writes openapi/openapi.json from the routes' zod schemas (no database needed).
+// Writes openapi/openapi.json, generated from the routes' zod schemas (no database needed).
 import { writeFileSync } from 'node:fs';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.js';
 export async function generateOpenApi(): Promise<string> {
   const app = await buildApp(loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }), { startupTasks: false });
   await app.ready();
-  const text = `${JSON.stringify(app.openapiDocument(), null, 2)}\n`;
+  const text = `${JSON.stringify(app.swagger(), null, 2)}\n`;
   await app.close();
   return text;
 }

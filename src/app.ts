@@ -13,6 +13,7 @@ import metrics from './plugins/metrics.js';
 import mongo from './plugins/mongo.js';
 import openapi from './plugins/openapi.js';
 import requestBody from './plugins/request-body.js';
+import routeSchemas from './plugins/route-schemas.js';
 import securityHeaders from './plugins/security-headers.js';
 import startup from './plugins/startup.js';
 
@@ -61,6 +62,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   // Before any route: request metrics are collected for every route registered after it.
   await app.register(metrics);
   await app.register(requestBody);
+  await app.register(routeSchemas);
   await app.register(openapi);
   // After the document's producer: the page finds it registered (or stands in for it).
   await app.register(docs);

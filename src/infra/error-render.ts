@@ -1,3 +1,4 @@
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { isDatabaseUnavailable } from './database-errors.js';
 import { type AppError, Errors, isAppError } from './errors.js';
@@ -68,13 +69,17 @@ export function renderError(error: AppError, requested: ErrorFormat): RenderedEr
   };
 }
 
-/** Names the field at fault, e.g. `body.parentId: expected string`. */
+/** `Invalid field 'parentId': expected string (and 2 more)`; an empty path is the request itself. */
+function invalidField(path: string, message: string, issueCount: number): string {
+  const more = issueCount > 1 ? ` (and ${issueCount - 1} more)` : '';
+  return `Invalid field '${path || 'request'}': ${message}${more}`;
+}
+
+/** Names the field at fault, e.g. `Invalid field 'parentId': expected string`. */
 export function describeZodError(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'Invalid request';
-  const field = issue.path.length > 0 ? issue.path.join('.') : 'request';
-  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
-  return `Invalid field '${field}': ${issue.message}${more}`;
+  return invalidField(issue.path.join('.'), issue.message, error.issues.length);
 }
 
 /** Messages of the multipart parser (busboy/dicer) for a body that is cut short or malformed. */
@@ -102,8 +107,6 @@ interface FastifyLikeError {
   code?: string;
   statusCode?: number;
   message?: string;
-  validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[];
-  validationContext?: string;
 }
 
 /**
@@ -117,13 +120,12 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
   if (isDatabaseUnavailable(error)) return { appError: Errors.databaseUnavailable(), unexpected: false };
   if (error instanceof z.ZodError) return { appError: Errors.missingParams(describeZodError(error)), unexpected: false };
   const fastifyError = (error ?? {}) as FastifyLikeError;
-  if (fastifyError.validation) {
-    const first = fastifyError.validation[0];
-    const path = [fastifyError.validationContext, first?.instancePath?.replace(/^\//, '').replaceAll('/', '.')]
-      .filter(Boolean)
-      .join('.');
-    const missing = first?.params?.missingProperty ? `.${String(first.params.missingProperty)}` : '';
-    return { appError: Errors.missingParams(`Invalid field '${path}${missing}': ${first?.message ?? 'invalid'}`), unexpected: false };
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    // A route's zod schema refused a request part (every route schema is zod): named as a zod
+    // error thrown in a handler would be.
+    const [first] = error.validation;
+    const message = invalidField(first?.instancePath.slice(1).replaceAll('/', '.') ?? '', first?.message ?? 'invalid', error.validation.length);
+    return { appError: Errors.missingParams(message), unexpected: false };
   }
   const truncated = truncatedBodyMessage(fastifyError);
   if (truncated) return { appError: Errors.missingParams(truncated), unexpected: false };

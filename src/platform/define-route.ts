@@ -1,9 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { Errors } from '../infra/errors.js';
 import { describeZodError } from '../infra/error-render.js';
 import { assertSafeInput } from '../infra/input-guard.js';
 import type { AuthContext, AuthKind } from './auth/types.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller of a platform route, set by its authentication step (null on public routes). */
+    platformCaller: AuthContext | null;
+  }
+}
 
 export interface PlatformHandlerContext<Input, Auth> {
   input: Input;
@@ -29,6 +36,11 @@ export interface PlatformRouteOptions<S extends z.ZodType | undefined, K extends
   input?: S;
   summary?: string;
   tags?: string[];
+  /**
+   * What the handler returns (the envelope's `data`, or the whole body of a raw route): compiled
+   * into the route's serialiser, so it must declare every field a client reads, and open
+   * (`looseObject`, `unknown`) wherever the shape is open.
+   */
   response?: z.ZodType;
   /** The handler writes the reply itself (files, streams, plain JSON); no envelope. */
   raw?: boolean;
@@ -54,8 +66,9 @@ export function mergedInput(request: FastifyRequest): Record<string, unknown> {
 }
 
 /**
- * Validates input with its schema. Strings holding U+0000 are refused here too, for values that
- * do not come through the request hook (JSON fields of multipart forms).
+ * Validates input with its schema, for values that are not a request part (JSON fields of
+ * multipart forms, path segments of raw routes). Strings holding U+0000 are refused here too,
+ * as the request hook does for the parts themselves.
  */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   assertSafeInput(value);
@@ -64,31 +77,58 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.out
   return result.data;
 }
 
-/** Registers one platform route: authenticate, validate, run, wrap in the envelope. */
+/** The platform reply envelope around `data`. */
+export function envelopeOf<T extends z.ZodType>(data: T) {
+  return z.object({ code: z.number().int(), statusText: z.string(), message: z.string(), data });
+}
+
+/** Methods whose parameters are documented (and validated) as the query string; the others take a body. */
+const QUERY_METHODS = new Set<HTTPMethods>(['GET', 'HEAD', 'DELETE']);
+
+/**
+ * Registers one platform route, once per method, each with its Fastify schema: the input as the
+ * query string (GET, DELETE) or the body (the others), the response when declared, and what the
+ * OpenAPI document shows. Per request: authenticate (so a caller without credentials gets 401
+ * whatever the input), merge query, path and body into the validated part, let Fastify validate
+ * it with the zod schema, run the handler, wrap its result in the envelope.
+ */
 export function definePlatformRoute<S extends z.ZodType | undefined, const K extends readonly AuthKind[], R>(
   app: FastifyInstance,
   options: PlatformRouteOptions<S, K, R>,
 ): void {
-  app.route({
-    method: options.methods,
-    url: options.url,
-    config: {
-      docs: {
+  if (!app.hasRequestDecorator('platformCaller')) app.decorateRequest('platformCaller', null);
+  const { input, auth: kinds } = options;
+  const response = options.response && (options.raw ? options.response : envelopeOf(options.response));
+
+  for (const method of options.methods) {
+    const inQuery = QUERY_METHODS.has(method);
+    app.route({
+      method,
+      url: options.url,
+      schema: {
         summary: options.summary,
         tags: options.tags,
-        input: options.input,
-        auth: options.auth,
-        response: options.response,
-        enveloped: !options.raw,
+        ...(kinds.length > 0 ? { security: kinds.map((kind) => ({ [kind]: [] })) } : {}),
+        ...(input ? { [inQuery ? 'querystring' : 'body']: input } : {}),
+        ...(response ? { response: { 200: response } } : {}),
       },
-    },
-    handler: async (request, reply) => {
-      const auth = options.auth.length > 0 ? await app.platformAuth.authenticate(request, options.auth) : null;
-      if (auth?.authType === 'apikey' && auth.appId && !options.appBoundKey) throw Errors.appBoundKeyRefused(auth.appId);
-      const input = options.input ? parseWith(options.input, mergedInput(request)) : undefined;
-      const data = await options.handler({ input, auth, request, reply } as never);
-      if (options.raw || reply.sent) return reply;
-      return reply.send({ code: 200, statusText: '', message: '', data: data ?? null });
-    },
-  });
+      config: { enveloped: !options.raw },
+      preValidation: async (request) => {
+        if (kinds.length > 0) {
+          const auth = await app.platformAuth.authenticate(request, kinds);
+          if (auth.authType === 'apikey' && auth.appId && !options.appBoundKey) throw Errors.appBoundKeyRefused(auth.appId);
+          request.platformCaller = auth;
+        }
+        if (!input) return;
+        if (inQuery) request.query = mergedInput(request);
+        else request.body = mergedInput(request);
+      },
+      handler: async (request, reply) => {
+        const parsed = input ? (inQuery ? request.query : request.body) : undefined;
+        const data = await options.handler({ input: parsed, auth: request.platformCaller, request, reply } as never);
+        if (options.raw || reply.sent) return reply;
+        return reply.send({ code: 200, statusText: '', message: '', data: data ?? null });
+      },
+    });
+  }
 }

@@ -9,11 +9,11 @@ const PING_TIMEOUT_MS = 1500;
 /** Liveness (`/healthz`) and readiness (`/readyz`, pings MongoDB). Both public. */
 export default fp(
   async function healthPlugin(app: FastifyInstance) {
-    app.get('/healthz', { config: { docs: { summary: 'Process is alive', tags: ['system'], enveloped: false } } }, async () => ({
+    app.get('/healthz', { schema: { summary: 'Process is alive', tags: ['system'] } }, async () => ({
       status: 'ok',
     }));
 
-    app.get('/readyz', { config: { docs: { summary: 'Database is reachable', tags: ['system'], enveloped: false } } }, async (request, reply) => {
+    app.get('/readyz', { schema: { summary: 'Database is reachable', tags: ['system'] } }, async (request, reply) => {
       let timer: NodeJS.Timeout | undefined;
       try {
         await Promise.race([

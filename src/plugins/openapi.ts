@@ -1,38 +1,19 @@
-import type { FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
 import { z } from 'zod';
-
-/** What a route tells the OpenAPI document about itself (via `config.docs`). */
-export interface RouteDocs {
-  summary?: string;
-  tags?: string[];
-  /** Request parameters: query for GET/DELETE, JSON body otherwise. */
-  input?: z.ZodType;
-  /** Content types accepted for the body when not JSON (e.g. form-urlencoded, multipart). */
-  bodyContentType?: string;
-  auth?: readonly string[];
-  /** Body shape of a non-enveloped or hot route's success reply. */
-  response?: z.ZodType;
-  /** Whether the success reply is wrapped in the platform envelope. */
-  enveloped?: boolean;
-}
+import { zodJsonSchema } from '../infra/zod-json-schema.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    docs?: RouteDocs;
-  }
-  interface FastifyInstance {
-    openapiDocument(): Record<string, unknown>;
+    /** Whether the success reply is wrapped in the platform envelope (the document says so). */
+    enveloped?: boolean;
   }
 }
 
-interface CollectedRoute {
-  method: string;
-  url: string;
-  docs: RouteDocs;
-}
+type Json = Record<string, unknown>;
 
-const SECURITY_SCHEMES: Record<string, Record<string, unknown>> = {
+const SECURITY_SCHEMES: Record<string, Json> = {
   session: { type: 'apiKey', in: 'header', name: 'token', description: 'Session JWT (also cookie fastgpt_token)' },
   apiKey: { type: 'http', scheme: 'bearer', description: 'API key fastgpt-…' },
   rootKey: { type: 'apiKey', in: 'header', name: 'rootkey' },
@@ -41,106 +22,105 @@ const SECURITY_SCHEMES: Record<string, Record<string, unknown>> = {
   clusterBearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
 };
 
-function toSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'openapi-3.0' }) as Record<string, unknown>;
-  delete json.$schema;
-  return json;
-}
-
-function openapiPath(url: string): string {
-  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{path}');
-}
-
-function queryParameters(schema: Record<string, unknown>) {
-  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
-  const required = new Set((schema.required as string[] | undefined) ?? []);
-  return Object.entries(properties).map(([name, property]) => ({ name, in: 'query', required: required.has(name), schema: property }));
-}
-
-const envelope = (data: Record<string, unknown>) => ({
+const envelope = (data: Json): Json => ({
   type: 'object',
   properties: { code: { type: 'integer', example: 200 }, statusText: { type: 'string' }, message: { type: 'string' }, data },
 });
 
-export function buildDocument(routes: CollectedRoute[]): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
-  const sorted = [...routes].sort((a, b) => a.url.localeCompare(b.url) || a.method.localeCompare(b.method));
-  for (const route of sorted) {
-    const path = openapiPath(route.url);
-    const method = route.method.toLowerCase();
-    const { docs } = route;
-    const operation: Record<string, unknown> = {
-      summary: docs.summary ?? `${route.method} ${path}`,
-      tags: docs.tags ?? [],
-    };
-    const pathParams = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => ({ name: match[1], in: 'path', required: true, schema: { type: 'string' } }));
-    const input = docs.input ? toSchema(docs.input, 'input') : undefined;
-    const inQuery = method === 'get' || method === 'delete' || method === 'head';
-    operation.parameters = [...pathParams, ...(input && inQuery ? queryParameters(input) : [])];
-    if (input && !inQuery) {
-      operation.requestBody = { required: true, content: { [docs.bodyContentType ?? 'application/json']: { schema: input } } };
-    }
-    if (docs.auth && docs.auth.length > 0) operation.security = docs.auth.map((kind) => ({ [kind]: [] }));
-    const success = docs.response ? toSchema(docs.response, 'output') : {};
-    operation.responses = {
-      '200': {
-        description: 'Success',
-        content: { 'application/json': { schema: docs.enveloped === false ? success : envelope(success) } },
-      },
-      default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-    };
-    paths[path] ??= {};
-    paths[path][method] = operation;
-  }
-  return {
-    openapi: '3.0.3',
-    info: {
-      title: 'Application platform and cluster API',
-      version: '1.0.0',
-      description: 'FastGPT-compatible platform API under /api and KubeSphere-compatible cluster API at the root.',
+const ERROR_SCHEMA: Json = {
+  description: 'Platform envelope under /api, OAuth error on /oauth, Kubernetes Status on /kapis',
+  oneOf: [
+    envelope({ nullable: true }),
+    { type: 'object', properties: { error: { type: 'string' }, error_description: { type: 'string' } } },
+    {
+      type: 'object',
+      properties: { kind: { type: 'string' }, status: { type: 'string' }, message: { type: 'string' }, reason: { type: 'string' }, code: { type: 'integer' } },
     },
-    servers: [{ url: 'http://localhost:3000' }],
-    paths,
-    components: {
-      securitySchemes: SECURITY_SCHEMES,
-      schemas: {
-        Error: {
-          description: 'Platform envelope under /api, OAuth error on /oauth, Kubernetes Status on /kapis',
-          oneOf: [
-            envelope({ nullable: true }),
-            { type: 'object', properties: { error: { type: 'string' }, error_description: { type: 'string' } } },
-            {
-              type: 'object',
-              properties: { kind: { type: 'string' }, status: { type: 'string' }, message: { type: 'string' }, reason: { type: 'string' }, code: { type: 'integer' } },
-            },
-          ],
-        },
-      },
-    },
-  };
+  ],
+};
+
+const json = (schema: Json) => ({ 'application/json': { schema } });
+
+/** `/a/:id/*` → `/a/{id}/{path}`. */
+function openapiPath(url: string): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{path}');
 }
 
-/** Collects every route that carries `config.docs` and serves the document at /openapi.json. */
+const operationKey = (method: string, path: string) => `${method.toLowerCase()} ${path}`;
+
+const REQUEST_PARTS = ['querystring', 'body', 'params', 'headers'] as const;
+
+/**
+ * A route schema with its zod parts as OpenAPI 3.0 schemas. (fastify-type-provider-zod's own
+ * transform drops a union member that zod reuses within one schema, such as the text form of
+ * the query-string integers, so the conversion is zod's own.)
+ */
+function documentedSchema(schema: FastifySchema): FastifySchema & { response?: Record<string, Json> } {
+  const out: Record<string, unknown> = { ...schema };
+  for (const part of REQUEST_PARTS) {
+    const value = schema[part];
+    if (value instanceof z.ZodType) out[part] = zodJsonSchema(value, 'input', 'openapi-3.0');
+  }
+  const success = (schema.response as Record<string, unknown> | undefined)?.['200'];
+  out.response = success instanceof z.ZodType ? { 200: zodJsonSchema(success, 'output', 'openapi-3.0') } : undefined;
+  return out;
+}
+
+/**
+ * The OpenAPI document of both APIs, generated by @fastify/swagger from the routes' own zod
+ * schemas. Only routes with a schema are documented; each success reply is shown in its envelope
+ * (or bare), and every error as the URL's error body. Served at /openapi.json and committed as
+ * openapi/openapi.json.
+ */
 export default fp(
   async function openapiPlugin(app: FastifyInstance) {
-    const routes: CollectedRoute[] = [];
-    app.addHook('onRoute', (route) => {
-      const docs = route.config?.docs;
-      if (!docs) return;
-      const methods = Array.isArray(route.method) ? route.method : [route.method];
-      for (const method of methods) {
-        if (method === 'HEAD' || method === 'OPTIONS') continue;
-        routes.push({ method, url: route.url, docs });
-      }
+    // Credentials are added once the operations are built: @fastify/swagger would otherwise drop
+    // the parameters named like a credential (shareId, teamToken), which routes also read as input.
+    const securityOf = new Map<string, FastifySchema['security']>();
+
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.0.3',
+        info: {
+          title: 'Application platform and cluster API',
+          version: '1.0.0',
+          description: 'FastGPT-compatible platform API under /api and KubeSphere-compatible cluster API at the root.',
+        },
+        servers: [{ url: 'http://localhost:3000' }],
+        components: { securitySchemes: SECURITY_SCHEMES as never, schemas: { Error: ERROR_SCHEMA as never } },
+      },
+      transform: (document) => {
+        const { schema, url, route } = document;
+        if (!schema) return { schema: { hide: true }, url };
+        const path = openapiPath(url);
+        const methods = Array.isArray(route.method) ? route.method : [route.method];
+        for (const method of methods) securityOf.set(operationKey(method, path), schema.security);
+        const { security: _security, ...rest } = schema;
+        const converted = documentedSchema(rest);
+        const success = converted.response?.['200'] ?? (route.config?.enveloped ? envelope({}) : {});
+        converted.response = {
+          200: { description: 'Success', content: json(success) },
+          default: { description: 'Error', content: json({ $ref: '#/components/schemas/Error' }) },
+        };
+        return { schema: converted, url: path };
+      },
+      transformObject: (document) => {
+        if (!('openapiObject' in document)) throw new Error('OpenAPI 3 only');
+        const { paths = {}, ...rest } = document.openapiObject;
+        const sorted: Record<string, Record<string, Json>> = {};
+        for (const path of Object.keys(paths).sort((a, b) => a.localeCompare(b))) {
+          const operations = (paths[path] ?? {}) as Record<string, Json>;
+          sorted[path] = {};
+          for (const method of Object.keys(operations).sort()) {
+            const security = securityOf.get(operationKey(method, path));
+            sorted[path][method] = { ...operations[method], ...(security ? { security } : {}) };
+          }
+        }
+        return { ...rest, paths: sorted } as never;
+      },
     });
-    let cached: Record<string, unknown> | undefined;
-    app.decorate('openapiDocument', () => {
-      cached ??= buildDocument(routes);
-      return cached;
-    });
-    app.get('/openapi.json', { config: { docs: { summary: 'This OpenAPI document', tags: ['system'], enveloped: false } } }, async () =>
-      app.openapiDocument(),
-    );
+
+    app.get('/openapi.json', { schema: { summary: 'This OpenAPI document', tags: ['system'] } }, async () => app.swagger());
   },
   { name: 'openapi' },
 );

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Errors } from '../../infra/errors.js';
 import type { QueryValue } from './node-query.js';
 import { nodeListQuerySchema, nodeListResponseSchema, nodeParamsSchema } from './nodes.schema.js';
@@ -15,18 +16,26 @@ function requireCaller(request: FastifyRequest, group: string, verb: 'list' | 'g
 }
 
 export default async function nodesRoutes(app: FastifyInstance): Promise<void> {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
   for (const group of NODE_GROUPS) {
     const base = `/kapis/${group}/v1alpha3/nodes`;
-    const docs = { tags: ['cluster nodes'], auth: ['clusterBearer'], enveloped: false };
-    app.get(base, { config: { docs: { ...docs, summary: `List nodes (${group})`, input: nodeListQuerySchema, response: nodeListResponseSchema } } }, async (request) => {
-      requireCaller(request, group, 'list');
-      const query = nodeListQuerySchema.parse(request.query ?? {}) as Record<string, QueryValue>;
-      return app.cluster.nodes.list(query);
-    });
-    app.get(`${base}/:name`, { config: { docs: { ...docs, summary: `Get one node (${group})` } } }, async (request) => {
-      const { name } = nodeParamsSchema.parse(request.params);
-      requireCaller(request, group, 'get', name);
-      return app.cluster.nodes.get(name, { group });
-    });
+    const docs = { tags: ['cluster nodes'], security: [{ clusterBearer: [] }] };
+    // The caller check runs before validation: an anonymous caller gets the 403, whatever the input.
+    routes.get(
+      base,
+      {
+        schema: { ...docs, summary: `List nodes (${group})`, querystring: nodeListQuerySchema, response: { 200: nodeListResponseSchema } },
+        preValidation: async (request) => requireCaller(request, group, 'list'),
+      },
+      async (request) => app.cluster.nodes.list(request.query as Record<string, QueryValue>),
+    );
+    routes.get(
+      `${base}/:name`,
+      {
+        schema: { ...docs, summary: `Get one node (${group})`, params: nodeParamsSchema },
+        preValidation: async (request) => requireCaller(request, group, 'get', (request.params as { name: string }).name),
+      },
+      async (request) => app.cluster.nodes.get(request.params.name, { group }),
+    );
   }
 }

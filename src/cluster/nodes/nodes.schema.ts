@@ -20,4 +20,19 @@ export const nodeListQuerySchema = z.looseObject({
 
 export const nodeParamsSchema = z.object({ name: z.string().min(1) });
 
-export const nodeListResponseSchema = z.object({ items: z.array(z.record(z.string(), z.unknown())), totalItems: z.number().int() });
+/**
+ * One listed node: the stored Kubernetes object. Only the metadata fields every node has are
+ * declared, in the order the service puts them first; everything else (labels, annotations,
+ * spec, status, fields of newer Kubernetes versions) is written as stored.
+ */
+const listedNode = z.looseObject({
+  metadata: z.looseObject({
+    name: z.string(),
+    selfLink: z.string().optional(),
+    uid: z.string().optional(),
+    resourceVersion: z.string().optional(),
+    creationTimestamp: z.string().optional(),
+  }),
+});
+
+export const nodeListResponseSchema = z.object({ items: z.array(listedNode), totalItems: z.number().int() });

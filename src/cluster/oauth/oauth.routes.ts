@@ -1,5 +1,6 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../../infra/errors.js';
 import { sourceIP } from '../auth/authenticate.js';
 import { logoutRedirectLocation } from './logout-redirect.js';
@@ -13,24 +14,23 @@ export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers();
   await app.register(formbody);
 
-  app.post(
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  routes.post(
     '/oauth/token',
     {
-      config: {
-        docs: {
-          summary: 'Issue tokens (password or refresh_token grant)',
-          tags: ['cluster oauth'],
-          input: tokenRequestSchema,
-          bodyContentType: FORM,
-          response: tokenResponseSchema,
-          enveloped: false,
-        },
+      schema: {
+        summary: 'Issue tokens (password or refresh_token grant)',
+        tags: ['cluster oauth'],
+        consumes: [FORM],
+        body: tokenRequestSchema,
+        response: { 200: tokenResponseSchema },
+      },
+      // A request without a body is a form without fields: the grant checks name what is missing.
+      preValidation: async (request) => {
+        request.body ??= {} as typeof request.body;
       },
     },
-    async (request) => {
-      const form = tokenRequestSchema.parse(request.body ?? {});
-      return app.cluster.oauth.token(form, { sourceIP: sourceIP(request), userAgent: request.headers['user-agent'] ?? '' });
-    },
+    async (request) => app.cluster.oauth.token(request.body, { sourceIP: sourceIP(request), userAgent: request.headers['user-agent'] ?? '' }),
   );
 
   app.route({
@@ -41,11 +41,13 @@ export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
     },
   });
 
-  app.get(
+  routes.get(
     '/oauth/logout',
-    { config: { docs: { summary: "End every session of the caller's account", tags: ['cluster oauth'], input: logoutQuerySchema, auth: ['clusterBearer'], enveloped: false } } },
+    {
+      schema: { summary: "End every session of the caller's account", tags: ['cluster oauth'], security: [{ clusterBearer: [] }], querystring: logoutQuerySchema },
+    },
     async (request, reply) => {
-      const query = logoutQuerySchema.parse(request.query ?? {});
+      const query = request.query;
       // Checked before the logout: a refused redirect changes nothing.
       const location = query.post_logout_redirect_uri
         ? logoutRedirectLocation(query.post_logout_redirect_uri, query.state, request, app.config.OAUTH_LOGOUT_REDIRECT_URIS)

@@ -3,6 +3,7 @@ import { definePlatformRoute } from '../define-route.js';
 import type { createAppCrud } from './app-crud.service.js';
 import {
   appIdInput,
+  appListResponse,
   chatLogsInput,
   collaboratorDeleteInput,
   collaboratorUpdateInput,
@@ -60,6 +61,7 @@ export function registerAppRoutes(
     url: '/core/app/list',
     auth: session,
     input: listAppsInput,
+    response: appListResponse,
     summary: 'List apps the caller can read (parentId absent = whole team, null = root)',
     tags,
     handler: ({ input, auth }) => crud.list(auth, input),

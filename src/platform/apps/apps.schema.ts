@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { zBoolLike, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId } from '../../infra/zod.js';
+import { permissionResponse } from '../permissions/permission.schema.js';
 
 /** Stored AppTypeEnum values ('advanced' is the workflow type). */
 export const APP_TYPES = ['folder', 'simple', 'advanced', 'plugin', 'httpPlugin'] as const;
@@ -159,3 +160,25 @@ export const systemPluginListInput = z.object({ searchKey: z.string().max(200).o
 export const pluginPathInput = z.object({ parentId: z.string().max(200).nullable().optional() });
 export const previewNodeInput = z.object({ appId: z.string().min(1).max(200) });
 export const templateDetailInput = z.object({ templateId: z.string().min(1).max(100) });
+
+/**
+ * One app of `core/app/list`, fields in the order the service writes them (the compiled
+ * serialiser writes declared fields in this order). pluginData is open: its fields are the
+ * plugin's; the apiSchemaStr and customHeaders are absent for members who may not edit.
+ */
+export const appListResponse = z.array(
+  z.object({
+    _id: z.string(),
+    parentId: z.string().nullable(),
+    tmbId: z.string(),
+    avatar: z.string(),
+    type: zAppType,
+    name: z.string(),
+    intro: z.string(),
+    updateTime: z.date(),
+    permission: permissionResponse,
+    defaultPermission: z.number().int(),
+    pluginData: z.record(z.string(), z.unknown()).optional(),
+    inheritPermission: z.boolean(),
+  }),
+);

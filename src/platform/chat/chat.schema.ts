@@ -159,3 +159,15 @@ export const guideCreateSchema = z.object({ appId: zObjectId, textList: z.array(
 export const guideUpdateSchema = z.object({ appId: zObjectId, dataId: zObjectId, text: z.string().trim().min(1).max(500) });
 export const guideDeleteSchema = z.object({ appId: zObjectId, dataIdList: z.array(zObjectId).max(1000) });
 export const guideDeleteAllSchema = z.object({ appId: zObjectId });
+
+/** One chat window of `core/chat/getHistories`, fields in the order the service writes them. */
+export const historiesResponse = z.array(
+  z.object({
+    chatId: z.string(),
+    updateTime: z.date(),
+    appId: z.string(),
+    customTitle: z.string().optional(),
+    title: z.string(),
+    top: z.boolean().optional(),
+  }),
+);

@@ -5,6 +5,7 @@ import { definePlatformRoute } from '../../define-route.js';
 import { TRAINING_MODES } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
 import { MAX_CUSTOM_INDEXES, MAX_INDEXES } from './data-indexes.js';
+import { dataListResponse, dataListV2Response } from './data.schema.js';
 import { createDataService } from './data.service.js';
 
 const tags = ['Dataset data'];
@@ -44,6 +45,7 @@ export function registerDataRoutes(app: FastifyInstance, ctx: DatasetsContext): 
     methods: ['POST', 'GET'],
     url: url('/list'),
     input: listSchema,
+    response: dataListResponse,
     summary: 'Paged data of a collection ({pageNum, pageSize, data, total})',
     handler: async ({ input, auth }) => {
       const { items, total } = await service.list(auth, { ...input, skip: (input.pageNum - 1) * input.pageSize, limit: input.pageSize });
@@ -55,6 +57,7 @@ export function registerDataRoutes(app: FastifyInstance, ctx: DatasetsContext): 
     methods: ['POST', 'GET'],
     url: url('/v2/list'),
     input: listV2Schema,
+    response: dataListV2Response,
     summary: 'Data of a collection by offset ({list, total})',
     handler: async ({ input, auth }) => {
       const { items, total } = await service.list(auth, { ...input, skip: input.offset, limit: input.pageSize });

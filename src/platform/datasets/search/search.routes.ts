@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { zBoolLike, zIntLike, zNumberLike, zObjectId } from '../../../infra/zod.js';
 import { definePlatformRoute } from '../../define-route.js';
 import type { DatasetsContext } from '../context.js';
+import { searchTestResponse } from './search.schema.js';
 import { SEARCH_MODES, type SearchService } from './search.service.js';
 
 const EXPORT_MAX_ROWS = 50_000;
@@ -27,6 +28,7 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext,
     url: '/core/dataset/searchTest',
     auth: ['session', 'apiKey'],
     input: searchSchema,
+    response: searchTestResponse,
     tags: ['Datasets'],
     summary: 'Search a dataset (embedding, fullTextRecall or mixedRecall; optional rerank)',
     handler: async ({ input, auth }) => {
