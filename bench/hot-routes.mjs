@@ -1,0 +1,148 @@
+// The hot routes of the performance issue, each against "the limit": a bare Fastify route that
+// answers the very same bytes from memory. Reported at 1 and 16 connections:
+//   - POST /api/core/app/list, 301 apps at the team root, read by a plain member with a session;
+//   - GET /kapis/.../nodes?limit=10&page=5, 1,000 stored nodes, with a bearer token;
+//   - POST /api/v1/chat/completions with an app-bound API key, against a local fake LLM.
+// Usage: npm run build && node bench/hot-routes.mjs  (BENCH_SECONDS, default 5)
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { BENCH_SECRETS, benchSeconds, measure, startBenchEnvironment } from './lib.mjs';
+
+const duration = benchSeconds(5);
+const CONNECTIONS = [1, 16];
+const APPS_AT_ROOT = 301;
+const NODES = 1000;
+const dir = mkdtempSync(join(tmpdir(), 'bench-hot-'));
+
+/** A local OpenAI-compatible LLM answering at once (non-streaming chat completions). */
+async function startFakeLlm() {
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      const answer = { id: 'x', object: 'chat.completion', created: 0, model: 'fake-llm', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the fake model' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } };
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(answer));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+function cli(mongoUri, args) {
+  const out = execFileSync(process.execPath, ['dist/cli.js', ...args], {
+    env: { ...process.env, ...BENCH_SECRETS, NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', MONGODB_URI: mongoUri },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).toString();
+  return JSON.parse(out.slice(out.indexOf('{')));
+}
+
+async function call(env, path, { token, body, headers = {} } = {}) {
+  const response = await fetch(`${env.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { token } : {}), ...headers }, body: JSON.stringify(body ?? {}) });
+  const json = await response.json();
+  if (json.code !== undefined && json.code !== 200) throw new Error(`${path}: ${JSON.stringify(json)}`);
+  return json.data ?? json;
+}
+
+function nodeItems(count) {
+  return Array.from({ length: count }, (_, index) => {
+    const name = `node-${String(index).padStart(5, '0')}`;
+    return {
+      metadata: { name, uid: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`, resourceVersion: String(index + 1), creationTimestamp: '2024-01-01T00:00:00Z', labels: { 'kubernetes.io/hostname': name, zone: `z${index % 3}` } },
+      status: { capacity: { cpu: '8', memory: '32768000Ki', pods: '110' }, allocatable: { cpu: '8', memory: '32665600Ki', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v1.26.5', architecture: 'amd64' } },
+    };
+  });
+}
+
+/** A bare Fastify app answering each route's recorded bytes from memory: the limit. */
+async function startLimit(routes) {
+  const app = Fastify({ logger: false });
+  for (const [path, { contentType, bytes }] of Object.entries(routes)) {
+    app.route({ method: ['GET', 'POST'], url: path, handler: async (_request, reply) => reply.type(contentType).send(bytes) });
+  }
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { url, stop: () => app.close() };
+}
+
+const llm = await startFakeLlm();
+const configFile = join(dir, 'models.json');
+writeFileSync(configFile, JSON.stringify({ llmModels: [{ model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 2000, charsPointsPrice: 0, requestUrl: `${llm.baseUrl}/chat/completions`, requestAuth: 'sk-fake' }] }));
+const env = await startBenchEnvironment({ env: { CLUSTER_REGISTER_HOST_NODE: 'false', TRAINING_WORKER: 'false', MODEL_CONFIG_PATH: configFile, PLAN_MAX_APPS: '100000' } });
+const rows = [];
+try {
+  // Seed: an owner and a read-only member; 301 apps at the root (300 private, one shared chat app).
+  const owner = cli(env.mongoUri, ['user', 'create', '--username', 'hot-owner', '--password', 'bench-password-1']);
+  cli(env.mongoUri, ['user', 'create', '--username', 'hot-member', '--password', 'bench-password-1', '--team', owner.teamId, '--role', 'member', '--permission', '4']);
+  const ownerToken = (await call(env, '/api/support/user/account/loginByPassword', { body: { username: 'hot-owner', password: 'bench-password-1' } })).token;
+  const memberToken = (await call(env, '/api/support/user/account/loginByPassword', { body: { username: 'hot-member', password: 'bench-password-1' } })).token;
+  const graph = {
+    nodes: [
+      { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
+      { nodeId: 'ai', flowNodeType: 'chatNode', name: 'AI chat', inputs: [{ key: 'model', value: 'fake-llm' }, { key: 'history', value: 0 }, { key: 'userChatInput', value: ['start', 'userChatInput'] }], outputs: [{ id: 'answerText', key: 'answerText', valueType: 'string' }] },
+    ],
+    edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'ai', targetHandle: 'ai-target-left' }],
+  };
+  const started = Date.now();
+  let chatAppId;
+  for (let i = 0; i < APPS_AT_ROOT; i++) {
+    const id = await call(env, '/api/core/app/create', { token: ownerToken, body: { name: `app ${i}`, type: 'advanced', modules: graph.nodes, edges: graph.edges } });
+    if (i % 3 === 0) await call(env, '/api/core/app/update', { token: ownerToken, body: { appId: id, defaultPermission: 4 } });
+    chatAppId ??= id;
+  }
+  await call(env, `/api/core/app/version/publish?appId=${chatAppId}`, { token: ownerToken, body: { ...graph, chatConfig: {}, isPublish: true, versionName: 'v1' } });
+  const appKey = await call(env, '/api/support/openapi/create', { token: ownerToken, body: { name: 'bench', appId: chatAppId } });
+  const nodesFile = join(dir, 'nodes.json');
+  writeFileSync(nodesFile, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nodeItems(NODES) }));
+  cli(env.mongoUri, ['cluster', 'nodes', 'import', nodesFile]);
+  const form = new URLSearchParams({ grant_type: 'password', username: 'admin', password: 'P@88w0rd', client_id: 'kubesphere', client_secret: 'kubesphere' });
+  const bearer = (await (await fetch(`${env.url}/oauth/token`, { method: 'POST', body: form })).json()).access_token;
+  console.log(`seeded ${APPS_AT_ROOT} apps and ${NODES} nodes in ${Date.now() - started} ms`);
+
+  const cases = [
+    { name: 'POST /api/core/app/list (301 apps at root, member)', path: '/api/core/app/list', method: 'POST', headers: { token: memberToken }, body: { parentId: '' } },
+    { name: 'GET nodes limit=10 page=5 (1,000 nodes)', path: '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&page=5&sortBy=name', method: 'GET', headers: { authorization: `Bearer ${bearer}` } },
+    { name: 'POST /api/v1/chat/completions (app key, fake LLM)', path: '/api/v1/chat/completions', method: 'POST', headers: { authorization: `Bearer ${appKey}` }, body: { messages: [{ role: 'user', content: 'hello' }] } },
+  ];
+  const recorded = {};
+  for (const item of cases) {
+    const response = await fetch(`${env.url}${item.path}`, { method: item.method, headers: { ...(item.body ? { 'content-type': 'application/json' } : {}), ...item.headers }, body: item.body ? JSON.stringify(item.body) : undefined });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    if (response.status !== 200) throw new Error(`${item.name}: ${response.status} ${bytes.toString()}`);
+    recorded[item.path.split('?')[0]] = { contentType: response.headers.get('content-type'), bytes };
+    console.log(`${item.name}: ${bytes.length} bytes`);
+  }
+  const limit = await startLimit(recorded);
+  try {
+    for (const item of cases) {
+      for (const connections of CONNECTIONS) {
+        const request = { method: item.method, headers: item.headers, body: item.body, duration, connections };
+        const ours = await measure({ url: `${env.url}${item.path}`, ...request });
+        const bare = await measure({ url: `${limit.url}${item.path}`, ...request });
+        const row = {
+          route: item.name,
+          connections,
+          'req/s': Math.round(ours.requestsPerSecond),
+          'p50 ms': ours.p50,
+          'p99 ms': ours.p99,
+          'limit req/s': Math.round(bare.requestsPerSecond),
+          'ratio to limit': (ours.requestsPerSecond / bare.requestsPerSecond).toFixed(3),
+          errors: ours.failures,
+        };
+        rows.push(row);
+        console.log(JSON.stringify(row));
+      }
+    }
+  } finally {
+    await limit.stop();
+  }
+} finally {
+  await env.stop();
+  await llm.close();
+}
+console.table(rows);
