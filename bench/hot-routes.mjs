@@ -21,10 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-hot-'));
 /** A local OpenAI-compatible LLM answering at once (non-streaming chat completions). */
 async function startFakeLlm() {
   const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => {
-      body += chunk;
-    });
+    request.resume();
     request.on('end', () => {
       const answer = { id: 'x', object: 'chat.completion', created: 0, model: 'fake-llm', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the fake model' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } };
       response.writeHead(200, { 'content-type': 'application/json' });
