@@ -10,6 +10,8 @@ import { createLogger } from '../../src/infra/logger.js';
 export function freshDatabaseUri(): string {
   const base = new URL(inject('mongoUri').replace(/^mongodb:/, 'http:'));
   base.pathname = `/t_${randomBytes(6).toString('hex')}`;
+  // Command events let tests count the database commands a request sends (command-counter.ts).
+  base.searchParams.set('monitorCommands', 'true');
   return base.toString().replace(/^http:/, 'mongodb:');
 }
 

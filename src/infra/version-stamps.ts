@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { isDuplicateKeyError } from './mongo.js';
+
+/** The collection of version stamps; every process of the deployment reads the same ones. */
+export const VERSION_STAMPS_COLLECTION = 'version_stamps';
+
+export interface VersionStampsOptions {
+  /**
+   * How long a process trusts a stamp it has read without reading it again. A writer waits this
+   * long after bumping, so when its response is sent no process still trusts the old value:
+   * the next request after a write, on any replica, sees it. 0 reads on every call.
+   */
+  leaseMs: number;
+  now?: () => number;
+}
+
+/**
+ * Version stamps: one small document per key (`team:<id>:apps`, `auth`, ...) whose value
+ * changes on every write that must invalidate what processes cached under that key. The value
+ * is a fresh random string, not a counter: two concurrent bumps must both change it, and
+ * FerretDB 1.24 may lose one of two concurrent `$inc` on one document.
+ */
+export function createVersionStamps(db: Db, options: VersionStampsOptions) {
+  const stamps = db.collection<{ _id: string; value: string; at: Date }>(VERSION_STAMPS_COLLECTION);
+  const now = options.now ?? (() => Date.now());
+  const leased = new Map<string, { value: string; until: number }>();
+  const inFlight = new Map<string, Promise<string>>();
+
+  async function replaceStamp(key: string, at: Date): Promise<void> {
+    try {
+      await stamps.replaceOne({ _id: key }, { value: randomUUID(), at }, { upsert: true });
+    } catch (error) {
+      // Two first bumps raced to insert: the document exists now, so a plain replace lands.
+      if (!isDuplicateKeyError(error)) throw error;
+      await stamps.replaceOne({ _id: key }, { value: randomUUID(), at });
+    }
+  }
+
+  async function fetch(key: string): Promise<string> {
+    const started = now();
+    const found = await stamps.findOne({ _id: key });
+    // A key never bumped has a stable value of its own: caches built on it stay valid.
+    const value = found?.value ?? 'initial';
+    if (options.leaseMs > 0) leased.set(key, { value, until: started + options.leaseMs });
+    return value;
+  }
+
+  return {
+    /** The current value of a key (from the lease when it is still running). */
+    async read(key: string): Promise<string> {
+      const lease = leased.get(key);
+      if (lease && lease.until > now()) return lease.value;
+      // Concurrent readers of one key share one database read.
+      const pending = inFlight.get(key);
+      if (pending) return pending;
+      const reading = fetch(key).finally(() => inFlight.delete(key));
+      inFlight.set(key, reading);
+      return reading;
+    },
+
+    /** Changes the keys' values; resolves once no process can still trust the old ones. */
+    async bump(...keys: string[]): Promise<void> {
+      if (keys.length === 0) return;
+      const at = new Date(now());
+      await Promise.all(keys.map((key) => replaceStamp(key, at)));
+      for (const key of keys) leased.delete(key);
+      if (options.leaseMs > 0) await new Promise((resolve) => setTimeout(resolve, options.leaseMs));
+    },
+
+    /** Forgets the leases of this process (tests that move clocks). */
+    forget(): void {
+      leased.clear();
+    },
+  };
+}
+
+export type VersionStamps = ReturnType<typeof createVersionStamps>;

@@ -1,0 +1,33 @@
+import type { FastifyInstance } from 'fastify';
+import type { CommandStartedEvent } from 'mongodb';
+
+/** Driver housekeeping, not work a request asked for. */
+const HOUSEKEEPING = new Set(['hello', 'ismaster', 'isMaster', 'ping', 'endSessions', 'saslStart', 'saslContinue', 'killCursors']);
+
+export interface RecordedCommand {
+  name: string;
+  collection: string;
+}
+
+/**
+ * Records the database commands the app sends while `run` executes (the cost that matters on
+ * FerretDB, where each command scans a table). Each entry names the command and its collection.
+ * Commands of background loops running meanwhile are counted too: build the app with them off.
+ */
+export async function commandsDuring(app: FastifyInstance, run: () => Promise<unknown>): Promise<RecordedCommand[]> {
+  const client = app.mongo.client;
+  const recorded: RecordedCommand[] = [];
+  const listener = (event: CommandStartedEvent) => {
+    if (HOUSEKEEPING.has(event.commandName)) return;
+    const target = event.command[event.commandName];
+    recorded.push({ name: event.commandName, collection: typeof target === 'string' ? target : '' });
+  };
+  if (!client.options.monitorCommands) throw new Error('the test database URI must carry monitorCommands=true (freshDatabaseUri does)');
+  client.on('commandStarted', listener);
+  try {
+    await run();
+  } finally {
+    client.off('commandStarted', listener);
+  }
+  return recorded;
+}
