@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import clusterApi from './cluster/index.js';
 import type { Config } from './config.js';
 import { createLogger } from './infra/logger.js';
-import platformApi from './platform/index.js';
+import { platformRoutes, platformServices } from './platform/index.js';
 import docs from './plugins/docs.js';
 import errorHandler from './plugins/error-handler.js';
 import health from './plugins/health.js';
@@ -70,7 +70,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(mongo, { uri: config.MONGODB_URI });
   await app.register(cookie);
   await app.register(health);
-  await app.register(platformApi, { prefix: '/api' });
+  await app.register(platformServices);
+  await app.register(platformRoutes, { prefix: '/api' });
   await app.register(clusterApi);
   return app;
 }

@@ -1,13 +1,38 @@
 import type { FastifyInstance } from 'fastify';
-import apps from './apps/index.js';
-import chat from './chat/index.js';
-import datasets from './datasets/index.js';
-import identity from './identity/index.js';
+import fp from 'fastify-plugin';
+import { appsRoutes, appsServices } from './apps/index.js';
+import { chatRoutes, chatServices } from './chat/index.js';
+import { datasetsRoutes, datasetsServices } from './datasets/index.js';
+import { identityRoutes, identityServices, teamLimitsServices } from './identity/index.js';
+import { openaiRoutes } from './openai/index.js';
+import { outlinksRoutes, outlinksServices } from './outlinks/index.js';
+import { systemRoutes, systemServices } from './system/index.js';
 
-/** The application platform API, mounted at /api. Identity comes first: it provides auth. */
-export default async function platformApi(app: FastifyInstance): Promise<void> {
-  await app.register(identity);
-  await app.register(apps);
-  await app.register(datasets);
-  await app.register(chat);
+/**
+ * The platform's services, decorated on the root instance (`app.identity`, `app.platformAuth`,
+ * `app.teamLimits`, `app.models`, `app.apps`, `app.datasets`, `app.outlinks`, `app.chat`), so
+ * tests, the CLI and benchmarks use them directly. Each declares what it depends on.
+ */
+export const platformServices = fp(
+  async function platformServices(app: FastifyInstance): Promise<void> {
+    await app.register(identityServices);
+    await app.register(teamLimitsServices);
+    await app.register(systemServices);
+    await app.register(appsServices);
+    await app.register(datasetsServices);
+    await app.register(outlinksServices);
+    await app.register(chatServices);
+  },
+  { name: 'platform-services' },
+);
+
+/** The application platform API's routes, mounted at /api; each module's routes in their own context. */
+export async function platformRoutes(api: FastifyInstance): Promise<void> {
+  await api.register(identityRoutes);
+  await api.register(systemRoutes);
+  await api.register(appsRoutes);
+  await api.register(datasetsRoutes);
+  await api.register(chatRoutes);
+  await api.register(outlinksRoutes);
+  await api.register(openaiRoutes);
 }

@@ -1,18 +1,6 @@
 import { expect } from 'vitest';
 import type { TeamRole } from '../../src/platform/auth/types.js';
-import { identityOf } from '../../src/platform/identity/identity.plugin.js';
 import type { TestApp } from './app.js';
-
-/**
- * The platform services of a test app (the /api context's decorations are not on the root):
- * `auth` (app.platformAuth), `teamLimits` (app.teamLimits), `models` (app.models), `services`
- * (identity repos and services), `clock` (replace `clock.now` to move time for expiry and
- * rate-limit rules).
- */
-export function platformOf(t: TestApp) {
-  const handles = identityOf(t.app);
-  return { ...handles, teamLimits: handles.teamLimits!, models: handles.models! };
-}
 
 export interface CreatedUser {
   userId: string;
@@ -28,12 +16,12 @@ export async function createUser(
   t: TestApp,
   input: { username: string; password: string; teamId?: string; role?: TeamRole; permission?: number },
 ): Promise<CreatedUser> {
-  return identityOf(t.app).services.accounts.createUser(input);
+  return t.app.identity.accounts.createUser(input);
 }
 
 /** Adds an existing user to a team (as `team add-member` does); returns the new tmbId. */
 export async function addMember(t: TestApp, input: { teamId: string; username: string; role: TeamRole; permission?: number }): Promise<string> {
-  return (await identityOf(t.app).services.accounts.addMember(input)).tmbId;
+  return (await t.app.identity.accounts.addMember(input)).tmbId;
 }
 
 /** Logs in through the real login route; returns the session token. */

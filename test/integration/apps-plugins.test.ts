@@ -2,7 +2,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SELF_CALL_HEADER, selfCallToken } from '../../src/infra/self-call-token.js';
-import { appsAccessOf } from '../../src/platform/apps/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { call, ok } from './apps-helpers.js';
@@ -161,8 +160,8 @@ describe('getApiSchemaByUrl (SSRF guard)', () => {
     expect((await call(open, openTok, 'POST', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/missing` })).status).toBe(502);
   });
   it('the fetchUrl system plugin uses the same guard', async () => {
-    await expect(appsAccessOf(t.app).runSystemPlugin('fetchUrl', { url: `${base}/page` })).rejects.toMatchObject({ httpStatus: 400 });
-    expect(await appsAccessOf(open.app).runSystemPlugin('fetchUrl', { url: `${base}/page` })).toEqual({ result: 'Title\n Body text' });
+    await expect(t.app.apps.runSystemPlugin('fetchUrl', { url: `${base}/page` })).rejects.toMatchObject({ httpStatus: 400 });
+    expect(await open.app.apps.runSystemPlugin('fetchUrl', { url: `${base}/page` })).toEqual({ result: 'Title\n Body text' });
   });
 });
 
@@ -186,8 +185,8 @@ describe('templates and system plugins', () => {
     expect(preview).toMatchObject({ pluginId: 'community-mathExprVal', flowNodeType: 'pluginModule', inputs: [{ key: 'expr' }], outputs: [{ key: 'result' }] });
     expect(preview.id).toMatch(/^[A-Za-z0-9]{12}$/);
     expect((await call(t, tok, 'GET', '/core/app/plugin/getPreviewNode', { appId: 'community-nope' })).status).toBe(404);
-    expect(await appsAccessOf(t.app).runSystemPlugin('mathExprVal', { expr: '2 * (3 + 4) ^ 2' })).toEqual({ result: '98' });
-    expect((await appsAccessOf(t.app).runSystemPlugin('getTime', { timezone: 'UTC' }, { now: () => new Date('2024-05-06T07:08:09Z') })).time).toBe('2024-05-06 07:08:09');
+    expect(await t.app.apps.runSystemPlugin('mathExprVal', { expr: '2 * (3 + 4) ^ 2' })).toEqual({ result: '98' });
+    expect((await t.app.apps.runSystemPlugin('getTime', { timezone: 'UTC' }, { now: () => new Date('2024-05-06T07:08:09Z') })).time).toBe('2024-05-06 07:08:09');
   });
 
   it('serves the public /api/plugins endpoints as raw JSON', async () => {

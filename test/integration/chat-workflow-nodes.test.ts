@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simpleFormToWorkflow } from '../../src/domain/workflow/simple-app.js';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
@@ -54,7 +53,7 @@ describe('workflow nodes through completions', () => {
         { q: 'When is lunch served?', a: 'Lunch is served at noon.' },
       ],
     });
-    await datasetsOf(t.app).trainingWorker.drain();
+    await t.app.datasets.trainingWorker.drain();
     const graph = simpleFormToWorkflow({ aiSettings: { model: 'fake-llm' }, dataset: { datasets: [{ datasetId }], searchMode: 'mixedRecall', similarity: 0 } });
     const appId = await createPublishedApp(t, tok, 'Handbook bot', { ...graph, chatConfig: {} });
     const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'office wifi password' }] });

@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
@@ -68,7 +67,7 @@ describe('data items with more than five custom indexes', () => {
     );
     expect(result.insertLen).toBe(2);
     expect(result.error.map((item) => item.q)).toEqual(['item with too many']);
-    await datasetsOf(t.app).trainingWorker.drain();
+    await t.app.datasets.trainingWorker.drain();
 
     const list = await api.ok<{ data: { _id: string; q: string }[] }>(api.post('/core/dataset/data/list', { collectionId }));
     const dataId = list.data.find((item) => item.q === 'item with eight indexes')!._id;

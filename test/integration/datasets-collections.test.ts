@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { type Client, client, multipart } from '../fixtures/datasets/client.js';
@@ -76,7 +75,7 @@ describe('collections', () => {
     );
     expect(paged).toMatchObject({ pageNum: 1, pageSize: 10, total: 1 });
     expect(paged.data[0]).toMatchObject({ _id: textId, trainingAmount: 1, dataAmount: 0 });
-    await datasetsOf(t.app).trainingWorker.drain();
+    await t.app.datasets.trainingWorker.drain();
     const scrolled = await api.ok<{ list: { dataAmount: number; trainingAmount: number }[]; total: number }>(
       api.get('/core/dataset/collection/scrollList', { datasetId, parentId: folderId, current: '1', pageSize: '5' }),
     );
@@ -115,7 +114,7 @@ describe('collections', () => {
     const detail = await api.ok<{ name: string; rawLink: string }>(api.get('/core/dataset/collection/detail', { id: created.collectionId }));
     expect(detail).toMatchObject({ name: `${siteUrl}/guide`, rawLink: `${siteUrl}/guide` });
     expect(await api.ok(api.get('/core/dataset/collection/read', { collectionId: created.collectionId }))).toEqual({ type: 'url', value: `${siteUrl}/guide` });
-    await datasetsOf(t.app).trainingWorker.drain();
+    await t.app.datasets.trainingWorker.drain();
     const data = await api.ok<{ data: { q: string }[] }>(api.post('/core/dataset/data/list', { collectionId: created.collectionId }));
     expect(data.data[0]?.q).toContain('Run the installer');
     expect(data.data[0]?.q).not.toContain('menu');

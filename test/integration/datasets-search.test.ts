@@ -2,7 +2,6 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type FakeModelProvider, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
@@ -49,7 +48,7 @@ beforeAll(async () => {
   officeCollection = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'office', type: 'virtual' }));
   await api.ok(api.post('/core/dataset/data/pushData', { collectionId: main, data: CORPUS.map((q, chunkIndex) => ({ q, chunkIndex })) }));
   await api.ok(api.post('/core/dataset/data/insertData', { collectionId: officeCollection, q: OFFICE, a: 'Ask "reception".' }));
-  await datasetsOf(t.app).trainingWorker.drain();
+  await t.app.datasets.trainingWorker.drain();
 });
 
 afterAll(async () => {

@@ -2,7 +2,6 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type FakeModelProvider, openAiEmbeddingAnswer, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -50,7 +49,7 @@ afterAll(async () => {
   await provider?.close();
 });
 
-const worker = () => datasetsOf(t.app).trainingWorker;
+const worker = () => t.app.datasets.trainingWorker;
 const queue = (datasetId: string) =>
   api.ok<{ trainingCount: number; rebuildingCount: number; failedItems: { errorMsg: string; retryCount: number }[] }>(
     api.get('/core/dataset/training/getDatasetTrainingQueue', { datasetId }),
@@ -138,7 +137,7 @@ describe('training queue', () => {
     const items = Array.from({ length: 12 }, (_, i) => ({ q: `restart item ${i}`, chunkIndex: i }));
     await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: items }));
     // A worker claims some items and the process dies before finishing them.
-    const { trainings } = datasetsOf(t.app).ctx.repos;
+    const { trainings } = t.app.datasets.ctx.repos;
     expect(await trainings.claimBatch(new Date(), 5 * 60_000, 5)).toHaveLength(5);
     await t.app.close();
 

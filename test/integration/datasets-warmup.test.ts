@@ -1,5 +1,4 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { client } from '../fixtures/datasets/client.js';
@@ -20,12 +19,12 @@ describe('dataset search indexes at start-up', () => {
     const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Warm' }));
     const collectionId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'c', type: 'virtual' }));
     await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: [{ q: 'warm start item' }] }));
-    await datasetsOf(first.app).trainingWorker.drain();
-    expect(datasetsOf(first.app).ctx.searchIndex.isLoaded(datasetId)).toBe(false);
+    await first.app.datasets.trainingWorker.drain();
+    expect(first.app.datasets.ctx.searchIndex.isLoaded(datasetId)).toBe(false);
 
     const second = await buildTestApp({ MONGODB_URI: first.config.MONGODB_URI });
     opened.push(second);
-    const index = datasetsOf(second.app).ctx.searchIndex;
+    const index = second.app.datasets.ctx.searchIndex;
     const deadline = Date.now() + 20_000;
     while (!index.isLoaded(datasetId) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(index.isLoaded(datasetId)).toBe(true);

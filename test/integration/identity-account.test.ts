@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { authHeaders, createUser, login, platformOf } from '../helpers/platform.js';
+import { authHeaders, createUser, login } from '../helpers/platform.js';
 
 let t: TestApp;
 
@@ -99,7 +99,8 @@ describe('team/update', () => {
 describe('login rate limiting', () => {
   it('blocks an account after 10 failures in 10 minutes, even with the right password, until the window passes', async () => {
     await createUser(t, { username: 'target', password: 'target-pass' });
-    const { clock, services } = platformOf(t);
+    const clock = t.app.identity.clock;
+const services = t.app.identity;
     const start = Date.now();
     clock.now = () => start;
     try {
@@ -121,7 +122,7 @@ describe('login rate limiting', () => {
 
   it('blocks an IP after 10 failures across accounts', async () => {
     await createUser(t, { username: 'bystander', password: 'bystander-pass' });
-    const { clock } = platformOf(t);
+    const clock = t.app.identity.clock;
     const start = Date.now() + 3600_000;
     clock.now = () => start;
     try {

@@ -2,7 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signSessionToken } from '../../src/platform/identity/session-token.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { authHeaders, createUser, login, platformOf } from '../helpers/platform.js';
+import { authHeaders, createUser, login } from '../helpers/platform.js';
 
 let t: TestApp;
 
@@ -129,9 +129,9 @@ describe('login and sessions', () => {
 
   it('accepts the root key header where a route allows it, constant value only', async () => {
     const request = { headers: { rootkey: t.config.ROOT_KEY } } as never;
-    const context = await platformOf(t).auth.authenticate(request, ['rootKey']);
+    const context = await t.app.platformAuth.authenticate(request, ['rootKey']);
     expect(context).toMatchObject({ authType: 'root', isRoot: true });
-    await expect(platformOf(t).auth.authenticate({ headers: { rootkey: 'wrong' } } as never, ['rootKey'])).rejects.toMatchObject({ statusText: 'unAuthorization' });
-    await expect(platformOf(t).auth.authenticate(request, ['session'])).rejects.toMatchObject({ httpStatus: 401 });
+    await expect(t.app.platformAuth.authenticate({ headers: { rootkey: 'wrong' } } as never, ['rootKey'])).rejects.toMatchObject({ statusText: 'unAuthorization' });
+    await expect(t.app.platformAuth.authenticate(request, ['session'])).rejects.toMatchObject({ httpStatus: 401 });
   });
 });

@@ -4,7 +4,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlatformCommand } from '../../src/cli/platform-commands.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { apiKeyHeaders, authHeaders, createApiKey, createUser, login, platformOf } from '../helpers/platform.js';
+import { apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 
 const run = promisify(execFile);
 let t: TestApp;
@@ -120,7 +120,7 @@ describe('end to end: a CLI user logs in, uses an API key, sees it expire, and c
     expect(await t.app.mongo.db.collection('usages').countDocuments()).toBe(1);
 
     // The key expires.
-    const { clock } = platformOf(t);
+    const clock = t.app.identity.clock;
     clock.now = () => start + 120_000;
     try {
       const expired = await t.app.inject({ method: 'POST', url: '/api/support/wallet/usage/createTrainingUsage', headers: apiKeyHeaders(key), payload: { name: 'late', datasetId: datasetId.toHexString() } });
@@ -141,7 +141,7 @@ describe('team limit endpoints and plan status', () => {
     expect((await get('/support/user/team/limit/datasetSizeLimit?size=10')).json()).toEqual({ code: 200, statusText: '', message: '', data: null });
     expect((await get('/support/user/team/limit/datasetSizeLimit')).json().data).toBeNull();
     expect((await get('/support/user/team/limit/datasetSizeLimit?size=abc')).statusCode).toBe(400);
-    await platformOf(t).teamLimits.setPlan(created.json.teamId, { maxDatasetSize: 5 });
+    await t.app.teamLimits.setPlan(created.json.teamId, { maxDatasetSize: 5 });
     const over = await get('/support/user/team/limit/datasetSizeLimit?size=6');
     expect(over.statusCode).toBe(403);
     expect(over.json()).toMatchObject({ code: 500003, statusText: 'datasetSizeNotEnough' });

@@ -1,8 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identityOf } from '../../src/platform/identity/identity.plugin.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { apiKeyHeaders, authHeaders, createApiKey, createUser, login, platformOf } from '../helpers/platform.js';
+import { apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 
 let t: TestApp;
 let ownerA: string;
@@ -11,11 +10,10 @@ let teamA: string;
 
 beforeAll(async () => {
   t = await buildTestApp({}, (app) => {
-    // A probe that reports who the credential resolves to (the /api context's decorations are
-    // not visible here, so it calls the authenticator through identityOf).
+    // A probe that reports who the credential resolves to.
     app.register(
       async (api) => {
-        api.get('/test/whoami', async (request) => ({ code: 200, data: await identityOf(app).auth.authenticate(request, ['session', 'apiKey']) }));
+        api.get('/test/whoami', async (request) => ({ code: 200, data: await app.platformAuth.authenticate(request, ['session', 'apiKey']) }));
       },
       { prefix: '/api' },
     );
@@ -69,7 +67,7 @@ describe('API keys', () => {
   });
 
   it('refuses an expired key once the clock passes expiredTime', async () => {
-    const { clock } = platformOf(t);
+    const clock = t.app.identity.clock;
     const start = Date.now();
     const key = await createApiKey(t, ownerA, { name: 'expiring', limit: { expiredTime: new Date(start + 3600_000).toISOString(), maxUsagePoints: -1 } });
     expect((await call('GET', '/test/whoami', apiKeyHeaders(key))).statusCode).toBe(200);
@@ -86,7 +84,7 @@ describe('API keys', () => {
   it('counts usage points and refuses a key over maxUsagePoints', async () => {
     const key = await createApiKey(t, ownerA, { name: 'metered', limit: { maxUsagePoints: 5 } });
     const id = (await listKeys(ownerA)).find((item) => item.name === 'metered')?._id as string;
-    const { auth } = platformOf(t);
+    const auth = t.app.platformAuth;
     await auth.addApiKeyUsage(id, 3);
     expect((await call('GET', '/test/whoami', apiKeyHeaders(key))).statusCode).toBe(200);
     await auth.addApiKeyUsage(id, 2);
@@ -182,7 +180,7 @@ describe('API keys', () => {
     expect(foreign.json().statusText).toBe('unAuthApp');
     const missing = await call('POST', '/support/openapi/create', authHeaders(ownerA), { name: 'x', appId: new ObjectId().toHexString() });
     expect(missing.json().statusText).toBe('appUnExist');
-    expect(await platformOf(t).auth.deleteAppApiKeys(teamA, appId.toHexString())).toBe(1);
+    expect(await t.app.platformAuth.deleteAppApiKeys(teamA, appId.toHexString())).toBe(1);
     expect((await call('GET', '/test/whoami', apiKeyHeaders(key))).statusCode).toBe(401);
   });
 });

@@ -5,7 +5,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_LEXICAL_VECTOR_MODEL } from '../../src/platform/system/model-types.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createUser, platformOf } from '../helpers/platform.js';
+import { createUser } from '../helpers/platform.js';
 
 let t: TestApp;
 const configDir = mkdtempSync(join(tmpdir(), 'models-'));
@@ -43,7 +43,7 @@ describe('getInitData and models', () => {
   });
 
   it('serves the registry to other modules', () => {
-    const { models } = platformOf(t);
+    const models = t.app.models;
     expect(models.getLLMModel('Model One')?.model).toBe('m-1');
     expect(models.getLLMModel('m-1')?.requestAuth).toBe('sk-secret-llm');
     expect(models.defaultVectorModel()).toMatchObject({ model: LOCAL_LEXICAL_VECTOR_MODEL, provider: 'local-lexical', dimensions: 256 });
@@ -61,7 +61,7 @@ describe('team limits', () => {
   it('applies env defaults, per-team plan overrides, and counts apps and datasets of the team', async () => {
     const { teamId } = await createUser(t, { username: 'limits-a', password: 'limits-pass' });
     const other = await createUser(t, { username: 'limits-b', password: 'limits-pass' });
-    const { teamLimits } = platformOf(t);
+    const teamLimits = t.app.teamLimits;
     expect(await teamLimits.getLimits(teamId)).toMatchObject({ maxApps: 3, exportIntervalMinutes: 30 });
     const apps = t.app.mongo.db.collection('apps');
     await apps.insertMany([
@@ -81,7 +81,8 @@ describe('team limits', () => {
 
   it('records exports and refuses another inside the interval until the clock moves on', async () => {
     const { teamId } = await createUser(t, { username: 'limits-c', password: 'limits-pass' });
-    const { teamLimits, clock } = platformOf(t);
+    const teamLimits = t.app.teamLimits;
+const clock = t.app.identity.clock;
     const start = Date.now();
     clock.now = () => start;
     try {

@@ -3,7 +3,6 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type FakeModelProvider, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -107,7 +106,7 @@ beforeAll(async () => {
   collectionId = await ok(t, owner, 'POST', '/core/dataset/collection/create', { datasetId, name: TRICKY[2], type: 'virtual' });
   await ok(t, owner, 'POST', '/core/dataset/data/pushData', { collectionId, data: TRICKY.map((q, chunkIndex) => ({ q: `${q} password reset`, a: chunkIndex % 2 ? TRICKY[chunkIndex - 1] : '', chunkIndex })) });
   await ok(t, owner, 'POST', '/core/dataset/data/insertData', { collectionId, q: 'How do I reset my password?', a: 'Open "settings".' });
-  await datasetsOf(t.app).trainingWorker.drain();
+  await t.app.datasets.trainingWorker.drain();
 }, 120_000);
 
 afterAll(async () => {

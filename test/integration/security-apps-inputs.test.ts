@@ -2,7 +2,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appsAccessOf } from '../../src/platform/apps/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 
@@ -100,7 +99,7 @@ describe('hostile inputs to the apps module', () => {
   });
 
   it('the fetchUrl plugin reduces a hostile page to text in linear time', async () => {
-    const access = appsAccessOf(t.app);
+    const access = t.app.apps;
     const scripts = await healthzDuring(() => access.runSystemPlugin('fetchUrl', { url: `${pagesBase}/scripts` }));
     expect(scripts.healthzMs).toBeLessThan(300);
     expect(scripts.result).toEqual({ result: '' });

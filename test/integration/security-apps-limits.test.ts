@@ -1,7 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createUser, login, platformOf } from '../helpers/platform.js';
+import { createUser, login } from '../helpers/platform.js';
 import { call, createFolder, ok } from './apps-helpers.js';
 
 /**
@@ -18,7 +18,7 @@ afterAll(() => t.close());
 
 async function team(name: string, maxApps: number) {
   const user = await createUser(t, { username: `lim-${name}`, password: 'password-1' });
-  await platformOf(t).teamLimits.setPlan(user.teamId, { maxApps });
+  await t.app.teamLimits.setPlan(user.teamId, { maxApps });
   return { teamId: user.teamId, token: await login(t, `lim-${name}`, 'password-1') };
 }
 const counted = (teamId: string) => t.app.mongo.db.collection('apps').countDocuments({ teamId: new ObjectId(teamId), type: { $nin: ['folder', 'httpPlugin'] } });

@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
@@ -78,7 +77,7 @@ beforeAll(async () => {
   secretDatasetId = await datasetWith(ownerToken, 'Secret', SECRET);
   openDatasetId = await datasetWith(ownerToken, 'Open', OPEN);
   await ok(t, ownerToken, 'PUT', '/core/dataset/update', { id: openDatasetId, defaultPermission: 4 });
-  await datasetsOf(t.app).trainingWorker.drain();
+  await t.app.datasets.trainingWorker.drain();
 });
 
 afterAll(async () => {

@@ -1,6 +1,5 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { type Client, client, multipart } from '../fixtures/datasets/client.js';
@@ -71,7 +70,7 @@ describe('dataset and collection deletes filter by team', () => {
     const datasetId = await alice.ok<string>(alice.post('/core/dataset/create', { name: 'Alice content' }));
     const fileId = await upload(aliceToken, 'content.txt', 'Alpha paragraph.\n\nBeta paragraph.');
     const { collectionId } = await alice.ok<{ collectionId: string }>(alice.post('/core/dataset/collection/create/fileId', { datasetId, fileId }));
-    await datasetsOf(t.app).trainingWorker.drain();
+    await t.app.datasets.trainingWorker.drain();
     await alice.ok(alice.post('/core/dataset/data/pushData', { collectionId, data: [{ q: 'still queued' }] }));
 
     // Bob's image is tagged with the id Alice's collection uses for its related images.

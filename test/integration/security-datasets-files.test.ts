@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { type Client, client, multipart } from '../fixtures/datasets/client.js';
@@ -65,7 +64,7 @@ describe('uploadImage accepts raster images only, judged by their bytes', () => 
   });
 
   it('serves an SVG stored before the fix as a download, never as image/svg+xml', async () => {
-    const id = await datasetsOf(t.app).ctx.repos.files.insertImage({ teamId, binary: Buffer.from(SVG), mime: 'image/svg+xml', type: 'chatImage' });
+    const id = await t.app.datasets.ctx.repos.files.insertImage({ teamId, binary: Buffer.from(SVG), mime: 'image/svg+xml', type: 'chatImage' });
     const image = await t.app.inject({ method: 'GET', url: `/api/system/img/${id}.svg` });
     expect(image.statusCode).toBe(200);
     expect(image.headers['content-type']).toBe('application/octet-stream');
@@ -88,7 +87,7 @@ describe('stored files are served safely', () => {
   });
 
   it('a file stored with an active type is a download', async () => {
-    const fileId = await datasetsOf(t.app).ctx.repos.files.upload('dataset', { buffer: Buffer.from('<svg/>'), filename: 'legacy.svg', contentType: 'image/svg+xml', metadata: { teamId, tmbId: teamId } });
+    const fileId = await t.app.datasets.ctx.repos.files.upload('dataset', { buffer: Buffer.from('<svg/>'), filename: 'legacy.svg', contentType: 'image/svg+xml', metadata: { teamId, tmbId: teamId } });
     const { signFileToken, fileReadUrl } = await import('../../src/platform/datasets/files/file-token.js');
     const url = fileReadUrl(signFileToken(t.config.FILE_TOKEN_KEY, { bucketName: 'dataset', teamId, tmbId: teamId, fileId }));
     const read = await t.app.inject({ method: 'GET', url });
@@ -158,7 +157,7 @@ describe('hostile upload inputs are 400s naming the field', () => {
     expect(preview.previewContent).toBe(sentence.replaceAll('\u0000', ''));
     const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Nul' }));
     await api.ok(api.post('/core/dataset/collection/create/fileId', { datasetId, fileId }));
-    await datasetsOf(t.app).trainingWorker.drain();
+    await t.app.datasets.trainingWorker.drain();
     const data = await t.app.mongo.db.collection('dataset_datas').find({}).toArray();
     expect(data.length).toBeGreaterThan(0);
     for (const item of data) expect(JSON.stringify(item)).not.toContain('\\u0000');

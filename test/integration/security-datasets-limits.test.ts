@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createUser, login, platformOf } from '../helpers/platform.js';
+import { createUser, login } from '../helpers/platform.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
 
 /** The plan's dataset amount holds against parallel creates, and deletes give the room back. */
@@ -12,7 +12,7 @@ beforeAll(async () => {
   t = await buildTestApp();
   ({ teamId } = await createUser(t, { username: 'limit-owner', password: 'password-a1' }));
   owner = client(t, await login(t, 'limit-owner', 'password-a1'));
-  await platformOf(t).teamLimits.setPlan(teamId, { maxDatasets: 4 });
+  await t.app.teamLimits.setPlan(teamId, { maxDatasets: 4 });
 });
 
 afterAll(async () => {
@@ -50,7 +50,7 @@ describe('dataset amount of the plan', () => {
   });
 
   it('creates racing the delete of their folder leave the counter exact', async () => {
-    await platformOf(t).teamLimits.setPlan(teamId, { maxDatasets: 10 });
+    await t.app.teamLimits.setPlan(teamId, { maxDatasets: 10 });
     await owner.ok(owner.post('/core/dataset/folder/create', { name: 'Short-lived' }));
     const folderId = (await owner.ok<{ _id: string; type: string }[]>(owner.post('/core/dataset/list', {}))).find((item) => item.type === 'folder')!._id;
     const responses = await Promise.all([

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createAttemptLimiter } from '../../src/infra/attempt-limiter.js';
 import { buildTestApp, type TestApp, testConfig } from '../helpers/app.js';
-import { identityOf } from '../../src/platform/identity/identity.plugin.js';
 import { createUser } from '../helpers/platform.js';
 import { cli, postToken } from '../fixtures/cluster/helpers.js';
 
@@ -29,7 +28,7 @@ const WINDOW_MS = 10 * 60_000;
 const PINNED = (Math.floor(Date.now() / WINDOW_MS) + 1) * WINDOW_MS + 60_000;
 
 function pinClocks(app: TestApp['app']): void {
-  identityOf(app).clock.now = () => PINNED;
+  app.identity.clock.now = () => PINNED;
   app.cluster.clock.advance(PINNED - app.cluster.clock.now().getTime());
 }
 

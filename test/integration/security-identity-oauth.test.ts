@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { identityOf } from '../../src/platform/identity/identity.plugin.js';
 import { createUser } from '../helpers/platform.js';
 import { bearer, cli, login as clusterLogin, postToken } from '../fixtures/cluster/helpers.js';
 
@@ -107,7 +106,7 @@ describe('the platform session cookie is Secure over https', () => {
       await createUser(proxied, { username: 'behind-proxy', password: 'right-password' });
       // Attempt windows are aligned on the clock: stay inside one.
       const pinned = Date.now();
-      identityOf(proxied.app).clock.now = () => pinned;
+      proxied.app.identity.clock.now = () => pinned;
       const attempt = (ip: string, password: string) =>
         proxied.app.inject({ method: 'POST', url: '/api/support/user/account/loginByPassword', headers: { 'x-forwarded-for': ip }, payload: { username: `user-${ip}`, password } });
       for (let i = 0; i < 10; i++) expect((await attempt('198.51.100.7', 'nope-nope')).statusCode).toBe(401);

@@ -4,7 +4,6 @@
  * server builds the nodes the reference's editor would, and chat runs them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetsOf } from '../../src/platform/datasets/index.js';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
@@ -110,7 +109,7 @@ describe('simple app forms', () => {
         { q: 'Parking spot', a: 'Visitors park behind the barn.' },
       ],
     });
-    await datasetsOf(t.app).trainingWorker.drain();
+    await t.app.datasets.trainingWorker.drain();
     const appId = (await ok(t, tok, 'POST', '/core/app/create', {
       name: 'Manual bot',
       type: 'simple',

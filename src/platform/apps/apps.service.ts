@@ -14,7 +14,7 @@ export interface AppsDeps {
   versions: VersionsRepo;
   perms: ResourcePermissionService;
   /** Late-bound: the identity module owns the plan limits. */
-  teamLimits: () => TeamLimits;
+  teamLimits: TeamLimits;
   now?: () => Date;
 }
 
@@ -72,7 +72,7 @@ export function createAppsCore(deps: AppsDeps) {
      * given back at the end, failure or not.
      */
     async withAppRoom<T>(teamId: string, reserve: number, run: (room: AppRoom) => Promise<T>): Promise<T> {
-      if (reserve > 0) await deps.teamLimits().reserveApps(teamId, reserve);
+      if (reserve > 0) await deps.teamLimits.reserveApps(teamId, reserve);
       let change = 0;
       try {
         return await run({
@@ -82,7 +82,7 @@ export function createAppsCore(deps: AppsDeps) {
         });
       } finally {
         // A release that fails only over-counts; the counter is recounted from the apps when quiet.
-        if (reserve - change > 0) await deps.teamLimits().releaseApps(teamId, reserve - change).catch(() => undefined);
+        if (reserve - change > 0) await deps.teamLimits.releaseApps(teamId, reserve - change).catch(() => undefined);
       }
     },
 

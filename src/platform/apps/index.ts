@@ -1,11 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
+import { Errors } from '../../infra/errors.js';
+import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
 import { createAppPermissionService } from './app-permissions.js';
 import { createAppCrud } from './app-crud.service.js';
 import { APP_INDEXES, type App, createAppsRepo } from './apps.repo.js';
 import { registerAppRoutes } from './apps.routes.js';
-import { type AppsDeps, createAppsCore } from './apps.service.js';
+import { type AppsCore, type AppsDeps, createAppsCore } from './apps.service.js';
 import { createChatLogsRepo } from './chat-logs.repo.js';
 import { registerHttpPluginRoutes } from './http-plugin.routes.js';
 import { registerPluginEndpoints } from './system-plugins/plugin-endpoints.routes.js';
@@ -20,53 +23,63 @@ export interface AppsAccess {
   findApp(appId: string): Promise<App | null>;
   /** The newest published version (what chat runs), else the app's draft. */
   latestVersion(app: App): Promise<{ versionId?: string; nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; chatConfig: Record<string, unknown> }>;
+  /** The app, if it exists in the caller's team and the caller holds the required permission on it. */
+  authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field?: string): Promise<{ app: App; permission: SerializedPermission }>;
+  /** Marks the app as used now (a chat moves it to the top of the list). */
+  touch(teamId: string, appId: string, now: Date): Promise<void>;
   /** Runs a built-in system plugin callback by name (getTime, mathExprVal, fetchUrl, ...). */
   runSystemPlugin(name: string, inputs: Record<string, unknown>, context?: Partial<SystemPluginContext>): Promise<Record<string, unknown>>;
 }
 
+/** The apps module's services: what other modules read (`AppsAccess`) and what its routes use. */
+export interface AppsModule extends AppsAccess {
+  core: AppsCore;
+  deps: AppsDeps;
+  pluginContext: SystemPluginContext;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
-    appsAccess: AppsAccess;
+    apps: AppsModule;
   }
 }
 
-const byDatabase = new WeakMap<object, AppsAccess>();
-
-/** The apps access of a built app, from outside the /api context (tests, benchmarks, CLI). */
-export function appsAccessOf(app: FastifyInstance): AppsAccess {
-  const access = byDatabase.get(app.mongo.db);
-  if (!access) throw new Error('The apps module is not registered on this app');
-  return access;
-}
-
-/** The apps module of the platform API: apps, folders, permissions, versions, plugins, templates. */
-export default fp(
-  async function appsModule(app: FastifyInstance): Promise<void> {
+/** The apps module's services, decorated on the root instance as `app.apps`. */
+export const appsServices = fp(
+  async function appsServices(app: FastifyInstance): Promise<void> {
     const db = app.mongo.db;
     app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
-    const perms = createAppPermissionService(db);
-    const deps: AppsDeps = { apps: createAppsRepo(db), versions: createVersionsRepo(db), perms, teamLimits: () => app.teamLimits };
-    const core = createAppsCore(deps);
+    const deps: AppsDeps = { apps: createAppsRepo(db), versions: createVersionsRepo(db), perms: createAppPermissionService(db), teamLimits: app.teamLimits };
     const pluginContext: SystemPluginContext = {
       db,
       fetchOptions: { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES },
     };
-    const access: AppsAccess = {
+    app.decorate('apps', {
+      core: createAppsCore(deps),
+      deps,
+      pluginContext,
       findApp: (appId: string) => deps.apps.findById(appId),
       latestVersion: (found: App) => latestVersionOf(deps.versions, found),
+      async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
+        const { permission } = await deps.perms.authorize(auth, appId, required, field);
+        const found = await deps.apps.findById(String(appId));
+        if (!found) throw Errors.appUnExist(`App ${String(appId)} not found`);
+        return { app: found, permission };
+      },
+      touch: (teamId: string, appId: string, now: Date) => deps.apps.update(teamId, appId, { updateTime: now }),
       runSystemPlugin: (name: string, inputs: Record<string, unknown>, context?: Partial<SystemPluginContext>) => runSystemPlugin(name, inputs, { ...pluginContext, ...context }),
-    };
-    app.decorate('appsAccess', access);
-    byDatabase.set(db, access);
-
-    await app.register(async (scope) => {
-      registerAppRoutes(scope, createAppCrud(core, deps), core, deps, createChatLogsRepo(db));
-      registerVersionRoutes(scope, core, deps);
-      registerHttpPluginRoutes(scope, core, deps, pluginContext.fetchOptions);
-      registerTemplateRoutes(scope);
-      registerSystemPluginRoutes(scope, core, deps);
-      registerPluginEndpoints(scope, pluginContext);
-    });
+    } satisfies AppsModule);
   },
-  { name: 'platform-apps' },
+  { name: 'platform-apps', dependencies: ['platform-identity', 'platform-team-limits'] },
 );
+
+/** The apps module's routes: apps, folders, permissions, versions, plugins, templates. */
+export async function appsRoutes(api: FastifyInstance): Promise<void> {
+  const { core, deps, pluginContext } = api.apps;
+  registerAppRoutes(api, createAppCrud(core, deps), core, deps, createChatLogsRepo(api.mongo.db));
+  registerVersionRoutes(api, core, deps);
+  registerHttpPluginRoutes(api, core, deps, pluginContext.fetchOptions);
+  registerTemplateRoutes(api);
+  registerSystemPluginRoutes(api, core, deps);
+  registerPluginEndpoints(api, pluginContext);
+}

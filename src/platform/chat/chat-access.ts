@@ -7,7 +7,7 @@ import { graphResources } from '../../domain/workflow/graph-resources.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
-import type { AppDoc, AppSource } from './app-source.repo.js';
+import type { AppDoc, AppSource } from './app-source.js';
 import type { ChatDoc, ChatRepo } from './chat.repo.js';
 
 const isTeamOwner = (auth: AuthContext) => auth.role === 'owner' || auth.isRoot || auth.teamPermission === PermissionValue.owner;

@@ -1,20 +1,17 @@
 /** Wires the chat area's repositories and services from the app's shared capabilities. */
 import type { FastifyInstance } from 'fastify';
-import { ObjectId } from 'mongodb';
 import { OWN_FILE_READ_PATH, OWN_PLUGIN_PATH, ownServicePath } from '../../domain/workflow/own-service-url.js';
 import { Errors } from '../../infra/errors.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
-import { memberFieldsOf } from '../auth/authenticator.js';
 import type { AuthContext } from '../auth/types.js';
 import { createResourceAccess } from '../identity/resource-access.js';
-import { createOutLinksRepo } from '../outlinks/outlinks.repo.js';
-import { createOutLinkService, type OutLinkService } from '../outlinks/outlinks.service.js';
-import { type AppSource, createAppSource } from './app-source.repo.js';
+import type { OutLinkService } from '../outlinks/outlinks.service.js';
+import { type AppSource, createAppSource } from './app-source.js';
 import { type ChatAccess, createChatAccess } from './chat-access.js';
 import { type ChatRepo, createChatRepo } from './chat.repo.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
 import { createSelfCaller, type SelfAnswer } from './self-call.js';
-import { createUsageRepo, type UsageRepo } from './usage.repo.js';
+import type { UsageRepo } from '../identity/usage.repo.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
 
 export interface ChatModule {
@@ -36,22 +33,18 @@ export interface ChatModule {
 
 export function createChatModule(app: FastifyInstance): ChatModule {
   const db = app.mongo.db;
-  const now = () => (app.identityClock ? app.identityClock.now() : Date.now());
+  const now = () => app.identity.clock.now();
   const repo = createChatRepo(db);
   const apps = createAppSource(app);
-  const usage = createUsageRepo(db);
+  const usage = app.identity.usage;
   const models = createModelAccess(app);
   const outbound: typeof safeFetch = (url, options = {}) =>
     safeFetch(url, { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES, ...options });
 
-  const memberContext = async (tmbId: string) => {
-    const resolved = await app.identity.accounts.resolveMember(new ObjectId(tmbId));
-    return resolved ? memberFieldsOf(resolved) : null;
-  };
-
+  const memberContext = app.identity.memberContext;
   const callSelf = createSelfCaller(app, outbound);
 
-  const outLinks = createOutLinkService({ repo: createOutLinksRepo(db), apps, now, memberContext, fetch: outbound });
+  const outLinks = app.outlinks;
   const resources = createResourceAccess(db);
   const datasets = { authorize: (auth: AuthContext, datasetId: string, required: 'read') => resources.authDataset(auth, datasetId, required) };
   const access = createChatAccess({ repo, apps, datasets });
@@ -65,7 +58,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       resolveLlm: models.resolveLlm,
       searchDatasets: models.searchDatasets(),
       sandboxUrl: app.config.SANDBOX_URL,
-      runSystemPlugin: (name, inputs) => app.appsAccess.runSystemPlugin(name, inputs),
+      runSystemPlugin: (name, inputs) => app.apps.runSystemPlugin(name, inputs),
       download: async (url) => {
         const limits = { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES };
         const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);

@@ -10,12 +10,12 @@ import { pureRunners } from '../../domain/workflow/pure-runners.js';
 import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
-import type { AppDoc, AppSource, RunGraph } from './app-source.repo.js';
+import type { AppDoc, AppSource, RunGraph } from './app-source.js';
 import type { CallerGuard } from './chat-access.js';
 import { type ChatCaller, chatSourceOf, usageSourceOf } from './chat-caller.js';
 import type { ChatRepo, ChatSource } from './chat.repo.js';
 import { nanoid } from './ids.js';
-import type { UsageRepo } from './usage.repo.js';
+import type { UsageRepo } from '../identity/usage.repo.js';
 import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
 import { createExtraRunners } from './workflow-nodes/extra-nodes.js';
 import { createHttpRunners } from './workflow-nodes/http-node.js';
@@ -277,7 +277,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       now,
     );
     if (caller.auth.tmbId === app.tmbId.toHexString() && !caller.shareId && !caller.teamSpace && chatSourceOf(caller, request.channel) === 'online') {
-      await deps.apps.touch(app._id, now);
+      await deps.apps.touch(app, now);
     }
   }
 

@@ -5,7 +5,7 @@ import type { StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import { assertKeyMayUseApp } from './chat-access.js';
-import type { AppDoc } from './app-source.repo.js';
+import type { AppDoc } from './app-source.js';
 import type { ChatDoc, ChatItemDoc } from './chat.repo.js';
 import type { ChatModule } from './chat-module.js';
 

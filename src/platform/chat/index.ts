@@ -1,35 +1,37 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { registerChannelRoutes } from '../outlinks/channels/channel.routes.js';
-import { OUTLINK_INDEXES } from '../outlinks/outlinks.repo.js';
-import { registerOutLinkRoutes } from '../outlinks/outlinks.routes.js';
-import { registerOpenAiRoutes } from '../openai/openai.routes.js';
 import { CHAT_INDEXES } from './chat.repo.js';
-import { createChatModule } from './chat-module.js';
+import { type ChatModule, createChatModule } from './chat-module.js';
 import { registerCompletionRoutes } from './completions.routes.js';
 import { registerHistoryRoutes } from './history.routes.js';
 import { registerInputGuideRoutes } from './input-guide.routes.js';
-import { createTeamSpaceResolver } from './team-space.js';
-import { USAGE_INDEXES } from './usage.repo.js';
+import { createTeamSpaceResolver, type TeamSpaceResolver } from './team-space.js';
 
-/** Chat, workflow runtime, share links and messaging channels, OpenAI-style endpoints. */
-export default fp(
-  async function chatModule(app: FastifyInstance) {
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Chat records, the workflow runtime and the team-space credential. */
+    chat: ChatModule & { teamSpace: TeamSpaceResolver };
+  }
+}
+
+/** The chat module's services, decorated on the root instance as `app.chat`. */
+export const chatServices = fp(
+  async function chatServices(app: FastifyInstance): Promise<void> {
     const chat = createChatModule(app);
-    app.platformAuth.registerResolver('outLink', chat.outLinks.resolver);
     const teamSpace = createTeamSpaceResolver(chat, {
       authUrl: app.config.TEAM_TOKEN_AUTH_URL,
       findOwnerTmbId: async (teamId) => (await app.identity.teams.findOwnerMember(teamId))?._id.toHexString() ?? null,
     });
     app.platformAuth.registerResolver('teamSpace', teamSpace.resolver);
-    app.startup.add('indexes: chat', () => app.mongo.ensureIndexes([...CHAT_INDEXES, ...OUTLINK_INDEXES, ...USAGE_INDEXES]));
-
-    registerCompletionRoutes(app, chat);
-    registerHistoryRoutes(app, chat);
-    registerInputGuideRoutes(app, chat);
-    registerOutLinkRoutes(app, chat.outLinks);
-    registerOpenAiRoutes(app, chat, teamSpace.check);
-    registerChannelRoutes(app, chat);
+    app.decorate('chat', { ...chat, teamSpace });
+    app.startup.add('indexes: chat', () => app.mongo.ensureIndexes(CHAT_INDEXES));
   },
-  { name: 'platform-chat' },
+  { name: 'platform-chat', dependencies: ['platform-identity', 'platform-system', 'platform-apps', 'platform-outlinks', 'platform-datasets'] },
 );
+
+/** Chat completions, histories, records and the input guide, under /api. */
+export async function chatRoutes(api: FastifyInstance): Promise<void> {
+  registerCompletionRoutes(api, api.chat);
+  registerHistoryRoutes(api, api.chat);
+  registerInputGuideRoutes(api, api.chat);
+}

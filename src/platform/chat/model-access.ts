@@ -1,12 +1,11 @@
 /**
  * Model and dataset-search look-ups for the chat area: which LLM a node uses and where its
  * OpenAI-compatible endpoint is (the model's requestUrl/requestAuth, else OPENAI_BASE_URL /
- * CHAT_API_KEY), and the datasets module's search when it is present.
+ * CHAT_API_KEY) and the datasets module's search.
  */
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../../infra/errors.js';
 import type { LlmEndpoint } from '../../infra/llm-stream.js';
-import { datasetsOf } from '../datasets/index.js';
 import type { LLMModel } from '../system/model-types.js';
 import type { DatasetSearcher, ResolvedLlm } from './workflow-nodes/node-deps.js';
 
@@ -32,15 +31,14 @@ export function createModelAccess(app: FastifyInstance) {
     return { model: found, endpoint: endpointFor(found) };
   }
 
-  function searchDatasets(): DatasetSearcher | undefined {
-    if (!app.hasDecorator('datasetSearch')) return undefined;
+  function searchDatasets(): DatasetSearcher {
     return async (request) => {
-      const repo = datasetsOf(app).ctx.repos.datasets;
+      const repo = app.datasets.ctx.repos.datasets;
       const docs = await Promise.all(request.datasetIds.map((id) => repo.findById(request.teamId, id)));
       const found = docs.filter((doc) => doc !== null);
       if (found.length === 0) throw new Error('core.chat.error.Select dataset empty: none of the selected datasets exists in this team');
       const vectorModel = found[0]!.vectorModel;
-      const result = await app.datasetSearch.search({
+      const result = await app.datasets.search.search({
         teamId: request.teamId,
         datasetIds: found.filter((doc) => doc.vectorModel === vectorModel).map((doc) => doc._id),
         vectorModel,

@@ -41,3 +41,5 @@ export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: s
   }
   return { resolver, check };
 }
+
+export type TeamSpaceResolver = ReturnType<typeof createTeamSpaceResolver>;

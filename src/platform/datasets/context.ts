@@ -30,13 +30,8 @@ export function createDatasetsContext(app: FastifyInstance) {
   return {
     config: app.config as Config,
     log: app.log as FastifyBaseLogger,
-    // Late-bound: these decorations belong to other modules and may be registered after us.
-    get models(): ModelRegistry {
-      return app.models;
-    },
-    get teamLimits(): TeamLimits {
-      return app.teamLimits;
-    },
+    models: app.models as ModelRegistry,
+    teamLimits: app.teamLimits as TeamLimits,
     repos,
     permissions,
     /**

@@ -33,31 +33,22 @@ export interface DatasetsHandles {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Dataset search for other modules (the workflow's dataset search node). */
-    datasetSearch: SearchService;
+    /** The datasets module: its context, training worker and search (the workflow's search node). */
+    datasets: DatasetsHandles;
   }
-}
-
-const byDatabase = new WeakMap<object, DatasetsHandles>();
-
-/** The datasets module's handles of an app (tests, benchmarks, other modules). */
-export function datasetsOf(app: FastifyInstance): DatasetsHandles {
-  const found = byDatabase.get(app.mongo.db);
-  if (!found) throw new Error('the datasets module is not registered on this app');
-  return found;
 }
 
 const IMAGE_CLEANUP_MS = 10 * 60 * 1000;
 const WARM_UP_RETRY = { firstMs: 2_000, maxMs: 60_000 };
 const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
 
-/** The datasets module: datasets, collections, data, training queue, search, files. */
-export default fp(
-  async function datasetsModule(api: FastifyInstance) {
+/** The datasets module's services (datasets, collections, data, training, search, files) as `app.datasets`. */
+export const datasetsServices = fp(
+  async function datasetsServices(api: FastifyInstance) {
     const ctx = createDatasetsContext(api);
     const trainingWorker = createTrainingWorker(ctx, { onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
-    byDatabase.set(api.mongo.db, { ctx, trainingWorker, search });
+    api.decorate('datasets', { ctx, trainingWorker, search });
     registerTrainingQueueMetrics({
       registry: api.opsMetrics.registry,
       trainings: ctx.repos.trainings,
@@ -67,7 +58,6 @@ export default fp(
         api.log.warn(`training queue metrics unavailable: ${describeError(error)}`);
       },
     });
-    api.decorate('datasetSearch', search);
 
     api.startup.add('indexes: datasets', () =>
       api.mongo.ensureIndexes([
@@ -124,20 +114,22 @@ export default fp(
       cleanup?.stop();
       await trainingWorker.stop();
     });
-
-    await api.register(async (scope) => {
-      scope.addHook('onRoute', (route) => {
-        if (LARGE_BODY_ROUTES.has(route.url)) route.bodyLimit = api.config.UPLOAD_LIMIT_BYTES;
-      });
-      await scope.register(multipart, { limits: { fileSize: api.config.UPLOAD_LIMIT_BYTES, files: 1 } });
-      const files = createFileService(ctx);
-      registerDatasetRoutes(scope, ctx);
-      registerCollectionRoutes(scope, ctx, files);
-      registerDataRoutes(scope, ctx);
-      registerTrainingRoutes(scope, ctx);
-      registerSearchRoutes(scope, ctx, search);
-      registerFileRoutes(scope, ctx, files);
-    });
   },
-  { name: 'datasets' },
+  { name: 'platform-datasets', dependencies: ['platform-identity', 'platform-team-limits', 'platform-system', 'metrics'] },
 );
+
+/** The datasets module's routes, under /api. */
+export async function datasetsRoutes(api: FastifyInstance): Promise<void> {
+  const { ctx, search } = api.datasets;
+  api.addHook('onRoute', (route) => {
+    if (LARGE_BODY_ROUTES.has(route.url)) route.bodyLimit = api.config.UPLOAD_LIMIT_BYTES;
+  });
+  await api.register(multipart, { limits: { fileSize: api.config.UPLOAD_LIMIT_BYTES, files: 1 } });
+  const files = createFileService(ctx);
+  registerDatasetRoutes(api, ctx);
+  registerCollectionRoutes(api, ctx, files);
+  registerDataRoutes(api, ctx);
+  registerTrainingRoutes(api, ctx);
+  registerSearchRoutes(api, ctx, search);
+  registerFileRoutes(api, ctx, files);
+}

@@ -1,16 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { createAuthenticator } from '../auth/authenticator.js';
+import { ObjectId } from 'mongodb';
+import { isObjectIdHex } from '../../infra/mongo.js';
+import { createAuthenticator, memberFieldsOf } from '../auth/authenticator.js';
 import { type AttemptLimiter, attemptIndexes, createAttemptLimiter } from '../../infra/attempt-limiter.js';
 import { startPeriodicTask } from '../../infra/backoff.js';
-import type { PlatformAuthenticator } from '../auth/types.js';
-import type { ModelRegistry } from '../system/model-types.js';
-import type { TeamLimits } from './team-limits-types.js';
+import type { AuthContext, PlatformAuthenticator } from '../auth/types.js';
 import { type AccountsService, createAccountsService } from './accounts.service.js';
 import { API_KEY_INDEXES, type ApiKeysRepo, createApiKeysRepo } from './api-keys.repo.js';
 import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
 import { createSessionService, type SessionService } from './sessions.service.js';
 import { createTeamsRepo, TEAM_INDEXES, type TeamsRepo } from './teams.repo.js';
+import { createUsageRepo, USAGE_INDEXES, type UsageRepo } from './usage.repo.js';
 import { createUsersRepo, USER_INDEXES, type UsersRepo } from './users.repo.js';
 
 /** A replaceable clock: tests move time to check expiry and rate-limit windows. */
@@ -25,39 +26,18 @@ export interface IdentityServices {
   accounts: AccountsService;
   sessions: SessionService;
   limiter: AttemptLimiter;
+  usage: UsageRepo;
+  /** The module's clock: replace `clock.now` to move time (expiry, rate-limit windows). */
+  clock: IdentityClock;
+  /** The auth fields of a team member (share links, team spaces, channels act as one). */
+  memberContext(tmbId: string): Promise<Omit<AuthContext, 'authType'> | null>;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
-    identityClock: IdentityClock;
     identity: IdentityServices;
+    platformAuth: PlatformAuthenticator;
   }
-}
-
-/**
- * The platform API is an encapsulated context under /api, so its decorations are not visible
- * on the root instance tests and scripts hold. They find the services through the database
- * handle, which the root shares with every context.
- */
-export interface PlatformHandles {
-  services: IdentityServices;
-  clock: IdentityClock;
-  auth: PlatformAuthenticator;
-  teamLimits?: TeamLimits;
-  models?: ModelRegistry;
-}
-const byDatabase = new WeakMap<object, PlatformHandles>();
-
-/** Records the module's other decorations once they exist (called by the module index). */
-export function publishPlatformHandles(app: FastifyInstance): void {
-  const found = byDatabase.get(app.mongo.db);
-  if (found) Object.assign(found, { teamLimits: app.teamLimits, models: app.models });
-}
-
-export function identityOf(app: FastifyInstance): PlatformHandles {
-  const found = byDatabase.get(app.mongo.db);
-  if (!found) throw new Error('the identity module is not registered on this app');
-  return found;
 }
 
 const SESSION_CLEANUP_MS = 60 * 60 * 1000;
@@ -83,14 +63,15 @@ export default fp(
     });
     const sessions = createSessionService({ tokenKey: app.config.TOKEN_KEY, now, log: app.log, accounts, users, teams, sessions: sessionsRepo, limiter });
 
-    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter };
-    const auth = createAuthenticator({ tokenKey: app.config.TOKEN_KEY, rootKey: app.config.ROOT_KEY, now, accounts, users, sessions: sessionsRepo, apiKeys });
-    app.decorate('identityClock', clock);
+    const memberContext = async (tmbId: string) => {
+      const resolved = isObjectIdHex(tmbId) ? await accounts.resolveMember(new ObjectId(tmbId)) : null;
+      return resolved ? memberFieldsOf(resolved) : null;
+    };
+    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage: createUsageRepo(db), clock, memberContext };
     app.decorate('identity', services);
-    app.decorate('platformAuth', auth);
-    byDatabase.set(db, { services, clock, auth });
+    app.decorate('platformAuth', createAuthenticator({ tokenKey: app.config.TOKEN_KEY, rootKey: app.config.ROOT_KEY, now, accounts, users, sessions: sessionsRepo, apiKeys }));
 
-    app.startup.add('indexes: identity', () => app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)]));
+    app.startup.add('indexes: identity', () => app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)]));
     app.startup.add('identity: root user', () => sessions.ensureRoot(app.config.DEFAULT_ROOT_PSW));
     const cleanups: { stop(): void }[] = [];
     app.startup.add('identity: session cleanup', async () => {
@@ -103,5 +84,5 @@ export default fp(
       for (const cleanup of cleanups) cleanup.stop();
     });
   },
-  { name: 'platform-identity-core', dependencies: ['mongo', 'startup'] },
+  { name: 'platform-identity', dependencies: ['mongo', 'startup', 'metrics'] },
 );

@@ -8,8 +8,8 @@ import { createTeamPlansRepo, TEAM_PLAN_INDEXES } from './team-plans.repo.js';
 export default fp(
   async function teamLimitsPlugin(app: FastifyInstance) {
     const plans = createTeamPlansRepo(app.mongo.db);
-    app.decorate('teamLimits', createTeamLimits({ config: app.config, plans, counters: createTeamCountersRepo(app.mongo.db), now: () => app.identityClock.now() }));
+    app.decorate('teamLimits', createTeamLimits({ config: app.config, plans, counters: createTeamCountersRepo(app.mongo.db), now: () => app.identity.clock.now() }));
     app.startup.add('indexes: team plans', () => app.mongo.ensureIndexes(TEAM_PLAN_INDEXES));
   },
-  { name: 'platform-team-limits', dependencies: ['platform-identity-core'] },
+  { name: 'platform-team-limits', dependencies: ['platform-identity'] },
 );

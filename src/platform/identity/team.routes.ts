@@ -4,15 +4,13 @@ import { z } from 'zod';
 import { zIntLike, zName, zObjectId } from '../../infra/zod.js';
 import { definePlatformRoute } from '../define-route.js';
 import { createResourceAccess } from './resource-access.js';
-import { createUsageRepo, USAGE_INDEXES } from './usage.repo.js';
 
 const tags = ['teams, limits and usage'];
 
 /** Team limit checks, plan status and training usage records. */
 export async function teamRoutes(app: FastifyInstance): Promise<void> {
   const access = createResourceAccess(app.mongo.db);
-  const usages = createUsageRepo(app.mongo.db);
-  app.startup.add('indexes: usages', () => app.mongo.ensureIndexes(USAGE_INDEXES));
+  const usages = app.identity.usage;
 
   definePlatformRoute(app, {
     methods: ['GET', 'POST'],

@@ -1,4 +1,5 @@
 import { type Db, ObjectId } from 'mongodb';
+import type { NodeUsage } from '../../domain/workflow/types.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 
 export type UsageSource = 'fastgpt' | 'api' | 'shareLink' | 'training' | 'cronJob' | 'share' | 'wecom' | 'feishu' | 'official_account';
@@ -26,11 +27,42 @@ export interface UsageDoc {
   list: UsageItem[];
 }
 
-export const USAGE_INDEXES: IndexDeclaration[] = [{ collection: 'usages', key: { teamId: 1, tmbId: 1, source: 1, time: -1 } }];
+export const USAGES = 'usages';
+export const USAGE_INDEXES: IndexDeclaration[] = [
+  { collection: USAGES, key: { teamId: 1, time: -1 } },
+  { collection: USAGES, key: { teamId: 1, tmbId: 1, source: 1, time: -1 } },
+];
 
+/** What a chat, an embedding call or a plugin run used (one record per request). */
+export interface UsageInput {
+  teamId: string;
+  tmbId: string;
+  source: string;
+  appName: string;
+  appId?: string;
+  list: NodeUsage[];
+}
+
+/** Usage (billing) records: the identity module owns `usages`; other modules record through it. */
 export function createUsageRepo(db: Db) {
-  const usages = db.collection<UsageDoc>('usages');
+  const usages = db.collection<UsageDoc>(USAGES);
   return {
+    /** Records a request's usage; answers the points it cost. */
+    async record(input: UsageInput, now: Date): Promise<number> {
+      const totalPoints = input.list.reduce((sum, item) => sum + (item.totalPoints || 0), 0);
+      await usages.insertOne({
+        _id: new ObjectId(),
+        teamId: new ObjectId(input.teamId),
+        tmbId: new ObjectId(input.tmbId),
+        source: input.source as UsageSource,
+        appName: input.appName,
+        ...(input.appId ? { appId: new ObjectId(input.appId) } : {}),
+        time: now,
+        totalPoints,
+        list: input.list.map((item) => ({ moduleName: item.moduleName, amount: item.totalPoints || 0, model: item.model, tokens: item.tokens })),
+      });
+      return totalPoints;
+    },
     async insert(doc: Omit<UsageDoc, '_id' | 'time'> & { time?: Date }): Promise<UsageDoc> {
       const full: UsageDoc = { _id: new ObjectId(), time: new Date(), ...doc };
       await usages.insertOne(full);

@@ -4,7 +4,6 @@ import { estimateTokens, parseQuestionList } from '../../domain/workflow/prompts
 import { Errors } from '../../infra/errors.js';
 import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
 import { ProviderError } from '../../infra/provider-http.js';
-import { datasetsOf } from '../datasets/index.js';
 import type { ChatModule } from '../chat/chat-module.js';
 
 export const EMBEDDING_DIMENSIONS = 1536;
@@ -35,9 +34,8 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
     /** One vector per input, in input order; tokens summed over the batch. */
     async embed(inputs: string[], model: string | undefined) {
       const vectorModel = (model ? app.models.getVectorModel(model) : undefined) ?? app.models.defaultVectorModel();
-      if (!app.hasDecorator('datasetSearch')) throw Errors.badGateway('Embeddings are not available in this deployment');
-      const { vectors, tokens } = await datasetsOf(app)
-        .ctx.embedders()
+      const { vectors, tokens } = await app.datasets.ctx
+        .embedders()
         .forModel(vectorModel.model)
         .embed(inputs)
         .catch((error: unknown) => {

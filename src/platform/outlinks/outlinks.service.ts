@@ -9,14 +9,14 @@ import { mergedInput } from '../define-route.js';
 import { AppError, Errors } from '../../infra/errors.js';
 import type { SafeFetchOptions, SafeFetchResponse } from '../../infra/outbound-fetch.js';
 import type { AuthContext } from '../auth/types.js';
-import type { AppSource } from '../chat/app-source.repo.js';
+import type { AppsAccess } from '../apps/index.js';
 import { shareIdToken } from '../chat/ids.js';
 import type { OutLinkDoc, OutLinksRepo } from './outlinks.repo.js';
 import type { createOutLinkSchema, updateOutLinkSchema } from './outlinks.schema.js';
 
 export interface OutLinkServiceDeps {
   repo: OutLinksRepo;
-  apps: AppSource;
+  apps: Pick<AppsAccess, 'authorize'>;
   now: () => number;
   /** Builds the link creator's auth context (team member of the link's team). */
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;

@@ -8,5 +8,5 @@ export default fp(
   async function modelsPlugin(app: FastifyInstance) {
     app.decorate('models', createModelRegistry(await loadModelCatalog(app.config)));
   },
-  { name: 'platform-models' },
+  { name: 'platform-system' },
 );

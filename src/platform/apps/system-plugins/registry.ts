@@ -1,6 +1,6 @@
 /**
  * Built-in system plugins ("community-*" ids). Each declares its inputs and outputs (for the
- * node template) and a callback the workflow engine runs through `app.appsAccess.runSystemPlugin`.
+ * node template) and a callback the workflow engine runs through `app.apps.runSystemPlugin`.
  */
 import type { Db } from 'mongodb';
 import { Errors } from '../../../infra/errors.js';

@@ -6,7 +6,7 @@ import { selectHistories, valuesText } from '../../../domain/workflow/chat-value
 import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
 import { dynamicInputOf, dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { ChatItem, NodeRunContext, NodeRunner, RuntimeEdge, RuntimeNode } from '../../../domain/workflow/types.js';
-import type { RunGraph } from '../app-source.repo.js';
+import type { RunGraph } from '../app-source.js';
 import { nanoid } from '../ids.js';
 
 export const MAX_NESTING = 5;

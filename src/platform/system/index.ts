@@ -1,0 +1,2 @@
+export { default as systemServices } from './models.plugin.js';
+export { systemRoutes } from './system.routes.js';
