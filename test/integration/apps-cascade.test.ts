@@ -19,16 +19,16 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Records other modules keep for an app, in both id forms they might use. */
+/** Records other modules keep for an app, as their repositories store them. */
 async function seedDependents(appId: string) {
   const db = t.app.mongo.db;
   const chatId = `chat-${appId}`;
-  const ids = [new ObjectId(appId), appId];
-  for (const id of ids) {
-    await db.collection('chats').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, chatId, title: 't', source: 'online', updateTime: new Date() });
-    await db.collection('chatitems').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, chatId, dataId: 'd1', obj: 'Human' });
-    await db.collection('outlinks').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, shareId: `s-${appId}-${typeof id}` });
-    await db.collection('chat_input_guides').insertOne({ appId: id, text: `guide ${typeof id}` });
+  const id = new ObjectId(appId);
+  for (const n of [1, 2]) {
+    await db.collection('chats').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, chatId: `${chatId}${n > 1 ? `-${n}` : ''}`, title: 't', source: 'online', updateTime: new Date() });
+    await db.collection('chatitems').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, chatId, dataId: `d${n}`, obj: 'Human' });
+    await db.collection('outlinks').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, shareId: `s-${appId}-${n}` });
+    await db.collection('chat_input_guides').insertOne({ appId: id, text: `guide ${n}` });
   }
   await db.collection('chat.files').insertOne({ length: 0, chunkSize: 255, uploadDate: new Date(), filename: 'f.txt', metadata: { chatId, teamId: aliceTeam } });
   await createApiKey(t, alice, { name: 'k', appId });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SELF_CALL_HEADER, selfCallToken } from '../../src/infra/self-call-token.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -207,11 +208,12 @@ describe('templates and system plugins', () => {
     expect((await post('customFeedback/v2/index', { customFeedback: 'score {{s}}', customInputs: { s: 5 } })).body).toEqual({ answerText: '\\n\\n**Custom feedback debug**: "score 5"\\n\\n', text: 'score 5' });
 
     const db = t.app.mongo.db;
-    await db.collection('chatitems').insertOne({ appId: 'app-x', chatId: 'c1', dataId: 'd1', customFeedbacks: [] });
-    expect((await post('customFeedback/v2/index', { appId: 'app-x', chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'noted' })).body).toEqual({ text: 'noted' });
+    const appX = new ObjectId();
+    await db.collection('chatitems').insertOne({ appId: appX, chatId: 'c1', dataId: 'd1', customFeedbacks: [] });
+    expect((await post('customFeedback/v2/index', { appId: appX.toHexString(), chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'noted' })).body).toEqual({ text: 'noted' });
     await expect.poll(async () => (await db.collection('chatitems').findOne({ chatId: 'c1' }))?.customFeedbacks).toEqual(['noted']);
     for (const headers of [{}, { [SELF_CALL_HEADER]: 'guessed' }]) {
-      const anonymous = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers, payload: { appId: 'app-x', chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'spam' } });
+      const anonymous = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers, payload: { appId: appX.toHexString(), chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'spam' } });
       expect(anonymous.statusCode).toBe(403);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -69,7 +69,6 @@ export type AppListDoc = Pick<AppDoc, keyof typeof LIST_PROJECTION>;
 
 const oid = (id: string) => new ObjectId(id);
 /** Other modules may store app ids as ObjectId or text; match both. */
-const eitherForm = (ids: ObjectId[]) => ({ $in: [...ids, ...ids.map((id) => id.toHexString())] });
 
 function parseJson<T>(text: string | undefined, fallback: T): T {
   if (!text) return fallback;
@@ -150,33 +149,8 @@ export function createAppsRepo(db: Db) {
       return apps.countDocuments({ teamId: oid(teamId), type: { $in: [...types] } });
     },
 
-    /**
-     * Deletes apps and everything that belongs to them. Dependent records go first and app
-     * documents last, deepest first, so an interrupted delete never leaves a child whose parent
-     * is gone (running it again finishes the job).
-     */
-    async deleteCascade(teamId: string, idsDeepestFirst: string[][]): Promise<void> {
-      const all = idsDeepestFirst.flat().map(oid);
-      if (all.length === 0) return;
-      // Chat ids are chosen by clients and repeat across teams: every match is also by team.
-      const team = eitherForm([oid(teamId)]);
-      const byApp = { teamId: team, appId: eitherForm(all) };
-      const chats = await db.collection('chats').find(byApp, { projection: { chatId: 1 } }).toArray();
-      const chatIds = chats.map((c) => c.chatId).filter((c): c is string => typeof c === 'string');
-      const files = await db
-        .collection('chat.files')
-        .find({ 'metadata.teamId': team, $or: [{ 'metadata.chatId': { $in: chatIds } }, { 'metadata.appId': eitherForm(all) }] }, { projection: { _id: 1 } })
-        .toArray();
-      const bucket = new GridFSBucket(db, { bucketName: 'chat' });
-      for (const file of files) await bucket.delete(file._id).catch(() => undefined);
-      await db.collection('chatitems').deleteMany(byApp);
-      await db.collection('chats').deleteMany(byApp);
-      await db.collection('outlinks').deleteMany(byApp);
-      await db.collection('openapis').deleteMany(byApp);
-      // Versions and input guides carry no team: the ids are this team's apps (read from its tree).
-      await db.collection('app_versions').deleteMany({ appId: eitherForm(all) });
-      await db.collection('chat_input_guides').deleteMany({ appId: eitherForm(all) });
-      await db.collection('resource_permissions').deleteMany({ resourceType: 'app', teamId: oid(teamId), resourceId: { $in: all } });
+    /** Deletes app documents, deepest level first, so no app is left whose parent is gone. */
+    async deleteLevels(teamId: string, idsDeepestFirst: string[][]): Promise<void> {
       for (const level of idsDeepestFirst) {
         if (level.length > 0) await apps.deleteMany({ teamId: oid(teamId), _id: { $in: level.map(oid) } });
       }

@@ -15,7 +15,7 @@ import {
   updateAppInput,
 } from './apps.schema.js';
 import type { AppsCore, AppsDeps } from './apps.service.js';
-import type { createChatLogsRepo } from './chat-logs.repo.js';
+import type { ChatLogsRepo } from '../chat/chat-logs.repo.js';
 
 const tags = ['apps'];
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -25,7 +25,7 @@ export function registerAppRoutes(
   crud: ReturnType<typeof createAppCrud>,
   core: AppsCore,
   deps: AppsDeps,
-  chatLogs: ReturnType<typeof createChatLogsRepo>,
+  chatLogs: ChatLogsRepo,
 ): void {
   const session = ['session'] as const;
 

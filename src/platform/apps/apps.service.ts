@@ -9,12 +9,18 @@ import { type App, type AppDoc, type AppsRepo, encodeWorkflow } from './apps.rep
 import { APP_FOLDER_TYPES, type AppType, CHAT_APP_TYPES } from './apps.schema.js';
 import type { VersionsRepo } from './versions.repo.js';
 
+export type AppsDeletedListener = (teamId: string, appIds: string[]) => Promise<void>;
+
 export interface AppsDeps {
   apps: AppsRepo;
   versions: VersionsRepo;
   perms: ResourcePermissionService;
-  /** Late-bound: the identity module owns the plan limits. */
   teamLimits: TeamLimits;
+  /**
+   * What other modules delete with an app (chats, share links, keys), each through its own
+   * repository; run before the app documents go, so a crash midway leaves no orphan.
+   */
+  onDeleted: AppsDeletedListener[];
   now?: () => Date;
 }
 
@@ -163,7 +169,12 @@ export function createAppsCore(deps: AppsDeps) {
       const d = depth(id);
       levels[d] = [...(levels[d] ?? []), id];
     }
-    await deps.apps.deleteCascade(teamId, [...levels.filter(Boolean).reverse(), [appId]]);
+    const deepestFirst = [...levels.filter(Boolean).reverse(), [appId]];
+    const all = deepestFirst.flat();
+    for (const listener of deps.onDeleted) await listener(teamId, all);
+    await deps.versions.deleteByApps(all);
+    await deps.perms.deleteAllFor(teamId, all);
+    await deps.apps.deleteLevels(teamId, deepestFirst);
     const typeOf = new Map(tree.map((n) => [n.id, n.type]));
     return [appId, ...below].filter((id) => core.countsTowardLimit(typeOf.get(id) as AppType)).length;
   }

@@ -8,8 +8,7 @@ import { createAppPermissionService } from './app-permissions.js';
 import { createAppCrud } from './app-crud.service.js';
 import { APP_INDEXES, type App, createAppsRepo } from './apps.repo.js';
 import { registerAppRoutes } from './apps.routes.js';
-import { type AppsCore, type AppsDeps, createAppsCore } from './apps.service.js';
-import { createChatLogsRepo } from './chat-logs.repo.js';
+import { type AppsCore, type AppsDeletedListener, type AppsDeps, createAppsCore } from './apps.service.js';
 import { registerHttpPluginRoutes } from './http-plugin.routes.js';
 import { registerPluginEndpoints } from './system-plugins/plugin-endpoints.routes.js';
 import { registerSystemPluginRoutes } from './system-plugins/system-plugins.routes.js';
@@ -25,6 +24,8 @@ export interface AppsAccess {
   latestVersion(app: App): Promise<{ versionId?: string; nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; chatConfig: Record<string, unknown> }>;
   /** The app, if it exists in the caller's team and the caller holds the required permission on it. */
   authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field?: string): Promise<{ app: App; permission: SerializedPermission }>;
+  /** Subscribes to app deletes: `listener` deletes what its module keeps for the apps. */
+  onAppsDeleted(listener: AppsDeletedListener): void;
   /** Marks the app as used now (a chat moves it to the top of the list). */
   touch(teamId: string, appId: string, now: Date): Promise<void>;
   /** Runs a built-in system plugin callback by name (getTime, mathExprVal, fetchUrl, ...). */
@@ -49,7 +50,9 @@ export const appsServices = fp(
   async function appsServices(app: FastifyInstance): Promise<void> {
     const db = app.mongo.db;
     app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
-    const deps: AppsDeps = { apps: createAppsRepo(db), versions: createVersionsRepo(db), perms: createAppPermissionService(db), teamLimits: app.teamLimits };
+    const deps: AppsDeps = { apps: createAppsRepo(db), versions: createVersionsRepo(db), perms: createAppPermissionService(db), teamLimits: app.teamLimits, onDeleted: [] };
+    // API keys belong to the identity module, which is registered before this one.
+    deps.onDeleted.push((teamId, appIds) => app.identity.apiKeys.deleteByApps(teamId, appIds));
     const pluginContext: SystemPluginContext = {
       db,
       fetchOptions: { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES },
@@ -66,6 +69,7 @@ export const appsServices = fp(
         if (!found) throw Errors.appUnExist(`App ${String(appId)} not found`);
         return { app: found, permission };
       },
+      onAppsDeleted: (listener: AppsDeletedListener) => void deps.onDeleted.push(listener),
       touch: (teamId: string, appId: string, now: Date) => deps.apps.update(teamId, appId, { updateTime: now }),
       runSystemPlugin: (name: string, inputs: Record<string, unknown>, context?: Partial<SystemPluginContext>) => runSystemPlugin(name, inputs, { ...pluginContext, ...context }),
     } satisfies AppsModule);
@@ -76,7 +80,7 @@ export const appsServices = fp(
 /** The apps module's routes: apps, folders, permissions, versions, plugins, templates. */
 export async function appsRoutes(api: FastifyInstance): Promise<void> {
   const { core, deps, pluginContext } = api.apps;
-  registerAppRoutes(api, createAppCrud(core, deps), core, deps, createChatLogsRepo(api.mongo.db));
+  registerAppRoutes(api, createAppCrud(core, deps), core, deps, api.chat.logs);
   registerVersionRoutes(api, core, deps);
   registerHttpPluginRoutes(api, core, deps, pluginContext.fetchOptions);
   registerTemplateRoutes(api);

@@ -100,6 +100,10 @@ export function createVersionsRepo(db: Db) {
       return { total, list: docs.map(decode) };
     },
 
+    /** Cascade of an app delete (versions carry no team: the ids are the caller's team's apps). */
+    async deleteByApps(appIds: string[]): Promise<void> {
+      if (appIds.length > 0) await versions.deleteMany({ appId: { $in: appIds.map(oid) } });
+    },
     async rename(appId: string, versionId: string, versionName: string): Promise<boolean> {
       const result = await versions.updateOne({ _id: oid(versionId), appId: oid(appId) }, { $set: { versionName } });
       return result.matchedCount === 1;

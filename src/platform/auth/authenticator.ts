@@ -148,9 +148,5 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
       if (!isObjectIdHex(apiKeyId) || !Number.isFinite(points) || points <= 0) return;
       await deps.apiKeys.addUsagePoints(new ObjectId(apiKeyId), points);
     },
-    async deleteAppApiKeys(teamId, appId) {
-      if (!isObjectIdHex(teamId)) return 0;
-      return deps.apiKeys.deleteByApp(new ObjectId(teamId), appId);
-    },
   };
 }

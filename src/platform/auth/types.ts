@@ -49,8 +49,6 @@ export interface PlatformAuthenticator {
   registerResolver(kind: 'outLink' | 'teamSpace', resolver: AuthResolver): void;
   /** Adds points to an API key's `usagePoints` (chat completions made with it). */
   addApiKeyUsage(apiKeyId: string, points: number): Promise<void>;
-  /** Deletes the API keys bound to an app (cascade when the app is deleted). */
-  deleteAppApiKeys(teamId: string, appId: string): Promise<number>;
 }
 
 declare module 'fastify' {

@@ -9,6 +9,7 @@ import type { OutLinkService } from '../outlinks/outlinks.service.js';
 import { type AppSource, createAppSource } from './app-source.js';
 import { type ChatAccess, createChatAccess } from './chat-access.js';
 import { type ChatRepo, createChatRepo } from './chat.repo.js';
+import { type ChatLogsRepo, createChatLogsRepo } from './chat-logs.repo.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
 import { createSelfCaller, type SelfAnswer } from './self-call.js';
 import type { UsageRepo } from '../identity/usage.repo.js';
@@ -16,6 +17,7 @@ import { createModelAccess, type ModelAccess } from './model-access.js';
 
 export interface ChatModule {
   repo: ChatRepo;
+  logs: ChatLogsRepo;
   apps: AppSource;
   access: ChatAccess;
   run: ChatRunService;
@@ -88,5 +90,5 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       else if (caller.auth.apiKeyId) await app.platformAuth.addApiKeyUsage(caller.auth.apiKeyId, points);
     },
   });
-  return { repo, apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };
+  return { repo, logs: createChatLogsRepo(db), apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };
 }

@@ -3,10 +3,10 @@
  * and field names), and the one that deletes files of the `chat` GridFS bucket when their chats
  * go. Free-form fields go through the storage codec.
  */
-import { type Db, type Filter, GridFSBucket, ObjectId } from 'mongodb';
+import { type Db, type Document, type Filter, GridFSBucket, ObjectId } from 'mongodb';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { normaliseValue } from '../../domain/workflow/chat-values.js';
-import { type IndexDeclaration, insertManyNew } from '../../infra/mongo.js';
+import { type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
 import { decodeFromStorage, encodeForStorage } from './storage-codec.js';
 
 export const CHATS = 'chats';
@@ -107,6 +107,23 @@ export function createChatRepo(db: Db) {
   const items = db.collection<ChatItemDoc>(CHAT_ITEMS);
   const guides = db.collection<{ _id: ObjectId; appId: ObjectId; text: string }>(CHAT_INPUT_GUIDES);
 
+  /**
+   * A team's chat files matching `match`; files that name their app must name one of `appIds`.
+   * Chat ids are chosen by clients and repeat across teams, so every match is bounded by team.
+   */
+  async function deleteFiles(teamId: string, appIds: string[], match: Filter<Document>): Promise<void> {
+    const bucket = new GridFSBucket(db, { bucketName: CHAT_FILE_BUCKET });
+    const appForms = [...appIds, ...appIds.map(oid)];
+    const files = await db
+      .collection(`${CHAT_FILE_BUCKET}.files`)
+      .find(
+        { $and: [{ 'metadata.teamId': { $in: [teamId, oid(teamId)] } }, match, { $or: [{ 'metadata.appId': { $exists: false } }, { 'metadata.appId': { $in: appForms } }] }] },
+        { projection: { _id: 1 } },
+      )
+      .toArray();
+    for (const file of files) await bucket.delete(file._id).catch(() => undefined);
+  }
+
   return {
     async findChat(appId: string, chatId: string, extra: Filter<ChatDoc> = {}): Promise<ChatDoc | null> {
       const doc = await chats.findOne({ appId: oid(appId), chatId, ...extra });
@@ -133,23 +150,22 @@ export function createChatRepo(db: Db) {
      */
     async deleteChats(teamId: string, appId: string, chatIds: string[]): Promise<void> {
       if (chatIds.length === 0) return;
-      const bucket = new GridFSBucket(db, { bucketName: CHAT_FILE_BUCKET });
-      const files = await db
-        .collection(`${CHAT_FILE_BUCKET}.files`)
-        .find(
-          {
-            'metadata.teamId': { $in: [teamId, oid(teamId)] },
-            'metadata.chatId': { $in: chatIds },
-            // Files that name their app must name this one.
-            $or: [{ 'metadata.appId': { $exists: false } }, { 'metadata.appId': { $in: [appId, oid(appId)] } }],
-          },
-          { projection: { _id: 1 } },
-        )
-        .toArray();
-      for (const file of files) await bucket.delete(file._id).catch(() => undefined);
+      await deleteFiles(teamId, [appId], { 'metadata.chatId': { $in: chatIds } });
       const scope = { teamId: oid(teamId), appId: oid(appId), chatId: { $in: chatIds } };
       await items.deleteMany(scope);
       await chats.deleteMany(scope);
+    },
+
+    /** Cascade of an app delete: every chat of the apps (files, items, chats) and their input guides. */
+    async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
+      if (appIds.length === 0) return;
+      const scope = { teamId: oid(teamId), appId: { $in: appIds.map(oid) } };
+      const chatIds = (await chats.find(scope, { projection: { chatId: 1 } }).toArray()).map((chat) => chat.chatId);
+      await deleteFiles(teamId, appIds, { $or: [{ 'metadata.chatId': { $in: chatIds } }, { 'metadata.appId': { $in: [...appIds, ...appIds.map(oid)] } }] });
+      await items.deleteMany(scope);
+      await chats.deleteMany(scope);
+      // Input guides carry no team: the ids are the caller's team's apps.
+      await guides.deleteMany({ appId: { $in: appIds.map(oid) } });
     },
 
     /** The last `limit` items of a chat in chronological order. */
@@ -211,8 +227,11 @@ export function createChatRepo(db: Db) {
       return result.matchedCount > 0;
     },
 
-    async appendCustomFeedback(appId: string, chatId: string, dataId: string, text: string): Promise<void> {
-      await items.updateOne({ appId: oid(appId), chatId, dataId }, { $push: { customFeedbacks: text } });
+    /** Answers whether the item exists (the customFeedback plugin retries once when not yet saved). */
+    async appendCustomFeedback(appId: string, chatId: string, dataId: string, text: string): Promise<boolean> {
+      if (!isObjectIdHex(appId)) return false;
+      const result = await items.updateOne({ appId: oid(appId), chatId, dataId }, { $push: { customFeedbacks: text } });
+      return result.matchedCount === 1;
     },
 
     /** Removes one custom feedback by index (4.8.12 behaviour: no null hole is left). */

@@ -23,6 +23,7 @@ export const chatServices = fp(
       findOwnerTmbId: async (teamId) => (await app.identity.teams.findOwnerMember(teamId))?._id.toHexString() ?? null,
     });
     app.platformAuth.registerResolver('teamSpace', teamSpace.resolver);
+    app.apps.onAppsDeleted((teamId, appIds) => chat.repo.deleteByApps(teamId, appIds));
     app.decorate('chat', { ...chat, teamSpace });
     app.startup.add('indexes: chat', () => app.mongo.ensureIndexes(CHAT_INDEXES));
   },

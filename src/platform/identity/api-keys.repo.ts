@@ -63,10 +63,9 @@ export function createApiKeysRepo(db: Db) {
     async addUsagePoints(id: ObjectId, points: number): Promise<void> {
       await keys.updateOne({ _id: id }, { $inc: { usagePoints: points } });
     },
-    /** Cascade for app deletion: an app's keys go with it. */
-    async deleteByApp(teamId: ObjectId, appId: string): Promise<number> {
-      const result = await keys.deleteMany({ teamId, appId });
-      return result.deletedCount;
+    /** Cascade of an app delete: the apps' keys go with them. */
+    async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
+      if (appIds.length > 0) await keys.deleteMany({ teamId: new ObjectId(teamId), appId: { $in: appIds } });
     },
   };
 }

@@ -17,8 +17,10 @@ export const outlinksServices = fp(
   async function outlinksServices(app: FastifyInstance): Promise<void> {
     const outbound: typeof safeFetch = (url, options = {}) =>
       safeFetch(url, { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES, ...options });
+    const repo = createOutLinksRepo(app.mongo.db);
+    app.apps.onAppsDeleted((teamId, appIds) => repo.deleteByApps(teamId, appIds));
     const outLinks = createOutLinkService({
-      repo: createOutLinksRepo(app.mongo.db),
+      repo,
       apps: app.apps,
       now: () => app.identity.clock.now(),
       memberContext: app.identity.memberContext,

@@ -87,6 +87,10 @@ export function createOutLinksRepo(db: Db) {
     async delete(id: string): Promise<void> {
       await links.deleteOne({ _id: oid(id) });
     },
+    /** Cascade of an app delete: the apps' share links go with them. */
+    async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
+      if (appIds.length > 0) await links.deleteMany({ teamId: oid(teamId), appId: { $in: appIds.map(oid) } });
+    },
     async addUsage(shareId: string, points: number, now: Date): Promise<void> {
       await links.updateOne({ shareId }, { $inc: { usagePoints: points }, $set: { lastTime: now } });
     },

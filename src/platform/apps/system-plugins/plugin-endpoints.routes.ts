@@ -7,7 +7,6 @@ import { Errors } from '../../../infra/errors.js';
 import { isSelfCall, SELF_CALL_HEADER } from '../../../infra/self-call-token.js';
 import { z } from 'zod';
 import { definePlatformRoute, type PlatformRouteOptions } from '../../define-route.js';
-import { createCustomFeedbackRepo } from './custom-feedback.repo.js';
 import type { SystemPluginContext } from './registry.js';
 import { fillTemplate, tfSwitch } from './text-plugins.js';
 
@@ -18,7 +17,6 @@ const methods: ['GET', 'POST'] = ['GET', 'POST'];
 const zValues = z.record(z.string(), z.unknown());
 
 export function registerPluginEndpoints(app: FastifyInstance, context: SystemPluginContext): void {
-  const feedback = createCustomFeedbackRepo(context.db);
   /** FastGPT's plugin templates call `/plugins/<name>`; the specification names `/plugins/<name>/index`: both are served. */
   const servePlugin = <S extends z.ZodType>(path: string, options: Omit<PlatformRouteOptions<S, [], unknown>, 'methods' | 'url' | 'auth' | 'raw'>) => {
     for (const url of [`${path}/index`, path]) definePlatformRoute(app, { ...options, methods, url, auth: [], raw: true });
@@ -31,7 +29,7 @@ export function registerPluginEndpoints(app: FastifyInstance, context: SystemPlu
   };
   const scheduleFeedback = (appId: unknown, chatId: unknown, dataId: unknown, text: string) => {
     if (typeof appId !== 'string' || typeof chatId !== 'string' || typeof dataId !== 'string' || !chatId || !dataId || !text) return;
-    const attempt = () => feedback.push({ appId, chatId, dataId, text });
+    const attempt = () => app.chat.repo.appendCustomFeedback(appId, chatId, dataId, text);
     void attempt()
       .then((done) => {
         if (!done) setTimeout(() => void attempt().catch((error) => app.log.warn({ err: error }, 'custom feedback not saved')), FEEDBACK_RETRY_MS).unref();

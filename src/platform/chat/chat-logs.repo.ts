@@ -18,7 +18,7 @@ export interface ChatLogItem {
 const idForms = (id: string) => ({ $in: [new ObjectId(id), id] });
 const asText = (value: unknown) => (value instanceof ObjectId ? value.toHexString() : typeof value === 'string' ? value : undefined);
 
-/** Read-only view of the chat collections (owned by the chat module) for an app's logs. */
+/** An app's chat logs (the app log page): chats with their items' feedback counts. */
 export function createChatLogsRepo(db: Db) {
   return {
     async page(input: { teamId: string; appId: string; from: Date; to: Date; skip: number; limit: number }): Promise<{ total: number; list: ChatLogItem[] }> {
@@ -59,3 +59,5 @@ export function createChatLogsRepo(db: Db) {
     },
   };
 }
+
+export type ChatLogsRepo = ReturnType<typeof createChatLogsRepo>;
