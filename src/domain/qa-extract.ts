@@ -1,5 +1,5 @@
 /**
- * QA training (contract §8.6): a language model reads a chunk and writes question/answer
+ * QA training (docs/datasets.md): a language model reads a chunk and writes question/answer
  * pairs in the numbered `Q1: … A1: …` format, which `parseQaPairs` reads back. A custom
  * prompt replaces only the description; the format block with the text is always appended.
  */

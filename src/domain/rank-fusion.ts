@@ -1,5 +1,5 @@
 /**
- * Reciprocal rank fusion (contract §7.11): an item at 1-based rank r of a list contributes
+ * Reciprocal rank fusion (as the reference's mixed recall; docs/datasets.md): an item at 1-based rank r of a list contributes
  * 1 / (k + r); items in several lists sum their contributions. Sorted by fused score, ties
  * keep the order in which items were first seen. Duplicate ids inside one list count once
  * (their best rank).

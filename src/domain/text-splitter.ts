@@ -1,5 +1,5 @@
 /**
- * Text → chunks, following the reference splitter's ladder of separators (contract §7.9):
+ * Text → chunks, following the reference splitter's ladder of separators (docs/datasets-core.md):
  * custom separators, markdown headings (carried as title prefixes), code fences, table blocks,
  * paragraphs, lines, then sentence punctuation in several scripts; overlap only at the
  * punctuation steps. Lengths are JS string lengths (UTF-16 units), not tokens.

@@ -22,7 +22,7 @@ export function parseCsv(text: string): string[][] {
   }
 }
 
-/** Rows as Markdown table text (first row = header), `\n` inside cells written as `\\n` (contract §7.3). */
+/** Rows as Markdown table text (first row = header), `\n` inside cells written as `\\n` (as the reference's CSV import writes them). */
 export function csvRowsToMarkdownTable(rows: string[][]): string {
   if (rows.length === 0) return '';
   const width = Math.max(...rows.map((row) => row.length));

@@ -1,6 +1,6 @@
 /**
  * The one error type of the service and its catalogue. Platform codes and statusText keys are
- * the reference registry's (FastGPT 4.8.9); HTTP statuses are the honest ones (DECISIONS.md).
+ * the reference registry's (FastGPT 4.8.9); HTTP statuses are the honest ones (docs/decisions.md#envelope).
  * Cluster errors carry their OAuth error name or Kubernetes Status reason for the renderers.
  */
 export interface AppErrorInit {

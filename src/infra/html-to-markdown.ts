@@ -1,5 +1,5 @@
 /**
- * HTML → Markdown for link collections and .html/.docx files (contract §7.3/§7.4): cheerio
+ * HTML → Markdown for link collections and .html/.docx files (as the reference's link and file import): cheerio
  * picks the content (a CSS selector, default `body`) and drops noise; turndown writes ATX
  * headings, `-` bullets, fenced code, `_`/`**` emphasis and GFM tables/strikethrough.
  * Relative links and image sources become absolute against `baseUrl`.

@@ -1,6 +1,6 @@
 /**
  * Rerank through the common OpenAI-compatible / Jina / Cohere `/rerank` protocol
- * (contract §7.11 step 5): `{model, query, documents: string[]}` → `{results: [{index,
+ * (the reference's rerank call, last step of a search; docs/datasets.md): `{model, query, documents: string[]}` → `{results: [{index,
  * relevance_score}]}`. The model's `requestUrl` is the full endpoint (as in the reference);
  * without one, `{baseUrl}/rerank` is used.
  */

@@ -1,5 +1,5 @@
 /**
- * Uploaded file → plain text / Markdown for datasets (contract §7.3), with well-kept parsers:
+ * Uploaded file → plain text / Markdown for datasets (the reference's file import; docs/datasets.md), with well-kept parsers:
  * txt/md decoded (UTF-8/UTF-16 by BOM, else UTF-8, else GB18030 for legacy Chinese files);
  * html → Markdown; csv → a Markdown table (first row as header); docx via mammoth → HTML →
  * Markdown; pdf via pdfjs-dist in a worker thread (page headers/footers dropped).

@@ -104,7 +104,7 @@ describe('podResourceUsage (kubectl rules)', () => {
   });
 });
 
-describe('pageWindow (contract §8.3 step 5)', () => {
+describe('pageWindow (KubeSphere's paging of a sorted list)', () => {
   it.each([
     [undefined, undefined, { kind: 'all' }],
     ['3', undefined, { kind: 'all' }],

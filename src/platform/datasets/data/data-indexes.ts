@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { uniqueBy } from '../plain.js';
 
-/** Pure rules for data items: text normalisation and the index list (contract §7.10, §8.4, §8.5). */
+/** Pure rules for data items: text normalisation and the index list (docs/datasets.md). */
 
 /**
  * Custom indexes one data item may carry. The reference has no limit; 50 is far above what
