@@ -65,6 +65,9 @@ export const Errors = {
       headers: retryAfterSeconds ? { 'retry-after': String(retryAfterSeconds) } : undefined,
     }),
   notFound: (message = 'Not found') => make(404, 404, 'notFound')(message),
+  /** Outbound HTTP to a user-given URL: refused by the SSRF guard, or the target took too long. */
+  urlNotAllowed: make(400, 400, 'urlNotAllowed'),
+  gatewayTimeout: make(504, 504, 'gatewayTimeout'),
   routeNotFound: (method: string, url: string) => make(404, 404, 'notFound')(`Route ${method} ${url} not found`),
   payloadTooLarge: (message = 'Request body is too large') => make(413, 413, 'payloadTooLarge')(message),
   unsupportedMediaType: (message = 'Unsupported content type') => make(415, 415, 'unsupportedMediaType')(message),
@@ -103,6 +106,9 @@ export const Errors = {
   unAuthDatasetCollection: (message = 'No permission for this collection') => make(403, 501002, 'unAuthDatasetCollection')(message),
   unAuthDatasetData: (message = 'No permission for this data item') => make(403, 501003, 'unAuthDatasetData')(message),
   unAuthDatasetFile: (message = 'No permission for this file') => make(403, 501004, 'unAuthDatasetFile')(message),
+  /** A missing collection or data item: the reference's keys, with an honest 404. */
+  collectionNotFound: (id: string) => make(404, 501002, 'unAuthDatasetCollection')(`Collection ${id} not found`),
+  dataNotFound: (id: string) => make(404, 501003, 'unAuthDatasetData')(`Data ${id} not found`),
   unCreateCollection: make(400, 501005, 'unCreateCollection'),
   unLinkCollection: make(400, 501006, 'unLinkCollection'),
   invalidVectorModelOrQAModel: make(400, 501007, 'invalidVectorModelOrQAModel'),

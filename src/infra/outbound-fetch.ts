@@ -39,8 +39,8 @@ export interface SafeFetchResponse {
 export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000;
 export const DEFAULT_OUTBOUND_MAX_BYTES = 5 * 1024 * 1024;
 
-const notAllowed = (message: string) => new AppError({ httpStatus: 400, code: 400, statusText: 'urlNotAllowed', message });
-const timedOut = (message: string) => new AppError({ httpStatus: 504, code: 504, statusText: 'gatewayTimeout', message });
+const notAllowed = Errors.urlNotAllowed;
+const timedOut = Errors.gatewayTimeout;
 
 /** Global unicast (RFC 4291): IPv6 outside it is reserved, e.g. IPv4-compatible `::a.b.c.d`. */
 const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];

@@ -104,7 +104,7 @@ describe('podResourceUsage (kubectl rules)', () => {
   });
 });
 
-describe('pageWindow (KubeSphere's paging of a sorted list)', () => {
+describe('pageWindow (paging a sorted list as KubeSphere does)', () => {
   it.each([
     [undefined, undefined, { kind: 'all' }],
     ['3', undefined, { kind: 'all' }],

@@ -3,7 +3,6 @@ import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
-import { collectionNotFound } from '../errors.js';
 import { fileReadUrl, signFileToken } from '../files/file-token.js';
 import type { CollectionListFilter, CollectionRecord } from './collection.repo.js';
 import type { CollectionImportService } from './collection-import.service.js';
@@ -107,7 +106,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
   async function move(auth: AuthContext, collection: CollectionRecord, parentId: string | null) {
     await ctx.withCollectionTree(collection.datasetId, async () => {
       const subtree = await collections.withDescendants(auth.teamId, collection._id);
-      if (subtree.length === 0) throw collectionNotFound(collection._id);
+      if (subtree.length === 0) throw Errors.collectionNotFound(collection._id);
       if (parentId === null) return collections.update(auth.teamId, collection._id, { parentId: null });
       await importer.checkParent(auth, collection.datasetId, parentId);
       if (subtree.some((item) => item._id === parentId)) throw Errors.missingParams("Invalid field 'parentId': cannot move a collection into itself or its subfolder");

@@ -6,7 +6,6 @@ import { createResourcePermissionService } from '../../permissions/resource-perm
 import type { ResourceDoc } from '../../permissions/resource-tree.repo.js';
 import type { CollectionRecord, CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRecord, DataRepo } from '../data/data.repo.js';
-import { collectionNotFound, dataNotFound } from '../errors.js';
 import { plain } from '../plain.js';
 import type { DatasetRecord } from './dataset.repo.js';
 
@@ -46,7 +45,7 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; colle
 
   async function authCollection(auth: AuthContext, collectionId: string, required: RequiredPermission): Promise<AuthorizedDataset & { collection: CollectionRecord }> {
     const collection = await deps.collections.findForAuth(collectionId);
-    if (!collection) throw collectionNotFound(collectionId);
+    if (!collection) throw Errors.collectionNotFound(collectionId);
     const authorized = await authDataset(auth, collection.datasetId, required);
     // The dataset check refused other teams; the collection must also be of the caller's team.
     if (collection.teamId !== auth.teamId) throw Errors.unAuthDataset(`Collection ${collectionId} belongs to another team`);
@@ -55,7 +54,7 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; colle
 
   async function authData(auth: AuthContext, dataId: string, required: RequiredPermission) {
     const data: DataRecord | null = await deps.data.findForAuth(dataId);
-    if (!data) throw dataNotFound(dataId);
+    if (!data) throw Errors.dataNotFound(dataId);
     const authorized = await authCollection(auth, data.collectionId, required);
     return { ...authorized, data };
   }
