@@ -3,7 +3,6 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlatformCommand } from '../../src/cli/platform-commands.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { commandsDuring } from '../helpers/command-counter.js';
 import { addMember, apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 
 /**
