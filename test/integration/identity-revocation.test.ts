@@ -119,9 +119,12 @@ describe('revocation across processes', () => {
     const key = await createApiKey(a, token, { name: 'member key' });
     await warm(authHeaders(token));
     await warm(apiKeyHeaders(key));
+    // Share links and team spaces act as their creator's member.
+    expect(await b.app.identity.memberContext(member.tmbId)).toMatchObject({ tmbId: member.tmbId });
     await a.app.identity.teams.deleteMember(new ObjectId(member.tmbId));
     expect((await whoami(b, authHeaders(token))).statusCode).toBe(401);
     expect((await whoami(b, apiKeyHeaders(key))).statusCode).toBe(401);
+    expect(await b.app.identity.memberContext(member.tmbId)).toBeNull();
   });
 
   it('a role or team permission change through one process is seen by the other at once', async () => {

@@ -68,5 +68,3 @@ export function createCredentialCache<T>(options: CredentialCacheOptions) {
     },
   };
 }
-
-export type CredentialCache<T> = ReturnType<typeof createCredentialCache<T>>;
