@@ -1,9 +1,10 @@
 import { ensureIndexes } from '../infra/mongo.js';
+import type { TeamRole } from '../platform/auth/types.js';
 import { createAccountsService } from '../platform/identity/accounts.service.js';
+import { createCredentialEpoch } from '../platform/identity/credential-epoch.js';
 import { createSessionsRepo, SESSION_INDEXES } from '../platform/identity/sessions.repo.js';
 import { createTeamsRepo, TEAM_INDEXES } from '../platform/identity/teams.repo.js';
 import { createUsersRepo, USER_INDEXES } from '../platform/identity/users.repo.js';
-import type { TeamRole } from '../platform/auth/types.js';
 import { type CliContext, parseOptions } from './context.js';
 
 const ROLES: readonly TeamRole[] = ['owner', 'admin', 'member'];
@@ -43,7 +44,9 @@ export async function runPlatformCommand(args: string[], context: CliContext): P
   const { positional, options } = parseOptions(rest);
   if (positional.length > 0) throw new Error(`unexpected argument '${positional[0]}'\n${USAGE}`);
   await ensureIndexes(context.db, [...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES]);
-  const accounts = createAccountsService({ users: createUsersRepo(context.db), teams: createTeamsRepo(context.db), sessions: createSessionsRepo(context.db) });
+  // Revoking writes (reset-password, a changed member) bump the epoch the servers check.
+  const epoch = createCredentialEpoch(context.db);
+  const accounts = createAccountsService({ users: createUsersRepo(context.db), teams: createTeamsRepo(context.db, epoch), sessions: createSessionsRepo(context.db, epoch) });
   const verb = `${group} ${command}`;
   if (verb === 'user create') {
     allowOnly(options, ['username', 'password', 'team', 'role', 'permission']);

@@ -159,4 +159,17 @@ export const Errors = {
   /** A Kubernetes Status error for /kapis routes. */
   k8s: (httpStatus: number, reason: string, message: string, details?: Record<string, string>) =>
     new AppError({ httpStatus, code: httpStatus, statusText: reason, message, k8sReason: reason, k8sDetails: details }),
+
+  // Identity refusals (appended; statuses and codes as the reference answers them)
+  /**
+   * A refusal that is not about the session itself (disabled account, wrong old password): the
+   * reference answers these with a plain message (code 500); code 403 would make its web client
+   * log the user out.
+   */
+  accountRefused: (message: string) => make(403, 500, '')(message),
+  apiKeyExpired: (expiredTime: Date) => make(401, 506001, 'openapiUnAuth')(`The API key expired at ${expiredTime.toISOString()}`),
+  apiKeyUsedUp: (maxUsagePoints: number) => make(403, 506001, 'openapiUnAuth')(`The API key has used all of its ${maxUsagePoints} usage points`),
+  /** The website-sync interval of the team plan has not passed (429 with Retry-After). */
+  websiteSyncTooSoon: (message: string, retryAfterSeconds: number) =>
+    new AppError({ httpStatus: 429, code: 500007, statusText: 'websiteSyncNotEnough', message, headers: { 'retry-after': String(retryAfterSeconds) } }),
 } as const;

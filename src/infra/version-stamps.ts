@@ -25,7 +25,7 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
   const stamps = db.collection<{ _id: string; value: string; at: Date }>(VERSION_STAMPS_COLLECTION);
   const now = options.now ?? (() => Date.now());
   const leased = new Map<string, { value: string; until: number }>();
-  const inFlight = new Map<string, Promise<string>>();
+  const inFlight = new Map<string, { started: number; reading: Promise<string> }>();
 
   async function replaceStamp(key: string, at: Date): Promise<void> {
     try {
@@ -37,8 +37,7 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
     }
   }
 
-  async function fetch(key: string): Promise<string> {
-    const started = now();
+  async function fetch(key: string, started: number): Promise<string> {
     const found = await stamps.findOne({ _id: key });
     // A key never bumped has a stable value of its own: caches built on it stay valid.
     const value = found?.value ?? 'initial';
@@ -51,11 +50,15 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
     async read(key: string): Promise<string> {
       const lease = leased.get(key);
       if (lease && lease.until > now()) return lease.value;
-      // Concurrent readers of one key share one database read.
+      // Concurrent readers share one database read, but only while its lease would cover them:
+      // a read sent before a bump that has since resolved may still answer the old value.
       const pending = inFlight.get(key);
-      if (pending) return pending;
-      const reading = fetch(key).finally(() => inFlight.delete(key));
-      inFlight.set(key, reading);
+      if (pending && now() < pending.started + options.leaseMs) return pending.reading;
+      const started = now();
+      const reading = fetch(key, started).finally(() => {
+        if (inFlight.get(key)?.reading === reading) inFlight.delete(key);
+      });
+      inFlight.set(key, { started, reading });
       return reading;
     },
 

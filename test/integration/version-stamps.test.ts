@@ -41,4 +41,18 @@ describe('version stamps', () => {
     const commands = await commandsDuring(t.app, () => stamps.read('k3'));
     expect(commands).toEqual([{ name: 'find', collection: 'version_stamps' }]);
   });
+
+  it('a read sent before a bump resolved is not shared with a reader arriving after it', async () => {
+    let clock = 1_000;
+    const stamps = createVersionStamps(t.app.mongo.db, { leaseMs: 100, now: () => clock });
+    const commands = await commandsDuring(t.app, async () => {
+      const early = stamps.read('k4');
+      // Still in flight, but a bump elsewhere may have resolved once its lease ran out.
+      clock += 100;
+      const late = stamps.read('k4');
+      const joined = stamps.read('k4');
+      await Promise.all([early, late, joined]);
+    });
+    expect(commands.filter((c) => c.collection === 'version_stamps')).toHaveLength(2);
+  });
 });

@@ -1,17 +1,20 @@
 import type { FastifyRequest } from 'fastify';
 import { ObjectId } from 'mongodb';
-import { AppError, Errors, isAppError } from '../../infra/errors.js';
+import { type AppError, Errors, isAppError } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { sameSecret } from '../../infra/secret-compare.js';
 import { SESSION_COOKIE } from '../../infra/session-cookie.js';
 import type { AccountsService, ResolvedMember } from '../identity/accounts.service.js';
 import { type ApiKeyDoc, type ApiKeysRepo, digestApiKey } from '../identity/api-keys.repo.js';
-import type { SessionsRepo } from '../identity/sessions.repo.js';
+import type { CredentialEpoch } from '../identity/credential-epoch.js';
 import { verifySessionToken } from '../identity/session-token.js';
+import type { SessionsRepo } from '../identity/sessions.repo.js';
 import type { UsersRepo } from '../identity/users.repo.js';
+import { CREDENTIAL_CACHE_SIZE, createCredentialCache } from './credential-cache.js';
 import type { AuthContext, AuthKind, AuthResolver, PlatformAuthenticator } from './types.js';
 
 export { SESSION_COOKIE };
+
 /** The cookie name of FastGPT 4.8.0–4.8.4, still sent by old clients. */
 const LEGACY_SESSION_COOKIE = 'token';
 
@@ -23,6 +26,16 @@ export interface AuthenticatorDeps {
   users: UsersRepo;
   sessions: SessionsRepo;
   apiKeys: ApiKeysRepo;
+  epoch: Pick<CredentialEpoch, 'current'>;
+}
+
+/** `lastUsedTime` is written at most this often per key. */
+export const API_KEY_TOUCH_INTERVAL_MS = 60_000;
+
+/** A resolved API key: what each use checks again (limits) and the context it grants. */
+interface ResolvedApiKey {
+  key: Pick<ApiKeyDoc, '_id' | 'appId' | 'limit' | 'usagePoints'>;
+  context: AuthContext;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -49,11 +62,11 @@ export function parseApiKeyCredential(authorization: string): { key: string; app
 export function apiKeyRefusal(key: Pick<ApiKeyDoc, 'limit' | 'usagePoints'>, now: number): AppError | null {
   const expiredTime = key.limit?.expiredTime;
   if (expiredTime && expiredTime.getTime() <= now) {
-    return new AppError({ httpStatus: 401, code: 506001, statusText: 'openapiUnAuth', message: `The API key expired at ${expiredTime.toISOString()}` });
+    return Errors.apiKeyExpired(expiredTime);
   }
   const max = key.limit?.maxUsagePoints ?? -1;
   if (max > -1 && key.usagePoints >= max) {
-    return new AppError({ httpStatus: 403, code: 506001, statusText: 'openapiUnAuth', message: `The API key has used all of its ${max} usage points` });
+    return Errors.apiKeyUsedUp(max);
   }
   return null;
 }
@@ -83,37 +96,68 @@ export function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> 
 export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthenticator {
   const resolvers = new Map<'outLink' | 'teamSpace', AuthResolver>();
 
+  const cacheOptions = { epoch: deps.epoch, now: deps.now };
+  const sessionCache = createCredentialCache<{ context: AuthContext; expiresAt: number }>(cacheOptions);
+  const apiKeyCache = createCredentialCache<ResolvedApiKey>(cacheOptions);
+  const memberCache = createCredentialCache<Omit<AuthContext, 'authType'>>(cacheOptions);
+  /** When this process last wrote each key's `lastUsedTime`. */
+  const lastTouched = new Map<string, number>();
+
+  async function resolveSession(claims: { sid: string; tmbId: string; userId: string }) {
+    const userId = new ObjectId(claims.userId);
+    const [session, resolved] = await Promise.all([deps.sessions.find(new ObjectId(claims.sid)), deps.accounts.resolveMember(new ObjectId(claims.tmbId), userId)]);
+    if (!session?.userId.equals(userId) || session.expiresAt.getTime() <= deps.now()) throw Errors.unAuthorization('The session has ended, log in again');
+    if (!resolved) throw Errors.unAuthorization('The user or team membership of this session no longer exists');
+    return { context: contextOf(resolved, { authType: 'token', sessionId: claims.sid }), expiresAt: session.expiresAt.getTime() };
+  }
+
   async function bySession(token: string): Promise<AuthContext> {
     const now = deps.now();
     const claims = verifySessionToken(token, deps.tokenKey, now);
     if (!claims || !isObjectIdHex(claims.sid) || !isObjectIdHex(claims.tmbId) || !isObjectIdHex(claims.userId)) {
       throw Errors.unAuthorization('The session token is invalid or expired');
     }
-    const userId = new ObjectId(claims.userId);
-    const [session, resolved] = await Promise.all([deps.sessions.find(new ObjectId(claims.sid)), deps.accounts.resolveMember(new ObjectId(claims.tmbId), userId)]);
-    if (!session?.userId.equals(userId) || session.expiresAt.getTime() <= now) throw Errors.unAuthorization('The session has ended, log in again');
-    if (!resolved) throw Errors.unAuthorization('The user or team membership of this session no longer exists');
-    return contextOf(resolved, { authType: 'token', sessionId: claims.sid });
+    const session = await sessionCache.get(`${claims.sid}:${claims.tmbId}:${claims.userId}`, () => resolveSession(claims));
+    if (!session || session.expiresAt <= now) throw Errors.unAuthorization('The session has ended, log in again');
+    return { ...session.context };
+  }
+
+  async function resolveApiKey(digest: string): Promise<ResolvedApiKey> {
+    const key = await deps.apiKeys.findByDigest(digest);
+    if (!key) throw Errors.unAuthApiKey('The API key is not valid');
+    const refusal = apiKeyRefusal(key, deps.now());
+    if (refusal) throw refusal;
+    const resolved = await deps.accounts.resolveMember(key.tmbId);
+    if (!resolved?.member.teamId.equals(key.teamId)) throw Errors.unAuthApiKey('The creator of this API key is no longer a member of its team');
+    const context = contextOf(resolved, { authType: 'apikey', apiKeyId: key._id.toHexString(), appId: key.appId || undefined, sourceName: key.name });
+    return { key: { _id: key._id, appId: key.appId, limit: key.limit, usagePoints: key.usagePoints }, context };
+  }
+
+  /** At most once a minute per key: this process's memo, and a write that loses to a newer one. */
+  async function touch(id: ObjectId, now: number): Promise<void> {
+    const hex = id.toHexString();
+    const last = lastTouched.get(hex);
+    if (last !== undefined && Math.abs(now - last) < API_KEY_TOUCH_INTERVAL_MS) return;
+    if (lastTouched.size >= CREDENTIAL_CACHE_SIZE) lastTouched.clear();
+    lastTouched.set(hex, now);
+    await deps.apiKeys.touch(id, new Date(now), new Date(now - API_KEY_TOUCH_INTERVAL_MS)).catch((error: unknown) => {
+      lastTouched.delete(hex);
+      throw error;
+    });
   }
 
   async function byApiKey(authorization: string): Promise<AuthContext> {
     const parsed = parseApiKeyCredential(authorization);
     if (!parsed) throw Errors.unAuthorization("The Authorization header must be 'Bearer <API key>'");
-    const key = await deps.apiKeys.findByDigest(digestApiKey(parsed.key));
-    if (!key) throw Errors.unAuthApiKey('The API key is not valid');
+    const digest = digestApiKey(parsed.key);
+    const resolved = await apiKeyCache.get(digest, () => resolveApiKey(digest));
+    if (!resolved) throw Errors.unAuthApiKey('The API key is not valid');
     const now = deps.now();
-    const refusal = apiKeyRefusal(key, now);
+    // Expiry moves with the clock; reaching the usage limit bumps the epoch, so a cached count is enough.
+    const refusal = apiKeyRefusal(resolved.key, now);
     if (refusal) throw refusal;
-    const resolved = await deps.accounts.resolveMember(key.tmbId);
-    if (!resolved?.member.teamId.equals(key.teamId)) throw Errors.unAuthApiKey('The creator of this API key is no longer a member of its team');
-    await deps.apiKeys.touch(key._id, new Date(now));
-    return contextOf(resolved, {
-      authType: 'apikey',
-      apiKeyId: key._id.toHexString(),
-      appId: key.appId || undefined,
-      legacyAppId: key.appId ? undefined : parsed.appId,
-      sourceName: key.name,
-    });
+    await touch(resolved.key._id, now);
+    return { ...resolved.context, legacyAppId: resolved.key.appId ? undefined : parsed.appId };
   }
 
   async function byRootKey(given: string): Promise<AuthContext> {
@@ -147,6 +191,14 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
     async addApiKeyUsage(apiKeyId, points) {
       if (!isObjectIdHex(apiKeyId) || !Number.isFinite(points) || points <= 0) return;
       await deps.apiKeys.addUsagePoints(new ObjectId(apiKeyId), points);
+    },
+    async memberContext(tmbId) {
+      if (!isObjectIdHex(tmbId)) return null;
+      const fields = await memberCache.get(tmbId, async () => {
+        const resolved = await deps.accounts.resolveMember(new ObjectId(tmbId));
+        return resolved ? memberFieldsOf(resolved) : null;
+      });
+      return fields ? { ...fields } : null;
     },
   };
 }

@@ -49,6 +49,11 @@ export interface PlatformAuthenticator {
   registerResolver(kind: 'outLink' | 'teamSpace', resolver: AuthResolver): void;
   /** Adds points to an API key's `usagePoints` (chat completions made with it). */
   addApiKeyUsage(apiKeyId: string, points: number): Promise<void>;
+  /**
+   * The auth fields of a team member (share links, team spaces and channels act as one), cached
+   * like credentials; null when the member, its user or its team is gone.
+   */
+  memberContext(tmbId: string): Promise<Omit<AuthContext, 'authType'> | null>;
 }
 
 declare module 'fastify' {

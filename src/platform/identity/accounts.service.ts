@@ -1,5 +1,5 @@
 import { ObjectId } from 'mongodb';
-import { AppError, Errors } from '../../infra/errors.js';
+import { Errors } from '../../infra/errors.js';
 import { isDuplicateKeyError } from '../../infra/mongo.js';
 import type { TeamRole } from '../auth/types.js';
 import { hashPassword } from './password.js';
@@ -142,7 +142,7 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
     if (last) return last;
     const fallback = await teams.findDefaultMember(user._id);
     const resolved = fallback ? await resolveMember(fallback._id, user._id) : null;
-    if (!resolved) throw new AppError({ httpStatus: 403, code: 500001, statusText: 'unAuthTeam', message: 'The user is not an active member of any team' });
+    if (!resolved) throw Errors.unAuthTeam('The user is not an active member of any team');
     return resolved;
   }
 

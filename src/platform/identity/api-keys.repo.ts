@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Db, type Filter, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { type CredentialRevocations, revokedIf } from './credential-epoch.js';
 
 /**
  * An `openapis` document. Unlike the reference, the key itself is never stored: only its
@@ -30,7 +31,8 @@ export function digestApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-export function createApiKeysRepo(db: Db) {
+/** Writes that change or remove a key bump the credential epoch: processes cache resolved keys. */
+export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
   const keys = db.collection<ApiKeyDoc>('openapis');
   /** Global keys are the ones without an app ("appId absent"). */
   const appScope = (appId: string | undefined): Filter<ApiKeyDoc> => (appId ? { appId } : { appId: { $exists: false } });
@@ -52,20 +54,29 @@ export function createApiKeysRepo(db: Db) {
         .toArray(),
     async update(id: ObjectId, teamId: ObjectId, fields: { name?: string; limit?: ApiKeyDoc['limit'] }): Promise<void> {
       const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-      if (Object.keys($set).length > 0) await keys.updateOne({ _id: id, teamId }, { $set });
+      if (Object.keys($set).length === 0) return;
+      const result = await keys.updateOne({ _id: id, teamId }, { $set });
+      await revokedIf(revocations, result.matchedCount > 0);
     },
     async delete(id: ObjectId, teamId: ObjectId): Promise<void> {
-      await keys.deleteOne({ _id: id, teamId });
+      const result = await keys.deleteOne({ _id: id, teamId });
+      await revokedIf(revocations, result.deletedCount > 0);
     },
-    async touch(id: ObjectId, at: Date): Promise<void> {
-      await keys.updateOne({ _id: id }, { $set: { lastUsedTime: at } });
+    /** Sets `lastUsedTime` unless another process set it after `unlessAfter`. */
+    async touch(id: ObjectId, at: Date, unlessAfter: Date): Promise<void> {
+      await keys.updateOne({ _id: id, $or: [{ lastUsedTime: { $exists: false } }, { lastUsedTime: { $lt: unlessAfter } }] }, { $set: { lastUsedTime: at } });
     },
     async addUsagePoints(id: ObjectId, points: number): Promise<void> {
-      await keys.updateOne({ _id: id }, { $inc: { usagePoints: points } });
+      const after = await keys.findOneAndUpdate({ _id: id }, { $inc: { usagePoints: points } }, { returnDocument: 'after' });
+      const max = after?.limit?.maxUsagePoints ?? -1;
+      // Reaching the limit refuses the key from now on, in every process that cached it.
+      await revokedIf(revocations, max > -1 && (after?.usagePoints ?? 0) >= max);
     },
     /** Cascade of an app delete: the apps' keys go with them. */
     async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
-      if (appIds.length > 0) await keys.deleteMany({ teamId: new ObjectId(teamId), appId: { $in: appIds } });
+      if (appIds.length === 0) return;
+      const result = await keys.deleteMany({ teamId: new ObjectId(teamId), appId: { $in: appIds } });
+      await revokedIf(revocations, result.deletedCount > 0);
     },
   };
 }

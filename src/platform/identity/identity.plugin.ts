@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ObjectId } from 'mongodb';
-import { isObjectIdHex } from '../../infra/mongo.js';
-import { createAuthenticator, memberFieldsOf } from '../auth/authenticator.js';
 import { type AttemptLimiter, attemptIndexes, createAttemptLimiter } from '../../infra/attempt-limiter.js';
 import { startPeriodicTask } from '../../infra/backoff.js';
+import { createAuthenticator } from '../auth/authenticator.js';
 import type { AuthContext, PlatformAuthenticator } from '../auth/types.js';
 import { type AccountsService, createAccountsService } from './accounts.service.js';
 import { API_KEY_INDEXES, type ApiKeysRepo, createApiKeysRepo } from './api-keys.repo.js';
+import { createCredentialEpoch } from './credential-epoch.js';
 import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
 import { createSessionService, type SessionService } from './sessions.service.js';
 import { createTeamsRepo, TEAM_INDEXES, type TeamsRepo } from './teams.repo.js';
@@ -49,10 +48,12 @@ export default fp(
     const db = app.mongo.db;
     const clock: IdentityClock = { now: () => Date.now() };
     const now = () => clock.now();
+    // One epoch per process: its own bumps end its own lease at once.
+    const epoch = createCredentialEpoch(db);
     const users = createUsersRepo(db);
-    const teams = createTeamsRepo(db);
-    const sessionsRepo = createSessionsRepo(db);
-    const apiKeys = createApiKeysRepo(db);
+    const teams = createTeamsRepo(db, epoch);
+    const sessionsRepo = createSessionsRepo(db, epoch);
+    const apiKeys = createApiKeysRepo(db, epoch);
     const accounts = createAccountsService({ users, teams, sessions: sessionsRepo });
     const limiter = createAttemptLimiter(db, {
       collection: LOGIN_ATTEMPTS,
@@ -63,13 +64,11 @@ export default fp(
     });
     const sessions = createSessionService({ tokenKey: app.config.TOKEN_KEY, now, log: app.log, accounts, users, teams, sessions: sessionsRepo, limiter });
 
-    const memberContext = async (tmbId: string) => {
-      const resolved = isObjectIdHex(tmbId) ? await accounts.resolveMember(new ObjectId(tmbId)) : null;
-      return resolved ? memberFieldsOf(resolved) : null;
-    };
+    const platformAuth = createAuthenticator({ tokenKey: app.config.TOKEN_KEY, rootKey: app.config.ROOT_KEY, now, accounts, users, sessions: sessionsRepo, apiKeys, epoch });
+    const memberContext = (tmbId: string) => platformAuth.memberContext(tmbId);
     const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage: createUsageRepo(db), clock, memberContext };
     app.decorate('identity', services);
-    app.decorate('platformAuth', createAuthenticator({ tokenKey: app.config.TOKEN_KEY, rootKey: app.config.ROOT_KEY, now, accounts, users, sessions: sessionsRepo, apiKeys }));
+    app.decorate('platformAuth', platformAuth);
 
     app.startup.add('indexes: identity', () => app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)]));
     app.startup.add('identity: root user', () => sessions.ensureRoot(app.config.DEFAULT_ROOT_PSW));

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { ObjectId } from 'mongodb';
 import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
-import { AppError, Errors } from '../../infra/errors.js';
-import { type AccountsService, ROOT_USERNAME, type ResolvedMember } from './accounts.service.js';
+import { Errors } from '../../infra/errors.js';
+import { type AccountsService, type ResolvedMember, ROOT_USERNAME } from './accounts.service.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
 import { SESSION_TTL_SECONDS, signSessionToken } from './session-token.js';
 import type { SessionsRepo } from './sessions.repo.js';
@@ -22,12 +22,6 @@ export interface SessionServiceDeps {
   /** Failed-login counts per account and per IP, shared by every replica. */
   limiter: AttemptLimiter;
 }
-
-/**
- * A refusal that is not about the session itself: the reference answers these with a plain
- * message (code 500); code 403 would make its web client log the user out.
- */
-const refused = (message: string) => new AppError({ httpStatus: 403, code: 500, statusText: '', message });
 
 /** The root team's balance as the reference sets it at every start (9999 × PRICE_SCALE). */
 const ROOT_TEAM_BALANCE = 9999 * 100000;
@@ -87,7 +81,7 @@ export function createSessionService(deps: SessionServiceDeps) {
         passwordFailed = true;
         throw Errors.unAuthUser('Invalid username or password');
       }
-      if (user.status === 'forbidden') throw refused('The account is disabled and cannot log in');
+      if (user.status === 'forbidden') throw Errors.accountRefused('The account is disabled and cannot log in');
       await limiter.clear(accountKey);
       const resolved = await accounts.loginMember(user);
       const token = await issueToken(resolved);
@@ -110,7 +104,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     const accountKey = `user:${user.username}`;
     const slot = await limiter.reserve(accountKey);
     if (!slot.ok) throw tooManyFailures(slot.retryAfterSeconds);
-    if (!(await verifyPassword(input.oldPsw, user.password))) throw refused('The old password is wrong');
+    if (!(await verifyPassword(input.oldPsw, user.password))) throw Errors.accountRefused('The old password is wrong');
     await limiter.clear(accountKey);
     await users.setPassword(user._id, await hashPassword(input.newPsw));
     await sessions.revokeAllOf(user._id, input.sessionId ? new ObjectId(input.sessionId) : undefined);

@@ -1,9 +1,9 @@
 import { ObjectId } from 'mongodb';
 import type { Config } from '../../config.js';
-import { AppError, Errors } from '../../infra/errors.js';
+import { Errors } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
-import type { TeamLimits, TeamPlanLimits } from './team-limits-types.js';
 import type { TeamCountersRepo } from './team-counters.repo.js';
+import type { TeamLimits, TeamPlanLimits } from './team-limits-types.js';
 import type { TeamPlansRepo } from './team-plans.repo.js';
 
 type PlanEnv = Pick<Config, 'PLAN_MAX_APPS' | 'PLAN_MAX_DATASETS' | 'PLAN_MAX_DATASET_SIZE' | 'PLAN_EXPORT_INTERVAL_MINUTES' | 'PLAN_WEB_SYNC_INTERVAL_MINUTES'>;
@@ -54,13 +54,7 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
     }
     const retryAfter = last ? Math.max(1, Math.ceil((last.getTime() + minutes * 60_000 - now) / 1000)) : 1;
     if (field === 'lastExportDatasetTime') throw Errors.tooManyRequest(`Each team can export a dataset once every ${minutes} minutes`, retryAfter);
-    throw new AppError({
-      httpStatus: 429,
-      code: 500007,
-      statusText: 'websiteSyncNotEnough',
-      message: `Each team can run a website sync once every ${minutes} minutes`,
-      headers: { 'retry-after': String(retryAfter) },
-    });
+    throw Errors.websiteSyncTooSoon(`Each team can run a website sync once every ${minutes} minutes`, retryAfter);
   }
 
   return {

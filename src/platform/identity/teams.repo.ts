@@ -1,6 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import type { TeamRole } from '../auth/types.js';
+import { type CredentialRevocations, revokedIf } from './credential-epoch.js';
 
 /** A `teams` document (reference names; `limit` holds the interval stamps). */
 export interface TeamDoc {
@@ -48,7 +49,8 @@ export const TEAM_INDEXES: IndexDeclaration[] = [
 
 export const DEFAULT_TEAM_AVATAR = '/icon/logo.svg';
 
-export function createTeamsRepo(db: Db) {
+/** Writes that change who a member is (removal, role, status, team permission) bump the credential epoch. */
+export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
   const teams = db.collection<TeamDoc>('teams');
   const members = db.collection<MemberDoc>('team_members');
   const permissions = db.collection<TeamPermissionDoc>('resource_permissions');
@@ -80,14 +82,17 @@ export function createTeamsRepo(db: Db) {
       return doc;
     },
     async deleteTeam(id: ObjectId): Promise<void> {
-      await teams.deleteOne({ _id: id });
+      const result = await teams.deleteOne({ _id: id });
+      await revokedIf(revocations, result.deletedCount > 0);
     },
     async deleteMember(id: ObjectId): Promise<void> {
-      await members.deleteOne({ _id: id });
-      await permissions.deleteMany({ resourceType: 'team', tmbId: id });
+      const member = await members.deleteOne({ _id: id });
+      const rows = await permissions.deleteMany({ resourceType: 'team', tmbId: id });
+      await revokedIf(revocations, member.deletedCount + rows.deletedCount > 0);
     },
     async updateMember(id: ObjectId, fields: Partial<Pick<MemberDoc, 'role' | 'status' | 'defaultTeam' | 'name'>>): Promise<void> {
-      await members.updateOne({ _id: id }, { $set: fields });
+      const result = await members.updateOne({ _id: id }, { $set: fields });
+      await revokedIf(revocations, result.matchedCount > 0);
     },
     /** Other default-team flags of the user are cleared: exactly one default team per user. */
     async makeDefaultTeam(userId: ObjectId, memberId: ObjectId): Promise<void> {
@@ -107,7 +112,8 @@ export function createTeamsRepo(db: Db) {
       return row?.permission;
     },
     async setTeamPermission(teamId: ObjectId, tmbId: ObjectId, permission: number): Promise<void> {
-      await permissions.updateOne(teamRow(teamId, tmbId), { $set: { permission }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
+      const result = await permissions.updateOne(teamRow(teamId, tmbId), { $set: { permission }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
+      await revokedIf(revocations, result.matchedCount + result.upsertedCount > 0);
     },
   };
 }

@@ -1,0 +1,40 @@
+import type { Db } from 'mongodb';
+import { createVersionStamps } from '../../infra/version-stamps.js';
+
+/** The version stamp every process checks before trusting a credential it resolved earlier. */
+export const CREDENTIALS_STAMP = 'identity:credentials';
+
+/**
+ * How long a process trusts the epoch it has read, and so how long every revoking write waits
+ * after bumping it. The server and the CLI must use the same value: a writer waits out the
+ * lease of every reader.
+ */
+export const CREDENTIALS_LEASE_MS = 100;
+
+/**
+ * The deployment-wide credential epoch: processes cache resolved credentials while it is
+ * unchanged, and every write that revokes or changes a credential (logout, member removal,
+ * key deletion, ...) bumps it.
+ */
+export interface CredentialEpoch {
+  /** The current epoch (one small read, none inside the lease). */
+  current(): Promise<string>;
+  /** Bumps the epoch after a revoking write; resolves once no process trusts what came before. */
+  revoked(): Promise<void>;
+}
+
+export function createCredentialEpoch(db: Db, leaseMs = CREDENTIALS_LEASE_MS): CredentialEpoch {
+  const stamps = createVersionStamps(db, { leaseMs });
+  return {
+    current: () => stamps.read(CREDENTIALS_STAMP),
+    revoked: () => stamps.bump(CREDENTIALS_STAMP),
+  };
+}
+
+/** What repositories need: they bump the epoch after a write that changed a credential. */
+export type CredentialRevocations = Pick<CredentialEpoch, 'revoked'>;
+
+/** Bumps the epoch when the write changed something (a no-op write revokes nothing). */
+export async function revokedIf(revocations: CredentialRevocations, changed: boolean): Promise<void> {
+  if (changed) await revocations.revoked();
+}

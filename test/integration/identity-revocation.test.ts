@@ -1,0 +1,141 @@
+import type { FastifyInstance } from 'fastify';
+import { ObjectId } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runPlatformCommand } from '../../src/cli/platform-commands.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { addMember, apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
+
+/**
+ * Two processes of one deployment (two apps on one database): a revoking write through either
+ * is seen by the very next request on the other, although both cache resolved credentials.
+ */
+let a: TestApp;
+let b: TestApp;
+
+/** A probe answering who the credential resolves to (authentication only, nothing else). */
+const whoamiProbe = (app: FastifyInstance) => {
+  app.register(
+    async (api) => {
+      api.get('/test/whoami', async (request) => ({ code: 200, data: await app.platformAuth.authenticate(request, ['session', 'apiKey']) }));
+    },
+    { prefix: '/api' },
+  );
+};
+
+beforeAll(async () => {
+  a = await buildTestApp({}, whoamiProbe);
+  b = await buildTestApp({ MONGODB_URI: a.config.MONGODB_URI }, whoamiProbe);
+});
+
+afterAll(async () => {
+  // The database is shared: only the first drops it.
+  await b.app.close();
+  await a.close();
+});
+
+const whoami = (t: TestApp, headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/api/test/whoami', headers });
+const call = (t: TestApp, url: string, headers: Record<string, string>, payload?: object) => t.app.inject({ method: 'POST', url: `/api${url}`, headers, payload });
+
+/** Resolves on both processes, so each holds the credential in its cache. */
+async function warm(headers: Record<string, string>) {
+  for (const t of [a, b]) expect((await whoami(t, headers)).statusCode).toBe(200);
+}
+
+async function keyIdOf(token: string, name: string): Promise<string> {
+  const list = (await call(a, '/support/openapi/list', authHeaders(token))).json().data as { _id: string; name: string }[];
+  return list.find((key) => key.name === name)?._id as string;
+}
+
+let counter = 0;
+async function newOwner() {
+  const username = `revoke-${++counter}`;
+  const ids = await createUser(a, { username, password: 'revoke-pass-1' });
+  return { ...ids, username, token: await login(a, username, 'revoke-pass-1') };
+}
+
+describe('revocation across processes', () => {
+  it('logout through one process: the next request on the other is refused', async () => {
+    const owner = await newOwner();
+    await warm(authHeaders(owner.token));
+    expect((await call(a, '/support/user/account/loginout', authHeaders(owner.token))).statusCode).toBe(200);
+    expect((await whoami(b, authHeaders(owner.token))).statusCode).toBe(401);
+  });
+
+  it('a password change ends the other sessions everywhere, the caller keeps its own', async () => {
+    const owner = await newOwner();
+    const other = await login(b, owner.username, 'revoke-pass-1');
+    await warm(authHeaders(other));
+    await warm(authHeaders(owner.token));
+    const changed = await call(a, '/support/user/account/updatePasswordByOld', authHeaders(owner.token), { oldPsw: 'revoke-pass-1', newPsw: 'revoke-pass-2' });
+    expect(changed.statusCode).toBe(200);
+    expect((await whoami(b, authHeaders(other))).statusCode).toBe(401);
+    expect((await whoami(b, authHeaders(owner.token))).statusCode).toBe(200);
+  });
+
+  it('a password reset from the admin CLI: the next request on either process is refused', async () => {
+    const owner = await newOwner();
+    await warm(authHeaders(owner.token));
+    await runPlatformCommand(['user', 'reset-password', '--username', owner.username, '--password', 'revoke-pass-3'], { config: a.config, db: a.app.mongo.db });
+    expect((await whoami(b, authHeaders(owner.token))).statusCode).toBe(401);
+    expect((await whoami(a, authHeaders(owner.token))).statusCode).toBe(401);
+  });
+
+  it('deleting or changing an API key through one process: the other refuses it or sees the change', async () => {
+    const owner = await newOwner();
+    const deleted = await createApiKey(a, owner.token, { name: 'to-delete' });
+    const limited = await createApiKey(a, owner.token, { name: 'to-limit' });
+    const renamed = await createApiKey(a, owner.token, { name: 'to-rename' });
+    for (const key of [deleted, limited, renamed]) await warm(apiKeyHeaders(key));
+
+    expect((await call(a, '/support/openapi/delete', authHeaders(owner.token), { id: await keyIdOf(owner.token, 'to-delete') })).statusCode).toBe(200);
+    const refused = await whoami(b, apiKeyHeaders(deleted));
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json()).toMatchObject({ statusText: 'unAuthApiKey' });
+
+    const limit = { _id: await keyIdOf(owner.token, 'to-limit'), limit: { maxUsagePoints: 0 } };
+    expect((await call(a, '/support/openapi/update', authHeaders(owner.token), limit)).statusCode).toBe(200);
+    expect((await whoami(b, apiKeyHeaders(limited))).statusCode).toBe(403);
+
+    const rename = { _id: await keyIdOf(owner.token, 'to-rename'), name: 'renamed' };
+    expect((await call(a, '/support/openapi/update', authHeaders(owner.token), rename)).statusCode).toBe(200);
+    expect((await whoami(b, apiKeyHeaders(renamed))).json().data).toMatchObject({ sourceName: 'renamed' });
+  });
+
+  it('a key reaching its usage limit through one process is refused by the other', async () => {
+    const owner = await newOwner();
+    const key = await createApiKey(a, owner.token, { name: 'metered', limit: { maxUsagePoints: 5 } });
+    await warm(apiKeyHeaders(key));
+    const apiKeyId = (await whoami(a, apiKeyHeaders(key))).json().data.apiKeyId as string;
+    await a.app.platformAuth.addApiKeyUsage(apiKeyId, 2);
+    expect((await whoami(b, apiKeyHeaders(key))).statusCode).toBe(200);
+    await a.app.platformAuth.addApiKeyUsage(apiKeyId, 3);
+    expect((await whoami(b, apiKeyHeaders(key))).statusCode).toBe(403);
+  });
+
+  it('member removal through one process: its sessions and keys are refused on the other', async () => {
+    const owner = await newOwner();
+    const member = await createUser(a, { username: `${owner.username}-member`, password: 'member-pass-1', teamId: owner.teamId, role: 'member', permission: 6 });
+    const token = await login(a, `${owner.username}-member`, 'member-pass-1');
+    const key = await createApiKey(a, token, { name: 'member key' });
+    await warm(authHeaders(token));
+    await warm(apiKeyHeaders(key));
+    // Share links and team spaces act as their creator's member.
+    expect(await b.app.identity.memberContext(member.tmbId)).toMatchObject({ tmbId: member.tmbId });
+    await a.app.identity.teams.deleteMember(new ObjectId(member.tmbId));
+    expect((await whoami(b, authHeaders(token))).statusCode).toBe(401);
+    expect((await whoami(b, apiKeyHeaders(key))).statusCode).toBe(401);
+    expect(await b.app.identity.memberContext(member.tmbId)).toBeNull();
+  });
+
+  it('a role or team permission change through one process is seen by the other at once', async () => {
+    const owner = await newOwner();
+    const username = `${owner.username}-member`;
+    await createUser(a, { username, password: 'member-pass-1', teamId: owner.teamId, role: 'member', permission: 4 });
+    const token = await login(a, username, 'member-pass-1');
+    await warm(authHeaders(token));
+    expect((await whoami(b, authHeaders(token))).json().data).toMatchObject({ role: 'member', teamPermission: 4 });
+    // As `team add-member` does for someone already in the team.
+    await addMember(b, { teamId: owner.teamId, username, role: 'admin', permission: 7 });
+    expect((await whoami(a, authHeaders(token))).json().data).toMatchObject({ role: 'admin', teamPermission: 7 });
+  });
+});
