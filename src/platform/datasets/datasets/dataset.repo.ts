@@ -104,6 +104,11 @@ export function createDatasetRepo(db: Db) {
       const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
       return docs.map((doc) => plain(doc));
     },
+    /** Which of the ids still name a dataset, whatever its team (the training worker's check). */
+    async existingIds(ids: string[]): Promise<Set<string>> {
+      const docs = await col.find({ _id: { $in: oids(ids) } }, { projection: { _id: 1 } }).toArray();
+      return new Set(docs.map((doc) => doc._id.toHexString()));
+    },
     /** Returns how many were deleted. */
     async deleteMany(teamId: string, ids: string[]): Promise<number> {
       const { deletedCount } = await col.deleteMany({ _id: { $in: oids(ids) }, teamId: oid(teamId) });
