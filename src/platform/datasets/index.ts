@@ -11,11 +11,12 @@ import { DATA_INDEXES } from './data/data.repo.js';
 import { registerDataRoutes } from './data/data.routes.js';
 import { DATASET_INDEXES } from './datasets/dataset.repo.js';
 import { registerDatasetRoutes } from './datasets/dataset.routes.js';
+import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
 import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
 import { createFileService } from './files/file.service.js';
-import { createSearchService, type SearchService } from './search/search.service.js';
 import { registerSearchRoutes } from './search/search.routes.js';
+import { createSearchService, type SearchService } from './search/search.service.js';
 import { VECTOR_INDEXES } from './search/vector.repo.js';
 import { TRAINING_INDEXES } from './training/training.repo.js';
 import { registerTrainingRoutes } from './training/training.routes.js';
@@ -91,6 +92,7 @@ export default fp(
         onFailure: (error) => api.opsMetrics.databaseError('image-cleanup', error),
       });
     });
+    registerDatasetDeletionResume(api, ctx);
     // Search indexes are rebuilt from MongoDB on start: in the background so readiness does not
     // wait for large datasets (a search that comes first loads its own). A failed pass (the
     // database went away) is retried with backoff; indexes already loaded are kept.

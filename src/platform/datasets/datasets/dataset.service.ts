@@ -2,7 +2,7 @@ import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
-import { deleteDatasetsCascade } from '../cascade.js';
+import { purgeDeletedDatasets, startDatasetDeletion } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import { modelView } from '../model-view.js';
 import type { DatasetRecord, DatasetType } from './dataset.repo.js';
@@ -157,13 +157,11 @@ export function createDatasetService(ctx: DatasetsContext) {
     return null;
   }
 
+  /** Gone for users once the tree-locked first step is done; the content goes after (cascade.ts). */
   async function remove(auth: AuthContext, id: string) {
     const { dataset } = await ctx.auth.authDataset(auth, id, 'owner', 'id');
-    // Under the tree lock nothing is created or moved into the subtree while it goes.
-    await ctx.withDatasetTree(auth.teamId, async () => {
-      const removed = await deleteDatasetsCascade(ctx, auth.teamId, await datasets.withDescendants(auth.teamId, dataset._id));
-      if (removed > 0) await ctx.teamLimits.releaseDatasets(auth.teamId, removed);
-    });
+    const deletion = await ctx.withDatasetTree(auth.teamId, () => startDatasetDeletion(ctx, auth.teamId, dataset._id));
+    await purgeDeletedDatasets(ctx, deletion);
     return null;
   }
 

@@ -3,6 +3,7 @@ import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
 import { MAX_CUSTOM_INDEXES, simpleText } from '../data/data-indexes.js';
 import type { DatasetRecord } from '../datasets/dataset.repo.js';
+import { removeWritesOfDeletedDatasets } from './deleted-datasets.js';
 import type { NewTraining } from './training.repo.js';
 
 export interface PushItem {
@@ -38,7 +39,10 @@ export async function pushToTrainingQueue(ctx: DatasetsContext, input: QueueInpu
   for (let start = 0; start < docs.length; start += 500) {
     result.insertLen += await ctx.repos.trainings.insertMany(docs.slice(start, start + 500));
   }
-  if (result.insertLen > 0) ctx.wakeWorker();
+  if (result.insertLen > 0) {
+    await removeWritesOfDeletedDatasets(ctx, [{ teamId: input.teamId, datasetId: input.dataset._id }]);
+    ctx.wakeWorker();
+  }
   return result;
 }
 
