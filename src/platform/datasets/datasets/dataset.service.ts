@@ -1,4 +1,5 @@
 import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
+import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
@@ -157,11 +158,17 @@ export function createDatasetService(ctx: DatasetsContext) {
     return null;
   }
 
-  /** Gone for users once the tree-locked first step is done; the content goes after (cascade.ts). */
+  /**
+   * Gone for users once the tree-locked first step is done; the content goes after (cascade.ts).
+   * A failure then is not the caller's: the dataset is deleted, and the recorded deletion is
+   * finished by the periodic sweep or the next start.
+   */
   async function remove(auth: AuthContext, id: string) {
     const { dataset } = await ctx.auth.authDataset(auth, id, 'owner', 'id');
     const deletion = await ctx.withDatasetTree(auth.teamId, () => startDatasetDeletion(ctx, auth.teamId, dataset._id));
-    await purgeDeletedDatasets(ctx, deletion);
+    await purgeDeletedDatasets(ctx, deletion).catch((error: unknown) => {
+      ctx.log.warn(`dataset ${dataset._id} deleted; removing its content failed and is left to the sweep: ${describeError(error)}`);
+    });
     return null;
   }
 
