@@ -124,12 +124,16 @@ export function createDatasetRepo(db: Db) {
       const docs = await col.find({ _id: { $in: oids(ids) } }, { projection: { _id: 1 } }).toArray();
       return new Set(docs.map((doc) => doc._id.toHexString()));
     },
-    /** Returns how many non-folder datasets were deleted (the plan counts those). */
+    /**
+     * Deletes the datasets with one command, so the subtree goes in one step; returns how many
+     * non-folder datasets went (the plan counts those). Callers hold the team's tree lock, so
+     * nothing else deletes them between the count and the delete.
+     */
     async deleteMany(teamId: string, ids: string[]): Promise<number> {
       const scope = { _id: { $in: oids(ids) }, teamId: oid(teamId) };
-      const { deletedCount } = await col.deleteMany({ ...scope, type: { $ne: 'folder' } });
-      await col.deleteMany(scope);
-      return deletedCount;
+      const counted = await col.countDocuments({ ...scope, type: { $ne: 'folder' } });
+      const { deletedCount } = await col.deleteMany(scope);
+      return deletedCount > 0 ? counted : 0;
     },
     async recordDeletion(teamId: string, datasetIds: string[]): Promise<DatasetDeletion> {
       const doc = { _id: new ObjectId(), teamId: oid(teamId), datasetIds: oids(datasetIds), createTime: new Date() };
