@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { datasetsOf } from '../../src/platform/datasets/index.js';
+import { createTrainingWorker } from '../../src/platform/datasets/training/training-worker.js';
 import { client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type FakeModelProvider, openAiEmbeddingAnswer, startFakeModelProvider } from '../helpers/fake-model-provider.js';
@@ -15,6 +16,7 @@ import { writeFakeModelConfig } from './crash-helpers.js';
 let provider: FakeModelProvider;
 let modelConfigPath: string;
 let llmCalls = 0;
+let llmDelayMs = 100;
 /** Told of each LLM request as it arrives (before it is answered). */
 let onLlmRequest: (calls: number) => void = () => undefined;
 
@@ -27,7 +29,7 @@ beforeAll(async () => {
       onLlmRequest(call);
       const source = /source (\d+)/.exec(JSON.stringify(request.body))?.[1] ?? '?';
       const content = `Q1: Question ${source} one, call ${call}?\nA1: Answer ${source} one.\nQ2: Question ${source} two, call ${call}?\nA2: Answer ${source} two.`;
-      return { json: { choices: [{ message: { content } }] }, delayMs: 100 };
+      return { json: { choices: [{ message: { content } }] }, delayMs: llmDelayMs };
     }
     return { status: 404, json: {} };
   });
@@ -112,11 +114,11 @@ describe('kill -9 during training', () => {
 });
 
 /**
- * The narrowest window of a QA item: its pairs are queued but the QA item is not yet deleted
- * when the process dies (here: the delete fails). The retry queues nothing twice and does not
- * ask the LLM again, and no pair is trained before the QA item is gone.
+ * In process, the windows a real kill cannot aim at: a QA item whose pairs are queued but which
+ * is not yet deleted when the process dies (here: the delete fails), and a claim held through an
+ * LLM call longer than the lease.
  */
-describe('a QA item interrupted after queueing its pairs', () => {
+describe('QA items interrupted or slow', () => {
   let t: TestApp;
 
   beforeAll(async () => {
@@ -127,7 +129,7 @@ describe('a QA item interrupted after queueing its pairs', () => {
     await t?.close();
   });
 
-  it('is finished by its retry with each pair trained once', async () => {
+  it('interrupted after queueing its pairs: the retry queues nothing twice, asks the LLM once, and no pair trains before', async () => {
     const api = client(t, await login(t, 'root', 'root-password-1'));
     const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'QA window', vectorModel: 'fake-embed', agentModel: 'fake-llm' }));
     const collectionId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'qa', type: 'virtual' }));
@@ -157,5 +159,39 @@ describe('a QA item interrupted after queueing its pairs', () => {
     const data = await api.ok<{ total: number; data: { q: string }[] }>(api.post('/core/dataset/data/list', { collectionId, pageSize: 30 }));
     expect(data.data.map((item) => item.q.replace(/, call \d+\?$/, '')).sort()).toEqual(['Question 7 one', 'Question 7 two']);
     expect(llmCalls - callsBefore).toBe(1);
+  });
+
+  it('keeps its claim through an LLM call longer than the lease (no second worker takes it)', async () => {
+    const api = client(t, await login(t, 'root', 'root-password-1'));
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'QA lease', vectorModel: 'fake-embed', agentModel: 'fake-llm' }));
+    const collectionId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'qa', type: 'virtual' }));
+    await api.ok(api.post('/core/dataset/data/pushData', { collectionId, trainingMode: 'qa', data: [{ q: 'source 8: slow answers' }] }));
+    const { ctx } = datasetsOf(t.app);
+    // Two workers with a 1.5 s lease; the LLM takes 4 s to answer the one that claimed the item.
+    const first = createTrainingWorker(ctx, { lockMs: 1_500 });
+    const second = createTrainingWorker(ctx, { lockMs: 1_500 });
+    const callsBefore = llmCalls;
+    llmDelayMs = 4_000;
+    try {
+      const working = first.runOnce();
+      let secondClaimed = 0;
+      let done = false;
+      void working.finally(() => {
+        done = true;
+      });
+      await waitFor('the first worker to ask the LLM', async () => llmCalls > callsBefore, { intervalMs: 10 });
+      while (!done) {
+        secondClaimed += await second.runOnce();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await working).toBe(1);
+      expect(secondClaimed).toBe(0);
+    } finally {
+      llmDelayMs = 100;
+    }
+    expect(llmCalls - callsBefore).toBe(1);
+    await first.drain();
+    const data = await api.ok<{ data: { q: string }[] }>(api.post('/core/dataset/data/list', { collectionId, pageSize: 30 }));
+    expect(data.data.map((item) => item.q.replace(/, call \d+\?$/, '')).sort()).toEqual(['Question 8 one', 'Question 8 two']);
   });
 });
