@@ -167,11 +167,11 @@ describe('QA items interrupted or slow', () => {
     const collectionId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'qa', type: 'virtual' }));
     await api.ok(api.post('/core/dataset/data/pushData', { collectionId, trainingMode: 'qa', data: [{ q: 'source 8: slow answers' }] }));
     const { ctx } = datasetsOf(t.app);
-    // Two workers with a 1.5 s lease; the LLM takes 4 s to answer the one that claimed the item.
-    const first = createTrainingWorker(ctx, { lockMs: 1_500 });
-    const second = createTrainingWorker(ctx, { lockMs: 1_500 });
+    // Two workers with a 3 s lease; the LLM takes 7 s to answer the one that claimed the item.
+    const first = createTrainingWorker(ctx, { lockMs: 3_000 });
+    const second = createTrainingWorker(ctx, { lockMs: 3_000 });
     const callsBefore = llmCalls;
-    llmDelayMs = 4_000;
+    llmDelayMs = 7_000;
     try {
       const working = first.runOnce();
       let done = false;
