@@ -2,10 +2,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type FakeModelProvider, openAiEmbeddingAnswer, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 import { createUser, login } from '../helpers/platform.js';
-import { type Client, client } from '../fixtures/datasets/client.js';
 
 let provider: FakeModelProvider;
 let t: TestApp;
@@ -138,7 +138,8 @@ describe('training queue', () => {
     await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: items }));
     // A worker claims some items and the process dies before finishing them.
     const { trainings } = t.app.datasets.ctx.repos;
-    expect(await trainings.claimBatch(new Date(), 5 * 60_000, 5)).toHaveLength(5);
+    // Claimed as if 5 minutes from now, so the claims outlive the restart below on any machine.
+    expect(await trainings.claimBatch(LATER(5), 15_000, 5)).toHaveLength(5);
     await t.app.close();
 
     const restarted = await buildTestApp({ ...env, MONGODB_URI: t.config.MONGODB_URI, TRAINING_WORKER: 'true' });

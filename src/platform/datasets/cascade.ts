@@ -1,5 +1,6 @@
 import type { CollectionRecord } from './collections/collection.repo.js';
 import type { DatasetsContext } from './context.js';
+import type { DatasetDeletion } from './datasets/dataset.repo.js';
 
 /**
  * Deletes collections with everything that hangs off them. Children go first (queue items, so
@@ -30,33 +31,65 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
 }
 
 /**
- * Deletes datasets (ids: a dataset and its descendants, parents before children) with their
- * collections and permission rows; returns how many non-folder datasets went (plan room to give
- * back). Deepest first, each dataset last after its content, so a crash never leaves a child
- * whose parent is gone. Each dataset's part runs under its collection-tree lock: a collection
- * create racing the delete either lands before (and is deleted) or finds the dataset gone.
+ * Starts deleting a dataset and its descendants; the caller holds the team's dataset-tree lock,
+ * so nothing is created or moved into the subtree meanwhile. Write order: a deletion record
+ * naming every dataset of the subtree, then the dataset documents. From that write on nothing of
+ * the subtree can be listed, read or searched (collections, data, files and searches all go
+ * through their dataset), so the content left behind is invisible until purgeDeletedDatasets
+ * removes it, and a crash in between is finished by finishDatasetDeletions.
  */
-export async function deleteDatasetsCascade(ctx: DatasetsContext, teamId: string, datasetIds: string[]): Promise<number> {
+export async function startDatasetDeletion(ctx: DatasetsContext, teamId: string, datasetId: string): Promise<DatasetDeletion> {
+  const deletion = await ctx.repos.datasets.recordDeletion(teamId, await ctx.repos.datasets.withDescendants(teamId, datasetId));
+  await hideDatasets(ctx, deletion);
+  return deletion;
+}
+
+/** Deletes the dataset documents (a repeat deletes nothing) and gives their plan room back. */
+async function hideDatasets(ctx: DatasetsContext, deletion: DatasetDeletion): Promise<void> {
+  const removed = await ctx.repos.datasets.deleteMany(deletion.teamId, deletion.datasetIds);
+  ctx.searchIndex.drop(deletion.datasetIds);
+  if (removed > 0) await ctx.teamLimits.releaseDatasets(deletion.teamId, removed);
+}
+
+/**
+ * Deletes everything the deleted datasets held, then the deletion record. Each dataset's
+ * collection-tree lock is taken once first: a collection create that checked the dataset before
+ * it went has then finished, and any later one finds the dataset gone. Every step is idempotent
+ * and filtered by the team.
+ */
+export async function purgeDeletedDatasets(ctx: DatasetsContext, deletion: DatasetDeletion): Promise<void> {
+  const { teamId, datasetIds: ids } = deletion;
   const { trainings, vectors, data, collections, datasets } = ctx.repos;
-  const types = new Map((await datasets.byIds(teamId, datasetIds)).map((dataset) => [dataset._id, dataset.type]));
-  let removedDatasets = 0;
-  for (const id of [...datasetIds].reverse()) {
-    const type = types.get(id);
-    if (!type) continue;
-    if (type === 'folder') {
-      await ctx.permissions.deleteAllFor(teamId, [id]);
-      await datasets.deleteMany(teamId, [id]);
-      continue;
-    }
-    await ctx.withCollectionTree(id, async () => {
-      await trainings.deleteByDatasets(teamId, [id]);
-      await vectors.deleteByDatasets(teamId, [id]);
-      ctx.searchIndex.drop([id]);
-      await data.deleteByDatasets(teamId, [id]);
-      await deleteCollectionsCascade(ctx, teamId, await collections.byDatasets(teamId, [id]));
-      await ctx.permissions.deleteAllFor(teamId, [id]);
-      removedDatasets += await datasets.deleteMany(teamId, [id]);
+  for (const id of ids) await ctx.withCollectionTree(id, async () => undefined);
+  await trainings.deleteByDatasets(teamId, ids);
+  await vectors.deleteByDatasets(teamId, ids);
+  ctx.searchIndex.drop(ids);
+  await data.deleteByDatasets(teamId, ids);
+  await deleteCollectionsCascade(ctx, teamId, await collections.byDatasets(teamId, ids));
+  await ctx.permissions.deleteAllFor(teamId, ids);
+  await datasets.finishDeletion(deletion._id);
+}
+
+/**
+ * Finishes deletions a crash (or a failed request) left unfinished: hides what is still visible,
+ * under the tree lock and with any child created into the subtree before the hide took effect,
+ * then purges. `createdBefore` skips deletions a live request may still be running.
+ */
+export async function finishDatasetDeletions(ctx: DatasetsContext, options: { createdBefore?: Date; stopped?: () => boolean } = {}): Promise<number> {
+  const { datasets } = ctx.repos;
+  let finished = 0;
+  for (const recorded of await datasets.unfinishedDeletions(options.createdBefore)) {
+    if (options.stopped?.()) break;
+    const deletion = await ctx.withDatasetTree(recorded.teamId, async () => {
+      const [root] = recorded.datasetIds;
+      const ids = [...new Set([...recorded.datasetIds, ...(root ? await datasets.withDescendants(recorded.teamId, root) : [])])];
+      if (ids.length > recorded.datasetIds.length) await datasets.setDeletionDatasets(recorded._id, ids);
+      const current = { ...recorded, datasetIds: ids };
+      await hideDatasets(ctx, current);
+      return current;
     });
+    await purgeDeletedDatasets(ctx, deletion);
+    finished += 1;
   }
-  return removedDatasets;
+  return finished;
 }

@@ -11,6 +11,7 @@ import { DATA_INDEXES } from './data/data.repo.js';
 import { registerDataRoutes } from './data/data.routes.js';
 import { DATASET_INDEXES } from './datasets/dataset.repo.js';
 import { registerDatasetRoutes } from './datasets/dataset.routes.js';
+import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
 import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
 import { createFileService } from './files/file.service.js';
@@ -81,6 +82,7 @@ export const datasetsServices = fp(
         onFailure: (error) => api.opsMetrics.databaseError('image-cleanup', error),
       });
     });
+    registerDatasetDeletionResume(api, ctx);
     // Search indexes are rebuilt from MongoDB on start: in the background so readiness does not
     // wait for large datasets (a search that comes first loads its own). A failed pass (the
     // database went away) is retried with backoff; indexes already loaded are kept.

@@ -1,4 +1,4 @@
-import type { Db, ObjectId } from 'mongodb';
+import { type Db, ObjectId } from 'mongodb';
 import { escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../plain.js';
 
@@ -31,6 +31,20 @@ export const DATASET_INDEXES: IndexDeclaration[] = [
   { collection: 'datasets', key: { teamId: 1, type: 1 } },
 ];
 
+/**
+ * A dataset delete in progress: written before anything is deleted, removed when everything is
+ * (cascade.ts); what is left after a crash is finished by the next start or the periodic sweep.
+ */
+interface DatasetDeletionDoc {
+  _id: ObjectId;
+  teamId: ObjectId;
+  /** The deleted dataset first, then its descendants. */
+  datasetIds: ObjectId[];
+  createTime: Date;
+}
+
+export type DatasetDeletion = Plain<DatasetDeletionDoc>;
+
 export interface NewDataset {
   parentId: string | null;
   teamId: string;
@@ -51,6 +65,7 @@ export type DatasetPatch = Partial<
 /** The only code touching the `datasets` collection. */
 export function createDatasetRepo(db: Db) {
   const col = db.collection<DatasetDoc>('datasets');
+  const deletions = db.collection<DatasetDeletionDoc>('dataset_deletions');
   return {
     async insert(input: NewDataset): Promise<string> {
       const { insertedId } = await col.insertOne({
@@ -104,10 +119,41 @@ export function createDatasetRepo(db: Db) {
       const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
       return docs.map((doc) => plain(doc));
     },
-    /** Returns how many were deleted. */
+    /** Which of the ids still name a dataset, whatever its team (the training worker's check). */
+    async existingIds(ids: string[]): Promise<Set<string>> {
+      const docs = await col.find({ _id: { $in: oids(ids) } }, { projection: { _id: 1 } }).toArray();
+      return new Set(docs.map((doc) => doc._id.toHexString()));
+    },
+    /**
+     * Deletes the datasets with one command, so the subtree goes in one step; returns how many
+     * non-folder datasets went (the plan counts those). Callers hold the team's tree lock, so
+     * nothing else deletes them between the count and the delete.
+     */
     async deleteMany(teamId: string, ids: string[]): Promise<number> {
-      const { deletedCount } = await col.deleteMany({ _id: { $in: oids(ids) }, teamId: oid(teamId) });
-      return deletedCount;
+      const scope = { _id: { $in: oids(ids) }, teamId: oid(teamId) };
+      const counted = await col.countDocuments({ ...scope, type: { $ne: 'folder' } });
+      const { deletedCount } = await col.deleteMany(scope);
+      return deletedCount > 0 ? counted : 0;
+    },
+    async recordDeletion(teamId: string, datasetIds: string[]): Promise<DatasetDeletion> {
+      const doc = { _id: new ObjectId(), teamId: oid(teamId), datasetIds: oids(datasetIds), createTime: new Date() };
+      await deletions.insertOne(doc);
+      return plain(doc);
+    },
+    /** Replaces a deletion's datasets (a child was created into its subtree before it took effect). */
+    async setDeletionDatasets(id: string, datasetIds: string[]): Promise<void> {
+      await deletions.updateOne({ _id: oid(id) }, { $set: { datasetIds: oids(datasetIds) } });
+    },
+    /** Deletions not finished, oldest first; `createdBefore` leaves out ones still likely running. */
+    async unfinishedDeletions(createdBefore?: Date): Promise<DatasetDeletion[]> {
+      const docs = await deletions
+        .find(createdBefore ? { createTime: { $lt: createdBefore } } : {})
+        .sort({ _id: 1 })
+        .toArray();
+      return docs.map((doc) => plain(doc));
+    },
+    async finishDeletion(id: string): Promise<void> {
+      await deletions.deleteOne({ _id: oid(id) });
     },
     /** The dataset and every descendant (folders included), breadth first. */
     async withDescendants(teamId: string, id: string): Promise<string[]> {

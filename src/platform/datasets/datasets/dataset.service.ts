@@ -1,8 +1,9 @@
 import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
+import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
-import { deleteDatasetsCascade } from '../cascade.js';
+import { purgeDeletedDatasets, startDatasetDeletion } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import { modelView } from '../model-view.js';
 import type { DatasetRecord, DatasetType } from './dataset.repo.js';
@@ -157,12 +158,16 @@ export function createDatasetService(ctx: DatasetsContext) {
     return null;
   }
 
+  /**
+   * Gone for users once the tree-locked first step is done; the content goes after (cascade.ts).
+   * A failure then is not the caller's: the dataset is deleted, and the recorded deletion is
+   * finished by the periodic sweep or the next start.
+   */
   async function remove(auth: AuthContext, id: string) {
     const { dataset } = await ctx.auth.authDataset(auth, id, 'owner', 'id');
-    // Under the tree lock nothing is created or moved into the subtree while it goes.
-    await ctx.withDatasetTree(auth.teamId, async () => {
-      const removed = await deleteDatasetsCascade(ctx, auth.teamId, await datasets.withDescendants(auth.teamId, dataset._id));
-      if (removed > 0) await ctx.teamLimits.releaseDatasets(auth.teamId, removed);
+    const deletion = await ctx.withDatasetTree(auth.teamId, () => startDatasetDeletion(ctx, auth.teamId, dataset._id));
+    await purgeDeletedDatasets(ctx, deletion).catch((error: unknown) => {
+      ctx.log.warn(`dataset ${dataset._id} deleted; removing its content failed and is left to the sweep: ${describeError(error)}`);
     });
     return null;
   }

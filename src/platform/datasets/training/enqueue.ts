@@ -3,6 +3,7 @@ import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
 import { MAX_CUSTOM_INDEXES, simpleText } from '../data/data-indexes.js';
 import type { DatasetRecord } from '../datasets/dataset.repo.js';
+import { removeWritesOfDeletedDatasets } from './deleted-datasets.js';
 import type { NewTraining } from './training.repo.js';
 
 export interface PushItem {
@@ -24,16 +25,29 @@ export function predictVectors(count: number, mode: TrainingMode): number {
   return mode === 'qa' ? count * 20 : count;
 }
 
+type QueueInput = { teamId: string; tmbId: string; dataset: DatasetRecord; collectionId: string; mode: TrainingMode; prompt?: string; billId?: string; items: PushItem[] };
+
 /**
  * Queues items for training (pushDataListToTrainingQueue): normalises them, sorts out empty
  * ones and ones with more than MAX_CUSTOM_INDEXES indexes (`error`), over-long and repeated
  * ones, and inserts the rest. `auto` is trained like `chunk` (the reference's open-source
  * workers never consume it).
  */
-export async function pushToTrainingQueue(
-  ctx: DatasetsContext,
-  input: { teamId: string; tmbId: string; dataset: DatasetRecord; collectionId: string; mode: TrainingMode; prompt?: string; billId?: string; items: PushItem[] },
-): Promise<PushResult> {
+export async function pushToTrainingQueue(ctx: DatasetsContext, input: QueueInput): Promise<PushResult> {
+  const { result, docs } = prepareTrainingItems(ctx, input);
+  // Batches keep each insert bounded; an insert failure surfaces as a 500 with nothing half-queued in that batch.
+  for (let start = 0; start < docs.length; start += 500) {
+    result.insertLen += await ctx.repos.trainings.insertMany(docs.slice(start, start + 500));
+  }
+  if (result.insertLen > 0) {
+    await removeWritesOfDeletedDatasets(ctx, [{ teamId: input.teamId, datasetId: input.dataset._id }]);
+    ctx.wakeWorker();
+  }
+  return result;
+}
+
+/** The queue items of a push, and what was refused (insertLen is left at 0). */
+export function prepareTrainingItems(ctx: DatasetsContext, input: QueueInput): { result: PushResult; docs: NewTraining[] } {
   const qa = input.mode === 'qa';
   let model: string;
   let limit: number;
@@ -78,10 +92,5 @@ export async function pushToTrainingQueue(
       });
     }
   }
-  // Batches keep each insert bounded; an insert failure surfaces as a 500 with nothing half-queued in that batch.
-  for (let start = 0; start < docs.length; start += 500) {
-    result.insertLen += await ctx.repos.trainings.insertMany(docs.slice(start, start + 500));
-  }
-  if (result.insertLen > 0) ctx.wakeWorker();
-  return result;
+  return { result, docs };
 }

@@ -2,30 +2,28 @@ import { buildQaPrompt, parseQaPairs } from '../../../domain/qa-extract.js';
 import { splitText } from '../../../domain/text-splitter.js';
 import { chatCompletion } from '../../../infra/llm-chat.js';
 import type { DatasetsContext } from '../context.js';
-import { pushToTrainingQueue } from './enqueue.js';
+import { removeWritesOfDeletedDatasets } from './deleted-datasets.js';
+import { prepareTrainingItems } from './enqueue.js';
 import type { TrainingRecord } from './training.repo.js';
 
 /**
  * QA mode: the dataset's LLM turns the chunk into Q/A pairs, which are queued as chunk items;
- * the QA item is deleted after they are queued. No pair found: the chunk is split instead.
+ * no pair found: the chunk is split instead. Idempotent, so a crash at any step only means the
+ * item is processed again: the pairs are kept on the QA item before anything is queued (a retry
+ * reuses them rather than asking the LLM for different ones), they are queued under ids derived
+ * from the QA item and their text (queueing again adds nothing), and they wait while the QA item
+ * exists (none is trained before the QA item is deleted, its last step).
  */
 export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord): Promise<void> {
-  const dataset = await ctx.repos.datasets.findById(item.teamId, item.datasetId);
-  if (!dataset || !(await ctx.repos.collections.exists(item.teamId, item.collectionId))) {
-    await ctx.repos.trainings.deleteById(item._id);
+  const { trainings, datasets, collections } = ctx.repos;
+  const dataset = await datasets.findById(item.teamId, item.datasetId);
+  if (!dataset || !(await collections.exists(item.teamId, item.collectionId))) {
+    await trainings.deleteById(item._id);
     return;
   }
-  const llm = ctx.models.getLLMModel(item.model) ?? ctx.models.defaultLLMModel();
-  if (!llm) throw new Error(`LLM '${item.model}' is not configured`);
-  const answer = await chatCompletion(
-    llm,
-    buildQaPrompt(item.q, item.prompt || undefined),
-    { baseUrl: ctx.config.OPENAI_BASE_URL, apiKey: ctx.config.CHAT_API_KEY, timeoutMs: 10 * 60_000 },
-    { temperature: 0.3 },
-  );
-  let pairs = parseQaPairs(answer.content);
-  if (pairs.length === 0) pairs = splitText({ text: item.q, chunkLen: 512, overlapRatio: 0.2 }).chunks.map((q) => ({ q, a: '' }));
-  await pushToTrainingQueue(ctx, {
+  const pairs = item.qaPairs ?? (await trainings.storeQaPairs(item._id, await askForPairs(ctx, item)));
+  if (!pairs) return; // deleted meanwhile (its collection went)
+  const { docs } = prepareTrainingItems(ctx, {
     teamId: item.teamId,
     tmbId: item.tmbId,
     dataset,
@@ -34,5 +32,22 @@ export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord):
     billId: item.billId,
     items: pairs.map((pair) => ({ q: pair.q, a: pair.a, chunkIndex: item.chunkIndex })),
   });
-  await ctx.repos.trainings.deleteById(item._id);
+  await trainings.insertDerived(item._id, docs);
+  await trainings.deleteById(item._id);
+  await removeWritesOfDeletedDatasets(ctx, [item]);
+  ctx.wakeWorker();
+}
+
+async function askForPairs(ctx: DatasetsContext, item: TrainingRecord): Promise<{ q: string; a: string }[]> {
+  const llm = ctx.models.getLLMModel(item.model) ?? ctx.models.defaultLLMModel();
+  if (!llm) throw new Error(`LLM '${item.model}' is not configured`);
+  const answer = await chatCompletion(
+    llm,
+    buildQaPrompt(item.q, item.prompt || undefined),
+    { baseUrl: ctx.config.OPENAI_BASE_URL, apiKey: ctx.config.CHAT_API_KEY, timeoutMs: 10 * 60_000 },
+    { temperature: 0.3 },
+  );
+  const pairs = parseQaPairs(answer.content);
+  if (pairs.length > 0) return pairs.map((pair) => ({ q: pair.q, a: pair.a }));
+  return splitText({ text: item.q, chunkLen: 512, overlapRatio: 0.2 }).chunks.map((q) => ({ q, a: '' }));
 }

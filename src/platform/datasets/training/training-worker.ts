@@ -1,16 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import { backoffDelay } from '../../../infra/backoff.js';
 import { describeError } from '../../../infra/database-errors.js';
 import type { DatasetsContext } from '../context.js';
+import type { DataIndex } from '../data/data.repo.js';
 import { buildIndexes } from '../data/data-indexes.js';
 import { removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
-import type { DataIndex } from '../data/data.repo.js';
+import { removeWritesOfDeletedDatasets } from './deleted-datasets.js';
 import { processQaItem } from './qa-training.js';
 import { PERMANENT_LOCK, type TrainingRecord } from './training.repo.js';
 
 export interface TrainingWorkerOptions {
   /** Items embedded per provider call. */
   batchSize?: number;
-  /** A claimed item is claimable again after this long (a crashed worker's items come back). */
+  /**
+   * A claim lapses this long after its last renewal, so a crashed worker's items come back that
+   * soon; a live worker renews its claims every third of it.
+   */
   lockMs?: number;
   /** Failed attempts after which an item stays in the queue, locked, with its error. */
   maxRetries?: number;
@@ -34,13 +39,16 @@ interface Planned {
 }
 
 /**
- * The training queue worker: claims items atomically (findOneAndUpdate on an expired lock),
- * embeds them in batches, writes vectors then data (both idempotent by id), and deletes the item
- * last, so a crash at any point only means the item is processed again, never lost or doubled.
+ * The training queue worker: claims items atomically (one insert of claim documents keyed by the
+ * item ids), embeds them in batches, writes vectors then data (both idempotent by id), and
+ * deletes the item last, so a crash at any point only means the item is processed again, never
+ * lost or doubled. QA items are idempotent too (qa-training.ts).
  */
 export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWorkerOptions = {}) {
   const batchSize = options.batchSize ?? 128;
-  const lockMs = options.lockMs ?? 5 * 60_000;
+  const lockMs = options.lockMs ?? 15_000;
+  /** Names this worker's claims (renewals touch only its own). */
+  const owner = randomUUID();
   const maxRetries = options.maxRetries ?? 5;
   const backoffMs = options.backoffMs ?? 2_000;
   const idleMs = options.idleMs ?? 2_000;
@@ -130,11 +138,17 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       if (!entry) await trainings.deleteById(item._id);
       else planned.push(entry);
     }
+    await embedAndWrite(planned, now);
+    // A dataset deleted while the batch was written: remove what landed after its cascade.
+    await removeWritesOfDeletedDatasets(ctx, planned.map((entry) => entry.item));
+  }
+
+  async function embedAndWrite(planned: Planned[], now: Date) {
     const texts = planned.flatMap((entry) => entry.indexes.map((index) => index.text));
     if (texts.length === 0) return;
     let vectors: number[][];
     try {
-      const embedded = await ctx.embedders().forModel(batch[0]!.model).embed(texts);
+      const embedded = await ctx.embedders().forModel(planned[0]!.item.model).embed(texts);
       if (embedded.vectors.length !== texts.length) throw new Error(`Embedding provider returned ${embedded.vectors.length} vectors for ${texts.length} texts`);
       vectors = embedded.vectors;
     } catch (error) {
@@ -166,19 +180,32 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
 
   /** Claims and processes one batch; returns how many items were claimed (0 = nothing to do). */
   async function runOnce(now = new Date()): Promise<number> {
-    const batch = await trainings.claimBatch(now, lockMs, batchSize);
+    const batch = await trainings.claimBatch(now, lockMs, batchSize, owner);
     const first = batch[0];
     if (!first) return 0;
-    if (first.mode === 'qa') {
+    // Renewed on the claim's own clock (tests pass a later `now`).
+    const started = Date.now();
+    const renew = setInterval(() => {
+      const lockTime = new Date(now.getTime() + Date.now() - started);
+      trainings.renewClaims(batch.map((item) => item._id), owner, lockTime).catch((error: unknown) => {
+        ctx.log.warn(`training worker: renewing claims failed: ${describeError(error)}`);
+      });
+    }, lockMs / 3);
+    renew.unref();
+    try {
+      if (first.mode !== 'qa') {
+        await processVectorBatch(batch, now);
+        return batch.length;
+      }
       try {
         await processQaItem(ctx, first);
       } catch (error) {
         await fail(first, error, now);
       }
       return 1;
+    } finally {
+      clearInterval(renew);
     }
-    await processVectorBatch(batch, now);
-    return batch.length;
   }
 
   /** Runs until nothing is claimable at `now` (tests pass a later `now` to skip backoff waits). */

@@ -1,4 +1,5 @@
-import type { Db, ObjectId } from 'mongodb';
+import { createHash } from 'node:crypto';
+import { type Db, ObjectId } from 'mongodb';
 import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import { countPerCollection, oid, oids, type Plain, plain } from '../plain.js';
@@ -31,6 +32,13 @@ interface TrainingDoc {
   /** Set on rebuild items: the data item to re-embed. */
   dataId?: ObjectId;
   indexes: { text: string }[];
+  /**
+   * Set on items a QA item produced: its id. They are not claimed while it is still queued, so
+   * a QA item that is retried after a crash cannot have had any of them trained already.
+   */
+  sourceId?: ObjectId;
+  /** Set on QA items once the LLM answered: the pairs to queue (a retry reuses them). */
+  qaPairs?: { q: string; a: string }[];
   /** Failed attempts so far. */
   retryCount: number;
   errorMsg?: string;
@@ -50,7 +58,8 @@ export const TRAINING_INDEXES: IndexDeclaration[] = [
 /** The only code touching `dataset_trainings`. */
 export function createTrainingRepo(db: Db) {
   const col = db.collection<TrainingDoc>('dataset_trainings');
-  const claims = db.collection<{ _id: ObjectId; teamId: ObjectId; lockTime: Date }>('dataset_training_claims');
+  /** `owner`: the claiming worker; `lockTime`: its last renewal (claims expire lockMs after). */
+  const claims = db.collection<{ _id: ObjectId; teamId: ObjectId; owner?: string; lockTime: Date }>('dataset_training_claims');
   const toDoc = (item: NewTraining) => ({
     ...item,
     teamId: oid(item.teamId),
@@ -58,10 +67,19 @@ export function createTrainingRepo(db: Db) {
     datasetId: oid(item.datasetId),
     collectionId: oid(item.collectionId),
     dataId: item.dataId ? oid(item.dataId) : undefined,
+    sourceId: item.sourceId ? oid(item.sourceId) : undefined,
     expireAt: new Date(),
     lockTime: new Date('2000-01-01T00:00:00Z'),
     retryCount: 0,
   });
+  /** Leaves out items whose source item is still queued (it has not finished producing them). */
+  async function waitingForNoSource(candidates: TrainingDoc[]): Promise<TrainingDoc[]> {
+    const sources = [...new Set(candidates.flatMap((doc) => (doc.sourceId ? [doc.sourceId.toHexString()] : [])))];
+    if (sources.length === 0) return candidates;
+    const live = await col.find({ _id: { $in: oids(sources) } }, { projection: { _id: 1 } }).toArray();
+    const queued = new Set(live.map((doc) => doc._id.toHexString()));
+    return candidates.filter((doc) => !doc.sourceId || !queued.has(doc.sourceId.toHexString()));
+  }
   return {
     async insertMany(items: NewTraining[]): Promise<number> {
       if (items.length === 0) return 0;
@@ -69,15 +87,36 @@ export function createTrainingRepo(db: Db) {
       return insertedCount;
     },
     /**
-     * Claims up to `limit` items in one go: candidates are read once, then each is taken with an
-     * atomic findOneAndUpdate on its _id and expired lock (another worker may win some).
-     * Items sharing the first candidate's mode class and model form the batch.
+     * Queues the items a source (QA) item produced, under ids derived from the source and each
+     * item's text: inserting them again (a retry) adds nothing. They carry `sourceId` and wait
+     * until the source item is deleted.
      */
-    async claimBatch(now: Date, lockMs: number, limit: number): Promise<TrainingRecord[]> {
+    async insertDerived(sourceId: string, items: NewTraining[]): Promise<number> {
+      const source = oid(sourceId);
+      return insertManyNew(
+        col,
+        items.map((item) => ({ ...toDoc({ ...item, sourceId }), _id: derivedId(source, `${item.q}\u0000${item.a}`) })) as TrainingDoc[],
+      );
+    },
+    /**
+     * Keeps the LLM's pairs on a QA item (first answer wins); returns the stored pairs, or null
+     * when the item is gone.
+     */
+    async storeQaPairs(id: string, pairs: { q: string; a: string }[]): Promise<{ q: string; a: string }[] | null> {
+      await col.updateOne({ _id: oid(id), qaPairs: { $exists: false } }, { $set: { qaPairs: pairs } });
+      const doc = await col.findOne({ _id: oid(id) }, { projection: { qaPairs: 1 } });
+      return doc ? (doc.qaPairs ?? pairs) : null;
+    },
+    /**
+     * Claims up to `limit` items for `owner` in one go: candidates are read once, then claimed
+     * with one insertMany (another worker may win some). Items sharing the first candidate's
+     * mode class and model form the batch; items whose source item is still queued wait.
+     */
+    async claimBatch(now: Date, lockMs: number, limit: number, owner = 'anonymous'): Promise<TrainingRecord[]> {
       const expired = new Date(now.getTime() - lockMs);
       // Claims of crashed or stalled workers expire; their items become claimable again.
       await claims.deleteMany({ lockTime: { $lte: expired } });
-      const candidates = await col.find({ lockTime: { $lte: expired } }).limit(limit * 2).toArray();
+      const candidates = await waitingForNoSource(await col.find({ lockTime: { $lte: expired } }).limit(limit * 2).toArray());
       const first = candidates[0];
       if (!first) return [];
       const wanted = (first.mode === 'qa' ? [first] : candidates.filter((c) => c.mode !== 'qa' && c.model === first.model)).slice(0, limit);
@@ -87,13 +126,17 @@ export function createTrainingRepo(db: Db) {
       let taken = new Set(wanted.map((doc) => doc._id.toHexString()));
       const inserted = await insertManyNew(
         claims,
-        wanted.map((doc) => ({ _id: doc._id, teamId: doc.teamId, lockTime: now })),
+        wanted.map((doc) => ({ _id: doc._id, teamId: doc.teamId, owner, lockTime: now })),
       );
       if (inserted < wanted.length) {
-        const mine = await claims.find({ _id: { $in: wanted.map((doc) => doc._id) }, lockTime: now }).toArray();
+        const mine = await claims.find({ _id: { $in: wanted.map((doc) => doc._id) }, owner, lockTime: now }).toArray();
         taken = new Set(mine.map((doc) => doc._id.toHexString()));
       }
       return wanted.filter((doc) => taken.has(doc._id.toHexString())).map((doc) => plain({ ...doc, lockTime: now }));
+    },
+    /** Keeps a worker's claims alive while it works on them (a crashed worker's lapse). */
+    async renewClaims(ids: string[], owner: string, lockTime: Date) {
+      if (ids.length > 0) await claims.updateMany({ _id: { $in: oids(ids) }, owner }, { $set: { lockTime } });
     },
     /** Ends claims (item done, or failure recorded). */
     async release(ids: string[]) {
@@ -163,3 +206,9 @@ export function createTrainingRepo(db: Db) {
 }
 
 export type TrainingRepo = ReturnType<typeof createTrainingRepo>;
+
+/** The source's timestamp (queue order kept) followed by 8 bytes of a hash of source and key. */
+function derivedId(source: ObjectId, key: string): ObjectId {
+  const hash = createHash('sha256').update(source.toHexString()).update('\u0000').update(key).digest();
+  return new ObjectId(Buffer.concat([source.id.subarray(0, 4), hash.subarray(0, 8)]));
+}
