@@ -8,6 +8,7 @@ import { createAppPermissionService } from './app-permissions.js';
 import { createAppCrud } from './app-crud.service.js';
 import { APP_INDEXES, type App, createAppsRepo } from './apps.repo.js';
 import { registerAppRoutes } from './apps.routes.js';
+import { CHAT_APP_TYPES } from './apps.schema.js';
 import { type AppsCore, type AppsDeletedListener, type AppsDeps, createAppsCore } from './apps.service.js';
 import { registerHttpPluginRoutes } from './http-plugin.routes.js';
 import { registerPluginEndpoints } from './system-plugins/plugin-endpoints.routes.js';
@@ -51,6 +52,7 @@ export const appsServices = fp(
     const db = app.mongo.db;
     app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
     const deps: AppsDeps = { apps: createAppsRepo(db), versions: createVersionsRepo(db), perms: createAppPermissionService(db), teamLimits: app.teamLimits, onDeleted: [] };
+    app.teamLimits.countUsing('apps', (teamId) => deps.apps.countByTypes(teamId, CHAT_APP_TYPES));
     // API keys belong to the identity module, which is registered before this one.
     deps.onDeleted.push((teamId, appIds) => app.identity.apiKeys.deleteByApps(teamId, appIds));
     const pluginContext: SystemPluginContext = {
