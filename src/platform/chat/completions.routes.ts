@@ -1,12 +1,12 @@
 /** v1/chat/completions, chatTest and workflow/debug. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { valuesText } from '../../domain/workflow/chat-values.js';
 import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
-import { valuesText } from '../../domain/workflow/chat-values.js';
 import { toAppError } from '../../infra/error-render.js';
 import { definePlatformRoute } from '../define-route.js';
-import { callerFromAuth, withCustomUid } from './chat-caller.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
+import { callerFromAuth, withCustomUid } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
 import { nanoid } from './ids.js';
 import { SseWriter, textChunk } from './sse.js';
@@ -49,10 +49,8 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const isPlugin = app.type === 'plugin';
       if (!isPlugin && input.messages.length === 0) throw chat.errors.missingParams('messages is empty');
       const appId = app._id.toHexString();
-      if (input.chatId) {
-        const existing = await chat.repo.findChat(appId, input.chatId);
-        if (!chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
-      }
+      const existing = input.chatId ? await chat.repo.findChat(appId, input.chatId) : null;
+      if (input.chatId && !chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       const caller = withCustomUid(callerFromAuth(auth, link?.responseDetail ?? false), input.customUid);
       const detail = input.detail || isPlugin;
       const responseChatItemId = input.responseChatItemId ?? nanoid();
@@ -62,6 +60,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         app,
         caller,
         chatId: input.chatId,
+        chat: existing,
         items,
         variables: input.variables,
         responseChatItemId,
