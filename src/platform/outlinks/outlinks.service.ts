@@ -5,14 +5,15 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { mergedInput } from '../define-route.js';
 import { AppError, Errors } from '../../infra/errors.js';
 import type { SafeFetchOptions, SafeFetchResponse } from '../../infra/outbound-fetch.js';
-import type { AuthContext } from '../auth/types.js';
 import type { AppsAccess } from '../apps/index.js';
+import type { AuthContext } from '../auth/types.js';
 import { shareIdToken } from '../chat/ids.js';
+import { mergedInput } from '../define-route.js';
 import type { OutLinkDoc, OutLinksRepo } from './outlinks.repo.js';
 import type { createOutLinkSchema, updateOutLinkSchema } from './outlinks.schema.js';
+import type { ShareQpmLimiter } from './qpm-limiter.js';
 
 export interface OutLinkServiceDeps {
   repo: OutLinksRepo;
@@ -21,6 +22,8 @@ export interface OutLinkServiceDeps {
   /** Builds the link creator's auth context (team member of the link's team). */
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
   fetch: (url: string, options: SafeFetchOptions) => Promise<SafeFetchResponse>;
+  /** The shared per-minute count of chat starts (qpm-limiter.ts). */
+  qpm: Pick<ShareQpmLimiter, 'take'>;
 }
 
 export function serializeOutLink(doc: OutLinkDoc) {
@@ -45,8 +48,6 @@ export function serializeOutLink(doc: OutLinkDoc) {
 const linkRefused = (message: string) => new AppError({ httpStatus: 403, code: 501, statusText: 'linkUnInvalid', message });
 
 export function createOutLinkService(deps: OutLinkServiceDeps) {
-  const qpmWindows = new Map<string, { minute: number; count: number }>();
-
   async function linkInTeam(auth: AuthContext, id: string): Promise<OutLinkDoc> {
     const link = await deps.repo.findById(id);
     if (!link) throw Errors.outlinkUnExist(`Share link ${id} not found`);
@@ -171,13 +172,10 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       if (link.limit.maxUsagePoints > -1 && link.usagePoints >= link.limit.maxUsagePoints) {
         throw linkRefused(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
       }
-      const minute = Math.floor(deps.now() / 60_000);
-      const window = qpmWindows.get(shareId);
-      const current = window && window.minute === minute ? window : { minute, count: 0 };
-      if (link.limit.QPM > 0 && current.count >= link.limit.QPM) throw Errors.tooManyRequest(`The share link allows ${link.limit.QPM} requests per minute`, 60);
-      current.count += 1;
-      qpmWindows.set(shareId, current);
-      if (qpmWindows.size > 10_000) for (const [key, value] of qpmWindows) if (value.minute !== minute) qpmWindows.delete(key);
+      if (link.limit.QPM > 0) {
+        const start = await deps.qpm.take(shareId, link.limit.QPM);
+        if (!start.ok) throw Errors.tooManyRequest(`The share link allows ${link.limit.QPM} requests per minute`, start.retryAfterSeconds);
+      }
       if (link.limit.hookUrl) await callHook(link, '/shareAuth/start', { token: outLinkUid, question });
       return link;
     },
