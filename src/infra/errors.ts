@@ -153,4 +153,12 @@ export const Errors = {
   /** A Kubernetes Status error for /kapis routes. */
   k8s: (httpStatus: number, reason: string, message: string, details?: Record<string, string>) =>
     new AppError({ httpStatus, code: httpStatus, statusText: reason, message, k8sReason: reason, k8sDetails: details }),
+
+  // Chat credentials and routes: the reference's codes, with the statuses these cases answer
+  /** core/chat/init without an app (the reference answers code 501). */
+  noAppYet: (message = "You don't have an app yet (missing field 'appId')") => make(400, 501, 'missingParams')(message),
+  /** A team-space token that is refused or cannot be checked: an invalid credential (401). */
+  teamTokenRefused: make(401, 500001, 'unAuthTeam'),
+  /** A messaging-channel callback whose token is not a link of that channel: an invalid credential (401). */
+  channelLinkRefused: make(401, 505001, 'unAuthLink'),
 } as const;

@@ -10,6 +10,7 @@ import { pureRunners } from '../../domain/workflow/pure-runners.js';
 import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
+import { isProviderError } from '../../infra/provider-http.js';
 import type { UsageRepo } from '../identity/usage.repo.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.js';
 import type { ChatDoc, ChatItemDoc, ChatRepo, ChatSource } from './chat.repo.js';
@@ -73,14 +74,14 @@ const clone = <T>(value: T): T => structuredClone(value);
 
 /**
  * A failed run as the client sees it: provider failures are 502, a node refusing its inputs or
- * the graph (missing question, bad URL, unknown model, unsupported node) is 400; programming
- * errors stay unexpected (500, logged).
+ * the graph (WorkflowError: missing question, bad URL, unknown model, unsupported node) is 400.
+ * Anything else is a bug: it stays unexpected (500 with the request id, logged).
  */
 function toRunError(error: unknown): unknown {
   if (isAppError(error)) return error;
   if (error instanceof LlmError) return Errors.badGateway(error.message);
+  if (isProviderError(error)) return Errors.badGateway(error.message);
   if (error instanceof WorkflowError) return Errors.missingParams(error.message);
-  if (error instanceof Error && error.constructor === Error) return Errors.missingParams(error.message);
   return error;
 }
 

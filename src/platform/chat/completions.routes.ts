@@ -24,8 +24,10 @@ function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortContro
  * An error met while streaming, as the central handler would render it (a database outage is a
  * 503, a bug an internal error with the request id and no internals), for the SSE error frame.
  */
-function streamedError(error: unknown, requestId: string) {
-  const { appError } = toAppError(error, requestId);
+function streamedError(error: unknown, request: FastifyRequest, what: string) {
+  const { appError, unexpected } = toAppError(error, String(request.id));
+  if (unexpected || appError.httpStatus >= 500) request.log.error({ err: error }, `${what} failed while streaming`);
+  else request.log.info({ statusText: appError.statusText, msg: appError.message }, `${what} refused while streaming`);
   return { status: appError.httpStatus, frame: { code: appError.code, statusText: appError.statusText, message: appError.message, data: null } };
 }
 
@@ -94,8 +96,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
           writer.write('flowResponses', caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses);
         }
       } catch (error) {
-        request.log.warn({ err: error }, 'chat completion failed while streaming');
-        writer.write('error', streamedError(error, String(request.id)).frame);
+        writer.write('error', streamedError(error, request, 'chat completion').frame);
       }
       writer.end();
       return reply;
@@ -138,8 +139,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         writer.write('answer', '[DONE]');
         writer.write('flowResponses', result.flowResponses);
       } catch (error) {
-        request.log.warn({ err: error }, 'chat test failed');
-        const { status, frame } = streamedError(error, String(request.id));
+        const { status, frame } = streamedError(error, request, 'chat test');
         writer.start(status);
         writer.write('error', frame);
       }

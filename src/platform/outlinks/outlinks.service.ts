@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { AppError, Errors } from '../../infra/errors.js';
+import { Errors } from '../../infra/errors.js';
 import type { SafeFetchOptions, SafeFetchResponse } from '../../infra/outbound-fetch.js';
 import type { AppsAccess } from '../apps/index.js';
 import type { AuthContext } from '../auth/types.js';
@@ -45,8 +45,6 @@ export function serializeOutLink(doc: OutLinkDoc) {
   };
 }
 
-const linkRefused = (message: string) => new AppError({ httpStatus: 403, code: 501, statusText: 'linkUnInvalid', message });
-
 export function createOutLinkService(deps: OutLinkServiceDeps) {
   async function linkInTeam(auth: AuthContext, id: string): Promise<OutLinkDoc> {
     const link = await deps.repo.findById(id);
@@ -63,23 +61,23 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     try {
       response = await deps.fetch(`${base.replace(/\/+$/, '')}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: 10_000 });
     } catch (error) {
-      throw linkRefused(`The share link's auth hook failed: ${(error as Error).message}`);
+      throw Errors.linkUnInvalid(`The share link's auth hook failed: ${(error as Error).message}`);
     }
     let parsed: { success?: boolean; message?: string; msg?: string; data?: { uid?: unknown } };
     try {
       parsed = JSON.parse(response.text());
     } catch {
-      throw linkRefused("The share link's auth hook answered with invalid JSON");
+      throw Errors.linkUnInvalid("The share link's auth hook answered with invalid JSON");
     }
-    if (!parsed.success) throw linkRefused(parsed.message || parsed.msg || "The share link's auth hook refused this user");
+    if (!parsed.success) throw Errors.linkUnInvalid(parsed.message || parsed.msg || "The share link's auth hook refused this user");
     const uid = parsed.data?.uid;
-    if (typeof uid !== 'string' || uid === '') throw linkRefused("The share link's auth hook returned no uid");
+    if (typeof uid !== 'string' || uid === '') throw Errors.linkUnInvalid("The share link's auth hook returned no uid");
     return uid;
   }
 
   function assertNotExpired(link: OutLinkDoc): void {
     const expired = link.limit.expiredTime;
-    if (expired && new Date(expired).getTime() <= deps.now()) throw linkRefused(`The share link expired at ${new Date(expired).toISOString()}`);
+    if (expired && new Date(expired).getTime() <= deps.now()) throw Errors.linkUnInvalid(`The share link expired at ${new Date(expired).toISOString()}`);
   }
 
   const service = {
@@ -140,18 +138,18 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
 
     async findByShareId(shareId: string): Promise<OutLinkDoc> {
       const link = await deps.repo.findByShareId(shareId);
-      if (!link) throw linkRefused(`Share link ${shareId} is invalid`);
+      if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
       return link;
     },
 
     /** The link and the caller's uid (hook `init` when the link has one). */
     async authenticate(shareId: string, outLinkUid: string): Promise<{ link: OutLinkDoc; context: AuthContext }> {
       const link = await deps.repo.findByShareId(shareId);
-      if (!link) throw linkRefused(`Share link ${shareId} is invalid`);
+      if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
       assertNotExpired(link);
       const uid = (await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
       const member = await deps.memberContext(link.tmbId.toHexString());
-      if (!member) throw linkRefused('The creator of this share link is no longer a member of its team');
+      if (!member) throw Errors.linkUnInvalid('The creator of this share link is no longer a member of its team');
       return { link, context: { ...member, authType: 'outLink', appId: link.appId.toHexString(), outLink: { shareId, outLinkUid: uid } } };
     },
 
@@ -167,10 +165,10 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     /** Chat-start checks: expiry, points, QPM, then the hook's `start`. */
     async assertChatStart(shareId: string, outLinkUid: string, question: string): Promise<OutLinkDoc> {
       const link = await deps.repo.findByShareId(shareId);
-      if (!link) throw linkRefused(`Share link ${shareId} is invalid`);
+      if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
       assertNotExpired(link);
       if (link.limit.maxUsagePoints > -1 && link.usagePoints >= link.limit.maxUsagePoints) {
-        throw linkRefused(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
+        throw Errors.linkUnInvalid(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
       }
       if (link.limit.QPM > 0) {
         const start = await deps.qpm.take(shareId, link.limit.QPM);
