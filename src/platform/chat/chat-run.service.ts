@@ -71,7 +71,6 @@ export interface ChatTurnResult extends DispatchResult {
 
 const clone = <T>(value: T): T => structuredClone(value);
 
-
 /**
  * A failed run as the client sees it: provider failures are 502, a node refusing its inputs or
  * the graph (WorkflowError: missing question, bad URL, unknown model, unsupported node) is 400.
