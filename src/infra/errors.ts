@@ -172,4 +172,12 @@ export const Errors = {
   /** The website-sync interval of the team plan has not passed (429 with Retry-After). */
   websiteSyncTooSoon: (message: string, retryAfterSeconds: number) =>
     new AppError({ httpStatus: 429, code: 500007, statusText: 'websiteSyncNotEnough', message, headers: { 'retry-after': String(retryAfterSeconds) } }),
+
+  // Chat credentials and routes: the reference's codes, with the statuses these cases answer
+  /** core/chat/init without an app (the reference answers code 501). */
+  noAppYet: (message = "You don't have an app yet (missing field 'appId')") => make(400, 501, 'missingParams')(message),
+  /** A team-space token that is refused or cannot be checked: an invalid credential (401). */
+  teamTokenRefused: make(401, 500001, 'unAuthTeam'),
+  /** A messaging-channel callback whose token is not a link of that channel: an invalid credential (401). */
+  channelLinkRefused: make(401, 505001, 'unAuthLink'),
 } as const;

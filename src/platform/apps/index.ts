@@ -16,7 +16,7 @@ import { registerSystemPluginRoutes } from './system-plugins/system-plugins.rout
 import { runSystemPlugin, type SystemPluginContext } from './system-plugins/registry.js';
 import { registerTemplateRoutes } from './templates/templates.routes.js';
 import { APP_VERSION_INDEXES, createVersionsRepo } from './versions.repo.js';
-import { latestVersionOf, registerVersionRoutes } from './versions.routes.js';
+import { latestVersionReader, registerVersionRoutes } from './versions.routes.js';
 
 /** What other modules (chat, share links) use to read apps; workflow parts come decoded. */
 export interface AppsAccess {
@@ -64,7 +64,7 @@ export const appsServices = fp(
       deps,
       pluginContext,
       findApp: (appId: string) => deps.apps.findById(appId),
-      latestVersion: (found: App) => latestVersionOf(deps.versions, found),
+      latestVersion: latestVersionReader(deps.versions),
       async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
         const { permission } = await deps.perms.authorize(auth, appId, required, field);
         const found = await deps.apps.findById(String(appId));
