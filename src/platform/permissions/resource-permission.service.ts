@@ -16,7 +16,6 @@
  * - `judge(auth, doc, parentOf, rowOf, required)` / `resolveLoaded(caller, resource, resourceOf,
  *   rowOf)`: the rules of `authorize` / `resolveMany` on what a read model holds in memory (a
  *   document of the caller's team); same answers and errors, no database read.
- * - `inheritedParentId(doc)`: the folder whose permission the resource follows live, if any.
  * - `initialFor(teamId, isFolder, parentId)` / `writeCollaborators(teamId, id, list)`: what a new
  *   resource starts with (folders in a folder copy it) and writing it after the insert.
  * - `move(auth, doc, targetId|null)`: moving changes who can reach the resource, so it needs
@@ -190,8 +189,6 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       }
       return { doc, permission: resolved.permission, defaultPermission: resolved.defaultPermission };
     },
-
-    inheritedParentId,
 
     /** `known` may carry already loaded parents (e.g. the listed folder) to save reads. */
     async resolveMany(auth: PermissionCaller, docs: ResourceDoc[], known: ResourceDoc[] = []): Promise<Map<string, { permission: SerializedPermission; defaultPermission: number }>> {
