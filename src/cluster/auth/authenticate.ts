@@ -1,8 +1,11 @@
 import type { FastifyRequest } from 'fastify';
-import { Errors } from '../../infra/errors.js';
+import { ClusterErrors } from '../../infra/errors.js';
+import type { VersionStamps } from '../../infra/version-stamps.js';
 import { type AccountsService, LoginFailure } from '../accounts/accounts.service.js';
-import { TokenError } from '../oauth/jwt.js';
-import type { TokensService } from '../oauth/tokens.service.js';
+import { type ClusterClaims, TokenError } from '../oauth/jwt.js';
+import { type TokensService, tokenDigest } from '../oauth/tokens.service.js';
+import { CLUSTER_STAMPS } from '../stamps.js';
+import { CredentialCache } from './credential-cache.js';
 
 /** Who is calling: a cluster user, or null for a request without credentials (anonymous). */
 export interface ClusterIdentity {
@@ -19,7 +22,7 @@ export interface AuthenticateOptions {
   allowRefreshToken: boolean;
 }
 
-const unauthorized = (why: string) => Errors.k8s(401, 'Unauthorized', `Unauthorized: ${why}`);
+const unauthorized = ClusterErrors.unauthorized;
 
 /** Source IP as the reference resolves it: client headers first, then the socket. */
 export function sourceIP(request: FastifyRequest): string {
@@ -31,25 +34,53 @@ export function sourceIP(request: FastifyRequest): string {
   return ip === '::1' ? '127.0.0.1' : ip.replace(/^::ffff:/, '');
 }
 
-export function createAuthenticator(deps: { accounts: AccountsService; tokens: TokensService }) {
-  const { accounts, tokens } = deps;
+/**
+ * Bearer tokens are checked in process (signature, expiry, type) on every request; what needs the
+ * database (the allow-list entry and the account's state) is resolved once per token and cached
+ * while the accounts stamp is unchanged, so a warm request costs at most that stamp's read.
+ */
+export function createAuthenticator(deps: { accounts: AccountsService; tokens: TokensService; stamps: VersionStamps }) {
+  const { accounts, tokens, stamps } = deps;
+  const resolved = new CredentialCache<ClusterIdentity>();
 
-  async function bearer(token: string, options: AuthenticateOptions): Promise<ClusterIdentity> {
-    let claims: Awaited<ReturnType<TokensService['verify']>>;
-    try {
-      claims = await tokens.verify(token);
-    } catch (error) {
-      if (error instanceof TokenError) throw unauthorized(error.message);
-      throw error;
-    }
-    if (claims.token_type !== 'access_token' && !options.allowRefreshToken) {
-      throw unauthorized(`a ${claims.token_type} cannot be used as a bearer token, use the access_token`);
-    }
-    const account = await accounts.findByName(claims.username);
+  /** The allow-list entry and the account, read together (a miss of the credential cache). */
+  async function resolveAccount(token: string, claims: ClusterClaims, options: AuthenticateOptions): Promise<ClusterIdentity> {
+    const [allowed, found] = await Promise.allSettled([tokens.requireAllowed(token), accounts.findByName(claims.username)]);
+    if (allowed.status === 'rejected') throw allowed.reason instanceof TokenError ? unauthorized(allowed.reason.message) : allowed.reason;
+    if (found.status === 'rejected') throw found.reason;
+    const account = found.value;
+    checkTokenType(claims, options);
     if (!account) throw unauthorized(`user.iam.kubesphere.io "${claims.username}" not found`);
     // A blocked (AuthLimitExceeded) account keeps its sessions, as in the reference.
     if (account.state === 'Disabled') throw unauthorized('account is not active');
     return { username: account._id, groups: account.groups, via: 'bearer' };
+  }
+
+  function checkTokenType(claims: ClusterClaims, options: AuthenticateOptions): void {
+    if (claims.token_type !== 'access_token' && !options.allowRefreshToken) {
+      throw unauthorized(`a ${claims.token_type} cannot be used as a bearer token, use the access_token`);
+    }
+  }
+
+  async function bearer(token: string, options: AuthenticateOptions): Promise<ClusterIdentity> {
+    let claims: ClusterClaims;
+    try {
+      claims = tokens.verifySignature(token);
+    } catch (error) {
+      if (error instanceof TokenError) throw unauthorized(error.message);
+      throw error;
+    }
+    // Read before the lookups: what they find is cached under the stamp they started from.
+    const stamp = await stamps.read(CLUSTER_STAMPS.accounts);
+    const digest = tokenDigest(token);
+    const cached = resolved.get(stamp, digest);
+    if (cached) {
+      checkTokenType(claims, options);
+      return cached;
+    }
+    const identity = await resolveAccount(token, claims, options);
+    resolved.set(stamp, digest, identity);
+    return identity;
   }
 
   /** HTTP Basic is a full password login (the reference's Basic authenticator). */
