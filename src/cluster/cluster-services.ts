@@ -31,9 +31,12 @@ export function createClusterServices(deps: { db: Db; config: Config; clock: Clo
   const accountsRepo = createAccountsRepo(db);
   const tokens = createTokensService({ tokens: createTokensRepo(db), clock, secret: config.CLUSTER_JWT_SECRET, stamps });
   const attempts = createAttemptLimiter(db, { collection: LOGIN_ATTEMPTS, maxAttempts: LOGIN_LIMITS.maxFailures, windowMs: LOGIN_LIMITS.windowMs, now: () => clock.now().getTime() });
-  const accountsService = createAccountsService({ accounts: accountsRepo, clock, revokeTokens: tokens.revokeAll,
-    attempts,
+  const accountsService = createAccountsService({
+    accounts: accountsRepo,
+    clock,
+    revokeTokens: tokens.revokeAll,
     accountStateChanged: () => stamps.bump(CLUSTER_STAMPS.accounts),
+    attempts,
   });
   // A login refused for the attempt limit is counted (metrics), whichever route asked (OAuth, Basic).
   const accounts: typeof accountsService = {
@@ -49,7 +52,7 @@ export function createClusterServices(deps: { db: Db; config: Config; clock: Clo
   };
   const oauth = createOAuthService({ clients: config.OAUTH_CLIENTS, multipleLogin: config.CLUSTER_MULTIPLE_LOGIN, accounts, tokens });
   const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock, stamps, strategy: config.CLUSTER_NODE_QUERY });
-  const authenticator = createAuthenticator({ accounts, tokens, stamps });
+  const authenticator = createAuthenticator({ accounts, tokens, stamps, clock });
 
   return {
     clock,
