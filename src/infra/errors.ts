@@ -181,3 +181,25 @@ export const Errors = {
   /** A messaging-channel callback whose token is not a link of that channel: an invalid credential (401). */
   channelLinkRefused: make(401, 505001, 'unAuthLink'),
 } as const;
+
+/** The cluster API's named errors (OAuth bodies on /oauth, Kubernetes Status on /kapis). */
+export const ClusterErrors = {
+  /** A bearer or Basic credential that is not acceptable; `why` is the reference's reason text. */
+  unauthorized: (why: string) => Errors.k8s(401, 'Unauthorized', `Unauthorized: ${why}`),
+  /** An anonymous caller on a node route, in the reference's words. */
+  nodesForbidden: (group: string, verb: 'list' | 'get', name?: string) =>
+    Errors.k8s(
+      403,
+      'Forbidden',
+      `${name === undefined ? `nodes.${group}` : `nodes.${group} "${name}"`} is forbidden: User "system:anonymous" cannot ${verb} resource "nodes" in API group "${group}" at the cluster scope`,
+      name === undefined ? { group, kind: 'nodes' } : { name, group, kind: 'nodes' },
+    ),
+  nodeNotFound: (name: string, group: string) => Errors.k8s(404, 'NotFound', `node "${name}" not found`, { name, group, kind: 'nodes' }),
+  oauthInvalidGrant: (description: string, httpStatus = 400) => Errors.oauth(httpStatus, 'invalid_grant', description),
+  oauthInvalidClient: (description: string) => Errors.oauth(401, 'invalid_client', description),
+  oauthUnsupportedGrantType: () => Errors.oauth(400, 'unsupported_grant_type'),
+  oauthInvalidRequest: (description: string) => Errors.oauth(400, 'invalid_request', description),
+  /** /oauth/token answers only POST. */
+  oauthMethodNotAllowed: () =>
+    new AppError({ httpStatus: 405, code: 405, statusText: 'methodNotAllowed', message: 'Method Not Allowed', oauthError: 'invalid_request', headers: { allow: 'POST' } }),
+} as const;
