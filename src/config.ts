@@ -132,7 +132,7 @@ export const envSchema = z.object({
   OAUTH_LOGOUT_REDIRECT_URIS: absoluteHttpUrls.default([]),
   CLUSTER_MULTIPLE_LOGIN: bool.default(true),
   CLUSTER_REGISTER_HOST_NODE: bool.default(true),
-  /** How node lists run: in the database, over a cached compact index, or auto (cache on FerretDB). */
+  /** How node lists run: in the database, or over the per-process read model (cache; auto = cache). */
   CLUSTER_NODE_QUERY: z.enum(['auto', 'database', 'cache']).default('auto'),
 });
 
