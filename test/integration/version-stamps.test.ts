@@ -39,7 +39,7 @@ describe('version stamps', () => {
     const second = await stamps.read('k3');
     expect(second).not.toBe(first);
     const commands = await commandsDuring(t.app, () => stamps.read('k3'));
-    expect(commands).toEqual([{ name: 'find', collection: 'version_stamps' }]);
+    expect(commands).toEqual([{ name: 'find', collection: 'version_stamps', key: 'k3' }]);
   });
 
   it('a read sent before a bump resolved is not shared with a reader arriving after it', async () => {
