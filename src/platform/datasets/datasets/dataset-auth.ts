@@ -7,7 +7,7 @@ import type { ResourceDoc } from '../../permissions/resource-tree.repo.js';
 import type { CollectionRecord, CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRecord, DataRepo } from '../data/data.repo.js';
 import { plain } from '../plain.js';
-import type { DatasetRecord } from './dataset.repo.js';
+import type { DatasetRecord, ListedDataset } from './dataset.repo.js';
 
 export interface AuthorizedDataset {
   dataset: DatasetRecord;
@@ -16,14 +16,42 @@ export interface AuthorizedDataset {
   defaultPermission: number;
 }
 
-export const createDatasetPermissions = (db: Db) =>
-  createResourcePermissionService(db, {
+/**
+ * The one configuration of dataset permissions. A service that writes passes `onChange` (the
+ * dataset lists' version stamp): every write of the service (collaborator rows, default
+ * permission, inheritance, moves, deleted datasets' rows) calls it once done, failed or not.
+ */
+export function createDatasetPermissions(db: Db, onChange?: (teamId: string) => Promise<void>) {
+  const service = createResourcePermissionService(db, {
     collection: 'datasets',
     resourceType: 'dataset',
     folderTypes: ['folder'],
     errors: { notFound: Errors.unExistDataset, forbidden: Errors.unAuthDataset },
     label: 'Dataset',
   });
+  if (!onChange) return service;
+  const changing =
+    <A extends [unknown, ...unknown[]]>(teamOf: (first: A[0]) => string, write: (...args: A) => Promise<void>) =>
+    async (...args: A): Promise<void> => {
+      try {
+        await write(...args);
+      } finally {
+        await onChange(teamOf(args[0]));
+      }
+    };
+  const byCaller = (auth: { teamId: string }) => auth.teamId;
+  const byTeam = (teamId: string) => teamId;
+  return {
+    ...service,
+    writeCollaborators: changing(byTeam, service.writeCollaborators),
+    deleteAllFor: changing(byTeam, service.deleteAllFor),
+    changeDefaultPermission: changing(byCaller, service.changeDefaultPermission),
+    move: changing(byCaller, service.move),
+    resumeInheritance: changing(byCaller, service.resumeInheritance),
+    updateCollaborators: changing(byCaller, service.updateCollaborators),
+    deleteCollaborator: changing(byCaller, service.deleteCollaborator),
+  };
+}
 
 export type DatasetPermissions = ReturnType<typeof createDatasetPermissions>;
 
@@ -36,11 +64,6 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; colle
     if (!datasetId) throw Errors.missingParams(`Missing field '${field}'`);
     const { doc, permission, defaultPermission } = await deps.permissions.authorize(auth, datasetId, required, field);
     return { dataset: plain(doc) as unknown as DatasetRecord, permission, defaultPermission };
-  }
-
-  async function permissionsOf(auth: AuthContext, datasets: DatasetRecord[]) {
-    const docs = datasets.map((dataset) => toResourceDoc(dataset));
-    return deps.permissions.resolveMany(auth, docs);
   }
 
   async function authCollection(auth: AuthContext, collectionId: string, required: RequiredPermission): Promise<AuthorizedDataset & { collection: CollectionRecord }> {
@@ -59,11 +82,10 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; colle
     return { ...authorized, data };
   }
 
-  return { authDataset, authCollection, authData, permissionsOf };
+  return { authDataset, authCollection, authData };
 }
 
-
-export function toResourceDoc(dataset: DatasetRecord): ResourceDoc {
+export function toResourceDoc(dataset: ListedDataset): ResourceDoc {
   return {
     ...dataset,
     _id: new ObjectId(dataset._id),
