@@ -7,6 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { ObjectId } from 'mongodb';
 import { BENCH_SECRETS, benchSeconds, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
 
+// Built by startBenchEnvironment; imported after it, as the bulk insert below bypasses the service.
+const stampsModule = () => import('../dist/infra/version-stamps.js');
+const readModelModule = () => import('../dist/platform/apps/app-list.read-model.js');
+
 // FerretDB (SQLite) scans the collection for every query: few connections, longer runs.
 const duration = benchSeconds(15);
 const connections = Number(process.env.BENCH_CONNECTIONS) || 2;
@@ -64,6 +68,9 @@ try {
     }
   }
   await env.db.collection('apps').insertMany(apps, { ordered: false });
+  // Written behind the service's back: move the team's app list stamp as the service's writes do.
+  const [{ createVersionStamps }, { appListStampKey }] = await Promise.all([stampsModule(), readModelModule()]);
+  await createVersionStamps(env.db, { leaseMs: 0 }).bump(appListStampKey(owner.teamId));
   console.log(`seeded ${FOLDERS} folders and ${apps.length} apps in ${Date.now() - started} ms`);
 
   const readable = folders[0];
@@ -90,6 +97,7 @@ try {
     ]) {
       const check = await api(env, memberToken, '/core/app/list', body);
       console.log(`${label}: member sees ${check.length} apps`);
+      if (check.length === 0) throw new Error(`${label}: the member sees no app (a stale list?)`);
       const ours = await measure({ url: `${env.url}/api/core/app/list`, method: 'POST', headers: { token: memberToken }, body, duration, connections });
       const bare = await measure({ url: `${baseline.url}/list`, method: 'POST', body, duration, connections });
       if (bare.failures > 0 || bare.total === 0) console.log(`baseline: ${bare.total} completed, ${bare.failures} failed`);

@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
 import { attemptIndexes, createAttemptLimiter } from '../infra/attempt-limiter.js';
 import type { IndexDeclaration } from '../infra/mongo.js';
+import type { VersionStamps } from '../infra/version-stamps.js';
 import { ACCOUNT_INDEXES, createAccountsRepo } from './accounts/accounts.repo.js';
 import { createAccountsService, LOGIN_LIMITS, LoginFailure } from './accounts/accounts.service.js';
 import { createAuthenticator } from './auth/authenticate.js';
@@ -12,6 +13,7 @@ import { createPodsRepo, POD_INDEXES } from './nodes/pods.repo.js';
 import { createOAuthService } from './oauth/oauth.service.js';
 import { createTokensRepo, TOKEN_INDEXES } from './oauth/tokens.repo.js';
 import { createTokensService } from './oauth/tokens.service.js';
+import { CLUSTER_STAMPS, createClusterStamps } from './stamps.js';
 
 const LOGIN_ATTEMPTS = 'cluster_login_attempts';
 
@@ -19,13 +21,23 @@ export const CLUSTER_INDEXES: readonly IndexDeclaration[] = [...ACCOUNT_INDEXES,
 
 export const DEFAULT_ADMIN = { username: 'admin', email: 'admin@kubesphere.io' } as const;
 
-/** Builds the cluster module's services from their dependencies (used by the plugin and the CLI). */
-export function createClusterServices(deps: { db: Db; config: Config; clock: Clock; onLoginBlocked?: () => void }) {
+/**
+ * Builds the cluster module's services from their dependencies (used by the plugin and the CLI).
+ * `stamps` defaults to the cluster's own leased stamps (one set per process).
+ */
+export function createClusterServices(deps: { db: Db; config: Config; clock: Clock; stamps?: VersionStamps; onLoginBlocked?: () => void }) {
   const { db, config, clock } = deps;
+  const stamps = deps.stamps ?? createClusterStamps(db);
   const accountsRepo = createAccountsRepo(db);
-  const tokens = createTokensService({ tokens: createTokensRepo(db), clock, secret: config.CLUSTER_JWT_SECRET });
+  const tokens = createTokensService({ tokens: createTokensRepo(db), clock, secret: config.CLUSTER_JWT_SECRET, stamps });
   const attempts = createAttemptLimiter(db, { collection: LOGIN_ATTEMPTS, maxAttempts: LOGIN_LIMITS.maxFailures, windowMs: LOGIN_LIMITS.windowMs, now: () => clock.now().getTime() });
-  const accountsService = createAccountsService({ accounts: accountsRepo, clock, revokeTokens: tokens.revokeAll, attempts });
+  const accountsService = createAccountsService({
+    accounts: accountsRepo,
+    clock,
+    revokeTokens: tokens.revokeAll,
+    accountStateChanged: () => stamps.bump(CLUSTER_STAMPS.accounts),
+    attempts,
+  });
   // A login refused for the attempt limit is counted (metrics), whichever route asked (OAuth, Basic).
   const accounts: typeof accountsService = {
     ...accountsService,
@@ -39,8 +51,8 @@ export function createClusterServices(deps: { db: Db; config: Config; clock: Clo
     },
   };
   const oauth = createOAuthService({ clients: config.OAUTH_CLIENTS, multipleLogin: config.CLUSTER_MULTIPLE_LOGIN, accounts, tokens });
-  const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock, strategy: config.CLUSTER_NODE_QUERY });
-  const authenticator = createAuthenticator({ accounts, tokens });
+  const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock, stamps, strategy: config.CLUSTER_NODE_QUERY });
+  const authenticator = createAuthenticator({ accounts, tokens, stamps, clock });
 
   return {
     clock,

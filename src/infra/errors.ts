@@ -172,4 +172,34 @@ export const Errors = {
   /** The website-sync interval of the team plan has not passed (429 with Retry-After). */
   websiteSyncTooSoon: (message: string, retryAfterSeconds: number) =>
     new AppError({ httpStatus: 429, code: 500007, statusText: 'websiteSyncNotEnough', message, headers: { 'retry-after': String(retryAfterSeconds) } }),
+
+  // Chat credentials and routes: the reference's codes, with the statuses these cases answer
+  /** core/chat/init without an app (the reference answers code 501). */
+  noAppYet: (message = "You don't have an app yet (missing field 'appId')") => make(400, 501, 'missingParams')(message),
+  /** A team-space token that is refused or cannot be checked: an invalid credential (401). */
+  teamTokenRefused: make(401, 500001, 'unAuthTeam'),
+  /** A messaging-channel callback whose token is not a link of that channel: an invalid credential (401). */
+  channelLinkRefused: make(401, 505001, 'unAuthLink'),
+} as const;
+
+/** The cluster API's named errors (OAuth bodies on /oauth, Kubernetes Status on /kapis). */
+export const ClusterErrors = {
+  /** A bearer or Basic credential that is not acceptable; `why` is the reference's reason text. */
+  unauthorized: (why: string) => Errors.k8s(401, 'Unauthorized', `Unauthorized: ${why}`),
+  /** An anonymous caller on a node route, in the reference's words. */
+  nodesForbidden: (group: string, verb: 'list' | 'get', name?: string) =>
+    Errors.k8s(
+      403,
+      'Forbidden',
+      `${name === undefined ? `nodes.${group}` : `nodes.${group} "${name}"`} is forbidden: User "system:anonymous" cannot ${verb} resource "nodes" in API group "${group}" at the cluster scope`,
+      name === undefined ? { group, kind: 'nodes' } : { name, group, kind: 'nodes' },
+    ),
+  nodeNotFound: (name: string, group: string) => Errors.k8s(404, 'NotFound', `node "${name}" not found`, { name, group, kind: 'nodes' }),
+  oauthInvalidGrant: (description: string, httpStatus = 400) => Errors.oauth(httpStatus, 'invalid_grant', description),
+  oauthInvalidClient: (description: string) => Errors.oauth(401, 'invalid_client', description),
+  oauthUnsupportedGrantType: () => Errors.oauth(400, 'unsupported_grant_type'),
+  oauthInvalidRequest: (description: string) => Errors.oauth(400, 'invalid_request', description),
+  /** /oauth/token answers only POST. */
+  oauthMethodNotAllowed: () =>
+    new AppError({ httpStatus: 405, code: 405, statusText: 'methodNotAllowed', message: 'Method Not Allowed', oauthError: 'invalid_request', headers: { allow: 'POST' } }),
 } as const;

@@ -7,6 +7,13 @@ const HOUSEKEEPING = new Set(['hello', 'ismaster', 'isMaster', 'ping', 'endSessi
 export interface RecordedCommand {
   name: string;
   collection: string;
+  /** The string `_id` a find or update targets (version stamp keys, e.g. `apps:<teamId>`). */
+  key?: string;
+}
+
+function targetKey(command: Record<string, unknown>): string | undefined {
+  const filter = (command.filter ?? (command.updates as { q?: unknown }[] | undefined)?.[0]?.q) as { _id?: unknown } | undefined;
+  return typeof filter?._id === 'string' ? filter._id : undefined;
 }
 
 /**
@@ -20,7 +27,8 @@ export async function commandsDuring(app: FastifyInstance, run: () => Promise<un
   const listener = (event: CommandStartedEvent) => {
     if (HOUSEKEEPING.has(event.commandName)) return;
     const target = event.command[event.commandName];
-    recorded.push({ name: event.commandName, collection: typeof target === 'string' ? target : '' });
+    const key = targetKey(event.command);
+    recorded.push({ name: event.commandName, collection: typeof target === 'string' ? target : '', ...(key ? { key } : {}) });
   };
   if (!client.options.monitorCommands) throw new Error('the test database URI must carry monitorCommands=true (freshDatabaseUri does)');
   client.on('commandStarted', listener);

@@ -34,6 +34,8 @@ export function createAccountsService(deps: {
   accounts: AccountsRepo;
   clock: Clock;
   revokeTokens: (username: string) => Promise<void>;
+  /** Tells every process that cached account states changed; resolves once they all know. */
+  accountStateChanged: () => Promise<void>;
   /** Password checks per account in the window, reserved before each check (all replicas share it). */
   attempts: AttemptLimiter;
 }) {
@@ -157,6 +159,7 @@ export function createAccountsService(deps: {
       await accounts.transition(username, null, disabled ? 'Disabled' : 'Active', disabled ? 'disabled by an administrator' : '', clock.now());
       // Failures before a transition no longer count (the reference counts from the last one).
       await attempts.clear(username);
+      await deps.accountStateChanged();
       return requireAccount(username);
     },
 

@@ -1,8 +1,12 @@
 import type { FastifyRequest } from 'fastify';
-import { Errors } from '../../infra/errors.js';
+import { ClusterErrors } from '../../infra/errors.js';
+import type { VersionStamps } from '../../infra/version-stamps.js';
 import { type AccountsService, LoginFailure } from '../accounts/accounts.service.js';
-import { TokenError } from '../oauth/jwt.js';
+import type { Clock } from '../clock.js';
+import { type ClusterClaims, TokenError } from '../oauth/jwt.js';
 import type { TokensService } from '../oauth/tokens.service.js';
+import { CLUSTER_STAMPS } from '../stamps.js';
+import { CredentialCache } from './credential-cache.js';
 
 /** Who is calling: a cluster user, or null for a request without credentials (anonymous). */
 export interface ClusterIdentity {
@@ -19,7 +23,7 @@ export interface AuthenticateOptions {
   allowRefreshToken: boolean;
 }
 
-const unauthorized = (why: string) => Errors.k8s(401, 'Unauthorized', `Unauthorized: ${why}`);
+const unauthorized = ClusterErrors.unauthorized;
 
 /** Source IP as the reference resolves it: client headers first, then the socket. */
 export function sourceIP(request: FastifyRequest): string {
@@ -31,25 +35,68 @@ export function sourceIP(request: FastifyRequest): string {
   return ip === '::1' ? '127.0.0.1' : ip.replace(/^::ffff:/, '');
 }
 
-export function createAuthenticator(deps: { accounts: AccountsService; tokens: TokensService }) {
-  const { accounts, tokens } = deps;
+/** What a resolved bearer token proved: its claims (checked) and the account it names. */
+interface ResolvedBearer {
+  claims: ClusterClaims;
+  identity: ClusterIdentity;
+}
 
-  async function bearer(token: string, options: AuthenticateOptions): Promise<ClusterIdentity> {
-    let claims: Awaited<ReturnType<TokensService['verify']>>;
+/** Margin before expiry (and the issue-time skew) inside which a cached token is verified afresh. */
+const FRESH_MARGIN_SECONDS = 5;
+
+/**
+ * Bearer tokens: the first use of a token (per accounts stamp) verifies it (signature, expiry,
+ * type) and reads its allow-list entry and account; the result is cached under the token's exact
+ * text while the accounts stamp is unchanged, so a warm request costs at most that stamp's read.
+ * A cached token close to its expiry goes through the full check again (the exact reference texts).
+ */
+export function createAuthenticator(deps: { accounts: AccountsService; tokens: TokensService; stamps: VersionStamps; clock: Clock }) {
+  const { accounts, tokens, stamps, clock } = deps;
+  const resolved = new CredentialCache<ResolvedBearer>();
+
+  function checkTokenType(claims: ClusterClaims, options: AuthenticateOptions): void {
+    if (claims.token_type !== 'access_token' && !options.allowRefreshToken) {
+      throw unauthorized(`a ${claims.token_type} cannot be used as a bearer token, use the access_token`);
+    }
+  }
+
+  /** The cached check still holds: well before expiry and not issued in the future. */
+  function clearlyCurrent(claims: ClusterClaims): boolean {
+    const nowSeconds = clock.now().getTime() / 1000;
+    return claims.exp - FRESH_MARGIN_SECONDS > nowSeconds && (typeof claims.iat !== 'number' || claims.iat <= nowSeconds);
+  }
+
+  /** The full check: signature and times, then the allow-list entry and the account, read together. */
+  async function resolve(token: string, options: AuthenticateOptions): Promise<ResolvedBearer> {
+    let claims: ClusterClaims;
     try {
-      claims = await tokens.verify(token);
+      claims = tokens.verifySignature(token);
     } catch (error) {
       if (error instanceof TokenError) throw unauthorized(error.message);
       throw error;
     }
-    if (claims.token_type !== 'access_token' && !options.allowRefreshToken) {
-      throw unauthorized(`a ${claims.token_type} cannot be used as a bearer token, use the access_token`);
-    }
-    const account = await accounts.findByName(claims.username);
+    const [allowed, found] = await Promise.allSettled([tokens.requireAllowed(token), accounts.findByName(claims.username)]);
+    if (allowed.status === 'rejected') throw allowed.reason instanceof TokenError ? unauthorized(allowed.reason.message) : allowed.reason;
+    if (found.status === 'rejected') throw found.reason;
+    checkTokenType(claims, options);
+    const account = found.value;
     if (!account) throw unauthorized(`user.iam.kubesphere.io "${claims.username}" not found`);
     // A blocked (AuthLimitExceeded) account keeps its sessions, as in the reference.
     if (account.state === 'Disabled') throw unauthorized('account is not active');
-    return { username: account._id, groups: account.groups, via: 'bearer' };
+    return { claims, identity: { username: account._id, groups: account.groups, via: 'bearer' } };
+  }
+
+  async function bearer(token: string, options: AuthenticateOptions): Promise<ClusterIdentity> {
+    // Read before the lookups: what they find is cached under the stamp they started from.
+    const stamp = await stamps.read(CLUSTER_STAMPS.accounts);
+    const cached = resolved.get(stamp, token);
+    if (cached && clearlyCurrent(cached.claims)) {
+      checkTokenType(cached.claims, options);
+      return cached.identity;
+    }
+    const result = await resolve(token, options);
+    resolved.set(stamp, token, result);
+    return result.identity;
   }
 
   /** HTTP Basic is a full password login (the reference's Basic authenticator). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { computeNodeStatus, type NodeStatus } from '../../domain/node-status.js';
+import { type ResourceUsage, usageAnnotations, ZERO_USAGE } from './pod-usage.js';
 import { isQuantity } from './quantity.js';
 
 /**
@@ -97,6 +98,18 @@ export function toApiNode(json: string): KubeNode {
   // Key order as Kubernetes prints it: name, selfLink, uid, resourceVersion, creationTimestamp, ...
   const { name, selfLink, uid, resourceVersion, creationTimestamp, ...rest } = metadata;
   node.metadata = { name, selfLink, uid, resourceVersion, creationTimestamp, ...rest };
+  return node;
+}
+
+/**
+ * The API form with the eight usage annotations of the node's pods; none at all when no pod is
+ * stored in the cluster (reference quirk).
+ */
+export function renderNode(json: string, usage: ResourceUsage | undefined, withPods: boolean): KubeNode {
+  const node = toApiNode(json) as KubeNode & { status?: { allocatable?: Record<string, string> } };
+  if (withPods) {
+    node.metadata.annotations = { ...(node.metadata.annotations ?? {}), ...usageAnnotations(usage ?? ZERO_USAGE, node.status?.allocatable) };
+  }
   return node;
 }
 

@@ -1,59 +1,119 @@
+import type { VersionStamps } from '../../infra/version-stamps.js';
+import { CLUSTER_STAMPS } from '../stamps.js';
 import { matchesFilter, sortComparator } from './filter-eval.js';
+import { type KubeNode, renderNode } from './node-document.js';
 import { matchesCodeFilters, type NodeListPlan } from './node-query.js';
 import type { NodeIndexEntry, NodesRepo } from './nodes.repo.js';
+import type { NodeUsage, PodsRepo } from './pods.repo.js';
+
+/** Filtered, sorted views kept per snapshot (the least recently used goes first). */
+const MAX_VIEWS = 64;
+
+export interface NodePage {
+  items: KubeNode[];
+  totalItems: number;
+}
 
 /**
- * A compact, per-process index of the nodes (name, uid, creation time, status, label pairs,
- * alias; never the node objects), reloaded only when the stored version changes. It exists for
- * FerretDB 1.x, which serves nothing but `_id` equality and a bare limit from its indexes and
- * scans the whole collection for any filter, sort, skip or count: there a page of 10,000 nodes
- * would cost ten times a page of 1,000. Each request costs one version lookup, in-process
- * filtering of the compact entries, and point lookups of the page's objects.
+ * One version of every stored node, with its pods' usage: the read model the list and the single
+ * GET are served from. Immutable but for what it memoises: each node's rendered API object (shared
+ * by every reply, never mutated) and the filtered, sorted view of each query.
  */
-export class NodeIndexCache {
-  private version: string | null | undefined;
-  private entries: NodeIndexEntry[] = [];
-  private sorted = new Map<string, NodeIndexEntry[]>();
-  private loading: Promise<void> | null = null;
+export class NodeSnapshot {
+  private readonly byName: Map<string, NodeIndexEntry>;
+  private readonly rendered = new Map<string, KubeNode>();
+  private readonly views = new Map<string, NodeIndexEntry[]>();
 
-  constructor(private readonly nodes: NodesRepo) {}
-
-  private async refresh(): Promise<void> {
-    // The version is read before the entries: a write in between only causes one more reload.
-    const version = await this.nodes.readVersion();
-    if (version === this.version && this.version !== undefined) return;
-    this.loading ??= (async () => {
-      try {
-        const entries = await this.nodes.loadIndexEntries();
-        this.entries = entries;
-        this.sorted = new Map();
-        this.version = version;
-      } finally {
-        this.loading = null;
-      }
-    })();
-    await this.loading;
+  constructor(
+    readonly version: string,
+    private readonly entries: NodeIndexEntry[],
+    private readonly usage: Map<string, NodeUsage>,
+    private readonly withPods: boolean,
+  ) {
+    this.byName = new Map(entries.map((entry) => [entry._id, entry]));
   }
 
-  private inOrder(sort: Record<string, 1 | -1>): NodeIndexEntry[] {
-    const key = JSON.stringify(sort);
-    let ordered = this.sorted.get(key);
-    if (!ordered) {
-      ordered = [...this.entries].sort(sortComparator(sort) as (a: NodeIndexEntry, b: NodeIndexEntry) => number);
-      this.sorted.set(key, ordered);
+  /** The nodes a query selects, in its order (filters, then sort, computed once per query). */
+  private view(plan: NodeListPlan): NodeIndexEntry[] {
+    const key = JSON.stringify([plan.filter, plan.codeFilters, plan.sort]);
+    let view = this.views.get(key);
+    if (view) {
+      this.views.delete(key);
+    } else {
+      const hasFilter = Object.keys(plan.filter).length > 0 || plan.codeFilters.length > 0;
+      const matching = hasFilter ? this.entries.filter((entry) => matchesFilter(plan.filter, entry) && matchesCodeFilters(plan.codeFilters, entry)) : [...this.entries];
+      view = matching.sort(sortComparator(plan.sort) as (a: NodeIndexEntry, b: NodeIndexEntry) => number);
+      if (this.views.size >= MAX_VIEWS) this.views.delete(this.views.keys().next().value as string);
     }
-    return ordered;
+    this.views.set(key, view);
+    return view;
   }
 
-  /** The names on the requested page and the total after filtering. */
-  async page(plan: NodeListPlan): Promise<{ names: string[]; totalItems: number }> {
-    await this.refresh();
-    const hasFilter = Object.keys(plan.filter).length > 0 || plan.codeFilters.length > 0;
-    const matching = hasFilter
-      ? this.inOrder(plan.sort).filter((entry) => matchesFilter(plan.filter, entry) && matchesCodeFilters(plan.codeFilters, entry))
-      : this.inOrder(plan.sort);
+  /** A listed node: usage of its running pods (not Succeeded or Failed). */
+  private listed(entry: NodeIndexEntry): KubeNode {
+    let node = this.rendered.get(entry._id);
+    if (!node) {
+      node = renderNode(entry.json, this.usage.get(entry._id)?.active, this.withPods);
+      this.rendered.set(entry._id, node);
+    }
+    return node;
+  }
+
+  page(plan: NodeListPlan): NodePage {
+    const view = this.view(plan);
     const { window } = plan;
-    const selected = window.kind === 'all' ? matching : window.kind === 'none' ? [] : matching.slice(window.skip, window.skip + window.limit);
-    return { names: selected.map((entry) => entry._id), totalItems: matching.length };
+    const selected = window.kind === 'all' ? view : window.kind === 'none' ? [] : view.slice(window.skip, window.skip + window.limit);
+    return { items: selected.map((entry) => this.listed(entry)), totalItems: view.length };
+  }
+
+  /** One node as the single GET shows it: terminated pods count too (reference quirk). */
+  get(name: string): KubeNode | null {
+    const entry = this.byName.get(name);
+    return entry ? renderNode(entry.json, this.usage.get(name)?.all, this.withPods) : null;
+  }
+}
+
+/**
+ * The per-process node index. Each request reads the nodes stamp (leased, so at most a few small
+ * reads a second) and gets the snapshot of that version, loaded once (three reads: nodes, usage,
+ * whether any pod exists) when the stamp moved. Every node or pod write of any process bumps the
+ * stamp before it answers, so the next request anywhere sees it. A page costs no node read.
+ */
+export class NodeIndex {
+  private snapshot: NodeSnapshot | null = null;
+  private loading: { version: string; snapshot: Promise<NodeSnapshot> } | null = null;
+  private loadsStarted = 0;
+  private newestInstalled = 0;
+
+  constructor(private readonly deps: { nodes: NodesRepo; pods: PodsRepo; stamps: VersionStamps }) {}
+
+  async current(): Promise<NodeSnapshot> {
+    // Read before loading: a write in between only causes one more load on a later request.
+    const version = await this.deps.stamps.read(CLUSTER_STAMPS.nodes);
+    if (this.snapshot?.version === version) return this.snapshot;
+    let loading = this.loading;
+    if (loading?.version !== version) {
+      const started = { version, snapshot: this.load(version) };
+      const done = () => {
+        if (this.loading === started) this.loading = null;
+      };
+      started.snapshot.then(done, done);
+      this.loading = started;
+      loading = started;
+    }
+    return loading.snapshot;
+  }
+
+  private async load(version: string): Promise<NodeSnapshot> {
+    const order = ++this.loadsStarted;
+    const { nodes, pods } = this.deps;
+    const [entries, usage, withPods] = await Promise.all([nodes.loadIndexEntries(), pods.loadUsage(), pods.hasAny()]);
+    const snapshot = new NodeSnapshot(version, entries, new Map(usage.map((entry) => [entry._id, entry])), withPods);
+    // A load started earlier but finished later must not replace a newer snapshot.
+    if (order > this.newestInstalled) {
+      this.newestInstalled = order;
+      this.snapshot = snapshot;
+    }
+    return snapshot;
   }
 }

@@ -24,8 +24,6 @@ export interface NodeListPlan {
   window: PageWindow;
   /** A filter that can never match a node (e.g. ownerKind): skip the database. */
   matchesNothing: boolean;
-  /** The plan reads annotations, which the cached node index does not keep. */
-  readsAnnotations: boolean;
 }
 
 const first = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
@@ -85,7 +83,6 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
   const clauses: MongoFilter[] = [];
   const codeFilters: CodeFilter[] = [];
   let matchesNothing = false;
-  let readsAnnotations = false;
   const addSelector = (text: string, target: 'labels' | 'annotations', invalidMatchesAll: boolean) => {
     const parsed = parseSelector(text);
     if (!parsed.ok) {
@@ -120,7 +117,6 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
         addSelector(value, 'labels', false);
         break;
       case 'annotation':
-        readsAnnotations = true;
         addSelector(value, 'annotations', false);
         break;
       case 'alias':
@@ -148,7 +144,6 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
     sort,
     window: pageWindow(first(query.page), first(query.limit)),
     matchesNothing,
-    readsAnnotations,
   };
 }
 

@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Db, Filter } from 'mongodb';
 import { type IndexDeclaration, upsertMany } from '../../infra/mongo.js';
 import type { StoredNode } from './node-document.js';
 import type { MongoFilter } from './node-query.js';
 
 const NODES = 'cluster_nodes';
-const META = 'cluster_meta';
 
 export const NODE_INDEXES: readonly IndexDeclaration[] = [
   { collection: NODES, key: { creationTimestamp: -1, _id: -1 }, options: { name: 'created_name' } },
@@ -17,28 +15,15 @@ export const NODE_INDEXES: readonly IndexDeclaration[] = [
 
 export type NodeCandidate = Pick<StoredNode, '_id' | 'labelPairs' | 'annotationPairs'>;
 
-/** What the cached node index keeps per node: sort keys and label filter fields, no object. */
-export type NodeIndexEntry = Pick<StoredNode, '_id' | 'uid' | 'creationTimestamp' | 'status' | 'labelPairs' | 'labelKeys' | 'alias'>;
+/** What the in-process node index keeps per node: the filter and sort fields and the object's JSON. */
+export type NodeIndexEntry = Omit<StoredNode, 'updatedAt'>;
 
 export function createNodesRepo(db: Db) {
   const nodes = db.collection<StoredNode>(NODES);
-  const meta = db.collection<{ _id: string; version: string }>(META);
   const asFilter = (filter: MongoFilter) => filter as Filter<StoredNode>;
-  // Every write changes the version, so cached node indexes (any process) know to reload.
-  const bumpVersion = () => meta.updateOne({ _id: 'nodes' }, { $set: { version: randomUUID() } }, { upsert: true });
   return {
-    async readVersion(): Promise<string | null> {
-      return (await meta.findOne({ _id: 'nodes' }))?.version ?? null;
-    },
-
-    /** FerretDB answers buildInfo with its own version field. */
-    async isFerretDb(): Promise<boolean> {
-      const info = await db.command({ buildInfo: 1 });
-      return typeof info.ferretdbVersion === 'string';
-    },
-
-    loadIndexEntries: () =>
-      nodes.find({}, { projection: { uid: 1, creationTimestamp: 1, status: 1, labelPairs: 1, labelKeys: 1, alias: 1 } }).toArray() as Promise<NodeIndexEntry[]>,
+    /** Every node, for the in-process index (one read of the collection). */
+    loadIndexEntries: () => nodes.find({}, { projection: { updatedAt: 0 } }).toArray() as Promise<NodeIndexEntry[]>,
 
     count: (filter: MongoFilter) => nodes.countDocuments(asFilter(filter)),
 
@@ -54,10 +39,10 @@ export function createNodesRepo(db: Db) {
     findCandidates: (filter: MongoFilter, sort: Record<string, 1 | -1>) =>
       nodes.find(asFilter(filter), { projection: { labelPairs: 1, annotationPairs: 1 } }).sort(sort).toArray() as Promise<NodeCandidate[]>,
 
-    /** Point lookups in parallel: FerretDB 1.x serves `_id` equality from its index but scans for `$in`. */
+    /** The JSON of these nodes (one read). */
     async findJsonByNames(names: string[]): Promise<Map<string, string>> {
-      const found = await Promise.all(names.map((name) => nodes.findOne({ _id: name }, { projection: { json: 1 } })));
-      return new Map(found.flatMap((node) => (node ? [[node._id, node.json] as [string, string]] : [])));
+      const found = await nodes.find({ _id: { $in: names } }, { projection: { json: 1 } }).toArray();
+      return new Map(found.map((node) => [node._id, node.json]));
     },
 
     findByName: (name: string) => nodes.findOne({ _id: name }, { projection: { json: 1 } }),
@@ -70,15 +55,12 @@ export function createNodesRepo(db: Db) {
     /** Inserts the new nodes and replaces the known ones (in chunks; `onWritten` hears the running total). */
     async upsertMany(docs: StoredNode[], onWritten?: (written: number) => void): Promise<{ created: number; updated: number }> {
       if (docs.length === 0) return { created: 0, updated: 0 };
-      const counts = await upsertMany(nodes, docs, onWritten);
-      await bumpVersion();
-      return counts;
+      return upsertMany(nodes, docs, onWritten);
     },
 
     /** Inserts the node unless one of that name exists; true when inserted. */
     async insertIfAbsent(doc: StoredNode): Promise<boolean> {
       const result = await nodes.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
-      if (result.upsertedCount > 0) await bumpVersion();
       return result.upsertedCount > 0;
     },
   };

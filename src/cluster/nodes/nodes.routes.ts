@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { Errors } from '../../infra/errors.js';
+import { ClusterErrors } from '../../infra/errors.js';
 import type { QueryValue } from './node-query.js';
 import { nodeListQuerySchema, nodeListResponseSchema, nodeParamsSchema } from './nodes.schema.js';
 
@@ -9,10 +9,7 @@ export const NODE_GROUPS = ['resources.platform.io', 'resources.kubesphere.io'] 
 
 /** Every authenticated account may list and get nodes; anonymous callers get the reference 403. */
 function requireCaller(request: FastifyRequest, group: string, verb: 'list' | 'get', name?: string): void {
-  if (request.clusterIdentity) return;
-  const subject = name === undefined ? `nodes.${group}` : `nodes.${group} "${name}"`;
-  const message = `${subject} is forbidden: User "system:anonymous" cannot ${verb} resource "nodes" in API group "${group}" at the cluster scope`;
-  throw Errors.k8s(403, 'Forbidden', message, name === undefined ? { group, kind: 'nodes' } : { name, group, kind: 'nodes' });
+  if (!request.clusterIdentity) throw ClusterErrors.nodesForbidden(group, verb, name);
 }
 
 export default async function nodesRoutes(app: FastifyInstance): Promise<void> {

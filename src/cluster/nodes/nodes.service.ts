@@ -1,12 +1,13 @@
-import { Errors } from '../../infra/errors.js';
+import { ClusterErrors, Errors } from '../../infra/errors.js';
+import type { VersionStamps } from '../../infra/version-stamps.js';
 import type { Clock } from '../clock.js';
+import { CLUSTER_STAMPS } from '../stamps.js';
 import { describeHostNode } from './host-node.js';
 import { parseNodeFile, parsePodFile } from './kube-import.js';
-import { type KubeNode, nodeSchema, toApiNode, toStoredNode } from './node-document.js';
-import { NodeIndexCache } from './node-index.js';
+import { type KubeNode, nodeSchema, renderNode, toStoredNode } from './node-document.js';
+import { NodeIndex } from './node-index.js';
 import { matchesCodeFilters, type NodeListPlan, planNodeList, type QueryValue } from './node-query.js';
 import type { NodesRepo } from './nodes.repo.js';
-import { usageAnnotations, ZERO_USAGE } from './pod-usage.js';
 import type { PodsRepo } from './pods.repo.js';
 
 export interface NodeList {
@@ -19,19 +20,18 @@ export interface NodeRouteContext {
   group: string;
 }
 
+/** `database`: filters, sort and paging in the database; otherwise (`auto`, `cache`) the in-process index. */
 export type NodeQueryStrategy = 'auto' | 'database' | 'cache';
 
 /** How far an import is: the file validated, then documents written (after each chunk). */
 export type ImportProgress = (progress: { step: 'validated' | 'written'; done: number; total: number }) => void;
 
-export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clock: Clock; strategy: NodeQueryStrategy }) {
-  const { nodes, pods, clock } = deps;
-  const cache = new NodeIndexCache(nodes);
-  let useCache: Promise<boolean> | undefined;
-  const shouldUseCache = () => {
-    useCache ??= deps.strategy === 'auto' ? nodes.isFerretDb() : Promise.resolve(deps.strategy === 'cache');
-    return useCache;
-  };
+export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clock: Clock; stamps: VersionStamps; strategy: NodeQueryStrategy }) {
+  const { nodes, pods, clock, stamps } = deps;
+  const index = new NodeIndex({ nodes, pods, stamps });
+  const inDatabase = deps.strategy === 'database';
+  /** Every node and pod write ends here: other processes reload their index at their next request. */
+  const nodesChanged = () => stamps.bump(CLUSTER_STAMPS.nodes);
 
   /** Filters, sorting and paging pushed into the database; `>`/`<` requirements finished in code. */
   async function pageFromDatabase(plan: NodeListPlan): Promise<{ page: { _id: string; json: string }[]; totalItems: number }> {
@@ -45,46 +45,37 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
     // Narrow in the database, finish in code on names and pairs only.
     const candidates = (await nodes.findCandidates(plan.filter, plan.sort)).filter((node) => matchesCodeFilters(plan.codeFilters, node));
     const selected = window.kind === 'all' ? candidates : window.kind === 'none' ? [] : candidates.slice(window.skip, window.skip + window.limit);
-    return { page: await objectsInOrder(selected.map((node) => node._id)), totalItems: candidates.length };
+    const json = await nodes.findJsonByNames(selected.map((node) => node._id));
+    return { page: selected.flatMap((node) => (json.has(node._id) ? [{ _id: node._id, json: json.get(node._id) as string }] : [])), totalItems: candidates.length };
   }
 
-  async function objectsInOrder(names: string[]): Promise<{ _id: string; json: string }[]> {
-    const json = await nodes.findJsonByNames(names);
-    return names.flatMap((name) => (json.has(name) ? [{ _id: name, json: json.get(name) as string }] : []));
-  }
-
-  /** Adds the eight usage annotations; none at all when no pod is stored (reference quirk). */
-  async function annotate(stored: { _id: string; json: string }[], includeTerminated: boolean): Promise<KubeNode[]> {
+  /** Adds the usage annotations from the database (the `database` strategy). */
+  async function renderFromDatabase(stored: { _id: string; json: string }[], includeTerminated: boolean): Promise<KubeNode[]> {
     if (stored.length === 0) return [];
     const withPods = await pods.hasAny();
     const usage = withPods ? await pods.usageFor(stored.map((node) => node._id), includeTerminated) : new Map();
-    return stored.map(({ _id, json }) => {
-      const node = toApiNode(json) as KubeNode & { status?: { allocatable?: Record<string, string> } };
-      if (withPods) {
-        node.metadata.annotations = { ...(node.metadata.annotations ?? {}), ...usageAnnotations(usage.get(_id) ?? ZERO_USAGE, node.status?.allocatable) };
-      }
-      return node;
-    });
+    return stored.map(({ _id, json }) => renderNode(json, usage.get(_id), withPods));
+  }
+
+  async function getFromDatabase(name: string): Promise<KubeNode | null> {
+    const stored = await nodes.findByName(name);
+    return stored ? ((await renderFromDatabase([stored], true))[0] ?? null) : null;
   }
 
   return {
     async list(query: Record<string, QueryValue>): Promise<NodeList> {
       const plan = planNodeList(query);
       if (plan.matchesNothing) return { items: [], totalItems: 0 };
-      if (!plan.readsAnnotations && (await shouldUseCache())) {
-        const { names, totalItems } = await cache.page(plan);
-        return { items: await annotate(await objectsInOrder(names), false), totalItems };
-      }
+      if (!inDatabase) return (await index.current()).page(plan);
       const { page, totalItems } = await pageFromDatabase(plan);
-      return { items: await annotate(page, false), totalItems };
+      return { items: await renderFromDatabase(page, false), totalItems };
     },
 
     async get(name: string, context: NodeRouteContext): Promise<KubeNode> {
-      const found = await nodes.findByName(name);
-      if (!found) throw Errors.k8s(404, 'NotFound', `node "${name}" not found`, { name, group: context.group, kind: 'nodes' });
       // As the reference's single GET does, terminated pods count too.
-      const [node] = await annotate([found], true);
-      return node as KubeNode;
+      const found = inDatabase ? await getFromDatabase(name) : (await index.current()).get(name);
+      if (!found) throw ClusterErrors.nodeNotFound(name, context.group);
+      return found;
     },
 
     async importNodes(text: string, onProgress?: ImportProgress) {
@@ -97,6 +88,7 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
         throw Errors.conflict(`the file was not imported, nothing changed: uid ${clash.uid} of node "${names.get(clash.uid)}" already belongs to node "${clash._id}"`);
       }
       const counts = await nodes.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length }));
+      await nodesChanged();
       return { kind: 'NodeList', ...counts, names: docs.map((doc) => doc._id) };
     },
 
@@ -104,6 +96,7 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
       const docs = parsePodFile(text, clock.now());
       onProgress?.({ step: 'validated', done: docs.length, total: docs.length });
       const counts = await pods.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length }));
+      await nodesChanged();
       return { kind: 'PodList', ...counts, count: docs.length };
     },
 
@@ -111,7 +104,9 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
     async registerHostNode(): Promise<{ name: string; created: boolean }> {
       const now = clock.now();
       const doc = toStoredNode(nodeSchema.parse(await describeHostNode(now)), now);
-      return { name: doc._id, created: await nodes.insertIfAbsent(doc) };
+      const created = await nodes.insertIfAbsent(doc);
+      if (created) await nodesChanged();
+      return { name: doc._id, created };
     },
   };
 }

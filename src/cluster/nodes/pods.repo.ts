@@ -18,7 +18,7 @@ export interface StoredPod extends ResourceUsage {
 }
 
 /** Per-node sums, recomputed when pods are imported, so a node list reads one document per node. */
-interface NodeUsage {
+export interface NodeUsage {
   _id: string;
   /** Pods that are neither Succeeded nor Failed (the list endpoint). */
   active: ResourceUsage;
@@ -66,10 +66,13 @@ export function createPodsRepo(db: Db) {
       return (await pods.findOne({}, { projection: { _id: 1 } })) !== null;
     },
 
-    /** The summed usage of these nodes (point lookups, served by the `_id` index everywhere). */
+    /** Every node's summed usage, for the in-process node index (one read of the collection). */
+    loadUsage: () => usage.find({}).toArray(),
+
+    /** The summed usage of these nodes (one read). */
     async usageFor(nodeNames: string[], includeTerminated: boolean): Promise<Map<string, ResourceUsage>> {
-      const found = await Promise.all(nodeNames.map((name) => usage.findOne({ _id: name })));
-      return new Map(found.flatMap((entry) => (entry ? [[entry._id, includeTerminated ? entry.all : entry.active] as [string, ResourceUsage]] : [])));
+      const found = await usage.find({ _id: { $in: nodeNames } }).toArray();
+      return new Map(found.map((entry) => [entry._id, includeTerminated ? entry.all : entry.active]));
     },
 
     /**

@@ -1,7 +1,7 @@
-import { Errors } from '../../infra/errors.js';
+import { ClusterErrors } from '../../infra/errors.js';
 
 const notAllowed = (why: string) =>
-  Errors.oauth(400, 'invalid_request', `post_logout_redirect_uri ${why}: only a path on this service's host or a URI listed in OAUTH_LOGOUT_REDIRECT_URIS`);
+  ClusterErrors.oauthInvalidRequest(`post_logout_redirect_uri ${why}: only a path on this service's host or a URI listed in OAUTH_LOGOUT_REDIRECT_URIS`);
 
 /** A configured entry matches exactly, or, when it names only an origin, any URI on that origin. */
 function matchesConfigured(target: URL, configured: readonly string[]): boolean {

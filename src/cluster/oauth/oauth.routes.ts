@@ -1,7 +1,7 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AppError } from '../../infra/errors.js';
+import { ClusterErrors } from '../../infra/errors.js';
 import { sourceIP } from '../auth/authenticate.js';
 import { logoutRedirectLocation } from './logout-redirect.js';
 import { logoutQuerySchema, tokenRequestSchema, tokenResponseSchema } from './oauth.schema.js';
@@ -37,7 +37,7 @@ export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
     method: ['GET', 'PUT', 'PATCH', 'DELETE'],
     url: '/oauth/token',
     handler: async () => {
-      throw new AppError({ httpStatus: 405, code: 405, statusText: 'methodNotAllowed', message: 'Method Not Allowed', oauthError: 'invalid_request', headers: { allow: 'POST' } });
+      throw ClusterErrors.oauthMethodNotAllowed();
     },
   });
 

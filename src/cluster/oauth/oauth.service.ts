@@ -1,4 +1,4 @@
-import { Errors } from '../../infra/errors.js';
+import { ClusterErrors } from '../../infra/errors.js';
 import { sameSecret } from '../../infra/secret-compare.js';
 import { type AccountsService, LoginFailure } from '../accounts/accounts.service.js';
 import { TokenError } from './jwt.js';
@@ -17,8 +17,6 @@ export interface RequestOrigin {
   sourceIP: string;
   userAgent: string;
 }
-
-const invalidGrant = (description: string, status = 400) => Errors.oauth(status, 'invalid_grant', description);
 
 /** The token endpoint's rules (KubeSphere 3.4 §1.2–1.4): client first, then the grant. */
 export function createOAuthService(deps: {
@@ -41,7 +39,7 @@ export function createOAuthService(deps: {
       return await issueFor(account._id, account.uninitialized ? { uninitialized: ['true'] } : undefined);
     } catch (error) {
       if (!(error instanceof LoginFailure)) throw error;
-      throw invalidGrant(error.kind, error.kind === 'auth rate limit exceeded' ? 429 : 400);
+      throw ClusterErrors.oauthInvalidGrant(error.kind, error.kind === 'auth rate limit exceeded' ? 429 : 400);
     }
   }
 
@@ -50,22 +48,22 @@ export function createOAuthService(deps: {
     try {
       claims = await tokens.verify(request.refresh_token ?? '');
     } catch (error) {
-      if (error instanceof TokenError) throw invalidGrant(error.message);
+      if (error instanceof TokenError) throw ClusterErrors.oauthInvalidGrant(error.message);
       throw error;
     }
     // "ivalid" is the reference's spelling; clients may match on it.
-    if (claims.token_type !== 'refresh_token') throw invalidGrant(`ivalid token type ${claims.token_type} want refresh_token`);
+    if (claims.token_type !== 'refresh_token') throw ClusterErrors.oauthInvalidGrant(`ivalid token type ${claims.token_type} want refresh_token`);
     return issueFor(claims.username, claims.extra);
   }
 
   return {
     async token(request: TokenRequest, origin: RequestOrigin): Promise<TokenPair> {
       const client = deps.clients.find((candidate) => candidate.name === (request.client_id ?? ''));
-      if (!request.client_id || !client) throw Errors.oauth(401, 'invalid_client', 'the OAuth client was not found');
-      if (!sameSecret(request.client_secret ?? '', client.secret)) throw Errors.oauth(401, 'invalid_client', 'invalid client credential');
+      if (!request.client_id || !client) throw ClusterErrors.oauthInvalidClient('the OAuth client was not found');
+      if (!sameSecret(request.client_secret ?? '', client.secret)) throw ClusterErrors.oauthInvalidClient('invalid client credential');
       if (request.grant_type === 'password') return passwordGrant(request, origin);
       if (request.grant_type === 'refresh_token') return refreshGrant(request);
-      throw Errors.oauth(400, 'unsupported_grant_type');
+      throw ClusterErrors.oauthUnsupportedGrantType();
     },
 
     /** Ends every session of the caller; anonymous logout does nothing. */

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { VersionStamps } from '../../infra/version-stamps.js';
 import type { Clock } from '../clock.js';
+import { CLUSTER_STAMPS } from '../stamps.js';
 import { type ClusterClaims, signToken, TokenError, type TokenType, verifyToken } from './jwt.js';
 import type { TokensRepo } from './tokens.repo.js';
 
@@ -17,8 +19,14 @@ export interface TokenPair {
 
 export const tokenDigest = (token: string) => createHash('sha256').update(token).digest('hex');
 
-export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; secret: string }) {
-  const { tokens, clock, secret } = deps;
+export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; secret: string; stamps: VersionStamps }) {
+  const { tokens, clock, secret, stamps } = deps;
+
+  /** Throws TokenError unless the token is still in the allow-list (one read). */
+  async function requireAllowed(token: string): Promise<void> {
+    const entry = await tokens.find(tokenDigest(token));
+    if (!entry || entry.expiresAt <= clock.now()) throw new TokenError('token not found in cache');
+  }
 
   async function issueOne(username: string, type: TokenType, lifetime: number, iat: number, extra?: Record<string, string[]>) {
     const claims: ClusterClaims = { iss: ISSUER, sub: username, username, token_type: type, iat, exp: iat + lifetime };
@@ -36,17 +44,21 @@ export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; se
       return { access_token: access, token_type: 'Bearer', refresh_token: refresh, expires_in: ACCESS_TOKEN_SECONDS };
     },
 
+    /** Signature, expiry and issue time only (no database). Throws TokenError. */
+    verifySignature: (token: string): ClusterClaims => verifyToken(token, secret, clock.now()),
+
+    requireAllowed,
+
     /** Signature, expiry, issue time, then presence in the allow-list. Throws TokenError. */
     async verify(token: string): Promise<ClusterClaims> {
-      const now = clock.now();
-      const claims = verifyToken(token, secret, now);
-      const entry = await tokens.find(tokenDigest(token));
-      if (!entry || entry.expiresAt <= now) throw new TokenError('token not found in cache');
+      const claims = verifyToken(token, secret, clock.now());
+      await requireAllowed(token);
       return claims;
     },
 
+    /** Ends every session of the user; processes drop their cached credentials before this resolves. */
     revokeAll: async (username: string) => {
-      await tokens.deleteForUser(username);
+      if ((await tokens.deleteForUser(username)) > 0) await stamps.bump(CLUSTER_STAMPS.accounts);
     },
     deleteExpired: () => tokens.deleteExpired(clock.now()),
     countForUser: (username: string) => tokens.countForUser(username),

@@ -2,6 +2,8 @@ import type { z } from 'zod';
 import { folderBreadcrumb } from '../../domain/folder-breadcrumb.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
+import { callerOf } from '../permissions/resource-permission.service.js';
+import { selectApps, type TeamAppList } from './app-list.read-model.js';
 import type { App, AppDoc } from './apps.repo.js';
 import { CHAT_APP_TYPES, type createAppInput, type createFolderInput, type listAppsInput, type updateAppInput } from './apps.schema.js';
 import { type AppsCore, type AppsDeps, isFolderType } from './apps.service.js';
@@ -48,6 +50,13 @@ export function presentApp(app: App, permission: unknown, defaultPermission: num
 }
 
 export function createAppCrud(core: AppsCore, deps: AppsDeps) {
+  /** The listed folder must be readable: judged in memory when it is in the team's list, else as usual (exact errors). */
+  async function authorizeListed(team: TeamAppList, auth: AuthContext, parentId: string, rowOf: (id: string) => number | undefined): Promise<void> {
+    const listed = team.byId.get(parentId);
+    if (listed) deps.perms.judge(auth, listed.doc, (id) => team.byId.get(id)?.doc, rowOf, 'read');
+    else await core.authorize(auth, parentId, 'read', 'parentId');
+  }
+
   return {
     async create(auth: AuthContext, input: z.output<typeof createAppInput>): Promise<string> {
       const { aiSettings: _ai, dataset: _dataset, selectedTools: _tools, ...fields } = input;
@@ -76,36 +85,41 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       return start ? folderBreadcrumb(start, findInTeam) : [];
     },
 
+    /** Served from the team's read model: one stamp read when nothing changed since the last list. */
     async list(auth: AuthContext, input: z.output<typeof listAppsInput>) {
-      const parent = input.parentId ? (await core.authorize(auth, input.parentId, 'read', 'parentId')).doc : undefined;
-      if (!parent) core.assertTeam(auth, 'read');
+      const team = await deps.appList.team(auth.teamId);
+      const own = team.rows.get(auth.tmbId);
+      const rowOf = (id: string) => own?.get(id);
+      if (input.parentId) await authorizeListed(team, auth, input.parentId, rowOf);
+      else core.assertTeam(auth, 'read');
       const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
       const searchKey = input.searchKey?.trim() || undefined;
-      const docs = await deps.apps.list({
-        teamId: auth.teamId,
+      const selected = selectApps(team, {
         // A search covers the whole team, recent chats too; otherwise parentId absent = whole team.
         parentId: input.getRecentlyChat || searchKey ? undefined : input.parentId,
-        types: input.getRecentlyChat ? [...CHAT_APP_TYPES] : types,
+        types: input.getRecentlyChat ? CHAT_APP_TYPES : types,
         searchKey,
         limit: searchKey ? SEARCH_LIMIT : LIST_LIMIT,
       });
-      const resolved = await deps.perms.resolveMany(auth, docs as unknown as AppDoc[], parent ? [parent] : []);
+      const caller = callerOf(auth);
+      const resourceOf = (id: string) => team.byId.get(id)?.resource;
       const out = [];
-      for (const doc of docs) {
-        const r = resolved.get(doc._id.toHexString());
-        if (!r?.permission.hasReadPer) continue;
+      for (const app of selected) {
+        const { permission, defaultPermission } = deps.perms.resolveLoaded(caller, app.resource, resourceOf, rowOf);
+        if (!permission.hasReadPer) continue;
+        const { doc } = app;
         out.push({
-          _id: doc._id.toHexString(),
-          parentId: doc.parentId ? doc.parentId.toHexString() : null,
-          tmbId: doc.tmbId.toHexString(),
+          _id: app.id,
+          parentId: app.parentId,
+          tmbId: app.tmbId,
           avatar: doc.avatar,
           type: doc.type,
           name: doc.name,
           intro: doc.intro,
           updateTime: doc.updateTime,
-          permission: r.permission,
-          defaultPermission: r.defaultPermission ?? 0,
-          pluginData: visiblePluginData(doc.pluginData, r.permission.hasWritePer),
+          permission,
+          defaultPermission,
+          pluginData: visiblePluginData(doc.pluginData, permission.hasWritePer),
           inheritPermission: doc.inheritPermission !== false,
         });
         if (input.getRecentlyChat && out.length >= RECENT_LIMIT) break;

@@ -1,9 +1,14 @@
-import { type Db, type Filter, GridFSBucket, ObjectId } from 'mongodb';
-import { escapeRegex, type IndexDeclaration } from '../../infra/mongo.js';
+import { type Db, ObjectId } from 'mongodb';
+import type { IndexDeclaration } from '../../infra/mongo.js';
 import type { AppType } from './apps.schema.js';
 
 export const APPS = 'apps';
 
+/**
+ * The list is served from a per-team read model (app-list.read-model.ts) loaded by `teamId`
+ * alone, so no hot query filters on `parentId: null` (which no FerretDB index serves); root apps
+ * keep `parentId: null` as the reference stores them.
+ */
 export const APP_INDEXES: IndexDeclaration[] = [
   { collection: APPS, key: { teamId: 1, updateTime: -1 } },
   { collection: APPS, key: { teamId: 1, type: 1 } },
@@ -67,8 +72,9 @@ export const LIST_PROJECTION = {
 
 export type AppListDoc = Pick<AppDoc, keyof typeof LIST_PROJECTION>;
 
+const LISTED_FIELDS = new Set<string>(Object.keys(LIST_PROJECTION));
+
 const oid = (id: string) => new ObjectId(id);
-/** Other modules may store app ids as ObjectId or text; match both. */
 
 function parseJson<T>(text: string | undefined, fallback: T): T {
   if (!text) return fallback;
@@ -88,12 +94,23 @@ export function decodeApp(doc: AppDoc): App {
 
 export const encodeWorkflow = (value: unknown) => JSON.stringify(value ?? []);
 
-export function createAppsRepo(db: Db) {
+/**
+ * `listChanged(teamId)` is awaited after every write that may change the team's list (the
+ * fields of LIST_PROJECTION), whether the write went through or failed midway.
+ */
+export function createAppsRepo(db: Db, listChanged: (teamId: string) => Promise<void>) {
   const apps = db.collection<AppDoc>(APPS);
+  async function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      await listChanged(teamId);
+    }
+  }
 
   return {
     async insert(doc: Omit<AppDoc, '_id'>): Promise<string> {
-      const result = await apps.insertOne({ ...doc, _id: new ObjectId() });
+      const result = await changing(doc.teamId.toHexString(), () => apps.insertOne({ ...doc, _id: new ObjectId() }));
       return result.insertedId.toHexString();
     },
 
@@ -107,21 +124,9 @@ export function createAppsRepo(db: Db) {
       return doc ? decodeApp(doc) : null;
     },
 
-    async list(input: {
-      teamId: string;
-      parentId?: string | null;
-      types?: AppType[];
-      searchKey?: string;
-      limit: number;
-    }): Promise<AppListDoc[]> {
-      const filter: Filter<AppDoc> = { teamId: oid(input.teamId) };
-      if (input.parentId !== undefined) filter.parentId = input.parentId === null ? null : oid(input.parentId);
-      if (input.types) filter.type = { $in: input.types };
-      if (input.searchKey) {
-        const regex = { $regex: escapeRegex(input.searchKey), $options: 'i' };
-        filter.$or = [{ name: regex }, { intro: regex }];
-      }
-      return apps.find(filter, { projection: LIST_PROJECTION, sort: { updateTime: -1, _id: -1 }, limit: input.limit }).toArray() as Promise<AppListDoc[]>;
+    /** Every app of the team in the list's shape (the read model's load). */
+    async listTeam(teamId: string): Promise<AppListDoc[]> {
+      return apps.find({ teamId: oid(teamId) }, { projection: LIST_PROJECTION }).toArray() as Promise<AppListDoc[]>;
     },
 
     async children(teamId: string, parentId: string): Promise<App[]> {
@@ -141,8 +146,11 @@ export function createAppsRepo(db: Db) {
     },
 
     async update(teamId: string, id: string, set: Partial<Omit<AppDoc, '_id' | 'teamId'>>): Promise<void> {
-      if (Object.keys(set).length === 0) return;
-      await apps.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
+      const fields = Object.keys(set);
+      if (fields.length === 0) return;
+      const write = () => apps.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
+      // Workflow-only writes (drafts) leave the list as it is.
+      await (fields.some((field) => LISTED_FIELDS.has(field)) ? changing(teamId, write) : write());
     },
 
     async countByTypes(teamId: string, types: readonly AppType[]): Promise<number> {
@@ -151,9 +159,11 @@ export function createAppsRepo(db: Db) {
 
     /** Deletes app documents, deepest level first, so no app is left whose parent is gone. */
     async deleteLevels(teamId: string, idsDeepestFirst: string[][]): Promise<void> {
-      for (const level of idsDeepestFirst) {
-        if (level.length > 0) await apps.deleteMany({ teamId: oid(teamId), _id: { $in: level.map(oid) } });
-      }
+      await changing(teamId, async () => {
+        for (const level of idsDeepestFirst) {
+          if (level.length > 0) await apps.deleteMany({ teamId: oid(teamId), _id: { $in: level.map(oid) } });
+        }
+      });
     },
   };
 }

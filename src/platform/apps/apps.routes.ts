@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ChatLogsRepo } from '../chat/chat-logs.repo.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { createAppCrud } from './app-crud.service.js';
 import {
@@ -15,7 +16,6 @@ import {
   updateAppInput,
 } from './apps.schema.js';
 import type { AppsCore, AppsDeps } from './apps.service.js';
-import type { ChatLogsRepo } from '../chat/chat-logs.repo.js';
 
 const tags = ['apps'];
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -5,6 +5,7 @@ import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import { assertTeamPermission, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
+import type { AppListReadModel } from './app-list.read-model.js';
 import { type App, type AppDoc, type AppsRepo, encodeWorkflow } from './apps.repo.js';
 import { APP_FOLDER_TYPES, type AppType, CHAT_APP_TYPES } from './apps.schema.js';
 import type { VersionsRepo } from './versions.repo.js';
@@ -15,6 +16,8 @@ export interface AppsDeps {
   apps: AppsRepo;
   versions: VersionsRepo;
   perms: ResourcePermissionService;
+  /** The team app lists served by `core/app/list` (its stamp is bumped by the repos' writes). */
+  appList: AppListReadModel;
   teamLimits: TeamLimits;
   /**
    * What other modules delete with an app (chats, share links, keys), each through its own

@@ -2,20 +2,23 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
 import { Errors } from '../../infra/errors.js';
+import { createVersionStamps } from '../../infra/version-stamps.js';
 import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
-import { createAppPermissionService } from './app-permissions.js';
 import { createAppCrud } from './app-crud.service.js';
+import { appListStampKey, createAppListReadModel } from './app-list.read-model.js';
+import { createAppPermissionService } from './app-permissions.js';
 import { APP_INDEXES, type App, createAppsRepo } from './apps.repo.js';
 import { registerAppRoutes } from './apps.routes.js';
+import { CHAT_APP_TYPES } from './apps.schema.js';
 import { type AppsCore, type AppsDeletedListener, type AppsDeps, createAppsCore } from './apps.service.js';
 import { registerHttpPluginRoutes } from './http-plugin.routes.js';
 import { registerPluginEndpoints } from './system-plugins/plugin-endpoints.routes.js';
-import { registerSystemPluginRoutes } from './system-plugins/system-plugins.routes.js';
 import { runSystemPlugin, type SystemPluginContext } from './system-plugins/registry.js';
+import { registerSystemPluginRoutes } from './system-plugins/system-plugins.routes.js';
 import { registerTemplateRoutes } from './templates/templates.routes.js';
 import { APP_VERSION_INDEXES, createVersionsRepo } from './versions.repo.js';
-import { latestVersionOf, registerVersionRoutes } from './versions.routes.js';
+import { latestVersionReader, registerVersionRoutes } from './versions.routes.js';
 
 /** What other modules (chat, share links) use to read apps; workflow parts come decoded. */
 export interface AppsAccess {
@@ -50,7 +53,19 @@ export const appsServices = fp(
   async function appsServices(app: FastifyInstance): Promise<void> {
     const db = app.mongo.db;
     app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
-    const deps: AppsDeps = { apps: createAppsRepo(db), versions: createVersionsRepo(db), perms: createAppPermissionService(db), teamLimits: app.teamLimits, onDeleted: [] };
+    // Every write that changes a team's list (apps, permission rows) bumps its stamp; leaseMs 0:
+    // each list request reads the stamp, so the next one after a write sees it on every process.
+    const stamps = createVersionStamps(db, { leaseMs: 0 });
+    const listChanged = (teamId: string) => stamps.bump(appListStampKey(teamId));
+    const apps = createAppsRepo(db, listChanged);
+    const perms = createAppPermissionService(db, listChanged);
+    const appList = createAppListReadModel({
+      stamps,
+      load: async (teamId) => ({ apps: await apps.listTeam(teamId), rows: await perms.rows.teamRows(teamId) }),
+      toResource: perms.toResource,
+    });
+    const deps: AppsDeps = { apps, versions: createVersionsRepo(db), perms, appList, teamLimits: app.teamLimits, onDeleted: [] };
+    app.teamLimits.countUsing('apps', (teamId) => deps.apps.countByTypes(teamId, CHAT_APP_TYPES));
     // API keys belong to the identity module, which is registered before this one.
     deps.onDeleted.push((teamId, appIds) => app.identity.apiKeys.deleteByApps(teamId, appIds));
     const pluginContext: SystemPluginContext = {
@@ -62,7 +77,7 @@ export const appsServices = fp(
       deps,
       pluginContext,
       findApp: (appId: string) => deps.apps.findById(appId),
-      latestVersion: (found: App) => latestVersionOf(deps.versions, found),
+      latestVersion: latestVersionReader(deps.versions),
       async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
         const { permission } = await deps.perms.authorize(auth, appId, required, field);
         const found = await deps.apps.findById(String(appId));

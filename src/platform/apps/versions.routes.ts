@@ -9,11 +9,47 @@ import type { AppVersion, VersionsRepo } from './versions.repo.js';
 
 const tags = ['app versions'];
 
-/** What chat runs: the newest published version, else the app's draft (reference getAppLatestVersion). */
-export async function latestVersionOf(versions: VersionsRepo, app: App) {
-  const version = await versions.latestPublished(app._id.toHexString());
+function runnableVersion(version: AppVersion | null, app: App) {
   if (version) return { versionId: version._id, nodes: version.nodes, edges: version.edges, chatConfig: version.chatConfig ?? app.chatConfig ?? {} };
   return { versionId: undefined, nodes: app.modules ?? [], edges: app.edges ?? [], chatConfig: app.chatConfig ?? {} };
+}
+
+/** What chat runs: the newest published version, else the app's draft (reference getAppLatestVersion). */
+export async function latestVersionOf(versions: VersionsRepo, app: App) {
+  return runnableVersion(await versions.latestPublished(app._id.toHexString()), app);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+const PUBLISHED_VERSIONS_CACHED = 1000;
+
+/**
+ * latestVersionOf with each app's published version kept in process under the app's publish
+ * stamp. Publishing writes updateTime and pluginData.nodeVersion (the new version's id) on the
+ * app, which every caller has just read: a publish through any replica changes the stamp the
+ * next chat sees. Only the published version is cached (versions are immutable); the draft and
+ * chatConfig fallbacks come from the app as read. Cached versions are shared, hence frozen.
+ */
+export function latestVersionReader(versions: VersionsRepo) {
+  const cache = new Map<string, { stamp: string; version: AppVersion | null }>();
+  return async (app: App) => {
+    const appId = app._id.toHexString();
+    const stamp = `${new Date(app.updateTime).getTime()}:${app.pluginData?.nodeVersion ?? ''}`;
+    let entry = cache.get(appId);
+    if (entry?.stamp !== stamp) {
+      entry = { stamp, version: deepFreeze(await versions.latestPublished(appId)) };
+      cache.delete(appId);
+      if (cache.size >= PUBLISHED_VERSIONS_CACHED) cache.delete(cache.keys().next().value as string);
+      cache.set(appId, entry);
+    }
+    return runnableVersion(entry.version, app);
+  };
 }
 
 const listItem = (v: AppVersion) => ({ _id: v._id, appId: v.appId, versionName: v.versionName, time: v.time, isPublish: v.isPublish, tmbId: v.tmbId });

@@ -5,15 +5,15 @@ import { Errors } from '../../infra/errors.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import type { AuthContext } from '../auth/types.js';
 import { createResourceAccess } from '../identity/resource-access.js';
+import type { UsageRepo } from '../identity/usage.repo.js';
 import type { OutLinkService } from '../outlinks/outlinks.service.js';
 import { type AppSource, createAppSource } from './app-source.js';
-import { type ChatAccess, createChatAccess } from './chat-access.js';
 import { type ChatRepo, createChatRepo } from './chat.repo.js';
+import { type ChatAccess, createChatAccess } from './chat-access.js';
 import { type ChatLogsRepo, createChatLogsRepo } from './chat-logs.repo.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
-import { createSelfCaller, type SelfAnswer } from './self-call.js';
-import type { UsageRepo } from '../identity/usage.repo.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
+import { createSelfCaller, type SelfAnswer } from './self-call.js';
 
 export interface ChatModule {
   repo: ChatRepo;

@@ -10,19 +10,21 @@ import { pureRunners } from '../../domain/workflow/pure-runners.js';
 import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
+import { isProviderError } from '../../infra/provider-http.js';
+import type { UsageRepo } from '../identity/usage.repo.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.js';
+import type { ChatDoc, ChatItemDoc, ChatRepo, ChatSource } from './chat.repo.js';
 import type { CallerGuard } from './chat-access.js';
 import { type ChatCaller, chatSourceOf, usageSourceOf } from './chat-caller.js';
-import type { ChatRepo, ChatSource } from './chat.repo.js';
+import { formatChatTime } from './chat-time.js';
 import { nanoid } from './ids.js';
-import type { UsageRepo } from '../identity/usage.repo.js';
 import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
 import { createExtraRunners } from './workflow-nodes/extra-nodes.js';
 import { createHttpRunners } from './workflow-nodes/http-node.js';
 import { createIoRunners } from './workflow-nodes/io-nodes.js';
 import { createLlmRunners } from './workflow-nodes/llm-nodes.js';
-import { createToolRunner } from './workflow-nodes/tool-node.js';
 import type { NodeDeps } from './workflow-nodes/node-deps.js';
+import { createToolRunner } from './workflow-nodes/tool-node.js';
 
 export const MAX_RUN_TIMES = 200;
 
@@ -46,6 +48,8 @@ export interface ChatTurnRequest {
   guard?: CallerGuard;
   caller: ChatCaller;
   chatId?: string;
+  /** The chat as the caller already read it (null: none yet); read here when undefined. */
+  chat?: ChatDoc | null;
   items: ChatItem[];
   variables: Record<string, unknown>;
   responseChatItemId: string;
@@ -67,22 +71,16 @@ export interface ChatTurnResult extends DispatchResult {
 
 const clone = <T>(value: T): T => structuredClone(value);
 
-/** The reference's `YYYY-MM-DD HH:mm:ss dddd` (UTC here; the web client sends its own cTime). */
-export function formatChatTime(date: Date): string {
-  const weekday = new Intl.DateTimeFormat('en-US', { weekday: 'long', timeZone: 'UTC' }).format(date);
-  return `${date.toISOString().replace('T', ' ').slice(0, 19)} ${weekday}`;
-}
-
 /**
  * A failed run as the client sees it: provider failures are 502, a node refusing its inputs or
- * the graph (missing question, bad URL, unknown model, unsupported node) is 400; programming
- * errors stay unexpected (500, logged).
+ * the graph (WorkflowError: missing question, bad URL, unknown model, unsupported node) is 400.
+ * Anything else is a bug: it stays unexpected (500 with the request id, logged).
  */
 function toRunError(error: unknown): unknown {
   if (isAppError(error)) return error;
   if (error instanceof LlmError) return Errors.badGateway(error.message);
+  if (isProviderError(error)) return Errors.badGateway(error.message);
   if (error instanceof WorkflowError) return Errors.missingParams(error.message);
-  if (error instanceof Error && error.constructor === Error) return Errors.missingParams(error.message);
   return error;
 }
 
@@ -149,7 +147,9 @@ export function createChatRunService(deps: ChatRunDeps) {
     }
 
     const limit = historyLoadLimit(graph.nodes);
-    const [dbItems, chat] = chatId ? await Promise.all([deps.repo.lastItems(appId, chatId, limit * 2), deps.repo.findChat(appId, chatId)]) : [[], null];
+    const [dbItems, chat] = chatId
+      ? await Promise.all([deps.repo.lastItems(appId, chatId, limit * 2), request.chat !== undefined ? request.chat : deps.repo.findChat(appId, chatId)])
+      : [[], null];
     const histories = systemFirst([...dbItems.map((item) => ({ dataId: item.dataId, obj: item.obj, value: item.value })), ...requestItems]);
     const pending = pendingInteractive(histories);
     const interactiveFromDb = Boolean(pending && dbItems.length > 0 && pendingInteractive(dbItems.map((i) => ({ obj: i.obj, value: i.value }))));
@@ -209,7 +209,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     }
 
     if (request.save && chatId) {
-      await saveTurn({ request, appId, chatId, question, result, interactiveFromDb, isPlugin, graph, customFeedbacks }).catch((error: unknown) => {
+      await saveTurn({ request, appId, chatId, chat, dbItems, question, result, interactiveFromDb, isPlugin, graph, customFeedbacks }).catch((error: unknown) => {
         // The answer is still delivered; the reference logs and swallows save failures too.
         deps.logError(error, 'saving the chat turn failed');
       });
@@ -231,6 +231,9 @@ export function createChatRunService(deps: ChatRunDeps) {
     request: ChatTurnRequest;
     appId: string;
     chatId: string;
+    chat: ChatDoc | null;
+    /** The stored items the turn was run with (the newest last). */
+    dbItems: ChatItemDoc[];
     question: ChatItem;
     result: DispatchResult;
     interactiveFromDb: boolean;
@@ -243,7 +246,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     const now = deps.now();
     const title = input.isPlugin ? now.toISOString() : chatTitle(question.value as ChatValue[]);
     if (input.interactiveFromDb) {
-      const [lastAi] = (await deps.repo.lastItems(appId, chatId, 5)).filter((item) => item.obj === 'AI').slice(-1);
+      const [lastAi] = input.dbItems.filter((item) => item.obj === 'AI').slice(-1);
       const last = lastAi?.value[lastAi.value.length - 1];
       if (lastAi && last?.type === 'interactive') {
         last.interactive.params.userSelectedVal = question.value.find((v) => v.type === 'text')?.text.content ?? '';
@@ -272,7 +275,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         variableList: chatConfig.variables,
         welcomeText: chatConfig.welcomeText,
         variables: result.newVariables,
-        metadata: { ...(request.metadata ?? {}), ...(request.originIp ? { originIp: request.originIp } : {}) },
+        metadata: { ...(input.chat?.metadata ?? {}), ...(request.metadata ?? {}), ...(request.originIp ? { originIp: request.originIp } : {}) },
       },
       now,
     );

@@ -4,8 +4,8 @@
  * go. Free-form fields go through the storage codec.
  */
 import { type Db, type Document, type Filter, GridFSBucket, ObjectId } from 'mongodb';
-import type { ChatValue } from '../../domain/workflow/types.js';
 import { normaliseValue } from '../../domain/workflow/chat-values.js';
+import type { ChatValue } from '../../domain/workflow/types.js';
 import { type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
 import { decodeFromStorage, encodeForStorage } from './storage-codec.js';
 
@@ -244,9 +244,8 @@ export function createChatRepo(db: Db) {
       return true;
     },
 
+    /** Creates or updates the chat; `metadata` replaces the stored one (the caller merges). */
     async upsertChat(data: ChatUpsert, now: Date): Promise<void> {
-      const existing = await chats.findOne({ appId: oid(data.appId), chatId: data.chatId }, { projection: { metadata: 1 } });
-      const metadata = { ...((decodeFromStorage(existing?.metadata) as Record<string, unknown>) ?? {}), ...(data.metadata ?? {}) };
       await chats.updateOne(
         { appId: oid(data.appId), chatId: data.chatId },
         {
@@ -260,7 +259,7 @@ export function createChatRepo(db: Db) {
             variableList: encodeForStorage(data.variableList ?? []) as unknown[],
             welcomeText: data.welcomeText ?? '',
             variables: encodeForStorage(data.variables) as Record<string, unknown>,
-            metadata: encodeForStorage(metadata) as Record<string, unknown>,
+            metadata: encodeForStorage(data.metadata ?? {}) as Record<string, unknown>,
             updateTime: now,
           },
           $setOnInsert: { customTitle: '', top: false },

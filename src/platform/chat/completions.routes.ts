@@ -1,12 +1,12 @@
 /** v1/chat/completions, chatTest and workflow/debug. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { valuesText } from '../../domain/workflow/chat-values.js';
 import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
-import { valuesText } from '../../domain/workflow/chat-values.js';
 import { toAppError } from '../../infra/error-render.js';
 import { definePlatformRoute } from '../define-route.js';
-import { callerFromAuth, withCustomUid } from './chat-caller.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
+import { callerFromAuth, withCustomUid } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
 import { nanoid } from './ids.js';
 import { SseWriter, textChunk } from './sse.js';
@@ -24,8 +24,10 @@ function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortContro
  * An error met while streaming, as the central handler would render it (a database outage is a
  * 503, a bug an internal error with the request id and no internals), for the SSE error frame.
  */
-function streamedError(error: unknown, requestId: string) {
-  const { appError } = toAppError(error, requestId);
+function streamedError(error: unknown, request: FastifyRequest, what: string) {
+  const { appError, unexpected } = toAppError(error, String(request.id));
+  if (unexpected || appError.httpStatus >= 500) request.log.error({ err: error }, `${what} failed while streaming`);
+  else request.log.info({ statusText: appError.statusText, msg: appError.message }, `${what} refused while streaming`);
   return { status: appError.httpStatus, frame: { code: appError.code, statusText: appError.statusText, message: appError.message, data: null } };
 }
 
@@ -49,10 +51,8 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const isPlugin = app.type === 'plugin';
       if (!isPlugin && input.messages.length === 0) throw chat.errors.missingParams('messages is empty');
       const appId = app._id.toHexString();
-      if (input.chatId) {
-        const existing = await chat.repo.findChat(appId, input.chatId);
-        if (!chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
-      }
+      const existing = input.chatId ? await chat.repo.findChat(appId, input.chatId) : null;
+      if (input.chatId && !chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       const caller = withCustomUid(callerFromAuth(auth, link?.responseDetail ?? false), input.customUid);
       const detail = input.detail || isPlugin;
       const responseChatItemId = input.responseChatItemId ?? nanoid();
@@ -62,6 +62,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         app,
         caller,
         chatId: input.chatId,
+        chat: existing,
         items,
         variables: input.variables,
         responseChatItemId,
@@ -95,8 +96,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
           writer.write('flowResponses', caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses);
         }
       } catch (error) {
-        request.log.warn({ err: error }, 'chat completion failed while streaming');
-        writer.write('error', streamedError(error, String(request.id)).frame);
+        writer.write('error', streamedError(error, request, 'chat completion').frame);
       }
       writer.end();
       return reply;
@@ -139,8 +139,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         writer.write('answer', '[DONE]');
         writer.write('flowResponses', result.flowResponses);
       } catch (error) {
-        request.log.warn({ err: error }, 'chat test failed');
-        const { status, frame } = streamedError(error, String(request.id));
+        const { status, frame } = streamedError(error, request, 'chat test');
         writer.start(status);
         writer.write('error', frame);
       }

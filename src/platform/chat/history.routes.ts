@@ -1,6 +1,6 @@
 /** core/chat/* history, init and feedback routes. */
 import type { FastifyInstance } from 'fastify';
-import { AppError, Errors } from '../../infra/errors.js';
+import { Errors } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
 import { outLinkInitSchema } from '../outlinks/outlinks.schema.js';
 import {
@@ -35,7 +35,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Chat window data: app config and the last 30 items',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      if (!input.appId) throw new AppError({ httpStatus: 400, code: 501, statusText: 'missingParams', message: "You don't have an app yet (missing field 'appId')" });
+      if (!input.appId) throw Errors.noAppYet();
       assertKeyMayUseApp(auth, input.appId);
       const { app: appDoc, permission } = await chat.apps.authorize(auth, input.appId, 'read');
       const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId) : null;

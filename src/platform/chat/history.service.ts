@@ -4,9 +4,9 @@ import { filterPublicResponses } from '../../domain/workflow/messages.js';
 import type { StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
-import { assertKeyMayUseApp } from './chat-access.js';
 import type { AppDoc } from './app-source.js';
 import type { ChatDoc, ChatItemDoc } from './chat.repo.js';
+import { assertKeyMayUseApp } from './chat-access.js';
 import type { ChatModule } from './chat-module.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

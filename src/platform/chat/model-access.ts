@@ -4,6 +4,7 @@
  * CHAT_API_KEY) and the datasets module's search.
  */
 import type { FastifyInstance } from 'fastify';
+import { WorkflowError } from '../../domain/workflow/dispatch.js';
 import { Errors } from '../../infra/errors.js';
 import type { LlmEndpoint } from '../../infra/llm-stream.js';
 import type { LLMModel } from '../system/model-types.js';
@@ -21,7 +22,7 @@ export function createModelAccess(app: FastifyInstance) {
   function resolveLlm(model: unknown): ResolvedLlm {
     const name = typeof model === 'string' && model ? model : undefined;
     const found: LLMModel | undefined = (name ? app.models.getLLMModel(name) : undefined) ?? (name ? undefined : app.models.defaultLLMModel());
-    if (!found) throw new Error(`The chat model is undefined: '${name ?? ''}' is not a configured LLM model`);
+    if (!found) throw new WorkflowError(`The chat model is undefined: '${name ?? ''}' is not a configured LLM model`);
     return { model: found, endpoint: endpointFor(found) };
   }
 
@@ -36,7 +37,7 @@ export function createModelAccess(app: FastifyInstance) {
       const repo = app.datasets.ctx.repos.datasets;
       const docs = await Promise.all(request.datasetIds.map((id) => repo.findById(request.teamId, id)));
       const found = docs.filter((doc) => doc !== null);
-      if (found.length === 0) throw new Error('core.chat.error.Select dataset empty: none of the selected datasets exists in this team');
+      if (found.length === 0) throw new WorkflowError('core.chat.error.Select dataset empty: none of the selected datasets exists in this team');
       const vectorModel = found[0]!.vectorModel;
       const result = await app.datasets.search.search({
         teamId: request.teamId,

@@ -4,8 +4,9 @@
  * listens, the call goes over loopback to its own address and port, past the SSRF guard for
  * that one address only; before it listens (tests, CLI) it is injected into the same router.
  */
-import type { FastifyInstance } from 'fastify';
+
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import type { safeFetch } from '../../infra/outbound-fetch.js';
 import { SELF_CALL_HEADER, selfCallToken } from '../../infra/self-call-token.js';
 

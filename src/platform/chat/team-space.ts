@@ -5,13 +5,11 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { ObjectId } from 'mongodb';
-import { AppError, Errors } from '../../infra/errors.js';
+import { Errors, isAppError } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
 import { mergedInput } from '../define-route.js';
 import type { ChatModule } from './chat-module.js';
-
-const refused = (message: string) => new AppError({ httpStatus: 401, code: 500001, statusText: 'unAuthTeam', message });
 
 export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: string; findOwnerTmbId: (teamId: ObjectId) => Promise<string | null> }) {
   const resolver = async (request: FastifyRequest): Promise<AuthContext | null> => {
@@ -22,21 +20,21 @@ export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: s
   async function check(teamId: unknown, teamToken: unknown): Promise<AuthContext | null> {
     if (typeof teamToken !== 'string' || teamToken === '') return null;
     if (typeof teamId !== 'string' || !isObjectIdHex(teamId)) throw Errors.missingParams("Invalid field 'teamId': expected a 24-character hex id");
-    if (!options.authUrl) throw refused('Team-space access is not configured on this server (TEAM_TOKEN_AUTH_URL)');
+    if (!options.authUrl) throw Errors.teamTokenRefused('Team-space access is not configured on this server (TEAM_TOKEN_AUTH_URL)');
     let uid: unknown;
     try {
       const response = await chat.outbound(options.authUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ teamId, teamToken }) });
       const body = JSON.parse(response.text()) as { success?: boolean; message?: string; data?: { uid?: unknown } };
-      if (!body.success) throw refused(body.message || 'The team token was refused');
+      if (!body.success) throw Errors.teamTokenRefused(body.message || 'The team token was refused');
       uid = body.data?.uid;
     } catch (error) {
-      if (error instanceof AppError) throw error;
-      throw refused(`The team token could not be checked: ${(error as Error).message}`);
+      if (isAppError(error)) throw error;
+      throw Errors.teamTokenRefused(`The team token could not be checked: ${(error as Error).message}`);
     }
-    if (typeof uid !== 'string' || uid === '') throw refused('The team token check returned no uid');
+    if (typeof uid !== 'string' || uid === '') throw Errors.teamTokenRefused('The team token check returned no uid');
     const ownerTmbId = await options.findOwnerTmbId(new ObjectId(teamId));
     const member = ownerTmbId ? await chat.memberContext(ownerTmbId) : null;
-    if (!member) throw refused(`Team ${teamId} not found`);
+    if (!member) throw Errors.teamTokenRefused(`Team ${teamId} not found`);
     return { ...member, authType: 'teamDomain', outLink: { shareId: '', outLinkUid: uid } };
   }
   return { resolver, check };

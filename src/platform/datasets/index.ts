@@ -50,6 +50,8 @@ export const datasetsServices = fp(
     const trainingWorker = createTrainingWorker(ctx, { onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
     api.decorate('datasets', { ctx, trainingWorker, search });
+    api.teamLimits.countUsing('datasets', (teamId) => ctx.repos.datasets.countNonFolder(teamId));
+    api.teamLimits.countUsing('vectors', (teamId) => ctx.repos.vectors.countByTeam(teamId));
     registerTrainingQueueMetrics({
       registry: api.opsMetrics.registry,
       trainings: ctx.repos.trainings,

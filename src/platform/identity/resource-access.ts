@@ -1,8 +1,8 @@
 import type { Db } from 'mongodb';
 import type { RequiredPermission } from '../../domain/permission.js';
-import { Errors } from '../../infra/errors.js';
+import { createAppPermissionService } from '../apps/app-permissions.js';
 import type { AuthContext } from '../auth/types.js';
-import { createResourcePermissionService } from '../permissions/resource-permission.service.js';
+import { createDatasetPermissions } from '../datasets/datasets/dataset-auth.js';
 
 /**
  * App and dataset permission checks for the identity endpoints (app-bound API keys, export
@@ -10,20 +10,9 @@ import { createResourcePermissionService } from '../permissions/resource-permiss
  * datasets modules use, so the rules are the same everywhere.
  */
 export function createResourceAccess(db: Db) {
-  const apps = createResourcePermissionService(db, {
-    collection: 'apps',
-    resourceType: 'app',
-    folderTypes: ['folder', 'httpPlugin'],
-    errors: { notFound: Errors.appUnExist, forbidden: Errors.unAuthApp },
-    label: 'App',
-  });
-  const datasets = createResourcePermissionService(db, {
-    collection: 'datasets',
-    resourceType: 'dataset',
-    folderTypes: ['folder'],
-    errors: { notFound: Errors.unExistDataset, forbidden: Errors.unAuthDataset },
-    label: 'Dataset',
-  });
+  // Each module declares its permission configuration once; these checks only read.
+  const apps = createAppPermissionService(db);
+  const datasets = createDatasetPermissions(db);
   return {
     authApp: (auth: AuthContext, appId: string, required: RequiredPermission, field = 'appId') => apps.authorize(auth, appId, required, field),
     authDataset: (auth: AuthContext, datasetId: string, required: RequiredPermission, field = 'datasetId') =>

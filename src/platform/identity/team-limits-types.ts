@@ -11,7 +11,12 @@ export interface TeamPlanLimits {
   webSyncIntervalMinutes: number;
 }
 
+/** What the plan counts; each is counted by the module that owns the documents. */
+export type PlanUsageKind = 'apps' | 'datasets' | 'vectors';
+
 export interface TeamLimits {
+  /** Registers the owner's count of a plan usage (apps by the apps module, datasets and vectors by datasets). */
+  countUsing(kind: PlanUsageKind, count: (teamId: string) => Promise<number>): void;
   getLimits(teamId: string): Promise<TeamPlanLimits>;
   /** Throws appAmountNotEnough when the team cannot have `adding` more apps. */
   assertAppAmount(teamId: string, adding?: number): Promise<void>;

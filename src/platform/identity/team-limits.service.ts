@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import { Errors } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import type { TeamCountersRepo } from './team-counters.repo.js';
-import type { TeamLimits, TeamPlanLimits } from './team-limits-types.js';
+import type { PlanUsageKind, TeamLimits, TeamPlanLimits } from './team-limits-types.js';
 import type { TeamPlansRepo } from './team-plans.repo.js';
 
 type PlanEnv = Pick<Config, 'PLAN_MAX_APPS' | 'PLAN_MAX_DATASETS' | 'PLAN_MAX_DATASET_SIZE' | 'PLAN_EXPORT_INTERVAL_MINUTES' | 'PLAN_WEB_SYNC_INTERVAL_MINUTES'>;
@@ -28,6 +28,12 @@ function teamObjectId(teamId: string): ObjectId {
 /** The one place plan limits are decided (apps, datasets, vectors, export and web-sync intervals). */
 export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; counters: TeamCountersRepo; now: () => number }): TeamLimits {
   const { plans, counters } = deps;
+  const usageCounts = new Map<PlanUsageKind, (teamId: string) => Promise<number>>();
+  /** A usage no module counts is 0 (a deployment without that module). */
+  const countUsage = (kind: PlanUsageKind, teamId: string) => {
+    teamObjectId(teamId);
+    return usageCounts.get(kind)?.(teamId) ?? Promise.resolve(0);
+  };
 
   async function getLimits(teamId: string): Promise<TeamPlanLimits> {
     const limits = defaultPlanLimits(deps.config);
@@ -58,31 +64,34 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
   }
 
   return {
+    countUsing(kind, count) {
+      usageCounts.set(kind, count);
+    },
     getLimits,
     async assertAppAmount(teamId, adding = 1) {
-      const [limits, count] = await Promise.all([getLimits(teamId), plans.countApps(teamObjectId(teamId))]);
+      const [limits, count] = await Promise.all([getLimits(teamId), countUsage('apps', teamId)]);
       if (count + adding > limits.maxApps) throw Errors.appAmountNotEnough(`The team plan allows at most ${limits.maxApps} apps (the team has ${count})`);
     },
     async assertDatasetAmount(teamId, adding = 1) {
-      const [limits, count] = await Promise.all([getLimits(teamId), plans.countDatasets(teamObjectId(teamId))]);
+      const [limits, count] = await Promise.all([getLimits(teamId), countUsage('datasets', teamId)]);
       if (count + adding > limits.maxDatasets) throw Errors.datasetAmountNotEnough(`The team plan allows at most ${limits.maxDatasets} datasets (the team has ${count})`);
     },
     async reserveApps(teamId, adding) {
       if (adding <= 0) return;
       const { maxApps } = await getLimits(teamId);
-      const refusedAt = await counters.reserve('apps', teamId, adding, maxApps, new Date(deps.now()), () => plans.countApps(teamObjectId(teamId)));
+      const refusedAt = await counters.reserve('apps', teamId, adding, maxApps, new Date(deps.now()), () => countUsage('apps', teamId));
       if (refusedAt !== undefined) throw Errors.appAmountNotEnough(`The team plan allows at most ${maxApps} apps (the team has ${refusedAt})`);
     },
     releaseApps: (teamId, count) => counters.release('apps', teamId, count),
     async reserveDatasets(teamId, adding) {
       if (adding <= 0) return;
       const { maxDatasets } = await getLimits(teamId);
-      const refusedAt = await counters.reserve('datasets', teamId, adding, maxDatasets, new Date(deps.now()), () => plans.countDatasets(teamObjectId(teamId)));
+      const refusedAt = await counters.reserve('datasets', teamId, adding, maxDatasets, new Date(deps.now()), () => countUsage('datasets', teamId));
       if (refusedAt !== undefined) throw Errors.datasetAmountNotEnough(`The team plan allows at most ${maxDatasets} datasets (the team has ${refusedAt})`);
     },
     releaseDatasets: (teamId, count) => counters.release('datasets', teamId, count),
     async assertDatasetSize(teamId, addingVectors) {
-      const [limits, used] = await Promise.all([getLimits(teamId), plans.countVectors(teamObjectId(teamId))]);
+      const [limits, used] = await Promise.all([getLimits(teamId), countUsage('vectors', teamId)]);
       if (used + addingVectors > limits.maxDatasetSize) {
         throw Errors.datasetSizeNotEnough(`The team's dataset capacity is ${limits.maxDatasetSize} vectors, ${used} are used and ${addingVectors} more were requested`);
       }
@@ -99,7 +108,7 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
     async checkWebSync(teamId) {
       await checkInterval(teamId, 'lastWebsiteSyncTime', (await getLimits(teamId)).webSyncIntervalMinutes, false);
     },
-    usedDatasetSize: (teamId) => plans.countVectors(teamObjectId(teamId)),
+    usedDatasetSize: (teamId) => countUsage('vectors', teamId),
     async setPlan(teamId, limits) {
       const clean = Object.fromEntries(LIMIT_KEYS.filter((key) => typeof limits[key] === 'number').map((key) => [key, limits[key]]));
       await plans.savePlan(teamObjectId(teamId), clean);

@@ -16,18 +16,12 @@ type StampField = 'lastExportDatasetTime' | 'lastWebsiteSyncTime';
 export function createTeamPlansRepo(db: Db) {
   const plans = db.collection<TeamPlanDoc>('team_plans');
   const teams = db.collection<{ _id: ObjectId; limit?: Partial<Record<StampField, Date>> }>('teams');
-  /** Other modules may store teamId as an ObjectId or as its hex string. */
-  const teamIdIn = (teamId: ObjectId) => ({ teamId: { $in: [teamId, teamId.toHexString()] } });
 
   return {
     findPlan: (teamId: ObjectId) => plans.findOne({ teamId }),
     async savePlan(teamId: ObjectId, limits: Partial<TeamPlanLimits>): Promise<void> {
       await plans.updateOne({ teamId }, { $set: { ...limits, updateTime: new Date() }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
     },
-    /** Apps that count against the plan: everything but folders and HTTP-plugin containers. */
-    countApps: (teamId: ObjectId) => db.collection('apps').countDocuments({ ...teamIdIn(teamId), type: { $nin: ['folder', 'httpPlugin'] } }),
-    countDatasets: (teamId: ObjectId) => db.collection('datasets').countDocuments({ ...teamIdIn(teamId), type: { $ne: 'folder' } }),
-    countVectors: (teamId: ObjectId) => db.collection('dataset_vectors').countDocuments(teamIdIn(teamId)),
     async lastStamp(teamId: ObjectId, field: StampField): Promise<Date | undefined> {
       const team = await teams.findOne({ _id: teamId }, { projection: { limit: 1 } });
       return team?.limit?.[field];

@@ -1,10 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { startPeriodicTask } from '../../infra/backoff.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import { registerChannelRoutes } from './channels/channel.routes.js';
 import { createOutLinksRepo, OUTLINK_INDEXES } from './outlinks.repo.js';
 import { registerOutLinkRoutes } from './outlinks.routes.js';
 import { createOutLinkService, type OutLinkService } from './outlinks.service.js';
+import { createShareQpmLimiter, OUTLINK_QPM_INDEXES } from './qpm-limiter.js';
+
+const QPM_CLEANUP_MS = 10 * 60_000;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,16 +23,29 @@ export const outlinksServices = fp(
       safeFetch(url, { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES, ...options });
     const repo = createOutLinksRepo(app.mongo.db);
     app.apps.onAppsDeleted((teamId, appIds) => repo.deleteByApps(teamId, appIds));
+    const qpm = createShareQpmLimiter(app.mongo.db, () => app.identity.clock.now());
     const outLinks = createOutLinkService({
       repo,
       apps: app.apps,
       now: () => app.identity.clock.now(),
       memberContext: app.identity.memberContext,
       fetch: outbound,
+      qpm,
     });
     app.decorate('outlinks', outLinks);
     app.platformAuth.registerResolver('outLink', outLinks.resolver);
-    app.startup.add('indexes: share links', () => app.mongo.ensureIndexes(OUTLINK_INDEXES));
+    app.startup.add('indexes: share links', () => app.mongo.ensureIndexes([...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES]));
+    let cleanup: { stop(): void } | undefined;
+    app.startup.add('share links: QPM slot cleanup', async () => {
+      cleanup = startPeriodicTask({
+        name: 'share-link QPM slot cleanup',
+        intervalMs: QPM_CLEANUP_MS,
+        task: () => qpm.deleteExpired(),
+        log: app.log,
+        onFailure: (error) => app.opsMetrics.databaseError('outlink-qpm-cleanup', error),
+      });
+    });
+    app.addHook('onClose', async () => cleanup?.stop());
   },
   { name: 'platform-outlinks', dependencies: ['platform-identity', 'platform-apps'] },
 );

@@ -1,8 +1,8 @@
 /** support/outLink/{create,list,update,delete} (session only). */
 import type { FastifyInstance } from 'fastify';
 import { definePlatformRoute } from '../define-route.js';
-import type { OutLinkService } from './outlinks.service.js';
 import { createOutLinkSchema, deleteOutLinkSchema, listOutLinkSchema, updateOutLinkSchema } from './outlinks.schema.js';
+import type { OutLinkService } from './outlinks.service.js';
 
 export function registerOutLinkRoutes(app: FastifyInstance, outLinks: OutLinkService): void {
   definePlatformRoute(app, {

@@ -5,14 +5,15 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { mergedInput } from '../define-route.js';
-import { AppError, Errors } from '../../infra/errors.js';
+import { Errors } from '../../infra/errors.js';
 import type { SafeFetchOptions, SafeFetchResponse } from '../../infra/outbound-fetch.js';
-import type { AuthContext } from '../auth/types.js';
 import type { AppsAccess } from '../apps/index.js';
+import type { AuthContext } from '../auth/types.js';
 import { shareIdToken } from '../chat/ids.js';
+import { mergedInput } from '../define-route.js';
 import type { OutLinkDoc, OutLinksRepo } from './outlinks.repo.js';
 import type { createOutLinkSchema, updateOutLinkSchema } from './outlinks.schema.js';
+import type { ShareQpmLimiter } from './qpm-limiter.js';
 
 export interface OutLinkServiceDeps {
   repo: OutLinksRepo;
@@ -21,6 +22,8 @@ export interface OutLinkServiceDeps {
   /** Builds the link creator's auth context (team member of the link's team). */
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
   fetch: (url: string, options: SafeFetchOptions) => Promise<SafeFetchResponse>;
+  /** The shared per-minute count of chat starts (qpm-limiter.ts). */
+  qpm: Pick<ShareQpmLimiter, 'take'>;
 }
 
 export function serializeOutLink(doc: OutLinkDoc) {
@@ -42,11 +45,7 @@ export function serializeOutLink(doc: OutLinkDoc) {
   };
 }
 
-const linkRefused = (message: string) => new AppError({ httpStatus: 403, code: 501, statusText: 'linkUnInvalid', message });
-
 export function createOutLinkService(deps: OutLinkServiceDeps) {
-  const qpmWindows = new Map<string, { minute: number; count: number }>();
-
   async function linkInTeam(auth: AuthContext, id: string): Promise<OutLinkDoc> {
     const link = await deps.repo.findById(id);
     if (!link) throw Errors.outlinkUnExist(`Share link ${id} not found`);
@@ -62,23 +61,23 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     try {
       response = await deps.fetch(`${base.replace(/\/+$/, '')}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: 10_000 });
     } catch (error) {
-      throw linkRefused(`The share link's auth hook failed: ${(error as Error).message}`);
+      throw Errors.linkUnInvalid(`The share link's auth hook failed: ${(error as Error).message}`);
     }
     let parsed: { success?: boolean; message?: string; msg?: string; data?: { uid?: unknown } };
     try {
       parsed = JSON.parse(response.text());
     } catch {
-      throw linkRefused("The share link's auth hook answered with invalid JSON");
+      throw Errors.linkUnInvalid("The share link's auth hook answered with invalid JSON");
     }
-    if (!parsed.success) throw linkRefused(parsed.message || parsed.msg || "The share link's auth hook refused this user");
+    if (!parsed.success) throw Errors.linkUnInvalid(parsed.message || parsed.msg || "The share link's auth hook refused this user");
     const uid = parsed.data?.uid;
-    if (typeof uid !== 'string' || uid === '') throw linkRefused("The share link's auth hook returned no uid");
+    if (typeof uid !== 'string' || uid === '') throw Errors.linkUnInvalid("The share link's auth hook returned no uid");
     return uid;
   }
 
   function assertNotExpired(link: OutLinkDoc): void {
     const expired = link.limit.expiredTime;
-    if (expired && new Date(expired).getTime() <= deps.now()) throw linkRefused(`The share link expired at ${new Date(expired).toISOString()}`);
+    if (expired && new Date(expired).getTime() <= deps.now()) throw Errors.linkUnInvalid(`The share link expired at ${new Date(expired).toISOString()}`);
   }
 
   const service = {
@@ -139,18 +138,18 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
 
     async findByShareId(shareId: string): Promise<OutLinkDoc> {
       const link = await deps.repo.findByShareId(shareId);
-      if (!link) throw linkRefused(`Share link ${shareId} is invalid`);
+      if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
       return link;
     },
 
     /** The link and the caller's uid (hook `init` when the link has one). */
     async authenticate(shareId: string, outLinkUid: string): Promise<{ link: OutLinkDoc; context: AuthContext }> {
       const link = await deps.repo.findByShareId(shareId);
-      if (!link) throw linkRefused(`Share link ${shareId} is invalid`);
+      if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
       assertNotExpired(link);
       const uid = (await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
       const member = await deps.memberContext(link.tmbId.toHexString());
-      if (!member) throw linkRefused('The creator of this share link is no longer a member of its team');
+      if (!member) throw Errors.linkUnInvalid('The creator of this share link is no longer a member of its team');
       return { link, context: { ...member, authType: 'outLink', appId: link.appId.toHexString(), outLink: { shareId, outLinkUid: uid } } };
     },
 
@@ -166,18 +165,15 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     /** Chat-start checks: expiry, points, QPM, then the hook's `start`. */
     async assertChatStart(shareId: string, outLinkUid: string, question: string): Promise<OutLinkDoc> {
       const link = await deps.repo.findByShareId(shareId);
-      if (!link) throw linkRefused(`Share link ${shareId} is invalid`);
+      if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
       assertNotExpired(link);
       if (link.limit.maxUsagePoints > -1 && link.usagePoints >= link.limit.maxUsagePoints) {
-        throw linkRefused(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
+        throw Errors.linkUnInvalid(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
       }
-      const minute = Math.floor(deps.now() / 60_000);
-      const window = qpmWindows.get(shareId);
-      const current = window && window.minute === minute ? window : { minute, count: 0 };
-      if (link.limit.QPM > 0 && current.count >= link.limit.QPM) throw Errors.tooManyRequest(`The share link allows ${link.limit.QPM} requests per minute`, 60);
-      current.count += 1;
-      qpmWindows.set(shareId, current);
-      if (qpmWindows.size > 10_000) for (const [key, value] of qpmWindows) if (value.minute !== minute) qpmWindows.delete(key);
+      if (link.limit.QPM > 0) {
+        const start = await deps.qpm.take(shareId, link.limit.QPM);
+        if (!start.ok) throw Errors.tooManyRequest(`The share link allows ${link.limit.QPM} requests per minute`, start.retryAfterSeconds);
+      }
       if (link.limit.hookUrl) await callHook(link, '/shareAuth/start', { token: outLinkUid, question });
       return link;
     },

@@ -13,6 +13,9 @@
  *   404 missing, 403 other team or not enough permission (the rules of domain/permission).
  * - `resolveMany(auth, docs, knownParents?)` → Map id → `{ permission, defaultPermission }` (for lists; each
  *   inheriting plain resource is judged on its real parent, loaded as needed).
+ * - `judge(auth, doc, parentOf, rowOf, required)` / `resolveLoaded(caller, resource, resourceOf,
+ *   rowOf)`: the rules of `authorize` / `resolveMany` on what a read model holds in memory (a
+ *   document of the caller's team); same answers and errors, no database read.
  * - `initialFor(teamId, isFolder, parentId)` / `writeCollaborators(teamId, id, list)`: what a new
  *   resource starts with (folders in a folder copy it) and writing it after the insert.
  * - `move(auth, doc, targetId|null)`: moving changes who can reach the resource, so it needs
@@ -27,6 +30,7 @@
  * - `updateCollaborators(auth, doc, tmbIds, permission)`, `deleteCollaborator(auth, doc, tmbId)`:
  *   need manage (checked here); break inheritance as the contract infers.
  * - `deleteAllFor(teamId, ids)`: drop the rows of deleted resources.
+ * Every write above calls `options.onChange(teamId)` once it is done (read models' stamps).
  * Indexes: register `RESOURCE_PERMISSION_INDEXES` (resource-permissions.repo.ts) at start-up
  * (the apps module does; doing it again is harmless).
  */
@@ -66,6 +70,11 @@ export interface ResourcePermissionOptions {
   errors: { notFound: (message?: string) => AppError; forbidden: (message?: string) => AppError };
   /** Word used in messages, e.g. 'App'. */
   label: string;
+  /**
+   * Called (and awaited) after every write of this service that changes a resource document or
+   * permission row of the team, failed or not: read models of the team's list bump their stamp.
+   */
+  onChange?: (teamId: string) => Promise<void>;
 }
 
 /** The caller fields the rules need; AuthContext satisfies it. */
@@ -118,22 +127,32 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
   }
 
   async function apply(teamId: string, writes: InheritanceWrite[], expectedParentId?: string | null): Promise<boolean> {
-    for (const write of writes) {
-      if (write.kind === 'replaceCollaborators') await rows.replace(teamId, write.resourceIds, write.collaborators);
-      else if (write.kind === 'upsertCollaborators') await rows.upsert(teamId, write.resourceId, write.collaborators);
-      else if (write.kind === 'removeCollaborators') await rows.remove(teamId, write.resourceId, write.tmbIds);
-      else if (write.kind === 'setDefaultPermission') await tree.setDefaultPermission(teamId, write.resourceIds, write.defaultPermission);
-      else if (!(await tree.updateResource(teamId, write.resourceId, write.set, expectedParentId))) return false;
-    }
-    return true;
+    if (writes.length === 0) return true;
+    return changing(teamId, async () => {
+      for (const write of writes) {
+        if (write.kind === 'replaceCollaborators') await rows.replace(teamId, write.resourceIds, write.collaborators);
+        else if (write.kind === 'upsertCollaborators') await rows.upsert(teamId, write.resourceId, write.collaborators);
+        else if (write.kind === 'removeCollaborators') await rows.remove(teamId, write.resourceId, write.tmbIds);
+        else if (write.kind === 'setDefaultPermission') await tree.setDefaultPermission(teamId, write.resourceIds, write.defaultPermission);
+        else if (!(await tree.updateResource(teamId, write.resourceId, write.set, expectedParentId))) return false;
+      }
+      return true;
+    });
   }
 
-  async function resolveDoc(auth: PermissionCaller, doc: ResourceDoc, required?: RequiredPermission) {
+  /** The folder an inheriting plain resource follows live (its permission is judged there too). */
+  function inheritedParentId(doc: ResourceDoc): string | null {
     const resource = toResource(doc);
-    const parentDoc = resource.parentId && resource.isFolder === false && resource.inheritPermission ? (await tree.findInTeam(auth.teamId, [resource.parentId]))[0] : undefined;
-    const parent = parentDoc ? toResource(parentDoc) : null;
-    const own = await rows.memberRows(auth.teamId, auth.tmbId, parent ? [resource.id, parent.id] : [resource.id]);
-    return resolvePermission(resource, parent, callerOf(auth), (id) => own.get(id), required);
+    return resource.parentId && !resource.isFolder && resource.inheritPermission ? resource.parentId : null;
+  }
+
+  /** Runs a write and then tells the read models, whether the write went through or not. */
+  async function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      await options.onChange?.(teamId);
+    }
   }
 
   const service = {
@@ -147,10 +166,26 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       const doc = (await tree.findById(id)) as D | null;
       if (!doc) throw options.errors.notFound(`${options.label} ${id} not found`);
       if (doc.teamId.toHexString() !== auth.teamId) throw options.errors.forbidden(`${options.label} ${id} belongs to another team`);
-      const resolved = await resolveDoc(auth, doc, required);
+      const parentId = inheritedParentId(doc);
+      const parent = parentId ? (await tree.findInTeam(auth.teamId, [parentId]))[0] : undefined;
+      const own = await rows.memberRows(auth.teamId, auth.tmbId, parent ? [id, parentId as string] : [id]);
+      return service.judge(auth, doc, () => parent, (x) => own.get(x), required);
+    },
+
+    judge<D extends ResourceDoc>(
+      auth: PermissionCaller,
+      doc: D,
+      parentOf: (id: string) => ResourceDoc | undefined,
+      rowOf: (resourceId: string) => number | undefined,
+      required: RequiredPermission,
+    ): Authorized<D> {
+      const resource = toResource(doc);
+      const parentId = inheritedParentId(doc);
+      const parentDoc = parentId ? parentOf(parentId) : undefined;
+      const resolved = resolvePermission(resource, parentDoc ? toResource(parentDoc) : null, callerOf(auth), rowOf, required);
       if (!resolved.granted) {
         const where = resolved.refusedAt ? ` (refused by its folder ${resolved.refusedAt})` : '';
-        throw options.errors.forbidden(`${required} permission on ${options.label.toLowerCase()} ${id} is required${where}`);
+        throw options.errors.forbidden(`${required} permission on ${options.label.toLowerCase()} ${resource.id} is required${where}`);
       }
       return { doc, permission: resolved.permission, defaultPermission: resolved.defaultPermission };
     },
@@ -165,11 +200,21 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       const caller = callerOf(auth);
       const out = new Map<string, { permission: SerializedPermission; defaultPermission: number }>();
       for (const resource of resources) {
-        const parent = resource.parentId ? (byId.get(resource.parentId) ?? null) : null;
-        const resolved = resolvePermission(resource, parent, caller, (id) => own.get(id));
-        out.set(resource.id, { permission: resolved.permission, defaultPermission: resolved.defaultPermission });
+        out.set(resource.id, service.resolveLoaded(caller, resource, (id) => byId.get(id), (id) => own.get(id)));
       }
       return out;
+    },
+
+    /** The rule of `resolveMany` on resources already in memory (read models); `resourceOf` finds parents. */
+    resolveLoaded(
+      caller: Caller,
+      resource: PermissionResource,
+      resourceOf: (id: string) => PermissionResource | undefined,
+      rowOf: (resourceId: string) => number | undefined,
+    ): { permission: SerializedPermission; defaultPermission: number } {
+      const parent = resource.parentId ? (resourceOf(resource.parentId) ?? null) : null;
+      const { permission, defaultPermission } = resolvePermission(resource, parent, caller, rowOf);
+      return { permission, defaultPermission };
     },
 
     async initialFor(teamId: string, isFolder: boolean, parentId: string | null): Promise<{ defaultPermission: number; collaborators: Collaborator[] }> {
@@ -177,7 +222,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     },
 
     async writeCollaborators(teamId: string, resourceId: string, collaborators: Collaborator[]): Promise<void> {
-      await rows.replace(teamId, [resourceId], collaborators);
+      await changing(teamId, () => rows.replace(teamId, [resourceId], collaborators));
     },
 
     async changeDefaultPermission(auth: PermissionCaller, doc: ResourceDoc, newDefault: number): Promise<void> {
@@ -252,7 +297,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     },
 
     async deleteAllFor(teamId: string, ids: string[]): Promise<void> {
-      await rows.deleteForResources(teamId, ids);
+      await changing(teamId, () => rows.deleteForResources(teamId, ids));
     },
   };
 

@@ -42,6 +42,19 @@ export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType
       return new Map(found.map((row) => [row.resourceId.toHexString(), row.permission]));
     },
 
+    /** Every row of the team (for read models of the team's list): member → resource → value. */
+    async teamRows(teamId: string): Promise<Map<string, Map<string, number>>> {
+      const found = await rows.find(scope(teamId), { projection: { tmbId: 1, resourceId: 1, permission: 1 } }).toArray();
+      const byMember = new Map<string, Map<string, number>>();
+      for (const row of found) {
+        const tmbId = row.tmbId.toHexString();
+        const own = byMember.get(tmbId) ?? new Map<string, number>();
+        own.set(row.resourceId.toHexString(), row.permission);
+        byMember.set(tmbId, own);
+      }
+      return byMember;
+    },
+
     /** Delete-then-insert per resource, as the reference's syncCollaborators. */
     async replace(teamId: string, resourceIds: string[], collaborators: Collaborator[], session?: ClientSession): Promise<void> {
       if (resourceIds.length === 0) return;

@@ -3,7 +3,7 @@
  * chat app as a node). The child runs a nested dispatch with the same runners; depth is bounded.
  */
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
-import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
+import { dispatchWorkflow, WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { dynamicInputOf, dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { ChatItem, NodeRunContext, NodeRunner, RuntimeEdge, RuntimeNode } from '../../../domain/workflow/types.js';
 import type { RunGraph } from '../app-source.js';
@@ -32,8 +32,8 @@ function childRuntime(graph: RunGraph, entryTypes: string[], hideStatus: boolean
 
 export function createCompositeRunners(deps: CompositeDeps): Record<string, NodeRunner> {
   const guard = (context: NodeRunContext) => {
-    if (deps.depth >= MAX_NESTING) throw new Error(`Node '${context.node.name ?? context.node.nodeId}' nests apps deeper than ${MAX_NESTING} levels`);
-    if (!context.node.pluginId) throw new Error(`Node '${context.node.name ?? context.node.nodeId}' has no pluginId`);
+    if (deps.depth >= MAX_NESTING) throw new WorkflowError(`Node '${context.node.name ?? context.node.nodeId}' nests apps deeper than ${MAX_NESTING} levels`);
+    if (!context.node.pluginId) throw new WorkflowError(`Node '${context.node.name ?? context.node.nodeId}' has no pluginId`);
     return context.node.pluginId;
   };
 
@@ -42,7 +42,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
    * node's dynamic inputs as `customInputs`, its result keys as outputs.
    */
   const systemPlugin = async (context: NodeRunContext, pluginId: string) => {
-    if (!deps.runSystemPlugin) throw new Error(`System plugin ${pluginId} (node '${context.node.name ?? context.node.nodeId}') is not available here`);
+    if (!deps.runSystemPlugin) throw new WorkflowError(`System plugin ${pluginId} (node '${context.node.name ?? context.node.nodeId}') is not available here`);
     const dynamicKey = dynamicInputOf(context.node)?.key;
     const inputs: Record<string, unknown> = Object.fromEntries(Object.entries(context.params).filter(([key]) => key !== dynamicKey));
     inputs.customInputs ??= dynamicParams(context.node, context.params);
@@ -60,7 +60,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     const pluginId = guard(context);
     if (isSystemPluginId(pluginId)) return systemPlugin(context, pluginId);
     const child = await deps.loadGraph(pluginId);
-    if (child.type !== 'plugin') throw new Error(`App ${context.node.pluginId} is not a plugin`);
+    if (child.type !== 'plugin') throw new WorkflowError(`App ${context.node.pluginId} is not a plugin`);
     const { nodes, edges } = childRuntime(child.graph, ['pluginInput'], true);
     const input = nodes.find((n) => n.flowNodeType === 'pluginInput');
     for (const item of input?.inputs ?? []) if (context.params[item.key] !== undefined) item.value = context.params[item.key];
@@ -90,7 +90,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
   const appModule: NodeRunner = async (context) => {
     const child = await deps.loadGraph(guard(context));
     const question = String(context.params.userChatInput ?? valuesText(context.query));
-    if (!question) throw new Error(`Input is empty: node '${context.node.name ?? context.node.nodeId}' got no value for 'userChatInput'`);
+    if (!question) throw new WorkflowError(`Input is empty: node '${context.node.name ?? context.node.nodeId}' got no value for 'userChatInput'`);
     const histories = selectHistories(context.params.history ?? 6, context.histories);
     const { nodes, edges } = childRuntime(child.graph, ['workflowStart', 'userGuide'], false);
     // The node's other inputs are the child app's variables.
@@ -132,7 +132,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
    */
   const runApp: NodeRunner = async (context) => {
     const chosen = context.params.app as { id?: unknown } | undefined;
-    if (typeof chosen?.id !== 'string' || !chosen.id) throw new Error(`App not selected: node '${context.node.name ?? context.node.nodeId}' got no value for 'app'`);
+    if (typeof chosen?.id !== 'string' || !chosen.id) throw new WorkflowError(`App not selected: node '${context.node.name ?? context.node.nodeId}' got no value for 'app'`);
     return appModule({ ...context, node: { ...context.node, pluginId: chosen.id } });
   };
 

@@ -5,6 +5,7 @@
  * appId, chatId, responseChatItemId and the last 10 histories.
  */
 import { randomBytes } from 'node:crypto';
+import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { dynamicParams, formatValueType, replaceEditorVariables } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
@@ -91,7 +92,7 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const method = String(rawMethod || 'POST').toUpperCase();
     const timeoutSeconds = Math.min(600, Math.max(5, Number(rawTimeout ?? 30) || 30));
     let url = sub(rawUrl).trim();
-    if (!url) throw new Error('Http url is empty');
+    if (!url) throw new WorkflowError('Http url is empty');
     const query = new URLSearchParams();
     for (const item of asList(rawQuery)) if (item.key) query.append(sub(item.key), sub(item.value));
     const systemPlugin = Boolean(deps.runSystemPlugin) && SYSTEM_PLUGIN_NAME.test(url);
@@ -107,7 +108,7 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
         try {
           bodyObject = parseLooseJson(raw);
         } catch (error) {
-          throw new Error(`Invalid JSON body: ${(error as Error).message}`);
+          throw new WorkflowError(`Invalid JSON body: ${(error as Error).message}`);
         }
         body = JSON.stringify(bodyObject);
         defaultHeader(headers, 'content-type', 'application/json');
@@ -157,7 +158,7 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
   /** A Laf cloud function: POST the dynamic inputs plus system params, map the reply's keys to outputs. */
   const lafModule: NodeRunner = async ({ params, node, histories }) => {
     const url = String(params.system_httpReqUrl ?? '').trim();
-    if (!url) throw new Error('Http url is empty');
+    if (!url) throw new WorkflowError('Http url is empty');
     const dynamic = dynamicParams(node, params);
     const body = JSON.stringify({ systemParams: { appId: deps.appId, chatId: deps.chatId, responseChatItemId: deps.responseChatItemId, histories: histories.slice(-10) }, ...dynamic });
     try {

@@ -1,5 +1,6 @@
 /** The dataset search node runner (the HTTP and Laf nodes are in http-node.ts). */
 import { selectHistories } from '../../../domain/workflow/chat-values.js';
+import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { mergeQuotesByRrf } from '../../../domain/workflow/pure-runners.js';
 import type { NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
 import { extendQuery } from './llm-nodes.js';
@@ -17,11 +18,11 @@ const isOn = (value: unknown) => value === true || value === 'true';
 export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
   const datasetSearchNode: NodeRunner = async ({ params, histories }) => {
     const datasets = (Array.isArray(params.datasets) ? params.datasets : []) as { datasetId: string }[];
-    if (datasets.length === 0) throw new Error('core.chat.error.Select dataset empty');
+    if (datasets.length === 0) throw new WorkflowError('core.chat.error.Select dataset empty');
     const text = String(params.userChatInput ?? '');
-    if (!text) throw new Error('core.chat.error.User input empty');
+    if (!text) throw new WorkflowError('core.chat.error.User input empty');
     const search = deps.searchDatasets;
-    if (!search) throw new Error('Dataset search is not available in this deployment');
+    if (!search) throw new WorkflowError('Dataset search is not available in this deployment');
     const limit = Number(params.limit ?? 1500) || 1500;
     const similarity = Number(params.similarity ?? 0.4);
     const stored = String(params.searchMode || 'embedding');

@@ -1,5 +1,7 @@
 /** The LLM-backed node runners: chatNode, classifyQuestion, contentExtract, cfr (query extension). */
 import { selectHistories, valuesFileUrls, valuesText } from '../../../domain/workflow/chat-values.js';
+import { WorkflowError } from '../../../domain/workflow/dispatch.js';
+import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import {
   estimateTokens,
   historyToMessages,
@@ -9,9 +11,8 @@ import {
   renderQuotes,
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
-import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
-import { completeChat, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
+import { completeChat, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
 import { missingInput, modelTemperature, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
 async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature?: number; maxToken?: number; onDelta?: (t: string) => void }) {
@@ -73,7 +74,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const llm = nodeLlm(deps, params.model);
     const question = typeof params.userChatInput === 'string' ? params.userChatInput : valuesText(query);
     const files = valuesFileUrls(query);
-    if (!question && files.length === 0) throw new Error('Question is empty');
+    if (!question && files.length === 0) throw new WorkflowError('Question is empty');
     const messages: PromptMessage[] = [];
     if (llm.model.defaultSystemChatPrompt) messages.push({ role: 'system', content: llm.model.defaultSystemChatPrompt });
     if (typeof params.systemPrompt === 'string' && params.systemPrompt) messages.push({ role: 'system', content: params.systemPrompt });
@@ -97,7 +98,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
       maxToken: params.maxToken as number,
       onDelta: streaming ? (text) => emit({ event: 'answer', text }) : undefined,
     });
-    if (!result.content) throw new Error('LLM model response empty');
+    if (!result.content) throw new LlmError('LLM model response empty');
     const completeHistory: ChatItem[] = [
       ...selectHistories(params.history ?? 6, histories),
       { obj: 'Human', value: [{ type: 'text', text: { content: question } }] },

@@ -1,4 +1,5 @@
 /** What the I/O node runners need, built once per run by the chat service. */
+import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import type { LlmEndpoint } from '../../../infra/llm-stream.js';
 import type { LLMModel } from '../../system/model-types.js';
 
@@ -67,8 +68,8 @@ export function nodeLlm(deps: Pick<NodeDeps, 'resolveLlm'>, model: unknown): Res
 }
 
 /** A node refusing to run without an input: the reference's message, then which node and input. */
-export function missingInput(node: { name?: string; nodeId: string }, message: string, key: string): Error {
-  return new Error(`${message}: node '${node.name ?? node.nodeId}' got no value for '${key}'`);
+export function missingInput(node: { name?: string; nodeId: string }, message: string, key: string): WorkflowError {
+  return new WorkflowError(`${message}: node '${node.name ?? node.nodeId}' got no value for '${key}'`);
 }
 
 /** The reference's 0–10 temperature scale mapped onto the model's range (at least 0.01). */

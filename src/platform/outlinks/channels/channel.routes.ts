@@ -8,20 +8,19 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { AppError } from '../../../infra/errors.js';
+import { Errors } from '../../../infra/errors.js';
 import type { ChatModule } from '../../chat/chat-module.js';
 import { definePlatformRoute, type PlatformRouteOptions, parseWith } from '../../define-route.js';
 import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
 import { feishuDecrypt, parseFlatXml, sameText, sha1Signature, wecomDecrypt } from './channel-crypto.js';
 import { runChannelTurn } from './channel-runner.js';
 
-const refused = (message: string) => new AppError({ httpStatus: 401, code: 505001, statusText: 'unAuthLink', message });
 const tokenParam = z.object({ token: z.string().min(1).max(100) });
 const str = (value: unknown) => (typeof value === 'string' ? value : '');
 
 async function channelLink(chat: ChatModule, token: string, type: OutLinkType): Promise<OutLinkDoc> {
   const link = await chat.outLinks.findByShareId(token);
-  if (link.type !== type) throw refused(`Link ${token} is not a ${type} channel`);
+  if (link.type !== type) throw Errors.channelLinkRefused(`Link ${token} is not a ${type} channel`);
   return link;
 }
 
@@ -70,17 +69,17 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
       if (request.method === 'GET') return reply.send({});
       let body = (request.body ?? {}) as Record<string, unknown>;
       if (typeof body.encrypt === 'string') {
-        if (!link.app?.encryptKey) throw refused('This link has no encryptKey to decrypt the event');
+        if (!link.app?.encryptKey) throw Errors.channelLinkRefused('This link has no encryptKey to decrypt the event');
         try {
           body = JSON.parse(feishuDecrypt(body.encrypt, String(link.app.encryptKey))) as Record<string, unknown>;
         } catch {
-          throw refused('The event could not be decrypted with this link’s encryptKey');
+          throw Errors.channelLinkRefused('The event could not be decrypted with this link’s encryptKey');
         }
       }
       const header = (body.header ?? {}) as Record<string, unknown>;
       const verification = str(link.app?.verificationToken);
       const given = str(body.token) || str(header.token);
-      if (verification && !sameText(given, verification)) throw refused('The verification token does not match this link');
+      if (verification && !sameText(given, verification)) throw Errors.channelLinkRefused('The verification token does not match this link');
       if (body.type === 'url_verification') return reply.send({ challenge: body.challenge });
       const event = (body.event ?? {}) as { message?: Record<string, unknown>; sender?: { sender_id?: Record<string, unknown> } };
       const eventId = str(header.event_id);
@@ -132,11 +131,11 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
         const q = request.query as Record<string, unknown>;
         const callbackToken = str(link.app?.CallbackToken);
         const aesKey = str(link.app?.CallbackEncodingAesKey);
-        if (!callbackToken || aesKey.length !== 43) throw refused('This link has no CallbackToken or 43-character CallbackEncodingAesKey');
+        if (!callbackToken || aesKey.length !== 43) throw Errors.channelLinkRefused('This link has no CallbackToken or 43-character CallbackEncodingAesKey');
         const verify = (encrypted: string) => {
-          if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce), encrypted]), str(q.msg_signature))) throw refused('The message signature does not match');
+          if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce), encrypted]), str(q.msg_signature))) throw Errors.channelLinkRefused('The message signature does not match');
           const plain = wecomDecrypt(encrypted, aesKey);
-          if (link.app?.CorpId && plain.receiveId !== link.app.CorpId) throw refused('The message was not sent to this corp');
+          if (link.app?.CorpId && plain.receiveId !== link.app.CorpId) throw Errors.channelLinkRefused('The message was not sent to this corp');
           return plain.message;
         };
         if (request.method === 'GET') return reply.type('text/plain').send(verify(str(q.echostr)));
@@ -175,8 +174,8 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
         const link = await channelLink(chat, token, 'official_account');
         const q = request.query as Record<string, unknown>;
         const callbackToken = str(link.app?.CallbackToken);
-        if (!callbackToken) throw refused('This link has no CallbackToken');
-        if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce)]), str(q.signature))) throw refused('The signature does not match');
+        if (!callbackToken) throw Errors.channelLinkRefused('This link has no CallbackToken');
+        if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce)]), str(q.signature))) throw Errors.channelLinkRefused('The signature does not match');
         if (request.method === 'GET') return reply.type('text/plain').send(str(q.echostr));
         const message = parseFlatXml(str(request.body));
         if (message.MsgType === 'text' && message.FromUserName && message.Content) {

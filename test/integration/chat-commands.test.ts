@@ -1,0 +1,100 @@
+/**
+ * Database commands of v1/chat/completions (issue 12 point 3): the chat path costs the app read
+ * and the usage write, plus one chat read and the chat writes with a chatId; the published
+ * version is cached per process and a publish on another replica is used at once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
+import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { apiKeyHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
+import { ok } from './apps-helpers.js';
+import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
+
+let t: TestApp;
+let second: TestApp;
+let fake: FakeOpenAi;
+let tok: string;
+let appId: string;
+let key: string;
+
+/**
+ * Credential reads and writes (key, member, user; the key's lastUsedTime and charged points) and
+ * the revocation epoch read (counted by perf-auth.test.ts): not the chat path's.
+ */
+const CREDENTIAL_COLLECTIONS = new Set(['openapis', 'team_members', 'users']);
+const chatPath = (commands: RecordedCommand[]) =>
+  commands
+    .filter((c) => !CREDENTIAL_COLLECTIONS.has(c.collection) && !(c.name === 'find' && c.collection === 'version_stamps'))
+    .map((c) => `${c.name} ${c.collection}`)
+    .sort();
+
+const answerGraph = (text: string) => ({
+  nodes: [
+    { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
+    { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: text }], outputs: [] },
+  ],
+  edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'say', targetHandle: 'say-target-left' }],
+  chatConfig: {},
+});
+
+const completions = (target: TestApp, apiKey: string, payload: Record<string, unknown>) =>
+  target.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: apiKeyHeaders(apiKey), payload });
+const answer = async (target: TestApp, apiKey: string, payload: Record<string, unknown>) => {
+  const res = await completions(target, apiKey, payload);
+  expect(res.statusCode, res.body).toBe(200);
+  return String(res.json().choices[0].message.content).trim();
+};
+
+beforeAll(async () => {
+  ({ t, fake } = await startChatApp());
+  second = await buildTestApp({ MONGODB_URI: t.config.MONGODB_URI, MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH ?? '' });
+  await createUser(t, { username: 'alice', password: 'password-a1' });
+  tok = await login(t, 'alice', 'password-a1');
+  appId = await createPublishedApp(t, tok, 'Echo bot', simpleChatGraph);
+  key = await createApiKey(t, tok, { name: 'bound', appId });
+});
+
+afterAll(async () => {
+  await second?.app.close();
+  await t?.close();
+  await fake?.close();
+});
+
+describe('v1/chat/completions database commands', () => {
+  it('without a chatId: the app read and the usage write, the published version served from memory', async () => {
+    expect(await answer(t, key, { messages: [{ role: 'user', content: 'warm up' }] })).toBe('Echo: warm up');
+    let text = '';
+    const commands = await commandsDuring(t.app, async () => {
+      text = await answer(t, key, { messages: [{ role: 'user', content: 'hi' }] });
+    });
+    expect(text).toBe('Echo: hi');
+    expect(chatPath(commands)).toEqual(['find apps', 'insert usages']);
+  });
+
+  it('with a chatId: the chat is read once, its items once, then the turn is written', async () => {
+    await answer(t, key, { chatId: 'c1', metadata: { plan: 'gold' }, messages: [{ role: 'user', content: 'first' }] });
+    const commands = await commandsDuring(t.app, () => answer(t, key, { chatId: 'c1', metadata: { seat: 'A' }, messages: [{ role: 'user', content: 'second' }] }));
+    expect(chatPath(commands)).toEqual(['find apps', 'find chatitems', 'find chats', 'insert chatitems', 'insert usages', 'update chats']);
+    // The history came from that one items read; the metadata of both turns is kept.
+    const sent = fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { messages: { content: string }[] };
+    expect(sent.messages.map((m) => m.content)).toEqual(['Be brief.', 'first', 'Echo: first', 'second']);
+    const stored = await t.app.mongo.db.collection('chats').findOne({ chatId: 'c1' });
+    expect(stored?.metadata).toMatchObject({ plan: 'gold', seat: 'A' });
+  });
+
+  it('a version published through one instance is run by the next call on another', async () => {
+    const botId = await createPublishedApp(t, tok, 'Versioned bot', answerGraph('version one'));
+    const botKey = await createApiKey(t, tok, { name: 'versioned', appId: botId });
+    expect(await answer(second, botKey, { messages: [{ role: 'user', content: 'x' }] })).toBe('version one');
+    // Cached on the second instance: its next call reads no version.
+    const cached = await commandsDuring(second.app, () => answer(second, botKey, { messages: [{ role: 'user', content: 'x' }] }));
+    expect(chatPath(cached)).not.toContain('find app_versions');
+
+    await ok(t, tok, 'POST', `/core/app/version/publish?appId=${botId}`, { ...answerGraph('version two'), isPublish: true, versionName: 'v2' });
+    expect(await answer(second, botKey, { messages: [{ role: 'user', content: 'x' }] })).toBe('version two');
+    // Saving a draft (not published) changes nothing chat runs.
+    await ok(t, tok, 'POST', `/core/app/version/publish?appId=${botId}`, { ...answerGraph('draft three'), isPublish: false });
+    expect(await answer(second, botKey, { messages: [{ role: 'user', content: 'x' }] })).toBe('version two');
+  });
+});
