@@ -54,9 +54,12 @@ export function createDatasetsContext(app: FastifyInstance) {
     /** The team's datasets and permission rows for the dataset lists, per process. */
     datasetList: createDatasetListReadModel({
       stamps,
-      loadDatasets: (teamId) => repos.datasets.listTeam(teamId),
-      loadRows: (teamId, tmbId) => permissions.rows.memberRows(teamId, tmbId),
-      toResource: (doc) => permissions.toResource(toResourceDoc(doc)),
+      load: async (teamId) => {
+        const [datasets, rows] = await Promise.all([repos.datasets.listTeam(teamId), permissions.rows.teamRows(teamId)]);
+        return { datasets, rows };
+      },
+      toResourceDoc,
+      toResource: permissions.toResource,
     }),
     searchIndex: createDatasetIndex(repos),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),

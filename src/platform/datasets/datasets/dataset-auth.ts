@@ -18,40 +18,18 @@ export interface AuthorizedDataset {
 
 /**
  * The one configuration of dataset permissions. A service that writes passes `onChange` (the
- * dataset lists' version stamp): every write of the service (collaborator rows, default
- * permission, inheritance, moves, deleted datasets' rows) calls it once done, failed or not.
+ * dataset lists' version stamp): the shared service calls it after each of its writes
+ * (collaborator rows, default permission, inheritance, moves, deleted datasets' rows).
  */
-export function createDatasetPermissions(db: Db, onChange?: (teamId: string) => Promise<void>) {
-  const service = createResourcePermissionService(db, {
+export const createDatasetPermissions = (db: Db, onChange?: (teamId: string) => Promise<void>) =>
+  createResourcePermissionService(db, {
     collection: 'datasets',
     resourceType: 'dataset',
     folderTypes: ['folder'],
     errors: { notFound: Errors.unExistDataset, forbidden: Errors.unAuthDataset },
     label: 'Dataset',
+    onChange,
   });
-  if (!onChange) return service;
-  const changing =
-    <A extends [unknown, ...unknown[]]>(teamOf: (first: A[0]) => string, write: (...args: A) => Promise<void>) =>
-    async (...args: A): Promise<void> => {
-      try {
-        await write(...args);
-      } finally {
-        await onChange(teamOf(args[0]));
-      }
-    };
-  const byCaller = (auth: { teamId: string }) => auth.teamId;
-  const byTeam = (teamId: string) => teamId;
-  return {
-    ...service,
-    writeCollaborators: changing(byTeam, service.writeCollaborators),
-    deleteAllFor: changing(byTeam, service.deleteAllFor),
-    changeDefaultPermission: changing(byCaller, service.changeDefaultPermission),
-    move: changing(byCaller, service.move),
-    resumeInheritance: changing(byCaller, service.resumeInheritance),
-    updateCollaborators: changing(byCaller, service.updateCollaborators),
-    deleteCollaborator: changing(byCaller, service.deleteCollaborator),
-  };
-}
 
 export type DatasetPermissions = ReturnType<typeof createDatasetPermissions>;
 

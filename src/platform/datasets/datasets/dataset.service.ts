@@ -9,7 +9,7 @@ import { modelView } from '../model-view.js';
 import type { DatasetRecord, DatasetType } from './dataset.repo.js';
 import type { CreateDatasetInput, UpdateDatasetInput } from './dataset.schema.js';
 import { toResourceDoc } from './dataset-auth.js';
-import { permissionIn, selectDatasets } from './dataset-list.read-model.js';
+import { type ListedEntry, selectDatasets } from './dataset-list.read-model.js';
 
 const FOLDER_AVATAR = '/imgs/files/folder.svg';
 const DATASET_AVATAR = '/icon/logo.svg';
@@ -75,23 +75,26 @@ export function createDatasetService(ctx: DatasetsContext) {
   }
 
   /**
-   * Served from the team's read model (one stamp read when nothing changed). A folder the model
-   * does not show as readable is authorised against the database, which answers the exact
-   * error (missing, another team's, refused) or, if a write just landed, lets the list go on.
+   * Served from the team's read model (one stamp read when nothing changed). The listed folder
+   * is judged in memory when the team has it; otherwise authorised against the database, which
+   * answers the exact error (missing, another team's).
    */
   async function list(auth: AuthContext, input: { parentId?: string | null; type?: string | string[]; searchKey?: string }) {
     if (!input.parentId) assertTeamPermission(auth, 'read');
     const team = await ctx.datasetList.team(auth.teamId);
-    const rows = await team.rowsOf(auth.tmbId);
-    const caller = callerOf(auth);
+    const own = team.rows.get(auth.tmbId);
+    const rowOf = (id: string) => own?.get(id);
     if (input.parentId) {
       const folder = team.byId.get(input.parentId);
-      if (!folder || !permissionIn(team, rows, caller, folder, 'read').granted) await ctx.auth.authDataset(auth, input.parentId, 'read', 'parentId');
+      if (folder) ctx.permissions.judge(auth, folder.resourceDoc, (id) => team.byId.get(id)?.resourceDoc, rowOf, 'read');
+      else await ctx.auth.authDataset(auth, input.parentId, 'read', 'parentId');
     }
     const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
     const selected = selectDatasets(team, { parentId: input.parentId ?? null, types, searchKey: input.searchKey?.trim() });
+    const caller = callerOf(auth);
+    const resourceOf = (id: string) => team.byId.get(id)?.resource;
     return selected.flatMap((entry) => {
-      const resolved = permissionIn(team, rows, caller, entry);
+      const resolved = ctx.permissions.resolveLoaded(caller, entry.resource, resourceOf, rowOf);
       if (!resolved.permission.hasReadPer) return [];
       const item = entry.doc;
       return [
@@ -116,10 +119,12 @@ export function createDatasetService(ctx: DatasetsContext) {
   async function allDatasets(auth: AuthContext) {
     assertTeamPermission(auth, 'read');
     const team = await ctx.datasetList.team(auth.teamId);
-    const rows = await team.rowsOf(auth.tmbId);
+    const own = team.rows.get(auth.tmbId);
     const caller = callerOf(auth);
+    const readable = (entry: ListedEntry) =>
+      ctx.permissions.resolveLoaded(caller, entry.resource, (id) => team.byId.get(id)?.resource, (id) => own?.get(id)).permission.hasReadPer;
     return team.entries
-      .filter((entry) => entry.doc.type !== 'folder' && permissionIn(team, rows, caller, entry).permission.hasReadPer)
+      .filter((entry) => entry.doc.type !== 'folder' && readable(entry))
       .map(({ doc: item }) => ({ _id: item._id, avatar: item.avatar, name: item.name, vectorModel: vectorModelOf(item) }));
   }
 
