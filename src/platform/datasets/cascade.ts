@@ -6,6 +6,7 @@ import type { DatasetDeletion } from './datasets/dataset.repo.js';
  * Deletes collections with everything that hangs off them. Children go first (queue items, so
  * the worker stops producing data; vectors; data; files and images) and the collections last:
  * a crash midway leaves the collection in place to delete again, never orphans pointing nowhere.
+ * Vectors and data are deleted once more after the collections (writes that raced the delete).
  * Every step is filtered by the team, so ids shared with another team's records never reach them.
  */
 export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: string, collections: CollectionRecord[]): Promise<void> {
@@ -28,6 +29,12 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
     }),
   );
   await repo.deleteMany(teamId, ids);
+  // Writers that checked the collection before it went (training worker, data/insertData) may
+  // have landed after the first pass; they check again after writing, so this pass and theirs
+  // leave nothing behind whichever runs last.
+  await vectors.deleteByCollections(teamId, ids);
+  ctx.searchIndex.drop([...new Set(collections.map((collection) => collection.datasetId))]);
+  await data.deleteByCollections(teamId, ids);
 }
 
 /**

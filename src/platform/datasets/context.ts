@@ -1,30 +1,36 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
+import { createVersionStamps } from '../../infra/version-stamps.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import type { ModelRegistry } from '../system/model-types.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
 import { createDataRepo } from './data/data.repo.js';
-import { createDatasetAuth, createDatasetPermissions } from './datasets/dataset-auth.js';
 import { createDatasetRepo } from './datasets/dataset.repo.js';
+import { createDatasetAuth, createDatasetPermissions, toResourceDoc } from './datasets/dataset-auth.js';
+import { createDatasetListReadModel, datasetListStampKey } from './datasets/dataset-list.read-model.js';
 import { createFileRepo } from './files/file.repo.js';
-import { createEmbedderRegistry } from './search/embedder.js';
 import { createDatasetIndex } from './search/dataset-index.js';
+import { createEmbedderRegistry } from './search/embedder.js';
 import { createVectorRepo } from './search/vector.repo.js';
 import { createTrainingRepo } from './training/training.repo.js';
 
 /** Everything the datasets services need, built once per app from explicit dependencies. */
 export function createDatasetsContext(app: FastifyInstance) {
   const db = app.mongo.db;
+  // leaseMs 0: each list request reads its team's stamp, so the next one after a write sees it
+  // on every process, and a write does not wait after bumping.
+  const stamps = createVersionStamps(db, { leaseMs: 0 });
+  const listChanged = (teamId: string) => stamps.bump(datasetListStampKey(teamId));
   const repos = {
-    datasets: createDatasetRepo(db),
+    datasets: createDatasetRepo(db, listChanged),
     collections: createCollectionRepo(db),
     data: createDataRepo(db),
     trainings: createTrainingRepo(db),
     vectors: createVectorRepo(db),
     files: createFileRepo(db),
   };
-  const permissions = createDatasetPermissions(db);
+  const permissions = createDatasetPermissions(db, listChanged);
   const locks = createMongoLocks(db);
   const wakeListeners: (() => void)[] = [];
   return {
@@ -45,6 +51,16 @@ export function createDatasetsContext(app: FastifyInstance) {
      */
     withCollectionTree: <T>(datasetId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
     auth: createDatasetAuth({ permissions, ...repos }),
+    /** The team's datasets and permission rows for the dataset lists, per process. */
+    datasetList: createDatasetListReadModel({
+      stamps,
+      load: async (teamId) => {
+        const [datasets, rows] = await Promise.all([repos.datasets.listTeam(teamId), permissions.rows.teamRows(teamId)]);
+        return { datasets, rows };
+      },
+      toResourceDoc,
+      toResource: permissions.toResource,
+    }),
     searchIndex: createDatasetIndex(repos),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),
     /** Tells the training worker (if running) that new items were queued. */

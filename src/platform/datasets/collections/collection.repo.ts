@@ -179,6 +179,11 @@ export function createCollectionRepo(db: Db) {
         .toArray();
       return docs.flatMap((doc) => (doc.fileId ? [doc.fileId.toHexString()] : []));
     },
+    /** Which of the ids still name a collection, whatever its team (the after-write checks). */
+    async existingIds(ids: string[]): Promise<Set<string>> {
+      const docs = await col.find({ _id: { $in: oids(ids) } }, { projection: { _id: 1 } }).toArray();
+      return new Set(docs.map((doc) => doc._id.toHexString()));
+    },
     async exists(teamId: string, id: string): Promise<boolean> {
       return (await col.countDocuments({ _id: oid(id), teamId: oid(teamId) }, { limit: 1 })) > 0;
     },

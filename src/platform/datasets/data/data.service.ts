@@ -3,7 +3,8 @@ import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
-import { predictVectors, type PushItem, pushToTrainingQueue } from '../training/enqueue.js';
+import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';
+import { type PushItem, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
 import { buildIndexes, type IndexInput, indexIdOf, planIndexUpdate, simpleText } from './data-indexes.js';
 import { embedAndStore, insertDataNow, newVectorId, removeVectors, searchTokens } from './data-writer.js';
 
@@ -44,17 +45,13 @@ export function createDataService(ctx: DatasetsContext) {
     if (await data.sameExists(auth.teamId, collection._id, q, a)) throw Errors.conflict('An identical data item already exists in this collection');
     const indexes = buildIndexes(q, a, input.indexes);
     await ctx.teamLimits.assertDatasetSize(auth.teamId, indexes.length);
-    const { dataId } = await insertDataNow(ctx, {
-      teamId: auth.teamId,
-      tmbId: auth.tmbId,
-      datasetId: dataset._id,
-      collectionId: collection._id,
-      model: model.model,
-      q,
-      a,
-      chunkIndex: 0,
-      indexes,
-    });
+    const owner = { teamId: auth.teamId, datasetId: dataset._id, collectionId: collection._id };
+    const { dataId } = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
+    // The dataset or collection may have been deleted since it was authorised: after the write,
+    // as the training worker does, so that this check or the delete's cascade removes it.
+    const gone = await removeWritesOfDeletedOwners(ctx, [owner]);
+    if (gone.datasets.size > 0) throw Errors.unExistDataset(`Dataset ${dataset._id} was deleted while the data was written`);
+    if (gone.collections.size > 0) throw Errors.collectionNotFound(collection._id);
     return dataId;
   }
 

@@ -7,7 +7,7 @@ import type { ResourceDoc } from '../../permissions/resource-tree.repo.js';
 import type { CollectionRecord, CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRecord, DataRepo } from '../data/data.repo.js';
 import { plain } from '../plain.js';
-import type { DatasetRecord } from './dataset.repo.js';
+import type { DatasetRecord, ListedDataset } from './dataset.repo.js';
 
 export interface AuthorizedDataset {
   dataset: DatasetRecord;
@@ -16,13 +16,19 @@ export interface AuthorizedDataset {
   defaultPermission: number;
 }
 
-export const createDatasetPermissions = (db: Db) =>
+/**
+ * The one configuration of dataset permissions. A service that writes passes `onChange` (the
+ * dataset lists' version stamp): the shared service calls it after each of its writes
+ * (collaborator rows, default permission, inheritance, moves, deleted datasets' rows).
+ */
+export const createDatasetPermissions = (db: Db, onChange?: (teamId: string) => Promise<void>) =>
   createResourcePermissionService(db, {
     collection: 'datasets',
     resourceType: 'dataset',
     folderTypes: ['folder'],
     errors: { notFound: Errors.unExistDataset, forbidden: Errors.unAuthDataset },
     label: 'Dataset',
+    onChange,
   });
 
 export type DatasetPermissions = ReturnType<typeof createDatasetPermissions>;
@@ -36,11 +42,6 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; colle
     if (!datasetId) throw Errors.missingParams(`Missing field '${field}'`);
     const { doc, permission, defaultPermission } = await deps.permissions.authorize(auth, datasetId, required, field);
     return { dataset: plain(doc) as unknown as DatasetRecord, permission, defaultPermission };
-  }
-
-  async function permissionsOf(auth: AuthContext, datasets: DatasetRecord[]) {
-    const docs = datasets.map((dataset) => toResourceDoc(dataset));
-    return deps.permissions.resolveMany(auth, docs);
   }
 
   async function authCollection(auth: AuthContext, collectionId: string, required: RequiredPermission): Promise<AuthorizedDataset & { collection: CollectionRecord }> {
@@ -59,11 +60,10 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; colle
     return { ...authorized, data };
   }
 
-  return { authDataset, authCollection, authData, permissionsOf };
+  return { authDataset, authCollection, authData };
 }
 
-
-export function toResourceDoc(dataset: DatasetRecord): ResourceDoc {
+export function toResourceDoc(dataset: ListedDataset): ResourceDoc {
   return {
     ...dataset,
     _id: new ObjectId(dataset._id),

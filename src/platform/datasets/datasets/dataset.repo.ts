@@ -1,5 +1,5 @@
 import { type Db, ObjectId } from 'mongodb';
-import { escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
+import type { IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../plain.js';
 
 export const DATASET_TYPES = ['folder', 'dataset', 'websiteDataset', 'externalFile'] as const;
@@ -62,38 +62,68 @@ export type DatasetPatch = Partial<
   Pick<DatasetRecord, 'name' | 'avatar' | 'intro' | 'agentModel' | 'status' | 'websiteConfig' | 'externalReadUrl' | 'vectorModel' | 'defaultPermission' | 'inheritPermission' | 'parentId'>
 >;
 
-/** The only code touching the `datasets` collection. */
-export function createDatasetRepo(db: Db) {
+/** What the dataset lists read of each dataset. */
+export type ListedDataset = Pick<
+  DatasetRecord,
+  '_id' | 'parentId' | 'teamId' | 'tmbId' | 'type' | 'avatar' | 'name' | 'intro' | 'updateTime' | 'vectorModel' | 'defaultPermission' | 'inheritPermission'
+>;
+
+const LISTED_PROJECTION = {
+  _id: 1,
+  parentId: 1,
+  teamId: 1,
+  tmbId: 1,
+  type: 1,
+  avatar: 1,
+  name: 1,
+  intro: 1,
+  updateTime: 1,
+  vectorModel: 1,
+  defaultPermission: 1,
+  inheritPermission: 1,
+} as const;
+
+/**
+ * The only code touching the `datasets` collection. `onListChanged(teamId)` runs after every
+ * write that changes what the team's dataset lists show (their read model's version stamp).
+ */
+export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Promise<void> = async () => undefined) {
+  /** Runs a write, then tells the read model, whether the write went through or not. */
+  async function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      await onListChanged(teamId);
+    }
+  }
   const col = db.collection<DatasetDoc>('datasets');
   const deletions = db.collection<DatasetDeletionDoc>('dataset_deletions');
   return {
     async insert(input: NewDataset): Promise<string> {
-      const { insertedId } = await col.insertOne({
-        ...input,
-        parentId: input.parentId ? oid(input.parentId) : null,
-        teamId: oid(input.teamId),
-        tmbId: oid(input.tmbId),
-        status: 'active',
-        updateTime: new Date(),
-        inheritPermission: true,
-      } as DatasetDoc);
-      return insertedId.toHexString();
+      return changing(input.teamId, async () => {
+        const { insertedId } = await col.insertOne({
+          ...input,
+          parentId: input.parentId ? oid(input.parentId) : null,
+          teamId: oid(input.teamId),
+          tmbId: oid(input.tmbId),
+          status: 'active',
+          updateTime: new Date(),
+          inheritPermission: true,
+        } as DatasetDoc);
+        return insertedId.toHexString();
+      });
     },
     async findById(teamId: string, id: string): Promise<DatasetRecord | null> {
       const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
       return doc ? plain(doc) : null;
     },
-    async list(teamId: string, filter: { parentId?: string | null; types?: string[]; searchKey?: string }): Promise<DatasetRecord[]> {
-      const query: Record<string, unknown> = { teamId: oid(teamId) };
-      if (filter.searchKey) {
-        const regex = new RegExp(escapeRegex(filter.searchKey), 'i');
-        query.$or = [{ name: regex }, { intro: regex }];
-      } else {
-        if (filter.types?.length) query.type = { $in: filter.types };
-        if (filter.parentId !== undefined) query.parentId = filter.parentId ? oid(filter.parentId) : null;
-      }
-      const docs = await col.find(query).sort({ updateTime: -1, _id: -1 }).toArray();
-      return docs.map((doc) => plain(doc));
+    /**
+     * Every dataset of the team with the fields its lists show and permissions need (the list
+     * read model's load; it filters and sorts in memory).
+     */
+    async listTeam(teamId: string): Promise<ListedDataset[]> {
+      const docs = await col.find({ teamId: oid(teamId) }, { projection: LISTED_PROJECTION }).toArray();
+      return docs.map((doc) => plain(doc) as ListedDataset);
     },
     async children(teamId: string, parentIds: string[]): Promise<DatasetRecord[]> {
       const docs = await col.find({ teamId: oid(teamId), parentId: { $in: oids(parentIds) } }).toArray();
@@ -113,7 +143,8 @@ export function createDatasetRepo(db: Db) {
     async update(teamId: string, id: string, patch: DatasetPatch): Promise<void> {
       const set: Record<string, unknown> = { ...patch };
       if (patch.parentId !== undefined) set.parentId = patch.parentId ? oid(patch.parentId) : null;
-      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
+      if (Object.keys(set).length === 0) return;
+      await changing(teamId, () => col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set }));
     },
     async byIds(teamId: string, ids: string[]): Promise<DatasetRecord[]> {
       const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
@@ -132,7 +163,7 @@ export function createDatasetRepo(db: Db) {
     async deleteMany(teamId: string, ids: string[]): Promise<number> {
       const scope = { _id: { $in: oids(ids) }, teamId: oid(teamId) };
       const counted = await col.countDocuments({ ...scope, type: { $ne: 'folder' } });
-      const { deletedCount } = await col.deleteMany(scope);
+      const { deletedCount } = await changing(teamId, () => col.deleteMany(scope));
       return deletedCount > 0 ? counted : 0;
     },
     async recordDeletion(teamId: string, datasetIds: string[]): Promise<DatasetDeletion> {

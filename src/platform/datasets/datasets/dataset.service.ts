@@ -2,13 +2,14 @@ import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
 import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
-import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
+import { assertTeamPermission, callerOf } from '../../permissions/resource-permission.service.js';
 import { purgeDeletedDatasets, startDatasetDeletion } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import { modelView } from '../model-view.js';
 import type { DatasetRecord, DatasetType } from './dataset.repo.js';
 import type { CreateDatasetInput, UpdateDatasetInput } from './dataset.schema.js';
 import { toResourceDoc } from './dataset-auth.js';
+import { type ListedEntry, selectDatasets } from './dataset-list.read-model.js';
 
 const FOLDER_AVATAR = '/imgs/files/folder.svg';
 const DATASET_AVATAR = '/icon/logo.svg';
@@ -17,7 +18,7 @@ const DATASET_AVATAR = '/icon/logo.svg';
 export function createDatasetService(ctx: DatasetsContext) {
   const { datasets } = ctx.repos;
 
-  const vectorModelOf = (dataset: DatasetRecord) => modelView(ctx.models.getVectorModel(dataset.vectorModel), dataset.vectorModel);
+  const vectorModelOf = (dataset: Pick<DatasetRecord, 'vectorModel'>) => modelView(ctx.models.getVectorModel(dataset.vectorModel), dataset.vectorModel);
 
   async function create(auth: AuthContext, input: CreateDatasetInput & { type?: DatasetType }, folder = false): Promise<string> {
     assertTeamPermission(auth, 'write');
@@ -73,15 +74,29 @@ export function createDatasetService(ctx: DatasetsContext) {
     });
   }
 
+  /**
+   * Served from the team's read model (one stamp read when nothing changed). The listed folder
+   * is judged in memory when the team has it; otherwise authorised against the database, which
+   * answers the exact error (missing, another team's).
+   */
   async function list(auth: AuthContext, input: { parentId?: string | null; type?: string | string[]; searchKey?: string }) {
-    if (input.parentId) await ctx.auth.authDataset(auth, input.parentId, 'read', 'parentId');
-    else assertTeamPermission(auth, 'read');
+    if (!input.parentId) assertTeamPermission(auth, 'read');
+    const team = await ctx.datasetList.team(auth.teamId);
+    const own = team.rows.get(auth.tmbId);
+    const rowOf = (id: string) => own?.get(id);
+    if (input.parentId) {
+      const folder = team.byId.get(input.parentId);
+      if (folder) ctx.permissions.judge(auth, folder.resourceDoc, (id) => team.byId.get(id)?.resourceDoc, rowOf, 'read');
+      else await ctx.auth.authDataset(auth, input.parentId, 'read', 'parentId');
+    }
     const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
-    const items = await datasets.list(auth.teamId, { parentId: input.parentId ?? null, types, searchKey: input.searchKey?.trim() });
-    const permissions = await ctx.auth.permissionsOf(auth, items);
-    return items.flatMap((item) => {
-      const resolved = permissions.get(item._id);
-      if (!resolved?.permission.hasReadPer) return [];
+    const selected = selectDatasets(team, { parentId: input.parentId ?? null, types, searchKey: input.searchKey?.trim() });
+    const caller = callerOf(auth);
+    const resourceOf = (id: string) => team.byId.get(id)?.resource;
+    return selected.flatMap((entry) => {
+      const resolved = ctx.permissions.resolveLoaded(caller, entry.resource, resourceOf, rowOf);
+      if (!resolved.permission.hasReadPer) return [];
+      const item = entry.doc;
       return [
         {
           _id: item._id,
@@ -103,11 +118,14 @@ export function createDatasetService(ctx: DatasetsContext) {
 
   async function allDatasets(auth: AuthContext) {
     assertTeamPermission(auth, 'read');
-    const items = (await datasets.list(auth.teamId, {})).filter((item) => item.type !== 'folder');
-    const permissions = await ctx.auth.permissionsOf(auth, items);
-    return items
-      .filter((item) => permissions.get(item._id)?.permission.hasReadPer)
-      .map((item) => ({ _id: item._id, avatar: item.avatar, name: item.name, vectorModel: vectorModelOf(item) }));
+    const team = await ctx.datasetList.team(auth.teamId);
+    const own = team.rows.get(auth.tmbId);
+    const caller = callerOf(auth);
+    const readable = (entry: ListedEntry) =>
+      ctx.permissions.resolveLoaded(caller, entry.resource, (id) => team.byId.get(id)?.resource, (id) => own?.get(id)).permission.hasReadPer;
+    return team.entries
+      .filter((entry) => entry.doc.type !== 'folder' && readable(entry))
+      .map(({ doc: item }) => ({ _id: item._id, avatar: item.avatar, name: item.name, vectorModel: vectorModelOf(item) }));
   }
 
   async function detail(auth: AuthContext, id: string) {

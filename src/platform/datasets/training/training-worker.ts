@@ -5,7 +5,7 @@ import type { DatasetsContext } from '../context.js';
 import type { DataIndex } from '../data/data.repo.js';
 import { buildIndexes } from '../data/data-indexes.js';
 import { removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
-import { removeWritesOfDeletedDatasets } from './deleted-datasets.js';
+import { removeWritesOfDeletedOwners } from './deleted-datasets.js';
 import { processQaItem } from './qa-training.js';
 import { PERMANENT_LOCK, type TrainingRecord } from './training.repo.js';
 
@@ -139,8 +139,8 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       else planned.push(entry);
     }
     await embedAndWrite(planned, now);
-    // A dataset deleted while the batch was written: remove what landed after its cascade.
-    await removeWritesOfDeletedDatasets(ctx, planned.map((entry) => entry.item));
+    // A dataset or collection deleted while the batch was written: remove what landed after its cascade.
+    await removeWritesOfDeletedOwners(ctx, planned.map((entry) => entry.item));
   }
 
   async function embedAndWrite(planned: Planned[], now: Date) {

@@ -1,0 +1,84 @@
+import type { PermissionResource } from '../../../domain/permission.js';
+import { escapeRegex } from '../../../infra/mongo.js';
+import { createTeamReadModel, type TeamReadModelOptions } from '../../../infra/team-read-model.js';
+import type { ResourceDoc } from '../../permissions/resource-tree.repo.js';
+import type { ListedDataset } from './dataset.repo.js';
+
+/** The version stamp of a team's dataset lists: bumped by every write that changes what they show. */
+export const datasetListStampKey = (teamId: string) => `datasets:${teamId}`;
+
+/** One dataset of the team with what every request needs computed once per load. */
+export interface ListedEntry {
+  doc: ListedDataset;
+  /** The document as the permission service judges it (ObjectIds). */
+  resourceDoc: ResourceDoc;
+  resource: PermissionResource;
+}
+
+/** A team's datasets as loaded: what the list routes filter and judge per request. */
+export interface TeamDatasets {
+  /** In the list's order: newest `updateTime` first, then newest `_id`. */
+  entries: ListedEntry[];
+  byId: Map<string, ListedEntry>;
+  /** The team's dataset permission rows: member → dataset → value. */
+  rows: Map<string, Map<string, number>>;
+}
+
+export interface DatasetListQuery {
+  /** null: the root; else that folder's children (ignored with a search key). */
+  parentId: string | null;
+  types?: readonly string[];
+  /** A case-insensitive substring of the name or the intro, over the whole team. */
+  searchKey?: string;
+}
+
+export interface DatasetListReadModelDeps extends Omit<TeamReadModelOptions<TeamDatasets>, 'stampKey' | 'load'> {
+  load(teamId: string): Promise<{ datasets: ListedDataset[]; rows: Map<string, Map<string, number>> }>;
+  toResourceDoc(doc: ListedDataset): ResourceDoc;
+  toResource(doc: ResourceDoc): PermissionResource;
+}
+
+const descending = <T>(a: T, b: T) => (a < b ? 1 : a > b ? -1 : 0);
+/** MongoDB's descending order: a missing `updateTime` sorts last. */
+const updatedAt = (doc: ListedDataset) => (doc.updateTime instanceof Date ? doc.updateTime.getTime() : Number.NEGATIVE_INFINITY);
+const byListOrder = (a: ListedEntry, b: ListedEntry) => descending(updatedAt(a.doc), updatedAt(b.doc)) || descending(a.doc._id, b.doc._id);
+
+/**
+ * The datasets of a team with their permission rows, per process (two finds per load), kept
+ * while the team's stamp `datasets:<teamId>` is unchanged. The dataset repository and the
+ * dataset permission service bump it after every write.
+ */
+export function createDatasetListReadModel({ load, toResourceDoc, toResource, ...options }: DatasetListReadModelDeps) {
+  return createTeamReadModel<TeamDatasets>({
+    ...options,
+    stampKey: datasetListStampKey,
+    load: async (teamId) => {
+      const { datasets, rows } = await load(teamId);
+      const entries = datasets.map((doc) => {
+        const resourceDoc = toResourceDoc(doc);
+        return { doc, resourceDoc, resource: toResource(resourceDoc) };
+      });
+      entries.sort(byListOrder);
+      return { entries, byId: new Map(entries.map((entry) => [entry.doc._id, entry])), rows };
+    },
+  });
+}
+
+export type DatasetListReadModel = ReturnType<typeof createDatasetListReadModel>;
+
+/**
+ * The datasets a list query selects, in list order, before permissions: the semantics of the
+ * former MongoDB query (`parentId: null` matches a missing parent too; with a search key the
+ * whole team, name or intro matching the escaped key case-insensitively, as `$regex` with `i`;
+ * an empty type list filters nothing).
+ */
+export function selectDatasets(team: TeamDatasets, query: DatasetListQuery): ListedEntry[] {
+  if (query.searchKey) {
+    const pattern = new RegExp(escapeRegex(query.searchKey), 'i');
+    const matches = (text: unknown) => typeof text === 'string' && pattern.test(text);
+    return team.entries.filter((entry) => matches(entry.doc.name) || matches(entry.doc.intro));
+  }
+  const types = query.types?.length ? new Set<string>(query.types) : undefined;
+  return team.entries.filter((entry) => (entry.doc.parentId ?? null) === query.parentId && (!types || types.has(entry.doc.type)));
+}
+
