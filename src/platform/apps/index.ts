@@ -5,6 +5,7 @@ import { Errors } from '../../infra/errors.js';
 import { createVersionStamps } from '../../infra/version-stamps.js';
 import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
+import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
 import { createAppCrud } from './app-crud.service.js';
 import { appListStampKey, createAppListReadModel } from './app-list.read-model.js';
 import { createAppPermissionService } from './app-permissions.js';
@@ -64,6 +65,7 @@ export const appsServices = fp(
       load: async (teamId) => ({ apps: await apps.listTeam(teamId), rows: await perms.rows.teamRows(teamId) }),
       toResource: perms.toResource,
     });
+    registerTreeChangeResume(app, 'apps', perms);
     const deps: AppsDeps = { apps, versions: createVersionsRepo(db), perms, appList, teamLimits: app.teamLimits, onDeleted: [] };
     app.teamLimits.countUsing('apps', (teamId) => deps.apps.countByTypes(teamId, CHAT_APP_TYPES));
     // API keys belong to the identity module, which is registered before this one.
