@@ -3,7 +3,7 @@ import { startPeriodicTask } from '../../infra/backoff.js';
 import type { ResourcePermissionService } from './resource-permission.service.js';
 
 /** A crashed holder's tree lock expires within its TTL (15 s); start-up keeps trying this long. */
-const START_WAIT_MS = 45_000;
+const START_WAIT_MS = 30_000;
 const SWEEP_INTERVAL_MS = 60_000;
 /** The sweep leaves younger changes to the request that may still be writing them. */
 const SWEEP_GRACE_MS = 30_000;
