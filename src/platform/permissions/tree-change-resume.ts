@@ -4,14 +4,14 @@ import type { ResourcePermissionService } from './resource-permission.service.js
 
 /** A crashed holder's tree lock expires within its TTL (15 s); start-up keeps trying this long. */
 const START_WAIT_MS = 30_000;
-const SWEEP_INTERVAL_MS = 60_000;
+const SWEEP_INTERVAL_MS = 15_000;
 /** The sweep leaves younger changes to the request that may still be writing them. */
-const SWEEP_GRACE_MS = 30_000;
+const SWEEP_GRACE_MS = 10_000;
 
 /**
  * Finishes the permission changes (moves, propagations) of `perms` that a crash left
  * unfinished: at start-up, before the service listens, so no request after a restart sees one
- * half done (waiting up to the TTL of the crashed process's tree lock); then every minute, for
+ * half done (waiting up to the TTL of the crashed process's tree lock); then every 15 s, for
  * changes a database error stopped in a live process. `label` names the resource ('apps').
  */
 export function registerTreeChangeResume(app: FastifyInstance, label: string, perms: Pick<ResourcePermissionService, 'finishInterrupted'>): void {
