@@ -27,14 +27,16 @@ describe('kill -9 during a folder move', () => {
     server = await startRealServer(database.uri);
     let root = await platformCaller(server);
     const { teamId } = await whoAmI(root);
-    const members = await addMembers(db, teamId, ['alice', 'bob']);
+    const members = await addMembers(db, teamId, ['alice', 'bob', 'carol', 'dave']);
     const folder = (name: string, parentId: string | null) => root.ok<string>('POST', '/core/app/create', { name, type: 'folder', parentId, modules: [] });
 
-    // OLD shares with alice (read), NEW with bob (write); F inherits OLD's rows down 155 folders.
+    // OLD shares with alice (read), NEW with bob (write), carol and dave (read); F inherits OLD's
+    // rows down 155 folders.
     const oldParent = await folder('OLD', null);
     const newParent = await folder('NEW', null);
     await root.ok('POST', '/core/app/collaborator/update', { appId: oldParent, tmbIds: [members.alice], permission: 4 });
     await root.ok('POST', '/core/app/collaborator/update', { appId: newParent, tmbIds: [members.bob], permission: 6 });
+    await root.ok('POST', '/core/app/collaborator/update', { appId: newParent, tmbIds: [members.carol, members.dave], permission: 4 });
     const moved = await folder('F', oldParent);
     const subtree = [moved];
     let level = [moved];
@@ -54,8 +56,9 @@ describe('kill -9 during a folder move', () => {
       expect(await access(bob, id)).toBe('none');
     }
 
-    // The move rewrites the rows of all 156 folders: alice's go first (one delete), then bob's
-    // are written one by one, then the folder moves. Killed once alice's rows are gone.
+    // The move rewrites the rows of all 156 folders: alice's go first (one delete), then NEW's
+    // three are written one by one (468 upserts), then the folder moves. Killed once alice's
+    // rows are gone.
     const rows = db.collection('resource_permissions');
     const aliceRows = () => rows.countDocuments({ resourceType: 'app', tmbId: oid(members.alice), resourceId: { $in: subtree.map(oid) } });
     expect(await aliceRows()).toBe(subtree.length);
@@ -82,7 +85,13 @@ describe('kill -9 during a folder move', () => {
     expect(await listedIds(alice, oldParent)).toEqual([]);
     expect(await listedIds(bob, deepest)).toEqual([plain]);
     const collaborators = await root.ok<{ tmbId: string; permission: { value: number } }[]>('POST', '/core/app/collaborator/list', { appId: deepest });
-    expect(collaborators.map((c) => [c.tmbId, c.permission.value])).toEqual([[members.bob, 6]]);
+    expect(collaborators.map((c) => [c.tmbId, c.permission.value]).sort()).toEqual(
+      [
+        [members.bob, 6],
+        [members.carol, 4],
+        [members.dave, 4],
+      ].sort(),
+    );
     expect(await rows.countDocuments({ resourceType: 'app', tmbId: oid(members.bob), resourceId: { $in: subtree.map(oid) } })).toBe(subtree.length);
     expect(await db.collection('resource_tree_changes').countDocuments({})).toBe(0);
   });
