@@ -125,7 +125,9 @@ export function createAppsCore(deps: AppsDeps) {
       } catch (error) {
         clearInterval(renew);
         // Failing here too leaves the record: the start-up and the sweep settle it.
-        await core.settleInsert({ appId, teamId, reserved }).catch(() => undefined);
+        const settled = await core.settleInsert({ appId, teamId, reserved }).catch(() => undefined);
+        // The app landed before the failure (its list stamp could not be bumped): it counts.
+        if (settled === 'kept' && counted) room?.counted(1);
         throw error;
       }
       clearInterval(renew);
