@@ -45,6 +45,10 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     // Behind a reverse proxy: the client's address (login limits) and https (Secure cookies).
     trustProxy: typeof config.TRUST_PROXY === 'number' ? trustHops(config.TRUST_PROXY) : config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Start-up tasks run in one onReady hook, which Fastify bounds by this (default 10 s): the
+    // database may come up late (30 s) and interrupted permission changes wait for a crashed
+    // holder's tree lock (up to 15 s). Each task bounds its own wait.
+    pluginTimeout: 120_000,
   });
   app.decorate('config', config);
   // While closing, in-flight responses end their keep-alive connection so close() can finish.

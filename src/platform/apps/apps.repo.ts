@@ -109,8 +109,9 @@ export function createAppsRepo(db: Db, listChanged: (teamId: string) => Promise<
   }
 
   return {
-    async insert(doc: Omit<AppDoc, '_id'>): Promise<string> {
-      const result = await changing(doc.teamId.toHexString(), () => apps.insertOne({ ...doc, _id: new ObjectId() }));
+    /** One insert: the app appears with its whole workflow at once (id chosen by the caller). */
+    async insert(doc: AppDoc): Promise<string> {
+      const result = await changing(doc.teamId.toHexString(), () => apps.insertOne(doc));
       return result.insertedId.toHexString();
     },
 

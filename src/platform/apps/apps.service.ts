@@ -5,6 +5,7 @@ import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import { assertTeamPermission, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
+import { APP_INSERT_LEASE_MS, type AppInsertsRepo } from './app-inserts.repo.js';
 import type { AppListReadModel } from './app-list.read-model.js';
 import { type App, type AppDoc, type AppsRepo, encodeWorkflow } from './apps.repo.js';
 import { APP_FOLDER_TYPES, type AppType, CHAT_APP_TYPES } from './apps.schema.js';
@@ -24,6 +25,8 @@ export interface AppsDeps {
    * repository; run before the app documents go, so a crash midway leaves no orphan.
    */
   onDeleted: AppsDeletedListener[];
+  /** App inserts in progress (crash safety of creates and copies). */
+  inserts: AppInsertsRepo;
   now?: () => Date;
 }
 
@@ -96,50 +99,59 @@ export function createAppsCore(deps: AppsDeps) {
     },
 
     /**
-     * Inserts an app (and its initial version for non-folders). Folder types start with the
-     * parent's permissions copied. Order: app, then rows, then version; each step alone is harmless.
-     * An app that counts toward the plan limit is recorded in `room`; without one, it takes its
-     * own (see withAppRoom).
+     * Inserts an app (with its initial version, or a folder's copied permission rows). Write
+     * order: plan room (when it counts and no `room` is given) → an `app_inserts` record → rows →
+     * version → the app document, last, in one insert: until then nothing of the app can be
+     * listed or read, and after it the app is whole. A failure or crash before it is settled
+     * (settleInsert): what was written goes, the room comes back. An app that counts toward the
+     * plan limit inside a caller's `room` is recorded there (see withAppRoom).
      */
     async insertApp(auth: AuthContext, input: NewApp, room?: AppRoom): Promise<string> {
+      const teamId = auth.teamId;
       const counted = core.countsTowardLimit(input.type);
-      if (counted && !room) return core.withAppRoom(auth.teamId, 1, (own) => core.insertApp(auth, input, own));
-      const folder = isFolderType(input.type);
-      const initial = await deps.perms.initialFor(auth.teamId, folder, input.parentId);
-      const modules = folder ? [] : (input.modules ?? []);
-      const edges = folder ? [] : (input.edges ?? []);
-      const doc: Omit<AppDoc, '_id'> = {
-        parentId: input.parentId ? toOid(input.parentId) : null,
-        teamId: toOid(auth.teamId),
-        tmbId: toOid(input.tmbId ?? auth.tmbId),
-        name: input.name,
-        type: input.type,
-        version: 'v2',
-        avatar: input.avatar || (input.type === 'folder' ? FOLDER_AVATAR : DEFAULT_APP_AVATAR),
-        intro: input.intro ?? '',
-        updateTime: now(),
-        teamTags: [],
-        modulesJson: encodeWorkflow(modules),
-        edgesJson: encodeWorkflow(edges),
-        pluginData: { ...input.pluginData, nodeVersion: input.pluginData?.nodeVersion ?? '481' },
-        defaultPermission: initial.defaultPermission,
-        inheritPermission: true,
-      };
-      if (input.chatConfig !== undefined) doc.chatConfigJson = JSON.stringify(input.chatConfig);
-      const write = async () => {
-        const id = await deps.apps.insert(doc);
-        if (counted) room?.counted(1);
-        if (initial.collaborators.length > 0) await deps.perms.writeCollaborators(auth.teamId, id, initial.collaborators);
-        if (!folder) await deps.versions.insert({ appId: id, nodes: modules, edges, chatConfig: input.chatConfig, versionName: input.name });
-        return id;
-      };
-      if (!input.parentId) return write();
-      // Under the tree lock the parent cannot be deleted between the check and the writes.
-      const parentId = input.parentId;
-      return deps.perms.tree.withTeamLock(auth.teamId, async () => {
-        if (!(await deps.apps.findInTeam(auth.teamId, parentId))) throw Errors.appUnExist(`App ${parentId} not found`);
-        return write();
-      });
+      const reserved = counted && !room ? 1 : 0;
+      if (reserved) await deps.teamLimits.reserveApps(teamId, reserved);
+      const appId = new ObjectId().toHexString();
+      try {
+        await deps.inserts.open(appId, teamId, reserved);
+      } catch (error) {
+        if (reserved) await deps.teamLimits.releaseApps(teamId, reserved).catch(() => undefined);
+        throw error;
+      }
+      const renew = setInterval(() => void deps.inserts.renew(appId).catch(() => undefined), APP_INSERT_LEASE_MS / 3);
+      renew.unref();
+      try {
+        await writeApp(auth, appId, input);
+      } catch (error) {
+        clearInterval(renew);
+        // Failing here too leaves the record: the start-up and the sweep settle it.
+        const settled = await core.settleInsert({ appId, teamId, reserved }).catch(() => undefined);
+        // The app landed before the failure (its list stamp could not be bumped): it counts.
+        if (settled === 'kept' && counted) room?.counted(1);
+        throw error;
+      }
+      clearInterval(renew);
+      if (counted) room?.counted(1);
+      // The app is whole; a record left behind by a failure here is settled as kept.
+      await deps.inserts.close(appId).catch(() => undefined);
+      return appId;
+    },
+
+    /**
+     * Settles an insert that did not finish (its record is still there): kept when its app
+     * document landed (the last write), else its rows and versions removed and its own plan
+     * room given back, once (only by whoever deletes the record).
+     */
+    async settleInsert(insert: { appId: string; teamId: string; reserved: number }): Promise<'kept' | 'removed'> {
+      const { appId, teamId, reserved } = insert;
+      if (await deps.apps.findInTeam(teamId, appId)) {
+        await deps.inserts.close(appId);
+        return 'kept';
+      }
+      await deps.versions.deleteByApps([appId]);
+      await deps.perms.deleteAllFor(teamId, [appId]);
+      if ((await deps.inserts.close(appId)) && reserved > 0) await deps.teamLimits.releaseApps(teamId, reserved);
+      return 'removed';
     },
 
     /**
@@ -156,6 +168,47 @@ export function createAppsCore(deps: AppsDeps) {
 
     countsTowardLimit: (type: AppType) => CHAT_APP_TYPES.includes(type),
   };
+
+  /** The writes of an insert, the app document last; under the tree lock when it goes into a folder. */
+  async function writeApp(auth: AuthContext, appId: string, input: NewApp): Promise<void> {
+    const teamId = auth.teamId;
+    const folder = isFolderType(input.type);
+    const modules = folder ? [] : (input.modules ?? []);
+    const edges = folder ? [] : (input.edges ?? []);
+    const write = async () => {
+      // Read under the lock: a folder starts with its parent's permissions as they stand now.
+      const initial = await deps.perms.initialFor(teamId, folder, input.parentId);
+      const doc: AppDoc = {
+        _id: toOid(appId),
+        parentId: input.parentId ? toOid(input.parentId) : null,
+        teamId: toOid(teamId),
+        tmbId: toOid(input.tmbId ?? auth.tmbId),
+        name: input.name,
+        type: input.type,
+        version: 'v2',
+        avatar: input.avatar || (input.type === 'folder' ? FOLDER_AVATAR : DEFAULT_APP_AVATAR),
+        intro: input.intro ?? '',
+        updateTime: now(),
+        teamTags: [],
+        modulesJson: encodeWorkflow(modules),
+        edgesJson: encodeWorkflow(edges),
+        pluginData: { ...input.pluginData, nodeVersion: input.pluginData?.nodeVersion ?? '481' },
+        defaultPermission: initial.defaultPermission,
+        inheritPermission: true,
+      };
+      if (input.chatConfig !== undefined) doc.chatConfigJson = JSON.stringify(input.chatConfig);
+      if (initial.collaborators.length > 0) await deps.perms.writeCollaborators(teamId, appId, initial.collaborators);
+      if (!folder) await deps.versions.insert({ appId, nodes: modules, edges, chatConfig: input.chatConfig, versionName: input.name });
+      await deps.apps.insert(doc);
+    };
+    if (!input.parentId) return write();
+    // Under the tree lock the parent cannot be deleted or moved between the check and the writes.
+    const parentId = input.parentId;
+    await deps.perms.tree.withTeamLock(teamId, async () => {
+      if (!(await deps.apps.findInTeam(teamId, parentId))) throw Errors.appUnExist(`App ${parentId} not found`);
+      await write();
+    });
+  }
 
   /** Returns how many of the deleted apps counted toward the plan limit. */
   async function deleteSubtree(teamId: string, appId: string): Promise<number> {

@@ -5,7 +5,10 @@ import { Errors } from '../../infra/errors.js';
 import { createVersionStamps } from '../../infra/version-stamps.js';
 import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
+import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
 import { createAppCrud } from './app-crud.service.js';
+import { registerAppInsertResume } from './app-insert-resume.js';
+import { APP_INSERT_INDEXES, createAppInsertsRepo } from './app-inserts.repo.js';
 import { appListStampKey, createAppListReadModel } from './app-list.read-model.js';
 import { createAppPermissionService } from './app-permissions.js';
 import { APP_INDEXES, type App, createAppsRepo } from './apps.repo.js';
@@ -52,7 +55,7 @@ declare module 'fastify' {
 export const appsServices = fp(
   async function appsServices(app: FastifyInstance): Promise<void> {
     const db = app.mongo.db;
-    app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
+    app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...APP_INSERT_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
     // Every write that changes a team's list (apps, permission rows) bumps its stamp; leaseMs 0:
     // each list request reads the stamp, so the next one after a write sees it on every process.
     const stamps = createVersionStamps(db, { leaseMs: 0 });
@@ -64,7 +67,16 @@ export const appsServices = fp(
       load: async (teamId) => ({ apps: await apps.listTeam(teamId), rows: await perms.rows.teamRows(teamId) }),
       toResource: perms.toResource,
     });
-    const deps: AppsDeps = { apps, versions: createVersionsRepo(db), perms, appList, teamLimits: app.teamLimits, onDeleted: [] };
+    registerTreeChangeResume(app, 'apps', perms);
+    const deps: AppsDeps = {
+      apps,
+      versions: createVersionsRepo(db),
+      perms,
+      appList,
+      teamLimits: app.teamLimits,
+      onDeleted: [],
+      inserts: createAppInsertsRepo(db),
+    };
     app.teamLimits.countUsing('apps', (teamId) => deps.apps.countByTypes(teamId, CHAT_APP_TYPES));
     // API keys belong to the identity module, which is registered before this one.
     deps.onDeleted.push((teamId, appIds) => app.identity.apiKeys.deleteByApps(teamId, appIds));
@@ -72,8 +84,10 @@ export const appsServices = fp(
       db,
       fetchOptions: { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES },
     };
+    const core = createAppsCore(deps);
+    registerAppInsertResume(app, core, deps);
     app.decorate('apps', {
-      core: createAppsCore(deps),
+      core,
       deps,
       pluginContext,
       findApp: (appId: string) => deps.apps.findById(appId),

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { backoffDelay, startPeriodicTask } from '../../infra/backoff.js';
 import { describeError } from '../../infra/database-errors.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/resource-permissions.repo.js';
+import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
 import { COLLECTION_INDEXES } from './collections/collection.repo.js';
 import { registerCollectionRoutes } from './collections/collection.routes.js';
 import { createDatasetsContext, type DatasetsContext } from './context.js';
@@ -85,6 +86,7 @@ export const datasetsServices = fp(
       });
     });
     registerDatasetDeletionResume(api, ctx);
+    registerTreeChangeResume(api, 'datasets', ctx.permissions);
     // Search indexes are rebuilt from MongoDB on start: in the background so readiness does not
     // wait for large datasets (a search that comes first loads its own). A failed pass (the
     // database went away) is retried with backoff; indexes already loaded are kept.

@@ -30,7 +30,12 @@
  * - `updateCollaborators(auth, doc, tmbIds, permission)`, `deleteCollaborator(auth, doc, tmbId)`:
  *   need manage (checked here); break inheritance as the contract infers.
  * - `deleteAllFor(teamId, ids)`: drop the rows of deleted resources.
+ * - `finishInterrupted(options)`: applies again the changes a crash interrupted (start-up,
+ *   sweeps; registerTreeChangeResume in tree-change-resume.ts does both).
  * Every write above calls `options.onChange(teamId)` once it is done (read models' stamps).
+ * Crash safety: a change that spans documents (a folder move rewrites its inheriting subtree's
+ * rows) is journaled and finished by the next holder of the team's tree lock (`tree.withTeamLock`)
+ * or at start-up, so it is seen either not at all or whole (permission-writes.ts).
  * Indexes: register `RESOURCE_PERMISSION_INDEXES` (resource-permissions.repo.ts) at start-up
  * (the apps module does; doing it again is harmless).
  */
@@ -60,8 +65,10 @@ import {
 } from '../../domain/permission-inheritance.js';
 import { type AppError, Errors } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
+import { createPermissionWriter } from './permission-writes.js';
 import { createResourcePermissionsRepo, type ResourceType } from './resource-permissions.repo.js';
-import { createResourceTreeRepo, type ResourceDoc } from './resource-tree.repo.js';
+import { createResourceTreeRepo, type ResourceDoc, type ResourceTreeRepo } from './resource-tree.repo.js';
+import { createTreeChangesRepo } from './tree-changes.repo.js';
 
 export interface ResourcePermissionOptions {
   collection: string;
@@ -108,7 +115,18 @@ export function assertTeamPermission(auth: PermissionCaller, required: 'read' | 
 
 export function createResourcePermissionService(db: Db, options: ResourcePermissionOptions) {
   const rows = createResourcePermissionsRepo(db, options.resourceType);
-  const tree = createResourceTreeRepo(db, options.collection, options.folderTypes);
+  const treeRepo = createResourceTreeRepo(db, options.collection, options.folderTypes);
+  const writer = createPermissionWriter({
+    rows,
+    tree: treeRepo,
+    changes: createTreeChangesRepo(db, options.resourceType),
+    onChange: options.onChange,
+    now: () => new Date(),
+  });
+  const { apply, changing } = writer;
+  // Everyone who takes the tree lock (moves, creates into folders, deletes) first finishes what
+  // an interrupted permission change left (permission-writes.ts).
+  const tree: ResourceTreeRepo = { ...treeRepo, withTeamLock: writer.withTeamLock };
   const isFolderType = (type: string) => options.folderTypes.includes(type);
   const toResource = (doc: ResourceDoc): PermissionResource => ({
     id: doc._id.toHexString(),
@@ -126,33 +144,10 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     return { id: parentId, defaultPermission: parent.defaultPermission ?? 0, collaborators: await rows.listByResource(teamId, parentId) };
   }
 
-  async function apply(teamId: string, writes: InheritanceWrite[], expectedParentId?: string | null): Promise<boolean> {
-    if (writes.length === 0) return true;
-    return changing(teamId, async () => {
-      for (const write of writes) {
-        if (write.kind === 'replaceCollaborators') await rows.replace(teamId, write.resourceIds, write.collaborators);
-        else if (write.kind === 'upsertCollaborators') await rows.upsert(teamId, write.resourceId, write.collaborators);
-        else if (write.kind === 'removeCollaborators') await rows.remove(teamId, write.resourceId, write.tmbIds);
-        else if (write.kind === 'setDefaultPermission') await tree.setDefaultPermission(teamId, write.resourceIds, write.defaultPermission);
-        else if (!(await tree.updateResource(teamId, write.resourceId, write.set, expectedParentId))) return false;
-      }
-      return true;
-    });
-  }
-
   /** The folder an inheriting plain resource follows live (its permission is judged there too). */
   function inheritedParentId(doc: ResourceDoc): string | null {
     const resource = toResource(doc);
     return resource.parentId && !resource.isFolder && resource.inheritPermission ? resource.parentId : null;
-  }
-
-  /** Runs a write and then tells the read models, whether the write went through or not. */
-  async function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } finally {
-      await options.onChange?.(teamId);
-    }
   }
 
   const service = {
@@ -299,6 +294,9 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     async deleteAllFor(teamId: string, ids: string[]): Promise<void> {
       await changing(teamId, () => rows.deleteForResources(teamId, ids));
     },
+
+    /** Finishes permission changes a crash or a database error interrupted (start-up, sweeps). */
+    finishInterrupted: writer.finishInterrupted,
   };
 
   async function changeMembers(

@@ -1,15 +1,20 @@
 import { type ClientSession, type Db, ObjectId } from 'mongodb';
 import type { Collaborator } from '../../domain/permission-inheritance.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { TREE_CHANGE_INDEXES } from './tree-changes.repo.js';
 
 export type ResourceType = 'app' | 'dataset';
 
 export const RESOURCE_PERMISSIONS = 'resource_permissions';
 
-/** Shared with the identity module's team rows (resourceType 'team'); same key as the reference. */
+/**
+ * Shared with the identity module's team rows (resourceType 'team'); same key as the reference.
+ * Includes the journal of multi-document permission changes (tree-changes.repo.ts).
+ */
 export const RESOURCE_PERMISSION_INDEXES: IndexDeclaration[] = [
   { collection: RESOURCE_PERMISSIONS, key: { resourceType: 1, teamId: 1, tmbId: 1, resourceId: 1 }, options: { unique: true } },
   { collection: RESOURCE_PERMISSIONS, key: { resourceType: 1, teamId: 1, resourceId: 1 } },
+  ...TREE_CHANGE_INDEXES,
 ];
 
 interface PermissionRow {
