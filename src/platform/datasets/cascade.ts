@@ -13,7 +13,7 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
   const { trainings, vectors, data, files, collections: repo } = ctx.repos;
   await trainings.deleteByCollections(teamId, ids);
   await vectors.deleteByCollections(teamId, ids);
-  ctx.searchIndex.drop([...new Set(collections.map((collection) => collection.datasetId))]);
+  await ctx.searchIndex.removeCollections(collections);
   await data.deleteByCollections(teamId, ids);
   // A file imported twice (two collections, one fileId) stays while another collection uses it.
   const fileIds = [...new Set(collections.flatMap((collection) => (collection.fileId ? [collection.fileId] : [])))];
@@ -51,7 +51,7 @@ export async function deleteDatasetsCascade(ctx: DatasetsContext, teamId: string
     await ctx.withCollectionTree(id, async () => {
       await trainings.deleteByDatasets(teamId, [id]);
       await vectors.deleteByDatasets(teamId, [id]);
-      ctx.searchIndex.drop([id]);
+      await ctx.searchIndex.dropDataset(id);
       await data.deleteByDatasets(teamId, [id]);
       await deleteCollectionsCascade(ctx, teamId, await collections.byDatasets(teamId, [id]));
       await ctx.permissions.deleteAllFor(teamId, [id]);

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
+import { createVersionStamps } from '../../infra/version-stamps.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import type { ModelRegistry } from '../system/model-types.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
@@ -10,8 +11,12 @@ import { createDatasetRepo } from './datasets/dataset.repo.js';
 import { createFileRepo } from './files/file.repo.js';
 import { createEmbedderRegistry } from './search/embedder.js';
 import { createDatasetIndex } from './search/dataset-index.js';
+import { createIndexStore } from './search/index-store.repo.js';
 import { createVectorRepo } from './search/vector.repo.js';
 import { createTrainingRepo } from './training/training.repo.js';
+
+/** How long a process searches without checking for other processes' writes (they show within about this). */
+const SEARCH_STAMP_LEASE_MS = 1000;
 
 /** Everything the datasets services need, built once per app from explicit dependencies. */
 export function createDatasetsContext(app: FastifyInstance) {
@@ -50,7 +55,7 @@ export function createDatasetsContext(app: FastifyInstance) {
      */
     withCollectionTree: <T>(datasetId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
     auth: createDatasetAuth({ permissions, ...repos }),
-    searchIndex: createDatasetIndex(repos),
+    searchIndex: createDatasetIndex({ ...repos, store: createIndexStore(db), stamps: createVersionStamps(db, { leaseMs: SEARCH_STAMP_LEASE_MS }), log: app.log }),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),
     /** Tells the training worker (if running) that new items were queued. */
     wakeWorker: () => {

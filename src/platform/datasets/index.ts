@@ -16,6 +16,7 @@ import { registerFileRoutes } from './files/file.routes.js';
 import { createFileService } from './files/file.service.js';
 import { createSearchService, type SearchService } from './search/search.service.js';
 import { registerSearchRoutes } from './search/search.routes.js';
+import { INDEX_STORE_INDEXES } from './search/index-store.repo.js';
 import { VECTOR_INDEXES } from './search/vector.repo.js';
 import { TRAINING_INDEXES } from './training/training.repo.js';
 import { registerTrainingRoutes } from './training/training.routes.js';
@@ -76,6 +77,7 @@ export default fp(
         ...DATA_INDEXES,
         ...TRAINING_INDEXES,
         ...VECTOR_INDEXES,
+        ...INDEX_STORE_INDEXES,
         ...FILE_INDEXES,
         ...RESOURCE_PERMISSION_INDEXES,
       ]),
@@ -123,6 +125,7 @@ export default fp(
       closing = true;
       cleanup?.stop();
       await trainingWorker.stop();
+      await ctx.searchIndex.close();
     });
 
     await api.register(async (scope) => {
