@@ -13,6 +13,17 @@ export interface TextHit {
   score: number;
 }
 
+/**
+ * An index as plain data (snapshots): the terms in use, and per document (in `ids` order)
+ * unsigned LEB128 numbers: its token count, its number of distinct terms, then per term
+ * (term position × 2 + 1 when it repeats), followed by the repeat count when it does.
+ */
+export interface TextIndexState {
+  terms: string[];
+  ids: string[];
+  documents: Uint8Array;
+}
+
 const K1 = 1.2;
 const B = 0.75;
 
@@ -30,6 +41,12 @@ export class TextIndex {
   private lengthAt: number[] = [];
   private totalLength = 0;
   private dead = 0;
+  /** Scratch per term for counting repeats while a document is added. */
+  private markOf: number[] = [];
+  private positionOf: number[] = [];
+  private putCount = 0;
+  private scratchTerms = new Int32Array(256);
+  private scratchCounts = new Uint16Array(256);
 
   get size(): number {
     return this.slotOf.size;
@@ -42,30 +59,53 @@ export class TextIndex {
   /** Adds or replaces a document; `tokens` keeps repeats (they are its term frequencies). */
   put(id: string, tokens: readonly string[]): void {
     this.remove(id);
-    const counts = new Map<number, number>();
-    for (const token of tokens) {
-      let term = this.termIds.get(token);
-      if (term === undefined) {
-        term = this.postings.length;
-        this.termIds.set(token, term);
-        this.postings.push(new Int32Array(4));
-        this.postingLengths.push(0);
-        this.docFrequency.push(0);
-      }
-      counts.set(term, (counts.get(term) ?? 0) + 1);
+    const mark = ++this.putCount;
+    let distinct = 0;
+    if (this.scratchTerms.length < tokens.length) {
+      this.scratchTerms = new Int32Array(tokens.length * 2);
+      this.scratchCounts = new Uint16Array(tokens.length * 2);
     }
+    const { scratchTerms, scratchCounts, markOf, positionOf } = this;
+    for (const token of tokens) {
+      const term = this.termId(token);
+      // A repeat of a term already seen in this document is found through the term's mark.
+      if (markOf[term] === mark) {
+        const at = positionOf[term]!;
+        if (scratchCounts[at]! < 65_535) scratchCounts[at]! += 1;
+      } else {
+        markOf[term] = mark;
+        positionOf[term] = distinct;
+        scratchTerms[distinct] = term;
+        scratchCounts[distinct] = 1;
+        distinct += 1;
+      }
+    }
+    this.addDocument(id, scratchTerms.slice(0, distinct), scratchCounts.slice(0, distinct), tokens.length);
+  }
+
+  private termId(token: string): number {
+    let term = this.termIds.get(token);
+    if (term === undefined) {
+      term = this.postings.length;
+      this.termIds.set(token, term);
+      this.postings.push(new Int32Array(4));
+      this.postingLengths.push(0);
+      this.docFrequency.push(0);
+    }
+    return term;
+  }
+
+  private addDocument(id: string, terms: Int32Array, counts: Uint16Array, length: number): void {
     const slot = this.idAt.length;
-    const terms = Int32Array.from(counts.keys());
-    const frequencies = Uint16Array.from(counts.values(), (count) => Math.min(count, 65_535));
     this.idAt.push(id);
     this.termsAt.push(terms);
-    this.countsAt.push(frequencies);
-    this.lengthAt.push(tokens.length);
+    this.countsAt.push(counts);
+    this.lengthAt.push(length);
     this.slotOf.set(id, slot);
-    this.totalLength += tokens.length;
+    this.totalLength += length;
     for (let i = 0; i < terms.length; i++) {
       this.docFrequency[terms[i]!]! += 1;
-      this.appendPosting(terms[i]!, slot, frequencies[i]!);
+      this.appendPosting(terms[i]!, slot, counts[i]!);
     }
   }
 
@@ -117,6 +157,66 @@ export class TextIndex {
     return ranked.slice(0, Math.floor(k)).map((slot) => ({ id: this.idAt[slot]!, score: scores[slot]! }));
   }
 
+  /** The live documents and the terms they use, compactly (see TextIndexState). */
+  exportState(): TextIndexState {
+    const renumbered = new Int32Array(this.postings.length).fill(-1);
+    const terms: string[] = [];
+    for (const [token, term] of this.termIds) {
+      if (this.docFrequency[term]! > 0) {
+        renumbered[term] = terms.length;
+        terms.push(token);
+      }
+    }
+    const ids: string[] = [];
+    const out = new VarintWriter();
+    for (let slot = 0; slot < this.idAt.length; slot++) {
+      const id = this.idAt[slot];
+      if (id === undefined) continue;
+      const docTerms = this.termsAt[slot]!;
+      const counts = this.countsAt[slot]!;
+      ids.push(id);
+      out.write(this.lengthAt[slot]!);
+      out.write(docTerms.length);
+      for (let i = 0; i < docTerms.length; i++) {
+        const repeated = counts[i]! > 1;
+        out.write(renumbered[docTerms[i]!]! * 2 + (repeated ? 1 : 0));
+        if (repeated) out.write(counts[i]!);
+      }
+    }
+    return { terms, ids, documents: out.bytes() };
+  }
+
+  /** The index a state describes (posting lists sized exactly, no tokenising). */
+  static fromState(state: TextIndexState): TextIndex {
+    const index = new TextIndex();
+    const termCount = state.terms.length;
+    for (const [term, token] of state.terms.entries()) index.termIds.set(token, term);
+    index.docFrequency = new Array<number>(termCount).fill(0);
+    const postingSizes = new Int32Array(termCount);
+    const documents: { terms: Int32Array; counts: Uint16Array; length: number }[] = [];
+    const input = new VarintReader(state.documents);
+    for (let doc = 0; doc < state.ids.length; doc++) {
+      const length = input.read();
+      const distinct = input.read();
+      const terms = new Int32Array(distinct);
+      const counts = new Uint16Array(distinct);
+      for (let i = 0; i < distinct; i++) {
+        const value = input.read();
+        const term = value >>> 1;
+        const count = value & 1 ? input.read() : 1;
+        if (term >= termCount) throw new RangeError(`document ${doc} refers to term ${term} of ${termCount}`);
+        terms[i] = term;
+        counts[i] = Math.min(count, 65_535);
+        postingSizes[term]! += count > 1 ? 2 : 1;
+      }
+      documents.push({ terms, counts, length });
+    }
+    index.postings = Array.from(postingSizes, (size) => new Int32Array(Math.max(size, 1)));
+    index.postingLengths = new Array<number>(termCount).fill(0);
+    for (const [doc, { terms, counts, length }] of documents.entries()) index.addDocument(state.ids[doc]!, terms, counts, length);
+    return index;
+  }
+
   private appendPosting(term: number, slot: number, tf: number): void {
     let list = this.postings[term]!;
     const length = this.postingLengths[term]!;
@@ -157,6 +257,47 @@ export class TextIndex {
       this.lengthAt.push(previous.lengths[oldSlot]!);
       this.slotOf.set(id, slot);
       for (let i = 0; i < terms.length; i++) this.appendPosting(terms[i]!, slot, counts[i]!);
+    }
+  }
+}
+
+class VarintWriter {
+  private buffer = new Uint8Array(1024);
+  private length = 0;
+
+  write(value: number): void {
+    if (this.length + 5 > this.buffer.length) {
+      const grown = new Uint8Array(this.buffer.length * 2);
+      grown.set(this.buffer);
+      this.buffer = grown;
+    }
+    let n = value >>> 0;
+    while (n >= 0x80) {
+      this.buffer[this.length++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    this.buffer[this.length++] = n;
+  }
+
+  bytes(): Uint8Array {
+    return this.buffer.slice(0, this.length);
+  }
+}
+
+class VarintReader {
+  private offset = 0;
+
+  constructor(private readonly bytes: Uint8Array) {}
+
+  read(): number {
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      if (this.offset >= this.bytes.length) throw new RangeError('text index state ends in the middle of a number');
+      const byte = this.bytes[this.offset++]!;
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+      shift += 7;
     }
   }
 }

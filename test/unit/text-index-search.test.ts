@@ -96,4 +96,20 @@ describe('TextIndex (BM25 from posting lists)', () => {
     expect(index.has('d4')).toBe(false);
     expect(index.search(['own4'], 3)).toEqual([]);
   });
+
+  it('rebuilds from its exported state with the same answers (repeats, removals, unused terms dropped)', () => {
+    const index = new TextIndex();
+    for (let i = 0; i < 500; i++) index.put(`d${i}`, [...randomDoc(), ...(i % 5 === 0 ? ['twice', 'twice'] : [])]);
+    for (let i = 0; i < 500; i += 4) index.remove(`d${i}`);
+    index.put('gone', ['only-here']);
+    index.remove('gone');
+    const state = index.exportState();
+    expect(state.terms).not.toContain('only-here');
+    const restored = TextIndex.fromState(structuredClone(state));
+    expect(restored.size).toBe(index.size);
+    for (const query of [['w1', 'w2', 'w40'], ['twice'], ['w299', 'nothing']]) expect(restored.search(query, 30)).toEqual(index.search(query, 30));
+    restored.put('d1', ['w1', 'w1', 'new-term']);
+    expect(restored.search(['new-term'], 3).map((hit) => hit.id)).toEqual(['d1']);
+    expect(() => TextIndex.fromState({ ...state, documents: state.documents.subarray(0, 10) })).toThrow(RangeError);
+  });
 });

@@ -68,7 +68,7 @@ export function changeSize(change: IndexChange): number {
  */
 export class DatasetEntry {
   readonly items = new Map<string, IndexedItem>();
-  readonly text = new TextIndex();
+  text = new TextIndex();
   vectors: VectorIndex | undefined;
   /** vector id → data item id. */
   readonly owners = new Map<string, string>();

@@ -1,22 +1,27 @@
 import { promisify } from 'node:util';
 import { deflateRaw, inflateRaw } from 'node:zlib';
+import { TextIndex, type TextIndexState } from '../../../domain/text-index.js';
 import { DatasetEntry, type IndexChange, type IndexedItem } from './dataset-entry.js';
 
 /**
  * How a dataset's search index is stored: a snapshot in parts of a few megabytes (items as
- * deflated JSON, vectors as raw float32 rows with their ids), and changes as small documents.
- * Loading 100,000 items is a handful of reads instead of one read per data item and vector.
+ * deflated JSON, the full-text index as its terms and numbered documents, vectors as raw
+ * float32 rows with their ids), and changes as small documents. Opening 100,000 items is a
+ * handful of reads and no tokenising, instead of one read per data item and vector.
  */
 const deflate = promisify(deflateRaw);
 const inflate = promisify(inflateRaw);
 
 /** Bytes of text or vectors per stored part (MongoDB documents stop at 16 MB). */
 const PART_BYTES = 4 * 1024 * 1024;
-/** Items tokenised between two yields to the event loop while a snapshot opens. */
+/** Items tokenised between two yields to the event loop while an older snapshot opens. */
 const YIELD_EVERY = 2000;
 
+/** `terms` and `documents` parts are pieces of one TextIndexState, concatenated in part order. */
 export type SnapshotPart =
   | { kind: 'items'; count: number; data: Uint8Array }
+  | { kind: 'terms'; count: number; data: Uint8Array }
+  | { kind: 'documents'; count: number; ids: string; data: Uint8Array }
   | { kind: 'vectors'; count: number; dims: number; ids: string; owners: string; data: Uint8Array };
 
 /** What a snapshot holds, captured from an entry in one synchronous step. */
@@ -24,11 +29,12 @@ export interface SnapshotState {
   seq: number;
   model: string;
   items: IndexedItem[];
+  text: TextIndexState;
   vectors?: { dims: number; ids: string[]; owners: string[]; rows: Float32Array };
 }
 
 export function captureSnapshot(entry: DatasetEntry): SnapshotState {
-  const state: SnapshotState = { seq: entry.seq, model: entry.model, items: [...entry.items.values()] };
+  const state: SnapshotState = { seq: entry.seq, model: entry.model, items: [...entry.items.values()], text: entry.text.exportState() };
   const vectors = entry.vectors;
   if (vectors && vectors.size > 0) {
     const rows = new Float32Array(vectors.size * vectors.dimensions);
@@ -61,6 +67,7 @@ export async function encodeSnapshot(state: SnapshotState): Promise<SnapshotPart
     if (size >= PART_BYTES) await flush();
   }
   await flush();
+  parts.push(...(await encodeText(state.text)));
   const vectors = state.vectors;
   if (vectors) {
     const perPart = Math.max(1, Math.floor(PART_BYTES / (vectors.dims * 4)));
@@ -80,21 +87,58 @@ export async function encodeSnapshot(state: SnapshotState): Promise<SnapshotPart
   return parts;
 }
 
+/** The full-text index in parts: terms as deflated lines, documents as their bytes and ids, cut anywhere. */
+async function encodeText(text: TextIndexState): Promise<SnapshotPart[]> {
+  const parts: SnapshotPart[] = [];
+  const termsPerPart = 200_000;
+  for (let start = 0; start < text.terms.length; start += termsPerPart) {
+    const terms = text.terms.slice(start, start + termsPerPart);
+    parts.push({ kind: 'terms', count: terms.length, data: await deflate(Buffer.from(terms.join('\n'))) });
+  }
+  const pieces = Math.max(1, Math.ceil(text.documents.byteLength / PART_BYTES));
+  const idsPerPiece = Math.ceil(text.ids.length / pieces);
+  for (let piece = 0; piece < pieces; piece++) {
+    const ids = text.ids.slice(piece * idsPerPiece, (piece + 1) * idsPerPiece);
+    const data = text.documents.subarray(piece * PART_BYTES, (piece + 1) * PART_BYTES);
+    parts.push({ kind: 'documents', count: ids.length, ids: ids.join('\n'), data });
+  }
+  return parts;
+}
+
+async function decodeText(parts: SnapshotPart[]): Promise<TextIndex | undefined> {
+  const terms: string[] = [];
+  const ids: string[] = [];
+  const chunks: Uint8Array[] = [];
+  for (const part of parts) {
+    if (part.kind === 'terms') terms.push(...(await inflate(part.data)).toString('utf8').split('\n'));
+    if (part.kind === 'documents') {
+      if (part.count > 0) ids.push(...part.ids.split('\n'));
+      chunks.push(part.data);
+    }
+  }
+  if (chunks.length === 0) return undefined;
+  return TextIndex.fromState({ terms, ids, documents: Buffer.concat(chunks) });
+}
+
 /** Rebuilds an entry from its snapshot parts (items first, so vectors find their owners). */
 export async function decodeSnapshot(datasetId: string, model: string, parts: SnapshotPart[]): Promise<DatasetEntry> {
   const entry = new DatasetEntry(datasetId, model);
+  const text = await decodeText(parts);
   let sinceYield = 0;
   for (const part of parts) {
     if (part.kind !== 'items') continue;
     const rows = JSON.parse((await inflate(part.data)).toString('utf8')) as [string, string, number, string, string][];
     for (const [_id, collectionId, chunkIndex, q, a] of rows) {
-      entry.putItem({ _id, datasetId, collectionId, chunkIndex, q, a });
+      const item = { _id, datasetId, collectionId, chunkIndex, q, a };
+      if (text) entry.items.set(_id, item);
+      else entry.putItem(item); // a snapshot without its full-text index: tokenise
       if (++sinceYield >= YIELD_EVERY) {
         sinceYield = 0;
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
   }
+  if (text) entry.text = text;
   for (const part of parts) {
     if (part.kind !== 'vectors') continue;
     const rows = floatsOf(part.data);

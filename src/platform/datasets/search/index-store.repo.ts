@@ -18,10 +18,8 @@ interface MetaDoc extends IndexMeta {
   claimUntil?: Date;
 }
 
-type SegmentDoc = { _id: string; datasetId: string; snapshot: string; part: number } & (
-  | { kind: 'items'; count: number; data: Binary }
-  | { kind: 'vectors'; count: number; dims: number; ids: string; owners: string; data: Binary }
-);
+/** One part of a snapshot, its bytes as BSON Binary. */
+type SegmentDoc = { _id: string; datasetId: string; snapshot: string; part: number } & Omit<SnapshotPart, 'data'> & { data: Binary };
 
 /** Changes are numbered per dataset; `_id` = `<datasetId>:<seq>` makes a number usable once. */
 interface ChangeDoc {
@@ -89,13 +87,7 @@ export function createIndexStore(db: Db) {
 
     async parts(snapshot: string): Promise<SnapshotPart[]> {
       const docs = await segments.find({ snapshot }).toArray();
-      return docs
-        .sort((x, y) => x.part - y.part)
-        .map((doc) =>
-          doc.kind === 'items'
-            ? { kind: 'items', count: doc.count, data: bytesOf(doc.data) }
-            : { kind: 'vectors', count: doc.count, dims: doc.dims, ids: doc.ids, owners: doc.owners, data: bytesOf(doc.data) },
-        );
+      return docs.sort((x, y) => x.part - y.part).map(({ _id, datasetId: _dataset, snapshot: _snapshot, part: _part, data, ...content }) => ({ ...content, data: bytesOf(data) }) as SnapshotPart);
     },
 
     /**
