@@ -73,8 +73,12 @@ async function restartedOpen(datasetId, query) {
   const port = await freePort();
   const started = performance.now();
   const server = spawn(process.execPath, ['dist/server.js'], {
-    env: { ...process.env, ...BENCH_SECRETS, LOG_LEVEL: 'warn', NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', MONGODB_URI: env.mongoUri, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, ...BENCH_SECRETS, LOG_LEVEL: 'info', NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', MONGODB_URI: env.mongoUri, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  // The server's own account of opening each index.
+  server.stdout.on('data', (chunk) => {
+    for (const line of chunk.toString().split('\n')) if (line.includes('search index of dataset')) print({ bench: 'restarted server log', line: JSON.parse(line).msg });
   });
   try {
     const url = `http://127.0.0.1:${port}`;

@@ -1,3 +1,5 @@
+import { TopK } from './top-k.js';
+
 /**
  * An in-memory inverted index ranking documents by Okapi BM25, with the same formula as
  * `bm25Scores` (full-text.ts) but scoring straight from posting lists: a query touches only the
@@ -41,6 +43,8 @@ export class TextIndex {
   private lengthAt: number[] = [];
   private totalLength = 0;
   private dead = 0;
+  /** Per-slot score scratch, reused by queries and zeroed after each. */
+  private scores = new Float64Array(0);
   /** Scratch per term for counting repeats while a document is added. */
   private markOf: number[] = [];
   private positionOf: number[] = [];
@@ -124,13 +128,14 @@ export class TextIndex {
 
   /**
    * The k best documents for the query terms (distinct terms count once), best first; ties keep
-   * insertion order. `exclude` is asked only about documents that scored.
+   * insertion order. `exclude` is asked only about documents that would enter the top k.
    */
   search(queryTokens: readonly string[], k: number, exclude?: (id: string) => boolean): TextHit[] {
     const documents = this.slotOf.size;
     if (!(k >= 1) || documents === 0) return [];
     const avgLength = this.totalLength / documents > 0 ? this.totalLength / documents : 1;
-    const scores = new Float64Array(this.idAt.length);
+    if (this.scores.length < this.idAt.length) this.scores = new Float64Array(this.idAt.length * 2);
+    const { scores } = this;
     const touched: number[] = [];
     for (const token of new Set(queryTokens)) {
       const term = this.termIds.get(token);
@@ -152,9 +157,13 @@ export class TextIndex {
         scores[slot]! += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.lengthAt[slot]!) / avgLength));
       }
     }
-    const ranked = touched.filter((slot) => scores[slot]! > 0 && !exclude?.(this.idAt[slot]!));
-    ranked.sort((x, y) => scores[y]! - scores[x]! || x - y);
-    return ranked.slice(0, Math.floor(k)).map((slot) => ({ id: this.idAt[slot]!, score: scores[slot]! }));
+    const top = new TopK(Math.floor(k));
+    for (const slot of touched) {
+      const score = scores[slot]!;
+      scores[slot] = 0; // the scratch is clean for the next query
+      if (score > 0 && score >= top.threshold && !exclude?.(this.idAt[slot]!)) top.offer(score, slot);
+    }
+    return top.drain().map(({ slot, score }) => ({ id: this.idAt[slot]!, score }));
   }
 
   /** The live documents and the terms they use, compactly (see TextIndexState). */

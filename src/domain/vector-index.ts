@@ -5,75 +5,12 @@
  * min-heap for the top k. From a few thousand vectors on, the rows live in WebAssembly memory
  * and the scan runs as SIMD code (vector-kernel.ts); smaller indexes scan in JavaScript.
  */
+import { TopK } from './top-k.js';
 import { createScoreKernel, type ScoreKernel, WASM_PAGE_BYTES } from './vector-kernel.js';
 
 export interface VectorHit {
   id: string;
   score: number;
-}
-
-/** Min-heap on score holding at most `limit` hits: the root is the weakest kept hit. */
-class TopK {
-  private readonly scores: number[] = [];
-  private readonly slots: number[] = [];
-
-  constructor(private readonly limit: number) {}
-
-  get size(): number {
-    return this.scores.length;
-  }
-
-  /** The score a candidate must beat to enter (−∞ until full). */
-  get threshold(): number {
-    return this.scores.length < this.limit ? Number.NEGATIVE_INFINITY : this.scores[0]!;
-  }
-
-  offer(score: number, slot: number): void {
-    if (this.scores.length < this.limit) {
-      this.scores.push(score);
-      this.slots.push(slot);
-      this.siftUp(this.scores.length - 1);
-    } else if (score > this.scores[0]!) {
-      this.scores[0] = score;
-      this.slots[0] = slot;
-      this.siftDown(0);
-    }
-  }
-
-  /** Kept hits, best first. */
-  drain(): { slot: number; score: number }[] {
-    return this.scores.map((score, i) => ({ score, slot: this.slots[i]! })).sort((a, b) => b.score - a.score || a.slot - b.slot);
-  }
-
-  private swap(i: number, j: number): void {
-    [this.scores[i], this.scores[j]] = [this.scores[j]!, this.scores[i]!];
-    [this.slots[i], this.slots[j]] = [this.slots[j]!, this.slots[i]!];
-  }
-
-  private siftUp(index: number): void {
-    let i = index;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (this.scores[parent]! <= this.scores[i]!) break;
-      this.swap(i, parent);
-      i = parent;
-    }
-  }
-
-  private siftDown(index: number): void {
-    let i = index;
-    const n = this.scores.length;
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let smallest = i;
-      if (left < n && this.scores[left]! < this.scores[smallest]!) smallest = left;
-      if (right < n && this.scores[right]! < this.scores[smallest]!) smallest = right;
-      if (smallest === i) return;
-      this.swap(i, smallest);
-      i = smallest;
-    }
-  }
 }
 
 /** Below this many slots the scan runs in JavaScript (a WebAssembly memory per small index is not worth it). */

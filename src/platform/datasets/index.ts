@@ -93,8 +93,9 @@ export default fp(
         onFailure: (error) => api.opsMetrics.databaseError('image-cleanup', error),
       });
     });
-    // Search indexes are rebuilt from MongoDB on start: in the background so readiness does not
-    // wait for large datasets (a search that comes first loads its own). A failed pass (the
+    // Search indexes are opened on start from their stored snapshots (rebuilt from the data items
+    // only where none exists yet): in the background so readiness does not wait for large
+    // datasets (a search that comes first opens its own). A failed pass (the
     // database went away) is retried with backoff; indexes already loaded are kept.
     let closing = false;
     const warmAll = async () => {

@@ -24,7 +24,7 @@ export interface DatasetIndexDeps {
   collections: CollectionRepo;
   store: IndexStore;
   stamps: VersionStamps;
-  log: { warn(message: string): void };
+  log: { info(message: string): void; warn(message: string): void };
 }
 
 /** Key of the version stamp every index-changing write bumps. */
@@ -93,18 +93,22 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     const queued: ((entry: DatasetEntry) => void)[] = [];
     pendingWrites.set(datasetId, queued);
     try {
+      const started = now();
       let entry: DatasetEntry | undefined;
+      let source = 'stored snapshot';
       for (let attempt = 0; attempt < 3 && !entry; attempt++) {
         // The stamp is read first: anything written after it moves it again.
         const stamp = await deps.stamps.read(searchStampKey(datasetId));
         const stored = fromSources ? null : await openFromSnapshot(deps.store, datasetId);
         if (stored === 'replaced') continue;
+        if (!stored) source = 'data items';
         const candidate = stored ?? (await openFromSources(deps, datasetId, model));
         candidate.stamp = stamp;
         if ((await catchUp(candidate)).complete) entry = candidate;
       }
       if (!entry) throw new Error(`the search index of dataset ${datasetId} kept changing while it opened`);
       for (const write of queued) write(entry);
+      deps.log.info(`search index of dataset ${datasetId} opened from its ${source} in ${now() - started} ms (${entry.items.size} items, ${entry.vectors?.size ?? 0} vectors)`);
       // Published in the same synchronous step as the replay: no local write falls in between.
       entries.set(datasetId, entry);
       maybeCompact(entry);
@@ -126,8 +130,16 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
   async function refresh(entry: DatasetEntry, stamp: string): Promise<void> {
     const { complete, applied } = await catchUp(entry);
     let behind = !complete;
-    // Nothing new although the stamp moved: this process's own write, or changes long folded away.
-    if (complete && applied === 0) behind = ((await deps.store.meta(entry.datasetId))?.seq ?? 0) > entry.seq;
+    // Nothing new although the stamp moved: this process's own write, changes long folded away,
+    // or the dataset was deleted (its stored index went with it).
+    if (complete && applied === 0) {
+      const meta = await deps.store.meta(entry.datasetId);
+      if (!meta && entry.snapshotSeq >= 0) {
+        if (entries.get(entry.datasetId) === entry) entries.delete(entry.datasetId);
+        return;
+      }
+      behind = (meta?.seq ?? 0) > entry.seq;
+    }
     if (behind) await open(entry.datasetId, entry.model);
     else entry.stamp = stamp;
     maybeCompact(entry);
