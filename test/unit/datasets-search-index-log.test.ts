@@ -52,6 +52,9 @@ function memoryStore() {
       if (found) found.claimUntil = undefined;
     },
     deleteSnapshot: async (snapshot) => void segments.delete(snapshot),
+    deleteSnapshotsExcept: async (datasetId, snapshot) => {
+      for (const [key, segment] of segments) if (segment.datasetId === datasetId && key !== snapshot) segments.delete(key);
+    },
     foldChanges: async (datasetId, seq, before) => {
       for (const [key, change] of changes) {
         if (change.datasetId !== datasetId || change.seq > seq) continue;
@@ -65,7 +68,7 @@ function memoryStore() {
       meta.delete(datasetId);
     },
   };
-  return { store, reads, changes };
+  return { store, reads, changes, segments };
 }
 
 /** Version stamps without a lease: every read sees the last bump. */
@@ -185,6 +188,7 @@ describe('dataset search index: change log, snapshots, several processes', () =>
     for (let i = 0; i < 5; i++) await busy.putItems([item(`b${i}`, 'eta')]);
     await busy.close(); // snapshots written along the way fold the changes
     expect([...memory.changes.values()].some((c) => c.changes === undefined)).toBe(true);
+    expect(memory.segments.size).toBe(1); // replaced snapshots are deleted
     const partsRead = memory.reads.parts;
     expect((await text(behind, 'eta')).sort()).toEqual(['b0', 'b1', 'b2', 'b3', 'b4']);
     expect(memory.reads.parts).toBe(partsRead + 1);

@@ -205,7 +205,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     entry.snapshotSeq = state.seq;
     entry.rowsSinceSnapshot -= rowsAtCapture;
     await deps.store.foldChanges(datasetId, state.seq, new Date(now() - FOLDED_KEEP_MS));
-    if (previous.snapshot) await deps.store.deleteSnapshot(previous.snapshot);
+    await deps.store.deleteSnapshotsExcept(datasetId, snapshot);
   }
 
   async function append(datasetId: string, changes: IndexChange[]): Promise<number> {

@@ -136,6 +136,11 @@ export function createIndexStore(db: Db) {
       await segments.deleteMany({ snapshot });
     },
 
+    /** Parts of the dataset's other snapshots: the one replaced, and any a crashed writer left. */
+    async deleteSnapshotsExcept(datasetId: string, snapshot: string): Promise<void> {
+      await segments.deleteMany({ datasetId, snapshot: { $ne: snapshot } });
+    },
+
     /**
      * After a snapshot up to `seq`: the folded changes lose their content at once (a reader
      * behind them opens the snapshot instead), and go entirely once older than `before`.
