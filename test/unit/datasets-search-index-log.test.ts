@@ -112,7 +112,7 @@ function sources(stored: { items: IndexedItem[]; vectors: VectorRow[] }, gate?: 
 }
 
 function process(shared: { store: IndexStore; stamps: VersionStamps }, source = sources({ items: [], vectors: [] }), options = {}) {
-  return createDatasetIndex({ ...source, ...shared, log: { info: () => undefined, warn: () => undefined } }, { minRows: 1_000_000, maxChanges: 1_000_000, ...options });
+  return createDatasetIndex({ ...source, ...shared, bumps: shared.stamps, log: { info: () => undefined, warn: () => undefined } }, { minRows: 1_000_000, maxChanges: 1_000_000, ...options });
 }
 
 const ids = (hits: { item: IndexedItem }[]) => hits.map((hit) => hit.item._id);

@@ -55,7 +55,13 @@ export function createDatasetsContext(app: FastifyInstance) {
      */
     withCollectionTree: <T>(datasetId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
     auth: createDatasetAuth({ permissions, ...repos }),
-    searchIndex: createDatasetIndex({ ...repos, store: createIndexStore(db), stamps: createVersionStamps(db, { leaseMs: SEARCH_STAMP_LEASE_MS }), log: app.log }),
+    searchIndex: createDatasetIndex({
+      ...repos,
+      store: createIndexStore(db),
+      stamps: createVersionStamps(db, { leaseMs: SEARCH_STAMP_LEASE_MS }),
+      bumps: createVersionStamps(db, { leaseMs: 0 }),
+      log: app.log,
+    }),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),
     /** Tells the training worker (if running) that new items were queued. */
     wakeWorker: () => {

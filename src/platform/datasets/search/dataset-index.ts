@@ -23,7 +23,10 @@ export interface DatasetIndexDeps {
   vectors: VectorRepo;
   collections: CollectionRepo;
   store: IndexStore;
+  /** Read with a lease (~1 s): a search checks the database at most that often. */
   stamps: VersionStamps;
+  /** Bumped without a lease wait: a write answers once its bump is stored, not a lease later. */
+  bumps: VersionStamps;
   log: { info(message: string): void; warn(message: string): void };
 }
 
@@ -60,13 +63,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
   const heads = new Map<string, { seq: number; readAt: number }>();
   const compactions = new Map<string, Promise<void>>();
   const collectionLoads = new Map<DatasetEntry, Promise<void>>();
-  const background = new Set<Promise<unknown>>();
   let closed = false;
-
-  function track(task: Promise<unknown>) {
-    background.add(task);
-    void task.finally(() => background.delete(task));
-  }
 
   function noteHead(datasetId: string, seq: number, fromRead: boolean) {
     const known = heads.get(datasetId);
@@ -241,7 +238,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     const loaded = entries.get(datasetId);
     if (loaded) write(loaded);
     pendingWrites.get(datasetId)?.push(write);
-    track(deps.stamps.bump(searchStampKey(datasetId)).catch((error) => deps.log.warn(`bumping the search stamp of dataset ${datasetId} failed: ${describeError(error)}`)));
+    await deps.bumps.bump(searchStampKey(datasetId));
     if (loaded) maybeCompact(loaded);
   }
 
@@ -319,7 +316,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       await deps.store.dropDataset(datasetId);
       entries.delete(datasetId);
       heads.delete(datasetId);
-      track(deps.stamps.bump(searchStampKey(datasetId)).catch(() => undefined));
+      await deps.bumps.bump(searchStampKey(datasetId));
     },
 
     // Searches by dataset ids (tests and tools); the search service works on prepared entries.
@@ -332,10 +329,10 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       return fullTextSearchIn(prepared, tokens, k, exclude);
     },
 
-    /** Waits for snapshot writes and stamp bumps in progress (before the database closes). */
+    /** Waits for snapshot writes in progress (before the database closes). */
     async close(): Promise<void> {
       closed = true;
-      await Promise.allSettled([...compactions.values(), ...background]);
+      await Promise.allSettled([...compactions.values()]);
     },
   };
 }
