@@ -1,22 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { describeError } from '../../../infra/database-errors.js';
 import type { VersionStamps } from '../../../infra/version-stamps.js';
 import type { CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRepo } from '../data/data.repo.js';
 import type { CollectionInfo, DatasetEntry, Hit, IndexChange, IndexedItem } from './dataset-entry.js';
-import { captureSnapshot, decodeChange, encodeChange, encodeSnapshot } from './index-codec.js';
+import { decodeChange, encodeChange } from './index-codec.js';
+import { type CompactionOptions, createCompactor } from './index-compaction.js';
 import { openFromSnapshot, openFromSources } from './index-open.js';
 import type { IndexStore } from './index-store.repo.js';
 import type { VectorRepo, VectorRow } from './vector.repo.js';
 
-export interface DatasetIndexOptions {
-  /** A new snapshot is written once this many rows changed (and `ratio` of the dataset's items)... */
-  minRows?: number;
-  ratio?: number;
-  /** ...or once this many changes were logged since the last one. */
-  maxChanges?: number;
-  now?: () => number;
-}
+export type DatasetIndexOptions = Partial<CompactionOptions>;
 
 export interface DatasetIndexDeps {
   data: DataRepo;
@@ -34,9 +26,6 @@ export interface DatasetIndexDeps {
 export const searchStampKey = (datasetId: string) => `dataset:${datasetId}:search`;
 /** A head of the change log learned from the database is trusted this long for numbering appends. */
 const HEAD_TRUST_MS = 10 * 60_000;
-/** Folded changes keep their number this long (far above any append's wait), so none is reused. */
-const FOLDED_KEEP_MS = 60 * 60_000;
-const CLAIM_MS = 5 * 60_000;
 const APPEND_ATTEMPTS = 20;
 
 /**
@@ -51,19 +40,17 @@ const APPEND_ATTEMPTS = 20;
  *   a process holding the index writes the next snapshot once enough changed since the last.
  */
 export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndexOptions = {}) {
-  const minRows = options.minRows ?? 2000;
-  const ratio = options.ratio ?? 0.25;
-  const maxChanges = options.maxChanges ?? 200;
   const now = options.now ?? (() => Date.now());
   const entries = new Map<string, DatasetEntry>();
+  // Snapshots are written for the entry this process holds for the dataset, not a replaced one.
+  const compactor = createCompactor(deps, { ...options, now }, (entry) => entries.get(entry.datasetId) === entry);
+  const maybeCompact = compactor.maybeCompact;
   const opening = new Map<string, Promise<DatasetEntry>>();
   // Local writes made while a dataset (re)opens, replayed onto what it opens to.
   const pendingWrites = new Map<string, ((entry: DatasetEntry) => void)[]>();
   const refreshing = new Map<string, Promise<void>>();
   const heads = new Map<string, { seq: number; readAt: number }>();
-  const compactions = new Map<string, Promise<void>>();
   const collectionLoads = new Map<DatasetEntry, Promise<void>>();
-  let closed = false;
 
   function noteHead(datasetId: string, seq: number, fromRead: boolean) {
     const known = heads.get(datasetId);
@@ -160,51 +147,6 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     return entry;
   }
 
-  function maybeCompact(entry: DatasetEntry) {
-    const { datasetId } = entry;
-    if (closed || compactions.has(datasetId) || entries.get(datasetId) !== entry) return;
-    const changed = entry.seq - entry.snapshotSeq;
-    const due = entry.snapshotSeq < 0 || (changed > 0 && (entry.rowsSinceSnapshot >= Math.max(minRows, entry.items.size * ratio) || changed >= maxChanges));
-    if (!due) return;
-    const run = compact(entry)
-      .catch((error) => deps.log.warn(`writing the search index snapshot of dataset ${datasetId} failed: ${describeError(error)}`))
-      .finally(() => compactions.delete(datasetId));
-    compactions.set(datasetId, run);
-  }
-
-  /** Writes the entry as the dataset's next snapshot, unless another process is writing one. */
-  async function compact(entry: DatasetEntry): Promise<void> {
-    const { datasetId } = entry;
-    const previous = await deps.store.claim(datasetId, entry.model, new Date(now()), new Date(now() + CLAIM_MS));
-    if (!previous) return;
-    if (previous.snapshot !== null && previous.seq >= entry.seq) {
-      // The stored snapshot holds everything this entry knows: nothing to add.
-      entry.snapshotSeq = Math.min(previous.seq, entry.seq);
-      entry.rowsSinceSnapshot = 0;
-      await deps.store.release(datasetId);
-      return;
-    }
-    const state = captureSnapshot(entry);
-    const rowsAtCapture = entry.rowsSinceSnapshot;
-    const snapshot = randomUUID();
-    let published = false;
-    try {
-      const parts = await encodeSnapshot(state);
-      await deps.store.writeParts(datasetId, snapshot, parts);
-      published = await deps.store.publish(datasetId, previous, { snapshot, seq: state.seq, model: state.model, parts: parts.length }, new Date(now()));
-    } finally {
-      if (!published) {
-        await deps.store.release(datasetId).catch(() => undefined);
-        await deps.store.deleteSnapshot(snapshot).catch(() => undefined);
-      }
-    }
-    if (!published) return;
-    entry.snapshotSeq = state.seq;
-    entry.rowsSinceSnapshot -= rowsAtCapture;
-    await deps.store.foldChanges(datasetId, state.seq, new Date(now() - FOLDED_KEEP_MS));
-    await deps.store.deleteSnapshotsExcept(datasetId, snapshot);
-  }
-
   async function append(datasetId: string, changes: IndexChange[]): Promise<number> {
     const stored = changes.map(encodeChange);
     const known = heads.get(datasetId);
@@ -244,7 +186,11 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
 
   function byDataset<T extends { datasetId: string }>(rows: T[]): Map<string, T[]> {
     const groups = new Map<string, T[]>();
-    for (const row of rows) groups.set(row.datasetId, [...(groups.get(row.datasetId) ?? []), row]);
+    for (const row of rows) {
+      const group = groups.get(row.datasetId);
+      if (group) group.push(row);
+      else groups.set(row.datasetId, [row]);
+    }
     return groups;
   }
 
@@ -312,7 +258,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     /** A collection's name, source or forbid flag changed. */
     collectionsChanged: (datasetId: string) => record(datasetId, [{ kind: 'collectionsChanged' }]),
     async dropDataset(datasetId: string): Promise<void> {
-      await compactions.get(datasetId);
+      await compactor.finished(datasetId);
       await deps.store.dropDataset(datasetId);
       entries.delete(datasetId);
       heads.delete(datasetId);
@@ -330,10 +276,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     },
 
     /** Waits for snapshot writes in progress (before the database closes). */
-    async close(): Promise<void> {
-      closed = true;
-      await Promise.allSettled([...compactions.values()]);
-    },
+    close: () => compactor.close(),
   };
 }
 
