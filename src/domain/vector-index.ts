@@ -1,81 +1,27 @@
 /**
  * An in-memory exact nearest-neighbour index by cosine similarity. Vectors are normalised on
- * insert and kept in one contiguous Float32Array (slot per vector, freed slots reused), so a
- * search is a linear scan of dot products plus a bounded min-heap for the top k. At 100,000 ×
- * 256 that is ~25M multiply-adds per query (see docs/datasets-core.md for measured figures).
+ * insert and kept in one contiguous Float32Array (one row per slot, padded to a multiple of 8
+ * floats; freed slots reused), so a search is a linear scan of dot products plus a bounded
+ * min-heap for the top k. From a few thousand vectors on, the rows live in WebAssembly memory
+ * and the scan runs as SIMD code (vector-kernel.ts); smaller indexes scan in JavaScript.
  */
+import { TopK } from './top-k.js';
+import { createScoreKernel, type ScoreKernel, WASM_PAGE_BYTES } from './vector-kernel.js';
+
 export interface VectorHit {
   id: string;
   score: number;
 }
 
-/** Min-heap on score holding at most `limit` hits: the root is the weakest kept hit. */
-class TopK {
-  private readonly scores: number[] = [];
-  private readonly slots: number[] = [];
-
-  constructor(private readonly limit: number) {}
-
-  get size(): number {
-    return this.scores.length;
-  }
-
-  /** The score a candidate must beat to enter (−∞ until full). */
-  get threshold(): number {
-    return this.scores.length < this.limit ? Number.NEGATIVE_INFINITY : this.scores[0]!;
-  }
-
-  offer(score: number, slot: number): void {
-    if (this.scores.length < this.limit) {
-      this.scores.push(score);
-      this.slots.push(slot);
-      this.siftUp(this.scores.length - 1);
-    } else if (score > this.scores[0]!) {
-      this.scores[0] = score;
-      this.slots[0] = slot;
-      this.siftDown(0);
-    }
-  }
-
-  /** Kept hits, best first. */
-  drain(): { slot: number; score: number }[] {
-    return this.scores.map((score, i) => ({ score, slot: this.slots[i]! })).sort((a, b) => b.score - a.score || a.slot - b.slot);
-  }
-
-  private swap(i: number, j: number): void {
-    [this.scores[i], this.scores[j]] = [this.scores[j]!, this.scores[i]!];
-    [this.slots[i], this.slots[j]] = [this.slots[j]!, this.slots[i]!];
-  }
-
-  private siftUp(index: number): void {
-    let i = index;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (this.scores[parent]! <= this.scores[i]!) break;
-      this.swap(i, parent);
-      i = parent;
-    }
-  }
-
-  private siftDown(index: number): void {
-    let i = index;
-    const n = this.scores.length;
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let smallest = i;
-      if (left < n && this.scores[left]! < this.scores[smallest]!) smallest = left;
-      if (right < n && this.scores[right]! < this.scores[smallest]!) smallest = right;
-      if (smallest === i) return;
-      this.swap(i, smallest);
-      i = smallest;
-    }
-  }
-}
+/** Below this many slots the scan runs in JavaScript (a WebAssembly memory per small index is not worth it). */
+const KERNEL_MIN_SLOTS = 4096;
 
 export class VectorIndex {
+  /** Floats per row: the dimensions rounded up to a multiple of 8 (the kernel's step), zero-padded. */
+  readonly stride: number;
   private data: Float32Array;
-  private capacity: number;
+  private capacity = 64;
+  private kernel: ScoreKernel | null = null;
   private used = 0; // slots ever handed out (high-water mark)
   private readonly slotOf = new Map<string, number>();
   private readonly idAt: (string | undefined)[] = [];
@@ -83,8 +29,8 @@ export class VectorIndex {
 
   constructor(readonly dimensions: number) {
     if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`dimensions must be a positive integer, got ${dimensions}`);
-    this.capacity = 64;
-    this.data = new Float32Array(this.capacity * dimensions);
+    this.stride = Math.ceil(dimensions / 8) * 8;
+    this.data = new Float32Array(this.capacity * this.stride);
   }
 
   get size(): number {
@@ -104,11 +50,18 @@ export class VectorIndex {
       this.slotOf.set(id, slot);
       this.idAt[slot] = id;
     }
-    const offset = slot * this.dimensions;
+    const offset = slot * this.stride;
     let sum = 0;
     for (let i = 0; i < this.dimensions; i++) sum += vector[i]! * vector[i]!;
     const scale = sum > 0 && Number.isFinite(sum) ? 1 / Math.sqrt(sum) : 0;
     for (let i = 0; i < this.dimensions; i++) this.data[offset + i] = vector[i]! * scale;
+  }
+
+  /** Inserts or replaces `ids.length` vectors given as consecutive rows of `dimensions` floats. */
+  upsertRows(ids: readonly string[], rows: Float32Array): void {
+    if (rows.length !== ids.length * this.dimensions) throw new RangeError(`${ids.length} rows of ${this.dimensions} need ${ids.length * this.dimensions} floats, got ${rows.length}`);
+    this.reserve(this.slotOf.size + ids.length);
+    for (let i = 0; i < ids.length; i++) this.upsert(ids[i]!, rows.subarray(i * this.dimensions, (i + 1) * this.dimensions));
   }
 
   remove(id: string): void {
@@ -116,59 +69,107 @@ export class VectorIndex {
     if (slot === undefined) return;
     this.slotOf.delete(id);
     this.idAt[slot] = undefined;
-    this.data.fill(0, slot * this.dimensions, (slot + 1) * this.dimensions);
+    this.data.fill(0, slot * this.stride, (slot + 1) * this.stride);
     this.freeSlots.push(slot);
   }
 
-  /** The k most similar vectors (cosine), best first; `filter` can exclude ids. */
+  /** Every stored id with a view of its normalised vector (valid until the next change). */
+  *entries(): Generator<[string, Float32Array]> {
+    for (let slot = 0; slot < this.used; slot++) {
+      const id = this.idAt[slot];
+      if (id !== undefined) yield [id, this.data.subarray(slot * this.stride, slot * this.stride + this.dimensions)];
+    }
+  }
+
+  /**
+   * The k most similar vectors (cosine), best first. `filter` can exclude ids; it is called only
+   * for candidates that would enter the current top k, and not at all when omitted.
+   */
   search(query: ArrayLike<number>, k: number, filter?: (id: string) => boolean): VectorHit[] {
     this.checkLength(query, 'query');
     if (!(k >= 1) || this.slotOf.size === 0) return [];
-    const q = new Float32Array(this.dimensions);
     let sum = 0;
     for (let i = 0; i < this.dimensions; i++) sum += query[i]! * query[i]!;
     if (!(sum > 0) || !Number.isFinite(sum)) return [];
     const scale = 1 / Math.sqrt(sum);
-    for (let i = 0; i < this.dimensions; i++) q[i] = query[i]! * scale;
-
     const top = new TopK(Math.floor(k));
-    const { data, dimensions, idAt } = this;
-    const used = this.used;
-    const tail = dimensions - (dimensions % 4);
+    const { idAt, used } = this;
     let threshold = top.threshold;
-    for (let slot = 0, offset = 0; slot < used; slot++, offset += dimensions) {
-      // Four partial sums let the CPU overlap the multiply-adds.
-      let s0 = 0;
-      let s1 = 0;
-      let s2 = 0;
-      let s3 = 0;
-      let i = 0;
-      for (; i < tail; i += 4) {
-        s0 += data[offset + i]! * q[i]!;
-        s1 += data[offset + i + 1]! * q[i + 1]!;
-        s2 += data[offset + i + 2]! * q[i + 2]!;
-        s3 += data[offset + i + 3]! * q[i + 3]!;
-      }
-      for (; i < dimensions; i++) s0 += data[offset + i]! * q[i]!;
-      const score = s0 + s1 + s2 + s3;
-      if (score <= threshold) continue;
+    const offer = (slot: number, score: number) => {
       const id = idAt[slot];
-      if (id === undefined) continue;
-      if (filter && !filter(id)) continue;
+      if (id === undefined || (filter && !filter(id))) return;
       top.offer(score, slot);
       threshold = top.threshold;
+    };
+    if (this.kernel) {
+      const scores = this.kernelScores(query, scale);
+      for (let slot = 0; slot < used; slot++) if (scores[slot]! > threshold) offer(slot, scores[slot]!);
+    } else {
+      const q = new Float32Array(this.stride);
+      for (let i = 0; i < this.dimensions; i++) q[i] = query[i]! * scale;
+      const { data, stride } = this;
+      for (let slot = 0, offset = 0; slot < used; slot++, offset += stride) {
+        // Four partial sums let the CPU overlap the multiply-adds.
+        let s0 = 0;
+        let s1 = 0;
+        let s2 = 0;
+        let s3 = 0;
+        for (let i = 0; i < stride; i += 4) {
+          s0 += data[offset + i]! * q[i]!;
+          s1 += data[offset + i + 1]! * q[i + 1]!;
+          s2 += data[offset + i + 2]! * q[i + 2]!;
+          s3 += data[offset + i + 3]! * q[i + 3]!;
+        }
+        const score = s0 + s1 + s2 + s3;
+        if (score > threshold) offer(slot, score);
+      }
     }
     return top.drain().map(({ slot, score }) => ({ id: idAt[slot]!, score }));
   }
 
+  /** Runs the SIMD scan: the query goes after the rows, the scores after the query. */
+  private kernelScores(query: ArrayLike<number>, scale: number): Float32Array {
+    const kernel = this.kernel!;
+    const queryOffset = this.capacity * this.stride * 4;
+    const q = new Float32Array(kernel.memory.buffer, queryOffset, this.stride);
+    q.fill(0);
+    for (let i = 0; i < this.dimensions; i++) q[i] = query[i]! * scale;
+    const outOffset = queryOffset + this.stride * 4;
+    kernel.scores(queryOffset, 0, this.used, this.stride / 8, outOffset);
+    return new Float32Array(kernel.memory.buffer, outOffset, this.used);
+  }
+
   private takeNewSlot(): number {
-    if (this.used === this.capacity) {
-      this.capacity *= 2;
-      const grown = new Float32Array(this.capacity * this.dimensions);
+    if (this.used === this.capacity) this.reserve(this.capacity + 1);
+    return this.used++;
+  }
+
+  /** Grows the storage (doubling) to hold at least `slots` rows; moves into kernel memory when large. */
+  private reserve(slots: number): void {
+    if (slots <= this.capacity) return;
+    let capacity = this.capacity;
+    while (capacity < slots) capacity *= 2;
+    const floats = capacity * this.stride;
+    if (capacity >= KERNEL_MIN_SLOTS) {
+      // Rows, then one query row, then one score per row.
+      const bytes = (floats + this.stride + capacity) * 4;
+      if (!this.kernel) {
+        this.kernel = createScoreKernel(bytes);
+        this.kernel && new Float32Array(this.kernel.memory.buffer, 0, this.data.length).set(this.data);
+      } else {
+        const missing = bytes - this.kernel.memory.buffer.byteLength;
+        if (missing > 0) this.kernel.memory.grow(Math.ceil(missing / WASM_PAGE_BYTES));
+      }
+    }
+    if (this.kernel) {
+      // Growing a memory keeps its bytes in place; only the view is new. New rows are zero.
+      this.data = new Float32Array(this.kernel.memory.buffer, 0, floats);
+    } else {
+      const grown = new Float32Array(floats);
       grown.set(this.data);
       this.data = grown;
     }
-    return this.used++;
+    this.capacity = capacity;
   }
 
   private checkLength(vector: ArrayLike<number>, name: string): void {

@@ -2,6 +2,8 @@ import type { Db } from 'mongodb';
 
 /** Collections that change on any authenticated request or by time alone, not by the request's effect. */
 const IGNORED_COLLECTIONS = new Set(['user_sessions', 'resource_tree_locks']);
+/** Derived storage written in the background (search index snapshots after earlier writes). */
+const IGNORED_PREFIXES = ['dataset_index_'];
 /** Fields that record use, not state (an API key's last use, a login time). */
 const VOLATILE_FIELDS = new Set(['lastUsedTime', 'lastLoginTime']);
 
@@ -12,7 +14,7 @@ const canonical = (doc: Record<string, unknown>) =>
 
 /** Every document of every collection (minus the ignored ones), keyed by collection and _id. */
 export async function snapshot(db: Db): Promise<Snapshot> {
-  const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).filter((n) => !IGNORED_COLLECTIONS.has(n) && !n.startsWith('system.'));
+  const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).filter((n) => !IGNORED_COLLECTIONS.has(n) && !IGNORED_PREFIXES.some((prefix) => n.startsWith(prefix)) && !n.startsWith('system.'));
   const entries = await Promise.all(
     names.map(async (name) => {
       const docs = await db.collection(name).find().toArray();

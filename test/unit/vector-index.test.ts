@@ -84,4 +84,42 @@ describe('VectorIndex', () => {
     expect(hits.map((hit) => hit.id)).toEqual(brute.map((hit) => hit.id));
     for (const [i, hit] of hits.entries()) expect(hit.score).toBeCloseTo(brute[i]!.score, 4);
   });
+
+  it.each([
+    ['JavaScript scan (small index)', 300, 13],
+    ['SIMD kernel (large index, odd dimensions)', 6000, 37],
+  ])('%s: same top k as a brute-force scan, also after removals and replacements', (_name, count, dimensions) => {
+    let seed = 11;
+    const random = () => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed / 2 ** 32 - 0.5;
+    };
+    const vectors = new Map<string, number[]>();
+    const index = new VectorIndex(dimensions);
+    const ids = Array.from({ length: count }, (_, i) => `v${i}`);
+    const rows = new Float32Array(count * dimensions).map(random);
+    index.upsertRows(ids, rows);
+    for (const [i, id] of ids.entries()) vectors.set(id, Array.from(rows.subarray(i * dimensions, (i + 1) * dimensions)));
+    for (let i = 0; i < count; i += 7) {
+      index.remove(`v${i}`);
+      vectors.delete(`v${i}`);
+    }
+    for (let i = 1; i < count; i += 11) {
+      const replaced = Array.from({ length: dimensions }, random);
+      index.upsert(`v${i}`, replaced);
+      vectors.set(`v${i}`, replaced);
+    }
+    expect(index.size).toBe(vectors.size);
+    const query = Array.from({ length: dimensions }, random);
+    const cosine = (v: number[]) => v.reduce((sum, x, j) => sum + x * query[j]!, 0) / Math.hypot(...v) / Math.hypot(...query);
+    const brute = [...vectors].map(([id, v]) => ({ id, score: cosine(v) })).sort((a, b) => b.score - a.score);
+    const hits = index.search(query, 20);
+    expect(hits.map((hit) => hit.id)).toEqual(brute.slice(0, 20).map((hit) => hit.id));
+    for (const [i, hit] of hits.entries()) expect(hit.score).toBeCloseTo(brute[i]!.score, 5);
+    const odd = index.search(query, 5, (id) => Number(id.slice(1)) % 2 === 1);
+    expect(odd.map((hit) => hit.id)).toEqual(brute.filter((hit) => Number(hit.id.slice(1)) % 2 === 1).slice(0, 5).map((hit) => hit.id));
+    const exported = new Map([...index.entries()].map(([id, v]) => [id, Array.from(v)]));
+    expect(exported.size).toBe(vectors.size);
+    expect(cosine(exported.get('v1')!)).toBeCloseTo(cosine(vectors.get('v1')!), 5);
+  });
 });

@@ -15,7 +15,7 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
   const { trainings, vectors, data, files, collections: repo } = ctx.repos;
   await trainings.deleteByCollections(teamId, ids);
   await vectors.deleteByCollections(teamId, ids);
-  ctx.searchIndex.drop([...new Set(collections.map((collection) => collection.datasetId))]);
+  await ctx.searchIndex.removeCollections(collections);
   await data.deleteByCollections(teamId, ids);
   // A file imported twice (two collections, one fileId) stays while another collection uses it.
   const fileIds = [...new Set(collections.flatMap((collection) => (collection.fileId ? [collection.fileId] : [])))];
@@ -33,7 +33,7 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
   // have landed after the first pass; they check again after writing, so this pass and theirs
   // leave nothing behind whichever runs last.
   await vectors.deleteByCollections(teamId, ids);
-  ctx.searchIndex.drop([...new Set(collections.map((collection) => collection.datasetId))]);
+  await ctx.searchIndex.removeCollections(collections);
   await data.deleteByCollections(teamId, ids);
 }
 
@@ -54,7 +54,7 @@ export async function startDatasetDeletion(ctx: DatasetsContext, teamId: string,
 /** Deletes the dataset documents (a repeat deletes nothing) and gives their plan room back. */
 async function hideDatasets(ctx: DatasetsContext, deletion: DatasetDeletion): Promise<void> {
   const removed = await ctx.repos.datasets.deleteMany(deletion.teamId, deletion.datasetIds);
-  ctx.searchIndex.drop(deletion.datasetIds);
+  for (const id of deletion.datasetIds) await ctx.searchIndex.dropDataset(id);
   if (removed > 0) await ctx.teamLimits.releaseDatasets(deletion.teamId, removed);
 }
 
@@ -70,7 +70,7 @@ export async function purgeDeletedDatasets(ctx: DatasetsContext, deletion: Datas
   for (const id of ids) await ctx.withCollectionTree(id, async () => undefined);
   await trainings.deleteByDatasets(teamId, ids);
   await vectors.deleteByDatasets(teamId, ids);
-  ctx.searchIndex.drop(ids);
+  for (const id of ids) await ctx.searchIndex.dropDataset(id);
   await data.deleteByDatasets(teamId, ids);
   await deleteCollectionsCascade(ctx, teamId, await collections.byDatasets(teamId, ids));
   await ctx.permissions.deleteAllFor(teamId, ids);

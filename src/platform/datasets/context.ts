@@ -12,8 +12,12 @@ import { createDatasetListReadModel, datasetListStampKey } from './datasets/data
 import { createFileRepo } from './files/file.repo.js';
 import { createDatasetIndex } from './search/dataset-index.js';
 import { createEmbedderRegistry } from './search/embedder.js';
+import { createIndexStore } from './search/index-store.repo.js';
 import { createVectorRepo } from './search/vector.repo.js';
 import { createTrainingRepo } from './training/training.repo.js';
+
+/** How long a process searches without checking for other processes' writes (they show within about this). */
+const SEARCH_STAMP_LEASE_MS = 1000;
 
 /** Everything the datasets services need, built once per app from explicit dependencies. */
 export function createDatasetsContext(app: FastifyInstance) {
@@ -61,7 +65,13 @@ export function createDatasetsContext(app: FastifyInstance) {
       toResourceDoc,
       toResource: permissions.toResource,
     }),
-    searchIndex: createDatasetIndex(repos),
+    searchIndex: createDatasetIndex({
+      ...repos,
+      store: createIndexStore(db),
+      stamps: createVersionStamps(db, { leaseMs: SEARCH_STAMP_LEASE_MS }),
+      bumps: createVersionStamps(db, { leaseMs: 0 }),
+      log: app.log,
+    }),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),
     /** Tells the training worker (if running) that new items were queued. */
     wakeWorker: () => {

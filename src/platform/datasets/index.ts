@@ -16,6 +16,7 @@ import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
 import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
 import { createFileService } from './files/file.service.js';
+import { INDEX_STORE_INDEXES } from './search/index-store.repo.js';
 import { createSearchService, type SearchService } from './search/search.service.js';
 import { registerSearchRoutes } from './search/search.routes.js';
 import { VECTOR_INDEXES } from './search/vector.repo.js';
@@ -70,6 +71,7 @@ export const datasetsServices = fp(
         ...DATA_INDEXES,
         ...TRAINING_INDEXES,
         ...VECTOR_INDEXES,
+        ...INDEX_STORE_INDEXES,
         ...FILE_INDEXES,
         ...RESOURCE_PERMISSION_INDEXES,
       ]),
@@ -87,8 +89,9 @@ export const datasetsServices = fp(
     });
     registerDatasetDeletionResume(api, ctx);
     registerTreeChangeResume(api, 'datasets', ctx.permissions);
-    // Search indexes are rebuilt from MongoDB on start: in the background so readiness does not
-    // wait for large datasets (a search that comes first loads its own). A failed pass (the
+    // Search indexes are opened on start from their stored snapshots (rebuilt from the data items
+    // only where none exists yet): in the background so readiness does not wait for large
+    // datasets (a search that comes first opens its own). A failed pass (the
     // database went away) is retried with backoff; indexes already loaded are kept.
     let closing = false;
     const warmAll = async () => {
@@ -119,6 +122,7 @@ export const datasetsServices = fp(
       closing = true;
       cleanup?.stop();
       await trainingWorker.stop();
+      await ctx.searchIndex.close();
     });
   },
   { name: 'platform-datasets', dependencies: ['platform-identity', 'platform-team-limits', 'platform-system', 'metrics'] },

@@ -160,7 +160,7 @@ export function createCollectionRepo(db: Db) {
       return all.map(toRecord);
     },
     async byDatasets(teamId: string, datasetIds: string[]): Promise<CollectionRecord[]> {
-      const docs = await col.find({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } }).toArray();
+      const docs = await col.find({ teamId: oid(teamId), datasetId: datasetIds.length === 1 ? oid(datasetIds[0]!) : { $in: oids(datasetIds) } }).toArray();
       return docs.map(toRecord);
     },
     async byIds(teamId: string, ids: string[]): Promise<CollectionRecord[]> {

@@ -99,6 +99,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
       const subtree = await collections.withDescendants(auth.teamId, collection._id);
       await collections.setForbid(auth.teamId, subtree.map((item) => item._id), input.forbid);
     }
+    await ctx.searchIndex.collectionsChanged(collection.datasetId);
     return null;
   }
 

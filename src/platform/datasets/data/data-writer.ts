@@ -30,12 +30,12 @@ export async function embedAndStore(ctx: DatasetsContext, model: string, owner: 
 export async function storeVectors(ctx: DatasetsContext, rows: VectorRow[]): Promise<void> {
   if (rows.some((row) => row.vector.length === 0)) throw new Error('The embedding provider returned fewer vectors than texts');
   await ctx.repos.vectors.insertNew(rows);
-  ctx.searchIndex.addVectors(rows);
+  await ctx.searchIndex.addVectors(rows);
 }
 
 export async function removeVectors(ctx: DatasetsContext, teamId: string, datasetId: string, ids: string[]): Promise<void> {
   await ctx.repos.vectors.deleteByIds(teamId, ids);
-  ctx.searchIndex.removeVectors(datasetId, ids);
+  await ctx.searchIndex.removeVectors(datasetId, ids);
 }
 
 /** Inserts one data item now (data/insertData): vectors first, then the item that points to them. */
@@ -64,6 +64,6 @@ export async function insertDataNow(
     fullTextTokens: searchTokens(input.q, input.a),
   };
   await ctx.repos.data.insertNew([item]);
-  ctx.searchIndex.putItems([item]);
+  await ctx.searchIndex.putItems([item]);
   return { dataId, tokens };
 }

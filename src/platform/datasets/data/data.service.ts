@@ -99,7 +99,7 @@ export function createDataService(ctx: DatasetsContext) {
     const indexes = [...plan.keep, ...created].sort((x, y) => Number(y.defaultIndex) - Number(x.defaultIndex));
     const fullTextTokens = searchTokens(q, a);
     await data.update(auth.teamId, item._id, { q, a, indexes, fullTextTokens });
-    ctx.searchIndex.putItems([{ ...item, q, a, fullTextTokens }]);
+    await ctx.searchIndex.putItems([{ ...item, q, a, fullTextTokens }]);
     await removeVectors(ctx, auth.teamId, item.datasetId, plan.removeVectorIds);
     return null;
   }
@@ -108,7 +108,7 @@ export function createDataService(ctx: DatasetsContext) {
     const { data: item } = await ctx.auth.authData(auth, id, 'write');
     // The item goes first so search never shows it; its vectors are then unreachable and removed.
     await data.deleteById(auth.teamId, item._id);
-    ctx.searchIndex.removeItems(item.datasetId, [item._id]);
+    await ctx.searchIndex.removeItems(item.datasetId, [item._id]);
     await removeVectors(ctx, auth.teamId, item.datasetId, item.indexes.map((index) => index.dataId));
     return 'success';
   }

@@ -1,176 +1,294 @@
-import { bm25Scores } from '../../../domain/full-text.js';
-import { VectorIndex } from '../../../domain/vector-index.js';
+import type { VersionStamps } from '../../../infra/version-stamps.js';
+import type { CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRepo } from '../data/data.repo.js';
+import type { CollectionInfo, DatasetEntry, Hit, IndexChange, IndexedItem } from './dataset-entry.js';
+import { decodeChange, encodeChange } from './index-codec.js';
+import { type CompactionOptions, createCompactor } from './index-compaction.js';
+import { openFromSnapshot, openFromSources } from './index-open.js';
+import type { IndexStore } from './index-store.repo.js';
 import type { VectorRepo, VectorRow } from './vector.repo.js';
 
-/** What search needs of a data item, kept in memory. */
-export interface IndexedItem {
-  _id: string;
-  datasetId: string;
-  collectionId: string;
-  q: string;
-  a: string;
-  chunkIndex: number;
-  fullTextTokens: string[];
+export type DatasetIndexOptions = Partial<CompactionOptions>;
+
+export interface DatasetIndexDeps {
+  data: DataRepo;
+  vectors: VectorRepo;
+  collections: CollectionRepo;
+  store: IndexStore;
+  /** Read with a lease (~1 s): a search checks the database at most that often. */
+  stamps: VersionStamps;
+  /** Bumped without a lease wait: a write answers once its bump is stored, not a lease later. */
+  bumps: VersionStamps;
+  log: { info(message: string): void; warn(message: string): void };
 }
 
-interface Entry {
-  model: string;
-  /** Created with the first vector (its length fixes the dimensions). */
-  vectors?: VectorIndex;
-  /** vector id → data item id. */
-  owners: Map<string, string>;
-  items: Map<string, IndexedItem>;
-  /** token → ids of the items holding it (the full-text inverted index). */
-  postings: Map<string, Set<string>>;
-  totalTokens: number;
-}
-
-export interface Hit {
-  item: IndexedItem;
-  score: number;
-}
+/** Key of the version stamp every index-changing write bumps. */
+export const searchStampKey = (datasetId: string) => `dataset:${datasetId}:search`;
+/** A head of the change log learned from the database is trusted this long for numbering appends. */
+const HEAD_TRUST_MS = 10 * 60_000;
+const APPEND_ATTEMPTS = 20;
 
 /**
- * One in-process search index per dataset: its vectors (of the dataset's current model), and
- * its items with an inverted token index for full-text recall. Built from MongoDB on first use,
- * kept current by this process's writes; MongoDB stays the source of truth (a dataset's entry is
- * dropped and rebuilt when in doubt: deletes of whole collections, a model switch).
+ * The search indexes of this process, one per dataset, kept consistent with every process of
+ * the deployment through MongoDB:
+ * - every index-changing write appends a numbered change to the dataset's log (after the data
+ *   write it describes), applies it here at once and bumps the dataset's version stamp;
+ * - a search reads the stamp (leased ~1 s) and, when it moved, replays the log from where this
+ *   process stands: another replica's write is searchable here within about a second;
+ * - the index is opened from a stored snapshot plus the changes after it, and rebuilt from the
+ *   data items only when there is none (an older deployment, a model switch nobody logged);
+ *   a process holding the index writes the next snapshot once enough changed since the last.
  */
-export function createDatasetIndex(repos: { vectors: VectorRepo; data: DataRepo }) {
-  const entries = new Map<string, Entry>();
-  const loading = new Map<string, Promise<Entry>>();
+export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndexOptions = {}) {
+  const now = options.now ?? (() => Date.now());
+  const entries = new Map<string, DatasetEntry>();
+  // Snapshots are written for the entry this process holds for the dataset, not a replaced one.
+  const compactor = createCompactor(deps, { ...options, now }, (entry) => entries.get(entry.datasetId) === entry);
+  const maybeCompact = compactor.maybeCompact;
+  const opening = new Map<string, Promise<DatasetEntry>>();
+  // Local writes made while a dataset (re)opens, replayed onto what it opens to.
+  const pendingWrites = new Map<string, ((entry: DatasetEntry) => void)[]>();
+  const refreshing = new Map<string, Promise<void>>();
+  const heads = new Map<string, { seq: number; readAt: number }>();
+  const collectionLoads = new Map<DatasetEntry, Promise<void>>();
 
-  function putVector(entry: Entry, row: VectorRow) {
-    entry.vectors ??= new VectorIndex(row.vector.length);
-    if (row.vector.length !== entry.vectors.dimensions) return;
-    entry.vectors.upsert(row.id, row.vector);
-    entry.owners.set(row.id, row.dataId);
+  function noteHead(datasetId: string, seq: number, fromRead: boolean) {
+    const known = heads.get(datasetId);
+    const readAt = fromRead ? now() : (known?.readAt ?? 0);
+    heads.set(datasetId, { seq: Math.max(seq, known?.seq ?? 0), readAt });
   }
 
-  function removeItem(entry: Entry, id: string) {
-    const previous = entry.items.get(id);
-    if (!previous) return;
-    for (const token of new Set(previous.fullTextTokens)) entry.postings.get(token)?.delete(id);
-    entry.totalTokens -= previous.fullTextTokens.length;
-    entry.items.delete(id);
-  }
-
-  function putItem(entry: Entry, item: IndexedItem) {
-    removeItem(entry, item._id);
-    entry.items.set(item._id, item);
-    entry.totalTokens += item.fullTextTokens.length;
-    for (const token of new Set(item.fullTextTokens)) {
-      const set = entry.postings.get(token) ?? new Set<string>();
-      set.add(item._id);
-      entry.postings.set(token, set);
+  /** Replays the log after the entry's position; false when part of it is folded away (open the snapshot). */
+  async function catchUp(entry: DatasetEntry): Promise<{ complete: boolean; applied: number }> {
+    const records = await deps.store.changesAfter(entry.datasetId, entry.seq);
+    let applied = 0;
+    for (const record of records) {
+      if (record.seq <= entry.seq) continue; // applied meanwhile, in order (a local write)
+      if (record.seq !== entry.seq + 1 || !record.changes) return { complete: false, applied };
+      for (const stored of record.changes) entry.apply(decodeChange(entry.datasetId, stored));
+      entry.seq = record.seq;
+      applied += 1;
     }
+    noteHead(entry.datasetId, entry.seq, true);
+    return { complete: true, applied };
   }
 
-  // Writes made while a dataset loads are queued and replayed onto the loaded entry, so an
-  // item written during the (possibly long) load is never missing from the index.
-  const pendingWrites = new Map<string, ((entry: Entry) => void)[]>();
-
-  function whenLoaded(datasetId: string, write: (entry: Entry) => void) {
-    const entry = entries.get(datasetId);
-    if (entry) write(entry);
-    pendingWrites.get(datasetId)?.push(write);
-  }
-
-  async function load(datasetId: string, model: string): Promise<Entry> {
-    const entry: Entry = { model, owners: new Map(), items: new Map(), postings: new Map(), totalTokens: 0 };
-    const queued = pendingWrites.get(datasetId) ?? [];
+  async function openEntry(datasetId: string, model: string, fromSources: boolean): Promise<DatasetEntry> {
+    const queued: ((entry: DatasetEntry) => void)[] = [];
     pendingWrites.set(datasetId, queued);
     try {
-      for await (const item of repos.data.streamDataset(datasetId)) putItem(entry, { ...item, fullTextTokens: item.fullTextTokens ?? [] });
-      for await (const row of repos.vectors.streamDataset(datasetId, model)) putVector(entry, row);
+      const started = now();
+      let entry: DatasetEntry | undefined;
+      let source = 'stored snapshot';
+      for (let attempt = 0; attempt < 3 && !entry; attempt++) {
+        // The stamp is read first: anything written after it moves it again.
+        const stamp = await deps.stamps.read(searchStampKey(datasetId));
+        const stored = fromSources ? null : await openFromSnapshot(deps.store, datasetId);
+        if (stored === 'replaced') continue;
+        if (!stored) source = 'data items';
+        const candidate = stored ?? (await openFromSources(deps, datasetId, model));
+        candidate.stamp = stamp;
+        if ((await catchUp(candidate)).complete) entry = candidate;
+      }
+      if (!entry) throw new Error(`the search index of dataset ${datasetId} kept changing while it opened`);
       for (const write of queued) write(entry);
-      // Published in the same synchronous step as the replay: no write can fall in between.
+      deps.log.info(`search index of dataset ${datasetId} opened from its ${source} in ${now() - started} ms (${entry.items.size} items, ${entry.vectors?.size ?? 0} vectors)`);
+      // Published in the same synchronous step as the replay: no local write falls in between.
       entries.set(datasetId, entry);
+      maybeCompact(entry);
       return entry;
     } finally {
       pendingWrites.delete(datasetId);
     }
   }
 
-  async function get(datasetId: string, model: string): Promise<Entry> {
-    const existing = entries.get(datasetId);
-    if (existing && existing.model === model) return existing;
-    const key = `${datasetId}:${model}`;
-    let pending = loading.get(key);
+  function open(datasetId: string, model: string, fromSources = false): Promise<DatasetEntry> {
+    let pending = opening.get(datasetId);
     if (!pending) {
-      pending = load(datasetId, model).finally(() => loading.delete(key));
-      loading.set(key, pending);
+      pending = openEntry(datasetId, model, fromSources).finally(() => opening.delete(datasetId));
+      opening.set(datasetId, pending);
     }
     return pending;
   }
 
+  async function refresh(entry: DatasetEntry, stamp: string): Promise<void> {
+    const { complete, applied } = await catchUp(entry);
+    let behind = !complete;
+    // Nothing new although the stamp moved: this process's own write, changes long folded away,
+    // or the dataset was deleted (its stored index went with it).
+    if (complete && applied === 0) {
+      const meta = await deps.store.meta(entry.datasetId);
+      if (!meta && entry.snapshotSeq >= 0) {
+        if (entries.get(entry.datasetId) === entry) entries.delete(entry.datasetId);
+        return;
+      }
+      behind = (meta?.seq ?? 0) > entry.seq;
+    }
+    if (behind) await open(entry.datasetId, entry.model);
+    else entry.stamp = stamp;
+    maybeCompact(entry);
+  }
+
+  /** The dataset's entry, opened if needed and brought up to date with the log when its stamp moved. */
+  async function current(datasetId: string, model: string): Promise<DatasetEntry> {
+    let entry = entries.get(datasetId) ?? (await open(datasetId, model));
+    const stamp = await deps.stamps.read(searchStampKey(datasetId));
+    if (entry.stamp !== stamp) {
+      let pending = refreshing.get(datasetId);
+      if (!pending) {
+        pending = refresh(entry, stamp).finally(() => refreshing.delete(datasetId));
+        refreshing.set(datasetId, pending);
+      }
+      await pending;
+      entry = entries.get(datasetId) ?? (await open(datasetId, model));
+    }
+    // Searched with another model than the index holds and no logged switch explains it.
+    if (entry.model !== model) entry = await open(datasetId, model, true);
+    return entry;
+  }
+
+  async function append(datasetId: string, changes: IndexChange[]): Promise<number> {
+    const stored = changes.map(encodeChange);
+    const known = heads.get(datasetId);
+    let head = known && now() - known.readAt < HEAD_TRUST_MS ? known.seq : await readHead(datasetId);
+    for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+      const seq = Math.max(head, entries.get(datasetId)?.seq ?? 0) + 1;
+      if (await deps.store.tryAppend(datasetId, seq, stored, new Date(now()))) {
+        noteHead(datasetId, seq, false);
+        return seq;
+      }
+      head = await readHead(datasetId);
+    }
+    throw new Error(`could not number a change to the search index of dataset ${datasetId}`);
+  }
+
+  async function readHead(datasetId: string): Promise<number> {
+    const head = await deps.store.head(datasetId);
+    noteHead(datasetId, head, true);
+    return head;
+  }
+
+  /** Logs changes of one dataset, applies them here and tells the other processes. */
+  async function record(datasetId: string, changes: IndexChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const seq = await append(datasetId, changes);
+    const write = (entry: DatasetEntry) => {
+      if (entry.seq >= seq) return; // the log brought it already
+      for (const change of changes) entry.apply(change);
+      if (entry.seq === seq - 1) entry.seq = seq;
+    };
+    const loaded = entries.get(datasetId);
+    if (loaded) write(loaded);
+    pendingWrites.get(datasetId)?.push(write);
+    await deps.bumps.bump(searchStampKey(datasetId));
+    if (loaded) maybeCompact(loaded);
+  }
+
+  function byDataset<T extends { datasetId: string }>(rows: T[]): Map<string, T[]> {
+    const groups = new Map<string, T[]>();
+    for (const row of rows) {
+      const group = groups.get(row.datasetId);
+      if (group) group.push(row);
+      else groups.set(row.datasetId, [row]);
+    }
+    return groups;
+  }
+
+  async function loadCollections(teamId: string, entry: DatasetEntry): Promise<void> {
+    let pending = collectionLoads.get(entry);
+    if (!pending) {
+      const version = entry.collectionsVersion;
+      pending = deps.collections
+        .byDatasets(teamId, [entry.datasetId])
+        .then((list) => {
+          // A change applied meanwhile may not be in what was read: the next search reads again.
+          if (entry.collectionsVersion !== version) return;
+          entry.collections = new Map(list.map((c) => [c._id, { _id: c._id, name: c.name, forbid: c.forbid, sourceId: c.fileId ?? c.rawLink ?? c.externalFileId ?? c.externalFileUrl }]));
+        })
+        .finally(() => collectionLoads.delete(entry));
+      collectionLoads.set(entry, pending);
+    }
+    await pending;
+  }
+
   return {
-    warm: get,
+    /** Opens the dataset's index (start-up warm-up, first search). */
+    warm: async (datasetId: string, model: string): Promise<void> => void (await current(datasetId, model)),
     isLoaded: (datasetId: string) => entries.has(datasetId),
-    /** Written vectors reach loaded entries (unloaded datasets read them from MongoDB later). */
-    addVectors(rows: VectorRow[]) {
-      for (const row of rows) {
-        whenLoaded(row.datasetId, (entry) => {
-          if (entry.model === row.model) putVector(entry, row);
-        });
+
+    /** Up-to-date entries of the datasets, with their collections known (one read per dataset, then cached). */
+    async prepare(teamId: string, datasetIds: string[], model: string): Promise<DatasetEntry[]> {
+      const prepared = await Promise.all(datasetIds.map((id) => current(id, model)));
+      await Promise.all(prepared.map((entry) => (entry.collections ? undefined : loadCollections(teamId, entry))));
+      return prepared;
+    },
+
+    /** Collections by id for showing results; collections created since the cache was filled are read once. */
+    async collectionInfo(teamId: string, prepared: DatasetEntry[], ids: string[]): Promise<Map<string, CollectionInfo>> {
+      const find = () => new Map(prepared.flatMap((entry) => ids.flatMap((id) => (entry.collections?.has(id) ? [[id, entry.collections.get(id)!] as const] : []))));
+      let found = find();
+      if (found.size < new Set(ids).size) {
+        await Promise.all(prepared.map((entry) => loadCollections(teamId, entry)));
+        found = find();
       }
+      return found;
     },
-    removeVectors(datasetId: string, vectorIds: string[]) {
-      whenLoaded(datasetId, (entry) => {
-        for (const id of vectorIds) {
-          entry.vectors?.remove(id);
-          entry.owners.delete(id);
-        }
-      });
-    },
-    putItems(items: IndexedItem[]) {
-      for (const item of items) whenLoaded(item.datasetId, (entry) => putItem(entry, item));
-    },
-    removeItems(datasetId: string, ids: string[]) {
-      whenLoaded(datasetId, (entry) => {
-        for (const id of ids) removeItem(entry, id);
-      });
-    },
-    drop(datasetIds: string[]) {
-      for (const id of datasetIds) entries.delete(id);
-    },
-    /** Nearest items by their best index, best first (items of excluded collections left out). */
-    async vectorSearch(datasetIds: string[], model: string, query: number[], k: number, exclude: Set<string>): Promise<Hit[]> {
-      const best = new Map<string, Hit>();
-      for (const datasetId of datasetIds) {
-        const entry = await get(datasetId, model);
-        if (!entry.vectors || entry.vectors.dimensions !== query.length) continue;
-        const accept = (vectorId: string) => {
-          const item = entry.items.get(entry.owners.get(vectorId) ?? '');
-          return item !== undefined && !exclude.has(item.collectionId);
-        };
-        for (const hit of entry.vectors.search(query, k * 3, accept)) {
-          const item = entry.items.get(entry.owners.get(hit.id)!)!;
-          if ((best.get(item._id)?.score ?? Number.NEGATIVE_INFINITY) < hit.score) best.set(item._id, { item, score: hit.score });
+
+    // Writes: each after the database write it describes, awaited (the log is what other processes read).
+    addVectors: async (rows: VectorRow[]) => {
+      for (const [datasetId, group] of byDataset(rows)) {
+        for (const model of new Set(group.map((row) => row.model))) {
+          const vectors = group.filter((row) => row.model === model).map((row) => ({ id: row.id, dataId: row.dataId, vector: row.vector }));
+          await record(datasetId, [{ kind: 'putVectors', model, vectors }]);
         }
       }
-      return [...best.values()].sort((a, b) => b.score - a.score).slice(0, k);
     },
-    /** BM25 over the items holding at least one query token, with exact corpus statistics. */
-    async fullTextSearch(datasetIds: string[], model: string, tokens: string[], k: number, exclude: Set<string>): Promise<Hit[]> {
-      const hits: Hit[] = [];
-      for (const datasetId of datasetIds) {
-        const entry = await get(datasetId, model);
-        if (entry.items.size === 0) continue;
-        const candidateIds = new Set<string>();
-        for (const token of tokens) for (const id of entry.postings.get(token) ?? []) candidateIds.add(id);
-        const candidates = [...candidateIds].map((id) => entry.items.get(id)!).filter((item) => !exclude.has(item.collectionId));
-        const scores = bm25Scores(
-          tokens,
-          candidates.map((item) => ({ id: item._id, tokens: item.fullTextTokens })),
-          { totalDocs: entry.items.size, avgDocLength: entry.totalTokens / entry.items.size, docFrequency: (token) => entry.postings.get(token)?.size ?? 0 },
-        );
-        for (const { id, score } of scores) if (score > 0) hits.push({ item: entry.items.get(id)!, score });
+    removeVectors: (datasetId: string, ids: string[]) => (ids.length ? record(datasetId, [{ kind: 'removeVectors', ids }]) : Promise.resolve()),
+    putItems: async (items: (IndexedItem & { fullTextTokens?: readonly string[] })[]) => {
+      for (const [datasetId, group] of byDataset(items)) {
+        const plainItems = group.map(({ _id, collectionId, q, a, chunkIndex }) => ({ _id, datasetId, collectionId, q, a, chunkIndex }));
+        await record(datasetId, [{ kind: 'putItems', items: plainItems }]);
       }
-      return hits.sort((a, b) => b.score - a.score).slice(0, k);
     },
+    removeItems: (datasetId: string, ids: string[]) => record(datasetId, [{ kind: 'removeItems', ids }]),
+    removeCollections: async (collections: { _id: string; datasetId: string }[]) => {
+      for (const [datasetId, group] of byDataset(collections)) await record(datasetId, [{ kind: 'removeCollections', ids: group.map((c) => c._id) }]);
+    },
+    switchModel: (datasetId: string, model: string) => record(datasetId, [{ kind: 'switchModel', model }]),
+    /** A collection's name, source or forbid flag changed. */
+    collectionsChanged: (datasetId: string) => record(datasetId, [{ kind: 'collectionsChanged' }]),
+    async dropDataset(datasetId: string): Promise<void> {
+      await compactor.finished(datasetId);
+      await deps.store.dropDataset(datasetId);
+      entries.delete(datasetId);
+      heads.delete(datasetId);
+      await deps.bumps.bump(searchStampKey(datasetId));
+    },
+
+    // Searches by dataset ids (tests and tools); the search service works on prepared entries.
+    async vectorSearch(datasetIds: string[], model: string, query: number[], k: number, exclude: ReadonlySet<string>): Promise<Hit[]> {
+      const prepared = await Promise.all(datasetIds.map((id) => current(id, model)));
+      return vectorSearchIn(prepared, query, k, exclude);
+    },
+    async fullTextSearch(datasetIds: string[], model: string, tokens: string[], k: number, exclude: ReadonlySet<string>): Promise<Hit[]> {
+      const prepared = await Promise.all(datasetIds.map((id) => current(id, model)));
+      return fullTextSearchIn(prepared, tokens, k, exclude);
+    },
+
+    /** Waits for snapshot writes in progress (before the database closes). */
+    close: () => compactor.close(),
   };
+}
+
+/** Best hit per item over several datasets, best first. */
+export function vectorSearchIn(entries: DatasetEntry[], query: number[], k: number, exclude: ReadonlySet<string>): Hit[] {
+  const hits = entries.flatMap((entry) => entry.vectorSearch(query, k, exclude));
+  return hits.sort((a, b) => b.score - a.score).slice(0, k);
+}
+
+export function fullTextSearchIn(entries: DatasetEntry[], tokens: string[], k: number, exclude: ReadonlySet<string>): Hit[] {
+  const hits = entries.flatMap((entry) => entry.fullTextSearch(tokens, k, exclude));
+  return hits.sort((a, b) => b.score - a.score).slice(0, k);
 }
 
 export type DatasetIndex = ReturnType<typeof createDatasetIndex>;

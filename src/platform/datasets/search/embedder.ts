@@ -1,6 +1,6 @@
 import type { Config } from '../../../config.js';
-import { Errors } from '../../../infra/errors.js';
 import { createEmbeddingProvider } from '../../../infra/embeddings.js';
+import { Errors } from '../../../infra/errors.js';
 import type { ModelRegistry, VectorModel } from '../../system/model-types.js';
 
 export interface Embedder {

@@ -4,7 +4,8 @@ import { countTokens } from '../../../domain/token-count.js';
 import { rerank } from '../../../infra/rerank.js';
 import type { DatasetsContext } from '../context.js';
 import { uniqueBy } from '../plain.js';
-import type { IndexedItem } from './dataset-index.js';
+import type { DatasetEntry, IndexedItem } from './dataset-entry.js';
+import { fullTextSearchIn, vectorSearchIn } from './dataset-index.js';
 
 export const SEARCH_MODES = ['embedding', 'fullTextRecall', 'mixedRecall'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -60,20 +61,18 @@ type Scored = { data: IndexedItem; score: SearchResultItem['score'] };
  * rerank, similarity filter and a token budget. Shared by searchTest and the workflow node.
  */
 export function createSearchService(ctx: DatasetsContext) {
-  const { collections } = ctx.repos;
-
-  async function embeddingRecall(params: SearchParams, forbidden: Set<string>, k: number) {
+  async function embeddingRecall(params: SearchParams, entries: DatasetEntry[], forbidden: Set<string>, k: number) {
     const embedder = ctx.embedders().forModel(params.vectorModel);
     const { vectors, tokens } = await embedder.embed([params.text]);
-    const hits = await ctx.searchIndex.vectorSearch(params.datasetIds, params.vectorModel, vectors[0] ?? [], k, forbidden);
+    const hits = vectorSearchIn(entries, vectors[0] ?? [], k, forbidden);
     const list: Scored[] = hits.map((hit, index) => ({ data: hit.item, score: [{ type: 'embedding' as const, value: hit.score, index }] }));
     return { list, tokens };
   }
 
-  async function fullTextRecall(params: SearchParams, forbidden: Set<string>, k: number): Promise<Scored[]> {
+  function fullTextRecall(params: SearchParams, entries: DatasetEntry[], forbidden: Set<string>, k: number): Scored[] {
     const queryTokens = [...new Set(tokenizeForSearch(params.text))];
     if (queryTokens.length === 0) return [];
-    const hits = await ctx.searchIndex.fullTextSearch(params.datasetIds, params.vectorModel, queryTokens, k, forbidden);
+    const hits = fullTextSearchIn(entries, queryTokens, k, forbidden);
     return hits.map((hit, index) => ({ data: hit.item, score: [{ type: 'fullText' as const, value: hit.score, index }] }));
   }
 
@@ -113,11 +112,11 @@ export function createSearchService(ctx: DatasetsContext) {
 
   async function search(params: SearchParams): Promise<SearchOutcome> {
     const recall = RECALL[params.searchMode];
-    const forbidden = new Set(await collections.forbiddenIds(params.teamId, params.datasetIds));
-    const [embedded, fullText] = await Promise.all([
-      recall.embedding > 0 ? embeddingRecall(params, forbidden, recall.embedding) : Promise.resolve({ list: [] as Scored[], tokens: 0 }),
-      recall.fullText > 0 ? fullTextRecall(params, forbidden, recall.fullText) : Promise.resolve([] as Scored[]),
-    ]);
+    // The datasets' indexes, up to date with every process's writes, and their collections (cached).
+    const entries = await ctx.searchIndex.prepare(params.teamId, params.datasetIds, params.vectorModel);
+    const forbidden = new Set(entries.flatMap((entry) => [...entry.forbidden()]));
+    const embedded = recall.embedding > 0 ? await embeddingRecall(params, entries, forbidden, recall.embedding) : { list: [] as Scored[], tokens: 0 };
+    const fullText = recall.fullText > 0 ? fullTextRecall(params, entries, forbidden, recall.fullText) : [];
     let reranked: Scored[] = [];
     if (params.usingReRank) {
       const union = uniqueBy([...embedded.list, ...fullText], (item) => item.data._id);
@@ -134,7 +133,7 @@ export function createSearchService(ctx: DatasetsContext) {
     if (filterType) merged = merged.filter((item) => (item.score.find((s) => s.type === filterType)?.value ?? 0) >= params.similarity);
     const budgeted = withinBudget(merged, params.limit);
     return {
-      list: await toResultItems(params.teamId, budgeted),
+      list: await toResultItems(params.teamId, entries, budgeted),
       tokens: embedded.tokens,
       searchMode: params.searchMode,
       limit: params.limit,
@@ -144,8 +143,8 @@ export function createSearchService(ctx: DatasetsContext) {
     };
   }
 
-  async function toResultItems(teamId: string, items: Scored[]): Promise<SearchResultItem[]> {
-    const owners = new Map((await collections.byIds(teamId, [...new Set(items.map((item) => item.data.collectionId))])).map((c) => [c._id, c]));
+  async function toResultItems(teamId: string, entries: DatasetEntry[], items: Scored[]): Promise<SearchResultItem[]> {
+    const owners = await ctx.searchIndex.collectionInfo(teamId, entries, [...new Set(items.map((item) => item.data.collectionId))]);
     return items.map(({ data: doc, score }) => {
       const collection = owners.get(doc.collectionId);
       return {
@@ -155,7 +154,7 @@ export function createSearchService(ctx: DatasetsContext) {
         chunkIndex: doc.chunkIndex,
         datasetId: doc.datasetId,
         collectionId: doc.collectionId,
-        sourceId: collection?.fileId ?? collection?.rawLink ?? collection?.externalFileId ?? collection?.externalFileUrl,
+        sourceId: collection?.sourceId,
         sourceName: collection?.name ?? '',
         score,
       };

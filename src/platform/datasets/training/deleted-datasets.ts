@@ -18,7 +18,7 @@ export async function removeWritesOfDeletedDatasets(ctx: DatasetsContext, items:
     gone.add(datasetId);
     await trainings.deleteByDatasets(teamId, [datasetId]);
     await vectors.deleteByDatasets(teamId, [datasetId]);
-    ctx.searchIndex.drop([datasetId]);
+    await ctx.searchIndex.dropDataset(datasetId);
     await data.deleteByDatasets(teamId, [datasetId]);
   }
   return gone;
@@ -44,7 +44,7 @@ export async function removeWritesOfDeletedCollections(
     gone.add(collectionId);
     await trainings.deleteByCollections(teamId, [collectionId]);
     await vectors.deleteByCollections(teamId, [collectionId]);
-    ctx.searchIndex.drop([datasetId]);
+    await ctx.searchIndex.removeCollections([{ _id: collectionId, datasetId }]);
     await data.deleteByCollections(teamId, [collectionId]);
   }
   return gone;

@@ -106,7 +106,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       fullTextTokens: searchTokens(item.q, item.a),
     }));
     await data.insertNew(items);
-    ctx.searchIndex.putItems(items);
+    await ctx.searchIndex.putItems(items);
     await trainings.deleteByIds(entries.map(({ entry }) => entry.item._id));
   }
 

@@ -64,7 +64,7 @@ export function registerTrainingRoutes(app: FastifyInstance, ctx: DatasetsContex
       // Flag first, then switch: a crash in between leaves flagged items that a retry picks up.
       await data.markRebuilding(auth.teamId, dataset._id);
       await datasets.update(auth.teamId, dataset._id, { vectorModel: model.model });
-      ctx.searchIndex.drop([dataset._id]);
+      await ctx.searchIndex.switchModel(dataset._id, model.model);
       for (let i = 0; i < REBUILD_IN_FLIGHT; i++) {
         const next = await data.claimRebuilding(auth.teamId, dataset._id);
         if (!next) break;

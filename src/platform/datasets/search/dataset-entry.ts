@@ -1,0 +1,189 @@
+import { TextIndex } from '../../../domain/text-index.js';
+import { VectorIndex } from '../../../domain/vector-index.js';
+import { searchTokens } from '../data/data-writer.js';
+
+/** What search needs of a data item, kept in memory. */
+export interface IndexedItem {
+  _id: string;
+  datasetId: string;
+  collectionId: string;
+  q: string;
+  a: string;
+  chunkIndex: number;
+}
+
+export interface IndexedVector {
+  id: string;
+  /** The data item owning the vector. */
+  dataId: string;
+  vector: ArrayLike<number>;
+}
+
+/** What search shows of a collection (name and source), and whether it is excluded. */
+export interface CollectionInfo {
+  _id: string;
+  name: string;
+  forbid: boolean;
+  sourceId?: string;
+}
+
+/**
+ * One change to a dataset's search index, as written to the change log. Each sets or deletes
+ * keys, so replaying a run of changes in order gives the same state whatever part of the run
+ * was applied before (a process applies its own writes at once, then replays the log).
+ */
+export type IndexChange =
+  | { kind: 'putItems'; items: IndexedItem[] }
+  | { kind: 'removeItems'; ids: string[] }
+  | { kind: 'putVectors'; model: string; vectors: IndexedVector[] }
+  | { kind: 'removeVectors'; ids: string[] }
+  | { kind: 'removeCollections'; ids: string[] }
+  | { kind: 'switchModel'; model: string }
+  | { kind: 'collectionsChanged' };
+
+export interface Hit {
+  item: IndexedItem;
+  score: number;
+}
+
+/** Rows (items and vectors) a change touches: the measure of how far an entry is from its snapshot. */
+export function changeSize(change: IndexChange): number {
+  switch (change.kind) {
+    case 'putItems':
+      return change.items.length;
+    case 'putVectors':
+      return change.vectors.length;
+    case 'removeItems':
+    case 'removeVectors':
+    case 'removeCollections':
+      return change.ids.length;
+    default:
+      return 1;
+  }
+}
+
+/**
+ * The in-memory search index of one dataset: its items with a BM25 inverted index, the vectors
+ * of its current model, and (once a search needed them) its collections. No I/O here.
+ */
+export class DatasetEntry {
+  readonly items = new Map<string, IndexedItem>();
+  text = new TextIndex();
+  vectors: VectorIndex | undefined;
+  /** vector id → data item id. */
+  readonly owners = new Map<string, string>();
+  collections: Map<string, CollectionInfo> | undefined;
+  /** Moves with every collections change, so a read started before one is not kept. */
+  collectionsVersion = 0;
+  /** The last change of the log applied in order (changes are numbered from 1). */
+  seq = 0;
+  /** The change the stored snapshot ends with, and rows changed since (when to write a new one). */
+  snapshotSeq = 0;
+  rowsSinceSnapshot = 0;
+  /** The dataset's version stamp when the log was last read. */
+  stamp: string | undefined;
+
+  constructor(
+    readonly datasetId: string,
+    public model: string,
+  ) {}
+
+  putItem(item: IndexedItem, tokens: readonly string[] = searchTokens(item.q, item.a)): void {
+    this.items.set(item._id, item);
+    this.text.put(item._id, tokens);
+  }
+
+  putVector(row: IndexedVector): void {
+    if (row.vector.length === 0) return;
+    this.vectors ??= new VectorIndex(row.vector.length);
+    if (row.vector.length !== this.vectors.dimensions) return;
+    this.vectors.upsert(row.id, row.vector);
+    this.owners.set(row.id, row.dataId);
+  }
+
+  apply(change: IndexChange): void {
+    this.rowsSinceSnapshot += changeSize(change);
+    switch (change.kind) {
+      case 'putItems':
+        for (const item of change.items) this.putItem(item);
+        return;
+      case 'removeItems':
+        for (const id of change.ids) this.removeItem(id);
+        return;
+      case 'putVectors':
+        if (change.model === this.model) for (const row of change.vectors) this.putVector(row);
+        return;
+      case 'removeVectors':
+        for (const id of change.ids) this.removeVector(id);
+        return;
+      case 'removeCollections': {
+        const gone = new Set(change.ids);
+        const removed = new Set<string>();
+        for (const item of this.items.values()) if (gone.has(item.collectionId)) removed.add(item._id);
+        for (const id of removed) this.removeItem(id);
+        for (const [vectorId, dataId] of this.owners) if (removed.has(dataId)) this.removeVector(vectorId);
+        for (const id of gone) this.collections?.delete(id);
+        return;
+      }
+      case 'switchModel':
+        this.model = change.model;
+        this.vectors = undefined;
+        this.owners.clear();
+        return;
+      case 'collectionsChanged':
+        this.collections = undefined;
+        this.collectionsVersion += 1;
+        return;
+    }
+  }
+
+  /** Collections whose items search leaves out. */
+  forbidden(): Set<string> {
+    const ids = new Set<string>();
+    for (const collection of this.collections?.values() ?? []) if (collection.forbid) ids.add(collection._id);
+    return ids;
+  }
+
+  /** Items by their best vector, best first; items of excluded collections left out. */
+  vectorSearch(query: readonly number[], k: number, exclude: ReadonlySet<string>): Hit[] {
+    const vectors = this.vectors;
+    if (!vectors || vectors.dimensions !== query.length || k < 1) return [];
+    const wanted = k * 3;
+    if (exclude.size === 0) {
+      // Nothing excluded: a plain scan. Vectors whose item is gone (or not written yet) are
+      // dropped afterwards; only if they cost places does the filtered scan below run.
+      const hits = vectors.search(query, wanted);
+      const found = this.bestPerItem(hits);
+      if (hits.length < wanted || hits.every((hit) => this.items.has(this.owners.get(hit.id) ?? ''))) return found;
+    }
+    const accept = (vectorId: string) => {
+      const item = this.items.get(this.owners.get(vectorId) ?? '');
+      return item !== undefined && !exclude.has(item.collectionId);
+    };
+    return this.bestPerItem(vectors.search(query, wanted, accept));
+  }
+
+  fullTextSearch(tokens: readonly string[], k: number, exclude: ReadonlySet<string>): Hit[] {
+    const excluded = exclude.size === 0 ? undefined : (id: string) => exclude.has(this.items.get(id)?.collectionId ?? '');
+    return this.text.search(tokens, k, excluded).map((hit) => ({ item: this.items.get(hit.id)!, score: hit.score }));
+  }
+
+  private bestPerItem(hits: { id: string; score: number }[]): Hit[] {
+    const best = new Map<string, Hit>();
+    for (const hit of hits) {
+      const item = this.items.get(this.owners.get(hit.id) ?? '');
+      if (item && !best.has(item._id)) best.set(item._id, { item, score: hit.score });
+    }
+    return [...best.values()];
+  }
+
+  private removeItem(id: string): void {
+    this.items.delete(id);
+    this.text.remove(id);
+  }
+
+  private removeVector(id: string): void {
+    this.vectors?.remove(id);
+    this.owners.delete(id);
+  }
+}

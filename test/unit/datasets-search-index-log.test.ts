@@ -1,0 +1,211 @@
+import { describe, expect, it } from 'vitest';
+import type { VersionStamps } from '../../src/infra/version-stamps.js';
+import type { CollectionRepo } from '../../src/platform/datasets/collections/collection.repo.js';
+import type { DataRepo } from '../../src/platform/datasets/data/data.repo.js';
+import type { IndexedItem } from '../../src/platform/datasets/search/dataset-entry.js';
+import { createDatasetIndex } from '../../src/platform/datasets/search/dataset-index.js';
+import type { SnapshotPart, StoredChange } from '../../src/platform/datasets/search/index-codec.js';
+import type { IndexMeta, IndexStore } from '../../src/platform/datasets/search/index-store.repo.js';
+import type { VectorRepo, VectorRow } from '../../src/platform/datasets/search/vector.repo.js';
+
+/** The stored index in memory, with the semantics of index-store.repo.ts, shared by "processes". */
+function memoryStore() {
+  const meta = new Map<string, IndexMeta & { claimUntil?: number }>();
+  const segments = new Map<string, { datasetId: string; parts: SnapshotPart[] }>();
+  const changes = new Map<string, { datasetId: string; seq: number; at: Date; changes?: StoredChange[] }>();
+  const reads = { parts: 0, changesAfter: 0 };
+  const store: IndexStore = {
+    meta: async (datasetId) => {
+      const found = meta.get(datasetId);
+      return found ? { snapshot: found.snapshot, seq: found.seq, model: found.model, parts: found.parts } : null;
+    },
+    head: async (datasetId) => Math.max(meta.get(datasetId)?.seq ?? 0, ...[...changes.values()].filter((c) => c.datasetId === datasetId).map((c) => c.seq)),
+    tryAppend: async (datasetId, seq, stored, at) => {
+      if (changes.has(`${datasetId}:${seq}`)) return false;
+      changes.set(`${datasetId}:${seq}`, { datasetId, seq, at, changes: structuredClone(stored) });
+      return true;
+    },
+    changesAfter: async (datasetId, seq) => {
+      reads.changesAfter += 1;
+      return [...changes.values()].filter((c) => c.datasetId === datasetId && c.seq > seq).sort((x, y) => x.seq - y.seq).map((c) => ({ seq: c.seq, changes: structuredClone(c.changes) }));
+    },
+    parts: async (snapshot) => {
+      reads.parts += 1;
+      return structuredClone(segments.get(snapshot)?.parts ?? []);
+    },
+    claim: async (datasetId, model, now, until) => {
+      const found = meta.get(datasetId);
+      if (found && (found.claimUntil ?? 0) >= now.getTime()) return null;
+      const current = found ?? { snapshot: null, seq: 0, model, parts: 0 };
+      meta.set(datasetId, { ...current, claimUntil: until.getTime() });
+      return { snapshot: current.snapshot, seq: current.seq, model: current.model, parts: current.parts };
+    },
+    writeParts: async (datasetId, snapshot, parts) => void segments.set(snapshot, { datasetId, parts: structuredClone(parts) }),
+    publish: async (datasetId, previous, next) => {
+      const found = meta.get(datasetId);
+      const ok = found !== undefined && found.snapshot === previous.snapshot && found.seq === previous.seq;
+      meta.set(datasetId, ok ? { ...next } : { ...found!, claimUntil: undefined });
+      return ok;
+    },
+    release: async (datasetId) => {
+      const found = meta.get(datasetId);
+      if (found) found.claimUntil = undefined;
+    },
+    deleteSnapshot: async (snapshot) => void segments.delete(snapshot),
+    deleteSnapshotsExcept: async (datasetId, snapshot) => {
+      for (const [key, segment] of segments) if (segment.datasetId === datasetId && key !== snapshot) segments.delete(key);
+    },
+    foldChanges: async (datasetId, seq, before) => {
+      for (const [key, change] of changes) {
+        if (change.datasetId !== datasetId || change.seq > seq) continue;
+        if (change.at < before) changes.delete(key);
+        else change.changes = undefined;
+      }
+    },
+    dropDataset: async (datasetId) => {
+      for (const [key, change] of changes) if (change.datasetId === datasetId) changes.delete(key);
+      for (const [key, segment] of segments) if (segment.datasetId === datasetId) segments.delete(key);
+      meta.delete(datasetId);
+    },
+  };
+  return { store, reads, changes, segments };
+}
+
+/** Version stamps without a lease: every read sees the last bump. */
+function memoryStamps(): VersionStamps {
+  const values = new Map<string, string>();
+  let counter = 0;
+  return {
+    read: async (key) => values.get(key) ?? 'initial',
+    bump: async (...keys) => {
+      for (const key of keys) values.set(key, `v${++counter}`);
+    },
+    forget: () => undefined,
+  };
+}
+
+const item = (id: string, q: string, collectionId = 'c1'): IndexedItem => ({ _id: id, datasetId: 'd1', collectionId, q, a: '', chunkIndex: 0 });
+const vector = (id: string, dataId: string, values: number[]): VectorRow => ({ id, teamId: 't1', datasetId: 'd1', collectionId: 'c1', dataId, model: 'm', vector: values });
+
+/** Source repositories (the data items); `gate` holds the item stream halfway, like a slow load. */
+function sources(stored: { items: IndexedItem[]; vectors: VectorRow[] }, gate?: Promise<void>) {
+  const streamed = { items: 0 };
+  let started!: () => void;
+  const loading = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const data = {
+    async *streamDataset() {
+      streamed.items += 1;
+      started();
+      await gate;
+      yield* stored.items.map((entry) => ({ ...entry, fullTextTokens: undefined }));
+    },
+  } as unknown as DataRepo;
+  const vectors = {
+    async *streamDataset() {
+      yield* stored.vectors;
+    },
+  } as unknown as VectorRepo;
+  const collections = { byDatasets: async () => [] } as unknown as CollectionRepo;
+  return { data, vectors, collections, streamed, loading };
+}
+
+function process(shared: { store: IndexStore; stamps: VersionStamps }, source = sources({ items: [], vectors: [] }), options = {}) {
+  return createDatasetIndex({ ...source, ...shared, bumps: shared.stamps, log: { info: () => undefined, warn: () => undefined } }, { minRows: 1_000_000, maxChanges: 1_000_000, ...options });
+}
+
+const ids = (hits: { item: IndexedItem }[]) => hits.map((hit) => hit.item._id);
+const text = (index: ReturnType<typeof process>, token: string, model = 'm') => index.fullTextSearch(['d1'], model, [token], 10, new Set()).then(ids);
+
+describe('dataset search index: change log, snapshots, several processes', () => {
+  it('keeps writes made while the dataset opens from its data items', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const source = sources({ items: [item('old', 'alpha')], vectors: [vector('v-old', 'old', [1, 0])] }, gate);
+    const index = process({ store: memoryStore().store, stamps: memoryStamps() }, source);
+    const warming = index.warm('d1', 'm');
+    await source.loading;
+    await index.putItems([item('new', 'beta')]);
+    await index.addVectors([vector('v-new', 'new', [0, 1])]);
+    await index.removeItems('d1', ['old']);
+    release();
+    await warming;
+    expect(await text(index, 'beta')).toEqual(['new']);
+    expect(await text(index, 'alpha')).toEqual([]);
+    expect(ids(await index.vectorSearch(['d1'], 'm', [0, 1], 5, new Set()))).toEqual(['new']);
+  });
+
+  it('a write through one process is searchable in another once the stamp moved', async () => {
+    const shared = { store: memoryStore().store, stamps: memoryStamps() };
+    const writer = process(shared);
+    const reader = process(shared);
+    await reader.warm('d1', 'm');
+    await writer.putItems([item('x1', 'gamma')]);
+    await writer.addVectors([vector('vx1', 'x1', [1, 1])]);
+    expect(await text(reader, 'gamma')).toEqual(['x1']);
+    await writer.removeCollections([{ _id: 'c1', datasetId: 'd1' }]);
+    expect(await text(reader, 'gamma')).toEqual([]);
+    expect(await reader.vectorSearch(['d1'], 'm', [1, 1], 5, new Set())).toEqual([]);
+  });
+
+  it('numbers concurrent appends of two processes without gaps or repeats', async () => {
+    const memory = memoryStore();
+    const shared = { store: memory.store, stamps: memoryStamps() };
+    const [a, b, reader] = [process(shared), process(shared), process(shared)];
+    await reader.warm('d1', 'm');
+    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).putItems([item(`p${i}`, 'delta')])));
+    expect([...memory.changes.values()].map((c) => c.seq).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(await text(reader, 'delta')).toHaveLength(10);
+  });
+
+  it('a new process opens the snapshot plus the changes after it, without reading the data items', async () => {
+    const memory = memoryStore();
+    const shared = { store: memory.store, stamps: memoryStamps() };
+    const first = process(shared, sources({ items: [item('s1', 'epsilon')], vectors: [vector('vs1', 's1', [1, 0])] }));
+    await first.warm('d1', 'm'); // opened from the data items: a snapshot is written at once
+    await first.close();
+    const writer = process(shared);
+    await writer.putItems([item('s2', 'epsilon zeta')]);
+    const source = sources({ items: [], vectors: [] });
+    const restarted = process(shared, source);
+    expect((await text(restarted, 'epsilon')).sort()).toEqual(['s1', 's2']);
+    expect(ids(await restarted.vectorSearch(['d1'], 'm', [1, 0], 5, new Set()))).toEqual(['s1']);
+    expect(source.streamed.items).toBe(0);
+    expect(memory.reads.parts).toBe(1);
+  });
+
+  it('a process behind folded changes opens the newer snapshot and misses nothing', async () => {
+    const memory = memoryStore();
+    const shared = { store: memory.store, stamps: memoryStamps() };
+    const behind = process(shared);
+    await behind.warm('d1', 'm');
+    await behind.close(); // its first snapshot (empty) is written
+    const busy = process(shared, undefined, { minRows: 1, ratio: 0 });
+    await busy.warm('d1', 'm');
+    for (let i = 0; i < 5; i++) await busy.putItems([item(`b${i}`, 'eta')]);
+    await busy.close(); // snapshots written along the way fold the changes
+    expect([...memory.changes.values()].some((c) => c.changes === undefined)).toBe(true);
+    expect(memory.segments.size).toBe(1); // replaced snapshots are deleted
+    const partsRead = memory.reads.parts;
+    expect((await text(behind, 'eta')).sort()).toEqual(['b0', 'b1', 'b2', 'b3', 'b4']);
+    expect(memory.reads.parts).toBe(partsRead + 1);
+  });
+
+  it('a model switch empties the vectors until vectors of the new model arrive', async () => {
+    const shared = { store: memoryStore().store, stamps: memoryStamps() };
+    const writer = process(shared);
+    const reader = process(shared);
+    await reader.warm('d1', 'm');
+    await writer.putItems([item('m1', 'theta')]);
+    await writer.addVectors([vector('vm1', 'm1', [1, 0])]);
+    expect(ids(await reader.vectorSearch(['d1'], 'm', [1, 0], 5, new Set()))).toEqual(['m1']);
+    await writer.switchModel('d1', 'm2');
+    expect(await reader.vectorSearch(['d1'], 'm2', [1, 0], 5, new Set())).toEqual([]);
+    await writer.addVectors([{ ...vector('vm2', 'm1', [0, 1]), model: 'm2' }]);
+    expect(ids(await reader.vectorSearch(['d1'], 'm2', [0, 1], 5, new Set()))).toEqual(['m1']);
+    expect(await text(reader, 'theta', 'm2')).toEqual(['m1']);
+  });
+});
