@@ -1,5 +1,6 @@
 import type { PermissionResource } from '../../domain/permission.js';
 import { escapeRegex } from '../../infra/mongo.js';
+import { createTeamReadModel } from '../../infra/team-read-model.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import type { AppListDoc } from './apps.repo.js';
 import type { AppType } from './apps.schema.js';
@@ -56,60 +57,23 @@ const byListOrder = (a: ListedApp, b: ListedApp) => descending(a.updatedAt, b.up
  * through `changed` after writing, so the next request on any process loads again.
  */
 export function createAppListReadModel(deps: AppListReadModelDeps) {
-  const maxTeams = deps.maxTeams ?? 1000;
-  const maxAgeMs = deps.maxAgeMs ?? 5 * 60_000;
-  const now = deps.now ?? (() => Date.now());
-  const cache = new Map<string, { stamp: string; loadedAt: number; seq: number; list: TeamAppList }>();
-  const loading = new Map<string, { stamp: string; list: Promise<TeamAppList> }>();
-  let loads = 0;
-
-  async function build(teamId: string, stamp: string): Promise<TeamAppList> {
-    const seq = ++loads;
-    const loadedAt = now();
-    const { apps, rows } = await deps.load(teamId);
-    const listed = apps.map((doc) => {
-      const resource = deps.toResource(doc);
-      const updatedAt = doc.updateTime instanceof Date ? doc.updateTime.getTime() : Number.NEGATIVE_INFINITY;
-      return { doc, id: resource.id, parentId: resource.parentId, tmbId: resource.ownerTmbId, updatedAt, resource };
-    });
-    listed.sort(byListOrder);
-    const list = { apps: listed, byId: new Map(listed.map((app) => [app.id, app])), rows };
-    // A slower load of an older stamp never replaces a newer one.
-    const current = cache.get(teamId);
-    if (!current || current.seq < seq) {
-      cache.delete(teamId);
-      cache.set(teamId, { stamp, loadedAt, seq, list });
-      if (cache.size > maxTeams) cache.delete(cache.keys().next().value as string);
-    }
-    return list;
-  }
-
-  return {
-    /** The team's list as of now: the stamp is read first, so what is loaded after it is at least as new. */
-    async team(teamId: string): Promise<TeamAppList> {
-      const stamp = await deps.stamps.read(appListStampKey(teamId));
-      const hit = cache.get(teamId);
-      if (hit && hit.stamp === stamp && now() - hit.loadedAt < maxAgeMs) {
-        cache.delete(teamId);
-        cache.set(teamId, hit);
-        return hit.list;
-      }
-      // Concurrent misses on one stamp share one load.
-      const pending = loading.get(teamId);
-      if (pending && pending.stamp === stamp) return pending.list;
-      const list = build(teamId, stamp).finally(() => {
-        if (loading.get(teamId)?.list === list) loading.delete(teamId);
+  return createTeamReadModel<TeamAppList>({
+    stamps: deps.stamps,
+    stampKey: appListStampKey,
+    maxTeams: deps.maxTeams,
+    maxAgeMs: deps.maxAgeMs,
+    now: deps.now,
+    async load(teamId) {
+      const { apps, rows } = await deps.load(teamId);
+      const listed = apps.map((doc) => {
+        const resource = deps.toResource(doc);
+        const updatedAt = doc.updateTime instanceof Date ? doc.updateTime.getTime() : Number.NEGATIVE_INFINITY;
+        return { doc, id: resource.id, parentId: resource.parentId, tmbId: resource.ownerTmbId, updatedAt, resource };
       });
-      loading.set(teamId, { stamp, list });
-      return list;
+      listed.sort(byListOrder);
+      return { apps: listed, byId: new Map(listed.map((app) => [app.id, app])), rows };
     },
-
-    /** Called after every write that changes the team's list; resolves once every process will see it. */
-    changed: (teamId: string): Promise<void> => deps.stamps.bump(appListStampKey(teamId)),
-
-    /** How many teams are kept (tests). */
-    size: () => cache.size,
-  };
+  });
 }
 
 export type AppListReadModel = ReturnType<typeof createAppListReadModel>;
