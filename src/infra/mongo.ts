@@ -140,9 +140,3 @@ export async function upsertMany<T extends { _id: string }>(
 export function encodeMap(map: Record<string, string> | undefined | null): { k: string; v: string }[] {
   return Object.entries(map ?? {}).map(([k, v]) => ({ k, v }));
 }
-
-export function decodeMap(pairs: { k: string; v: string }[] | undefined | null): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of pairs ?? []) out[pair.k] = pair.v;
-  return out;
-}

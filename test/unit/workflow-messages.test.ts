@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, systemFirst } from '../../src/domain/workflow/messages.js';
 import { parseQuestionList, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
 import type { ChatValue } from '../../src/domain/workflow/types.js';
-import { decodeFromStorage, encodeForStorage } from '../../src/platform/chat/storage-codec.js';
+import { decodeFromStorage, encodeForStorage } from '../../src/infra/storage-codec.js';
 
 const text = (content: string): ChatValue => ({ type: 'text', text: { content } });
 

@@ -18,7 +18,7 @@ export interface ClusterIdentity {
 export interface AuthenticateOptions {
   /**
    * Accept refresh tokens as bearer. Only on /oauth/*: ks-console sends its refresh token as
-   * bearer while refreshing. On /kapis a refresh token is refused (DECISIONS.md).
+   * bearer while refreshing. On /kapis a refresh token is refused (docs/decisions.md#oauth).
    */
   allowRefreshToken: boolean;
 }

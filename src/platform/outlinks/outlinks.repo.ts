@@ -1,7 +1,7 @@
 /** The only code touching `outlinks` (share links and messaging-channel links). */
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
-import { decodeFromStorage, encodeForStorage } from '../chat/storage-codec.js';
+import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
 
 export const OUTLINKS = 'outlinks';
 export const OUTLINK_INDEXES: IndexDeclaration[] = [

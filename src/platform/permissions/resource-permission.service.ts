@@ -28,7 +28,7 @@
  * - `listCollaborators(teamId, doc)` → `[{ teamId, tmbId, permission, name, avatar }]` (what
  *   applies: the parent's list while a plain resource inherits live).
  * - `updateCollaborators(auth, doc, tmbIds, permission)`, `deleteCollaborator(auth, doc, tmbId)`:
- *   need manage (checked here); break inheritance as the contract infers.
+ *   need manage (checked here); break inheritance, as FastGPT does when a collaborator changes (docs/apps.md).
  * - `deleteAllFor(teamId, ids)`: drop the rows of deleted resources.
  * - `finishInterrupted(options)`: applies again the changes a crash interrupted (start-up,
  *   sweeps; registerTreeChangeResume in tree-change-resume.ts does both).

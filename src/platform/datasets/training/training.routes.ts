@@ -7,7 +7,7 @@ import type { DatasetsContext } from '../context.js';
 
 const tags = ['Dataset training'];
 const USER = ['session', 'apiKey'] as const;
-/** Rebuild items kept in flight; each finished one queues the next (contract §8.3). */
+/** Rebuild items kept in flight; each finished one queues the next (as the reference's rebuild; docs/datasets.md). */
 const REBUILD_IN_FLIGHT = 20;
 
 export function registerTrainingRoutes(app: FastifyInstance, ctx: DatasetsContext): void {
