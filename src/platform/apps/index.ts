@@ -61,7 +61,7 @@ export const appsServices = fp(
     const stamps = createVersionStamps(db, { leaseMs: 0 });
     const listChanged = (teamId: string) => stamps.bump(appListStampKey(teamId));
     const apps = createAppsRepo(db, listChanged);
-    const perms = createAppPermissionService(db, listChanged);
+    const perms = createAppPermissionService(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });
     const appList = createAppListReadModel({
       stamps,
       load: async (teamId) => ({ apps: await apps.listTeam(teamId), rows: await perms.rows.teamRows(teamId) }),

@@ -47,7 +47,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   const callSelf = createSelfCaller(app, outbound);
 
   const outLinks = app.outlinks;
-  const resources = createResourceAccess(db);
+  const resources = createResourceAccess(db, app.identity.teams.memberProfiles);
   const datasets = { authorize: (auth: AuthContext, datasetId: string, required: 'read') => resources.authDataset(auth, datasetId, required) };
   const access = createChatAccess({ repo, apps, datasets });
   const run = createChatRunService({

@@ -34,7 +34,7 @@ export function createDatasetsContext(app: FastifyInstance) {
     vectors: createVectorRepo(db),
     files: createFileRepo(db),
   };
-  const permissions = createDatasetPermissions(db, listChanged);
+  const permissions = createDatasetPermissions(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });
   const locks = createMongoLocks(db);
   const wakeListeners: (() => void)[] = [];
   return {

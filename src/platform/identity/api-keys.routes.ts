@@ -10,7 +10,7 @@ const tags = ['API keys'];
 export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const service = createApiKeysService({
     keys: app.identity.apiKeys,
-    access: createResourceAccess(app.mongo.db),
+    access: createResourceAccess(app.mongo.db, app.identity.teams.memberProfiles),
     prefix: () => String(app.models.catalog.systemEnv.openapiPrefix || 'fastgpt'),
   });
 

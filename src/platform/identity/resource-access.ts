@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { RequiredPermission } from '../../domain/permission.js';
 import { createAppPermissionService } from '../apps/app-permissions.js';
 import type { AuthContext } from '../auth/types.js';
+import type { MemberProfiles } from '../permissions/resource-permission.service.js';
 import { createDatasetPermissions } from '../datasets/datasets/dataset-auth.js';
 
 /**
@@ -9,10 +10,10 @@ import { createDatasetPermissions } from '../datasets/datasets/dataset-auth.js';
  * limit, training usage), through the shared resource-permission service the apps and
  * datasets modules use, so the rules are the same everywhere.
  */
-export function createResourceAccess(db: Db) {
+export function createResourceAccess(db: Db, memberProfiles: MemberProfiles) {
   // Each module declares its permission configuration once; these checks only read.
-  const apps = createAppPermissionService(db);
-  const datasets = createDatasetPermissions(db);
+  const apps = createAppPermissionService(db, { memberProfiles });
+  const datasets = createDatasetPermissions(db, { memberProfiles });
   return {
     authApp: (auth: AuthContext, appId: string, required: RequiredPermission, field = 'appId') => apps.authorize(auth, appId, required, field),
     authDataset: (auth: AuthContext, datasetId: string, required: RequiredPermission, field = 'datasetId') =>

@@ -9,7 +9,7 @@ const tags = ['teams, limits and usage'];
 
 /** Team limit checks, plan status and training usage records. */
 export async function teamRoutes(app: FastifyInstance): Promise<void> {
-  const access = createResourceAccess(app.mongo.db);
+  const access = createResourceAccess(app.mongo.db, app.identity.teams.memberProfiles);
   const usages = app.identity.usage;
 
   definePlatformRoute(app, {

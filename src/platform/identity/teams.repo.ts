@@ -1,3 +1,4 @@
+import { isObjectIdHex } from '../../infra/mongo.js';
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import type { TeamRole } from '../auth/types.js';
@@ -50,6 +51,13 @@ export const TEAM_INDEXES: IndexDeclaration[] = [
 export const DEFAULT_TEAM_AVATAR = '/icon/logo.svg';
 
 /** Writes that change who a member is (removal, role, status, team permission) bump the credential epoch. */
+/** A member as collaborator lists show it. */
+export interface MemberProfile {
+  name: string;
+  avatar: string;
+  active: boolean;
+}
+
 export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
   const teams = db.collection<TeamDoc>('teams');
   const members = db.collection<MemberDoc>('team_members');
@@ -57,6 +65,31 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
   const teamRow = (teamId: ObjectId, tmbId: ObjectId) => ({ resourceType: 'team' as const, teamId, tmbId, resourceId: { $exists: false } });
 
   return {
+    /**
+     * Names and avatars of team members (team_members.name, users.avatar), for the collaborator
+     * lists of the shared permission service (MemberProfiles).
+     */
+    async memberProfiles(teamId: string, tmbIds: string[]): Promise<Map<string, MemberProfile>> {
+      const ids = tmbIds.filter(isObjectIdHex);
+      if (ids.length === 0 || !isObjectIdHex(teamId)) return new Map();
+      const found = await members
+        .find({ _id: { $in: ids.map((id) => new ObjectId(id)) }, teamId: new ObjectId(teamId) }, { projection: { name: 1, userId: 1, status: 1, avatar: 1 } })
+        .toArray();
+      const userIds = found.map((m) => m.userId).filter((id): id is ObjectId => id instanceof ObjectId);
+      const users = userIds.length ? await db.collection('users').find({ _id: { $in: userIds } }, { projection: { avatar: 1 } }).toArray() : [];
+      const avatarOf = new Map(users.map((u) => [u._id.toHexString(), typeof u.avatar === 'string' ? u.avatar : '']));
+      const memberAvatar = (m: { avatar?: unknown }) => (typeof m.avatar === 'string' ? m.avatar : '');
+      return new Map(
+        found.map((m) => [
+          m._id.toHexString(),
+          {
+            name: typeof m.name === 'string' ? m.name : '',
+            avatar: (m.userId instanceof ObjectId ? avatarOf.get(m.userId.toHexString()) : undefined) ?? memberAvatar(m as { avatar?: unknown }),
+            active: m.status !== 'leave',
+          },
+        ]),
+      );
+    },
     findTeam: (id: ObjectId) => teams.findOne({ _id: id }),
     findMember: (id: ObjectId) => members.findOne({ _id: id }),
     findMemberOf: (teamId: ObjectId, userId: ObjectId) => members.findOne({ teamId, userId }),

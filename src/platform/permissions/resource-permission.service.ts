@@ -82,7 +82,11 @@ export interface ResourcePermissionOptions {
    * permission row of the team, failed or not: read models of the team's list bump their stamp.
    */
   onChange?: (teamId: string) => Promise<void>;
+  /** Names and avatars of team members for collaborator lists (the identity module's). */
+  memberProfiles: MemberProfiles;
 }
+
+export type MemberProfiles = (teamId: string, tmbIds: string[]) => Promise<Map<string, { name: string; avatar: string; active: boolean }>>;
 
 /** The caller fields the rules need; AuthContext satisfies it. */
 export interface PermissionCaller {
@@ -268,7 +272,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       const resource = toResource(doc);
       const live = !resource.isFolder && resource.inheritPermission && resource.parentId;
       const list = live ? ((await parentPermissions(teamId, resource.parentId))?.collaborators ?? []) : await rows.listByResource(teamId, resource.id);
-      const profiles = await rows.memberProfiles(teamId, list.map((c) => c.tmbId));
+      const profiles = await options.memberProfiles(teamId, list.map((c) => c.tmbId));
       return list
         .filter((c) => profiles.get(c.tmbId)?.active !== false)
         .map((c) => ({
@@ -308,7 +312,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     const id = doc._id.toHexString();
     const mine = await service.authorize(auth, id, 'manage', `${options.resourceType}Id`);
     if (tmbIds.includes(auth.tmbId)) throw Errors.forbidden('You cannot change your own permission');
-    const profiles = await rows.memberProfiles(auth.teamId, tmbIds);
+    const profiles = await options.memberProfiles(auth.teamId, tmbIds);
     const unknown = tmbIds.find((t) => !profiles.get(t)?.active);
     if (unknown) throw Errors.missingParams(`Invalid field 'tmbIds': ${unknown} is not a member of this team`);
     await tree.withTeamLock(auth.teamId, async () => {

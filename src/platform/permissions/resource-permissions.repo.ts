@@ -104,28 +104,6 @@ export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType
       if (resourceIds.length === 0) return;
       await rows.deleteMany({ ...scope(teamId), resourceId: { $in: resourceIds.map(oid) } });
     },
-
-    /** Names and avatars of team members (team_members.name, users.avatar), for collaborator lists. */
-    async memberProfiles(teamId: string, tmbIds: string[]): Promise<Map<string, { name: string; avatar: string; active: boolean }>> {
-      if (tmbIds.length === 0) return new Map();
-      const members = await db
-        .collection('team_members')
-        .find({ _id: { $in: tmbIds.map(oid) }, teamId: oid(teamId) }, { projection: { name: 1, userId: 1, status: 1, avatar: 1 } })
-        .toArray();
-      const userIds = members.map((m) => m.userId).filter((id): id is ObjectId => id instanceof ObjectId);
-      const users = userIds.length ? await db.collection('users').find({ _id: { $in: userIds } }, { projection: { avatar: 1 } }).toArray() : [];
-      const avatarOf = new Map(users.map((u) => [u._id.toHexString(), typeof u.avatar === 'string' ? u.avatar : '']));
-      return new Map(
-        members.map((m) => [
-          m._id.toHexString(),
-          {
-            name: typeof m.name === 'string' ? m.name : '',
-            avatar: (m.userId instanceof ObjectId ? avatarOf.get(m.userId.toHexString()) : undefined) ?? (typeof m.avatar === 'string' ? m.avatar : ''),
-            active: m.status !== 'leave',
-          },
-        ]),
-      );
-    },
   };
 }
 

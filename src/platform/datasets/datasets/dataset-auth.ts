@@ -2,7 +2,7 @@ import { type Db, ObjectId } from 'mongodb';
 import type { RequiredPermission, SerializedPermission } from '../../../domain/permission.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
-import { createResourcePermissionService } from '../../permissions/resource-permission.service.js';
+import { createResourcePermissionService, type MemberProfiles } from '../../permissions/resource-permission.service.js';
 import type { ResourceDoc } from '../../permissions/resource-tree.repo.js';
 import type { CollectionRecord, CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRecord, DataRepo } from '../data/data.repo.js';
@@ -21,14 +21,14 @@ export interface AuthorizedDataset {
  * dataset lists' version stamp): the shared service calls it after each of its writes
  * (collaborator rows, default permission, inheritance, moves, deleted datasets' rows).
  */
-export const createDatasetPermissions = (db: Db, onChange?: (teamId: string) => Promise<void>) =>
+export const createDatasetPermissions = (db: Db, deps: { memberProfiles: MemberProfiles; onChange?: (teamId: string) => Promise<void> }) =>
   createResourcePermissionService(db, {
     collection: 'datasets',
     resourceType: 'dataset',
     folderTypes: ['folder'],
     errors: { notFound: Errors.unExistDataset, forbidden: Errors.unAuthDataset },
     label: 'Dataset',
-    onChange,
+    ...deps,
   });
 
 export type DatasetPermissions = ReturnType<typeof createDatasetPermissions>;
