@@ -1,3 +1,4 @@
+import { createTeamPermissionRows } from '../permissions/resource-permissions.repo.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
@@ -32,20 +33,11 @@ export interface MemberDoc {
 }
 
 /** The team-level row of `resource_permissions` (no resourceId), as the reference stores it. */
-interface TeamPermissionDoc {
-  _id: ObjectId;
-  teamId: ObjectId;
-  tmbId: ObjectId;
-  resourceType: 'team';
-  permission: number;
-}
-
 export const TEAM_INDEXES: IndexDeclaration[] = [
   { collection: 'teams', key: { name: 1 } },
   { collection: 'teams', key: { ownerId: 1 } },
   { collection: 'team_members', key: { teamId: 1, userId: 1 }, options: { unique: true } },
   { collection: 'team_members', key: { userId: 1 } },
-  { collection: 'resource_permissions', key: { resourceType: 1, teamId: 1, tmbId: 1 } },
 ];
 
 export const DEFAULT_TEAM_AVATAR = '/icon/logo.svg';
@@ -61,8 +53,7 @@ export interface MemberProfile {
 export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
   const teams = db.collection<TeamDoc>('teams');
   const members = db.collection<MemberDoc>('team_members');
-  const permissions = db.collection<TeamPermissionDoc>('resource_permissions');
-  const teamRow = (teamId: ObjectId, tmbId: ObjectId) => ({ resourceType: 'team' as const, teamId, tmbId, resourceId: { $exists: false } });
+  const permissions = createTeamPermissionRows(db);
 
   return {
     /**
@@ -120,8 +111,8 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
     },
     async deleteMember(id: ObjectId): Promise<void> {
       const member = await members.deleteOne({ _id: id });
-      const rows = await permissions.deleteMany({ resourceType: 'team', tmbId: id });
-      await revokedIf(revocations, member.deletedCount + rows.deletedCount > 0);
+      const rows = await permissions.deleteForMember(id);
+      await revokedIf(revocations, member.deletedCount + rows > 0);
     },
     async updateMember(id: ObjectId, fields: Partial<Pick<MemberDoc, 'role' | 'status' | 'defaultTeam' | 'name'>>): Promise<void> {
       const result = await members.updateOne({ _id: id }, { $set: fields });
@@ -141,12 +132,10 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
       await teams.updateOne({ _id: id }, { $set: { [`limit.${field}`]: at } });
     },
     async teamPermissionOf(teamId: ObjectId, tmbId: ObjectId): Promise<number | undefined> {
-      const row = await permissions.findOne(teamRow(teamId, tmbId));
-      return row?.permission;
+      return permissions.find(teamId, tmbId);
     },
     async setTeamPermission(teamId: ObjectId, tmbId: ObjectId, permission: number): Promise<void> {
-      const result = await permissions.updateOne(teamRow(teamId, tmbId), { $set: { permission }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
-      await revokedIf(revocations, result.matchedCount + result.upsertedCount > 0);
+      await revokedIf(revocations, await permissions.set(teamId, tmbId, permission));
     },
   };
 }

@@ -108,3 +108,27 @@ export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType
 }
 
 export type ResourcePermissionsRepo = ReturnType<typeof createResourcePermissionsRepo>;
+
+/**
+ * A member's team-wide permission: the `resourceType: 'team'` rows (no `resourceId`), as the
+ * reference stores them. The identity module reads and writes them through this, so
+ * `resource_permissions` has one owner.
+ */
+export function createTeamPermissionRows(db: Db) {
+  const rows = db.collection<{ _id: ObjectId; teamId: ObjectId; tmbId: ObjectId; resourceType: 'team'; permission: number }>(RESOURCE_PERMISSIONS);
+  const teamRow = (teamId: ObjectId, tmbId: ObjectId) => ({ resourceType: 'team' as const, teamId, tmbId, resourceId: { $exists: false } });
+  return {
+    async find(teamId: ObjectId, tmbId: ObjectId): Promise<number | undefined> {
+      return (await rows.findOne(teamRow(teamId, tmbId)))?.permission;
+    },
+    /** Answers whether a row was written (a revoking change). */
+    async set(teamId: ObjectId, tmbId: ObjectId, permission: number): Promise<boolean> {
+      const result = await rows.updateOne(teamRow(teamId, tmbId), { $set: { permission }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
+      return result.matchedCount + result.upsertedCount > 0;
+    },
+    /** Answers how many rows went. */
+    async deleteForMember(tmbId: ObjectId): Promise<number> {
+      return (await rows.deleteMany({ resourceType: 'team', tmbId })).deletedCount;
+    },
+  };
+}
