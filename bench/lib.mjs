@@ -46,7 +46,9 @@ export async function startBenchEnvironment({ env = {}, build = true } = {}) {
   const database = process.env.MONGODB_URI ? null : await startLocalDatabase();
   const mongoUri = process.env.MONGODB_URI ?? `${database.uri}bench_${Date.now()}`;
   const port = await freePort();
-  const server = spawn(process.execPath, ['dist/server.js'], {
+  // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it exits (open it in Chrome DevTools).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const server = spawn(process.execPath, [...profile, 'dist/server.js'], {
     env: { ...process.env, ...BENCH_SECRETS, LOG_LEVEL: 'warn', NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', ...env, MONGODB_URI: mongoUri, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -5,6 +5,9 @@ import { isDuplicateKeyError } from './mongo.js';
 /** The collection of version stamps; every process of the deployment reads the same ones. */
 export const VERSION_STAMPS_COLLECTION = 'version_stamps';
 
+/** The lease of the app and dataset list stamps: writes that change a list wait this long. */
+export const LIST_STAMP_LEASE_MS = 100;
+
 export interface VersionStampsOptions {
   /**
    * How long a process trusts a stamp it has read without reading it again. A writer waits this

@@ -1,3 +1,4 @@
+import { LIST_STAMP_LEASE_MS } from '../../src/infra/version-stamps.js';
 import { type CommandStartedEvent, type Filter, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeRegex } from '../../src/infra/mongo.js';
@@ -111,6 +112,8 @@ describe('app list read model', () => {
     for (const body of [{ parentId: '' }, { parentId: folder }, { searchKey: 'bulk' }, { getRecentlyChat: true }]) {
       const first = await t.app.inject({ method: 'POST', url: '/api/core/app/list', headers: { token: tok.rita as string }, payload: body });
       let second = first;
+      // Past the stamp's lease, so the repeated list reads it once (inside the lease, not at all).
+      await new Promise((resolve) => setTimeout(resolve, LIST_STAMP_LEASE_MS + 20));
       t.app.mongo.client.on('commandStarted', onCommand);
       const commands = await commandsDuring(t.app, async () => {
         second = await t.app.inject({ method: 'POST', url: '/api/core/app/list', headers: { token: tok.rita as string }, payload: body });

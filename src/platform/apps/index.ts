@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
 import { Errors } from '../../infra/errors.js';
-import { createVersionStamps } from '../../infra/version-stamps.js';
+import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-stamps.js';
 import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
 import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
@@ -56,9 +56,10 @@ export const appsServices = fp(
   async function appsServices(app: FastifyInstance): Promise<void> {
     const db = app.mongo.db;
     app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...APP_INSERT_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
-    // Every write that changes a team's list (apps, permission rows) bumps its stamp; leaseMs 0:
-    // each list request reads the stamp, so the next one after a write sees it on every process.
-    const stamps = createVersionStamps(db, { leaseMs: 0 });
+    // Every write that changes a team's list (apps, permission rows) bumps its stamp. A list
+    // reads the stamp at most once per lease; a bump waits the lease out, so the next list after
+    // a write sees it on every process.
+    const stamps = createVersionStamps(db, { leaseMs: LIST_STAMP_LEASE_MS });
     const listChanged = (teamId: string) => stamps.bump(appListStampKey(teamId));
     const apps = createAppsRepo(db, listChanged);
     const perms = createAppPermissionService(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });

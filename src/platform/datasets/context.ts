@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
-import { createVersionStamps } from '../../infra/version-stamps.js';
+import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-stamps.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import type { ModelRegistry } from '../system/model-types.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
@@ -22,9 +22,9 @@ const SEARCH_STAMP_LEASE_MS = 1000;
 /** Everything the datasets services need, built once per app from explicit dependencies. */
 export function createDatasetsContext(app: FastifyInstance) {
   const db = app.mongo.db;
-  // leaseMs 0: each list request reads its team's stamp, so the next one after a write sees it
-  // on every process, and a write does not wait after bumping.
-  const stamps = createVersionStamps(db, { leaseMs: 0 });
+  // A list reads its team's stamp at most once per lease; a bump waits the lease out, so the next
+  // list after a write sees it on every process.
+  const stamps = createVersionStamps(db, { leaseMs: LIST_STAMP_LEASE_MS });
   const listChanged = (teamId: string) => stamps.bump(datasetListStampKey(teamId));
   const repos = {
     datasets: createDatasetRepo(db, listChanged),
