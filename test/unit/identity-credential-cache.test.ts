@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCredentialCache } from '../../src/platform/auth/credential-cache.js';
+import { createCredentialCache } from '../../src/infra/credential-cache.js';
 
 /** A cache over a fake epoch and clock; `resolved` counts the resolutions it asked for. */
 function setup(options: { maxEntries?: number; maxAgeMs?: number } = {}) {

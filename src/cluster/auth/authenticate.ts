@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { type ClusterClaims, TokenError } from '../oauth/jwt.js';
 import type { TokensService } from '../oauth/tokens.service.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
-import { CredentialCache } from './credential-cache.js';
+import { createCredentialCache } from '../../infra/credential-cache.js';
 
 /** Who is calling: a cluster user, or null for a request without credentials (anonymous). */
 export interface ClusterIdentity {
@@ -52,7 +52,12 @@ const FRESH_MARGIN_SECONDS = 5;
  */
 export function createAuthenticator(deps: { accounts: AccountsService; tokens: TokensService; stamps: VersionStamps; clock: Clock }) {
   const { accounts, tokens, stamps, clock } = deps;
-  const resolved = new CredentialCache<ResolvedBearer>();
+  // Kept while the accounts stamp is unchanged; no age limit (every cluster revocation bumps it).
+  const resolved = createCredentialCache<ResolvedBearer>({
+    epoch: { current: () => stamps.read(CLUSTER_STAMPS.accounts) },
+    now: () => clock.now().getTime(),
+    maxAgeMs: Number.POSITIVE_INFINITY,
+  });
 
   function checkTokenType(claims: ClusterClaims, options: AuthenticateOptions): void {
     if (claims.token_type !== 'access_token' && !options.allowRefreshToken) {
@@ -87,15 +92,9 @@ export function createAuthenticator(deps: { accounts: AccountsService; tokens: T
   }
 
   async function bearer(token: string, options: AuthenticateOptions): Promise<ClusterIdentity> {
-    // Read before the lookups: what they find is cached under the stamp they started from.
-    const stamp = await stamps.read(CLUSTER_STAMPS.accounts);
-    const cached = resolved.get(stamp, token);
-    if (cached && clearlyCurrent(cached.claims)) {
-      checkTokenType(cached.claims, options);
-      return cached.identity;
-    }
-    const result = await resolve(token, options);
-    resolved.set(stamp, token, result);
+    // The stamp is read before the lookups: what they find is cached under the one they started from.
+    const result = await resolved.get(token, () => resolve(token, options), (cached) => clearlyCurrent(cached.claims));
+    checkTokenType(result.claims, options);
     return result.identity;
   }
 

@@ -10,7 +10,7 @@ import type { CredentialEpoch } from '../identity/credential-epoch.js';
 import { verifySessionToken } from '../identity/session-token.js';
 import type { SessionsRepo } from '../identity/sessions.repo.js';
 import type { UsersRepo } from '../identity/users.repo.js';
-import { CREDENTIAL_CACHE_SIZE, createCredentialCache } from './credential-cache.js';
+import { CREDENTIAL_CACHE_SIZE, createCredentialCache } from '../../infra/credential-cache.js';
 import type { AuthContext, AuthKind, AuthResolver, PlatformAuthenticator } from './types.js';
 
 export { SESSION_COOKIE };

@@ -1,7 +1,6 @@
-import type { CredentialEpoch } from '../identity/credential-epoch.js';
-
 export interface CredentialCacheOptions {
-  epoch: Pick<CredentialEpoch, 'current'>;
+  /** The deployment-wide version every revoking write bumps (a leased version stamp). */
+  epoch: { current(): Promise<string> };
   now: () => number;
   /** Least recently used entries go first beyond this size. */
   maxEntries?: number;
@@ -22,8 +21,8 @@ export const CREDENTIAL_CACHE_SIZE = 10_000;
 export const CREDENTIAL_CACHE_MAX_AGE_MS = 60_000;
 
 /**
- * Resolved credentials of this process, trusted while the deployment's credential epoch is
- * the one they were resolved under. The epoch is read before resolving: a revoking write bumps
+ * Resolved credentials of this process (platform sessions, API keys and members; cluster bearer
+ * tokens), trusted while the deployment's credential epoch is the one they were resolved under. The epoch is read before resolving: a revoking write bumps
  * it after writing, so a resolution that could have missed the write carries an older epoch.
  */
 export function createCredentialCache<T>(options: CredentialCacheOptions) {
@@ -45,21 +44,22 @@ export function createCredentialCache<T>(options: CredentialCacheOptions) {
   return {
     /**
      * The value cached under `key` for the current epoch, else what `resolve` answers (cached
-     * unless null). A refusal thrown by `resolve` is never cached.
+     * unless null). A refusal thrown by `resolve` is never cached. A hit that `usable` refuses
+     * (say, a token close to its expiry) is resolved again.
      */
-    async get(key: string, resolve: () => Promise<T | null>): Promise<T | null> {
+    async get<R extends T | null>(key: string, resolve: () => Promise<R>, usable?: (value: T) => boolean): Promise<T | R> {
       const epoch = await options.epoch.current();
       const hit = entries.get(key);
       if (hit) {
         entries.delete(key);
         const age = options.now() - hit.storedAt;
-        if (hit.epoch === epoch && age >= 0 && age < maxAgeMs) {
+        if (hit.epoch === epoch && age >= 0 && age < maxAgeMs && (usable?.(hit.value) ?? true)) {
           entries.set(key, hit);
           return hit.value;
         }
       }
       const value = await resolve();
-      if (value !== null) store(key, epoch, value);
+      if (value !== null) store(key, epoch, value as T);
       return value;
     },
 
