@@ -70,3 +70,60 @@ export function startPeriodicTask(options: PeriodicTaskOptions): { stop(): void 
     },
   };
 }
+
+export interface RetryingTaskOptions {
+  /** Names the work in its log lines ("finishing interrupted dataset deletes"). */
+  name: string;
+  retry: BackoffOptions;
+  log: LoopLogger;
+  /** Told of every failure (metrics). */
+  onFailure?: (error: unknown) => void;
+  /**
+   * One attempt. Resolves `true` when there is more to do at once (the failure count starts
+   * again), anything else when the work is done. `pause` ends early when the task is stopped.
+   */
+  run: (control: { stopped: () => boolean; pause: (ms: number) => Promise<void> }) => Promise<unknown>;
+}
+
+/**
+ * Runs background work that must finish (start-up resumes, index warm-up) until it is done: a
+ * failure logs one readable line and is retried after an exponential backoff. `stop()` ends the
+ * waits at once and resolves when the attempt in progress has ended; a failure while stopping
+ * is not one.
+ */
+export function startRetryingTask(options: RetryingTaskOptions): { stop(): Promise<void> } {
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  const stopped = () => stopping;
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      timer.unref();
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  const running = (async () => {
+    for (let failures = 0; !stopping; ) {
+      try {
+        if ((await options.run({ stopped, pause })) !== true) return;
+        failures = 0;
+      } catch (error) {
+        if (stopping) return;
+        failures += 1;
+        options.onFailure?.(error);
+        const delay = backoffDelay(failures, options.retry);
+        options.log.warn(`${options.name} failed (${failures} in a row, next try in ${Math.round(delay / 1000)} s): ${describeError(error)}`);
+        await pause(delay);
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopping = true;
+      wake?.();
+      await running;
+    },
+  };
+}

@@ -115,5 +115,5 @@ export async function appsRoutes(api: FastifyInstance): Promise<void> {
   registerHttpPluginRoutes(api, core, deps, pluginContext.fetchOptions);
   registerTemplateRoutes(api);
   registerSystemPluginRoutes(api, core, deps);
-  registerPluginEndpoints(api, pluginContext);
+  registerPluginEndpoints(api);
 }

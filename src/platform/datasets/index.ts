@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { backoffDelay, startPeriodicTask } from '../../infra/backoff.js';
+import { startPeriodicTask, startRetryingTask } from '../../infra/backoff.js';
 import { describeError } from '../../infra/database-errors.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/resource-permissions.repo.js';
 import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
@@ -100,26 +100,20 @@ export const datasetsServices = fp(
         await ctx.searchIndex.warm(dataset.id, dataset.vectorModel);
       }
     };
+    let warmUp: { stop(): Promise<void> } | undefined;
     api.startup.add('datasets: warm search indexes', async () => {
-      void (async () => {
-        for (let failures = 0; !closing; ) {
-          try {
-            await warmAll();
-            return;
-          } catch (error) {
-            if (closing) return; // a load in progress ends with the client; not an error
-            failures += 1;
-            api.opsMetrics.databaseError('search-index-warm-up', error);
-            const delay = backoffDelay(failures, WARM_UP_RETRY);
-            api.log.warn(`warming the dataset search indexes failed (${failures} in a row, next try in ${Math.round(delay / 1000)} s): ${describeError(error)}`);
-            await new Promise((resolve) => setTimeout(resolve, delay).unref());
-          }
-        }
-      })();
+      warmUp = startRetryingTask({
+        name: 'warming the dataset search indexes',
+        retry: WARM_UP_RETRY,
+        log: api.log,
+        onFailure: (error) => api.opsMetrics.databaseError('search-index-warm-up', error),
+        run: warmAll,
+      });
     });
     // preClose: the worker finishes its batch while the database is still open.
     api.addHook('preClose', async () => {
       closing = true;
+      void warmUp?.stop();
       cleanup?.stop();
       await trainingWorker.stop();
       await ctx.searchIndex.close();

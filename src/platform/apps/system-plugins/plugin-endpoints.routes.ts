@@ -7,7 +7,6 @@ import { Errors } from '../../../infra/errors.js';
 import { isSelfCall, SELF_CALL_HEADER } from '../../../infra/self-call-token.js';
 import { z } from 'zod';
 import { definePlatformRoute, type PlatformRouteOptions } from '../../define-route.js';
-import type { SystemPluginContext } from './registry.js';
 import { fillTemplate, tfSwitch } from './text-plugins.js';
 
 const tags = ['system plugins'];
@@ -16,7 +15,7 @@ const FEEDBACK_RETRY_MS = 60_000;
 const methods: ['GET', 'POST'] = ['GET', 'POST'];
 const zValues = z.record(z.string(), z.unknown());
 
-export function registerPluginEndpoints(app: FastifyInstance, context: SystemPluginContext): void {
+export function registerPluginEndpoints(app: FastifyInstance): void {
   /** FastGPT's plugin templates call `/plugins/<name>`; the specification names `/plugins/<name>/index`: both are served. */
   const servePlugin = <S extends z.ZodType>(path: string, options: Omit<PlatformRouteOptions<S, [], unknown>, 'methods' | 'url' | 'auth' | 'raw'>) => {
     for (const url of [`${path}/index`, path]) definePlatformRoute(app, { ...options, methods, url, auth: [], raw: true });

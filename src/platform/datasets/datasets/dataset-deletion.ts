@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { backoffDelay, startPeriodicTask } from '../../../infra/backoff.js';
-import { describeError } from '../../../infra/database-errors.js';
+import { startPeriodicTask, startRetryingTask } from '../../../infra/backoff.js';
 import { finishDatasetDeletions } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 
@@ -15,50 +14,35 @@ const SWEEP_GRACE_MS = 5 * 60_000;
  * with backoff; then periodically, for deletions a database error stopped in a live process.
  */
 export function registerDatasetDeletionResume(api: FastifyInstance, ctx: DatasetsContext): void {
-  let closing = false;
+  let resume: { stop(): Promise<void> } | undefined;
   let sweep: { stop(): void } | undefined;
-  let running: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
+  let closing = false;
   const stopped = () => closing;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  const onFailure = (error: unknown) => api.opsMetrics.databaseError('dataset-delete-resume', error);
 
   api.startup.add('datasets: finish interrupted deletes', async () => {
-    running = (async () => {
-      for (let failures = 0; !closing; ) {
-        try {
-          const finished = await finishDatasetDeletions(ctx, { stopped });
-          if (finished > 0) api.log.info(`finished ${finished} interrupted dataset delete(s)`);
-          return;
-        } catch (error) {
-          if (closing) return;
-          failures += 1;
-          api.opsMetrics.databaseError('dataset-delete-resume', error);
-          const delay = backoffDelay(failures, RETRY);
-          api.log.warn(`finishing interrupted dataset deletes failed (${failures} in a row, next try in ${Math.round(delay / 1000)} s): ${describeError(error)}`);
-          await pause(delay);
-        }
-      }
-    })();
+    resume = startRetryingTask({
+      name: 'finishing interrupted dataset deletes',
+      retry: RETRY,
+      log: api.log,
+      onFailure,
+      run: async (control) => {
+        const finished = await finishDatasetDeletions(ctx, { stopped: control.stopped });
+        if (finished > 0) api.log.info(`finished ${finished} interrupted dataset delete(s)`);
+      },
+    });
     sweep = startPeriodicTask({
       name: 'unfinished dataset delete sweep',
       intervalMs: SWEEP_INTERVAL_MS,
       task: () => finishDatasetDeletions(ctx, { createdBefore: new Date(Date.now() - SWEEP_GRACE_MS), stopped }),
       log: api.log,
-      onFailure: (error) => api.opsMetrics.databaseError('dataset-delete-resume', error),
+      onFailure,
     });
   });
   // The current dataset's purge ends while the database is still open; the rest waits for the next start.
   api.addHook('preClose', async () => {
     closing = true;
     sweep?.stop();
-    wake?.();
-    await running;
+    await resume?.stop();
   });
 }
