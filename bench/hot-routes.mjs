@@ -9,8 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Fastify from 'fastify';
-import { BENCH_SECRETS, benchSeconds, measure, startBenchEnvironment } from './lib.mjs';
+import { againstLimit, BENCH_SECRETS, benchSeconds, measure, startBenchEnvironment, startLimit } from './lib.mjs';
 
 const duration = benchSeconds(5);
 const CONNECTIONS = [1, 16];
@@ -55,16 +54,6 @@ function nodeItems(count) {
       status: { capacity: { cpu: '8', memory: '32768000Ki', pods: '110' }, allocatable: { cpu: '8', memory: '32665600Ki', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v1.26.5', architecture: 'amd64' } },
     };
   });
-}
-
-/** A bare Fastify app answering each route's recorded bytes from memory: the limit. */
-async function startLimit(routes) {
-  const app = Fastify({ logger: false });
-  for (const [path, { contentType, bytes }] of Object.entries(routes)) {
-    app.route({ method: ['GET', 'POST'], url: path, handler: async (_request, reply) => reply.type(contentType).send(bytes) });
-  }
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  return { url, stop: () => app.close() };
 }
 
 const llm = await startFakeLlm();
@@ -124,12 +113,7 @@ try {
         const row = {
           route: item.name,
           connections,
-          'req/s': Math.round(ours.requestsPerSecond),
-          'p50 ms': ours.p50,
-          'p99 ms': ours.p99,
-          'limit req/s': Math.round(bare.requestsPerSecond),
-          'ratio to limit': (ours.requestsPerSecond / bare.requestsPerSecond).toFixed(3),
-          errors: ours.failures,
+          ...againstLimit(ours, bare),
         };
         rows.push(row);
         console.log(JSON.stringify(row));

@@ -146,3 +146,28 @@ export function report(name, ours, baseline) {
   console.log(JSON.stringify(row));
   return row;
 }
+
+/**
+ * "The limit": a bare Fastify route answering recorded bytes from memory. `routes` maps a path
+ * (`/*` for any) to the `{contentType, bytes}` our server answered there.
+ */
+export async function startLimit(routes) {
+  const app = Fastify({ logger: false });
+  for (const [path, { contentType, bytes }] of Object.entries(routes)) {
+    app.route({ method: ['GET', 'POST'], url: path, handler: async (_request, reply) => reply.type(contentType).send(bytes) });
+  }
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { url, stop: () => app.close() };
+}
+
+/** The figures a row reports for our route next to the limit's. */
+export function againstLimit(ours, limit) {
+  return {
+    'req/s': Math.round(ours.requestsPerSecond),
+    'p50 ms': ours.p50,
+    'p99 ms': ours.p99,
+    'limit req/s': Math.round(limit.requestsPerSecond),
+    'ratio to limit': (ours.requestsPerSecond / limit.requestsPerSecond).toFixed(3),
+    errors: ours.failures,
+  };
+}

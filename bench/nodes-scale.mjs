@@ -8,8 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Fastify from 'fastify';
-import { BENCH_SECRETS, benchSeconds, measure, startBenchEnvironment } from './lib.mjs';
+import { againstLimit, BENCH_SECRETS, benchSeconds, measure, startBenchEnvironment, startLimit } from './lib.mjs';
 
 const duration = benchSeconds(5);
 const CONNECTIONS = [1, 16];
@@ -69,14 +68,6 @@ function cliImport(mongoUri, kind, list) {
   console.log(`imported ${list.items.length} ${kind} in ${Date.now() - started} ms`);
 }
 
-/** A bare Fastify app answering the recorded bytes from memory: the limit. */
-async function startLimit(contentType, bytes) {
-  const app = Fastify({ logger: false });
-  app.get('/*', async (_request, reply) => reply.type(contentType).send(bytes));
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  return { url, stop: () => app.close() };
-}
-
 const env = await startBenchEnvironment({ env: { CLUSTER_REGISTER_HOST_NODE: 'false', TRAINING_WORKER: 'false' } });
 const rows = [];
 try {
@@ -92,7 +83,7 @@ try {
     const bytes = Buffer.from(await first.arrayBuffer());
     if (first.status !== 200) throw new Error(`${first.status} ${bytes.toString()}`);
     console.log(`first request after the import: ${Date.now() - started} ms, ${bytes.length} bytes`);
-    const limit = await startLimit(first.headers.get('content-type'), bytes);
+    const limit = await startLimit({ '/*': { contentType: first.headers.get('content-type'), bytes } });
     try {
       for (const connections of CONNECTIONS) {
         const ours = await measure({ url: `${env.url}${path}`, headers, duration, connections });
@@ -101,12 +92,7 @@ try {
           stored,
           page,
           connections,
-          'req/s': Math.round(ours.requestsPerSecond),
-          'p50 ms': ours.p50,
-          'p99 ms': ours.p99,
-          'limit req/s': Math.round(bare.requestsPerSecond),
-          'ratio to limit': (ours.requestsPerSecond / bare.requestsPerSecond).toFixed(3),
-          errors: ours.failures,
+          ...againstLimit(ours, bare),
         };
         rows.push(row);
         console.log(JSON.stringify(row));
