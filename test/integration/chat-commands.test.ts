@@ -1,3 +1,4 @@
+import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
 /**
  * Database commands of v1/chat/completions (issue 12 point 3): the chat path costs the app read
  * and the usage write, plus one chat read and the chat writes with a chatId; the published
@@ -25,7 +26,7 @@ let key: string;
 const CREDENTIAL_COLLECTIONS = new Set(['openapis', 'team_members', 'users']);
 const chatPath = (commands: RecordedCommand[]) =>
   commands
-    .filter((c) => !CREDENTIAL_COLLECTIONS.has(c.collection) && !(c.name === 'find' && c.collection === 'version_stamps'))
+    .filter((c) => !CREDENTIAL_COLLECTIONS.has(c.collection) && !(c.name === 'find' && c.key === CREDENTIALS_STAMP))
     .map((c) => `${c.name} ${c.collection}`)
     .sort();
 
