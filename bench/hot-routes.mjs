@@ -3,7 +3,8 @@
 //   - POST /api/core/app/list, 301 apps at the team root, read by a plain member with a session;
 //   - GET /kapis/.../nodes?limit=10&page=5, 1,000 stored nodes, with a bearer token;
 //   - POST /api/v1/chat/completions with an app-bound API key, against a local fake LLM.
-// Usage: npm run build && node bench/hot-routes.mjs  (BENCH_SECONDS, default 5)
+// Usage: npm run build && node bench/hot-routes.mjs  (BENCH_SECONDS, default 5; BENCH_ONLY=text
+// measures only the matching cases; BENCH_PROFILE_DIR=dir writes one CPU profile per measurement)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -12,6 +13,8 @@ import { join } from 'node:path';
 import { againstLimit, BENCH_SECRETS, benchSeconds, measure, startBenchEnvironment, startLimit } from './lib.mjs';
 
 const duration = benchSeconds(5);
+/** BENCH_ONLY: measure only the cases whose name contains it (seeding is the same). */
+const only = process.env.BENCH_ONLY;
 const CONNECTIONS = [1, 16];
 const APPS_AT_ROOT = 301;
 const NODES = 1000;
@@ -107,8 +110,9 @@ try {
   try {
     for (const item of cases) {
       for (const connections of CONNECTIONS) {
+        if (only && !item.name.includes(only)) continue;
         const request = { method: item.method, headers: item.headers, body: item.body, duration, connections };
-        const ours = await measure({ url: `${env.url}${item.path}`, ...request });
+        const ours = await env.profiled(() => measure({ url: `${env.url}${item.path}`, ...request }));
         const bare = await measure({ url: `${limit.url}${item.path}`, ...request });
         const row = {
           route: item.name,

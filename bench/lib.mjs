@@ -46,9 +46,10 @@ export async function startBenchEnvironment({ env = {}, build = true } = {}) {
   const database = process.env.MONGODB_URI ? null : await startLocalDatabase();
   const mongoUri = process.env.MONGODB_URI ?? `${database.uri}bench_${Date.now()}`;
   const port = await freePort();
-  // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it exits (open it in Chrome DevTools).
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const server = spawn(process.execPath, [...profile, 'dist/server.js'], {
+  // BENCH_PROFILE_DIR: the server runs under bench/profiled-server.mjs; `env.profiled(fn)` writes a
+  // V8 CPU profile of just that phase there (open it in Chrome DevTools).
+  const profiling = Boolean(process.env.BENCH_PROFILE_DIR);
+  const server = spawn(process.execPath, [profiling ? 'bench/profiled-server.mjs' : 'dist/server.js'], {
     env: { ...process.env, ...BENCH_SECRETS, LOG_LEVEL: 'warn', NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', ...env, MONGODB_URI: mongoUri, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -72,6 +73,18 @@ export async function startBenchEnvironment({ env = {}, build = true } = {}) {
     url,
     mongoUri,
     db: client.db(),
+    /** Runs `phase`, profiling the server meanwhile when BENCH_PROFILE_DIR is set. */
+    async profiled(phase) {
+      if (!profiling) return phase();
+      server.kill('SIGUSR2');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      try {
+        return await phase();
+      } finally {
+        server.kill('SIGUSR2');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    },
     stop: async () => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
