@@ -1,3 +1,4 @@
+import { AnswerMemo, type MemoisedAnswer } from '../../infra/answer-memo.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
 import { matchesFilter, sortComparator } from './filter-eval.js';
@@ -6,8 +7,9 @@ import { matchesCodeFilters, type NodeListPlan } from './node-query.js';
 import type { NodeIndexEntry, NodesRepo } from './nodes.repo.js';
 import type { NodeUsage, PodsRepo } from './pods.repo.js';
 
-/** Filtered, sorted views kept per snapshot (the least recently used goes first). */
+/** Filtered, sorted views and serialised pages kept per snapshot (the least recently used goes first). */
 const MAX_VIEWS = 64;
+const MAX_PAGES = 64;
 
 export interface NodePage {
   items: KubeNode[];
@@ -17,12 +19,13 @@ export interface NodePage {
 /**
  * One version of every stored node, with its pods' usage: the read model the list and the single
  * GET are served from. Immutable but for what it memoises: each node's rendered API object (shared
- * by every reply, never mutated) and the filtered, sorted view of each query.
+ * by every reply, never mutated), the filtered, sorted view of each query and each page's bytes.
  */
 export class NodeSnapshot {
   private readonly byName: Map<string, NodeIndexEntry>;
   private readonly rendered = new Map<string, KubeNode>();
   private readonly views = new Map<string, NodeIndexEntry[]>();
+  private readonly pages = new AnswerMemo(MAX_PAGES);
 
   constructor(
     readonly version: string,
@@ -64,6 +67,11 @@ export class NodeSnapshot {
     const { window } = plan;
     const selected = window.kind === 'all' ? view : window.kind === 'none' ? [] : view.slice(window.skip, window.skip + window.limit);
     return { items: selected.map((entry) => this.listed(entry)), totalItems: view.length };
+  }
+
+  /** A page as the route sends it: serialised once per query while this snapshot is current. */
+  pageAnswer(plan: NodeListPlan): MemoisedAnswer<NodePage> {
+    return { memo: this.pages, key: JSON.stringify([plan.filter, plan.codeFilters, plan.sort, plan.window]), compute: () => this.page(plan) };
   }
 
   /** One node as the single GET shows it: terminated pods count too (reference quirk). */

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { sendMemoised } from '../../infra/answer-memo.js';
 import { ClusterErrors } from '../../infra/errors.js';
 import type { QueryValue } from './node-query.js';
 import { nodeListQuerySchema, nodeListResponseSchema, nodeParamsSchema } from './nodes.schema.js';
@@ -24,7 +25,7 @@ export default async function nodesRoutes(app: FastifyInstance): Promise<void> {
         schema: { ...docs, summary: `List nodes (${group})`, querystring: nodeListQuerySchema, response: { 200: nodeListResponseSchema } },
         preValidation: async (request) => requireCaller(request, group, 'list'),
       },
-      async (request) => app.cluster.nodes.list(request.query as Record<string, QueryValue>),
+      async (request, reply) => sendMemoised(reply, await app.cluster.nodes.list(request.query as Record<string, QueryValue>)),
     );
     routes.get(
       `${base}/:name`,

@@ -1,3 +1,4 @@
+import { type MemoisedAnswer, NO_MEMO } from '../../infra/answer-memo.js';
 import { ClusterErrors, Errors } from '../../infra/errors.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import type { Clock } from '../clock.js';
@@ -62,13 +63,19 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
     return stored ? ((await renderFromDatabase([stored], true))[0] ?? null) : null;
   }
 
+  async function listFromDatabase(plan: NodeListPlan): Promise<NodeList> {
+    const { page, totalItems } = await pageFromDatabase(plan);
+    return { items: await renderFromDatabase(page, false), totalItems };
+  }
+
   return {
-    async list(query: Record<string, QueryValue>): Promise<NodeList> {
+    /** The list answer; from the index, a repeated query is sent as the bytes of its first answer. */
+    async list(query: Record<string, QueryValue>): Promise<MemoisedAnswer<NodeList>> {
       const plan = planNodeList(query);
-      if (plan.matchesNothing) return { items: [], totalItems: 0 };
-      if (!inDatabase) return (await index.current()).page(plan);
-      const { page, totalItems } = await pageFromDatabase(plan);
-      return { items: await renderFromDatabase(page, false), totalItems };
+      const fresh = (compute: () => NodeList | Promise<NodeList>) => ({ memo: NO_MEMO, key: '', compute });
+      if (plan.matchesNothing) return fresh(() => ({ items: [], totalItems: 0 }));
+      if (inDatabase) return fresh(() => listFromDatabase(plan));
+      return (await index.current()).pageAnswer(plan);
     },
 
     async get(name: string, context: NodeRouteContext): Promise<KubeNode> {

@@ -1,0 +1,62 @@
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { AnswerMemo, NO_MEMO, sendMemoised } from '../../src/infra/answer-memo.js';
+
+describe('AnswerMemo', () => {
+  it('keeps at most max answers, dropping the least recently used', () => {
+    const memo = new AnswerMemo(2);
+    memo.set('a', '1');
+    memo.set('b', '2');
+    expect(memo.get('a')).toBe('1'); // a is now the most recent
+    memo.set('c', '3');
+    expect(memo.get('b')).toBeUndefined();
+    expect(memo.get('a')).toBe('1');
+    expect(memo.get('c')).toBe('3');
+  });
+
+  it('keeps nothing when max is 0', () => {
+    NO_MEMO.set('a', '1');
+    expect(NO_MEMO.get('a')).toBeUndefined();
+  });
+});
+
+describe('sendMemoised', () => {
+  it('sends the bytes the route serializer writes, computing once per key', async () => {
+    const app = Fastify();
+    const memo = new AnswerMemo(4);
+    let computed = 0;
+    const schema = { response: { 200: { type: 'object', properties: { n: { type: 'number' }, kept: { type: 'string' } } } } };
+    app.get('/memo', { schema }, (_request, reply) =>
+      sendMemoised(reply, { memo, key: 'k', compute: () => ({ n: ++computed, kept: 'yes', dropped: 'not in the schema' }) }),
+    );
+    app.get('/plain', { schema }, () => ({ n: 1, kept: 'yes', dropped: 'not in the schema' }));
+    const plain = await app.inject({ method: 'GET', url: '/plain' });
+    const first = await app.inject({ method: 'GET', url: '/memo' });
+    const second = await app.inject({ method: 'GET', url: '/memo' });
+    expect(first.body).toBe(plain.body);
+    expect(first.headers['content-type']).toBe(plain.headers['content-type']);
+    expect(second.body).toBe(first.body);
+    expect(computed).toBe(1);
+    await app.close();
+  });
+
+  it('memoises nothing when computing fails', async () => {
+    const app = Fastify();
+    const memo = new AnswerMemo(4);
+    let calls = 0;
+    app.get('/memo', (_request, reply) =>
+      sendMemoised(reply, {
+        memo,
+        key: 'k',
+        compute: () => {
+          calls += 1;
+          if (calls === 1) throw new Error('first call fails');
+          return { ok: true };
+        },
+      }),
+    );
+    expect((await app.inject({ method: 'GET', url: '/memo' })).statusCode).toBe(500);
+    expect((await app.inject({ method: 'GET', url: '/memo' })).json()).toEqual({ ok: true });
+    await app.close();
+  });
+});
