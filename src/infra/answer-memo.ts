@@ -27,10 +27,12 @@ export class AnswerMemo {
 }
 
 /** What a handler answers when its answer may be memoised: the memo, the query's key, how to compute it. */
-export interface MemoisedAnswer<T = unknown> {
-  memo: AnswerMemo;
-  key: string;
-  compute: () => T | Promise<T>;
+export class MemoisedAnswer<T = unknown> {
+  constructor(
+    readonly memo: AnswerMemo,
+    readonly key: string,
+    readonly compute: () => T | Promise<T>,
+  ) {}
 }
 
 /** A memo that keeps nothing, for answers computed afresh every time. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { z } from 'zod';
+import { MemoisedAnswer, sendMemoised } from '../infra/answer-memo.js';
 import { Errors } from '../infra/errors.js';
 import { describeZodError } from '../infra/error-render.js';
 import { assertSafeInput } from '../infra/input-guard.js';
@@ -39,7 +40,8 @@ export interface PlatformRouteOptions<S extends z.ZodType | undefined, K extends
   /**
    * What the handler returns (the envelope's `data`, or the whole body of a raw route): compiled
    * into the route's serialiser, so it must declare every field a client reads, and open
-   * (`looseObject`, `unknown`) wherever the shape is open.
+   * (`looseObject`, `unknown`) wherever the shape is open. A handler may return a
+   * `MemoisedAnswer` (infra/answer-memo.ts): its envelope is serialised once per memo key.
    */
   response?: z.ZodType;
   /** The handler writes the reply itself (files, streams, plain JSON); no envelope. */
@@ -81,6 +83,8 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.out
 export function envelopeOf<T extends z.ZodType>(data: T) {
   return z.object({ code: z.number().int(), statusText: z.string(), message: z.string(), data });
 }
+
+const enveloped = (data: unknown) => ({ code: 200, statusText: '', message: '', data: data ?? null });
 
 /** Methods whose parameters are documented (and validated) as the query string; the others take a body. */
 const QUERY_METHODS = new Set<HTTPMethods>(['GET', 'HEAD', 'DELETE']);
@@ -127,7 +131,8 @@ export function definePlatformRoute<S extends z.ZodType | undefined, const K ext
         const parsed = input ? (inQuery ? request.query : request.body) : undefined;
         const data = await options.handler({ input: parsed, auth: request.platformCaller, request, reply } as never);
         if (options.raw || reply.sent) return reply;
-        return reply.send({ code: 200, statusText: '', message: '', data: data ?? null });
+        if (data instanceof MemoisedAnswer) return sendMemoised(reply, data, enveloped);
+        return reply.send(enveloped(data));
       },
     });
   }

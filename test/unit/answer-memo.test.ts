@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { AnswerMemo, NO_MEMO, sendMemoised } from '../../src/infra/answer-memo.js';
+import { AnswerMemo, MemoisedAnswer, NO_MEMO, sendMemoised } from '../../src/infra/answer-memo.js';
 
 describe('AnswerMemo', () => {
   it('keeps at most max answers, dropping the least recently used', () => {
@@ -27,7 +27,7 @@ describe('sendMemoised', () => {
     let computed = 0;
     const schema = { response: { 200: { type: 'object', properties: { n: { type: 'number' }, kept: { type: 'string' } } } } };
     app.get('/memo', { schema }, (_request, reply) =>
-      sendMemoised(reply, { memo, key: 'k', compute: () => ({ n: ++computed, kept: 'yes', dropped: 'not in the schema' }) }),
+      sendMemoised(reply, new MemoisedAnswer(memo, 'k', () => ({ n: ++computed, kept: 'yes', dropped: 'not in the schema' }))),
     );
     app.get('/plain', { schema }, () => ({ n: 1, kept: 'yes', dropped: 'not in the schema' }));
     const plain = await app.inject({ method: 'GET', url: '/plain' });
@@ -45,15 +45,14 @@ describe('sendMemoised', () => {
     const memo = new AnswerMemo(4);
     let calls = 0;
     app.get('/memo', (_request, reply) =>
-      sendMemoised(reply, {
-        memo,
-        key: 'k',
-        compute: () => {
+      sendMemoised(
+        reply,
+        new MemoisedAnswer(memo, 'k', () => {
           calls += 1;
           if (calls === 1) throw new Error('first call fails');
           return { ok: true };
-        },
-      }),
+        }),
+      ),
     );
     expect((await app.inject({ method: 'GET', url: '/memo' })).statusCode).toBe(500);
     expect((await app.inject({ method: 'GET', url: '/memo' })).json()).toEqual({ ok: true });

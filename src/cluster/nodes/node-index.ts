@@ -1,4 +1,4 @@
-import { AnswerMemo, type MemoisedAnswer } from '../../infra/answer-memo.js';
+import { AnswerMemo, MemoisedAnswer } from '../../infra/answer-memo.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
 import { matchesFilter, sortComparator } from './filter-eval.js';
@@ -71,7 +71,7 @@ export class NodeSnapshot {
 
   /** A page as the route sends it: serialised once per query while this snapshot is current. */
   pageAnswer(plan: NodeListPlan): MemoisedAnswer<NodePage> {
-    return { memo: this.pages, key: JSON.stringify([plan.filter, plan.codeFilters, plan.sort, plan.window]), compute: () => this.page(plan) };
+    return new MemoisedAnswer(this.pages, JSON.stringify([plan.filter, plan.codeFilters, plan.sort, plan.window]), () => this.page(plan));
   }
 
   /** One node as the single GET shows it: terminated pods count too (reference quirk). */

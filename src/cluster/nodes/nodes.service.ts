@@ -1,4 +1,4 @@
-import { type MemoisedAnswer, NO_MEMO } from '../../infra/answer-memo.js';
+import { MemoisedAnswer, NO_MEMO } from '../../infra/answer-memo.js';
 import { ClusterErrors, Errors } from '../../infra/errors.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import type { Clock } from '../clock.js';
@@ -72,7 +72,7 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
     /** The list answer; from the index, a repeated query is sent as the bytes of its first answer. */
     async list(query: Record<string, QueryValue>): Promise<MemoisedAnswer<NodeList>> {
       const plan = planNodeList(query);
-      const fresh = (compute: () => NodeList | Promise<NodeList>) => ({ memo: NO_MEMO, key: '', compute });
+      const fresh = (compute: () => NodeList | Promise<NodeList>) => new MemoisedAnswer(NO_MEMO, '', compute);
       if (plan.matchesNothing) return fresh(() => ({ items: [], totalItems: 0 }));
       if (inDatabase) return fresh(() => listFromDatabase(plan));
       return (await index.current()).pageAnswer(plan);
