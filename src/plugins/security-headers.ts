@@ -27,19 +27,23 @@ export default fp(
       xFrameOptions: { action: 'deny' },
     });
 
+    // The few origins allowed credentials get that header from a hook of their own, added before
+    // the CORS plugin's, which answers preflights itself.
     const credentialed = new Set(config.CORS_ORIGINS.map((origin) => origin.replace(/\/$/, '')));
+    if (credentialed.size > 0) {
+      app.addHook('onRequest', async (request, reply) => {
+        if (credentialed.has(request.headers.origin ?? '')) reply.header('access-control-allow-credentials', 'true');
+      });
+    }
+    // Static options: @fastify/cors normalises a delegator's options on every request.
     await app.register(cors, {
-      delegator: (request, callback) => {
-        callback(null, {
-          origin: true,
-          credentials: credentialed.has(request.headers.origin ?? ''),
-          methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-          exposedHeaders: ['x-request-id', 'retry-after'],
-          // Any OPTIONS is a preflight: non-browser clients probing with OPTIONS get 204 too.
-          strictPreflight: false,
-          maxAge: 600,
-        });
-      },
+      origin: true,
+      credentials: false,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      exposedHeaders: ['x-request-id', 'retry-after'],
+      // Any OPTIONS is a preflight: non-browser clients probing with OPTIONS get 204 too.
+      strictPreflight: false,
+      maxAge: 600,
     });
   },
   { name: 'security-headers' },
