@@ -38,10 +38,11 @@ async function toServedDocument(request: FastifyRequest, reply: FastifyReply) {
  * page's CSP and swagger-ui's internals stay inside this scope.
  */
 export default async function docsPlugin(app: FastifyInstance) {
-  // Helmet reads a route's `config.helmet` on each request (its own onRoute hook, which maps the
-  // `helmet` route option there, has already run): every docs route gets the page CSP.
+  // The security headers read a route's `config.securityHeaders` (plugins/security-headers.ts):
+  // every docs route gets the page CSP.
+  const pageHeaders = { contentSecurityPolicy: DOCS_CSP };
   app.addHook('onRoute', (route) => {
-    route.config = { ...(route.config ?? {}), helmet: { contentSecurityPolicy: DOCS_CSP } } as typeof route.config;
+    route.config = { ...(route.config ?? {}), securityHeaders: pageHeaders } as typeof route.config;
   });
   // swagger-ui requires @fastify/swagger. When the document is produced another way, a static
   // stand-in satisfies it here; its content is never served (see toServedDocument).

@@ -1,7 +1,17 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import helmet, { type HelmetOptions } from 'helmet';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Helmet options of this route, over the global ones (the docs page's CSP). */
+    securityHeaders?: HelmetOptions;
+  }
+}
+
+type HeaderSetter = (request: IncomingMessage, response: ServerResponse, next: (error?: Error) => void) => void;
 
 /**
  * Headers on every response of both APIs, errors and 404s included.
@@ -18,14 +28,27 @@ import fp from 'fastify-plugin';
 export default fp(
   async function securityHeadersPlugin(app: FastifyInstance) {
     const config = app.config;
-    await app.register(helmet, {
-      global: true,
+    const options: HelmetOptions = {
       contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
       crossOriginResourcePolicy: { policy: 'cross-origin' },
       referrerPolicy: { policy: 'no-referrer' },
       strictTransportSecurity: config.HSTS_MAX_AGE_SECONDS > 0 ? { maxAge: config.HSTS_MAX_AGE_SECONDS, includeSubDomains: false } : false,
       xFrameOptions: { action: 'deny' },
-    });
+    };
+    // Helmet's middleware is built once per configuration (@fastify/helmet built it per request),
+    // then applied to each response, 404s and errors included (onRequest runs for them all).
+    const global = helmet(options) as HeaderSetter;
+    const ofRoute = new WeakMap<HelmetOptions, HeaderSetter>();
+    const setterFor = (own: HelmetOptions | undefined): HeaderSetter => {
+      if (!own) return global;
+      let setter = ofRoute.get(own);
+      if (!setter) {
+        setter = helmet({ ...options, ...own } as HelmetOptions) as HeaderSetter;
+        ofRoute.set(own, setter);
+      }
+      return setter;
+    };
+    app.addHook('onRequest', (request, reply, done) => setterFor(request.routeOptions.config.securityHeaders)(request.raw, reply.raw, done));
 
     // The few origins allowed credentials get that header from a hook of their own, added before
     // the CORS plugin's, which answers preflights itself.
