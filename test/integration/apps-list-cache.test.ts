@@ -1,11 +1,12 @@
 import { LIST_STAMP_LEASE_MS } from '../../src/infra/version-stamps.js';
-import { type CommandStartedEvent, type Filter, ObjectId } from 'mongodb';
+import { type CommandStartedEvent, type Document, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeRegex } from '../../src/infra/mongo.js';
 import { createVersionStamps, type VersionStamps } from '../../src/infra/version-stamps.js';
 import { appListStampKey, createAppListReadModel } from '../../src/platform/apps/app-list.read-model.js';
-import { type AppDoc, LIST_PROJECTION } from '../../src/platform/apps/apps.repo.js';
+import { type AppListDoc, LIST_PROJECTION } from '../../src/platform/apps/apps.repo.js';
 import { CHAT_APP_TYPES } from '../../src/platform/apps/apps.schema.js';
+import { plain } from '../../src/platform/datasets/plain.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring } from '../helpers/command-counter.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -55,21 +56,22 @@ afterAll(() => t?.close());
 async function formerList(name: string, input: { parentId?: string | null; type?: string | string[]; searchKey?: string; getRecentlyChat?: boolean }) {
   const caller = who[name] as (typeof who)['boss'];
   const auth = { teamId, tmbId: caller.tmbId, role: caller.role, teamPermission: caller.teamPermission, isRoot: false };
-  const filter: Filter<AppDoc> = { teamId: new ObjectId(teamId) };
+  const filter: Document = { teamId: new ObjectId(teamId) };
   const parentId = input.getRecentlyChat || input.searchKey ? undefined : input.parentId;
   if (parentId !== undefined) filter.parentId = parentId === null ? null : new ObjectId(parentId);
   const types = input.getRecentlyChat ? [...CHAT_APP_TYPES] : input.type === undefined ? undefined : [input.type].flat();
-  if (types) filter.type = { $in: types as AppDoc['type'][] };
+  if (types) filter.type = { $in: types };
   if (input.searchKey) filter.$or = [{ name: { $regex: escapeRegex(input.searchKey), $options: 'i' } }, { intro: { $regex: escapeRegex(input.searchKey), $options: 'i' } }];
-  const docs = await t.app.mongo.db
-    .collection<AppDoc>('apps')
+  const stored = await t.app.mongo.db
+    .collection('apps')
     .find(filter, { projection: LIST_PROJECTION, sort: { updateTime: -1, _id: -1 }, limit: input.searchKey ? 20 : 1000 })
     .toArray();
+  const docs = stored.map((doc) => plain(doc) as unknown as AppListDoc);
   const perms = t.app.apps.deps.perms;
   const parent = input.parentId ? await perms.tree.findById(input.parentId) : null;
   const resolved = await perms.resolveMany(auth, docs, parent ? [parent] : []);
   const out = docs
-    .map((doc) => ({ id: doc._id.toHexString(), ...resolved.get(doc._id.toHexString()) }))
+    .map((doc) => ({ id: doc._id, ...resolved.get(doc._id) }))
     .filter((x) => x.permission?.hasReadPer)
     .map((x) => [x.id, x.permission?.value, x.defaultPermission]);
   return input.getRecentlyChat ? out.slice(0, 15) : out;

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeRegex } from '../../src/infra/mongo.js';
 import { createVersionStamps } from '../../src/infra/version-stamps.js';
 import type { ListedDataset } from '../../src/platform/datasets/datasets/dataset.repo.js';
-import { toResourceDoc } from '../../src/platform/datasets/datasets/dataset-auth.js';
 import { createDatasetListReadModel, datasetListStampKey } from '../../src/platform/datasets/datasets/dataset-list.read-model.js';
 import { modelView } from '../../src/platform/datasets/model-view.js';
 import { plain } from '../../src/platform/datasets/plain.js';
@@ -81,7 +80,7 @@ async function formerList(auth: PermissionCaller, input: Query) {
   }
   const docs = await t.app.mongo.db.collection('datasets').find(filter).sort({ updateTime: -1, _id: -1 }).toArray();
   const items = docs.map((doc) => plain(doc) as unknown as ListedDataset);
-  const resolved = await ctx().permissions.resolveMany(auth, items.map(toResourceDoc));
+  const resolved = await ctx().permissions.resolveMany(auth, items);
   return items.flatMap((item) => {
     const found = resolved.get(item._id);
     if (!found?.permission.hasReadPer) return [];
@@ -147,7 +146,7 @@ describe('dataset list read model', () => {
       const all = await api.ok<{ _id: string }[]>(api.get('/core/dataset/allDataset'));
       // Every readable non-folder dataset of the team, newest first (the former unfiltered query).
       const docs = await t.app.mongo.db.collection('datasets').find({ teamId: new ObjectId(teamId), type: { $ne: 'folder' } }).sort({ updateTime: -1, _id: -1 }).toArray();
-      const resolved = await ctx().permissions.resolveMany(auth, docs.map((doc) => toResourceDoc(plain(doc) as unknown as ListedDataset)));
+      const resolved = await ctx().permissions.resolveMany(auth, docs.map((doc) => plain(doc) as unknown as ListedDataset));
       const readable = docs.filter((doc) => resolved.get(doc._id.toHexString())?.permission.hasReadPer).map((doc) => doc._id.toHexString());
       expect(all.map((item) => item._id)).toEqual(readable);
       expect(readable.length).toBeGreaterThan(name === 'boss' ? 6 : 2);
@@ -224,7 +223,6 @@ describe('read model policy', () => {
         loaded.push(team);
         return { datasets: [], rows: new Map() };
       },
-      toResourceDoc,
       toResource: ctx().permissions.toResource,
       maxTeams: 2,
       maxAgeMs: 1000,

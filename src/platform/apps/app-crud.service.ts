@@ -26,10 +26,10 @@ function visiblePluginData(pluginData: App['pluginData'], canWrite: boolean): Ap
 /** The detail shape: the stored app plus the caller's permission, ids as text. */
 export function presentApp(app: App, permission: unknown, defaultPermission: number, canWrite: boolean) {
   return {
-    _id: app._id.toHexString(),
-    parentId: app.parentId ? app.parentId.toHexString() : null,
-    teamId: app.teamId.toHexString(),
-    tmbId: app.tmbId.toHexString(),
+    _id: app._id,
+    parentId: app.parentId || null,
+    teamId: app.teamId,
+    tmbId: app.tmbId,
     type: app.type,
     version: app.version,
     name: app.name,
@@ -142,7 +142,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       if (wantsPermission && ![0, 4, 6, 7].includes(input.defaultPermission as number)) {
         throw Errors.missingParams(`Invalid field 'defaultPermission': must be one of 0, 4, 6, 7`);
       }
-      const currentParent = doc.parentId ? doc.parentId.toHexString() : null;
+      const currentParent = doc.parentId || null;
       if (input.parentId !== undefined && input.parentId !== currentParent) await deps.perms.move(auth, doc, input.parentId);
       if (wantsPermission) {
         const fresh = (await deps.perms.tree.findById(input.appId)) ?? doc;
@@ -176,7 +176,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       await core.authorize(auth, appId, 'write');
       core.assertTeam(auth, 'write');
       const source = await core.load(auth, appId);
-      const parentId = source.parentId ? source.parentId.toHexString() : null;
+      const parentId = source.parentId || null;
       await core.assertWritableParent(auth, parentId);
       const { apiSchemaStr, customHeaders, pluginUniId } = source.pluginData ?? {};
       const id = await core.insertApp(auth, {
@@ -202,7 +202,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
         return {};
       }
       const id = await core.insertApp(auth, {
-        parentId: app.parentId ? app.parentId.toHexString() : null,
+        parentId: app.parentId || null,
         name: `${app.name} Copy`.slice(0, 200),
         avatar: app.avatar,
         type: 'advanced',

@@ -1,5 +1,6 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { oid, oids, type Plain, plain } from '../datasets/plain.js';
 import type { AppType } from './apps.schema.js';
 
 export const APPS = 'apps';
@@ -26,7 +27,7 @@ export interface PluginData {
  * Stored app. Workflow parts are stored as JSON text: node inputs hold nested arrays and
  * user-keyed objects that FerretDB 1.x refuses; only this module reads them (decoded here).
  */
-export interface AppDoc {
+interface StoredApp {
   _id: ObjectId;
   parentId: ObjectId | null;
   teamId: ObjectId;
@@ -47,6 +48,12 @@ export interface AppDoc {
   defaultPermission: number;
   inheritPermission: boolean;
 }
+
+/** An app document as the repository takes and returns it: ids as hex strings. */
+export type AppDoc = Plain<StoredApp>;
+
+/** What `update` may change (moves go through the permission service, owners never change). */
+export type AppPatch = Partial<Omit<AppDoc, '_id' | 'teamId' | 'tmbId' | 'parentId'>>;
 
 /** An app with its workflow decoded, as the API and other modules see it. */
 export interface App extends Omit<AppDoc, 'modulesJson' | 'edgesJson' | 'chatConfigJson'> {
@@ -74,8 +81,6 @@ export type AppListDoc = Pick<AppDoc, keyof typeof LIST_PROJECTION>;
 
 const LISTED_FIELDS = new Set<string>(Object.keys(LIST_PROJECTION));
 
-const oid = (id: string) => new ObjectId(id);
-
 function parseJson<T>(text: string | undefined, fallback: T): T {
   if (!text) return fallback;
   try {
@@ -99,7 +104,7 @@ export const encodeWorkflow = (value: unknown) => JSON.stringify(value ?? []);
  * fields of LIST_PROJECTION), whether the write went through or failed midway.
  */
 export function createAppsRepo(db: Db, listChanged: (teamId: string) => Promise<void>) {
-  const apps = db.collection<AppDoc>(APPS);
+  const apps = db.collection<StoredApp>(APPS);
   async function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
     try {
       return await write();
@@ -109,30 +114,35 @@ export function createAppsRepo(db: Db, listChanged: (teamId: string) => Promise<
   }
 
   return {
+    /** A fresh app id: inserts choose theirs before anything is written (crash safety). */
+    newId: (): string => new ObjectId().toHexString(),
+
     /** One insert: the app appears with its whole workflow at once (id chosen by the caller). */
     async insert(doc: AppDoc): Promise<string> {
-      const result = await changing(doc.teamId.toHexString(), () => apps.insertOne(doc));
-      return result.insertedId.toHexString();
+      const stored: StoredApp = { ...doc, _id: oid(doc._id), parentId: doc.parentId ? oid(doc.parentId) : null, teamId: oid(doc.teamId), tmbId: oid(doc.tmbId) };
+      await changing(doc.teamId, () => apps.insertOne(stored));
+      return doc._id;
     },
 
     async findById(id: string): Promise<App | null> {
       const doc = await apps.findOne({ _id: oid(id) });
-      return doc ? decodeApp(doc) : null;
+      return doc ? decodeApp(plain(doc)) : null;
     },
 
     async findInTeam(teamId: string, id: string): Promise<App | null> {
       const doc = await apps.findOne({ _id: oid(id), teamId: oid(teamId) });
-      return doc ? decodeApp(doc) : null;
+      return doc ? decodeApp(plain(doc)) : null;
     },
 
     /** Every app of the team in the list's shape (the read model's load). */
     async listTeam(teamId: string): Promise<AppListDoc[]> {
-      return apps.find({ teamId: oid(teamId) }, { projection: LIST_PROJECTION }).toArray() as Promise<AppListDoc[]>;
+      const docs = await apps.find({ teamId: oid(teamId) }, { projection: LIST_PROJECTION }).toArray();
+      return docs.map((doc) => plain(doc) as AppListDoc);
     },
 
     async children(teamId: string, parentId: string): Promise<App[]> {
       const docs = await apps.find({ teamId: oid(teamId), parentId: oid(parentId) }).toArray();
-      return docs.map(decodeApp);
+      return docs.map((doc) => decodeApp(plain(doc)));
     },
 
     /** Every app of the team as (id, parentId, type), for cascades. */
@@ -142,11 +152,11 @@ export function createAppsRepo(db: Db, listChanged: (teamId: string) => Promise<
     },
 
     async names(ids: string[]): Promise<Map<string, { name: string; parentId: string | null; teamId: string }>> {
-      const docs = await apps.find({ _id: { $in: ids.map(oid) } }, { projection: { name: 1, parentId: 1, teamId: 1 } }).toArray();
+      const docs = await apps.find({ _id: { $in: oids(ids) } }, { projection: { name: 1, parentId: 1, teamId: 1 } }).toArray();
       return new Map(docs.map((d) => [d._id.toHexString(), { name: d.name, parentId: d.parentId ? d.parentId.toHexString() : null, teamId: d.teamId.toHexString() }]));
     },
 
-    async update(teamId: string, id: string, set: Partial<Omit<AppDoc, '_id' | 'teamId'>>): Promise<void> {
+    async update(teamId: string, id: string, set: AppPatch): Promise<void> {
       const fields = Object.keys(set);
       if (fields.length === 0) return;
       const write = () => apps.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
@@ -162,7 +172,7 @@ export function createAppsRepo(db: Db, listChanged: (teamId: string) => Promise<
     async deleteLevels(teamId: string, idsDeepestFirst: string[][]): Promise<void> {
       await changing(teamId, async () => {
         for (const level of idsDeepestFirst) {
-          if (level.length > 0) await apps.deleteMany({ teamId: oid(teamId), _id: { $in: level.map(oid) } });
+          if (level.length > 0) await apps.deleteMany({ teamId: oid(teamId), _id: { $in: oids(level) } });
         }
       });
     },

@@ -1,4 +1,3 @@
-import { ObjectId } from 'mongodb';
 import type { RequiredPermission } from '../../domain/permission.js';
 import { allDescendants } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
@@ -111,7 +110,7 @@ export function createAppsCore(deps: AppsDeps) {
       const counted = core.countsTowardLimit(input.type);
       const reserved = counted && !room ? 1 : 0;
       if (reserved) await deps.teamLimits.reserveApps(teamId, reserved);
-      const appId = new ObjectId().toHexString();
+      const appId = deps.apps.newId();
       try {
         await deps.inserts.open(appId, teamId, reserved);
       } catch (error) {
@@ -179,10 +178,10 @@ export function createAppsCore(deps: AppsDeps) {
       // Read under the lock: a folder starts with its parent's permissions as they stand now.
       const initial = await deps.perms.initialFor(teamId, folder, input.parentId);
       const doc: AppDoc = {
-        _id: toOid(appId),
-        parentId: input.parentId ? toOid(input.parentId) : null,
-        teamId: toOid(teamId),
-        tmbId: toOid(input.tmbId ?? auth.tmbId),
+        _id: appId,
+        parentId: input.parentId || null,
+        teamId,
+        tmbId: input.tmbId ?? auth.tmbId,
         name: input.name,
         type: input.type,
         version: 'v2',
@@ -235,10 +234,6 @@ export function createAppsCore(deps: AppsDeps) {
     return [appId, ...below].filter((id) => core.countsTowardLimit(typeOf.get(id) as AppType)).length;
   }
   return core;
-}
-
-function toOid(id: string): ObjectId {
-  return new ObjectId(id);
 }
 
 export type AppsCore = ReturnType<typeof createAppsCore>;

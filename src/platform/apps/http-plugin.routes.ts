@@ -73,13 +73,13 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
         const removed = children.filter((c) => !wanted.has(c.pluginData?.pluginUniId ?? c.name));
         // Room for the difference only: what the removed children free is reused by the added ones.
         await core.withAppRoom(auth.teamId, Math.max(0, added.length - removed.length), async (room) => {
-          for (const child of removed) await core.deleteTree(auth.teamId, child._id.toHexString(), room);
-          for (const plugin of added) await createChild(auth, input.appId, plugin, doc.tmbId.toHexString(), room);
+          for (const child of removed) await core.deleteTree(auth.teamId, child._id, room);
+          for (const plugin of added) await createChild(auth, input.appId, plugin, doc.tmbId, room);
         });
         for (const [name, child] of existing) {
           const plugin = wanted.get(name);
           if (!plugin) continue;
-          await deps.apps.update(auth.teamId, child._id.toHexString(), {
+          await deps.apps.update(auth.teamId, child._id, {
             name: plugin.name,
             intro: plugin.intro,
             avatar: plugin.avatar,

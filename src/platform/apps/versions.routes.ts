@@ -16,7 +16,7 @@ function runnableVersion(version: AppVersion | null, app: App) {
 
 /** What chat runs: the newest published version, else the app's draft (reference getAppLatestVersion). */
 export async function latestVersionOf(versions: VersionsRepo, app: App) {
-  return runnableVersion(await versions.latestPublished(app._id.toHexString()), app);
+  return runnableVersion(await versions.latestPublished(app._id), app);
 }
 
 function deepFreeze<T>(value: T): T {
@@ -39,7 +39,7 @@ const PUBLISHED_VERSIONS_CACHED = 1000;
 export function latestVersionReader(versions: VersionsRepo) {
   const cache = new Map<string, { stamp: string; version: AppVersion | null }>();
   return async (app: App) => {
-    const appId = app._id.toHexString();
+    const appId = app._id;
     const stamp = `${new Date(app.updateTime).getTime()}:${app.pluginData?.nodeVersion ?? ''}`;
     let entry = cache.get(appId);
     if (entry?.stamp !== stamp) {
@@ -57,7 +57,7 @@ const listItem = (v: AppVersion) => ({ _id: v._id, appId: v.appId, versionName: 
 export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps: AppsDeps): void {
   const session = ['session'] as const;
   const mustBeWorkflow = (a: App) => {
-    if (a.type === 'folder' || a.type === 'httpPlugin') throw Errors.invalidAppType(`App ${a._id.toHexString()} is a ${a.type}; it has no versions`);
+    if (a.type === 'folder' || a.type === 'httpPlugin') throw Errors.invalidAppType(`App ${a._id} is a ${a.type}; it has no versions`);
   };
   /**
    * Makes a version's content the app's draft and bumps updateTime. Publish keeps the old
@@ -69,7 +69,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     next: { nodes: unknown[]; edges: unknown[]; chatConfig?: Record<string, unknown>; versionId: string; type?: App['type']; keepTrigger: boolean },
   ) => {
     const trigger = next.chatConfig?.scheduledTriggerConfig as App['scheduledTriggerConfig'] | undefined;
-    await deps.apps.update(teamId, current._id.toHexString(), {
+    await deps.apps.update(teamId, current._id, {
       modulesJson: JSON.stringify(next.nodes),
       edgesJson: JSON.stringify(next.edges),
       ...(next.chatConfig ? { chatConfigJson: JSON.stringify(next.chatConfig) } : {}),

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
 import type { StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
-import { isObjectIdHex, toObjectId } from '../../infra/mongo.js';
+import { isObjectIdHex } from '../../infra/mongo.js';
 import type { App } from '../apps/apps.repo.js';
 import type { AuthContext } from '../auth/types.js';
 
@@ -26,8 +26,6 @@ export function createAppSource(app: FastifyInstance) {
   }
 
   return {
-    objectId: (id: string, field = 'appId') => toObjectId(id, field),
-
     /** The app, if it exists and belongs to the caller's team with the required permission. */
     authorize: (auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<{ app: AppDoc; permission: SerializedPermission }> =>
       app.apps.authorize(auth, appId, required, field),
@@ -36,11 +34,11 @@ export function createAppSource(app: FastifyInstance) {
     async findInTeam(teamId: string, appId: string): Promise<AppDoc> {
       if (!isObjectIdHex(appId)) throw Errors.missingParams("Invalid field 'appId': expected a 24-character hex id");
       const found = await load(appId);
-      if (found.teamId.toHexString() !== teamId) throw Errors.unAuthApp(`App ${appId} belongs to another team`);
+      if (found.teamId !== teamId) throw Errors.unAuthApp(`App ${appId} belongs to another team`);
       return found;
     },
 
-    touch: (appDoc: AppDoc, now: Date): Promise<void> => app.apps.touch(appDoc.teamId.toHexString(), appDoc._id.toHexString(), now),
+    touch: (appDoc: AppDoc, now: Date): Promise<void> => app.apps.touch(appDoc.teamId, appDoc._id, now),
 
     /** The graph chat runs: newest published version, else the app's own modules. */
     async runGraph(appDoc: AppDoc): Promise<RunGraph> {

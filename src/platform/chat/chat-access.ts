@@ -51,9 +51,9 @@ export function createChatAccess(deps: { repo: ChatRepo; apps: AppSource; datase
   function mayUseChat(auth: AuthContext, chat: ChatDoc | null, required: 'read' | 'write'): boolean {
     if (!chat) return true;
     if (auth.authType === 'outLink') return chat.shareId === auth.outLink?.shareId && chat.outLinkUid === auth.outLink?.outLinkUid;
-    if (auth.authType === 'teamDomain') return chat.teamId.toHexString() === auth.teamId && chat.outLinkUid === auth.outLink?.outLinkUid;
-    if (chat.teamId.toHexString() !== auth.teamId) return false;
-    if (isTeamOwner(auth) || chat.tmbId.toHexString() === auth.tmbId) return true;
+    if (auth.authType === 'teamDomain') return chat.teamId === auth.teamId && chat.outLinkUid === auth.outLink?.outLinkUid;
+    if (chat.teamId !== auth.teamId) return false;
+    if (isTeamOwner(auth) || chat.tmbId === auth.tmbId) return true;
     return required === 'write' && hasTeamManage(auth);
   }
 

@@ -133,7 +133,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     if (app.version === 'v1') throw Errors.missingParams('请升级工作流: this app uses the v1 workflow format, publish it again');
     const graph = request.graph ?? (await deps.apps.runGraph(app));
     const isPlugin = app.type === 'plugin';
-    const appId = app._id.toHexString();
+    const appId = app._id;
     const chatId = request.chatId || undefined;
 
     // The question: the last request item, or a synthetic one holding the plugin inputs.
@@ -279,14 +279,14 @@ export function createChatRunService(deps: ChatRunDeps) {
       },
       now,
     );
-    if (caller.auth.tmbId === app.tmbId.toHexString() && !caller.shareId && !caller.teamSpace && chatSourceOf(caller, request.channel) === 'online') {
+    if (caller.auth.tmbId === app.tmbId && !caller.shareId && !caller.teamSpace && chatSourceOf(caller, request.channel) === 'online') {
       await deps.apps.touch(app, now);
     }
   }
 
   /** workflow/debug: runs the entry nodes only and reports what would run next. */
   async function debugRun(input: { app: AppDoc; caller: ChatCaller; nodes: RuntimeNode[]; edges: RuntimeEdge[]; variables: Record<string, unknown>; signal: AbortSignal; guard: CallerGuard }) {
-    const appId = input.app._id.toHexString();
+    const appId = input.app._id;
     const nodeDeps = deps.nodeDeps({ teamId: input.caller.auth.teamId, appId, chatId: '', responseChatItemId: '', signal: input.signal, customFeedbacks: [] });
     let result: DispatchResult;
     try {

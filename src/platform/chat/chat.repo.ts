@@ -8,6 +8,7 @@ import { normaliseValue } from '../../domain/workflow/chat-values.js';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
+import { oid, oids, type Plain, plain } from '../datasets/plain.js';
 
 export const CHATS = 'chats';
 export const CHAT_ITEMS = 'chatitems';
@@ -29,7 +30,7 @@ export const CHAT_INDEXES: IndexDeclaration[] = [
 
 export type ChatSource = 'test' | 'online' | 'share' | 'api' | 'team' | 'feishu' | 'official_account' | 'wecom';
 
-export interface ChatDoc {
+interface StoredChat {
   _id: ObjectId;
   chatId: string;
   teamId: ObjectId;
@@ -48,7 +49,7 @@ export interface ChatDoc {
   metadata: Record<string, unknown>;
 }
 
-export interface ChatItemDoc {
+interface StoredChatItem {
   _id: ObjectId;
   teamId: ObjectId;
   tmbId: ObjectId;
@@ -65,15 +66,41 @@ export interface ChatItemDoc {
   responseData?: Record<string, unknown>[];
 }
 
-const oid = (id: string) => new ObjectId(id);
+/** A chat as the repository returns it: ids as hex strings, free-form fields decoded. */
+export type ChatDoc = Plain<StoredChat>;
+/** A chat item as the repository returns it: ids as hex strings, value and responses decoded. */
+export type ChatItemDoc = Plain<StoredChatItem>;
 
-function decodeChat(doc: ChatDoc): ChatDoc {
-  return { ...doc, variables: (decodeFromStorage(doc.variables) as Record<string, unknown>) ?? {}, metadata: (decodeFromStorage(doc.metadata) as Record<string, unknown>) ?? {} };
+/** Which chats a history list or clear selects (all given fields must match). */
+export interface ChatQuery {
+  appId?: string;
+  teamId?: string;
+  tmbId?: string;
+  shareId?: string;
+  outLinkUid?: string;
+  source?: ChatSource;
+  /** Chats updated at or after this time. */
+  updatedSince?: Date;
 }
 
-function decodeItem(doc: ChatItemDoc): ChatItemDoc {
+function chatFilter(query: ChatQuery): Filter<StoredChat> {
+  const { appId, teamId, tmbId, updatedSince, ...rest } = query;
   return {
-    ...doc,
+    ...(appId !== undefined ? { appId: oid(appId) } : {}),
+    ...(teamId !== undefined ? { teamId: oid(teamId) } : {}),
+    ...(tmbId !== undefined ? { tmbId: oid(tmbId) } : {}),
+    ...rest,
+    ...(updatedSince !== undefined ? { updateTime: { $gte: updatedSince } } : {}),
+  };
+}
+
+function decodeChat(doc: StoredChat): ChatDoc {
+  return { ...plain(doc), variables: (decodeFromStorage(doc.variables) as Record<string, unknown>) ?? {}, metadata: (decodeFromStorage(doc.metadata) as Record<string, unknown>) ?? {} };
+}
+
+function decodeItem(doc: StoredChatItem): ChatItemDoc {
+  return {
+    ...plain(doc),
     value: normaliseValue(decodeFromStorage(doc.value)),
     responseData: doc.responseData ? (decodeFromStorage(doc.responseData) as Record<string, unknown>[]) : undefined,
   };
@@ -103,8 +130,8 @@ export interface ChatUpsert {
 }
 
 export function createChatRepo(db: Db) {
-  const chats = db.collection<ChatDoc>(CHATS);
-  const items = db.collection<ChatItemDoc>(CHAT_ITEMS);
+  const chats = db.collection<StoredChat>(CHATS);
+  const items = db.collection<StoredChatItem>(CHAT_ITEMS);
   const guides = db.collection<{ _id: ObjectId; appId: ObjectId; text: string }>(CHAT_INPUT_GUIDES);
 
   /**
@@ -113,7 +140,7 @@ export function createChatRepo(db: Db) {
    */
   async function deleteFiles(teamId: string, appIds: string[], match: Filter<Document>): Promise<void> {
     const bucket = new GridFSBucket(db, { bucketName: CHAT_FILE_BUCKET });
-    const appForms = [...appIds, ...appIds.map(oid)];
+    const appForms = [...appIds, ...oids(appIds)];
     const files = await db
       .collection(`${CHAT_FILE_BUCKET}.files`)
       .find(
@@ -125,17 +152,20 @@ export function createChatRepo(db: Db) {
   }
 
   return {
-    async findChat(appId: string, chatId: string, extra: Filter<ChatDoc> = {}): Promise<ChatDoc | null> {
-      const doc = await chats.findOne({ appId: oid(appId), chatId, ...extra });
+    /** `within` narrows the match to a share link's or a team's chats. */
+    async findChat(appId: string, chatId: string, within: { shareId?: string; teamId?: string } = {}): Promise<ChatDoc | null> {
+      const doc = await chats.findOne({ appId: oid(appId), chatId, ...chatFilter(within) });
       return doc ? decodeChat(doc) : null;
     },
 
-    async listChats(filter: Filter<ChatDoc>, limit: number): Promise<ChatDoc[]> {
-      return chats.find(filter).sort({ top: -1, updateTime: -1 }).limit(limit).toArray();
+    /** Chats as stored (variables and metadata not decoded), pinned first, newest first. */
+    async listChats(query: ChatQuery, limit: number): Promise<ChatDoc[]> {
+      const docs = await chats.find(chatFilter(query)).sort({ top: -1, updateTime: -1 }).limit(limit).toArray();
+      return docs.map((doc) => plain(doc));
     },
 
-    async chatIds(filter: Filter<ChatDoc>): Promise<string[]> {
-      const docs = await chats.find(filter, { projection: { chatId: 1 } }).toArray();
+    async chatIds(query: ChatQuery): Promise<string[]> {
+      const docs = await chats.find(chatFilter(query), { projection: { chatId: 1 } }).toArray();
       return docs.map((doc) => doc.chatId);
     },
 
@@ -159,13 +189,13 @@ export function createChatRepo(db: Db) {
     /** Cascade of an app delete: every chat of the apps (files, items, chats) and their input guides. */
     async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
       if (appIds.length === 0) return;
-      const scope = { teamId: oid(teamId), appId: { $in: appIds.map(oid) } };
+      const scope = { teamId: oid(teamId), appId: { $in: oids(appIds) } };
       const chatIds = (await chats.find(scope, { projection: { chatId: 1 } }).toArray()).map((chat) => chat.chatId);
-      await deleteFiles(teamId, appIds, { $or: [{ 'metadata.chatId': { $in: chatIds } }, { 'metadata.appId': { $in: [...appIds, ...appIds.map(oid)] } }] });
+      await deleteFiles(teamId, appIds, { $or: [{ 'metadata.chatId': { $in: chatIds } }, { 'metadata.appId': { $in: [...appIds, ...oids(appIds)] } }] });
       await items.deleteMany(scope);
       await chats.deleteMany(scope);
       // Input guides carry no team: the ids are the caller's team's apps.
-      await guides.deleteMany({ appId: { $in: appIds.map(oid) } });
+      await guides.deleteMany({ appId: { $in: oids(appIds) } });
     },
 
     /** The last `limit` items of a chat in chronological order. */
@@ -203,9 +233,9 @@ export function createChatRepo(db: Db) {
       );
     },
 
-    async replaceItemValue(id: ObjectId, value: ChatValue[], responseData: Record<string, unknown>[], customFeedbacks: (string | null)[]): Promise<void> {
+    async replaceItemValue(id: string, value: ChatValue[], responseData: Record<string, unknown>[], customFeedbacks: (string | null)[]): Promise<void> {
       await items.updateOne(
-        { _id: id },
+        { _id: oid(id) },
         { $set: { value: encodeForStorage(value) as ChatValue[], responseData: encodeForStorage(responseData) as Record<string, unknown>[], customFeedbacks } },
       );
     },
@@ -305,7 +335,7 @@ export function createChatRepo(db: Db) {
         }
       },
       async deleteMany(appId: string, ids: string[]): Promise<void> {
-        await guides.deleteMany({ appId: oid(appId), _id: { $in: ids.map(oid) } });
+        await guides.deleteMany({ appId: oid(appId), _id: { $in: oids(ids) } });
       },
       async deleteAll(appId: string): Promise<void> {
         await guides.deleteMany({ appId: oid(appId) });

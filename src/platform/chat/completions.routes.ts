@@ -50,7 +50,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const app = await chat.access.appForChat(auth, input.appId);
       const isPlugin = app.type === 'plugin';
       if (!isPlugin && input.messages.length === 0) throw chat.errors.missingParams('messages is empty');
-      const appId = app._id.toHexString();
+      const appId = app._id;
       const existing = input.chatId ? await chat.repo.findChat(appId, input.chatId) : null;
       if (input.chatId && !chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       const caller = withCustomUid(callerFromAuth(auth, link?.responseDetail ?? false), input.customUid);

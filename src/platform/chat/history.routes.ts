@@ -39,7 +39,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
       assertKeyMayUseApp(auth, input.appId);
       const { app: appDoc, permission } = await chat.apps.authorize(auth, input.appId, 'read');
       const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId) : null;
-      if (existing && !permission.hasManagePer && existing.tmbId.toHexString() !== auth.tmbId) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      if (existing && !permission.hasManagePer && existing.tmbId !== auth.tmbId) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, loadCustomFeedbacks: input.loadCustomFeedbacks, fields: 'owner' });
     },
   });
@@ -53,8 +53,8 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     tags: ['chat', 'outLink'],
     handler: async ({ input, auth }) => {
       const link = await chat.outLinks.findByShareId(input.shareId);
-      const appDoc = await chat.apps.findInTeam(auth.teamId, link.appId.toHexString());
-      const existing = input.chatId ? await chat.repo.findChat(appDoc._id.toHexString(), input.chatId, { shareId: input.shareId }) : null;
+      const appDoc = await chat.apps.findInTeam(auth.teamId, link.appId);
+      const existing = input.chatId ? await chat.repo.findChat(appDoc._id, input.chatId, { shareId: input.shareId }) : null;
       if (existing && existing.outLinkUid !== auth.outLink?.outLinkUid) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       const detail = link.responseDetail || appDoc.type === 'plugin';
       return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: detail ? 'shareDetail' : 'share' });

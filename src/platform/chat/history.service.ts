@@ -5,7 +5,8 @@ import type { StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import type { AppDoc } from './app-source.js';
-import type { ChatDoc, ChatItemDoc } from './chat.repo.js';
+import { isObjectIdHex } from '../../infra/mongo.js';
+import type { ChatDoc, ChatItemDoc, ChatQuery } from './chat.repo.js';
 import { assertKeyMayUseApp } from './chat-access.js';
 import type { ChatModule } from './chat-module.js';
 
@@ -48,7 +49,7 @@ export function createHistoryService(chat: ChatModule) {
     fields: 'owner' | 'share' | 'shareDetail' | 'team';
   }) {
     const { app } = input;
-    const appId = app._id.toHexString();
+    const appId = app._id;
     const graph = await chat.apps.runGraph(app);
     const isPlugin = app.type === 'plugin';
     const items = input.chatId && input.chat ? await repo.lastItems(appId, input.chatId, 30) : [];
@@ -88,18 +89,18 @@ export function createHistoryService(chat: ChatModule) {
   }
 
   /** getHistories / clearHistories match, by credential kind. */
-  function historyFilter(auth: AuthContext, requestedAppId: string | undefined, forClear: boolean) {
+  function historyFilter(auth: AuthContext, requestedAppId: string | undefined, forClear: boolean): { filter: ChatQuery; limit: number; appId: string } {
     // A key bound to an app only ever reaches that app's histories.
     assertKeyMayUseApp(auth, requestedAppId);
     const appId = (auth.authType === 'apikey' ? auth.appId : undefined) ?? requestedAppId;
     if (auth.authType === 'outLink') {
       const base = { shareId: auth.outLink!.shareId, outLinkUid: auth.outLink!.outLinkUid };
-      return forClear ? { filter: base, limit: 0, appId: auth.appId! } : { filter: { ...base, source: 'share', updateTime: { $gte: new Date(chat.now() - 30 * DAY_MS) } }, limit: 20, appId: auth.appId! };
+      return forClear ? { filter: base, limit: 0, appId: auth.appId! } : { filter: { ...base, source: 'share', updatedSince: new Date(chat.now() - 30 * DAY_MS) }, limit: 20, appId: auth.appId! };
     }
     if (!appId) throw Errors.missingParams("Missing field 'appId' (Params are error)");
-    const oid = { appId: chat.apps.objectId(appId) };
-    if (auth.authType === 'teamDomain') return { filter: { ...oid, teamId: chat.apps.objectId(auth.teamId), outLinkUid: auth.outLink!.outLinkUid, ...(forClear ? {} : { source: 'team' }) }, limit: 30, appId };
-    return { filter: { ...oid, tmbId: chat.apps.objectId(auth.tmbId), source: auth.authType === 'apikey' ? 'api' : 'online' }, limit: 30, appId };
+    if (!isObjectIdHex(appId)) throw Errors.missingParams("Invalid field 'appId': expected a 24-character hex id");
+    if (auth.authType === 'teamDomain') return { filter: { appId, teamId: auth.teamId, outLinkUid: auth.outLink!.outLinkUid, ...(forClear ? {} : { source: 'team' }) }, limit: 30, appId };
+    return { filter: { appId, tmbId: auth.tmbId, source: auth.authType === 'apikey' ? 'api' : 'online' }, limit: 30, appId };
   }
 
   return {
@@ -108,14 +109,14 @@ export function createHistoryService(chat: ChatModule) {
     async histories(auth: AuthContext, appId: string | undefined) {
       const { filter, limit, appId: resolvedAppId } = historyFilter(auth, appId, false);
       if (auth.authType !== 'outLink') await chat.apps.findInTeam(auth.teamId, resolvedAppId);
-      const list = await repo.listChats(filter as never, limit);
-      return list.map((c) => ({ chatId: c.chatId, updateTime: c.updateTime, appId: c.appId.toHexString(), customTitle: c.customTitle, title: c.title, top: c.top }));
+      const list = await repo.listChats(filter, limit);
+      return list.map((c) => ({ chatId: c.chatId, updateTime: c.updateTime, appId: c.appId, customTitle: c.customTitle, title: c.title, top: c.top }));
     },
 
     async clear(auth: AuthContext, appId: string | undefined) {
       const { filter, appId: resolvedAppId } = historyFilter(auth, appId, true);
       if (auth.authType !== 'outLink') await chat.apps.findInTeam(auth.teamId, resolvedAppId);
-      const ids = await repo.chatIds({ ...(filter as object), appId: chat.apps.objectId(resolvedAppId) } as never);
+      const ids = await repo.chatIds({ ...filter, appId: resolvedAppId });
       await repo.deleteChats(auth.teamId, resolvedAppId, ids);
     },
 

@@ -7,7 +7,7 @@ import type { ModelRegistry } from '../system/model-types.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
 import { createDataRepo } from './data/data.repo.js';
 import { createDatasetRepo } from './datasets/dataset.repo.js';
-import { createDatasetAuth, createDatasetPermissions, toResourceDoc } from './datasets/dataset-auth.js';
+import { createDatasetAuth, createDatasetPermissions } from './datasets/dataset-auth.js';
 import { createDatasetListReadModel, datasetListStampKey } from './datasets/dataset-list.read-model.js';
 import { createFileRepo } from './files/file.repo.js';
 import { createDatasetIndex } from './search/dataset-index.js';
@@ -62,7 +62,6 @@ export function createDatasetsContext(app: FastifyInstance) {
         const [datasets, rows] = await Promise.all([repos.datasets.listTeam(teamId), permissions.rows.teamRows(teamId)]);
         return { datasets, rows };
       },
-      toResourceDoc,
       toResource: permissions.toResource,
     }),
     searchIndex: createDatasetIndex({

@@ -2,6 +2,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
+import { oid, oids, type Plain, plain } from '../datasets/plain.js';
 
 export const OUTLINKS = 'outlinks';
 export const OUTLINK_INDEXES: IndexDeclaration[] = [
@@ -18,7 +19,7 @@ export interface OutLinkLimit {
   hookUrl?: string;
 }
 
-export interface OutLinkDoc {
+interface StoredOutLink {
   _id: ObjectId;
   shareId: string;
   teamId: ObjectId;
@@ -35,6 +36,9 @@ export interface OutLinkDoc {
   defaultResponse?: string;
 }
 
+/** A link as the repository returns it: ids as hex strings, `app` decoded. */
+export type OutLinkDoc = Plain<StoredOutLink>;
+
 export interface NewOutLink {
   shareId: string;
   teamId: string;
@@ -49,11 +53,10 @@ export interface NewOutLink {
   defaultResponse?: string;
 }
 
-const oid = (id: string) => new ObjectId(id);
-const decode = (doc: OutLinkDoc): OutLinkDoc => ({ ...doc, app: doc.app ? (decodeFromStorage(doc.app) as Record<string, unknown>) : undefined });
+const decode = (doc: StoredOutLink): OutLinkDoc => ({ ...plain(doc), app: doc.app ? (decodeFromStorage(doc.app) as Record<string, unknown>) : undefined });
 
 export function createOutLinksRepo(db: Db) {
-  const links = db.collection<OutLinkDoc>(OUTLINKS);
+  const links = db.collection<StoredOutLink>(OUTLINKS);
   return {
     async insert(link: NewOutLink): Promise<string> {
       await links.insertOne({
@@ -89,7 +92,7 @@ export function createOutLinksRepo(db: Db) {
     },
     /** Cascade of an app delete: the apps' share links go with them. */
     async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
-      if (appIds.length > 0) await links.deleteMany({ teamId: oid(teamId), appId: { $in: appIds.map(oid) } });
+      if (appIds.length > 0) await links.deleteMany({ teamId: oid(teamId), appId: { $in: oids(appIds) } });
     },
     async addUsage(shareId: string, points: number, now: Date): Promise<void> {
       await links.updateOne({ shareId }, { $inc: { usagePoints: points }, $set: { lastTime: now } });

@@ -28,11 +28,11 @@ export interface OutLinkServiceDeps {
 
 export function serializeOutLink(doc: OutLinkDoc) {
   return {
-    _id: doc._id.toHexString(),
+    _id: doc._id,
     shareId: doc.shareId,
-    teamId: doc.teamId.toHexString(),
-    tmbId: doc.tmbId.toHexString(),
-    appId: doc.appId.toHexString(),
+    teamId: doc.teamId,
+    tmbId: doc.tmbId,
+    appId: doc.appId,
     type: doc.type,
     name: doc.name,
     usagePoints: doc.usagePoints,
@@ -49,7 +49,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
   async function linkInTeam(auth: AuthContext, id: string): Promise<OutLinkDoc> {
     const link = await deps.repo.findById(id);
     if (!link) throw Errors.outlinkUnExist(`Share link ${id} not found`);
-    if (link.teamId.toHexString() !== auth.teamId) throw Errors.unAuthLink(`Share link ${id} belongs to another team`);
+    if (link.teamId !== auth.teamId) throw Errors.unAuthLink(`Share link ${id} belongs to another team`);
     return link;
   }
 
@@ -111,7 +111,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
 
     async update(auth: AuthContext, body: z.output<typeof updateOutLinkSchema>): Promise<void> {
       const link = await linkInTeam(auth, body._id);
-      await deps.apps.authorize(auth, link.appId.toHexString(), 'owner');
+      await deps.apps.authorize(auth, link.appId, 'owner');
       const limit = body.limit
         ? {
             maxUsagePoints: body.limit.maxUsagePoints ?? link.limit.maxUsagePoints,
@@ -132,7 +132,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
 
     async remove(auth: AuthContext, id: string): Promise<void> {
       const link = await linkInTeam(auth, id);
-      await deps.apps.authorize(auth, link.appId.toHexString(), 'owner');
+      await deps.apps.authorize(auth, link.appId, 'owner');
       await deps.repo.delete(id);
     },
 
@@ -148,9 +148,9 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
       assertNotExpired(link);
       const uid = (await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
-      const member = await deps.memberContext(link.tmbId.toHexString());
+      const member = await deps.memberContext(link.tmbId);
       if (!member) throw Errors.linkUnInvalid('The creator of this share link is no longer a member of its team');
-      return { link, context: { ...member, authType: 'outLink', appId: link.appId.toHexString(), outLink: { shareId, outLinkUid: uid } } };
+      return { link, context: { ...member, authType: 'outLink', appId: link.appId, outLink: { shareId, outLinkUid: uid } } };
     },
 
     /** The `outLink` credential kind: shareId + outLinkUid in the query or body. */

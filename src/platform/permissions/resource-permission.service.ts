@@ -6,7 +6,8 @@
  *     collection: 'datasets', resourceType: 'dataset', folderTypes: ['folder'],
  *     errors: { notFound: Errors.unExistDataset, forbidden: Errors.unAuthDataset }, label: 'Dataset' });
  * The collection's documents need `_id, teamId, tmbId (owner), parentId (ObjectId|null), type,
- * inheritPermission?, defaultPermission?` (ObjectIds stored as ObjectId).
+ * inheritPermission?, defaultPermission?` (ObjectIds stored as ObjectId); the service sees them
+ * as `ResourceDoc`s, ids as hex strings (resource-tree.repo.ts converts).
  *
  * API (all ids are hex strings; `auth` is the request's AuthContext):
  * - `authorize(auth, id, required)` → `{ doc, permission, defaultPermission }`; 400 malformed id,
@@ -133,12 +134,12 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
   const tree: ResourceTreeRepo = { ...treeRepo, withTeamLock: writer.withTeamLock };
   const isFolderType = (type: string) => options.folderTypes.includes(type);
   const toResource = (doc: ResourceDoc): PermissionResource => ({
-    id: doc._id.toHexString(),
-    parentId: doc.parentId ? doc.parentId.toHexString() : null,
+    id: doc._id,
+    parentId: doc.parentId || null,
     isFolder: isFolderType(doc.type),
     inheritPermission: doc.inheritPermission !== false,
     defaultPermission: doc.defaultPermission ?? 0,
-    ownerTmbId: doc.tmbId.toHexString(),
+    ownerTmbId: doc.tmbId,
   });
 
   async function parentPermissions(teamId: string, parentId: string | null): Promise<ParentPermissions | null> {
@@ -164,7 +165,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       if (!isObjectIdHex(id)) throw Errors.missingParams(`Invalid field '${field}': expected a 24-character hex id`);
       const doc = (await tree.findById(id)) as D | null;
       if (!doc) throw options.errors.notFound(`${options.label} ${id} not found`);
-      if (doc.teamId.toHexString() !== auth.teamId) throw options.errors.forbidden(`${options.label} ${id} belongs to another team`);
+      if (doc.teamId !== auth.teamId) throw options.errors.forbidden(`${options.label} ${id} belongs to another team`);
       const parentId = inheritedParentId(doc);
       const parent = parentId ? (await tree.findInTeam(auth.teamId, [parentId]))[0] : undefined;
       const own = await rows.memberRows(auth.teamId, auth.tmbId, parent ? [id, parentId as string] : [id]);
@@ -194,7 +195,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       const resources = docs.map(toResource);
       const byId = new Map([...known.map(toResource), ...resources].map((r) => [r.id, r]));
       const missingParents = [...new Set(resources.filter((r) => !r.isFolder && r.inheritPermission && r.parentId && !byId.has(r.parentId)).map((r) => r.parentId as string))];
-      for (const parent of await tree.findInTeam(auth.teamId, missingParents)) byId.set(parent._id.toHexString(), toResource(parent));
+      for (const parent of await tree.findInTeam(auth.teamId, missingParents)) byId.set(parent._id, toResource(parent));
       const own = await rows.memberRows(auth.teamId, auth.tmbId);
       const caller = callerOf(auth);
       const out = new Map<string, { permission: SerializedPermission; defaultPermission: number }>();
@@ -227,7 +228,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     async changeDefaultPermission(auth: PermissionCaller, doc: ResourceDoc, newDefault: number): Promise<void> {
       if (!isAssignablePermission(newDefault)) throw Errors.missingParams(`Invalid field 'defaultPermission': must be one of 0, 4, 6, 7`);
       await tree.withTeamLock(auth.teamId, async () => {
-        const { doc: fresh } = await service.authorize(auth, doc._id.toHexString(), 'manage', `${options.resourceType}Id`);
+        const { doc: fresh } = await service.authorize(auth, doc._id, 'manage', `${options.resourceType}Id`);
         const resource = toResource(fresh);
         const parent = await parentPermissions(auth.teamId, resource.parentId);
         const currentDefault = !resource.isFolder && resource.inheritPermission && parent ? parent.defaultPermission : resource.defaultPermission;
@@ -238,7 +239,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
 
     async move(auth: PermissionCaller, doc: ResourceDoc, targetId: string | null): Promise<void> {
       await tree.withTeamLock(auth.teamId, async () => {
-        const id = doc._id.toHexString();
+        const id = doc._id;
         // A move changes who can reach the resource (a folder's owner owns what inherits from
         // it), so write is not enough on either side; judged under the lock, on fresh documents.
         const { doc: fresh } = await service.authorize(auth, id, 'manage', `${options.resourceType}Id`);
@@ -261,7 +262,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
 
     async resumeInheritance(auth: PermissionCaller, doc: ResourceDoc): Promise<void> {
       await tree.withTeamLock(auth.teamId, async () => {
-        const { doc: fresh } = await service.authorize(auth, doc._id.toHexString(), 'manage', `${options.resourceType}Id`);
+        const { doc: fresh } = await service.authorize(auth, doc._id, 'manage', `${options.resourceType}Id`);
         const resource = toResource(fresh);
         const parent = await parentPermissions(auth.teamId, resource.parentId);
         await apply(auth.teamId, resumeInheritance({ resource, parent, tree: await tree.folderTree(auth.teamId) }));
@@ -309,7 +310,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     tmbIds: string[],
     plan: (resource: PermissionResource, own: Collaborator[], parent: ParentPermissions | null, folders: Awaited<ReturnType<typeof tree.folderTree>>) => InheritanceWrite[],
   ): Promise<void> {
-    const id = doc._id.toHexString();
+    const id = doc._id;
     const mine = await service.authorize(auth, id, 'manage', `${options.resourceType}Id`);
     if (tmbIds.includes(auth.tmbId)) throw Errors.forbidden('You cannot change your own permission');
     const profiles = await options.memberProfiles(auth.teamId, tmbIds);

@@ -1,9 +1,10 @@
-import { type Db, type Filter, ObjectId } from 'mongodb';
+import type { Db, Filter, ObjectId } from 'mongodb';
 import type { TreeNode } from '../../domain/permission-inheritance.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
+import { oid, oids, type Plain, plain } from '../datasets/plain.js';
 
-/** The fields every permission-managed resource document has (apps, datasets). */
-export interface ResourceDoc {
+/** The fields every permission-managed resource document has (apps, datasets), as stored. */
+interface StoredResource {
   _id: ObjectId;
   teamId: ObjectId;
   tmbId: ObjectId;
@@ -14,38 +15,41 @@ export interface ResourceDoc {
   defaultPermission?: number;
 }
 
-const oid = (id: string) => new ObjectId(id);
+/** A resource document as the repository returns it: ids as hex strings. */
+export type ResourceDoc = Plain<StoredResource>;
 
 /** Reads and inheritance-field writes on a resource collection, plus the per-team tree lock. */
 export function createResourceTreeRepo(db: Db, collectionName: string, folderTypes: readonly string[]) {
-  const resources = db.collection<ResourceDoc>(collectionName);
+  const resources = db.collection<StoredResource>(collectionName);
   const locks = createMongoLocks(db);
 
   return {
+    /** The whole document (apps and datasets read it as their own record). */
     async findById(id: string): Promise<ResourceDoc | null> {
-      return resources.findOne({ _id: oid(id) } as Filter<ResourceDoc>);
+      const doc = await resources.findOne({ _id: oid(id) });
+      return doc ? plain(doc) : null;
     },
 
     async findInTeam(teamId: string, ids: string[]): Promise<ResourceDoc[]> {
       if (ids.length === 0) return [];
       if (ids.length <= 8) {
         // Point reads by _id: FerretDB (SQLite) pushes only these down instead of scanning.
-        const found = await Promise.all(ids.map((id) => resources.findOne({ _id: oid(id) } as Filter<ResourceDoc>)));
-        return found.filter((doc): doc is ResourceDoc => doc !== null && doc.teamId.toHexString() === teamId);
+        const found = await Promise.all(ids.map((id) => resources.findOne({ _id: oid(id) })));
+        return found.flatMap((doc) => (doc && doc.teamId.toHexString() === teamId ? [plain(doc)] : []));
       }
-      return resources
-        .find({ teamId: oid(teamId), _id: { $in: ids.map(oid) } } as Filter<ResourceDoc>, {
-          projection: { _id: 1, teamId: 1, tmbId: 1, parentId: 1, type: 1, name: 1, inheritPermission: 1, defaultPermission: 1 },
-        })
+      const docs = await resources
+        .find(
+          { teamId: oid(teamId), _id: { $in: oids(ids) } },
+          { projection: { _id: 1, teamId: 1, tmbId: 1, parentId: 1, type: 1, name: 1, inheritPermission: 1, defaultPermission: 1 } },
+        )
         .toArray();
+      return docs.map((doc) => plain(doc));
     },
 
     /** The team's folders: the only nodes inheritance and cycle checks need. */
     async folderTree(teamId: string): Promise<TreeNode[]> {
       const docs = await resources
-        .find({ teamId: oid(teamId), type: { $in: [...folderTypes] } } as Filter<ResourceDoc>, {
-          projection: { _id: 1, parentId: 1, inheritPermission: 1 },
-        })
+        .find({ teamId: oid(teamId), type: { $in: [...folderTypes] } }, { projection: { _id: 1, parentId: 1, inheritPermission: 1 } })
         .toArray();
       return docs.map((doc) => ({
         id: doc._id.toHexString(),
@@ -57,7 +61,7 @@ export function createResourceTreeRepo(db: Db, collectionName: string, folderTyp
 
     async setDefaultPermission(teamId: string, ids: string[], defaultPermission: number): Promise<void> {
       if (ids.length === 0) return;
-      await resources.updateMany({ teamId: oid(teamId), _id: { $in: ids.map(oid) } } as Filter<ResourceDoc>, { $set: { defaultPermission } });
+      await resources.updateMany({ teamId: oid(teamId), _id: { $in: oids(ids) } }, { $set: { defaultPermission } });
     },
 
     /**
@@ -74,7 +78,7 @@ export function createResourceTreeRepo(db: Db, collectionName: string, folderTyp
       if (expectedParentId !== undefined) filter.parentId = expectedParentId === null ? null : oid(expectedParentId);
       const $set: Record<string, unknown> = { ...set };
       if (set.parentId !== undefined) $set.parentId = set.parentId === null ? null : oid(set.parentId);
-      const result = await resources.updateOne(filter as Filter<ResourceDoc>, { $set });
+      const result = await resources.updateOne(filter as Filter<StoredResource>, { $set });
       return result.matchedCount === 1;
     },
 

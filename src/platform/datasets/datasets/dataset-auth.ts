@@ -1,13 +1,11 @@
-import { type Db, ObjectId } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { RequiredPermission, SerializedPermission } from '../../../domain/permission.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import { createResourcePermissionService, type MemberProfiles } from '../../permissions/resource-permission.service.js';
-import type { ResourceDoc } from '../../permissions/resource-tree.repo.js';
 import type { CollectionRecord, CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRecord, DataRepo } from '../data/data.repo.js';
-import { plain } from '../plain.js';
-import type { DatasetRecord, ListedDataset } from './dataset.repo.js';
+import type { DatasetRecord } from './dataset.repo.js';
 
 export interface AuthorizedDataset {
   dataset: DatasetRecord;
@@ -40,8 +38,8 @@ export type DatasetPermissions = ReturnType<typeof createDatasetPermissions>;
 export function createDatasetAuth(deps: { permissions: DatasetPermissions; collections: CollectionRepo; data: DataRepo }) {
   async function authDataset(auth: AuthContext, datasetId: string | undefined, required: RequiredPermission, field = 'datasetId'): Promise<AuthorizedDataset> {
     if (!datasetId) throw Errors.missingParams(`Missing field '${field}'`);
-    const { doc, permission, defaultPermission } = await deps.permissions.authorize(auth, datasetId, required, field);
-    return { dataset: plain(doc) as unknown as DatasetRecord, permission, defaultPermission };
+    const { doc, permission, defaultPermission } = await deps.permissions.authorize<DatasetRecord>(auth, datasetId, required, field);
+    return { dataset: doc, permission, defaultPermission };
   }
 
   async function authCollection(auth: AuthContext, collectionId: string, required: RequiredPermission): Promise<AuthorizedDataset & { collection: CollectionRecord }> {
@@ -61,16 +59,6 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; colle
   }
 
   return { authDataset, authCollection, authData };
-}
-
-export function toResourceDoc(dataset: ListedDataset): ResourceDoc {
-  return {
-    ...dataset,
-    _id: new ObjectId(dataset._id),
-    teamId: new ObjectId(dataset.teamId),
-    tmbId: new ObjectId(dataset.tmbId),
-    parentId: dataset.parentId ? new ObjectId(dataset.parentId) : null,
-  } as unknown as ResourceDoc;
 }
 
 export type DatasetAuth = ReturnType<typeof createDatasetAuth>;

@@ -1,7 +1,6 @@
 import type { PermissionResource } from '../../../domain/permission.js';
 import { escapeRegex } from '../../../infra/mongo.js';
 import { createTeamReadModel, type TeamReadModelOptions } from '../../../infra/team-read-model.js';
-import type { ResourceDoc } from '../../permissions/resource-tree.repo.js';
 import type { ListedDataset } from './dataset.repo.js';
 
 /** The version stamp of a team's dataset lists: bumped by every write that changes what they show. */
@@ -9,9 +8,8 @@ export const datasetListStampKey = (teamId: string) => `datasets:${teamId}`;
 
 /** One dataset of the team with what every request needs computed once per load. */
 export interface ListedEntry {
+  /** The document, as the permission service judges it too. */
   doc: ListedDataset;
-  /** The document as the permission service judges it (ObjectIds). */
-  resourceDoc: ResourceDoc;
   resource: PermissionResource;
 }
 
@@ -34,8 +32,7 @@ export interface DatasetListQuery {
 
 export interface DatasetListReadModelDeps extends Omit<TeamReadModelOptions<TeamDatasets>, 'stampKey' | 'load'> {
   load(teamId: string): Promise<{ datasets: ListedDataset[]; rows: Map<string, Map<string, number>> }>;
-  toResourceDoc(doc: ListedDataset): ResourceDoc;
-  toResource(doc: ResourceDoc): PermissionResource;
+  toResource(doc: ListedDataset): PermissionResource;
 }
 
 const descending = <T>(a: T, b: T) => (a < b ? 1 : a > b ? -1 : 0);
@@ -48,16 +45,13 @@ const byListOrder = (a: ListedEntry, b: ListedEntry) => descending(updatedAt(a.d
  * while the team's stamp `datasets:<teamId>` is unchanged. The dataset repository and the
  * dataset permission service bump it after every write.
  */
-export function createDatasetListReadModel({ load, toResourceDoc, toResource, ...options }: DatasetListReadModelDeps) {
+export function createDatasetListReadModel({ load, toResource, ...options }: DatasetListReadModelDeps) {
   return createTeamReadModel<TeamDatasets>({
     ...options,
     stampKey: datasetListStampKey,
     load: async (teamId) => {
       const { datasets, rows } = await load(teamId);
-      const entries = datasets.map((doc) => {
-        const resourceDoc = toResourceDoc(doc);
-        return { doc, resourceDoc, resource: toResource(resourceDoc) };
-      });
+      const entries = datasets.map((doc) => ({ doc, resource: toResource(doc) }));
       entries.sort(byListOrder);
       return { entries, byId: new Map(entries.map((entry) => [entry.doc._id, entry])), rows };
     },

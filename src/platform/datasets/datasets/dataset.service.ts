@@ -8,7 +8,6 @@ import type { DatasetsContext } from '../context.js';
 import { modelView } from '../model-view.js';
 import type { DatasetRecord, DatasetType } from './dataset.repo.js';
 import type { CreateDatasetInput, UpdateDatasetInput } from './dataset.schema.js';
-import { toResourceDoc } from './dataset-auth.js';
 import { type ListedEntry, selectDatasets } from './dataset-list.read-model.js';
 
 const FOLDER_AVATAR = '/imgs/files/folder.svg';
@@ -86,7 +85,7 @@ export function createDatasetService(ctx: DatasetsContext) {
     const rowOf = (id: string) => own?.get(id);
     if (input.parentId) {
       const folder = team.byId.get(input.parentId);
-      if (folder) ctx.permissions.judge(auth, folder.resourceDoc, (id) => team.byId.get(id)?.resourceDoc, rowOf, 'read');
+      if (folder) ctx.permissions.judge(auth, folder.doc, (id) => team.byId.get(id)?.doc, rowOf, 'read');
       else await ctx.auth.authDataset(auth, input.parentId, 'read', 'parentId');
     }
     const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
@@ -146,11 +145,11 @@ export function createDatasetService(ctx: DatasetsContext) {
     const agentModel = typeof input.agentModel === 'string' ? input.agentModel : input.agentModel?.model;
     if (agentModel && !ctx.models.getLLMModel(agentModel)) throw Errors.invalidVectorModelOrQAModel(`Unknown agent model '${agentModel}'`);
     if (input.parentId !== undefined && input.parentId !== dataset.parentId) {
-      await ctx.permissions.move(auth, toResourceDoc(dataset), input.parentId);
+      await ctx.permissions.move(auth, dataset, input.parentId);
     }
     if (input.defaultPermission !== undefined && input.defaultPermission !== dataset.defaultPermission) {
       const fresh = (await datasets.findById(auth.teamId, dataset._id)) ?? dataset;
-      await ctx.permissions.changeDefaultPermission(auth, toResourceDoc(fresh), input.defaultPermission);
+      await ctx.permissions.changeDefaultPermission(auth, fresh, input.defaultPermission);
     }
     await datasets.update(auth.teamId, dataset._id, {
       ...(input.name ? { name: input.name } : {}),
@@ -172,7 +171,7 @@ export function createDatasetService(ctx: DatasetsContext) {
 
   async function resumeInheritPermission(auth: AuthContext, datasetId: string) {
     const { dataset } = await ctx.auth.authDataset(auth, datasetId, 'manage');
-    await ctx.permissions.resumeInheritance(auth, toResourceDoc(dataset));
+    await ctx.permissions.resumeInheritance(auth, dataset);
     return null;
   }
 
