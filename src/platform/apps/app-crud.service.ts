@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { folderBreadcrumb } from '../../domain/folder-breadcrumb.js';
+import { MemoisedAnswer } from '../../infra/answer-memo.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import { callerOf } from '../permissions/resource-permission.service.js';
@@ -57,6 +58,47 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
     else await core.authorize(auth, parentId, 'read', 'parentId');
   }
 
+  /** The apps of a team version the caller may read, as `core/app/list` answers them. */
+  async function listFrom(team: TeamAppList, auth: AuthContext, input: z.output<typeof listAppsInput>) {
+    const own = team.rows.get(auth.tmbId);
+    const rowOf = (id: string) => own?.get(id);
+    if (input.parentId) await authorizeListed(team, auth, input.parentId, rowOf);
+    else core.assertTeam(auth, 'read');
+    const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
+    const searchKey = input.searchKey?.trim() || undefined;
+    const selected = selectApps(team, {
+      // A search covers the whole team, recent chats too; otherwise parentId absent = whole team.
+      parentId: input.getRecentlyChat || searchKey ? undefined : input.parentId,
+      types: input.getRecentlyChat ? CHAT_APP_TYPES : types,
+      searchKey,
+      limit: searchKey ? SEARCH_LIMIT : LIST_LIMIT,
+    });
+    const caller = callerOf(auth);
+    const resourceOf = (id: string) => team.byId.get(id)?.resource;
+    const out = [];
+    for (const app of selected) {
+      const { permission, defaultPermission } = deps.perms.resolveLoaded(caller, app.resource, resourceOf, rowOf);
+      if (!permission.hasReadPer) continue;
+      const { doc } = app;
+      out.push({
+        _id: app.id,
+        parentId: app.parentId,
+        tmbId: app.tmbId,
+        avatar: doc.avatar,
+        type: doc.type,
+        name: doc.name,
+        intro: doc.intro,
+        updateTime: doc.updateTime,
+        permission,
+        defaultPermission,
+        pluginData: visiblePluginData(doc.pluginData, permission.hasWritePer),
+        inheritPermission: doc.inheritPermission !== false,
+      });
+      if (input.getRecentlyChat && out.length >= RECENT_LIMIT) break;
+    }
+    return out;
+  }
+
   return {
     async create(auth: AuthContext, input: z.output<typeof createAppInput>): Promise<string> {
       const { aiSettings: _ai, dataset: _dataset, selectedTools: _tools, ...fields } = input;
@@ -85,46 +127,17 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       return start ? folderBreadcrumb(start, findInTeam) : [];
     },
 
-    /** Served from the team's read model: one stamp read when nothing changed since the last list. */
+    /**
+     * Served from the team's read model: one stamp read when nothing changed since the last list.
+     * The answer depends only on that version, the caller's identity and rights and the query, so
+     * it is serialised once per such key and version (a refusal is never memoised).
+     */
     async list(auth: AuthContext, input: z.output<typeof listAppsInput>) {
       const team = await deps.appList.team(auth.teamId);
-      const own = team.rows.get(auth.tmbId);
-      const rowOf = (id: string) => own?.get(id);
-      if (input.parentId) await authorizeListed(team, auth, input.parentId, rowOf);
-      else core.assertTeam(auth, 'read');
-      const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
-      const searchKey = input.searchKey?.trim() || undefined;
-      const selected = selectApps(team, {
-        // A search covers the whole team, recent chats too; otherwise parentId absent = whole team.
-        parentId: input.getRecentlyChat || searchKey ? undefined : input.parentId,
-        types: input.getRecentlyChat ? CHAT_APP_TYPES : types,
-        searchKey,
-        limit: searchKey ? SEARCH_LIMIT : LIST_LIMIT,
-      });
-      const caller = callerOf(auth);
-      const resourceOf = (id: string) => team.byId.get(id)?.resource;
-      const out = [];
-      for (const app of selected) {
-        const { permission, defaultPermission } = deps.perms.resolveLoaded(caller, app.resource, resourceOf, rowOf);
-        if (!permission.hasReadPer) continue;
-        const { doc } = app;
-        out.push({
-          _id: app.id,
-          parentId: app.parentId,
-          tmbId: app.tmbId,
-          avatar: doc.avatar,
-          type: doc.type,
-          name: doc.name,
-          intro: doc.intro,
-          updateTime: doc.updateTime,
-          permission,
-          defaultPermission,
-          pluginData: visiblePluginData(doc.pluginData, permission.hasWritePer),
-          inheritPermission: doc.inheritPermission !== false,
-        });
-        if (input.getRecentlyChat && out.length >= RECENT_LIMIT) break;
-      }
-      return out;
+      // An object, not an array: an absent parentId (whole team) and null (the root) must differ.
+      const { authType, tmbId, role, teamPermission, isRoot } = auth;
+      const key = JSON.stringify({ authType, tmbId, role, teamPermission, isRoot, query: input });
+      return new MemoisedAnswer(team.answers, key, () => listFrom(team, auth, input));
     },
 
     async detail(auth: AuthContext, appId: string) {

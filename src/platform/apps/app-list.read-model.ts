@@ -1,4 +1,5 @@
 import type { PermissionResource } from '../../domain/permission.js';
+import { AnswerMemo } from '../../infra/answer-memo.js';
 import { escapeRegex } from '../../infra/mongo.js';
 import { createTeamReadModel } from '../../infra/team-read-model.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
@@ -26,7 +27,12 @@ export interface TeamAppList {
   byId: Map<string, ListedApp>;
   /** The team's app permission rows: member → app → value. */
   rows: Map<string, Map<string, number>>;
+  /** Serialised list answers of this version, by caller and query (they die with it). */
+  answers: AnswerMemo;
 }
+
+/** Answers kept per team version: one per member and query actually asked, the oldest dropped. */
+const MAX_ANSWERS = 32;
 
 export interface AppListQuery {
   /** undefined: the whole team; null: the root; else that folder's children. */
@@ -71,7 +77,7 @@ export function createAppListReadModel(deps: AppListReadModelDeps) {
         return { doc, id: resource.id, parentId: resource.parentId, tmbId: resource.ownerTmbId, updatedAt, resource };
       });
       listed.sort(byListOrder);
-      return { apps: listed, byId: new Map(listed.map((app) => [app.id, app])), rows };
+      return { apps: listed, byId: new Map(listed.map((app) => [app.id, app])), rows, answers: new AnswerMemo(MAX_ANSWERS) };
     },
   });
 }
