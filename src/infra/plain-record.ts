@@ -29,3 +29,6 @@ export const oid = (id: string | ObjectId): ObjectId => (id instanceof ObjectId 
 export const oids = (ids: readonly (string | ObjectId)[]): ObjectId[] => ids.map(oid);
 /** A fresh id, for a record whose id is needed before it is written. */
 export const newId = (): string => new ObjectId().toHexString();
+
+/** `plain` of a look-up that may have found nothing. */
+export const plainOrNull = <T>(doc: T | null): Plain<T> | null => (doc === null ? null : plain(doc));
