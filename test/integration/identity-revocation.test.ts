@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlatformCommand } from '../../src/cli/platform-commands.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -121,7 +120,7 @@ describe('revocation across processes', () => {
     await warm(apiKeyHeaders(key));
     // Share links and team spaces act as their creator's member.
     expect(await b.app.identity.memberContext(member.tmbId)).toMatchObject({ tmbId: member.tmbId });
-    await a.app.identity.teams.deleteMember(new ObjectId(member.tmbId));
+    await a.app.identity.teams.deleteMember(member.tmbId);
     expect((await whoami(b, authHeaders(token))).statusCode).toBe(401);
     expect((await whoami(b, apiKeyHeaders(key))).statusCode).toBe(401);
     expect(await b.app.identity.memberContext(member.tmbId)).toBeNull();

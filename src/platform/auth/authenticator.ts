@@ -1,11 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { ObjectId } from 'mongodb';
 import { type AppError, Errors, isAppError } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { sameSecret } from '../../infra/secret-compare.js';
 import { SESSION_COOKIE } from '../../infra/session-cookie.js';
 import type { AccountsService, ResolvedMember } from '../identity/accounts.service.js';
-import { type ApiKeyDoc, type ApiKeysRepo, digestApiKey } from '../identity/api-keys.repo.js';
+import { type ApiKeyRecord, type ApiKeysRepo, digestApiKey } from '../identity/api-keys.repo.js';
 import type { CredentialEpoch } from '../identity/credential-epoch.js';
 import { verifySessionToken } from '../identity/session-token.js';
 import type { SessionsRepo } from '../identity/sessions.repo.js';
@@ -34,7 +33,7 @@ export const API_KEY_TOUCH_INTERVAL_MS = 60_000;
 
 /** A resolved API key: what each use checks again (limits) and the context it grants. */
 interface ResolvedApiKey {
-  key: Pick<ApiKeyDoc, '_id' | 'appId' | 'limit' | 'usagePoints'>;
+  key: Pick<ApiKeyRecord, '_id' | 'appId' | 'limit' | 'usagePoints'>;
   context: AuthContext;
 }
 
@@ -59,7 +58,7 @@ export function parseApiKeyCredential(authorization: string): { key: string; app
 }
 
 /** Limits the reference leaves to its commercial service; we enforce them. */
-export function apiKeyRefusal(key: Pick<ApiKeyDoc, 'limit' | 'usagePoints'>, now: number): AppError | null {
+export function apiKeyRefusal(key: Pick<ApiKeyRecord, 'limit' | 'usagePoints'>, now: number): AppError | null {
   const expiredTime = key.limit?.expiredTime;
   if (expiredTime && expiredTime.getTime() <= now) {
     return Errors.apiKeyExpired(expiredTime);
@@ -74,9 +73,9 @@ export function apiKeyRefusal(key: Pick<ApiKeyDoc, 'limit' | 'usagePoints'>, now
 /** Who a resolved member is, as the auth context carries it. */
 export function memberFieldsOf(resolved: ResolvedMember): Omit<AuthContext, 'authType'> {
   return {
-    userId: resolved.user._id.toHexString(),
-    teamId: resolved.member.teamId.toHexString(),
-    tmbId: resolved.member._id.toHexString(),
+    userId: resolved.user._id,
+    teamId: resolved.member.teamId,
+    tmbId: resolved.member._id,
     role: resolved.member.role,
     teamPermission: resolved.teamPermission,
     isRoot: resolved.isRoot,
@@ -104,9 +103,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
   const lastTouched = new Map<string, number>();
 
   async function resolveSession(claims: { sid: string; tmbId: string; userId: string }) {
-    const userId = new ObjectId(claims.userId);
-    const [session, resolved] = await Promise.all([deps.sessions.find(new ObjectId(claims.sid)), deps.accounts.resolveMember(new ObjectId(claims.tmbId), userId)]);
-    if (!session?.userId.equals(userId) || session.expiresAt.getTime() <= deps.now()) throw Errors.unAuthorization('The session has ended, log in again');
+    const [session, resolved] = await Promise.all([deps.sessions.find(claims.sid), deps.accounts.resolveMember(claims.tmbId, claims.userId)]);
+    if (session?.userId !== claims.userId || session.expiresAt.getTime() <= deps.now()) throw Errors.unAuthorization('The session has ended, log in again');
     if (!resolved) throw Errors.unAuthorization('The user or team membership of this session no longer exists');
     return { context: contextOf(resolved, { authType: 'token', sessionId: claims.sid }), expiresAt: session.expiresAt.getTime() };
   }
@@ -128,20 +126,19 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
     const refusal = apiKeyRefusal(key, deps.now());
     if (refusal) throw refusal;
     const resolved = await deps.accounts.resolveMember(key.tmbId);
-    if (!resolved?.member.teamId.equals(key.teamId)) throw Errors.unAuthApiKey('The creator of this API key is no longer a member of its team');
-    const context = contextOf(resolved, { authType: 'apikey', apiKeyId: key._id.toHexString(), appId: key.appId || undefined, sourceName: key.name });
+    if (resolved?.member.teamId !== key.teamId) throw Errors.unAuthApiKey('The creator of this API key is no longer a member of its team');
+    const context = contextOf(resolved, { authType: 'apikey', apiKeyId: key._id, appId: key.appId || undefined, sourceName: key.name });
     return { key: { _id: key._id, appId: key.appId, limit: key.limit, usagePoints: key.usagePoints }, context };
   }
 
   /** At most once a minute per key: this process's memo, and a write that loses to a newer one. */
-  async function touch(id: ObjectId, now: number): Promise<void> {
-    const hex = id.toHexString();
-    const last = lastTouched.get(hex);
+  async function touch(id: string, now: number): Promise<void> {
+    const last = lastTouched.get(id);
     if (last !== undefined && Math.abs(now - last) < API_KEY_TOUCH_INTERVAL_MS) return;
     if (lastTouched.size >= CREDENTIAL_CACHE_SIZE) lastTouched.clear();
-    lastTouched.set(hex, now);
+    lastTouched.set(id, now);
     await deps.apiKeys.touch(id, new Date(now), new Date(now - API_KEY_TOUCH_INTERVAL_MS)).catch((error: unknown) => {
-      lastTouched.delete(hex);
+      lastTouched.delete(id);
       throw error;
     });
   }
@@ -190,12 +187,12 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
     },
     async addApiKeyUsage(apiKeyId, points) {
       if (!isObjectIdHex(apiKeyId) || !Number.isFinite(points) || points <= 0) return;
-      await deps.apiKeys.addUsagePoints(new ObjectId(apiKeyId), points);
+      await deps.apiKeys.addUsagePoints(apiKeyId, points);
     },
     async memberContext(tmbId) {
       if (!isObjectIdHex(tmbId)) return null;
       const fields = await memberCache.get(tmbId, async () => {
-        const resolved = await deps.accounts.resolveMember(new ObjectId(tmbId));
+        const resolved = await deps.accounts.resolveMember(tmbId);
         return resolved ? memberFieldsOf(resolved) : null;
       });
       return fields ? { ...fields } : null;

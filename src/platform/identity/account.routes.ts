@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { ObjectId } from 'mongodb';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
 import { SESSION_COOKIE, sessionCookieOptions } from '../../infra/session-cookie.js';
@@ -54,7 +53,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     summary: 'The current user, team and team permission',
     tags,
     handler: async ({ auth }) => {
-      const resolved = await accounts.resolveMember(new ObjectId(auth.tmbId), new ObjectId(auth.userId));
+      const resolved = await accounts.resolveMember(auth.tmbId, auth.userId);
       if (!resolved) throw Errors.unAuthorization('The team membership of this session no longer exists');
       return sessions.detailOf(resolved);
     },
@@ -69,7 +68,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     tags,
     handler: async ({ input, auth }) => {
       const openaiAccount = input.openaiAccount === undefined ? undefined : input.openaiAccount?.key ? { key: input.openaiAccount.key, baseUrl: input.openaiAccount.baseUrl || app.config.OPENAI_BASE_URL || 'https://api.openai.com/v1' } : null;
-      await users.updateProfile(new ObjectId(auth.userId), { avatar: input.avatar, timezone: input.timezone, openaiAccount });
+      await users.updateProfile(auth.userId, { avatar: input.avatar, timezone: input.timezone, openaiAccount });
       return {};
     },
   });
@@ -93,7 +92,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     tags,
     handler: async ({ input, auth }) => {
       if (!teamPermissionAllows(auth.teamPermission, 'manage')) throw Errors.unAuthTeam('Only the team owner or a manager can update the team');
-      await teams.updateTeam(new ObjectId(auth.teamId), input);
+      await teams.updateTeam(auth.teamId, input);
       return null;
     },
   });

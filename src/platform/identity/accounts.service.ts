@@ -1,12 +1,11 @@
-import { ObjectId } from 'mongodb';
 import { Errors } from '../../infra/errors.js';
-import { isDuplicateKeyError } from '../../infra/mongo.js';
+import { isDuplicateKeyError, isObjectIdHex } from '../../infra/mongo.js';
 import type { TeamRole } from '../auth/types.js';
 import { hashPassword } from './password.js';
 import type { SessionsRepo } from './sessions.repo.js';
 import { resolveTeamPermission } from './team-permission.js';
-import type { MemberDoc, TeamDoc, TeamsRepo } from './teams.repo.js';
-import type { UserDoc, UsersRepo } from './users.repo.js';
+import type { MemberRecord, TeamRecord, TeamsRepo } from './teams.repo.js';
+import type { UserRecord, UsersRepo } from './users.repo.js';
 
 export const ROOT_USERNAME = 'root';
 
@@ -27,8 +26,8 @@ export interface MemberIds {
 
 /** A member with everything the auth result and user detail need. */
 export interface ResolvedMember {
-  user: UserDoc;
-  member: MemberDoc;
+  user: UserRecord;
+  member: MemberRecord;
   teamPermission: number;
   isRoot: boolean;
 }
@@ -44,17 +43,17 @@ function checkCredentials(username: string, password: string, trusted = false): 
   }
 }
 
-function parseTeamId(teamId: string): ObjectId {
-  if (!ObjectId.isValid(teamId) || !/^[0-9a-fA-F]{24}$/.test(teamId)) throw Errors.missingParams("Invalid field 'teamId': expected a 24-character hex id");
-  return new ObjectId(teamId);
+function checkTeamId(teamId: string): string {
+  if (!isObjectIdHex(teamId)) throw Errors.missingParams("Invalid field 'teamId': expected a 24-character hex id");
+  return teamId;
 }
 
 /** Users, teams and memberships: the rules shared by the CLI, the routes and the start-up task. */
 export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo; sessions: SessionsRepo }) {
   const { users, teams, sessions } = deps;
 
-  async function teamOrFail(teamId: string): Promise<TeamDoc> {
-    const team = await teams.findTeam(parseTeamId(teamId));
+  async function teamOrFail(teamId: string): Promise<TeamRecord> {
+    const team = await teams.findTeam(checkTeamId(teamId));
     if (!team) throw Errors.notFound(`Team ${teamId} not found`);
     return team;
   }
@@ -67,7 +66,7 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
     checkCredentials(input.username, input.password, options.trusted);
     if (await users.findByUsername(input.username)) throw Errors.conflict(`User '${input.username}' already exists`);
     const joining = input.teamId ? await teamOrFail(input.teamId) : undefined;
-    const userId = new ObjectId();
+    const userId = users.newId();
     const password = await hashPassword(input.password);
     const team = joining ?? (await teams.insertTeam({ name: 'My Team', ownerId: userId }));
     const role: TeamRole = joining ? (input.role ?? 'member') : 'owner';
@@ -87,7 +86,7 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
       if (isDuplicateKeyError(error)) throw Errors.conflict(`User '${input.username}' already exists`);
       throw error;
     }
-    return { userId: userId.toHexString(), teamId: team._id.toHexString(), tmbId: member._id.toHexString() };
+    return { userId, teamId: team._id, tmbId: member._id };
   }
 
   async function addMember(input: { teamId: string; username: string; role: TeamRole; permission?: number }): Promise<{ tmbId: string }> {
@@ -95,7 +94,7 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
     const user = await users.findByUsername(input.username);
     if (!user) throw Errors.notFound(`User '${input.username}' not found`);
     const existing = await teams.findMemberOf(team._id, user._id);
-    let memberId: ObjectId;
+    let memberId: string;
     if (existing) {
       await teams.updateMember(existing._id, { role: input.role, status: 'active' });
       memberId = existing._id;
@@ -105,7 +104,7 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
       memberId = member._id;
     }
     if (input.permission !== undefined) await teams.setTeamPermission(team._id, memberId, input.permission);
-    return { tmbId: memberId.toHexString() };
+    return { tmbId: memberId };
   }
 
   /** Sets a new password and ends every session of the user. */
@@ -115,15 +114,15 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
     if (!user) throw Errors.notFound(`User '${input.username}' not found`);
     await users.setPassword(user._id, await hashPassword(input.password));
     await sessions.revokeAllOf(user._id);
-    return { userId: user._id.toHexString() };
+    return { userId: user._id };
   }
 
   /** Loads a member for a credential; null when the member, its user or its team is gone. */
-  async function resolveMember(tmbId: ObjectId, expectedUserId?: ObjectId): Promise<ResolvedMember | null> {
+  async function resolveMember(tmbId: string, expectedUserId?: string): Promise<ResolvedMember | null> {
     // With the user id known (sessions), member and user load in parallel.
     const [member, knownUser] = await Promise.all([teams.findMember(tmbId), expectedUserId ? users.findById(expectedUserId) : null]);
     if (!member || member.status === 'leave') return null;
-    if (expectedUserId && !member.userId.equals(expectedUserId)) return null;
+    if (expectedUserId && member.userId !== expectedUserId) return null;
     const user = knownUser ?? (expectedUserId ? null : await users.findById(member.userId));
     if (!user) return null;
     const isRoot = user.username === ROOT_USERNAME;
@@ -137,7 +136,7 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
   }
 
   /** The member a login lands in: the last used one if still active, else the default team. */
-  async function loginMember(user: UserDoc): Promise<ResolvedMember> {
+  async function loginMember(user: UserRecord): Promise<ResolvedMember> {
     const last = user.lastLoginTmbId ? await resolveMember(user.lastLoginTmbId, user._id) : null;
     if (last) return last;
     const fallback = await teams.findDefaultMember(user._id);

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { type Db, type Filter, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
 import { type CredentialRevocations, revokedIf } from './credential-epoch.js';
 
 /**
  * An `openapis` document. Unlike the reference, the key itself is never stored: only its
  * SHA-256 digest (for look-up) and its last four characters (for the masked list).
  */
-export interface ApiKeyDoc {
+interface ApiKeyDoc {
   _id: ObjectId;
   teamId: ObjectId;
   tmbId: ObjectId;
@@ -20,6 +21,9 @@ export interface ApiKeyDoc {
   usagePoints: number;
   limit: { expiredTime?: Date; maxUsagePoints: number };
 }
+
+/** A key as the repository returns it: ids are hex strings. */
+export type ApiKeyRecord = Plain<ApiKeyDoc>;
 
 export const API_KEY_INDEXES: IndexDeclaration[] = [
   { collection: 'openapis', key: { apiKeyDigest: 1 }, options: { unique: true } },
@@ -36,38 +40,41 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
   const keys = db.collection<ApiKeyDoc>('openapis');
   /** Global keys are the ones without an app ("appId absent"). */
   const appScope = (appId: string | undefined): Filter<ApiKeyDoc> => (appId ? { appId } : { appId: { $exists: false } });
+  const record = (doc: ApiKeyDoc | null): ApiKeyRecord | null => plainOrNull(doc);
 
   return {
-    findByDigest: (digest: string) => keys.findOne({ apiKeyDigest: digest }),
-    findInTeam: (id: ObjectId, teamId: ObjectId) => keys.findOne({ _id: id, teamId }),
-    async insert(doc: Omit<ApiKeyDoc, '_id' | 'createTime' | 'usagePoints'>): Promise<ApiKeyDoc> {
-      const full: ApiKeyDoc = { _id: new ObjectId(), createTime: new Date(), usagePoints: 0, ...doc };
-      await keys.insertOne(full);
-      return full;
+    findByDigest: async (digest: string) => record(await keys.findOne({ apiKeyDigest: digest })),
+    findInTeam: async (id: string, teamId: string) => record(await keys.findOne({ _id: oid(id), teamId: oid(teamId) })),
+    async insert(input: Omit<ApiKeyRecord, '_id' | 'createTime' | 'usagePoints'>): Promise<ApiKeyRecord> {
+      const doc: ApiKeyDoc = { _id: new ObjectId(), createTime: new Date(), usagePoints: 0, ...input, teamId: oid(input.teamId), tmbId: oid(input.tmbId) };
+      await keys.insertOne(doc);
+      return plain(doc);
     },
-    countOfMember: (teamId: ObjectId, tmbId: ObjectId, appId: string | undefined) => keys.countDocuments({ teamId, tmbId, ...appScope(appId) }),
+    countOfMember: (teamId: string, tmbId: string, appId: string | undefined) => keys.countDocuments({ teamId: oid(teamId), tmbId: oid(tmbId), ...appScope(appId) }),
     /** Newest first; `tmbId` narrows to one creator's keys. */
-    list: (teamId: ObjectId, appId: string | undefined, tmbId?: ObjectId) =>
-      keys
-        .find({ teamId, ...appScope(appId), ...(tmbId ? { tmbId } : {}) })
+    async list(teamId: string, appId: string | undefined, tmbId?: string): Promise<ApiKeyRecord[]> {
+      const docs = await keys
+        .find({ teamId: oid(teamId), ...appScope(appId), ...(tmbId ? { tmbId: oid(tmbId) } : {}) })
         .sort({ _id: -1 })
-        .toArray(),
-    async update(id: ObjectId, teamId: ObjectId, fields: { name?: string; limit?: ApiKeyDoc['limit'] }): Promise<void> {
+        .toArray();
+      return docs.map((doc) => plain(doc));
+    },
+    async update(id: string, teamId: string, fields: { name?: string; limit?: ApiKeyRecord['limit'] }): Promise<void> {
       const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
       if (Object.keys($set).length === 0) return;
-      const result = await keys.updateOne({ _id: id, teamId }, { $set });
+      const result = await keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set });
       await revokedIf(revocations, result.matchedCount > 0);
     },
-    async delete(id: ObjectId, teamId: ObjectId): Promise<void> {
-      const result = await keys.deleteOne({ _id: id, teamId });
+    async delete(id: string, teamId: string): Promise<void> {
+      const result = await keys.deleteOne({ _id: oid(id), teamId: oid(teamId) });
       await revokedIf(revocations, result.deletedCount > 0);
     },
     /** Sets `lastUsedTime` unless another process set it after `unlessAfter`. */
-    async touch(id: ObjectId, at: Date, unlessAfter: Date): Promise<void> {
-      await keys.updateOne({ _id: id, $or: [{ lastUsedTime: { $exists: false } }, { lastUsedTime: { $lt: unlessAfter } }] }, { $set: { lastUsedTime: at } });
+    async touch(id: string, at: Date, unlessAfter: Date): Promise<void> {
+      await keys.updateOne({ _id: oid(id), $or: [{ lastUsedTime: { $exists: false } }, { lastUsedTime: { $lt: unlessAfter } }] }, { $set: { lastUsedTime: at } });
     },
-    async addUsagePoints(id: ObjectId, points: number): Promise<void> {
-      const after = await keys.findOneAndUpdate({ _id: id }, { $inc: { usagePoints: points } }, { returnDocument: 'after' });
+    async addUsagePoints(id: string, points: number): Promise<void> {
+      const after = await keys.findOneAndUpdate({ _id: oid(id) }, { $inc: { usagePoints: points } }, { returnDocument: 'after' });
       const max = after?.limit?.maxUsagePoints ?? -1;
       // Reaching the limit refuses the key from now on, in every process that cached it.
       await revokedIf(revocations, max > -1 && (after?.usagePoints ?? 0) >= max);
@@ -75,7 +82,7 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
     /** Cascade of an app delete: the apps' keys go with them. */
     async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
       if (appIds.length === 0) return;
-      const result = await keys.deleteMany({ teamId: new ObjectId(teamId), appId: { $in: appIds } });
+      const result = await keys.deleteMany({ teamId: oid(teamId), appId: { $in: appIds } });
       await revokedIf(revocations, result.deletedCount > 0);
     },
   };

@@ -1,8 +1,7 @@
 import { randomInt } from 'node:crypto';
-import { ObjectId } from 'mongodb';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
-import { type ApiKeyDoc, type ApiKeysRepo, digestApiKey } from './api-keys.repo.js';
+import { type ApiKeyRecord, type ApiKeysRepo, digestApiKey } from './api-keys.repo.js';
 import type { ResourceAccess } from './resource-access.js';
 import { teamPermissionAllows } from './team-permission.js';
 
@@ -21,13 +20,12 @@ export function generateApiKey(prefix = 'fastgpt'): string {
 }
 
 /** The list shape of the reference, with the key masked (we never have it in full again). */
-export function serializeApiKey(doc: ApiKeyDoc) {
-  const id = doc._id.toHexString();
+export function serializeApiKey(doc: ApiKeyRecord) {
   return {
-    _id: id,
-    id,
-    teamId: doc.teamId.toHexString(),
-    tmbId: doc.tmbId.toHexString(),
+    _id: doc._id,
+    id: doc._id,
+    teamId: doc.teamId,
+    tmbId: doc.tmbId,
     apiKey: `******${doc.apiKeyTail}`,
     createTime: doc.createTime,
     lastUsedTime: doc.lastUsedTime,
@@ -39,7 +37,7 @@ export function serializeApiKey(doc: ApiKeyDoc) {
 }
 
 type LimitInput = { expiredTime?: Date | null; maxUsagePoints: number };
-const toLimit = (limit: LimitInput | undefined): ApiKeyDoc['limit'] => ({
+const toLimit = (limit: LimitInput | undefined): ApiKeyRecord['limit'] => ({
   maxUsagePoints: limit?.maxUsagePoints ?? -1,
   ...(limit?.expiredTime ? { expiredTime: limit.expiredTime } : {}),
 });
@@ -48,11 +46,11 @@ export function createApiKeysService(deps: { keys: ApiKeysRepo; access: Resource
   const { keys, access } = deps;
 
   /** Update and delete need owner level: the bound app's owner, or the team owner or key creator. */
-  async function ownKey(auth: AuthContext, id: string): Promise<ApiKeyDoc> {
-    const key = await keys.findInTeam(new ObjectId(id), new ObjectId(auth.teamId));
+  async function ownKey(auth: AuthContext, id: string): Promise<ApiKeyRecord> {
+    const key = await keys.findInTeam(id, auth.teamId);
     if (!key) throw Errors.openapiUnExist(`API key ${id} not found in your team`);
     if (key.appId) await access.authApp(auth, key.appId, 'owner');
-    else if (!teamPermissionAllows(auth.teamPermission, 'owner') && !key.tmbId.equals(new ObjectId(auth.tmbId))) {
+    else if (!teamPermissionAllows(auth.teamPermission, 'owner') && key.tmbId !== auth.tmbId) {
       throw Errors.openapiUnAuth('Only the team owner or the creator of this API key can change it');
     }
     return key;
@@ -62,8 +60,7 @@ export function createApiKeysService(deps: { keys: ApiKeysRepo; access: Resource
     async create(auth: AuthContext, input: { appId?: string; name: string; limit?: LimitInput }): Promise<string> {
       if (input.appId) await access.authApp(auth, input.appId, 'manage');
       else if (!teamPermissionAllows(auth.teamPermission, 'write')) throw Errors.unAuthTeam('Creating an API key needs write permission on the team');
-      const teamId = new ObjectId(auth.teamId);
-      const tmbId = new ObjectId(auth.tmbId);
+      const { teamId, tmbId } = auth;
       if ((await keys.countOfMember(teamId, tmbId, input.appId)) >= MAX_KEYS_PER_SCOPE) {
         throw Errors.openapiExceedLimit(`Up to ${MAX_KEYS_PER_SCOPE} API keys per member${input.appId ? ' for one app' : ''}`);
       }
@@ -76,7 +73,7 @@ export function createApiKeysService(deps: { keys: ApiKeysRepo; access: Resource
     async list(auth: AuthContext, appId: string | undefined) {
       if (appId) await access.authApp(auth, appId, 'manage');
       const ownOnly = !appId && !teamPermissionAllows(auth.teamPermission, 'manage');
-      const docs = await keys.list(new ObjectId(auth.teamId), appId, ownOnly ? new ObjectId(auth.tmbId) : undefined);
+      const docs = await keys.list(auth.teamId, appId, ownOnly ? auth.tmbId : undefined);
       return docs.map(serializeApiKey);
     },
 

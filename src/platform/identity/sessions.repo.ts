@@ -1,5 +1,6 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
 import { type CredentialRevocations, revokedIf } from './credential-epoch.js';
 
 /**
@@ -7,13 +8,16 @@ import { type CredentialRevocations, revokedIf } from './credential-epoch.js';
  * accepted only while its `sid` row exists and is unexpired. Logout deletes the row (and bumps
  * the credential epoch, so no process keeps trusting the session).
  */
-export interface SessionDoc {
+interface SessionDoc {
   _id: ObjectId;
   userId: ObjectId;
   tmbId: ObjectId;
   createTime: Date;
   expiresAt: Date;
 }
+
+/** A session as the repository returns it: ids are hex strings. */
+export type SessionRecord = Plain<SessionDoc>;
 
 export const SESSION_INDEXES: IndexDeclaration[] = [
   { collection: 'user_sessions', key: { userId: 1 } },
@@ -23,19 +27,23 @@ export const SESSION_INDEXES: IndexDeclaration[] = [
 export function createSessionsRepo(db: Db, revocations: CredentialRevocations) {
   const sessions = db.collection<SessionDoc>('user_sessions');
   return {
-    async create(input: Omit<SessionDoc, '_id'>): Promise<SessionDoc> {
-      const doc = { _id: new ObjectId(), ...input };
+    async create(input: Omit<SessionRecord, '_id'>): Promise<SessionRecord> {
+      const doc: SessionDoc = { _id: new ObjectId(), userId: oid(input.userId), tmbId: oid(input.tmbId), createTime: input.createTime, expiresAt: input.expiresAt };
       await sessions.insertOne(doc);
-      return doc;
+      return plain(doc);
     },
-    find: (id: ObjectId) => sessions.findOne({ _id: id }),
-    async revoke(id: ObjectId): Promise<void> {
-      const result = await sessions.deleteOne({ _id: id });
+    async find(id: string): Promise<SessionRecord | null> {
+      const doc = await sessions.findOne({ _id: oid(id) });
+      return plainOrNull(doc);
+    },
+    async revoke(id: string): Promise<void> {
+      const result = await sessions.deleteOne({ _id: oid(id) });
       await revokedIf(revocations, result.deletedCount > 0);
     },
     /** Ends every session of the user except `keep` (the caller's own, when given). */
-    async revokeAllOf(userId: ObjectId, keep?: ObjectId): Promise<void> {
-      const result = await sessions.deleteMany(keep ? { userId, _id: { $ne: keep } } : { userId });
+    async revokeAllOf(userId: string, keep?: string): Promise<void> {
+      const user = oid(userId);
+      const result = await sessions.deleteMany(keep ? { userId: user, _id: { $ne: oid(keep) } } : { userId: user });
       await revokedIf(revocations, result.deletedCount > 0);
     },
     /** FerretDB has no TTL indexes: expired rows are removed periodically instead (expiry is checked on use). */

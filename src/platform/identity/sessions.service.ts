@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { ObjectId } from 'mongodb';
 import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import { Errors } from '../../infra/errors.js';
+import { isObjectIdHex } from '../../infra/mongo.js';
 import { type AccountsService, type ResolvedMember, ROOT_USERNAME } from './accounts.service.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
 import { SESSION_TTL_SECONDS, signSessionToken } from './session-token.js';
@@ -40,11 +40,11 @@ export function createSessionService(deps: SessionServiceDeps) {
     });
     return signSessionToken(
       {
-        userId: resolved.user._id.toHexString(),
-        teamId: resolved.member.teamId.toHexString(),
-        tmbId: resolved.member._id.toHexString(),
+        userId: resolved.user._id,
+        teamId: resolved.member.teamId,
+        tmbId: resolved.member._id,
         isRoot: resolved.isRoot,
-        sid: session._id.toHexString(),
+        sid: session._id,
       },
       deps.tokenKey,
       now,
@@ -93,12 +93,12 @@ export function createSessionService(deps: SessionServiceDeps) {
   }
 
   async function logout(sessionId: string | undefined): Promise<void> {
-    if (sessionId && ObjectId.isValid(sessionId)) await sessions.revoke(new ObjectId(sessionId));
+    if (sessionId && isObjectIdHex(sessionId)) await sessions.revoke(sessionId);
   }
 
   /** Checks the old password; the caller's session stays, every other one ends. */
   async function changePassword(input: { userId: string; sessionId?: string; oldPsw: string; newPsw: string }) {
-    const user = await users.findById(new ObjectId(input.userId));
+    const user = await users.findById(input.userId);
     if (!user) throw Errors.unAuthorization('The user no longer exists');
     // A stolen session must not become a way to guess the password: same counter as logins.
     const accountKey = `user:${user.username}`;
@@ -107,7 +107,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     if (!(await verifyPassword(input.oldPsw, user.password))) throw Errors.accountRefused('The old password is wrong');
     await limiter.clear(accountKey);
     await users.setPassword(user._id, await hashPassword(input.newPsw));
-    await sessions.revokeAllOf(user._id, input.sessionId ? new ObjectId(input.sessionId) : undefined);
+    await sessions.revokeAllOf(user._id, input.sessionId);
     return { user: publicUserDocument(user) };
   }
 

@@ -1,4 +1,3 @@
-import { ObjectId } from 'mongodb';
 import type { Config } from '../../config.js';
 import { Errors } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
@@ -20,9 +19,9 @@ export function defaultPlanLimits(config: PlanEnv): TeamPlanLimits {
 
 const LIMIT_KEYS = ['maxApps', 'maxDatasets', 'maxDatasetSize', 'exportIntervalMinutes', 'webSyncIntervalMinutes'] as const;
 
-function teamObjectId(teamId: string): ObjectId {
+function checkTeamId(teamId: string): string {
   if (!isObjectIdHex(teamId)) throw Errors.missingParams("Invalid field 'teamId': expected a 24-character hex id");
-  return new ObjectId(teamId);
+  return teamId;
 }
 
 /** The one place plan limits are decided (apps, datasets, vectors, export and web-sync intervals). */
@@ -31,13 +30,13 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
   const usageCounts = new Map<PlanUsageKind, (teamId: string) => Promise<number>>();
   /** A usage no module counts is 0 (a deployment without that module). */
   const countUsage = (kind: PlanUsageKind, teamId: string) => {
-    teamObjectId(teamId);
+    checkTeamId(teamId);
     return usageCounts.get(kind)?.(teamId) ?? Promise.resolve(0);
   };
 
   async function getLimits(teamId: string): Promise<TeamPlanLimits> {
     const limits = defaultPlanLimits(deps.config);
-    const plan = await plans.findPlan(teamObjectId(teamId));
+    const plan = await plans.findPlan(checkTeamId(teamId));
     for (const key of LIMIT_KEYS) {
       const value = plan?.[key];
       if (typeof value === 'number' && Number.isFinite(value) && value >= 0) limits[key] = value;
@@ -46,7 +45,7 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
   }
 
   async function checkInterval(teamId: string, field: 'lastExportDatasetTime' | 'lastWebsiteSyncTime', minutes: number, record: boolean) {
-    const id = teamObjectId(teamId);
+    const id = checkTeamId(teamId);
     const now = deps.now();
     const notAfter = new Date(now - minutes * 60_000);
     let last: Date | undefined;
@@ -111,7 +110,7 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
     usedDatasetSize: (teamId) => countUsage('vectors', teamId),
     async setPlan(teamId, limits) {
       const clean = Object.fromEntries(LIMIT_KEYS.filter((key) => typeof limits[key] === 'number').map((key) => [key, limits[key]]));
-      await plans.savePlan(teamObjectId(teamId), clean);
+      await plans.savePlan(checkTeamId(teamId), clean);
       return getLimits(teamId);
     },
   };

@@ -1,5 +1,6 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { oid } from '../../infra/plain-record.js';
 import type { TeamPlanLimits } from './team-limits-types.js';
 
 /** Per-team overrides of the PLAN_* defaults; a team without a document has the defaults. */
@@ -18,19 +19,25 @@ export function createTeamPlansRepo(db: Db) {
   const teams = db.collection<{ _id: ObjectId; limit?: Partial<Record<StampField, Date>> }>('teams');
 
   return {
-    findPlan: (teamId: ObjectId) => plans.findOne({ teamId }),
-    async savePlan(teamId: ObjectId, limits: Partial<TeamPlanLimits>): Promise<void> {
-      await plans.updateOne({ teamId }, { $set: { ...limits, updateTime: new Date() }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
+    /** The team's overrides; null for a team on the defaults. */
+    async findPlan(teamId: string): Promise<Partial<TeamPlanLimits> | null> {
+      const plan = await plans.findOne({ teamId: oid(teamId) });
+      if (!plan) return null;
+      const { _id: _planId, teamId: _teamId, updateTime: _updateTime, ...limits } = plan;
+      return limits;
     },
-    async lastStamp(teamId: ObjectId, field: StampField): Promise<Date | undefined> {
-      const team = await teams.findOne({ _id: teamId }, { projection: { limit: 1 } });
+    async savePlan(teamId: string, limits: Partial<TeamPlanLimits>): Promise<void> {
+      await plans.updateOne({ teamId: oid(teamId) }, { $set: { ...limits, updateTime: new Date() }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
+    },
+    async lastStamp(teamId: string, field: StampField): Promise<Date | undefined> {
+      const team = await teams.findOne({ _id: oid(teamId) }, { projection: { limit: 1 } });
       return team?.limit?.[field];
     },
     /** Stamps `now` only when the previous stamp is absent or not after `notAfter`: atomic check-and-record. */
-    async stampIfIdle(teamId: ObjectId, field: StampField, notAfter: Date, now: Date): Promise<boolean> {
+    async stampIfIdle(teamId: string, field: StampField, notAfter: Date, now: Date): Promise<boolean> {
       const path = `limit.${field}`;
       const result = await teams.updateOne(
-        { _id: teamId, $or: [{ [path]: { $exists: false } }, { [path]: null }, { [path]: { $lte: notAfter } }] },
+        { _id: oid(teamId), $or: [{ [path]: { $exists: false } }, { [path]: null }, { [path]: { $lte: notAfter } }] },
         { $set: { [path]: now } },
       );
       return result.matchedCount === 1;

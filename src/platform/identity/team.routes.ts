@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { ObjectId } from 'mongodb';
 import { z } from 'zod';
 import { zIntLike, zName, zObjectId } from '../../infra/zod.js';
 import { definePlatformRoute } from '../define-route.js';
@@ -76,8 +75,8 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
       const vectorName = (app.models.getVectorModel(doc.vectorModel) ?? app.models.defaultVectorModel()).name;
       const llmName = (app.models.getLLMModel(doc.agentModel) ?? app.models.defaultLLMModel())?.name ?? '';
       const usage = await usages.insert({
-        teamId: new ObjectId(auth.teamId),
-        tmbId: new ObjectId(auth.tmbId),
+        teamId: auth.teamId,
+        tmbId: auth.tmbId,
         appName: input.name,
         source: 'training',
         totalPoints: 0,
@@ -87,7 +86,7 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
           { moduleName: 'core.dataset.training.Auto mode', model: llmName, tokens: 0, amount: 0 },
         ],
       });
-      return usage._id.toHexString();
+      return usage._id;
     },
   });
 }

@@ -2,11 +2,12 @@ import { createTeamPermissionRows } from '../permissions/resource-permissions.re
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
 import type { TeamRole } from '../auth/types.js';
 import { type CredentialRevocations, revokedIf } from './credential-epoch.js';
 
 /** A `teams` document (reference names; `limit` holds the interval stamps). */
-export interface TeamDoc {
+interface TeamDoc {
   _id: ObjectId;
   name: string;
   ownerId: ObjectId;
@@ -21,7 +22,7 @@ export interface TeamDoc {
 }
 
 /** A `team_members` document. */
-export interface MemberDoc {
+interface MemberDoc {
   _id: ObjectId;
   teamId: ObjectId;
   userId: ObjectId;
@@ -31,6 +32,10 @@ export interface MemberDoc {
   createTime: Date;
   defaultTeam: boolean;
 }
+
+/** A team and a member as the repository returns them: ids are hex strings. */
+export type TeamRecord = Plain<TeamDoc>;
+export type MemberRecord = Plain<MemberDoc>;
 
 /** The team-level row of `resource_permissions` (no resourceId), as the reference stores it. */
 export const TEAM_INDEXES: IndexDeclaration[] = [
@@ -54,6 +59,9 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
   const teams = db.collection<TeamDoc>('teams');
   const members = db.collection<MemberDoc>('team_members');
   const permissions = createTeamPermissionRows(db);
+  const team = (doc: TeamDoc | null): TeamRecord | null => plainOrNull(doc);
+  const member = (doc: MemberDoc | null): MemberRecord | null => plainOrNull(doc);
+  const activeMember = { status: { $ne: 'leave' as const } };
 
   return {
     /**
@@ -64,7 +72,7 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
       const ids = tmbIds.filter(isObjectIdHex);
       if (ids.length === 0 || !isObjectIdHex(teamId)) return new Map();
       const found = await members
-        .find({ _id: { $in: ids.map((id) => new ObjectId(id)) }, teamId: new ObjectId(teamId) }, { projection: { name: 1, userId: 1, status: 1, avatar: 1 } })
+        .find({ _id: { $in: ids.map(oid) }, teamId: oid(teamId) }, { projection: { name: 1, userId: 1, status: 1, avatar: 1 } })
         .toArray();
       const userIds = found.map((m) => m.userId).filter((id): id is ObjectId => id instanceof ObjectId);
       const users = userIds.length ? await db.collection('users').find({ _id: { $in: userIds } }, { projection: { avatar: 1 } }).toArray() : [];
@@ -81,16 +89,16 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
         ]),
       );
     },
-    findTeam: (id: ObjectId) => teams.findOne({ _id: id }),
-    findMember: (id: ObjectId) => members.findOne({ _id: id }),
-    findMemberOf: (teamId: ObjectId, userId: ObjectId) => members.findOne({ teamId, userId }),
-    findDefaultMember: (userId: ObjectId) => members.findOne({ userId, defaultTeam: true, status: { $ne: 'leave' } }),
-    findOwnerMember: (teamId: ObjectId) => members.findOne({ teamId, role: 'owner', status: { $ne: 'leave' } }),
-    async insertTeam(input: { name: string; ownerId: ObjectId; balance?: number }): Promise<TeamDoc> {
+    findTeam: async (id: string) => team(await teams.findOne({ _id: oid(id) })),
+    findMember: async (id: string) => member(await members.findOne({ _id: oid(id) })),
+    findMemberOf: async (teamId: string, userId: string) => member(await members.findOne({ teamId: oid(teamId), userId: oid(userId) })),
+    findDefaultMember: async (userId: string) => member(await members.findOne({ userId: oid(userId), defaultTeam: true, ...activeMember })),
+    findOwnerMember: async (teamId: string) => member(await members.findOne({ teamId: oid(teamId), role: 'owner', ...activeMember })),
+    async insertTeam(input: { name: string; ownerId: string; balance?: number }): Promise<TeamRecord> {
       const doc: TeamDoc = {
         _id: new ObjectId(),
         name: input.name,
-        ownerId: input.ownerId,
+        ownerId: oid(input.ownerId),
         defaultPermission: 4,
         avatar: DEFAULT_TEAM_AVATAR,
         createTime: new Date(),
@@ -98,44 +106,44 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
         limit: {},
       };
       await teams.insertOne(doc);
-      return doc;
+      return plain(doc);
     },
-    async insertMember(input: Omit<MemberDoc, '_id' | 'createTime' | 'status'>): Promise<MemberDoc> {
-      const doc: MemberDoc = { _id: new ObjectId(), ...input, status: 'active', createTime: new Date() };
+    async insertMember(input: Omit<MemberRecord, '_id' | 'createTime' | 'status'>): Promise<MemberRecord> {
+      const doc: MemberDoc = { _id: new ObjectId(), ...input, teamId: oid(input.teamId), userId: oid(input.userId), status: 'active', createTime: new Date() };
       await members.insertOne(doc);
-      return doc;
+      return plain(doc);
     },
-    async deleteTeam(id: ObjectId): Promise<void> {
-      const result = await teams.deleteOne({ _id: id });
+    async deleteTeam(id: string): Promise<void> {
+      const result = await teams.deleteOne({ _id: oid(id) });
       await revokedIf(revocations, result.deletedCount > 0);
     },
-    async deleteMember(id: ObjectId): Promise<void> {
-      const member = await members.deleteOne({ _id: id });
-      const rows = await permissions.deleteForMember(id);
-      await revokedIf(revocations, member.deletedCount + rows > 0);
+    async deleteMember(id: string): Promise<void> {
+      const removed = await members.deleteOne({ _id: oid(id) });
+      const rows = await permissions.deleteForMember(oid(id));
+      await revokedIf(revocations, removed.deletedCount + rows > 0);
     },
-    async updateMember(id: ObjectId, fields: Partial<Pick<MemberDoc, 'role' | 'status' | 'defaultTeam' | 'name'>>): Promise<void> {
-      const result = await members.updateOne({ _id: id }, { $set: fields });
+    async updateMember(id: string, fields: Partial<Pick<MemberDoc, 'role' | 'status' | 'defaultTeam' | 'name'>>): Promise<void> {
+      const result = await members.updateOne({ _id: oid(id) }, { $set: fields });
       await revokedIf(revocations, result.matchedCount > 0);
     },
     /** Other default-team flags of the user are cleared: exactly one default team per user. */
-    async makeDefaultTeam(userId: ObjectId, memberId: ObjectId): Promise<void> {
-      await members.updateMany({ userId, _id: { $ne: memberId } }, { $set: { defaultTeam: false } });
-      await members.updateOne({ _id: memberId }, { $set: { defaultTeam: true } });
+    async makeDefaultTeam(userId: string, memberId: string): Promise<void> {
+      await members.updateMany({ userId: oid(userId), _id: { $ne: oid(memberId) } }, { $set: { defaultTeam: false } });
+      await members.updateOne({ _id: oid(memberId) }, { $set: { defaultTeam: true } });
     },
     /** Writes only the given fields; `lafAccount: null` clears it. */
-    async updateTeam(id: ObjectId, fields: Partial<Pick<TeamDoc, 'name' | 'avatar' | 'teamDomain' | 'lafAccount' | 'balance'>>): Promise<void> {
+    async updateTeam(id: string, fields: Partial<Pick<TeamDoc, 'name' | 'avatar' | 'teamDomain' | 'lafAccount' | 'balance'>>): Promise<void> {
       const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-      if (Object.keys($set).length > 0) await teams.updateOne({ _id: id }, { $set });
+      if (Object.keys($set).length > 0) await teams.updateOne({ _id: oid(id) }, { $set });
     },
-    async setLimitStamp(id: ObjectId, field: 'lastExportDatasetTime' | 'lastWebsiteSyncTime', at: Date): Promise<void> {
-      await teams.updateOne({ _id: id }, { $set: { [`limit.${field}`]: at } });
+    async setLimitStamp(id: string, field: 'lastExportDatasetTime' | 'lastWebsiteSyncTime', at: Date): Promise<void> {
+      await teams.updateOne({ _id: oid(id) }, { $set: { [`limit.${field}`]: at } });
     },
-    async teamPermissionOf(teamId: ObjectId, tmbId: ObjectId): Promise<number | undefined> {
-      return permissions.find(teamId, tmbId);
+    async teamPermissionOf(teamId: string, tmbId: string): Promise<number | undefined> {
+      return permissions.find(oid(teamId), oid(tmbId));
     },
-    async setTeamPermission(teamId: ObjectId, tmbId: ObjectId, permission: number): Promise<void> {
-      await revokedIf(revocations, await permissions.set(teamId, tmbId, permission));
+    async setTeamPermission(teamId: string, tmbId: string, permission: number): Promise<void> {
+      await revokedIf(revocations, await permissions.set(oid(teamId), oid(tmbId), permission));
     },
   };
 }

@@ -1,6 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { NodeUsage } from '../../domain/workflow/types.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
 
 export type UsageSource = 'fastgpt' | 'api' | 'shareLink' | 'training' | 'cronJob' | 'share' | 'wecom' | 'feishu' | 'official_account';
 
@@ -14,7 +15,7 @@ export interface UsageItem {
 }
 
 /** A `usages` document (reference names). FerretDB has no TTL index; records are kept. */
-export interface UsageDoc {
+interface UsageDoc {
   _id: ObjectId;
   teamId: ObjectId;
   tmbId: ObjectId;
@@ -26,6 +27,9 @@ export interface UsageDoc {
   totalPoints: number;
   list: UsageItem[];
 }
+
+/** A usage record as the repository returns it: ids are hex strings. */
+export type UsageRecord = Plain<UsageDoc>;
 
 export const USAGES = 'usages';
 export const USAGE_INDEXES: IndexDeclaration[] = [
@@ -52,23 +56,27 @@ export function createUsageRepo(db: Db) {
       const totalPoints = input.list.reduce((sum, item) => sum + (item.totalPoints || 0), 0);
       await usages.insertOne({
         _id: new ObjectId(),
-        teamId: new ObjectId(input.teamId),
-        tmbId: new ObjectId(input.tmbId),
+        teamId: oid(input.teamId),
+        tmbId: oid(input.tmbId),
         source: input.source as UsageSource,
         appName: input.appName,
-        ...(input.appId ? { appId: new ObjectId(input.appId) } : {}),
+        ...(input.appId ? { appId: oid(input.appId) } : {}),
         time: now,
         totalPoints,
         list: input.list.map((item) => ({ moduleName: item.moduleName, amount: item.totalPoints || 0, model: item.model, tokens: item.tokens })),
       });
       return totalPoints;
     },
-    async insert(doc: Omit<UsageDoc, '_id' | 'time'> & { time?: Date }): Promise<UsageDoc> {
-      const full: UsageDoc = { _id: new ObjectId(), time: new Date(), ...doc };
-      await usages.insertOne(full);
-      return full;
+    /** A record written as given (training usage); `appId` and `pluginId` are not set here. */
+    async insert(input: Omit<UsageRecord, '_id' | 'time' | 'appId' | 'pluginId'> & { time?: Date }): Promise<UsageRecord> {
+      const doc: UsageDoc = { _id: new ObjectId(), time: new Date(), ...input, teamId: oid(input.teamId), tmbId: oid(input.tmbId) };
+      await usages.insertOne(doc);
+      return plain(doc);
     },
-    findInTeam: (id: ObjectId, teamId: ObjectId) => usages.findOne({ _id: id, teamId }),
+    async findInTeam(id: string, teamId: string): Promise<UsageRecord | null> {
+      const doc = await usages.findOne({ _id: oid(id), teamId: oid(teamId) });
+      return plainOrNull(doc);
+    },
   };
 }
 

@@ -1,8 +1,9 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { newId, oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
 
 /** A `users` document (reference collection and field names). */
-export interface UserDoc {
+interface UserDoc {
   _id: ObjectId;
   username: string;
   /** scrypt hash, see password.ts; never leaves this module. */
@@ -16,6 +17,9 @@ export interface UserDoc {
   lastLoginTmbId?: ObjectId;
 }
 
+/** A user as the repository returns it: ids are hex strings. */
+export type UserRecord = Plain<UserDoc>;
+
 export const USER_INDEXES: IndexDeclaration[] = [
   { collection: 'users', key: { username: 1 }, options: { unique: true } },
   { collection: 'users', key: { createTime: -1 } },
@@ -25,12 +29,15 @@ export const DEFAULT_USER_AVATAR = '/icon/human.svg';
 
 export function createUsersRepo(db: Db) {
   const users = db.collection<UserDoc>('users');
+  const record = (doc: UserDoc | null): UserRecord | null => plainOrNull(doc);
   return {
-    findById: (id: ObjectId) => users.findOne({ _id: id }),
-    findByUsername: (username: string) => users.findOne({ username }),
-    async insert(input: { _id?: ObjectId; username: string; password: string }): Promise<UserDoc> {
+    /** An id for a user written later (its team and membership are written first). */
+    newId,
+    findById: async (id: string) => record(await users.findOne({ _id: oid(id) })),
+    findByUsername: async (username: string) => record(await users.findOne({ username })),
+    async insert(input: { _id?: string; username: string; password: string }): Promise<UserRecord> {
       const doc: UserDoc = {
-        _id: input._id ?? new ObjectId(),
+        _id: input._id ? oid(input._id) : new ObjectId(),
         username: input.username,
         password: input.password,
         status: 'active',
@@ -40,19 +47,19 @@ export function createUsersRepo(db: Db) {
         promotionRate: 15,
       };
       await users.insertOne(doc);
-      return doc;
+      return plain(doc);
     },
-    async setPassword(id: ObjectId, password: string): Promise<boolean> {
-      const result = await users.updateOne({ _id: id }, { $set: { password } });
+    async setPassword(id: string, password: string): Promise<boolean> {
+      const result = await users.updateOne({ _id: oid(id) }, { $set: { password } });
       return result.matchedCount === 1;
     },
     /** Sets only the given fields; an absent field is left as it is. */
-    async updateProfile(id: ObjectId, fields: Partial<Pick<UserDoc, 'avatar' | 'timezone' | 'openaiAccount'>>): Promise<void> {
+    async updateProfile(id: string, fields: Partial<Pick<UserDoc, 'avatar' | 'timezone' | 'openaiAccount'>>): Promise<void> {
       const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-      if (Object.keys($set).length > 0) await users.updateOne({ _id: id }, { $set });
+      if (Object.keys($set).length > 0) await users.updateOne({ _id: oid(id) }, { $set });
     },
-    async setLastLoginTmb(id: ObjectId, tmbId: ObjectId): Promise<void> {
-      await users.updateOne({ _id: id }, { $set: { lastLoginTmbId: tmbId } });
+    async setLastLoginTmb(id: string, tmbId: string): Promise<void> {
+      await users.updateOne({ _id: oid(id) }, { $set: { lastLoginTmbId: oid(tmbId) } });
     },
   };
 }
