@@ -7,10 +7,8 @@ import {
   type IndexSpecification,
   MongoClient,
   type MongoClientOptions,
-  ObjectId,
   type OptionalUnlessRequiredId,
 } from 'mongodb';
-import { Errors } from './errors.js';
 
 /** An index a repository needs; created at start-up by `ensureIndexes`. */
 export interface IndexDeclaration {
@@ -65,13 +63,6 @@ export async function ensureIndexes(db: Db, declarations: readonly IndexDeclarat
 
 export function isObjectIdHex(value: unknown): value is string {
   return typeof value === 'string' && /^[0-9a-fA-F]{24}$/.test(value);
-}
-
-/** Parses an id from a request; a malformed one is a 400 naming the field, never a crash. */
-export function toObjectId(value: unknown, field = 'id'): ObjectId {
-  if (value instanceof ObjectId) return value;
-  if (!isObjectIdHex(value)) throw Errors.missingParams(`Invalid field '${field}': expected a 24-character hex id`);
-  return new ObjectId(value);
 }
 
 /** Escapes user text for use inside a $regex. */

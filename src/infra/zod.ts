@@ -1,7 +1,13 @@
 import { z } from 'zod';
 
-/** A MongoDB ObjectId as 24 hex characters. */
-export const zObjectId = z.string().regex(/^[0-9a-fA-F]{24}$/, 'expected a 24-character hex id');
+/**
+ * A MongoDB ObjectId as 24 hex characters, lower-cased: repositories return ids as lower-case
+ * text and the services compare ids as text, so an id sent in capitals must compare equal.
+ */
+export const zObjectId = z
+  .string()
+  .regex(/^[0-9a-fA-F]{24}$/, 'expected a 24-character hex id')
+  .transform((id) => id.toLowerCase());
 
 /** The reference's ParentIdType: an id, or null/empty for the root. Empty string normalises to null. */
 export const zParentId = z

@@ -31,6 +31,18 @@ describe('create, list, detail', () => {
     expect(list[0].permission).toEqual({ value: 4294967295, isOwner: true, hasManagePer: true, hasWritePer: true, hasReadPer: true });
   });
 
+  it('takes ids sent in capitals as the same ids (lists, details, and a folder moved into itself is still refused)', async () => {
+    const folder = await createFolder(t, owner, 'Capitals');
+    const inside = await createApp(t, owner, { name: 'in capitals', parentId: folder });
+    const listed = await ok(t, owner, 'POST', '/core/app/list', { parentId: folder.toUpperCase() });
+    expect(listed.map((a: { _id: string }) => a._id)).toEqual([inside]);
+    const detail = await ok(t, owner, 'GET', `/core/app/detail?appId=${inside.toUpperCase()}`);
+    expect(detail._id).toBe(inside);
+    const selfMove = await call(t, owner, 'POST', '/core/app/update', { appId: folder, parentId: folder.toUpperCase() });
+    expect(selfMove.status).toBe(400);
+    expect((await ok(t, owner, 'GET', `/core/app/detail?appId=${folder}`)).parentId).toBeNull();
+  });
+
   it('lists by parent, type (string or array) and escaped search, newest first', async () => {
     const folder = await createFolder(t, owner, 'Projects');
     const inside = await createApp(t, owner, { name: 'inner (a+b)*', parentId: folder });

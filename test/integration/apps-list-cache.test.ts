@@ -6,7 +6,7 @@ import { createVersionStamps, type VersionStamps } from '../../src/infra/version
 import { appListStampKey, createAppListReadModel } from '../../src/platform/apps/app-list.read-model.js';
 import { type AppListDoc, LIST_PROJECTION } from '../../src/platform/apps/apps.repo.js';
 import { CHAT_APP_TYPES } from '../../src/platform/apps/apps.schema.js';
-import { plain } from '../../src/platform/datasets/plain.js';
+import { plain } from '../../src/infra/plain-record.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring } from '../helpers/command-counter.js';
 import { createUser, login } from '../helpers/platform.js';

@@ -6,7 +6,7 @@ import { createVersionStamps } from '../../src/infra/version-stamps.js';
 import type { ListedDataset } from '../../src/platform/datasets/datasets/dataset.repo.js';
 import { createDatasetListReadModel, datasetListStampKey } from '../../src/platform/datasets/datasets/dataset-list.read-model.js';
 import { modelView } from '../../src/platform/datasets/model-view.js';
-import { plain } from '../../src/platform/datasets/plain.js';
+import { plain } from '../../src/infra/plain-record.js';
 import type { PermissionCaller } from '../../src/platform/permissions/index.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';

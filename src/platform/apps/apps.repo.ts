@@ -1,6 +1,6 @@
-import { type Db, ObjectId } from 'mongodb';
+import type { Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
-import { oid, oids, type Plain, plain } from '../datasets/plain.js';
+import { newId, oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 import type { AppType } from './apps.schema.js';
 
 export const APPS = 'apps';
@@ -115,7 +115,7 @@ export function createAppsRepo(db: Db, listChanged: (teamId: string) => Promise<
 
   return {
     /** A fresh app id: inserts choose theirs before anything is written (crash safety). */
-    newId: (): string => new ObjectId().toHexString(),
+    newId,
 
     /** One insert: the app appears with its whole workflow at once (id chosen by the caller). */
     async insert(doc: AppDoc): Promise<string> {

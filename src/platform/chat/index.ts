@@ -20,7 +20,7 @@ export const chatServices = fp(
     const chat = createChatModule(app);
     const teamSpace = createTeamSpaceResolver(chat, {
       authUrl: app.config.TEAM_TOKEN_AUTH_URL,
-      findOwnerTmbId: async (teamId) => (await app.identity.teams.findOwnerMember(String(teamId)))?._id ?? null,
+      findOwnerTmbId: async (teamId) => (await app.identity.teams.findOwnerMember(teamId))?._id ?? null,
     });
     app.platformAuth.registerResolver('teamSpace', teamSpace.resolver);
     app.apps.onAppsDeleted((teamId, appIds) => chat.repo.deleteByApps(teamId, appIds));

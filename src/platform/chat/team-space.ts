@@ -4,14 +4,13 @@
  * `{success:true, data:{uid}}`. Without that setting team-space credentials are refused.
  */
 import type { FastifyRequest } from 'fastify';
-import { ObjectId } from 'mongodb';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
 import { mergedInput } from '../define-route.js';
 import type { ChatModule } from './chat-module.js';
 
-export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: string; findOwnerTmbId: (teamId: ObjectId) => Promise<string | null> }) {
+export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: string; findOwnerTmbId: (teamId: string) => Promise<string | null> }) {
   const resolver = async (request: FastifyRequest): Promise<AuthContext | null> => {
     const { teamId, teamToken } = mergedInput(request);
     return check(teamId, teamToken);
@@ -32,7 +31,7 @@ export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: s
       throw Errors.teamTokenRefused(`The team token could not be checked: ${(error as Error).message}`);
     }
     if (typeof uid !== 'string' || uid === '') throw Errors.teamTokenRefused('The team token check returned no uid');
-    const ownerTmbId = await options.findOwnerTmbId(new ObjectId(teamId));
+    const ownerTmbId = await options.findOwnerTmbId(teamId.toLowerCase());
     const member = ownerTmbId ? await chat.memberContext(ownerTmbId) : null;
     if (!member) throw Errors.teamTokenRefused(`Team ${teamId} not found`);
     return { ...member, authType: 'teamDomain', outLink: { shareId: '', outLinkUid: uid } };

@@ -2,7 +2,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
-import { oid, oids, type Plain, plain } from '../datasets/plain.js';
+import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 
 export const OUTLINKS = 'outlinks';
 export const OUTLINK_INDEXES: IndexDeclaration[] = [

@@ -1,7 +1,7 @@
 import type { Db, Filter, ObjectId } from 'mongodb';
 import type { TreeNode } from '../../domain/permission-inheritance.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
-import { oid, oids, type Plain, plain } from '../datasets/plain.js';
+import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 
 /** The fields every permission-managed resource document has (apps, datasets), as stored. */
 interface StoredResource {

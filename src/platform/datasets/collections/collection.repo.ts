@@ -1,6 +1,6 @@
 import type { Db, ObjectId } from 'mongodb';
 import { encodeMap, escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
-import { oid, oids, type Plain, plain } from '../plain.js';
+import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 
 export const COLLECTION_TYPES = ['folder', 'virtual', 'file', 'link', 'externalFile'] as const;
 export type CollectionType = (typeof COLLECTION_TYPES)[number];

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { uniqueBy } from '../plain.js';
+import { uniqueBy } from '../../../domain/unique-by.js';
 
 /** Pure rules for data items: text normalisation and the index list (docs/datasets.md). */
 

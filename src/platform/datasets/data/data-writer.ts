@@ -1,4 +1,4 @@
-import { ObjectId } from 'mongodb';
+import { newId } from '../../../infra/plain-record.js';
 import { tokenizeForSearch } from '../../../domain/full-text.js';
 import type { DatasetsContext } from '../context.js';
 import type { VectorRow } from '../search/vector.repo.js';
@@ -6,7 +6,7 @@ import type { DataIndex } from './data.repo.js';
 
 export const searchTokens = (q: string, a: string): string[] => [...new Set(tokenizeForSearch(`${q}\n${a}`))];
 
-export const newVectorId = (): string => new ObjectId().toHexString();
+export const newVectorId = newId;
 
 export interface Owner {
   teamId: string;
@@ -43,7 +43,7 @@ export async function insertDataNow(
   ctx: DatasetsContext,
   input: { teamId: string; tmbId: string; datasetId: string; collectionId: string; model: string; q: string; a: string; chunkIndex: number; indexes: { text: string; defaultIndex: boolean }[] },
 ): Promise<{ dataId: string; tokens: number }> {
-  const dataId = new ObjectId().toHexString();
+  const dataId = newId();
   const indexes: DataIndex[] = input.indexes.map((index) => ({ ...index, dataId: newVectorId() }));
   const tokens = await embedAndStore(
     ctx,

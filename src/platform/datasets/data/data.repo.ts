@@ -1,6 +1,7 @@
 import type { Db, ObjectId } from 'mongodb';
 import { escapeRegex, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
-import { countPerCollection, oid, oids, type Plain, plain } from '../plain.js';
+import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
+import { countPerCollection } from '../count-per-collection.repo.js';
 
 export interface DataIndex {
   defaultIndex: boolean;

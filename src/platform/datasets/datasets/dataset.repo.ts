@@ -1,6 +1,6 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../../infra/mongo.js';
-import { oid, oids, type Plain, plain } from '../plain.js';
+import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 
 export const DATASET_TYPES = ['folder', 'dataset', 'websiteDataset', 'externalFile'] as const;
 export type DatasetType = (typeof DATASET_TYPES)[number];

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { GridFSBucket, type Db, type ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../../infra/mongo.js';
-import { oid } from '../plain.js';
+import { oid } from '../../../infra/plain-record.js';
 
 export const BUCKET_NAMES = ['dataset', 'chat'] as const;
 export type BucketName = (typeof BUCKET_NAMES)[number];

@@ -3,7 +3,7 @@ import { reciprocalRankFusion } from '../../../domain/rank-fusion.js';
 import { countTokens } from '../../../domain/token-count.js';
 import { rerank } from '../../../infra/rerank.js';
 import type { DatasetsContext } from '../context.js';
-import { uniqueBy } from '../plain.js';
+import { uniqueBy } from '../../../domain/unique-by.js';
 import type { DatasetEntry, IndexedItem } from './dataset-entry.js';
 import { fullTextSearchIn, vectorSearchIn } from './dataset-index.js';
 

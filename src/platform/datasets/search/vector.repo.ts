@@ -1,6 +1,6 @@
 import { Binary, type Db, type ObjectId } from 'mongodb';
 import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
-import { oid, oids } from '../plain.js';
+import { oid, oids } from '../../../infra/plain-record.js';
 
 /** One embedded index text. `_id` is the index's `dataId`, so retried writes replace, never duplicate. */
 interface VectorDoc {

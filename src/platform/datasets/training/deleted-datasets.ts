@@ -1,5 +1,5 @@
 import type { DatasetsContext } from '../context.js';
-import { uniqueBy } from '../plain.js';
+import { uniqueBy } from '../../../domain/unique-by.js';
 
 /**
  * A dataset delete removes the dataset document first and its content after (cascade.ts). A

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { type Db, ObjectId } from 'mongodb';
 import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
-import { countPerCollection, oid, oids, type Plain, plain } from '../plain.js';
+import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
+import { countPerCollection } from '../count-per-collection.repo.js';
 
 /** lockTime of an item nobody may claim (failed too often, or paused); below it items are live. */
 export const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
