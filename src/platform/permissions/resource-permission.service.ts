@@ -168,7 +168,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       if (doc.teamId !== auth.teamId) throw options.errors.forbidden(`${options.label} ${id} belongs to another team`);
       const parentId = inheritedParentId(doc);
       const parent = parentId ? (await tree.findInTeam(auth.teamId, [parentId]))[0] : undefined;
-      const own = await rows.memberRows(auth.teamId, auth.tmbId, parent ? [id, parentId as string] : [id]);
+      const own = await rows.memberRows(auth.teamId, auth.tmbId, parent ? [doc._id, parentId as string] : [doc._id]);
       return service.judge(auth, doc, () => parent, (x) => own.get(x), required);
     },
 
