@@ -100,16 +100,17 @@ export function decodeApp(doc: AppDoc): App {
 export const encodeWorkflow = (value: unknown) => JSON.stringify(value ?? []);
 
 /**
- * `listChanged(teamId)` is awaited after every write that may change the team's list (the
- * fields of LIST_PROJECTION), whether the write went through or failed midway.
+ * After every write, whether it went through or failed midway, `changed(teamId, 'list')` is
+ * awaited when it may change the team's list (the fields of LIST_PROJECTION), else
+ * `changed(teamId, 'workflow')` (drafts): caches of whole apps follow both.
  */
-export function createAppsRepo(db: Db, listChanged: (teamId: string) => Promise<void>) {
+export function createAppsRepo(db: Db, changed: (teamId: string, what: 'list' | 'workflow') => Promise<void>) {
   const apps = db.collection<StoredApp>(APPS);
-  async function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
+  async function changing<T>(teamId: string, write: () => Promise<T>, what: 'list' | 'workflow' = 'list'): Promise<T> {
     try {
       return await write();
     } finally {
-      await listChanged(teamId);
+      await changed(teamId, what);
     }
   }
 
@@ -161,7 +162,7 @@ export function createAppsRepo(db: Db, listChanged: (teamId: string) => Promise<
       if (fields.length === 0) return;
       const write = () => apps.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
       // Workflow-only writes (drafts) leave the list as it is.
-      await (fields.some((field) => LISTED_FIELDS.has(field)) ? changing(teamId, write) : write());
+      await changing(teamId, write, fields.some((field) => LISTED_FIELDS.has(field)) ? 'list' : 'workflow');
     },
 
     async countByTypes(teamId: string, types: readonly AppType[]): Promise<number> {

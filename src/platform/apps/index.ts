@@ -7,6 +7,7 @@ import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
 import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
 import { createAppCrud } from './app-crud.service.js';
+import { appWorkflowStampKey, createAppDocCache } from './app-doc-cache.js';
 import { registerAppInsertResume } from './app-insert-resume.js';
 import { APP_INSERT_INDEXES, createAppInsertsRepo } from './app-inserts.repo.js';
 import { appListStampKey, createAppListReadModel } from './app-list.read-model.js';
@@ -26,6 +27,8 @@ import { latestVersionReader, registerVersionRoutes } from './versions.routes.js
 /** What other modules (chat, share links) use to read apps; workflow parts come decoded. */
 export interface AppsAccess {
   findApp(appId: string): Promise<App | null>;
+  /** The app if it is in the team (kept per process under the team's stamps: usually no read). */
+  findInTeam(teamId: string, appId: string): Promise<App | null>;
   /** The newest published version (what chat runs), else the app's draft. */
   latestVersion(app: App): Promise<{ versionId?: string; nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; chatConfig: Record<string, unknown> }>;
   /** The app, if it exists in the caller's team and the caller holds the required permission on it. */
@@ -61,7 +64,8 @@ export const appsServices = fp(
     // a write sees it on every process.
     const stamps = createVersionStamps(db, { leaseMs: LIST_STAMP_LEASE_MS });
     const listChanged = (teamId: string) => stamps.bump(appListStampKey(teamId));
-    const apps = createAppsRepo(db, listChanged);
+    const apps = createAppsRepo(db, (teamId, what) => stamps.bump(what === 'list' ? appListStampKey(teamId) : appWorkflowStampKey(teamId)));
+    const appDocs = createAppDocCache({ stamps, load: (teamId, appId) => apps.findInTeam(teamId, appId) });
     const perms = createAppPermissionService(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });
     const appList = createAppListReadModel({
       stamps,
@@ -92,6 +96,7 @@ export const appsServices = fp(
       deps,
       pluginContext,
       findApp: (appId: string) => deps.apps.findById(appId),
+      findInTeam: (teamId: string, appId: string) => appDocs.findInTeam(teamId, appId),
       latestVersion: latestVersionReader(deps.versions),
       async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
         const { permission } = await deps.perms.authorize(auth, appId, required, field);

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { deepFreeze } from '../../infra/deep-freeze.js';
 import { Errors } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { App } from './apps.repo.js';
@@ -17,14 +18,6 @@ function runnableVersion(version: AppVersion | null, app: App) {
 /** What chat runs: the newest published version, else the app's draft (reference getAppLatestVersion). */
 export async function latestVersionOf(versions: VersionsRepo, app: App) {
   return runnableVersion(await versions.latestPublished(app._id), app);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }
 
 const PUBLISHED_VERSIONS_CACHED = 1000;

@@ -33,9 +33,11 @@ export function createAppSource(app: FastifyInstance) {
     /** The app within a team (credentials already bound to the team: keys, links). */
     async findInTeam(teamId: string, appId: string): Promise<AppDoc> {
       if (!isObjectIdHex(appId)) throw Errors.missingParams("Invalid field 'appId': expected a 24-character hex id");
-      const found = await load(appId);
-      if (found.teamId !== teamId) throw Errors.unAuthApp(`App ${appId} belongs to another team`);
-      return found;
+      const found = await app.apps.findInTeam(teamId, appId);
+      if (found) return found;
+      // Not in the team: missing (404) or another team's (403), as before.
+      await load(appId);
+      throw Errors.unAuthApp(`App ${appId} belongs to another team`);
     },
 
     touch: (appDoc: AppDoc, now: Date): Promise<void> => app.apps.touch(appDoc.teamId, appDoc._id, now),
