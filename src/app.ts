@@ -6,6 +6,7 @@ import clusterApi from './cluster/index.js';
 import type { Config } from './config.js';
 import { createLogger } from './infra/logger.js';
 import { platformRoutes, platformServices } from './platform/index.js';
+import answerMemo from './plugins/answer-memo.js';
 import docs from './plugins/docs.js';
 import errorHandler from './plugins/error-handler.js';
 import health from './plugins/health.js';
@@ -56,12 +57,14 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   await app.register(securityHeaders);
+  await app.register(answerMemo);
   await app.register(errorHandler);
   // Before any route: request metrics are collected for every route registered after it.
   await app.register(metrics);

@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * Serialised answers of one version of a read model, by query. It lives inside that version (a
@@ -38,16 +38,26 @@ export class MemoisedAnswer<T = unknown> {
 /** A memo that keeps nothing, for answers computed afresh every time. */
 export const NO_MEMO = new AnswerMemo(0);
 
+/** Answers being sent for the first time, whose bytes `keepSentAnswer` stores in their memo. */
+const firstSends = new WeakMap<FastifyRequest, MemoisedAnswer<unknown>>();
+
 /**
- * Sends the bytes the route's own serializer writes for `wrap(value)`: computed and serialised the
- * first time the memo sees the key, then sent as they are (the same bytes, no work).
+ * Sends `wrap(value)` the first time the memo sees the key, through the route's usual path
+ * (hooks, compiled serializer), and keeps the bytes written (`keepSentAnswer`, an onSend hook
+ * registered by plugins/answer-memo.ts); later sends are those bytes as they are, no work.
  */
 export async function sendMemoised<T>(reply: FastifyReply, answer: MemoisedAnswer<T>, wrap: (value: T) => unknown = (value) => value): Promise<FastifyReply> {
-  let text = answer.memo.get(answer.key);
-  if (text === undefined) {
-    const serialised = reply.serialize(wrap(await answer.compute()));
-    text = typeof serialised === 'string' ? serialised : Buffer.from(serialised as ArrayBuffer).toString('utf8');
-    answer.memo.set(answer.key, text);
-  }
-  return reply.type('application/json; charset=utf-8').send(text);
+  const text = answer.memo.get(answer.key);
+  if (text !== undefined) return reply.type('application/json; charset=utf-8').send(text);
+  const value = wrap(await answer.compute());
+  firstSends.set(reply.request, answer as MemoisedAnswer<unknown>);
+  return reply.send(value);
+}
+
+/** onSend: keeps the serialised bytes of a first send in its memo (a successful reply only). */
+export function keepSentAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
+  const answer = firstSends.get(request);
+  if (!answer) return;
+  firstSends.delete(request);
+  if (reply.statusCode === 200 && typeof payload === 'string') answer.memo.set(answer.key, payload);
 }

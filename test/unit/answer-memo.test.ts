@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { AnswerMemo, MemoisedAnswer, NO_MEMO, sendMemoised } from '../../src/infra/answer-memo.js';
+import answerMemo from '../../src/plugins/answer-memo.js';
 
 describe('AnswerMemo', () => {
   it('keeps at most max answers, dropping the least recently used', () => {
@@ -23,6 +24,12 @@ describe('AnswerMemo', () => {
 describe('sendMemoised', () => {
   it('sends the bytes the route serializer writes, computing once per key', async () => {
     const app = Fastify();
+    await app.register(answerMemo);
+    const seen: unknown[] = [];
+    app.addHook('preSerialization', async (_request, _reply, payload) => {
+      seen.push(payload);
+      return payload;
+    });
     const memo = new AnswerMemo(4);
     let computed = 0;
     const schema = { response: { 200: { type: 'object', properties: { n: { type: 'number' }, kept: { type: 'string' } } } } };
@@ -36,12 +43,16 @@ describe('sendMemoised', () => {
     expect(first.body).toBe(plain.body);
     expect(first.headers['content-type']).toBe(plain.headers['content-type']);
     expect(second.body).toBe(first.body);
+    expect(second.headers['content-type']).toBe(first.headers['content-type']);
     expect(computed).toBe(1);
+    // The first send took the route's usual path (hooks included); the second sent the bytes kept.
+    expect(seen).toHaveLength(2);
     await app.close();
   });
 
   it('memoises nothing when computing fails', async () => {
     const app = Fastify();
+    await app.register(answerMemo);
     const memo = new AnswerMemo(4);
     let calls = 0;
     app.get('/memo', (_request, reply) =>
