@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import clusterApi from './cluster/index.js';
 import type { Config } from './config.js';
 import { createLogger } from './infra/logger.js';
+import { lazyRequestLogger } from './infra/request-logger.js';
 import { platformRoutes, platformServices } from './platform/index.js';
 import answerMemo from './plugins/answer-memo.js';
 import docs from './plugins/docs.js';
@@ -42,6 +43,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    childLoggerFactory: lazyRequestLogger,
     forceCloseConnections: 'idle',
     // Behind a reverse proxy: the client's address (login limits) and https (Secure cookies).
     trustProxy: typeof config.TRUST_PROXY === 'number' ? trustHops(config.TRUST_PROXY) : config.TRUST_PROXY,
