@@ -89,8 +89,9 @@ function generateCounting(doc: unknown, path: string[]): { outcome: GeneratedPlu
   }
 }
 
-const moduleInput = (plugin: GeneratedPlugin, nodeType: string, key: string) =>
-  (plugin.modules.find((m) => m.flowNodeType === nodeType)?.inputs as { key: string; value?: unknown; required?: boolean }[]).find((i) => i.key === key);
+/** The inputs of a generated plugin's node of that type. */
+const nodeInputs = (plugin: GeneratedPlugin, nodeType: string) =>
+  (plugin.modules.find((m) => m.flowNodeType === nodeType)?.inputs ?? []) as { key: string; value?: unknown; required?: boolean }[];
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${base}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -116,7 +117,7 @@ describe('hostile inputs to the apps module', () => {
     const path = `/{x{y}/${'{'.repeat(60_000)}`;
     const doc = { openapi: '3.0.0', paths: { [path]: { get: { operationId: 'braces' } } } };
     const [plugin] = generatePlugins(JSON.stringify(doc));
-    expect(moduleInput(plugin!, 'httpRequest468', 'system_httpReqUrl')?.value).toBe(`/{x{{y}}/${'{'.repeat(60_000)}`);
+    expect(nodeInputs(plugin!, 'httpRequest468').find((i) => i.key === 'system_httpReqUrl')?.value).toBe(`/{x{{y}}/${'{'.repeat(60_000)}`);
     const result = await createHttpPlugin(doc);
     expect(result.status).toBe(200);
   });
@@ -130,7 +131,7 @@ describe('hostile inputs to the apps module', () => {
     const required = fewSchema.required.length;
     expect(reads.items).toBeGreaterThanOrEqual(required);
     expect(reads.items).toBeLessThanOrEqual(2 * required);
-    const inputs = (outcome as GeneratedPlugin[])[0]!.modules.find((m) => m.flowNodeType === 'pluginInput')?.inputs as { key: string; required: boolean }[];
+    const inputs = nodeInputs((outcome as GeneratedPlugin[])[0]!, 'pluginInput');
     expect(inputs.filter((i) => i.required).map((i) => i.key)).toEqual(fewSchema.required);
 
     const names = Array.from({ length: 20_000 }, (_, i) => `p${i}`);
