@@ -11,9 +11,11 @@ import { apiKeyHeaders, authHeaders, createApiKey, login } from '../helpers/plat
 
 /**
  * A database outage, for real: a private database server is stopped under a running app, then
- * started again on the same port and data. Every API answers quickly with 503 + Retry-After in
- * its own error format (never 500, never a 401 that logs a client out), and the app recovers by
- * itself when the database is back.
+ * started again on the same port and data. Every API answers 503 + Retry-After in its own error
+ * format (never 500, never a 401 that logs a client out) as soon as the driver gives up, and the
+ * app recovers by itself when the database is back. Promptness is checked without a clock: the
+ * client carries the documented fail-fast options (not the driver's 30 s server selection), and
+ * each 503 is logged with the driver's own failure (never the app's readiness timer winning).
  */
 interface LocalDatabase {
   uri: string;
@@ -46,18 +48,28 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function timed(request: InjectOptions) {
-  const started = performance.now();
-  const response = await t.app.inject(request);
-  return { response, ms: performance.now() - started };
+/** The request's response and the log lines written while it was served. */
+async function during(request: InjectOptions | (() => ReturnType<typeof postToken>)) {
+  const from = t.logs().length;
+  const response = typeof request === 'function' ? await request() : await t.app.inject(request);
+  return { response, logged: t.logs().slice(from) };
 }
+
+/** The line an answer was logged with names the driver's own failure (MongoNetworkError, ...). */
+const driverFailure = (msg: string) => new RegExp(`"dbError":"Mongo\\w*Error: [^"]*","msg":"${msg}"`);
 
 describe('with the database down', () => {
   beforeAll(async () => {
     await db!.stop();
   });
 
-  it('platform routes answer 503 with Retry-After in the envelope, quickly, and keep the session', async () => {
+  it('the client gives up within the documented fail-fast timeouts, not the driver defaults', () => {
+    // README: serverSelectionTimeoutMS=1000, connectTimeoutMS=1000 unless the URI sets them (it
+    // does not here). With the driver's 30 s a database that stops answering holds every request.
+    expect(t.app.mongo.client.options).toMatchObject({ serverSelectionTimeoutMS: 1000, connectTimeoutMS: 1000 });
+  });
+
+  it('platform routes answer 503 with Retry-After in the envelope once the driver fails, and keep the session', async () => {
     const requests = [
       { method: 'GET' as const, url: '/api/core/app/list', headers: authHeaders(session) },
       { method: 'GET' as const, url: '/api/support/user/account/tokenLogin', headers: authHeaders(session) },
@@ -68,9 +80,10 @@ describe('with the database down', () => {
       { method: 'POST' as const, url: '/api/v1/chat/completions', payload: { shareId: 'some-share-id', outLinkUid: 'visitor-1', messages: [{ role: 'user', content: 'hi' }] } },
     ];
     for (const request of requests) {
-      const { response, ms } = await timed(request);
+      const { response, logged } = await during(request);
       expect(response.statusCode, `${request.url}: ${response.body}`).toBe(503);
-      expect(ms, request.url).toBeLessThan(2000);
+      expect(logged, request.url).toMatch(driverFailure('database unavailable: answered 503'));
+
       expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
       // Nothing that would end the client's session.
       expect(response.headers['set-cookie'], request.url).toBeUndefined();
@@ -81,9 +94,8 @@ describe('with the database down', () => {
   });
 
   it('the OAuth token endpoint answers 503 temporarily_unavailable, not invalid_grant', async () => {
-    const started = performance.now();
-    const response = await postToken(t.app, { grant_type: 'password', username: 'admin', password: 'P@88w0rd', client_id: 'kubesphere', client_secret: 'kubesphere' });
-    expect(performance.now() - started).toBeLessThan(2000);
+    const { response, logged } = await during(() => postToken(t.app, { grant_type: 'password', username: 'admin', password: 'P@88w0rd', client_id: 'kubesphere', client_secret: 'kubesphere' }));
+    expect(logged).toMatch(driverFailure('database unavailable: answered 503'));
     expect(response.statusCode, response.body).toBe(503);
     expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
     expect(response.json()).toMatchObject({ error: 'temporarily_unavailable' });
@@ -97,18 +109,20 @@ describe('with the database down', () => {
       [`${NODES}/some-node`, bearer(clusterToken)],
       [NODES, basic],
     ] as const) {
-      const { response, ms } = await timed({ method: 'GET', url, headers });
+      const { response, logged } = await during({ method: 'GET', url, headers });
       expect(response.statusCode, response.body).toBe(503);
-      expect(ms).toBeLessThan(2000);
+      expect(logged, url).toMatch(driverFailure('database unavailable: answered 503'));
       expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
       expect(response.json()).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'ServiceUnavailable', code: 503 });
     }
   });
 
   it('readiness says 503, liveness still 200', async () => {
-    const ready = await timed({ method: 'GET', url: '/readyz' });
+    const ready = await during({ method: 'GET', url: '/readyz' });
     expect(ready.response.statusCode).toBe(503);
-    expect(ready.ms).toBeLessThan(2000);
+    // The ping failed by itself: the app's own readiness timer did not have to answer.
+    expect(ready.logged).toMatch(driverFailure('readiness check failed'));
+    expect(ready.logged).not.toMatch(/no answer within/);
     expect(ready.response.headers['retry-after']).toBeDefined();
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
