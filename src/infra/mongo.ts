@@ -9,6 +9,7 @@ import {
   type MongoClientOptions,
   type OptionalUnlessRequiredId,
 } from 'mongodb';
+import { Errors } from './errors.js';
 
 /** An index a repository needs; created at start-up by `ensureIndexes`. */
 export interface IndexDeclaration {
@@ -63,6 +64,12 @@ export async function ensureIndexes(db: Db, declarations: readonly IndexDeclarat
 
 export function isObjectIdHex(value: unknown): value is string {
   return typeof value === 'string' && /^[0-9a-fA-F]{24}$/.test(value);
+}
+
+/** The id, if it is 24 hex characters; else a 400 naming the field (a malformed id never reaches a query). */
+export function requireHexId(value: unknown, field: string): string {
+  if (!isObjectIdHex(value)) throw Errors.missingParams(`Invalid field '${field}': expected a 24-character hex id`);
+  return value;
 }
 
 /** Escapes user text for use inside a $regex. */

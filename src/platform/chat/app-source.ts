@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
 import type { StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
-import { isObjectIdHex } from '../../infra/mongo.js';
+import { requireHexId } from '../../infra/mongo.js';
 import type { App } from '../apps/apps.repo.js';
 import type { AuthContext } from '../auth/types.js';
 
@@ -32,7 +32,7 @@ export function createAppSource(app: FastifyInstance) {
 
     /** The app within a team (credentials already bound to the team: keys, links). */
     async findInTeam(teamId: string, appId: string): Promise<AppDoc> {
-      if (!isObjectIdHex(appId)) throw Errors.missingParams("Invalid field 'appId': expected a 24-character hex id");
+      requireHexId(appId, 'appId');
       const found = await app.apps.findInTeam(teamId, appId);
       if (found) return found;
       // Not in the team: missing (404) or another team's (403), as before.

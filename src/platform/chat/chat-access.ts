@@ -5,7 +5,7 @@
 import { PermissionValue } from '../../domain/permission.js';
 import { graphResources } from '../../domain/workflow/graph-resources.js';
 import { Errors, isAppError } from '../../infra/errors.js';
-import { isObjectIdHex } from '../../infra/mongo.js';
+import { requireHexId } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
 import type { AppDoc, AppSource } from './app-source.js';
 import type { ChatDoc, ChatRepo } from './chat.repo.js';
@@ -59,7 +59,7 @@ export function createChatAccess(deps: { repo: ChatRepo; apps: AppSource; datase
 
   /** authChatCrud: the app must be the caller's; an existing chat must be theirs. */
   async function authChatCrud(auth: AuthContext, appId: string, chatId: string | undefined, required: 'read' | 'write'): Promise<ChatDoc | null> {
-    if (!isObjectIdHex(appId)) throw Errors.missingParams("Invalid field 'appId': expected a 24-character hex id");
+    requireHexId(appId, 'appId');
     if (auth.authType === 'outLink' && auth.appId !== appId) throw Errors.unAuthChat('This share link belongs to another app');
     assertKeyMayUseApp(auth, appId);
     if (auth.authType !== 'outLink') await deps.apps.findInTeam(auth.teamId, appId);

@@ -5,7 +5,7 @@ import type { StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import type { AppDoc } from './app-source.js';
-import { isObjectIdHex } from '../../infra/mongo.js';
+import { requireHexId } from '../../infra/mongo.js';
 import type { ChatDoc, ChatItemDoc, ChatQuery } from './chat.repo.js';
 import { assertKeyMayUseApp } from './chat-access.js';
 import type { ChatModule } from './chat-module.js';
@@ -98,7 +98,7 @@ export function createHistoryService(chat: ChatModule) {
       return forClear ? { filter: base, limit: 0, appId: auth.appId! } : { filter: { ...base, source: 'share', updatedSince: new Date(chat.now() - 30 * DAY_MS) }, limit: 20, appId: auth.appId! };
     }
     if (!appId) throw Errors.missingParams("Missing field 'appId' (Params are error)");
-    if (!isObjectIdHex(appId)) throw Errors.missingParams("Invalid field 'appId': expected a 24-character hex id");
+    requireHexId(appId, 'appId');
     if (auth.authType === 'teamDomain') return { filter: { appId, teamId: auth.teamId, outLinkUid: auth.outLink!.outLinkUid, ...(forClear ? {} : { source: 'team' }) }, limit: 30, appId };
     return { filter: { appId, tmbId: auth.tmbId, source: auth.authType === 'apikey' ? 'api' : 'online' }, limit: 30, appId };
   }

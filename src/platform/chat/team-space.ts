@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { Errors, isAppError } from '../../infra/errors.js';
-import { isObjectIdHex } from '../../infra/mongo.js';
+import { requireHexId } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
 import { mergedInput } from '../define-route.js';
 import type { ChatModule } from './chat-module.js';
@@ -18,11 +18,11 @@ export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: s
   /** Resolves explicit team-space params (multipart routes read them from a form field). */
   async function check(teamId: unknown, teamToken: unknown): Promise<AuthContext | null> {
     if (typeof teamToken !== 'string' || teamToken === '') return null;
-    if (typeof teamId !== 'string' || !isObjectIdHex(teamId)) throw Errors.missingParams("Invalid field 'teamId': expected a 24-character hex id");
+    const team = requireHexId(teamId, 'teamId');
     if (!options.authUrl) throw Errors.teamTokenRefused('Team-space access is not configured on this server (TEAM_TOKEN_AUTH_URL)');
     let uid: unknown;
     try {
-      const response = await chat.outbound(options.authUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ teamId, teamToken }) });
+      const response = await chat.outbound(options.authUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ teamId: team, teamToken }) });
       const body = JSON.parse(response.text()) as { success?: boolean; message?: string; data?: { uid?: unknown } };
       if (!body.success) throw Errors.teamTokenRefused(body.message || 'The team token was refused');
       uid = body.data?.uid;
@@ -31,9 +31,9 @@ export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: s
       throw Errors.teamTokenRefused(`The team token could not be checked: ${(error as Error).message}`);
     }
     if (typeof uid !== 'string' || uid === '') throw Errors.teamTokenRefused('The team token check returned no uid');
-    const ownerTmbId = await options.findOwnerTmbId(teamId.toLowerCase());
+    const ownerTmbId = await options.findOwnerTmbId(team.toLowerCase());
     const member = ownerTmbId ? await chat.memberContext(ownerTmbId) : null;
-    if (!member) throw Errors.teamTokenRefused(`Team ${teamId} not found`);
+    if (!member) throw Errors.teamTokenRefused(`Team ${team} not found`);
     return { ...member, authType: 'teamDomain', outLink: { shareId: '', outLinkUid: uid } };
   }
   return { resolver, check };

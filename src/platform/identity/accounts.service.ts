@@ -1,5 +1,5 @@
 import { Errors } from '../../infra/errors.js';
-import { isDuplicateKeyError, isObjectIdHex } from '../../infra/mongo.js';
+import { isDuplicateKeyError, requireHexId } from '../../infra/mongo.js';
 import type { TeamRole } from '../auth/types.js';
 import { hashPassword } from './password.js';
 import type { SessionsRepo } from './sessions.repo.js';
@@ -43,17 +43,12 @@ function checkCredentials(username: string, password: string, trusted = false): 
   }
 }
 
-function checkTeamId(teamId: string): string {
-  if (!isObjectIdHex(teamId)) throw Errors.missingParams("Invalid field 'teamId': expected a 24-character hex id");
-  return teamId;
-}
-
 /** Users, teams and memberships: the rules shared by the CLI, the routes and the start-up task. */
 export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo; sessions: SessionsRepo }) {
   const { users, teams, sessions } = deps;
 
   async function teamOrFail(teamId: string): Promise<TeamRecord> {
-    const team = await teams.findTeam(checkTeamId(teamId));
+    const team = await teams.findTeam(requireHexId(teamId, 'teamId'));
     if (!team) throw Errors.notFound(`Team ${teamId} not found`);
     return team;
   }

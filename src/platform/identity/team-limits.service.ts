@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import { Errors } from '../../infra/errors.js';
-import { isObjectIdHex } from '../../infra/mongo.js';
+import { requireHexId } from '../../infra/mongo.js';
 import type { TeamCountersRepo } from './team-counters.repo.js';
 import type { PlanUsageKind, TeamLimits, TeamPlanLimits } from './team-limits-types.js';
 import type { TeamPlansRepo } from './team-plans.repo.js';
@@ -19,24 +19,19 @@ export function defaultPlanLimits(config: PlanEnv): TeamPlanLimits {
 
 const LIMIT_KEYS = ['maxApps', 'maxDatasets', 'maxDatasetSize', 'exportIntervalMinutes', 'webSyncIntervalMinutes'] as const;
 
-function checkTeamId(teamId: string): string {
-  if (!isObjectIdHex(teamId)) throw Errors.missingParams("Invalid field 'teamId': expected a 24-character hex id");
-  return teamId;
-}
-
 /** The one place plan limits are decided (apps, datasets, vectors, export and web-sync intervals). */
 export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; counters: TeamCountersRepo; now: () => number }): TeamLimits {
   const { plans, counters } = deps;
   const usageCounts = new Map<PlanUsageKind, (teamId: string) => Promise<number>>();
   /** A usage no module counts is 0 (a deployment without that module). */
   const countUsage = (kind: PlanUsageKind, teamId: string) => {
-    checkTeamId(teamId);
+    requireHexId(teamId, 'teamId');
     return usageCounts.get(kind)?.(teamId) ?? Promise.resolve(0);
   };
 
   async function getLimits(teamId: string): Promise<TeamPlanLimits> {
     const limits = defaultPlanLimits(deps.config);
-    const plan = await plans.findPlan(checkTeamId(teamId));
+    const plan = await plans.findPlan(requireHexId(teamId, 'teamId'));
     for (const key of LIMIT_KEYS) {
       const value = plan?.[key];
       if (typeof value === 'number' && Number.isFinite(value) && value >= 0) limits[key] = value;
@@ -45,7 +40,7 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
   }
 
   async function checkInterval(teamId: string, field: 'lastExportDatasetTime' | 'lastWebsiteSyncTime', minutes: number, record: boolean) {
-    const id = checkTeamId(teamId);
+    const id = requireHexId(teamId, 'teamId');
     const now = deps.now();
     const notAfter = new Date(now - minutes * 60_000);
     let last: Date | undefined;
@@ -110,7 +105,7 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
     usedDatasetSize: (teamId) => countUsage('vectors', teamId),
     async setPlan(teamId, limits) {
       const clean = Object.fromEntries(LIMIT_KEYS.filter((key) => typeof limits[key] === 'number').map((key) => [key, limits[key]]));
-      await plans.savePlan(checkTeamId(teamId), clean);
+      await plans.savePlan(requireHexId(teamId, 'teamId'), clean);
       return getLimits(teamId);
     },
   };

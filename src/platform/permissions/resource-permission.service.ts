@@ -65,7 +65,7 @@ import {
   resumeInheritance,
 } from '../../domain/permission-inheritance.js';
 import { type AppError, Errors } from '../../infra/errors.js';
-import { isObjectIdHex } from '../../infra/mongo.js';
+import { requireHexId } from '../../infra/mongo.js';
 import { createPermissionWriter } from './permission-writes.js';
 import { createResourcePermissionsRepo, type ResourceType } from './resource-permissions.repo.js';
 import { createResourceTreeRepo, type ResourceDoc, type ResourceTreeRepo } from './resource-tree.repo.js';
@@ -162,8 +162,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     tree,
 
     async authorize<D extends ResourceDoc = ResourceDoc>(auth: PermissionCaller, id: unknown, required: RequiredPermission, field = 'id'): Promise<Authorized<D>> {
-      if (!isObjectIdHex(id)) throw Errors.missingParams(`Invalid field '${field}': expected a 24-character hex id`);
-      const doc = (await tree.findById(id)) as D | null;
+      const doc = (await tree.findById(requireHexId(id, field))) as D | null;
       if (!doc) throw options.errors.notFound(`${options.label} ${id} not found`);
       if (doc.teamId !== auth.teamId) throw options.errors.forbidden(`${options.label} ${id} belongs to another team`);
       const parentId = inheritedParentId(doc);
