@@ -1,30 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LruMap } from './lru-map.js';
 
 /**
  * Serialised answers of one version of a read model, by query. It lives inside that version (a
  * snapshot), so it needs no invalidation of its own: when the version stamp moves, a new snapshot
  * starts with an empty memo. Beyond `max` entries the least recently used goes; `max` 0 keeps none.
  */
-export class AnswerMemo {
-  private readonly texts = new Map<string, string>();
-
-  constructor(private readonly max: number) {}
-
-  get(key: string): string | undefined {
-    const text = this.texts.get(key);
-    if (text !== undefined) {
-      this.texts.delete(key);
-      this.texts.set(key, text);
-    }
-    return text;
-  }
-
-  set(key: string, text: string): void {
-    if (this.max === 0) return;
-    if (!this.texts.has(key) && this.texts.size >= this.max) this.texts.delete(this.texts.keys().next().value as string);
-    this.texts.set(key, text);
-  }
-}
+export class AnswerMemo extends LruMap<string> {}
 
 /** What a handler answers when its answer may be memoised: the memo, the query's key, how to compute it. */
 export class MemoisedAnswer<T = unknown> {

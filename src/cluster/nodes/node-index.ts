@@ -1,4 +1,5 @@
 import { AnswerMemo, MemoisedAnswer } from '../../infra/answer-memo.js';
+import { LruMap } from '../../infra/lru-map.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
 import { matchesFilter, sortComparator } from './filter-eval.js';
@@ -24,7 +25,7 @@ export interface NodePage {
 export class NodeSnapshot {
   private readonly byName: Map<string, NodeIndexEntry>;
   private readonly rendered = new Map<string, KubeNode>();
-  private readonly views = new Map<string, NodeIndexEntry[]>();
+  private readonly views = new LruMap<NodeIndexEntry[]>(MAX_VIEWS);
   private readonly pages = new AnswerMemo(MAX_PAGES);
 
   constructor(
@@ -40,15 +41,12 @@ export class NodeSnapshot {
   private view(plan: NodeListPlan): NodeIndexEntry[] {
     const key = JSON.stringify([plan.filter, plan.codeFilters, plan.sort]);
     let view = this.views.get(key);
-    if (view) {
-      this.views.delete(key);
-    } else {
+    if (!view) {
       const hasFilter = Object.keys(plan.filter).length > 0 || plan.codeFilters.length > 0;
       const matching = hasFilter ? this.entries.filter((entry) => matchesFilter(plan.filter, entry) && matchesCodeFilters(plan.codeFilters, entry)) : [...this.entries];
       view = matching.sort(sortComparator(plan.sort) as (a: NodeIndexEntry, b: NodeIndexEntry) => number);
-      if (this.views.size >= MAX_VIEWS) this.views.delete(this.views.keys().next().value as string);
+      this.views.set(key, view);
     }
-    this.views.set(key, view);
     return view;
   }
 

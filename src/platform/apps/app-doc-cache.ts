@@ -1,4 +1,5 @@
 import { deepFreeze } from '../../infra/deep-freeze.js';
+import { LruMap } from '../../infra/lru-map.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import { appListStampKey } from './app-list.read-model.js';
 import type { App } from './apps.repo.js';
@@ -20,7 +21,7 @@ const MAX_APPS_PER_TEAM = 200;
  * read on any process sees it. Kept documents are shared, hence frozen.
  */
 export function createAppDocCache(deps: { stamps: VersionStamps; load: (teamId: string, appId: string) => Promise<App | null> }) {
-  const teams = new Map<string, { version: string; apps: Map<string, App> }>();
+  const teams = new LruMap<{ version: string; apps: Map<string, App> }>(MAX_TEAMS);
 
   return {
     /** The app if it exists in the team, else null. */
@@ -30,8 +31,6 @@ export function createAppDocCache(deps: { stamps: VersionStamps; load: (teamId: 
       let team = teams.get(teamId);
       if (team?.version !== version) {
         team = { version, apps: new Map() };
-        teams.delete(teamId);
-        if (teams.size >= MAX_TEAMS) teams.delete(teams.keys().next().value as string);
         teams.set(teamId, team);
       }
       const kept = team.apps.get(appId);

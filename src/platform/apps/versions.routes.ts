@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { deepFreeze } from '../../infra/deep-freeze.js';
 import { Errors } from '../../infra/errors.js';
+import { LruMap } from '../../infra/lru-map.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { App } from './apps.repo.js';
 import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput } from './apps.schema.js';
@@ -30,15 +31,13 @@ const PUBLISHED_VERSIONS_CACHED = 1000;
  * chatConfig fallbacks come from the app as read. Cached versions are shared, hence frozen.
  */
 export function latestVersionReader(versions: VersionsRepo) {
-  const cache = new Map<string, { stamp: string; version: AppVersion | null }>();
+  const cache = new LruMap<{ stamp: string; version: AppVersion | null }>(PUBLISHED_VERSIONS_CACHED);
   return async (app: App) => {
     const appId = app._id;
     const stamp = `${new Date(app.updateTime).getTime()}:${app.pluginData?.nodeVersion ?? ''}`;
     let entry = cache.get(appId);
     if (entry?.stamp !== stamp) {
       entry = { stamp, version: deepFreeze(await versions.latestPublished(appId)) };
-      cache.delete(appId);
-      if (cache.size >= PUBLISHED_VERSIONS_CACHED) cache.delete(cache.keys().next().value as string);
       cache.set(appId, entry);
     }
     return runnableVersion(entry.version, app);
