@@ -62,10 +62,6 @@ class LazyRequestLogger {
   }
   silent(): void {}
 
-  isLevelEnabled(level: string): boolean {
-    return this.real ? (this.real as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled(level) : (LEVELS[level] ?? 0) >= this.threshold;
-  }
-
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.materialised().child(bindings, options);
   }
