@@ -77,6 +77,19 @@ describe('v1/chat/completions database commands', () => {
     expect(commands.filter(isAppStampRead).length).toBeLessThanOrEqual(2);
   });
 
+  it('concurrent turns share their usage inserts, and every turn is recorded', async () => {
+    const usages = t.app.mongo.db.collection('usages');
+    const before = await usages.countDocuments({});
+    const turns = 8;
+    const commands = await commandsDuring(t.app, () =>
+      Promise.all(Array.from({ length: turns }, (_, index) => answer(t, key, { messages: [{ role: 'user', content: `turn ${index}` }] }))),
+    );
+    const inserts = commands.filter((c) => c.name === 'insert' && c.collection === 'usages');
+    expect(inserts.length).toBeGreaterThanOrEqual(1);
+    expect(inserts.length).toBeLessThan(turns);
+    expect(await usages.countDocuments({})).toBe(before + turns);
+  });
+
   it('with a chatId: the chat is read once, its items once, then the turn is written', async () => {
     await answer(t, key, { chatId: 'c1', metadata: { plan: 'gold' }, messages: [{ role: 'user', content: 'first' }] });
     const commands = await commandsDuring(t.app, () => answer(t, key, { chatId: 'c1', metadata: { seat: 'A' }, messages: [{ role: 'user', content: 'second' }] }));

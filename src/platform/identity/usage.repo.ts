@@ -1,5 +1,6 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { NodeUsage } from '../../domain/workflow/types.js';
+import { createGroupedInserter } from '../../infra/grouped-insert.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
 
@@ -50,11 +51,13 @@ export interface UsageInput {
 /** Usage (billing) records: the identity module owns `usages`; other modules record through it. */
 export function createUsageRepo(db: Db) {
   const usages = db.collection<UsageDoc>(USAGES);
+  // One record per chat turn: concurrent turns share an insert (see grouped-insert.ts).
+  const requestRecords = createGroupedInserter(usages);
   return {
-    /** Records a request's usage; answers the points it cost. */
+    /** Records a request's usage once it is stored; answers the points it cost. */
     async record(input: UsageInput, now: Date): Promise<number> {
       const totalPoints = input.list.reduce((sum, item) => sum + (item.totalPoints || 0), 0);
-      await usages.insertOne({
+      await requestRecords.insert({
         _id: new ObjectId(),
         teamId: oid(input.teamId),
         tmbId: oid(input.tmbId),
