@@ -42,7 +42,10 @@ export function createGroupedInserter<T extends Document>(collection: Collection
           for (const pending of batch) pending.resolve();
         } catch (error) {
           const failed = batch.length === 1 ? new Set([0]) : failedPositions(error, batch.length);
-          batch.forEach((pending, index) => (failed.has(index) ? pending.reject(error) : pending.resolve()));
+          for (const [index, pending] of batch.entries()) {
+            if (failed.has(index)) pending.reject(error);
+            else pending.resolve();
+          }
         }
       }
     } finally {
