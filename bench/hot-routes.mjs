@@ -2,7 +2,9 @@
 // answers the very same bytes from memory. Reported at 1 and 16 connections:
 //   - POST /api/core/app/list, 301 apps at the team root, read by a plain member with a session;
 //   - GET /kapis/.../nodes?limit=10&page=5, 1,000 stored nodes, with a bearer token;
-//   - POST /api/v1/chat/completions with an app-bound API key, against a local fake LLM.
+//   - POST /api/v1/chat/completions with an app-bound API key, against a local fake LLM. A turn
+//     cannot be answered from memory, so this route is also compared with a bare route doing the
+//     same outside work: one call to the same fake LLM and one usage insert, then the same bytes.
 // Usage: npm run build && node bench/hot-routes.mjs  (BENCH_SECONDS, default 5; BENCH_ONLY=text
 // measures only the matching cases; BENCH_PROFILE_DIR=dir writes one CPU profile per measurement)
 import { execFileSync } from 'node:child_process';
@@ -10,7 +12,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { againstLimit, BENCH_SECRETS, benchSeconds, measure, startBenchEnvironment, startLimit } from './lib.mjs';
+import { againstLimit, BENCH_SECRETS, benchSeconds, measure, startBaseline, startBenchEnvironment, startLimit } from './lib.mjs';
 
 const duration = benchSeconds(5);
 /** BENCH_ONLY: measure only the cases whose name contains it (seeding is the same). */
@@ -107,6 +109,20 @@ try {
     console.log(`${item.name}: ${bytes.length} bytes`);
   }
   const limit = await startLimit(recorded);
+  const completions = recorded['/api/v1/chat/completions'];
+  const sameWork = await startBaseline(env.mongoUri, (app, db) => {
+    const usages = db.collection('bench_usages');
+    app.post('/api/v1/chat/completions', async (request, reply) => {
+      const question = request.body.messages.at(-1).content;
+      const answer = await fetch(`${llm.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'fake-llm', messages: [{ role: 'user', content: question }], stream: false }),
+      }).then((response) => response.json());
+      await usages.insertOne({ teamId: 'bench', appName: 'bench', time: new Date(), totalPoints: 0, list: [{ moduleName: 'AI chat', tokens: answer.usage.total_tokens }] });
+      return reply.type(completions.contentType).send(completions.bytes);
+    });
+  });
   try {
     for (const item of cases) {
       for (const connections of CONNECTIONS) {
@@ -119,12 +135,18 @@ try {
           connections,
           ...againstLimit(ours, bare),
         };
+        if (item.path === '/api/v1/chat/completions') {
+          const same = await measure({ url: `${sameWork.url}${item.path}`, ...request });
+          row['same-work req/s'] = Math.round(same.requestsPerSecond);
+          row['ratio to same work'] = (ours.requestsPerSecond / same.requestsPerSecond).toFixed(3);
+        }
         rows.push(row);
         console.log(JSON.stringify(row));
       }
     }
   } finally {
     await limit.stop();
+    await sameWork.stop();
   }
 } finally {
   await env.stop();

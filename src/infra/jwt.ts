@@ -1,4 +1,6 @@
 import { createDecoder, createSigner, createVerifier, TOKEN_ERROR_CODES, TokenError } from 'fast-jwt';
+import { deepFreeze } from './deep-freeze.js';
+import { LruMap } from './lru-map.js';
 
 /**
  * The HS256 JSON Web Tokens this service issues (platform sessions, signed file links, cluster
@@ -26,14 +28,27 @@ export function signJwt(claims: JwtClaims, secret: string): string {
  * One verifier per secret and required-claims list: building one derives a key object, which is
  * most of the cost of a verification. fast-jwt fixes the clock when a verifier is built, so the
  * shared ones leave the time claims to `checkTimeClaims`, which reads the caller's clock.
+ * Each keeps the claims of the tokens it recently accepted, so a client sending the same token
+ * on every request is not decoded and re-signed each time; the time claims are still checked on
+ * every use, and only well-signed tokens are kept (revocation is the callers' own check).
  */
-const verifiers = new Map<string, (token: string) => unknown>();
+const VERIFIED_TOKENS_KEPT = 10_000;
+const verifiers = new Map<string, (token: string) => Record<string, unknown>>();
 
-function verifierFor(secret: string, requiredClaims: string[] | undefined): (token: string) => unknown {
+function verifierFor(secret: string, requiredClaims: string[] | undefined): (token: string) => Record<string, unknown> {
   const key = `${requiredClaims?.join(',') ?? ''}\u0000${secret}`;
   let verify = verifiers.get(key);
   if (!verify) {
-    verify = createVerifier({ key: secret, algorithms: ['HS256'], requiredClaims, ignoreExpiration: true, ignoreNotBefore: true });
+    const check = createVerifier({ key: secret, algorithms: ['HS256'], requiredClaims, ignoreExpiration: true, ignoreNotBefore: true });
+    const accepted = new LruMap<Record<string, unknown>>(VERIFIED_TOKENS_KEPT);
+    verify = (token: string) => {
+      let claims = accepted.get(token);
+      if (!claims) {
+        claims = deepFreeze(check(token) as Record<string, unknown>);
+        accepted.set(token, claims);
+      }
+      return claims;
+    };
     verifiers.set(key, verify);
   }
   return verify;
@@ -51,9 +66,9 @@ function checkTimeClaims(claims: Record<string, unknown>, nowMs: number): void {
   }
 }
 
-/** The claims of a well-signed HS256 token unexpired at `nowMs`; throws a JwtError (see its `code`). */
+/** The claims (frozen) of a well-signed HS256 token unexpired at `nowMs`; throws a JwtError (see its `code`). */
 export function verifyJwt(token: string, secret: string, options: { nowMs: number; requiredClaims?: string[] }): Record<string, unknown> {
-  const claims = verifierFor(secret, options.requiredClaims)(token) as Record<string, unknown>;
+  const claims = verifierFor(secret, options.requiredClaims)(token);
   checkTimeClaims(claims, options.nowMs);
   return claims;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { signToken, verifyToken } from '../../src/cluster/oauth/jwt.js';
+import { signJwt, verifyJwt } from '../../src/infra/jwt.js';
 import { signFileToken, verifyFileToken } from '../../src/platform/datasets/files/file-token.js';
 import { signSessionToken, verifySessionToken } from '../../src/platform/identity/session-token.js';
 
@@ -64,5 +65,26 @@ describe('cluster token refusals keep golang-jwt texts', () => {
   it('a token issued more than 10 s in the future', () => {
     expect(() => verifyToken(OLD_CLUSTER_TOKEN, secret, new Date(at(-11)))).toThrow(/^jwt: token used before issued, iat:2023-11-14 22:13:20 \+0000 UTC, now:2023-11-14 22:13:09 \+0000 UTC$/);
     expect(verifyToken(OLD_CLUSTER_TOKEN, secret, new Date(at(-10))).username).toBe('frank');
+  });
+});
+
+describe('verified tokens kept per verifier', () => {
+  const secret = 'kept-token-key-0123456789abcdef';
+  const token = signJwt({ sub: 'kept', iat: ISSUED_AT, exp: ISSUED_AT + 60 }, secret);
+
+  it('a kept token is still refused once expired, and its claims cannot be changed by a caller', () => {
+    const claims = verifyJwt(token, secret, { nowMs: at(1) });
+    expect(claims).toEqual({ sub: 'kept', iat: ISSUED_AT, exp: ISSUED_AT + 60 });
+    expect(Object.isFrozen(claims)).toBe(true);
+    expect(verifyJwt(token, secret, { nowMs: at(60) })).toBe(claims);
+    expect(() => verifyJwt(token, secret, { nowMs: at(61) })).toThrow(/has expired/);
+  });
+
+  it('another signature on the same claims, or the kept token under another secret, is refused', () => {
+    verifyJwt(token, secret, { nowMs: at(1) });
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const forged = `${header}.${payload}.${signature.startsWith('A') ? 'B' : 'A'}${signature.slice(1)}`;
+    expect(() => verifyJwt(forged, secret, { nowMs: at(1) })).toThrow(/signature/);
+    expect(() => verifyJwt(token, 'another-key-0123456789abcdef', { nowMs: at(1) })).toThrow(/signature/);
   });
 });
