@@ -8,6 +8,7 @@ import { dispatchWorkflow, WorkflowError } from '../../domain/workflow/dispatch.
 import { chatTitle, historyLoadLimit, systemFirst } from '../../domain/workflow/messages.js';
 import { pureRunners } from '../../domain/workflow/pure-runners.js';
 import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
+import { deepClone } from '../../infra/deep-clone.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
 import { isProviderError } from '../../infra/provider-http.js';
@@ -68,8 +69,6 @@ export interface ChatTurnResult extends DispatchResult {
   totalPoints: number;
   isPlugin: boolean;
 }
-
-const clone = <T>(value: T): T => structuredClone(value);
 
 /**
  * A failed run as the client sees it: provider failures are 502, a node refusing its inputs or
@@ -154,11 +153,11 @@ export function createChatRunService(deps: ChatRunDeps) {
     const pending = pendingInteractive(histories);
     const interactiveFromDb = Boolean(pending && dbItems.length > 0 && pendingInteractive(dbItems.map((i) => ({ obj: i.obj, value: i.value }))));
 
-    const nodes: RuntimeNode[] = clone(graph.nodes).map((node) => ({
+    const nodes: RuntimeNode[] = deepClone(graph.nodes).map((node) => ({
       ...node,
       isEntry: pending ? pending.entryNodeIds.includes(node.nodeId) : ['userGuide', 'workflowStart', 'pluginInput'].includes(node.flowNodeType),
     }));
-    const edges: RuntimeEdge[] = pending ? clone(pending.memoryEdges) : graph.edges.map((edge: StoreEdge) => ({ ...edge, status: 'waiting' as const }));
+    const edges: RuntimeEdge[] = pending ? deepClone(pending.memoryEdges) : graph.edges.map((edge: StoreEdge) => ({ ...edge, status: 'waiting' as const }));
     if (pending) {
       for (const saved of pending.nodeOutputs) {
         const output = nodes.find((n) => n.nodeId === saved.nodeId)?.outputs.find((o) => o.key === saved.key);

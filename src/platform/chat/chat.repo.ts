@@ -7,8 +7,8 @@ import { type Db, type Document, type Filter, GridFSBucket, ObjectId } from 'mon
 import { normaliseValue } from '../../domain/workflow/chat-values.js';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
-import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
+import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
 
 export const CHATS = 'chats';
 export const CHAT_ITEMS = 'chatitems';

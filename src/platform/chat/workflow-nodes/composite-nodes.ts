@@ -2,10 +2,12 @@
  * Nodes that run another app's graph: pluginModule (a plugin app as a node) and appModule (a
  * chat app as a node). The child runs a nested dispatch with the same runners; depth is bounded.
  */
+
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { dispatchWorkflow, WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { dynamicInputOf, dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { ChatItem, NodeRunContext, NodeRunner, RuntimeEdge, RuntimeNode } from '../../../domain/workflow/types.js';
+import { deepClone } from '../../../infra/deep-clone.js';
 import type { RunGraph } from '../app-source.js';
 import { nanoid } from '../ids.js';
 
@@ -26,7 +28,7 @@ export interface CompositeDeps {
 export const isSystemPluginId = (pluginId: string) => pluginId.includes('-');
 
 function childRuntime(graph: RunGraph, entryTypes: string[], hideStatus: boolean): { nodes: RuntimeNode[]; edges: RuntimeEdge[] } {
-  const nodes = structuredClone(graph.nodes).map((node) => ({ ...node, isEntry: entryTypes.includes(node.flowNodeType), ...(hideStatus ? { showStatus: false } : {}) }));
+  const nodes = deepClone(graph.nodes).map((node) => ({ ...node, isEntry: entryTypes.includes(node.flowNodeType), ...(hideStatus ? { showStatus: false } : {}) }));
   return { nodes, edges: graph.edges.map((edge) => ({ ...edge, status: 'waiting' as const })) };
 }
 

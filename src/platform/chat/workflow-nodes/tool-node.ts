@@ -5,10 +5,12 @@
  * response goes back to the model until it answers without calling a tool (at most 6 rounds)
  * or a stopTool node ran.
  */
+
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
 import { estimateTokens, historyToMessages } from '../../../domain/workflow/prompts.js';
 import { type ChatValue, type NodeRunner, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
+import { deepClone } from '../../../infra/deep-clone.js';
 import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
 import { nanoid } from '../ids.js';
 import { modelTemperature, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
@@ -81,10 +83,10 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         emit({ event: 'toolCall', tool: { id: call.id, toolName: tool?.name ?? call.function.name, toolAvatar: tool?.avatar ?? '', functionName: call.function.name, params: call.function.arguments, response: '' } });
         let response = `Unknown tool ${call.function.name}`;
         if (tool) {
-          const entry: RuntimeNode = { ...structuredClone(tool), isEntry: true };
+          const entry: RuntimeNode = { ...deepClone(tool), isEntry: true };
           entry.inputs = entry.inputs.map((input) => (input.key in args ? { ...input, value: args[input.key] } : input));
           const nested = await dispatchWorkflow({
-            nodes: runtimeNodes.map((n) => (n.nodeId === tool.nodeId ? entry : { ...structuredClone(n), isEntry: false })),
+            nodes: runtimeNodes.map((n) => (n.nodeId === tool.nodeId ? entry : { ...deepClone(n), isEntry: false })),
             edges: runtimeEdges.map((e) => ({ ...e, status: 'waiting' as const })),
             variables: { ...variables },
             histories,
