@@ -149,8 +149,8 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
     timer = setTimeout(() => abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), timeoutMs).unref();
   }
 
-  /** One request; a reused keep-alive socket the server had just closed is retried once on a new one. */
-  const send = (at: URL, method: string, headers: Record<string, string>, body: string | Buffer | undefined, retry = true): Promise<IncomingMessage> =>
+  // No retry on a reset keep-alive socket: the provider may have taken the POST (fetch did not retry either).
+  const send = (at: URL, method: string, headers: Record<string, string>, body: string | Buffer | undefined): Promise<IncomingMessage> =>
     new Promise((resolve, reject) => {
       if (failure) return reject(failure);
       const protocol = at.protocol;
@@ -165,11 +165,7 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
       });
       // Stays attached: a destroy after the answer also emits 'error', and unheard it would crash.
       outgoing.on('error', (error: Error & { code?: string }) => {
-        if (answered) return;
-        if (failure) return reject(failure);
-        const stale = retry && outgoing.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
-        if (stale) resolve(send(at, method, headers, body, false));
-        else reject(new ConnectionError(error.message, error));
+        if (!answered) reject(failure ?? new ConnectionError(error.message, error));
       });
       outgoing.end(body);
     });
