@@ -200,7 +200,7 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
     const empty = method === 'HEAD' || status === 204 || status === 304;
     const decoder = empty ? undefined : decoderFor(response.headers['content-encoding']);
     const source: Readable = decoder ? pipeline(response, decoder, () => {}) : response;
-    if (empty || response.complete) settle();
+    // The signal and the timeout stay armed until the body is read or discarded.
     source.once('end', settle);
     let used = false;
 
