@@ -186,7 +186,8 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
       if (!REDIRECT_STATUSES.has(response.statusCode ?? 0) || location === undefined) return wrap(response, method);
       release(response);
       if (redirects === MAX_REDIRECTS) throw new ConnectionError('redirect count exceeded');
-      const next = new URL(location, target);
+      const next = URL.canParse(location, target.href) ? new URL(location, target) : undefined;
+      if (!next) throw new ConnectionError(`invalid redirect location ${location}`);
       ({ method, headers, body } = redirected(response.statusCode as number, target, next, method, headers, body));
       target = next;
     }
