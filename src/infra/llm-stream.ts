@@ -3,6 +3,7 @@
  * workflow's LLM nodes; the base URL and key come from the model's requestUrl/requestAuth or
  * OPENAI_BASE_URL / CHAT_API_KEY.
  */
+import { failureReason, type ProviderResponse, providerRequest } from './provider-client.js';
 
 export interface LlmToolCall {
   id: string;
@@ -49,26 +50,27 @@ function headers(endpoint: LlmEndpoint): Record<string, string> {
   return { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) };
 }
 
-async function failure(response: Response): Promise<LlmError> {
+async function post(endpoint: LlmEndpoint, body: object, signal: AbortSignal | undefined): Promise<ProviderResponse> {
+  return providerRequest(url(endpoint, '/chat/completions'), { method: 'POST', headers: headers(endpoint), body: JSON.stringify(body), signal }).catch(
+    (error: unknown) => {
+      throw new LlmError(`The model provider is unreachable: ${failureReason(error)}`);
+    },
+  );
+}
+
+async function failure(response: ProviderResponse): Promise<LlmError> {
   const text = await response.text().catch(() => '');
   return new LlmError(`The model provider answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ''}`);
 }
 
 /** One non-streaming completion. */
 export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
-  const response = await fetch(url(endpoint, '/chat/completions'), {
-    method: 'POST',
-    headers: headers(endpoint),
-    body: JSON.stringify({ ...request, stream: false }),
-    signal,
-  }).catch((error: unknown) => {
-    throw new LlmError(`The model provider is unreachable: ${(error as Error).message}`);
-  });
+  const response = await post(endpoint, { ...request, stream: false }, signal);
   if (!response.ok) throw await failure(response);
-  const body = (await response.json()) as {
+  const body = await response.json<{
     choices?: { message?: { content?: string | null; tool_calls?: LlmToolCall[] } }[];
     usage?: { prompt_tokens?: number; completion_tokens?: number };
-  };
+  }>();
   const toolCalls = body.choices?.[0]?.message?.tool_calls;
   return {
     content: body.choices?.[0]?.message?.content ?? '',
@@ -79,10 +81,10 @@ export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, s
 }
 
 /** Reads `data:` payloads of an SSE body, one JSON value (or `[DONE]`) at a time. */
-export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+export async function* readSseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
     let boundary = buffer.indexOf('\n');
     while (boundary >= 0) {
@@ -97,18 +99,11 @@ export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGener
 
 /** A streaming completion; `onDelta` receives each content fragment as it arrives. */
 export async function streamChat(endpoint: LlmEndpoint, request: LlmRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<LlmResult> {
-  const response = await fetch(url(endpoint, '/chat/completions'), {
-    method: 'POST',
-    headers: headers(endpoint),
-    body: JSON.stringify({ ...request, stream: true, stream_options: { include_usage: true } }),
-    signal,
-  }).catch((error: unknown) => {
-    throw new LlmError(`The model provider is unreachable: ${(error as Error).message}`);
-  });
-  if (!response.ok || !response.body) throw await failure(response);
+  const response = await post(endpoint, { ...request, stream: true, stream_options: { include_usage: true } }, signal);
+  if (!response.ok) throw await failure(response);
   let content = '';
   let usage: { prompt_tokens?: number; completion_tokens?: number } | undefined;
-  for await (const data of readSseData(response.body)) {
+  for await (const data of readSseData(response.chunks())) {
     if (data === '[DONE]') break;
     let parsed: { choices?: { delta?: { content?: string | null } }[]; usage?: typeof usage };
     try {

@@ -3,6 +3,8 @@
  * errors that say what went wrong: the HTTP status and the provider's own message, never the
  * API key. Callers decide whether an error is permanent (`isInvalidRequest`) or worth a retry.
  */
+import { ConnectionError, isAbortError, type ProviderResponse, providerRequest } from './provider-client.js';
+
 export type ProviderErrorKind = 'http' | 'timeout' | 'network' | 'invalid_response' | 'invalid_input' | 'not_configured';
 
 export class ProviderError extends Error {
@@ -64,9 +66,9 @@ export async function postProviderJson<T>(request: ProviderRequest): Promise<T> 
   } catch {
     throw new ProviderError(`The ${label} has an invalid URL: ${url}`, 'not_configured');
   }
-  let response: Response;
+  let response: ProviderResponse;
   try {
-    response = await fetch(target, {
+    response = await providerRequest(target, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -74,23 +76,19 @@ export async function postProviderJson<T>(request: ProviderRequest): Promise<T> 
         ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
       },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
+      timeoutMs,
     });
   } catch (error) {
-    const name = (error as Error).name;
-    if (name === 'TimeoutError' || name === 'AbortError') {
-      throw new ProviderError(`The ${label} did not answer within ${timeoutMs} ms`, 'timeout');
-    }
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new ProviderError(`The ${label} is unreachable at ${target.origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, 'network');
+    if (isAbortError(error)) throw new ProviderError(`The ${label} did not answer within ${timeoutMs} ms`, 'timeout');
+    const reason = error instanceof ConnectionError ? (error.code ?? error.message) : (error as Error).message;
+    throw new ProviderError(`The ${label} is unreachable at ${target.origin}: ${reason}`, 'network');
   }
 
   let text: string;
   try {
     text = await response.text();
   } catch (error) {
-    const name = (error as Error).name;
-    const kind = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'network';
+    const kind = isAbortError(error) ? 'timeout' : 'network';
     throw new ProviderError(`The ${label} answer could not be read: ${(error as Error).message}`, kind, response.status);
   }
   if (!response.ok) {

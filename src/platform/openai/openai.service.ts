@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { estimateTokens, parseQuestionList } from '../../domain/workflow/prompts.js';
 import { Errors } from '../../infra/errors.js';
 import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
+import { failureReason, type ProviderResponse, providerRequest } from '../../infra/provider-client.js';
 import { ProviderError } from '../../infra/provider-http.js';
 import type { ChatModule } from '../chat/chat-module.js';
 
@@ -25,7 +26,7 @@ export function float32Base64(vector: readonly number[]): string {
 }
 
 export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
-  async function providerFailure(response: Response, what: string): Promise<never> {
+  async function providerFailure(response: ProviderResponse, what: string): Promise<never> {
     const text = await response.text().catch(() => '');
     throw Errors.badGateway(`The ${what} provider answered HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`);
   }
@@ -58,15 +59,20 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       const form = new FormData();
       form.append('file', new Blob([new Uint8Array(file.buffer)], { type: file.mimetype || 'application/octet-stream' }), file.filename || 'recording.mp3');
       form.append('model', whisper.model);
-      const response = await fetch(`${endpoint.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`, {
+      // Undici's Response only encodes the multipart body (boundary included); the request goes over the keep-alive client.
+      const multipart = new Response(form);
+      const response = await providerRequest(`${endpoint.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`, {
         method: 'POST',
-        headers: endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {},
-        body: form,
+        headers: {
+          'content-type': multipart.headers.get('content-type') ?? 'multipart/form-data',
+          ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
+        },
+        body: Buffer.from(await multipart.arrayBuffer()),
       }).catch((error: unknown) => {
-        throw Errors.badGateway(`The transcription provider is unreachable: ${(error as Error).message}`);
+        throw Errors.badGateway(`The transcription provider is unreachable: ${failureReason(error)}`);
       });
       if (!response.ok) await providerFailure(response, 'transcription');
-      const body = (await response.json()) as { text?: string };
+      const body = await response.json<{ text?: string }>();
       return body.text ?? '';
     },
 
@@ -90,15 +96,15 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       if (!model) throw Errors.missingParams(`model or voice not found: '${input.model}' is not a configured speech model`);
       if (model.voices && !model.voices.some((v) => v.value === input.voice)) throw Errors.missingParams(`voice not found: '${input.voice}'`);
       const endpoint = chat.models.endpointFor(model);
-      const response = await fetch(`${endpoint.baseUrl.replace(/\/+$/, '')}/audio/speech`, {
+      const response = await providerRequest(`${endpoint.baseUrl.replace(/\/+$/, '')}/audio/speech`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) },
         body: JSON.stringify({ model: model.model, voice: input.voice, input: input.text, speed: input.speed ?? 1, response_format: 'mp3' }),
       }).catch((error: unknown) => {
-        throw Errors.badGateway(`The speech provider is unreachable: ${(error as Error).message}`);
+        throw Errors.badGateway(`The speech provider is unreachable: ${failureReason(error)}`);
       });
       if (!response.ok) await providerFailure(response, 'speech');
-      return Buffer.from(await response.arrayBuffer());
+      return response.buffer();
     },
   };
 }
