@@ -12,7 +12,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { againstLimit, BENCH_SECRETS, benchSeconds, measure, startBaseline, startBenchEnvironment, startLimit } from './lib.mjs';
+import { againstLimit, BENCH_SECRETS, benchSeconds, measure, startBaselineProcess, startBenchEnvironment, startLimit } from './lib.mjs';
 
 const duration = benchSeconds(5);
 /** BENCH_ONLY: measure only the cases whose name contains it (seeding is the same). */
@@ -110,18 +110,11 @@ try {
   }
   const limit = await startLimit(recorded);
   const completions = recorded['/api/v1/chat/completions'];
-  const sameWork = await startBaseline(env.mongoUri, (app, db) => {
-    const usages = db.collection('bench_usages');
-    app.post('/api/v1/chat/completions', async (request, reply) => {
-      const question = request.body.messages.at(-1).content;
-      const answer = await fetch(`${llm.baseUrl}/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'fake-llm', messages: [{ role: 'user', content: question }], stream: false }),
-      }).then((response) => response.json());
-      await usages.insertOne({ teamId: 'bench', appName: 'bench', time: new Date(), totalPoints: 0, list: [{ moduleName: 'AI chat', tokens: answer.usage.total_tokens }] });
-      return reply.type(completions.contentType).send(completions.bytes);
-    });
+  const sameWork = await startBaselineProcess('bench/baselines/completions-same-work.mjs', {
+    mongoUri: env.mongoUri,
+    llmUrl: llm.baseUrl,
+    contentType: completions.contentType,
+    base64: completions.bytes.toString('base64'),
   });
   try {
     for (const item of cases) {

@@ -10,6 +10,9 @@ import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import { MongoClient } from 'mongodb';
 import { spawn, execSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startLocalDatabase, freePort } from '../scripts/local-db.mjs';
 
 /** Seconds per measurement from BENCH_SECONDS; unset, empty or invalid gives the fallback. */
@@ -161,16 +164,40 @@ export function report(name, ours, baseline) {
 }
 
 /**
- * "The limit": a bare Fastify route answering recorded bytes from memory. `routes` maps a path
- * (`/*` for any) to the `{contentType, bytes}` our server answered there.
+ * A bare Fastify server in its own process (bench/baseline-server.mjs), routes from `module`
+ * (bench/baselines/*.mjs) given `options` (JSON; `mongoUri` connects a database).
  */
-export async function startLimit(routes) {
-  const app = Fastify({ logger: false });
-  for (const [path, { contentType, bytes }] of Object.entries(routes)) {
-    app.route({ method: ['GET', 'POST'], url: path, handler: async (_request, reply) => reply.type(contentType).send(bytes) });
-  }
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  return { url, stop: () => app.close() };
+export async function startBaselineProcess(module, options) {
+  const optionsFile = join(mkdtempSync(join(tmpdir(), 'bench-baseline-')), 'options.json');
+  writeFileSync(optionsFile, JSON.stringify(options));
+  const child = spawn(process.execPath, ['bench/baseline-server.mjs', module, optionsFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  process.once('exit', () => child.kill('SIGKILL'));
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.once('exit', (code) => reject(new Error(`baseline server ${module} exited with ${code}`)));
+  });
+  return {
+    url,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/**
+ * "The limit": a bare Fastify route answering recorded bytes from memory, in a process of its
+ * own as the service is. `routes` maps a path (`/*` for any) to the `{contentType, bytes}` our
+ * server answered there.
+ */
+export function startLimit(routes) {
+  const list = Object.entries(routes).map(([path, { contentType, bytes }]) => ({ path, contentType, base64: Buffer.from(bytes).toString('base64') }));
+  return startBaselineProcess('bench/baselines/recorded-bytes.mjs', { routes: list });
 }
 
 /** The figures a row reports for our route next to the limit's. */

@@ -1,0 +1,8 @@
+// The limit: each route answers the bytes our server answered there, from memory.
+// options.routes: [{ path ('/*' for any), contentType, base64 }]
+export default function register(app, { options }) {
+  for (const { path, contentType, base64 } of options.routes) {
+    const bytes = Buffer.from(base64, 'base64');
+    app.route({ method: ['GET', 'POST'], url: path, handler: async (_request, reply) => reply.type(contentType).send(bytes) });
+  }
+}
