@@ -14,6 +14,29 @@ declare module 'fastify' {
 type HeaderSetter = (request: IncomingMessage, response: ServerResponse, next: (error?: Error) => void) => void;
 
 /**
+ * The headers helmet sets for `options`, computed once: with these options they depend on
+ * nothing in the request (no CSP nonce). Helmet's middleware is run against a response that only
+ * records what it is given.
+ */
+function helmetHeaders(options: HelmetOptions): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const recorder = {
+    setHeader: (name: string, value: unknown) => {
+      headers[name.toLowerCase()] = String(value);
+    },
+    removeHeader: (name: string) => {
+      delete headers[name.toLowerCase()];
+    },
+  };
+  let failure: Error | undefined;
+  (helmet(options) as HeaderSetter)({} as IncomingMessage, recorder as unknown as ServerResponse, (error) => {
+    failure = error;
+  });
+  if (failure) throw failure;
+  return headers;
+}
+
+/**
  * Headers on every response of both APIs, errors and 404s included.
  *
  * Helmet, tuned for a JSON API: nothing this service answers is a page to render, so the CSP is
@@ -35,20 +58,24 @@ export default fp(
       strictTransportSecurity: config.HSTS_MAX_AGE_SECONDS > 0 ? { maxAge: config.HSTS_MAX_AGE_SECONDS, includeSubDomains: false } : false,
       xFrameOptions: { action: 'deny' },
     };
-    // Helmet's middleware is built once per configuration (@fastify/helmet built it per request),
-    // then applied to each response, 404s and errors included (onRequest runs for them all).
-    const global = helmet(options) as HeaderSetter;
-    const ofRoute = new WeakMap<HelmetOptions, HeaderSetter>();
-    const setterFor = (own: HelmetOptions | undefined): HeaderSetter => {
+    // Helmet's headers are computed once per configuration (@fastify/helmet ran its middleware on
+    // every request) and handed to the reply in one call, so Node writes them in its single pass
+    // over the reply's headers; onRequest runs for every response, 404s and errors included.
+    const global = helmetHeaders(options);
+    const ofRoute = new WeakMap<HelmetOptions, Record<string, string>>();
+    const headersFor = (own: HelmetOptions | undefined): Record<string, string> => {
       if (!own) return global;
-      let setter = ofRoute.get(own);
-      if (!setter) {
-        setter = helmet({ ...options, ...own } as HelmetOptions) as HeaderSetter;
-        ofRoute.set(own, setter);
+      let headers = ofRoute.get(own);
+      if (!headers) {
+        headers = helmetHeaders({ ...options, ...own } as HelmetOptions);
+        ofRoute.set(own, headers);
       }
-      return setter;
+      return headers;
     };
-    app.addHook('onRequest', (request, reply, done) => setterFor(request.routeOptions.config.securityHeaders)(request.raw, reply.raw, done));
+    app.addHook('onRequest', (request, reply, done) => {
+      reply.headers(headersFor(request.routeOptions.config.securityHeaders));
+      done();
+    });
 
     // The few origins allowed credentials get that header from a hook of their own, added before
     // the CORS plugin's, which answers preflights itself.

@@ -152,6 +152,10 @@ describe('streams from a browser on another origin', () => {
     expect(res.headers['content-type']).toContain('text/event-stream');
     expect(res.headers['access-control-allow-origin']).toBe('https://chat-ui.example');
     expect(res.headers.vary).toBe('Origin');
+    // The security headers too: they are reply headers, which the hijacked stream carries over.
+    expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-frame-options']).toBe('DENY');
   });
 });
 
