@@ -88,7 +88,11 @@ describe('GET /metrics', () => {
     // A parameterised route is labelled with its pattern, never the raw URL.
     expect((await t.app.inject({ method: 'GET', url: '/kapis/resources.kubesphere.io/v1alpha3/nodes/node-zz' })).statusCode).toBe(403);
     expect((await t.app.inject({ method: 'GET', url: '/no/such/path-123' })).statusCode).toBe(404);
+    // Preflights and HEAD probes are not timed.
+    expect((await t.app.inject({ method: 'OPTIONS', url: '/api/core/app/list', headers: { origin: 'https://ui.example', 'access-control-request-method': 'POST' } })).statusCode).toBe(204);
+    expect((await t.app.inject({ method: 'HEAD', url: '/healthz' })).statusCode).toBe(200);
     const after = await scrape();
+    expect(after.samples.some((sample) => sample.labels.method === 'OPTIONS' || sample.labels.method === 'HEAD')).toBe(false);
     expect(sampleValue(after, route.name, route.labels) - sampleValue(before, route.name, route.labels)).toBe(3);
     expect(sampleValue(after, refused.name, refused.labels) - sampleValue(before, refused.name, refused.labels)).toBe(1);
     expect(sampleValue(after, 'http_request_duration_seconds_count', { route: '/kapis/resources.kubesphere.io/v1alpha3/nodes/:name', status_code: '403' })).toBeGreaterThanOrEqual(1);
