@@ -5,6 +5,7 @@
 //   - POST /api/v1/chat/completions with an app-bound API key, against a local fake LLM. A turn
 //     cannot be answered from memory, so this route is also compared with a bare route doing the
 //     same outside work: one call to the same fake LLM and one usage insert, then the same bytes.
+// GET /healthz is measured too: it does nothing, so its ratio is the most any route can reach.
 // Usage: npm run build && node bench/hot-routes.mjs  (BENCH_SECONDS, default 5; BENCH_ONLY=text
 // measures only the matching cases; BENCH_PROFILE_DIR=dir writes one CPU profile per measurement)
 import { execFileSync } from 'node:child_process';
@@ -96,6 +97,8 @@ try {
   console.log(`seeded ${APPS_AT_ROOT} apps and ${NODES} nodes in ${Date.now() - started} ms`);
 
   const cases = [
+    // No work at all: what the hooks every route shares cost next to a bare route (the floor of each ratio).
+    { name: 'GET /healthz (no route work: the floor)', path: '/healthz', method: 'GET', headers: {} },
     { name: 'POST /api/core/app/list (301 apps at root, member)', path: '/api/core/app/list', method: 'POST', headers: { token: memberToken }, body: { parentId: '' } },
     { name: 'GET nodes limit=10 page=5 (1,000 nodes)', path: '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&page=5&sortBy=name', method: 'GET', headers: { authorization: `Bearer ${bearer}` } },
     { name: 'POST /api/v1/chat/completions (app key, fake LLM)', path: '/api/v1/chat/completions', method: 'POST', headers: { authorization: `Bearer ${appKey}` }, body: { messages: [{ role: 'user', content: 'hello' }] } },
