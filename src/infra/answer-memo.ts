@@ -2,11 +2,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LruMap } from './lru-map.js';
 
 /**
- * Serialised answers of one version of a read model, by query. It lives inside that version (a
- * snapshot), so it needs no invalidation of its own: when the version stamp moves, a new snapshot
- * starts with an empty memo. Beyond `max` entries the least recently used goes; `max` 0 keeps none.
+ * Serialised answers of one version of a read model, by query, as the UTF-8 bytes sent (a string
+ * would be measured and encoded again on every send). It lives inside that version (a snapshot),
+ * so it needs no invalidation of its own: when the version stamp moves, a new snapshot starts with
+ * an empty memo. Beyond `max` entries the least recently used goes; `max` 0 keeps none.
  */
-export class AnswerMemo extends LruMap<string> {}
+export class AnswerMemo extends LruMap<Buffer> {}
 
 /** What a handler answers when its answer may be memoised: the memo, the query's key, how to compute it. */
 export class MemoisedAnswer<T = unknown> {
@@ -29,8 +30,8 @@ const firstSends = new WeakMap<FastifyRequest, MemoisedAnswer<unknown>>();
  * registered by plugins/answer-memo.ts); later sends are those bytes as they are, no work.
  */
 export async function sendMemoised<T>(reply: FastifyReply, answer: MemoisedAnswer<T>, wrap: (value: T) => unknown = (value) => value): Promise<FastifyReply> {
-  const text = answer.memo.get(answer.key);
-  if (text !== undefined) return reply.type('application/json; charset=utf-8').send(text);
+  const bytes = answer.memo.get(answer.key);
+  if (bytes !== undefined) return reply.type('application/json; charset=utf-8').send(bytes);
   const value = wrap(await answer.compute());
   firstSends.set(reply.request, answer as MemoisedAnswer<unknown>);
   return reply.send(value);
@@ -41,5 +42,5 @@ export function keepSentAnswer(request: FastifyRequest, reply: FastifyReply, pay
   const answer = firstSends.get(request);
   if (!answer) return;
   firstSends.delete(request);
-  if (reply.statusCode === 200 && typeof payload === 'string') answer.memo.set(answer.key, payload);
+  if (reply.statusCode === 200 && typeof payload === 'string') answer.memo.set(answer.key, Buffer.from(payload));
 }

@@ -6,23 +6,24 @@ import answerMemo from '../../src/plugins/answer-memo.js';
 describe('AnswerMemo', () => {
   it('keeps at most max answers, dropping the least recently used', () => {
     const memo = new AnswerMemo(2);
-    memo.set('a', '1');
-    memo.set('b', '2');
-    expect(memo.get('a')).toBe('1'); // a is now the most recent
-    memo.set('c', '3');
+    const [one, two, three] = [Buffer.from('1'), Buffer.from('2'), Buffer.from('3')];
+    memo.set('a', one);
+    memo.set('b', two);
+    expect(memo.get('a')).toBe(one); // a is now the most recent
+    memo.set('c', three);
     expect(memo.get('b')).toBeUndefined();
-    expect(memo.get('a')).toBe('1');
-    expect(memo.get('c')).toBe('3');
+    expect(memo.get('a')).toBe(one);
+    expect(memo.get('c')).toBe(three);
   });
 
   it('keeps nothing when max is 0', () => {
-    NO_MEMO.set('a', '1');
+    NO_MEMO.set('a', Buffer.from('1'));
     expect(NO_MEMO.get('a')).toBeUndefined();
   });
 });
 
 describe('sendMemoised', () => {
-  it('sends the bytes the route serializer writes, computing once per key', async () => {
+  it('sends the bytes the route serializer writes, computing once per key (non-ASCII text included)', async () => {
     const app = Fastify();
     await app.register(answerMemo);
     const seen: unknown[] = [];
@@ -34,16 +35,18 @@ describe('sendMemoised', () => {
     let computed = 0;
     const schema = { response: { 200: { type: 'object', properties: { n: { type: 'number' }, kept: { type: 'string' } } } } };
     app.get('/memo', { schema }, (_request, reply) =>
-      sendMemoised(reply, new MemoisedAnswer(memo, 'k', () => ({ n: ++computed, kept: 'yes', dropped: 'not in the schema' }))),
+      sendMemoised(reply, new MemoisedAnswer(memo, 'k', () => ({ n: ++computed, kept: 'yes: é, 中文, 👍', dropped: 'not in the schema' }))),
     );
-    app.get('/plain', { schema }, () => ({ n: 1, kept: 'yes', dropped: 'not in the schema' }));
+    app.get('/plain', { schema }, () => ({ n: 1, kept: 'yes: é, 中文, 👍', dropped: 'not in the schema' }));
     const plain = await app.inject({ method: 'GET', url: '/plain' });
     const first = await app.inject({ method: 'GET', url: '/memo' });
     const second = await app.inject({ method: 'GET', url: '/memo' });
     expect(first.body).toBe(plain.body);
     expect(first.headers['content-type']).toBe(plain.headers['content-type']);
     expect(second.body).toBe(first.body);
+    expect(second.json()).toEqual({ n: 1, kept: 'yes: é, 中文, 👍' });
     expect(second.headers['content-type']).toBe(first.headers['content-type']);
+    expect(second.headers['content-length']).toBe(first.headers['content-length']);
     expect(computed).toBe(1);
     // The first send took the route's usual path (hooks included); the second sent the bytes kept.
     expect(seen).toHaveLength(2);
