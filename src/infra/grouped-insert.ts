@@ -1,10 +1,11 @@
 import { type Collection, type Document, MongoBulkWriteError, type OptionalUnlessRequiredId } from 'mongodb';
 
-/** The most documents one command carries; a longer queue is written in several. */
+/** About the most documents one command carries; a longer queue is written in several. */
 const MAX_BATCH = 500;
 
+/** One caller's documents, written together with other callers'. */
 interface Pending<T> {
-  doc: OptionalUnlessRequiredId<T>;
+  docs: OptionalUnlessRequiredId<T>[];
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -18,48 +19,70 @@ function failedPositions(error: unknown, size: number): Set<number> {
   return new Set(Array.from({ length: size }, (_, index) => index));
 }
 
+/** Takes whole callers off the front of the queue, up to about MAX_BATCH documents (at least one caller). */
+function takeBatch<T>(queue: Pending<T>[]): Pending<T>[] {
+  let count = 0;
+  let taken = 0;
+  while (taken < queue.length && (taken === 0 || count + (queue[taken] as Pending<T>).docs.length <= MAX_BATCH)) {
+    count += (queue[taken] as Pending<T>).docs.length;
+    taken += 1;
+  }
+  return queue.splice(0, taken);
+}
+
 /**
- * Group commit for append-only records (usage): while one insert is in flight, documents that
- * other requests add wait and go together in the next `insertMany`. Each caller's promise settles
- * when its own document is written, or rejects when that document was not, so an answer still
- * follows its write and nothing is lost silently; under load N concurrent writes cost one
- * command instead of N (each costs a table scan and a transaction on FerretDB). A lone write is
- * sent at once, so there is no added latency when traffic is light.
+ * Group commit for append-only records (usage, chat items): while one insert is in flight, the
+ * documents other requests add wait and go together in the next `insertMany`. Each caller's
+ * promise settles when all of its own documents are written, or rejects when one of them was not,
+ * so an answer still follows its write and nothing is lost silently; under load N concurrent
+ * writes cost one command instead of N (each costs a table scan and a transaction on FerretDB).
+ * A lone write is sent at once, so there is no added latency when traffic is light.
  */
 export function createGroupedInserter<T extends Document>(collection: Collection<T>) {
-  let queue: Pending<T>[] = [];
+  const queue: Pending<T>[] = [];
   let flushing = false;
+
+  async function write(batch: Pending<T>[]): Promise<void> {
+    const docs = batch.flatMap((pending) => pending.docs);
+    try {
+      if (docs.length === 1) await collection.insertOne(docs[0] as OptionalUnlessRequiredId<T>);
+      else await collection.insertMany(docs, { ordered: false });
+      for (const pending of batch) pending.resolve();
+    } catch (error) {
+      const failed = docs.length === 1 ? new Set([0]) : failedPositions(error, docs.length);
+      let start = 0;
+      for (const pending of batch) {
+        const end = start + pending.docs.length;
+        let refused = false;
+        for (let index = start; index < end && !refused; index++) refused = failed.has(index);
+        if (refused) pending.reject(error);
+        else pending.resolve();
+        start = end;
+      }
+    }
+  }
 
   async function flush(): Promise<void> {
     flushing = true;
     try {
-      while (queue.length > 0) {
-        const batch = queue.slice(0, MAX_BATCH);
-        queue = queue.slice(MAX_BATCH);
-        try {
-          if (batch.length === 1) await collection.insertOne((batch[0] as Pending<T>).doc);
-          else await collection.insertMany(batch.map((pending) => pending.doc), { ordered: false });
-          for (const pending of batch) pending.resolve();
-        } catch (error) {
-          const failed = batch.length === 1 ? new Set([0]) : failedPositions(error, batch.length);
-          for (const [index, pending] of batch.entries()) {
-            if (failed.has(index)) pending.reject(error);
-            else pending.resolve();
-          }
-        }
-      }
+      while (queue.length > 0) await write(takeBatch(queue));
     } finally {
       flushing = false;
     }
   }
 
+  /** Resolves once every one of `docs` is stored; rejects with the database's error when one was not. */
+  function insertAll(docs: OptionalUnlessRequiredId<T>[]): Promise<void> {
+    if (docs.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      queue.push({ docs, resolve, reject });
+      if (!flushing) void flush();
+    });
+  }
+
   return {
+    insertAll,
     /** Resolves once `doc` is stored; rejects with the database's error when it was not. */
-    insert(doc: OptionalUnlessRequiredId<T>): Promise<void> {
-      return new Promise<void>((resolve, reject) => {
-        queue.push({ doc, resolve, reject });
-        if (!flushing) void flush();
-      });
-    },
+    insert: (doc: OptionalUnlessRequiredId<T>) => insertAll([doc]),
   };
 }

@@ -90,6 +90,20 @@ describe('v1/chat/completions database commands', () => {
     expect(await usages.countDocuments({})).toBe(before + turns);
   });
 
+  it('concurrent turns of different chats share their chat item inserts', async () => {
+    const turns = 6;
+    await Promise.all(Array.from({ length: turns }, (_, index) => answer(t, key, { chatId: `grouped-${index}`, messages: [{ role: 'user', content: 'open' }] })));
+    const commands = await commandsDuring(t.app, () =>
+      Promise.all(Array.from({ length: turns }, (_, index) => answer(t, key, { chatId: `grouped-${index}`, messages: [{ role: 'user', content: `turn ${index}` }] }))),
+    );
+    expect(commands.filter((c) => c.name === 'insert' && c.collection === 'chatitems').length).toBeLessThan(turns);
+    for (let index = 0; index < turns; index++) {
+      const stored = await t.app.mongo.db.collection('chatitems').find({ chatId: `grouped-${index}` }).sort({ time: 1 }).toArray();
+      expect(stored.map((item) => item.obj)).toEqual(['Human', 'AI', 'Human', 'AI']);
+      expect(JSON.stringify(stored[2]?.value)).toContain(`turn ${index}`);
+    }
+  });
+
   it('with a chatId: the chat is read once, its items once, then the turn is written', async () => {
     await answer(t, key, { chatId: 'c1', metadata: { plan: 'gold' }, messages: [{ role: 'user', content: 'first' }] });
     const commands = await commandsDuring(t.app, () => answer(t, key, { chatId: 'c1', metadata: { seat: 'A' }, messages: [{ role: 'user', content: 'second' }] }));

@@ -46,6 +46,24 @@ describe('grouped inserts', () => {
     expect(stored.map((doc) => doc.n).sort((a, b) => a - b)).toEqual([-1, 0, 1, 3]);
   });
 
+  it('callers with several documents: each learns whether all of its own were stored', async () => {
+    const collection = t.app.mongo.db.collection<{ _id: ObjectId; caller: string }>('grouped_d');
+    const taken = new ObjectId();
+    await collection.insertOne({ _id: taken, caller: 'earlier' });
+    const inserter = createGroupedInserter(collection);
+    const pair = (caller: string, first = new ObjectId()) => [
+      { _id: first, caller },
+      { _id: new ObjectId(), caller },
+    ];
+    const commands = await commandsDuring(t.app, async () => {
+      const results = await Promise.allSettled([inserter.insertAll(pair('a')), inserter.insertAll(pair('b')), inserter.insertAll(pair('c', taken)), inserter.insertAll(pair('d')), inserter.insertAll([])]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    });
+    expect(commands.filter((c) => c.name === 'insert' && c.collection === 'grouped_d')).toHaveLength(2);
+    const stored = await collection.find({}).toArray();
+    expect(stored.map((doc) => doc.caller).sort()).toEqual(['a', 'a', 'b', 'b', 'c', 'd', 'd', 'earlier']);
+  });
+
   it('when the database cannot be reached, every caller is told', async () => {
     const client = new MongoClient(t.config.MONGODB_URI, { serverSelectionTimeoutMS: 200 });
     await client.connect();

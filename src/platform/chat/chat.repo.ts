@@ -6,6 +6,7 @@
 import { type Db, type Document, type Filter, GridFSBucket, ObjectId } from 'mongodb';
 import { normaliseValue } from '../../domain/workflow/chat-values.js';
 import type { ChatValue } from '../../domain/workflow/types.js';
+import { createGroupedInserter } from '../../infra/grouped-insert.js';
 import { type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
@@ -132,6 +133,8 @@ export interface ChatUpsert {
 export function createChatRepo(db: Db) {
   const chats = db.collection<StoredChat>(CHATS);
   const items = db.collection<StoredChatItem>(CHAT_ITEMS);
+  // A turn's question and answer: concurrent turns (of any chats) share an insert (grouped-insert.ts).
+  const itemInserts = createGroupedInserter(items);
   const guides = db.collection<{ _id: ObjectId; appId: ObjectId; text: string }>(CHAT_INPUT_GUIDES);
 
   /**
@@ -214,8 +217,7 @@ export function createChatRepo(db: Db) {
     },
 
     async insertItems(base: { teamId: string; tmbId: string; appId: string; chatId: string }, list: NewChatItem[], now: Date): Promise<void> {
-      if (list.length === 0) return;
-      await items.insertMany(
+      await itemInserts.insertAll(
         list.map((item, index) => ({
           _id: new ObjectId(),
           teamId: oid(base.teamId),
