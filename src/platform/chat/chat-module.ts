@@ -14,6 +14,7 @@ import { type ChatLogsRepo, createChatLogsRepo } from './chat-logs.repo.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
 import { createSelfCaller, type SelfAnswer } from './self-call.js';
+import type { SharedNodeDeps } from './workflow-nodes/node-deps.js';
 
 export interface ChatModule {
   repo: ChatRepo;
@@ -50,39 +51,40 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   const resources = createResourceAccess(db, app.identity.teams.memberProfiles);
   const datasets = { authorize: (auth: AuthContext, datasetId: string, required: 'read') => resources.authDataset(auth, datasetId, required) };
   const access = createChatAccess({ repo, apps, datasets });
+  // What every run's nodes share, built once: only the per-run fields change between turns.
+  const sharedNodeDeps: SharedNodeDeps = {
+    resolveLlm: models.resolveLlm,
+    searchDatasets: models.searchDatasets(),
+    sandboxUrl: app.config.SANDBOX_URL,
+    runSystemPlugin: (name, inputs) => app.apps.runSystemPlugin(name, inputs),
+    download: async (url) => {
+      const limits = { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES };
+      const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
+      let answer: SelfAnswer;
+      if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits });
+      else {
+        const response = await outbound(url, limits);
+        answer = { status: response.status, body: response.body, contentType: response.headers['content-type'] };
+      }
+      if (answer.status >= 400) throw new Error(`HTTP ${answer.status}`);
+      return { buffer: answer.body, contentType: answer.contentType };
+    },
+    httpCall: async (call) => {
+      const ownPlugin = ownServicePath(call.url, OWN_PLUGIN_PATH);
+      if (ownPlugin) {
+        const response = await callSelf(ownPlugin, call);
+        return { status: response.status, text: response.body.toString('utf8') };
+      }
+      const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
+      return { status: response.status, text: response.text() };
+    },
+  };
   const run = createChatRunService({
     repo,
     apps,
     usage,
     now: () => new Date(now()),
-    nodeDeps: (base) => ({
-      ...base,
-      resolveLlm: models.resolveLlm,
-      searchDatasets: models.searchDatasets(),
-      sandboxUrl: app.config.SANDBOX_URL,
-      runSystemPlugin: (name, inputs) => app.apps.runSystemPlugin(name, inputs),
-      download: async (url) => {
-        const limits = { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES };
-        const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
-        let answer: SelfAnswer;
-        if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits });
-        else {
-          const response = await outbound(url, limits);
-          answer = { status: response.status, body: response.body, contentType: response.headers['content-type'] };
-        }
-        if (answer.status >= 400) throw new Error(`HTTP ${answer.status}`);
-        return { buffer: answer.body, contentType: answer.contentType };
-      },
-      httpCall: async (call) => {
-        const ownPlugin = ownServicePath(call.url, OWN_PLUGIN_PATH);
-        if (ownPlugin) {
-          const response = await callSelf(ownPlugin, call);
-          return { status: response.status, text: response.body.toString('utf8') };
-        }
-        const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
-        return { status: response.status, text: response.text() };
-      },
-    }),
+    nodeDeps: (base) => ({ ...base, ...sharedNodeDeps }),
     logError: (error, message) => app.log.error({ err: error }, message),
     chargeCredential: async (caller, points) => {
       if (points <= 0) return;

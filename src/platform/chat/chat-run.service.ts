@@ -24,7 +24,7 @@ import { createExtraRunners } from './workflow-nodes/extra-nodes.js';
 import { createHttpRunners } from './workflow-nodes/http-node.js';
 import { createIoRunners } from './workflow-nodes/io-nodes.js';
 import { createLlmRunners } from './workflow-nodes/llm-nodes.js';
-import type { NodeDeps } from './workflow-nodes/node-deps.js';
+import type { NodeDeps, RunNodeDeps } from './workflow-nodes/node-deps.js';
 import { createToolRunner } from './workflow-nodes/tool-node.js';
 
 export const MAX_RUN_TIMES = 200;
@@ -35,7 +35,7 @@ export interface ChatRunDeps {
   usage: UsageRepo;
   now: () => Date;
   /** Per-run node dependencies (LLM resolution, dataset search, HTTP). */
-  nodeDeps: (base: Pick<NodeDeps, 'teamId' | 'appId' | 'chatId' | 'responseChatItemId' | 'signal' | 'customFeedbacks'>) => NodeDeps;
+  nodeDeps: (base: RunNodeDeps) => NodeDeps;
   logError: (error: unknown, message: string) => void;
   /** Adds points to the credential that paid (API key, share link). */
   chargeCredential: (caller: ChatCaller, points: number) => Promise<void>;

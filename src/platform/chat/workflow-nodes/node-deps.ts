@@ -54,6 +54,10 @@ export interface NodeDeps {
   runSystemPlugin?: (name: string, inputs: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
+/** The node dependencies of one run; the rest (`SharedNodeDeps`) is the same for every run. */
+export type RunNodeDeps = Pick<NodeDeps, 'teamId' | 'appId' | 'chatId' | 'responseChatItemId' | 'signal' | 'customFeedbacks'>;
+export type SharedNodeDeps = Omit<NodeDeps, keyof RunNodeDeps>;
+
 /**
  * The LLM of a node: the named model, else the default one. The reference falls back to its
  * first model, so templates naming a model this deployment lacks (gpt-3.5-turbo …) still run.
