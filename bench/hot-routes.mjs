@@ -5,7 +5,9 @@
 //   - POST /api/v1/chat/completions with an app-bound API key, against a local fake LLM. A turn
 //     cannot be answered from memory, so this route is also compared with a bare route doing the
 //     same outside work: one call to the same fake LLM and one usage insert, then the same bytes.
-// The limit is measured before and after ours, and the faster run is kept (lib.mjs fasterOf).
+// The limit is measured before and after ours, and the faster run is kept (lib.mjs fasterOf). A
+// second limit answers the same response headers too (security headers, CORS, request id), so the
+// client parses the very same response: "ratio to same response".
 // GET /healthz is measured too: it does nothing, so its ratio is the most any route can reach.
 // Usage: npm run build && node bench/hot-routes.mjs  (BENCH_SECONDS, default 5; BENCH_ONLY=text
 // measures only the matching cases; BENCH_PROFILE_DIR=dir writes one CPU profile per measurement)
@@ -109,10 +111,15 @@ try {
     const response = await fetch(`${env.url}${item.path}`, { method: item.method, headers: { ...(item.body ? { 'content-type': 'application/json' } : {}), ...item.headers }, body: item.body ? JSON.stringify(item.body) : undefined });
     const bytes = Buffer.from(await response.arrayBuffer());
     if (response.status !== 200) throw new Error(`${item.name}: ${response.status} ${bytes.toString()}`);
-    recorded[item.path.split('?')[0]] = { contentType: response.headers.get('content-type'), bytes };
+    // Node writes these itself; the rest (security headers, CORS, request id) the same-response limit repeats.
+    const own = new Set(['date', 'connection', 'keep-alive', 'content-length', 'content-type', 'transfer-encoding']);
+    const headers = Object.fromEntries([...response.headers].filter(([name]) => !own.has(name)));
+    recorded[item.path.split('?')[0]] = { contentType: response.headers.get('content-type'), bytes, headers };
     console.log(`${item.name}: ${bytes.length} bytes`);
   }
-  const limit = await startLimit(recorded);
+  const bodyOnly = Object.fromEntries(Object.entries(recorded).map(([path, { contentType, bytes }]) => [path, { contentType, bytes }]));
+  const limit = await startLimit(bodyOnly);
+  const sameResponse = await startLimit(recorded);
   const completions = recorded['/api/v1/chat/completions'];
   const sameWork = await startBaselineProcess('bench/baselines/completions-same-work.mjs', {
     mongoUri: env.mongoUri,
@@ -126,12 +133,16 @@ try {
         if (only && !item.name.includes(only)) continue;
         const request = { method: item.method, headers: item.headers, body: item.body, duration, connections };
         const limitBefore = await measure({ url: `${limit.url}${item.path}`, ...request });
+        const sameBefore = await measure({ url: `${sameResponse.url}${item.path}`, ...request });
         const ours = await env.profiled(() => measure({ url: `${env.url}${item.path}`, ...request }));
         const bare = fasterOf(limitBefore, await measure({ url: `${limit.url}${item.path}`, ...request }));
+        const same = fasterOf(sameBefore, await measure({ url: `${sameResponse.url}${item.path}`, ...request }));
         const row = {
           route: item.name,
           connections,
           ...againstLimit(ours, bare),
+          'same-response limit req/s': Math.round(same.requestsPerSecond),
+          'ratio to same response': (ours.requestsPerSecond / same.requestsPerSecond).toFixed(3),
         };
         if (item.path === '/api/v1/chat/completions') {
           const same = await measure({ url: `${sameWork.url}${item.path}`, ...request });
@@ -144,6 +155,7 @@ try {
     }
   } finally {
     await limit.stop();
+    await sameResponse.stop();
     await sameWork.stop();
   }
 } finally {

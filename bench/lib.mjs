@@ -193,10 +193,10 @@ export async function startBaselineProcess(module, options) {
 /**
  * "The limit": a bare Fastify route answering recorded bytes from memory, in a process of its
  * own as the service is. `routes` maps a path (`/*` for any) to the `{contentType, bytes}` our
- * server answered there.
+ * server answered there, and optionally the other response `headers` it sent.
  */
 export function startLimit(routes) {
-  const list = Object.entries(routes).map(([path, { contentType, bytes }]) => ({ path, contentType, base64: Buffer.from(bytes).toString('base64') }));
+  const list = Object.entries(routes).map(([path, { contentType, bytes, headers }]) => ({ path, contentType, headers, base64: Buffer.from(bytes).toString('base64') }));
   return startBaselineProcess('bench/baselines/recorded-bytes.mjs', { routes: list });
 }
 
