@@ -4,7 +4,8 @@ import { readdirSync } from 'node:fs';
 
 const wanted = process.argv.slice(2);
 const scripts = readdirSync('bench')
-  .filter((file) => file.endsWith('.mjs') && !['lib.mjs', 'run.mjs'].includes(file))
+  // Helpers other scripts start (the library, this runner, the profiled server, the baseline server) are not benchmarks.
+  .filter((file) => file.endsWith('.mjs') && !['lib.mjs', 'run.mjs', 'profiled-server.mjs', 'baseline-server.mjs'].includes(file))
   .filter((file) => wanted.length === 0 || wanted.includes(file.replace(/\.mjs$/, '')));
 let failed = 0;
 for (const script of scripts) {
