@@ -4,8 +4,8 @@ import { readdirSync } from 'node:fs';
 
 const wanted = process.argv.slice(2);
 const scripts = readdirSync('bench')
-  // Helpers other scripts start (the library, this runner, the profiled server, the baseline server) are not benchmarks.
-  .filter((file) => file.endsWith('.mjs') && !['lib.mjs', 'run.mjs', 'profiled-server.mjs', 'baseline-server.mjs'].includes(file))
+  // Helpers (the libraries, this runner, the servers other scripts start) are not benchmarks.
+  .filter((file) => file.endsWith('.mjs') && !['lib.mjs', 'datasets-common.mjs', 'run.mjs', 'profiled-server.mjs', 'baseline-server.mjs'].includes(file))
   .filter((file) => wanted.length === 0 || wanted.includes(file.replace(/\.mjs$/, '')));
 let failed = 0;
 for (const script of scripts) {
