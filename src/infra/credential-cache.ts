@@ -1,3 +1,5 @@
+import { LruMap } from './lru-map.js';
+
 export interface CredentialCacheOptions {
   /** The deployment-wide version every revoking write bumps (a leased version stamp). */
   epoch: { current(): Promise<string> };
@@ -28,7 +30,7 @@ export const CREDENTIAL_CACHE_MAX_AGE_MS = 60_000;
 export function createCredentialCache<T>(options: CredentialCacheOptions) {
   const maxEntries = options.maxEntries ?? CREDENTIAL_CACHE_SIZE;
   const maxAgeMs = options.maxAgeMs ?? CREDENTIAL_CACHE_MAX_AGE_MS;
-  const entries = new Map<string, Entry<T>>();
+  const entries = new LruMap<Entry<T>>(maxEntries);
   let newestEpoch: string | undefined;
 
   function store(key: string, epoch: string, value: T): void {
@@ -38,7 +40,6 @@ export function createCredentialCache<T>(options: CredentialCacheOptions) {
       newestEpoch = epoch;
     }
     entries.set(key, { epoch, storedAt: options.now(), value });
-    if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
   }
 
   return {
@@ -51,12 +52,9 @@ export function createCredentialCache<T>(options: CredentialCacheOptions) {
       const epoch = await options.epoch.current();
       const hit = entries.get(key);
       if (hit) {
-        entries.delete(key);
         const age = options.now() - hit.storedAt;
-        if (hit.epoch === epoch && age >= 0 && age < maxAgeMs && (usable?.(hit.value) ?? true)) {
-          entries.set(key, hit);
-          return hit.value;
-        }
+        if (hit.epoch === epoch && age >= 0 && age < maxAgeMs && (usable?.(hit.value) ?? true)) return hit.value;
+        entries.delete(key);
       }
       const value = await resolve();
       if (value !== null) store(key, epoch, value as T);

@@ -21,4 +21,16 @@ export class LruMap<V> {
     if (!this.entries.delete(key) && this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(key, value);
   }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
 }

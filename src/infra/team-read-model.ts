@@ -1,3 +1,4 @@
+import { LruMap } from './lru-map.js';
 import type { VersionStamps } from './version-stamps.js';
 
 export interface TeamReadModelOptions<T> {
@@ -22,7 +23,7 @@ export function createTeamReadModel<T>(options: TeamReadModelOptions<T>) {
   const maxTeams = options.maxTeams ?? 1000;
   const maxAgeMs = options.maxAgeMs ?? 5 * 60_000;
   const now = options.now ?? (() => Date.now());
-  const cache = new Map<string, { stamp: string; loadedAt: number; seq: number; view: T }>();
+  const cache = new LruMap<{ stamp: string; loadedAt: number; seq: number; view: T }>(maxTeams);
   const loading = new Map<string, { stamp: string; view: Promise<T> }>();
   let loads = 0;
 
@@ -32,11 +33,7 @@ export function createTeamReadModel<T>(options: TeamReadModelOptions<T>) {
     const view = await options.load(teamId);
     // A slower load of an older stamp never replaces a newer one.
     const current = cache.get(teamId);
-    if (!current || current.seq < seq) {
-      cache.delete(teamId);
-      cache.set(teamId, { stamp, loadedAt, seq, view });
-      if (cache.size > maxTeams) cache.delete(cache.keys().next().value as string);
-    }
+    if (!current || current.seq < seq) cache.set(teamId, { stamp, loadedAt, seq, view });
     return view;
   }
 
@@ -45,11 +42,7 @@ export function createTeamReadModel<T>(options: TeamReadModelOptions<T>) {
     async team(teamId: string): Promise<T> {
       const stamp = await options.stamps.read(options.stampKey(teamId));
       const hit = cache.get(teamId);
-      if (hit && hit.stamp === stamp && now() - hit.loadedAt < maxAgeMs) {
-        cache.delete(teamId);
-        cache.set(teamId, hit);
-        return hit.view;
-      }
+      if (hit && hit.stamp === stamp && now() - hit.loadedAt < maxAgeMs) return hit.view;
       // Concurrent misses on one stamp share one load.
       const pending = loading.get(teamId);
       if (pending && pending.stamp === stamp) return pending.view;

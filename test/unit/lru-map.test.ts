@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { LruMap } from '../../src/infra/lru-map.js';
+
+describe('LruMap', () => {
+  it('drops the least recently used entry beyond max; a read or a rewrite makes an entry recent', () => {
+    const map = new LruMap<number>(2);
+    map.set('a', 1);
+    map.set('b', 2);
+    expect(map.get('a')).toBe(1);
+    map.set('c', 3);
+    expect(map.get('b')).toBeUndefined();
+    map.set('a', 10);
+    map.set('d', 4);
+    expect(map.get('c')).toBeUndefined();
+    expect([map.get('a'), map.get('d'), map.size]).toEqual([10, 4, 2]);
+  });
+
+  it('deletes one entry or all of them, and keeps nothing when max is 0', () => {
+    const map = new LruMap<number>(3);
+    map.set('a', 1);
+    map.set('b', 2);
+    map.delete('a');
+    expect([map.get('a'), map.get('b'), map.size]).toEqual([undefined, 2, 1]);
+    map.clear();
+    expect(map.size).toBe(0);
+    const none = new LruMap<number>(0);
+    none.set('a', 1);
+    expect([none.get('a'), none.size]).toEqual([undefined, 0]);
+  });
+});
