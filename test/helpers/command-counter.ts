@@ -34,6 +34,8 @@ export async function commandsDuring(app: FastifyInstance, run: () => Promise<un
   client.on('commandStarted', listener);
   try {
     await run();
+    // Writes a request leaves behind (usage records, written after the answer) are its cost too.
+    await app.identity?.usage.drain();
   } finally {
     client.off('commandStarted', listener);
   }

@@ -1,11 +1,12 @@
-import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
 /**
  * Database commands of v1/chat/completions (issue 12 point 3): the chat path costs the usage
  * write, plus one chat read and the chat writes with a chatId; the app and its published version
  * are kept per process (under the team's leased stamps) and a write through another replica is
  * used at once.
  */
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
@@ -75,6 +76,21 @@ describe('v1/chat/completions database commands', () => {
     expect(text).toBe('Echo: hi');
     expect(chatPath(commands)).toEqual(['insert usages']);
     expect(commands.filter(isAppStampRead).length).toBeLessThanOrEqual(2);
+  });
+
+  it('closing the service writes the usage records still queued behind the answers', async () => {
+    const third = await buildTestApp({ MONGODB_URI: t.config.MONGODB_URI, MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH ?? '' });
+    const usages = t.app.mongo.db.collection('usages');
+    const before = await usages.countDocuments({ appId: new ObjectId(appId) });
+    const turns = 5;
+    try {
+      // Answered before their records are written (usage.repo.ts); closed at once after.
+      const texts = await Promise.all(Array.from({ length: turns }, (_, index) => answer(third, key, { messages: [{ role: 'user', content: `closing ${index}` }] })));
+      expect(texts).toEqual(Array.from({ length: turns }, (_, index) => `Echo: closing ${index}`));
+    } finally {
+      await third.app.close();
+    }
+    expect(await usages.countDocuments({ appId: new ObjectId(appId) })).toBe(before + turns);
   });
 
   it('concurrent turns share their usage inserts, and every turn is recorded', async () => {

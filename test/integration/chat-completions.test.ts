@@ -106,6 +106,7 @@ describe('v1/chat/completions', () => {
     await completions(apiKeyHeaders(key), { chatId: 'k2', customUid: 'end-user-9', metadata: { 'plan.tier': 'gold' }, messages: [{ role: 'user', content: 'meta' }] });
     const k2 = await t.app.mongo.db.collection('chats').findOne({ chatId: 'k2' });
     expect(k2).toMatchObject({ source: 'api', outLinkUid: 'end-user-9' });
+    await t.app.identity.usage.drain();
     const usage = await t.app.mongo.db.collection('usages').find({ source: 'api' }).toArray();
     expect(usage.slice(0, 1)).toEqual([expect.objectContaining({ appName: 'Echo bot', totalPoints: 1.5, list: [expect.objectContaining({ moduleName: 'AI chat', model: 'Fake LLM', tokens: 15 })] })]);
     const histories = await t.app.inject({ method: 'POST', url: '/api/core/chat/getHistories', headers: apiKeyHeaders(key), payload: { appId } });

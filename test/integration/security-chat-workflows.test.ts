@@ -63,7 +63,10 @@ const debug = (token: string, graph: { nodes: { nodeId: string }[]; edges: unkno
     payload: { appId, nodes: graph.nodes.map((n) => ({ ...n, isEntry: n.nodeId === 'search' })), edges: graph.edges, variables: {} },
   });
 
-const usageCount = () => t.app.mongo.db.collection('usages').countDocuments();
+const usageCount = async () => {
+  await t.app.identity.usage.drain();
+  return t.app.mongo.db.collection('usages').countDocuments();
+};
 
 beforeAll(async () => {
   // SSRF guard on: loopback and private targets refused.

@@ -217,7 +217,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     const list = result.flowUsages;
     let totalPoints = 0;
     if (list.length > 0 || request.mode === 'chat') {
-      totalPoints = await deps.usage.record(
+      totalPoints = deps.usage.record(
         { teamId: caller.auth.teamId, tmbId: caller.auth.tmbId, source: usageSourceOf(caller, request.channel), appName: request.appName ?? app.name, appId, list },
         deps.now(),
       );
@@ -305,7 +305,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     } catch (error) {
       throw toRunError(error);
     }
-    await deps.usage.record(
+    deps.usage.record(
       { teamId: input.caller.auth.teamId, tmbId: input.caller.auth.tmbId, source: 'fastgpt', appName: '工作流Debug', appId, list: result.flowUsages },
       deps.now(),
     );

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { type AttemptLimiter, attemptIndexes, createAttemptLimiter } from '../../infra/attempt-limiter.js';
 import { startPeriodicTask } from '../../infra/backoff.js';
+import { describeError } from '../../infra/database-errors.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { AuthContext, PlatformAuthenticator } from '../auth/types.js';
 import { type AccountsService, createAccountsService } from './accounts.service.js';
@@ -66,7 +67,14 @@ export default fp(
 
     const platformAuth = createAuthenticator({ tokenKey: app.config.TOKEN_KEY, rootKey: app.config.ROOT_KEY, now, accounts, users, sessions: sessionsRepo, apiKeys, epoch });
     const memberContext = (tmbId: string) => platformAuth.memberContext(tmbId);
-    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage: createUsageRepo(db), clock, memberContext };
+    const usage = createUsageRepo(db, {
+      onLost: (error, record) => {
+        app.opsMetrics.databaseError('usage-record', error);
+        // The whole record, so that it can be entered by hand: it holds ids and points, no secret.
+        app.log.error({ usageRecord: record }, `a usage record could not be written and is given up: ${describeError(error)}`);
+      },
+    });
+    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage, clock, memberContext };
     app.decorate('identity', services);
     app.decorate('platformAuth', platformAuth);
 
@@ -81,6 +89,8 @@ export default fp(
     });
     app.addHook('onClose', async () => {
       for (const cleanup of cleanups) cleanup.stop();
+      // Before the database client closes (registered after it, so run before it).
+      await usage.close();
     });
   },
   { name: 'platform-identity', dependencies: ['mongo', 'startup', 'metrics'] },

@@ -1,8 +1,8 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { NodeUsage } from '../../domain/workflow/types.js';
-import { createGroupedInserter } from '../../infra/grouped-insert.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
+import { createWriteBehind } from '../../infra/write-behind.js';
 
 export type UsageSource = 'fastgpt' | 'api' | 'shareLink' | 'training' | 'cronJob' | 'share' | 'wecom' | 'feishu' | 'official_account';
 
@@ -48,16 +48,38 @@ export interface UsageInput {
   list: NodeUsage[];
 }
 
+export interface UsageRepoOptions {
+  /** Told of a record that could not be written after its retries (an outage of over a minute). */
+  onLost: (error: unknown, record: UsageRecord) => void;
+}
+
+/**
+ * Request records are written in batches: those of the next 100 ms share one insert (at most 500
+ * per insert), retried while the database is unavailable for about a minute in all.
+ */
+const RECORD_BATCHING = { windowMs: 100, maxBatch: 500, retry: { firstMs: 500, maxMs: 10_000 }, attempts: 10 };
+
 /** Usage (billing) records: the identity module owns `usages`; other modules record through it. */
-export function createUsageRepo(db: Db) {
+export function createUsageRepo(db: Db, options: UsageRepoOptions) {
   const usages = db.collection<UsageDoc>(USAGES);
-  // One record per chat turn: concurrent turns share an insert (see grouped-insert.ts).
-  const requestRecords = createGroupedInserter(usages);
+  // One record per request, written behind the answer as the reference does (it sends usage
+  // without waiting), in batches (see write-behind.ts).
+  const requestRecords = createWriteBehind<UsageDoc>({
+    ...RECORD_BATCHING,
+    insertMany: (docs) => usages.insertMany(docs, { ordered: false }),
+    onLost: (error, docs) => {
+      for (const doc of docs) options.onLost(error, plain(doc));
+    },
+  });
   return {
-    /** Records a request's usage once it is stored; answers the points it cost. */
-    async record(input: UsageInput, now: Date): Promise<number> {
+    /**
+     * Queues a request's usage record and answers the points it cost at once; the record is
+     * written in the background (`drain` waits for it). The points a caller is charged
+     * (`usagePoints` of a key or share link) are not deferred: limits depend on them.
+     */
+    record(input: UsageInput, now: Date): number {
       const totalPoints = input.list.reduce((sum, item) => sum + (item.totalPoints || 0), 0);
-      await requestRecords.insert({
+      requestRecords.add({
         _id: new ObjectId(),
         teamId: oid(input.teamId),
         tmbId: oid(input.tmbId),
@@ -70,6 +92,10 @@ export function createUsageRepo(db: Db) {
       });
       return totalPoints;
     },
+    /** Resolves once every record queued so far is written (or given up and reported). */
+    drain: () => requestRecords.drain(),
+    /** Shutting down: writes the queued records without further retries (see write-behind.ts). */
+    close: () => requestRecords.close(),
     /** A record written as given (training usage); `appId` and `pluginId` are not set here. */
     async insert(input: Omit<UsageRecord, '_id' | 'time' | 'appId' | 'pluginId'> & { time?: Date }): Promise<UsageRecord> {
       const doc: UsageDoc = { _id: new ObjectId(), time: new Date(), ...input, teamId: oid(input.teamId), tmbId: oid(input.tmbId) };

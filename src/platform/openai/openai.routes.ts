@@ -80,7 +80,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
       const texts = Array.isArray(input.input) ? input.input : [input.input];
       const result = await service.embed(texts, input.model ?? undefined);
       const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
-      await chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
+      chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
       if (auth.apiKeyId && points > 0) await app.platformAuth.addApiKeyUsage(auth.apiKeyId, points);
       return reply.send({
         object: 'list',
@@ -102,7 +102,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
     handler: async ({ input, auth }) => {
       const result = await service.questionGuide(input.messages as LlmMessage[]);
       const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
-      await chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Question guide', list: [{ moduleName: 'Question guide', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
+      chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Question guide', list: [{ moduleName: 'Question guide', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
       return result.questions;
     },
   });
@@ -138,7 +138,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
       if (cached) return reply.header('content-type', 'audio/mpeg').send(cached);
       const audio = await service.speech({ model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
       await tts.put(bufferId, cacheKey, audio, now);
-      await chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: 0, model: input.ttsConfig.model, tokens: estimateTokens(input.input) }] }, new Date(chat.now()));
+      chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: 0, model: input.ttsConfig.model, tokens: estimateTokens(input.input) }] }, new Date(chat.now()));
       return reply.header('content-type', 'audio/mpeg').send(audio);
     },
   });
