@@ -5,7 +5,7 @@
 // the 10,000 apps are inserted in bulk in the stored shape of src/platform/apps/apps.repo.ts.
 import { execFileSync } from 'node:child_process';
 import { ObjectId } from 'mongodb';
-import { BENCH_SECRETS, benchSeconds, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
+import { BENCH_SECRETS, benchSeconds, measure, report, startBaselineProcess, startBenchEnvironment } from './lib.mjs';
 
 // Built by startBenchEnvironment; imported after it, as the bulk insert below bypasses the service.
 const stampsModule = () => import('../dist/infra/version-stamps.js');
@@ -74,22 +74,7 @@ try {
   console.log(`seeded ${FOLDERS} folders and ${apps.length} apps in ${Date.now() - started} ms`);
 
   const readable = folders[0];
-  const projection = { _id: 1, parentId: 1, avatar: 1, type: 1, name: 1, intro: 1, tmbId: 1, teamId: 1, updateTime: 1, pluginData: 1, defaultPermission: 1, inheritPermission: 1 };
-  const baseline = await startBaseline(env.mongoUri, (app, db) => {
-    app.setErrorHandler((error, _request, reply) => {
-      console.error('baseline error', error.message);
-      reply.status(500).send({ message: error.message });
-    });
-    app.post('/list', async (request) => {
-      const filter = { teamId: new ObjectId(owner.teamId) };
-      if (request.body?.parentId) filter.parentId = new ObjectId(request.body.parentId);
-      const [docs, rows] = await Promise.all([
-        db.collection('apps').find(filter, { projection, sort: { updateTime: -1, _id: -1 }, limit: 1000 }).toArray(),
-        db.collection('resource_permissions').find({ resourceType: 'app', teamId: new ObjectId(owner.teamId), tmbId: new ObjectId(member.tmbId) }).toArray(),
-      ]);
-      return { code: 200, statusText: '', message: '', data: docs.map((d) => ({ ...d, permission: rows.length })) };
-    });
-  });
+  const baseline = await startBaselineProcess('bench/baselines/apps-list.mjs', { mongoUri: env.mongoUri, teamId: owner.teamId, tmbId: member.tmbId });
   try {
     for (const [label, body] of [
       ['POST /api/core/app/list (folder, 100 apps)', { parentId: readable }],

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../scripts/local-db.mjs';
-import { BENCH_SECRETS, benchSeconds, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
+import { BENCH_SECRETS, benchSeconds, measure, report, startBaselineProcess, startBenchEnvironment } from './lib.mjs';
 
 // Long enough for several full-scan requests at 10,000 nodes on FerretDB.
 const duration = benchSeconds(10);
@@ -86,16 +86,7 @@ try {
   const { access_token: token } = await login.json();
   const headers = { authorization: `Bearer ${token}` };
 
-  const baseline = await startBaseline(env.mongoUri, (app, db) => {
-    const nodes = db.collection('cluster_nodes');
-    app.get('/nodes', async (request) => {
-      const limit = Number(request.query.limit);
-      const skip = (Number(request.query.page) - 1) * limit;
-      const totalItems = await nodes.countDocuments({});
-      const page = await nodes.find({}, { projection: { json: 1 } }).sort({ _id: -1 }).skip(skip).limit(limit).toArray();
-      return { items: page.map((node) => JSON.parse(node.json)), totalItems };
-    });
-  });
+  const baseline = await startBaselineProcess('bench/baselines/cluster-nodes.mjs', { mongoUri: env.mongoUri });
 
   const rows = [];
   const run = async (label, page) => {

@@ -1,13 +1,13 @@
 // Shared pieces of the load scripts: start the built server on a local database, start a bare
-// Fastify baseline doing the same database work, load both with autocannon (loopback only,
-// bounded duration) and print the ratio. Usage in a script:
+// Fastify baseline doing the same database work in a process of its own (its routes in a
+// bench/baselines/ module), load both with autocannon (loopback only, bounded duration) and
+// print the ratio. Usage in a script:
 //   const env = await startBenchEnvironment();           // DB + built server
-//   const base = await startBaseline(env.mongoUri, (app, db) => app.get('/x', ...));
+//   const base = await startBaselineProcess('bench/baselines/readyz.mjs', { mongoUri: env.mongoUri });
 //   const ours = await measure({ url: env.url + '/readyz' });
 //   const bare = await measure({ url: base.url + '/x' });
 //   report('GET /readyz', ours, bare); await base.stop(); await env.stop();
 import autocannon from 'autocannon';
-import Fastify from 'fastify';
 import { MongoClient } from 'mongodb';
 import { spawn, execSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -97,22 +97,6 @@ export async function startBenchEnvironment({ env = {}, build = true } = {}) {
       server.kill('SIGTERM');
       await exited;
       if (database) await database.stop();
-    },
-  };
-}
-
-/** A bare Fastify app on its own MongoClient: the baseline doing the same database work. */
-export async function startBaseline(mongoUri, register) {
-  const client = new MongoClient(mongoUri);
-  await client.connect();
-  const app = Fastify({ logger: false });
-  await register(app, client.db());
-  const address = await app.listen({ host: '127.0.0.1', port: 0 });
-  return {
-    url: address,
-    stop: async () => {
-      await app.close();
-      await client.close();
     },
   };
 }

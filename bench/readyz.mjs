@@ -1,15 +1,10 @@
 // GET /readyz (pings MongoDB) against a bare Fastify route doing the same ping.
-import { benchSeconds, measure, report, startBaseline, startBenchEnvironment } from './lib.mjs';
+import { benchSeconds, measure, report, startBaselineProcess, startBenchEnvironment } from './lib.mjs';
 
 const duration = benchSeconds(5);
 const env = await startBenchEnvironment();
 try {
-  const baseline = await startBaseline(env.mongoUri, (app, db) => {
-    app.get('/ping', async () => {
-      await db.command({ ping: 1 });
-      return { status: 'ok' };
-    });
-  });
+  const baseline = await startBaselineProcess('bench/baselines/readyz.mjs', { mongoUri: env.mongoUri });
   try {
     await measure({ url: `${baseline.url}/ping`, duration: 1 }); // warm-up
     await measure({ url: `${env.url}/readyz`, duration: 1 });
