@@ -63,6 +63,8 @@ export async function buildTestApp(
     config,
     logs: () => captured,
     close: async () => {
+      // Usage records written behind answers land before the drop, not in a database re-created after it.
+      await app.identity?.usage.drain();
       await app.mongo.db.dropDatabase().catch(() => undefined);
       await app.close();
     },

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { FastifyInstance } from 'fastify';
 
 /** Collections that change on any authenticated request or by time alone, not by the request's effect. */
 const IGNORED_COLLECTIONS = new Set(['user_sessions', 'resource_tree_locks']);
@@ -12,8 +12,14 @@ export type Snapshot = Map<string, Map<string, string>>;
 const canonical = (doc: Record<string, unknown>) =>
   JSON.stringify(doc, (key, value) => (VOLATILE_FIELDS.has(key) ? undefined : value));
 
-/** Every document of every collection (minus the ignored ones), keyed by collection and _id. */
-export async function snapshot(db: Db): Promise<Snapshot> {
+/**
+ * Every document of every collection (minus the ignored ones), keyed by collection and _id. The
+ * usage records earlier answers left to be written behind them are settled first: they belong to
+ * those requests, not to the next one.
+ */
+export async function snapshot(app: FastifyInstance): Promise<Snapshot> {
+  await app.identity.usage.drain();
+  const db = app.mongo.db;
   const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).filter((n) => !IGNORED_COLLECTIONS.has(n) && !IGNORED_PREFIXES.some((prefix) => n.startsWith(prefix)) && !n.startsWith('system.'));
   const entries = await Promise.all(
     names.map(async (name) => {

@@ -291,10 +291,10 @@ describe('permission matrix', () => {
   });
 
   it('the snapshot sees a change (so "nothing changed" below means something)', async () => {
-    const before = await snapshot(w.t.app.mongo.db);
+    const before = await snapshot(w.t.app);
     const response = await send(w.ownerA, { method: 'POST', url: '/api/core/dataset/collection/update', payload: { id: w.datasets.shared.collectionId, tags: ['zz-tag'] } });
     expect(response.status, response.body).toBe(200);
-    expect(diffSnapshots(before, await snapshot(w.t.app.mongo.db)).join('\n')).toMatch(/^dataset_collections: changed/);
+    expect(diffSnapshots(before, await snapshot(w.t.app)).join('\n')).toMatch(/^dataset_collections: changed/);
   });
 
   it('the read-only member cannot create at team level or manage the team, and team-wide reads show nothing private', async () => {
@@ -303,9 +303,9 @@ describe('permission matrix', () => {
       const label = `${row.method} ${row.path} ${JSON.stringify(row.body)}`;
       const options: InjectOptions =
         row.method === 'GET' ? { method: 'GET', url: `${row.path}${queryString(row.body)}` } : { method: row.method, url: row.path, payload: row.body };
-      const before = await snapshot(w.t.app.mongo.db);
+      const before = await snapshot(w.t.app);
       offenders.push(...judge(label, { caller: 'member', expected: row.member, ...(await send(w.member, options)) }));
-      const changes = diffSnapshots(before, await snapshot(w.t.app.mongo.db));
+      const changes = diffSnapshots(before, await snapshot(w.t.app));
       if (row.member === 'refuse' && changes.length > 0) offenders.push(`${label}: a refused request changed the database: ${changes.slice(0, 3).join(' | ')}`);
     }
     expect(offenders, `${offenders.length} problems:\n${offenders.join('\n')}`).toEqual([]);
@@ -317,7 +317,7 @@ describe('permission matrix', () => {
       for (const v of VARIANTS) {
         const label = `${row.method} ${row.path} (${v})`;
         const memberExpects: Expectation = row.member === 'scoped' ? 'scoped' : v === 'private' ? 'refuse' : row.member;
-        const before = await snapshot(w.t.app.mongo.db);
+        const before = await snapshot(w.t.app);
         const other: Outcome = { caller: 'other', expected: row.other ?? 'refuse', ...(await send(w.ownerB, requestOf(row, v, w.ownerB.token))) };
         offenders.push(...judge(label, other));
         const memberRefused = memberExpects !== 'allow';
@@ -325,7 +325,7 @@ describe('permission matrix', () => {
           const member: Outcome = { caller: 'member', expected: memberExpects, ...(await send(w.member, requestOf(row, v, w.member.token))) };
           offenders.push(...judge(label, member));
         }
-        const changes = diffSnapshots(before, await snapshot(w.t.app.mongo.db));
+        const changes = diffSnapshots(before, await snapshot(w.t.app));
         if (changes.length > 0) offenders.push(`${label}: a refused request changed the database: ${changes.slice(0, 3).join(' | ')}`);
         if (!memberRefused) {
           offenders.push(...judge(label, { caller: 'member', expected: 'allow', ...(await send(w.member, requestOf(row, v, w.member.token))) }));
