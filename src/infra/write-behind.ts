@@ -62,6 +62,15 @@ export function createWriteBehind<T>(options: WriteBehindOptions<T>) {
     });
   }
 
+  /** Never throws: a failing report must not become an unhandled rejection of a background write. */
+  function report(error: unknown, docs: T[]): void {
+    try {
+      options.onLost(error, docs);
+    } catch {
+      // Nothing better can be done with a record whose loss cannot even be reported.
+    }
+  }
+
   async function write(batch: T[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -73,11 +82,11 @@ export function createWriteBehind<T>(options: WriteBehindOptions<T>) {
           // The command ran: the documents it names were refused, the others are stored.
           const refused = writeErrors.filter((entry) => !(attempt > 1 && entry.code === DUPLICATE_KEY));
           const lost = refused.map((entry) => batch[entry.index]).filter((doc): doc is T => doc !== undefined);
-          if (lost.length > 0) options.onLost(error, lost);
+          if (lost.length > 0) report(error, lost);
           return;
         }
         if (closing || attempt >= options.attempts || !isDatabaseUnavailable(error)) {
-          options.onLost(error, batch);
+          report(error, batch);
           return;
         }
         await pause(backoffDelay(attempt, options.retry));

@@ -131,6 +131,24 @@ describe('write-behind', () => {
     expect(lost).toEqual([]);
   });
 
+  it('a report that throws does not escape as an unhandled rejection', async () => {
+    const writer = createWriteBehind<Doc>({
+      insertMany: async () => {
+        throw new Error('a bug');
+      },
+      windowMs: 60_000,
+      maxBatch: 100,
+      retry: { firstMs: 1, maxMs: 1 },
+      attempts: 1,
+      onLost: () => {
+        throw new Error('the logger failed too');
+      },
+    });
+    writer.add({ id: 1 });
+    await expect(writer.drain()).resolves.toBeUndefined();
+    expect(writer.pending).toBe(0);
+  });
+
   it('after close a failing write is reported instead of retried', async () => {
     let calls = 0;
     const { writer, lost } = harness(
