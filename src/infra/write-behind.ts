@@ -15,6 +15,11 @@ export interface WriteBehindOptions<T> {
   retry: BackoffOptions;
   /** Attempts in all before a batch is given up (an outage longer than the retries). */
   attempts: number;
+  /**
+   * The most documents held (buffered or retrying): beyond it a new document is reported lost at
+   * once, so a long outage under heavy traffic cannot exhaust the process's memory.
+   */
+  maxPending: number;
   /** Told of documents that could not be written, with the error: log them, count them. */
   onLost: (error: unknown, docs: T[]) => void;
 }
@@ -116,6 +121,10 @@ export function createWriteBehind<T>(options: WriteBehindOptions<T>) {
   return {
     /** Buffers `doc` for the next batch; never throws, never waits. */
     add(doc: T): void {
+      if (buffer.length + inFlightDocs >= options.maxPending) {
+        report(new Error(`more than ${options.maxPending} records are waiting to be written`), [doc]);
+        return;
+      }
       buffer.push(doc);
       if (buffer.length >= options.maxBatch) flush();
       else if (!windowTimer) {

@@ -26,6 +26,7 @@ function writerFor(name: string) {
     maxBatch: 500,
     retry: { firstMs: 10, maxMs: 10 },
     attempts: 3,
+    maxPending: 1000,
     onLost: (_error, docs) => lost.push(...docs),
   });
   return { collection, writer, lost };

@@ -15,6 +15,7 @@ function harness(insertMany: (docs: Doc[]) => Promise<void>, { retryMs = 1, wind
     maxBatch,
     retry: { firstMs: retryMs, maxMs: retryMs },
     attempts: 4,
+    maxPending: 1000,
     onLost: (error, docs) => lost.push({ error, docs }),
   });
   return { writer, lost };
@@ -131,6 +132,33 @@ describe('write-behind', () => {
     expect(lost).toEqual([]);
   });
 
+  it('beyond maxPending waiting documents, a new one is reported lost at once instead of held', async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const stored: number[] = [];
+    const lost: Doc[] = [];
+    const writer = createWriteBehind<Doc>({
+      insertMany: async (docs) => {
+        await gate;
+        stored.push(...docs.map((doc) => doc.id));
+      },
+      windowMs: 60_000,
+      maxBatch: 2,
+      retry: { firstMs: 1, maxMs: 1 },
+      attempts: 1,
+      maxPending: 3,
+      onLost: (_error, docs) => lost.push(...docs),
+    });
+    for (let id = 1; id <= 5; id++) writer.add({ id });
+    expect(writer.pending).toBe(3);
+    expect(lost).toEqual([{ id: 4 }, { id: 5 }]);
+    release();
+    await writer.drain();
+    expect(stored.sort()).toEqual([1, 2, 3]);
+  });
+
   it('a report that throws does not escape as an unhandled rejection', async () => {
     const writer = createWriteBehind<Doc>({
       insertMany: async () => {
@@ -140,6 +168,7 @@ describe('write-behind', () => {
       maxBatch: 100,
       retry: { firstMs: 1, maxMs: 1 },
       attempts: 1,
+      maxPending: 1000,
       onLost: () => {
         throw new Error('the logger failed too');
       },

@@ -55,9 +55,10 @@ export interface UsageRepoOptions {
 
 /**
  * Request records are written in batches: those of the next 100 ms share one insert (at most 500
- * per insert), retried while the database is unavailable for about a minute in all.
+ * per insert), retried while the database is unavailable for about a minute in all; at most
+ * 50,000 records (some 15 MB) wait at once, the others are logged as lost.
  */
-const RECORD_BATCHING = { windowMs: 100, maxBatch: 500, retry: { firstMs: 500, maxMs: 10_000 }, attempts: 10 };
+const RECORD_BATCHING = { windowMs: 100, maxBatch: 500, retry: { firstMs: 500, maxMs: 10_000 }, attempts: 10, maxPending: 50_000 };
 
 /** Usage (billing) records: the identity module owns `usages`; other modules record through it. */
 export function createUsageRepo(db: Db, options: UsageRepoOptions) {
