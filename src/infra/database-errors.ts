@@ -1,4 +1,5 @@
 import {
+  MongoBulkWriteError,
   MongoClientClosedError,
   MongoNetworkError,
   MongoNotConnectedError,
@@ -58,6 +59,22 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     current = current instanceof Error ? current.cause : undefined;
   }
   return false;
+}
+
+/** A document a bulk insert refused: its position in the batch and the server's error code. */
+export interface RefusedDocument {
+  index: number;
+  code?: number;
+}
+
+/**
+ * The documents an unordered bulk insert refused while storing the others (duplicate keys,
+ * validation), or null when the command as a whole failed and any of them may be missing.
+ */
+export function refusedDocuments(error: unknown): RefusedDocument[] | null {
+  if (!(error instanceof MongoBulkWriteError) || error.err || error.result.getWriteConcernError() !== undefined) return null;
+  const list = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  return list.length > 0 ? list.map((entry) => ({ index: entry.index, code: entry.code })) : null;
 }
 
 /**

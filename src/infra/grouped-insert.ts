@@ -1,4 +1,5 @@
-import { type Collection, type Document, MongoBulkWriteError, type OptionalUnlessRequiredId } from 'mongodb';
+import type { Collection, Document, OptionalUnlessRequiredId } from 'mongodb';
+import { refusedDocuments } from './database-errors.js';
 
 /** About the most documents one command carries; a longer queue is written in several. */
 const MAX_BATCH = 500;
@@ -12,11 +13,8 @@ interface Pending<T> {
 
 /** Positions in the batch that were not written: all of them unless the driver names them. */
 function failedPositions(error: unknown, size: number): Set<number> {
-  if (error instanceof MongoBulkWriteError && !error.err && error.result.getWriteConcernError() === undefined) {
-    const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-    if (errors.length > 0) return new Set(errors.map((writeError) => writeError.index));
-  }
-  return new Set(Array.from({ length: size }, (_, index) => index));
+  const refused = refusedDocuments(error);
+  return new Set(refused ? refused.map((entry) => entry.index) : Array.from({ length: size }, (_, index) => index));
 }
 
 /** Takes whole callers off the front of the queue, up to about MAX_BATCH documents (at least one caller). */

@@ -1,6 +1,6 @@
 import { MongoBulkWriteError, MongoServerError } from 'mongodb';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
-import { isDatabaseUnavailable } from './database-errors.js';
+import { isDatabaseUnavailable, type RefusedDocument, refusedDocuments } from './database-errors.js';
 
 /** Inserts documents in one command, unordered (a collection's `insertMany` in production). */
 export type InsertMany<T> = (docs: T[]) => Promise<unknown>;
@@ -26,14 +26,15 @@ export interface WriteBehindOptions<T> {
 
 const DUPLICATE_KEY = 11000;
 
-/** The per-document errors of a bulk insert, or null when the whole command failed. */
-function writeErrorsOf(error: unknown): { index: number; code?: number }[] | null {
-  if (error instanceof MongoBulkWriteError && !error.err && error.result.getWriteConcernError() === undefined) {
-    const list = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-    if (list.length > 0) return list;
-  }
-  if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) return [{ index: 0, code: DUPLICATE_KEY }];
-  return null;
+/**
+ * The documents a batch's insert refused, or null when the command failed. A bulk write error is
+ * a server error too, so it is read first; a bare duplicate key (a one-document insert) is the first.
+ */
+function writeErrorsOf(error: unknown): RefusedDocument[] | null {
+  const refused = refusedDocuments(error);
+  if (refused) return refused;
+  const loneDuplicate = error instanceof MongoServerError && !(error instanceof MongoBulkWriteError) && error.code === DUPLICATE_KEY;
+  return loneDuplicate ? [{ index: 0, code: DUPLICATE_KEY }] : null;
 }
 
 /**
