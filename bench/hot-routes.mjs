@@ -4,7 +4,8 @@
 //   - GET /kapis/.../nodes?limit=10&page=5, 1,000 stored nodes, with a bearer token;
 //   - POST /api/v1/chat/completions with an app-bound API key, against a local fake LLM. A turn
 //     cannot be answered from memory, so this route is also compared with a bare route doing the
-//     same outside work: one call to the same fake LLM and one usage insert, then the same bytes.
+//     same outside work: one call to the same fake LLM, the same bytes, then a usage record
+//     written behind the answer in 100 ms batches (bench/baselines/completions-same-work.mjs).
 // The limit is measured before and after ours, and the faster run is kept (lib.mjs fasterOf). A
 // second limit answers the same response headers too (security headers, CORS, request id), so the
 // client parses the very same response: "ratio to same response".

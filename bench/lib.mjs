@@ -5,7 +5,7 @@
 //   const env = await startBenchEnvironment();           // DB + built server
 //   const base = await startBaselineProcess('bench/baselines/readyz.mjs', { mongoUri: env.mongoUri });
 //   const ours = await measure({ url: env.url + '/readyz' });
-//   const bare = await measure({ url: base.url + '/x' });
+//   const bare = await measure({ url: base.url + '/ping' });
 //   report('GET /readyz', ours, bare); await base.stop(); await env.stop();
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';

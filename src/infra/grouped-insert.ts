@@ -29,8 +29,9 @@ function takeBatch<T>(queue: Pending<T>[]): Pending<T>[] {
 }
 
 /**
- * Group commit for append-only records (usage, chat items): while one insert is in flight, the
- * documents other requests add wait and go together in the next `insertMany`. Each caller's
+ * Group commit for append-only records a request waits for (chat items; records it need not wait
+ * for go through write-behind.ts): while one insert is in flight, the documents other requests
+ * add wait and go together in the next `insertMany`. Each caller's
  * promise settles when all of its own documents are written, or rejects when one of them was not,
  * so an answer still follows its write and nothing is lost silently; under load N concurrent
  * writes cost one command instead of N (each costs a table scan and a transaction on FerretDB).
