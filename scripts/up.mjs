@@ -4,10 +4,11 @@
 // readable on a terminal (pino-pretty) and JSON lines when stdout is redirected.
 import { execSync, spawn } from 'node:child_process';
 import { ensureDependencies } from './ensure-deps.mjs';
-import { logOutput } from './log-output.mjs';
 import { startLocalDatabase } from './local-db.mjs';
 
+// Only Node's own modules are imported above: npm packages are loaded after they are installed.
 ensureDependencies();
+const { logOutput } = await import('./log-output.mjs');
 console.error('[up] building...');
 execSync('npx tsc -p tsconfig.build.json', { stdio: 'inherit' });
 
