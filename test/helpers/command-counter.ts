@@ -31,6 +31,8 @@ export async function commandsDuring(app: FastifyInstance, run: () => Promise<un
     recorded.push({ name: event.commandName, collection: typeof target === 'string' ? target : '', ...(key ? { key } : {}) });
   };
   if (!client.options.monitorCommands) throw new Error('the test database URI must carry monitorCommands=true (freshDatabaseUri does)');
+  // Writes earlier requests left behind their answers (usage records) are theirs, not `run`'s.
+  await app.identity?.usage.drain();
   client.on('commandStarted', listener);
   try {
     await run();
