@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import helmet, { type HelmetOptions } from 'helmet';
@@ -36,6 +35,13 @@ function helmetHeaders(options: HelmetOptions): Record<string, string> {
   return headers;
 }
 
+/** The methods a preflight allows (every method the two APIs serve). */
+const PREFLIGHT_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
+/** Response headers a cross-origin script may read. */
+const EXPOSED_HEADERS = 'x-request-id, retry-after';
+/** How long a browser may reuse a preflight's answer (seconds). */
+const PREFLIGHT_MAX_AGE = '600';
+
 /**
  * Headers on every response of both APIs, errors and 404s included.
  *
@@ -46,7 +52,13 @@ function helmetHeaders(options: HelmetOptions): Record<string, string> {
  *
  * CORS as FastGPT answers it: any Origin is reflected, WITHOUT credentials (keys and token headers
  * work from any site; a browser sends no cookie). Origins in CORS_ORIGINS also get credentials, so
- * a web client there can use the session cookie. Preflights (OPTIONS) are answered on every path.
+ * a web client there can use the session cookie. Any OPTIONS is a preflight, answered 204 on every
+ * path before authentication (non-browser clients probing with OPTIONS get 204 too).
+ *
+ * One synchronous onRequest hook does all of it: every request pays for it, so the headers that
+ * do not depend on the request are computed once per configuration (helmet's middleware and
+ * @fastify/cors ran on every request, merging their options each time) and handed to the reply
+ * in one call.
  */
 export default fp(
   async function securityHeadersPlugin(app: FastifyInstance) {
@@ -58,43 +70,40 @@ export default fp(
       strictTransportSecurity: config.HSTS_MAX_AGE_SECONDS > 0 ? { maxAge: config.HSTS_MAX_AGE_SECONDS, includeSubDomains: false } : false,
       xFrameOptions: { action: 'deny' },
     };
-    // Helmet's headers are computed once per configuration (@fastify/helmet ran its middleware on
-    // every request) and handed to the reply in one call, so Node writes them in its single pass
-    // over the reply's headers; onRequest runs for every response, 404s and errors included.
-    const global = helmetHeaders(options);
+    // `vary: Origin` on every answer: it depends on the Origin sent (caches must not share it).
+    const staticHeaders = (helmetOptions: HelmetOptions) => ({ ...helmetHeaders(helmetOptions), vary: 'Origin', 'access-control-expose-headers': EXPOSED_HEADERS });
+    const global = staticHeaders(options);
     const ofRoute = new WeakMap<HelmetOptions, Record<string, string>>();
     const headersFor = (own: HelmetOptions | undefined): Record<string, string> => {
       if (!own) return global;
       let headers = ofRoute.get(own);
       if (!headers) {
-        headers = helmetHeaders({ ...options, ...own } as HelmetOptions);
+        headers = staticHeaders({ ...options, ...own } as HelmetOptions);
         ofRoute.set(own, headers);
       }
       return headers;
     };
+    const credentialed = new Set(config.CORS_ORIGINS.map((origin) => origin.replace(/\/$/, '')));
+
     app.addHook('onRequest', (request, reply, done) => {
       reply.headers(headersFor(request.routeOptions.config.securityHeaders));
-      done();
+      const origin = request.headers.origin;
+      if (origin) {
+        reply.header('access-control-allow-origin', origin);
+        if (credentialed.has(origin)) reply.header('access-control-allow-credentials', 'true');
+      }
+      if (request.method !== 'OPTIONS') return done();
+      // A preflight is answered here, before any authentication hook or handler runs.
+      reply.header('access-control-allow-methods', PREFLIGHT_METHODS);
+      reply.header('vary', 'Origin, Access-Control-Request-Headers');
+      const asked = request.headers['access-control-request-headers'];
+      if (asked !== undefined) reply.header('access-control-allow-headers', asked);
+      reply.header('access-control-max-age', PREFLIGHT_MAX_AGE);
+      // Safari waits for a body on a 204 without a length.
+      reply.code(204).header('content-length', '0').send();
     });
-
-    // The few origins allowed credentials get that header from a hook of their own, added before
-    // the CORS plugin's, which answers preflights itself.
-    const credentialed = new Set(config.CORS_ORIGINS.map((origin) => origin.replace(/\/$/, '')));
-    if (credentialed.size > 0) {
-      app.addHook('onRequest', async (request, reply) => {
-        if (credentialed.has(request.headers.origin ?? '')) reply.header('access-control-allow-credentials', 'true');
-      });
-    }
-    // Static options: @fastify/cors normalises a delegator's options on every request.
-    await app.register(cors, {
-      origin: true,
-      credentials: false,
-      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      exposedHeaders: ['x-request-id', 'retry-after'],
-      // Any OPTIONS is a preflight: non-browser clients probing with OPTIONS get 204 too.
-      strictPreflight: false,
-      maxAge: 600,
-    });
+    // So that OPTIONS on any path reaches the hook above rather than the not-found handler.
+    app.options('*', { schema: { hide: true } }, (_request, reply) => reply.code(204).send());
   },
   { name: 'security-headers' },
 );

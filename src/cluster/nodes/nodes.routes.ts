@@ -8,9 +8,12 @@ import { nodeListQuerySchema, nodeListResponseSchema, nodeParamsSchema } from '.
 /** The same routes under the neutral group and under KubeSphere's own name (existing clients). */
 export const NODE_GROUPS = ['resources.platform.io', 'resources.kubesphere.io'] as const;
 
-/** Every authenticated account may list and get nodes; anonymous callers get the reference 403. */
-function requireCaller(request: FastifyRequest, group: string, verb: 'list' | 'get', name?: string): void {
-  if (!request.clusterIdentity) throw ClusterErrors.nodesForbidden(group, verb, name);
+/**
+ * Every authenticated account may list and get nodes; anonymous callers get the reference 403.
+ * Returned rather than thrown, for a synchronous hook's `done` (no promise per request).
+ */
+function requireCaller(request: FastifyRequest, group: string, verb: 'list' | 'get', name?: string): Error | undefined {
+  return request.clusterIdentity ? undefined : ClusterErrors.nodesForbidden(group, verb, name);
 }
 
 export default async function nodesRoutes(app: FastifyInstance): Promise<void> {
@@ -23,7 +26,7 @@ export default async function nodesRoutes(app: FastifyInstance): Promise<void> {
       base,
       {
         schema: { ...docs, summary: `List nodes (${group})`, querystring: nodeListQuerySchema, response: { 200: nodeListResponseSchema } },
-        preValidation: async (request) => requireCaller(request, group, 'list'),
+        preValidation: (request, _reply, done) => done(requireCaller(request, group, 'list')),
       },
       async (request, reply) => sendMemoised(reply, await app.cluster.nodes.list(request.query as Record<string, QueryValue>)),
     );
@@ -31,7 +34,7 @@ export default async function nodesRoutes(app: FastifyInstance): Promise<void> {
       `${base}/:name`,
       {
         schema: { ...docs, summary: `Get one node (${group})`, params: nodeParamsSchema },
-        preValidation: async (request) => requireCaller(request, group, 'get', (request.params as { name: string }).name),
+        preValidation: (request, _reply, done) => done(requireCaller(request, group, 'get', (request.params as { name: string }).name)),
       },
       async (request) => app.cluster.nodes.get(request.params.name, { group }),
     );
