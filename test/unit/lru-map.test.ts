@@ -15,6 +15,22 @@ describe('LruMap', () => {
     expect([map.get('a'), map.get('d'), map.size]).toEqual([10, 4, 2]);
   });
 
+  it('keeps the order right when the most recent entry is read again, deleted or overwritten', () => {
+    const map = new LruMap<number>(2);
+    map.set('a', 1);
+    map.set('b', 2);
+    map.get('b');
+    map.get('a');
+    map.get('a');
+    map.set('c', 3);
+    expect([map.get('a'), map.get('b'), map.get('c')]).toEqual([1, undefined, 3]);
+    map.delete('c');
+    map.set('b', 2);
+    map.get('a');
+    map.set('d', 4);
+    expect([map.get('a'), map.get('b'), map.get('d')]).toEqual([1, undefined, 4]);
+  });
+
   it('deletes one entry or all of them, and keeps nothing when max is 0', () => {
     const map = new LruMap<number>(3);
     map.set('a', 1);

@@ -67,9 +67,16 @@ export class NodeSnapshot {
     return { items: selected.map((entry) => this.listed(entry)), totalItems: view.length };
   }
 
-  /** A page as the route sends it: serialised once per query while this snapshot is current. */
-  pageAnswer(plan: NodeListPlan): MemoisedAnswer<NodePage> {
-    return new MemoisedAnswer(this.pages, JSON.stringify([plan.filter, plan.codeFilters, plan.sort, plan.window]), () => this.page(plan));
+  /**
+   * A page as the route sends it: serialised once per query string while this snapshot is current.
+   * Keyed by the raw query string, so a repeated query is not planned again (the answer depends
+   * on nothing else); `plan` runs only on a miss.
+   */
+  pageAnswer(rawQuery: string, plan: () => NodeListPlan): MemoisedAnswer<NodePage> {
+    return new MemoisedAnswer(this.pages, rawQuery, () => {
+      const planned = plan();
+      return planned.matchesNothing ? { items: [], totalItems: 0 } : this.page(planned);
+    });
   }
 
   /** One node as the single GET shows it: terminated pods count too (reference quirk). */

@@ -16,6 +16,12 @@ function requireCaller(request: FastifyRequest, group: string, verb: 'list' | 'g
   return request.clusterIdentity ? undefined : ClusterErrors.nodesForbidden(group, verb, name);
 }
 
+/** The query string of a request URL as sent ('' without one). */
+function rawQueryOf(url: string): string {
+  const start = url.indexOf('?');
+  return start < 0 ? '' : url.slice(start + 1);
+}
+
 export default async function nodesRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   for (const group of NODE_GROUPS) {
@@ -28,7 +34,7 @@ export default async function nodesRoutes(app: FastifyInstance): Promise<void> {
         schema: { ...docs, summary: `List nodes (${group})`, querystring: nodeListQuerySchema, response: { 200: nodeListResponseSchema } },
         preValidation: (request, _reply, done) => done(requireCaller(request, group, 'list')),
       },
-      async (request, reply) => sendMemoised(reply, await app.cluster.nodes.list(request.query as Record<string, QueryValue>)),
+      async (request, reply) => sendMemoised(reply, await app.cluster.nodes.list(request.query as Record<string, QueryValue>, rawQueryOf(request.url))),
     );
     routes.get(
       `${base}/:name`,

@@ -69,13 +69,14 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
   }
 
   return {
-    /** The list answer; from the index, a repeated query is sent as the bytes of its first answer. */
-    async list(query: Record<string, QueryValue>): Promise<MemoisedAnswer<NodeList>> {
+    /**
+     * The list answer for `query`, parsed from `rawQuery` (the URL's query string); from the index,
+     * a repeated query string is sent as the bytes of its first answer.
+     */
+    async list(query: Record<string, QueryValue>, rawQuery: string): Promise<MemoisedAnswer<NodeList>> {
+      if (!inDatabase) return (await index.current()).pageAnswer(rawQuery, () => planNodeList(query));
       const plan = planNodeList(query);
-      const fresh = (compute: () => NodeList | Promise<NodeList>) => new MemoisedAnswer(NO_MEMO, '', compute);
-      if (plan.matchesNothing) return fresh(() => ({ items: [], totalItems: 0 }));
-      if (inDatabase) return fresh(() => listFromDatabase(plan));
-      return (await index.current()).pageAnswer(plan);
+      return new MemoisedAnswer(NO_MEMO, '', () => (plan.matchesNothing ? { items: [], totalItems: 0 } : listFromDatabase(plan)));
     },
 
     async get(name: string, context: NodeRouteContext): Promise<KubeNode> {
