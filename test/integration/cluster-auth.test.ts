@@ -152,6 +152,19 @@ describe('the authentication step runs on /oauth too', () => {
     expect(response.statusCode).toBe(401);
   });
 
+  it('a refresh token accepted (and cached) on /oauth/token is still refused as bearer on /kapis right after', async () => {
+    const pair = await login(t.app, 'gina', 'Gina-pass1');
+    // The bearer passes on /oauth (a refresh token is allowed there); the form is refused after it.
+    const refused = await postToken(t.app, { grant_type: 'password', client_id: 'kubesphere', client_secret: 'kubesphere' }, bearer(pair.refresh_token));
+    expect(refused.statusCode).toBe(400);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const response = await get(NODES, bearer(pair.refresh_token));
+      expect(response.statusCode).toBe(401);
+      expect(response.json().message).toBe('Unauthorized: a refresh_token cannot be used as a bearer token, use the access_token');
+    }
+    expect((await get(NODES, bearer(pair.access_token))).statusCode).toBe(200);
+  });
+
   it('ks-console refresh: the refresh token sent as bearer on /oauth/token is accepted', async () => {
     const pair = await login(t.app, 'gina', 'Gina-pass1');
     const response = await postToken(
