@@ -10,6 +10,10 @@
 // second limit answers the same response headers too (security headers, CORS, request id), so the
 // client parses the very same response: "ratio to same response".
 // GET /healthz is measured too: it does nothing, so its ratio is the most any route can reach.
+// Each row also gives the server's CPU time per request, ours and the limit's (from /proc, on
+// Linux), and their quotient: steadier than req/s here, where 2 shared cores make throughput
+// depend on how often the load generator sleeps (each wake-up costs the writer a system call).
+// The fake LLM runs in this script's process, so a turn's CPU is the service's own.
 // Usage: npm run build && node bench/hot-routes.mjs  (BENCH_SECONDS, default 5; BENCH_ONLY=text
 // measures only the matching cases; BENCH_PROFILE_DIR=dir writes one CPU profile per measurement)
 import { execFileSync } from 'node:child_process';
@@ -133,10 +137,10 @@ try {
       for (const connections of CONNECTIONS) {
         if (only && !item.name.includes(only)) continue;
         const request = { method: item.method, headers: item.headers, body: item.body, duration, connections };
-        const limitBefore = await measure({ url: `${limit.url}${item.path}`, ...request });
+        const limitBefore = await measure({ url: `${limit.url}${item.path}`, pid: limit.pid, ...request });
         const sameBefore = await measure({ url: `${sameResponse.url}${item.path}`, ...request });
-        const ours = await env.profiled(() => measure({ url: `${env.url}${item.path}`, ...request }));
-        const bare = fasterOf(limitBefore, await measure({ url: `${limit.url}${item.path}`, ...request }));
+        const ours = await env.profiled(() => measure({ url: `${env.url}${item.path}`, pid: env.pid, ...request }));
+        const bare = fasterOf(limitBefore, await measure({ url: `${limit.url}${item.path}`, pid: limit.pid, ...request }));
         const same = fasterOf(sameBefore, await measure({ url: `${sameResponse.url}${item.path}`, ...request }));
         const row = {
           route: item.name,
@@ -146,9 +150,10 @@ try {
           'ratio to same response': (ours.requestsPerSecond / same.requestsPerSecond).toFixed(3),
         };
         if (item.path === '/api/v1/chat/completions') {
-          const same = await measure({ url: `${sameWork.url}${item.path}`, ...request });
+          const same = await measure({ url: `${sameWork.url}${item.path}`, pid: sameWork.pid, ...request });
           row['same-work req/s'] = Math.round(same.requestsPerSecond);
           row['ratio to same work'] = (ours.requestsPerSecond / same.requestsPerSecond).toFixed(3);
+          if (same.cpuMicros != null && ours.cpuMicros != null) row['same-work CPU ratio'] = (same.cpuMicros / ours.cpuMicros).toFixed(3);
         }
         rows.push(row);
         console.log(JSON.stringify(row));

@@ -10,7 +10,7 @@
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { spawn, execSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalDatabase, freePort } from '../scripts/local-db.mjs';
@@ -75,6 +75,8 @@ export async function startBenchEnvironment({ env = {}, build = true } = {}) {
   return {
     url,
     mongoUri,
+    /** The server process (its CPU time per request: `measure({ pid })`). */
+    pid: server.pid,
     db: client.db(),
     /** Runs `phase`, profiling the server meanwhile when BENCH_PROFILE_DIR is set. */
     async profiled(phase) {
@@ -101,8 +103,40 @@ export async function startBenchEnvironment({ env = {}, build = true } = {}) {
   };
 }
 
-/** Loads one URL for a bounded time; returns requests/s and latency percentiles (ms). */
-export function measure({ url, method = 'GET', headers = {}, body, connections = 10, duration = 5, requests }) {
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on every usual Linux). */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execSync('getconf CLK_TCK', { stdio: ['ignore', 'pipe', 'ignore'] }).toString()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU seconds (user + system) process `pid` has used so far; null where /proc cannot tell. */
+function cpuSecondsOf(pid) {
+  try {
+    // Fields after the command name: state is the 1st, utime the 12th, stime the 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Loads one URL for a bounded time; returns requests/s and latency percentiles (ms). With the
+ * serving process's `pid`, also its CPU time per request in µs (`cpuMicros`): steadier than
+ * throughput on 2 shared cores, where how often the load generator sleeps moves req/s a lot.
+ */
+export async function measure({ url, method = 'GET', headers = {}, body, connections = 10, duration = 5, requests, pid }) {
+  const cpuBefore = pid ? cpuSecondsOf(pid) : null;
+  const result = await load({ url, method, headers, body, connections, duration, requests });
+  const cpuAfter = pid ? cpuSecondsOf(pid) : null;
+  const cpuMicros = cpuBefore !== null && cpuAfter !== null && result.total > 0 ? ((cpuAfter - cpuBefore) * 1e6) / result.total : null;
+  return { ...result, cpuMicros };
+}
+
+function load({ url, method, headers, body, connections, duration, requests }) {
   return new Promise((resolve, reject) => {
     autocannon(
       {
@@ -166,6 +200,7 @@ export async function startBaselineProcess(module, options) {
   });
   return {
     url,
+    pid: child.pid,
     stop: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -195,7 +230,7 @@ export function fasterOf(first, second) {
 
 /** The figures a row reports for our route next to the limit's. */
 export function againstLimit(ours, limit) {
-  return {
+  const row = {
     'req/s': Math.round(ours.requestsPerSecond),
     'p50 ms': ours.p50,
     'p99 ms': ours.p99,
@@ -203,4 +238,12 @@ export function againstLimit(ours, limit) {
     'ratio to limit': (ours.requestsPerSecond / limit.requestsPerSecond).toFixed(3),
     errors: ours.failures,
   };
+  // Server CPU per request, ours and the limit's; their quotient is the ratio both would reach
+  // if each server had a core to itself and nothing else limited them.
+  if (ours.cpuMicros != null && limit.cpuMicros != null) {
+    row['CPU µs/req'] = Math.round(ours.cpuMicros);
+    row['limit CPU µs/req'] = Math.round(limit.cpuMicros);
+    row['CPU ratio'] = (limit.cpuMicros / ours.cpuMicros).toFixed(3);
+  }
+  return row;
 }
