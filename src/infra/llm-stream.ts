@@ -4,6 +4,7 @@
  * OPENAI_BASE_URL / CHAT_API_KEY.
  */
 import { failureReason, type ProviderResponse, providerRequest } from './provider-client.js';
+import { joinUrl } from './join-url.js';
 
 export interface LlmToolCall {
   id: string;
@@ -43,7 +44,7 @@ export class LlmError extends Error {
 }
 
 function url(endpoint: LlmEndpoint, path: string): string {
-  return `${endpoint.baseUrl.replace(/\/+$/, '')}${path}`;
+  return joinUrl(endpoint.baseUrl, path);
 }
 
 function headers(endpoint: LlmEndpoint): Record<string, string> {

@@ -6,6 +6,7 @@ import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
 import { failureReason, type ProviderResponse, providerRequest } from '../../infra/provider-client.js';
 import { ProviderError } from '../../infra/provider-http.js';
 import type { ChatModule } from '../chat/chat-module.js';
+import { joinUrl } from '../../infra/join-url.js';
 
 export const EMBEDDING_DIMENSIONS = 1536;
 
@@ -61,7 +62,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       form.append('model', whisper.model);
       // Undici's Response only encodes the multipart body (boundary included); the request goes over the keep-alive client.
       const multipart = new Response(form);
-      const response = await providerRequest(`${endpoint.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`, {
+      const response = await providerRequest(joinUrl(endpoint.baseUrl, '/audio/transcriptions'), {
         method: 'POST',
         headers: {
           'content-type': multipart.headers.get('content-type') ?? 'multipart/form-data',
@@ -96,7 +97,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       if (!model) throw Errors.missingParams(`model or voice not found: '${input.model}' is not a configured speech model`);
       if (model.voices && !model.voices.some((v) => v.value === input.voice)) throw Errors.missingParams(`voice not found: '${input.voice}'`);
       const endpoint = chat.models.endpointFor(model);
-      const response = await providerRequest(`${endpoint.baseUrl.replace(/\/+$/, '')}/audio/speech`, {
+      const response = await providerRequest(joinUrl(endpoint.baseUrl, '/audio/speech'), {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) },
         body: JSON.stringify({ model: model.model, voice: input.voice, input: input.text, speed: input.speed ?? 1, response_format: 'mp3' }),

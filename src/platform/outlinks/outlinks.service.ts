@@ -14,6 +14,7 @@ import { mergedInput } from '../define-route.js';
 import type { OutLinkDoc, OutLinksRepo } from './outlinks.repo.js';
 import type { createOutLinkSchema, updateOutLinkSchema } from './outlinks.schema.js';
 import type { ShareQpmLimiter } from './qpm-limiter.js';
+import { joinUrl } from '../../infra/join-url.js';
 
 export interface OutLinkServiceDeps {
   repo: OutLinksRepo;
@@ -59,7 +60,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     if (!base) return undefined;
     let response: SafeFetchResponse;
     try {
-      response = await deps.fetch(`${base.replace(/\/+$/, '')}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: 10_000 });
+      response = await deps.fetch(joinUrl(base, path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: 10_000 });
     } catch (error) {
       throw Errors.linkUnInvalid(`The share link's auth hook failed: ${(error as Error).message}`);
     }
@@ -186,7 +187,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     finish(link: OutLinkDoc, body: Record<string, unknown>): void {
       if (!link.limit.hookUrl) return;
       deps
-        .fetch(`${link.limit.hookUrl.replace(/\/+$/, '')}/shareAuth/finish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: 10_000 })
+        .fetch(joinUrl(link.limit.hookUrl, '/shareAuth/finish'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), timeoutMs: 10_000 })
         .catch(() => undefined);
     },
   };

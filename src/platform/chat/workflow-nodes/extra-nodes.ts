@@ -4,6 +4,7 @@ import { dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { extractText } from '../../../infra/text-extract.js';
 import type { NodeDeps } from './node-deps.js';
+import { joinUrl } from '../../../infra/join-url.js';
 
 const MAX_FILES = 20;
 
@@ -16,7 +17,7 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
     }
     try {
       const response = await deps.httpCall({
-        url: `${deps.sandboxUrl.replace(/\/+$/, '')}/sandbox/js`,
+        url: joinUrl(deps.sandboxUrl, '/sandbox/js'),
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ code: source, variables }),
