@@ -1,7 +1,9 @@
-/**
- * A configured base URL followed by a path that starts with a slash. Bases are written with and
- * without a trailing slash (`http://host/v1/`), so the base's trailing slashes go first.
- */
+/** A configured base URL without its trailing slashes (bases are written with and without one). */
+export function withoutTrailingSlashes(base: string): string {
+  return base.replace(/\/+$/, '');
+}
+
+/** A configured base URL followed by a path that starts with a slash. */
 export function joinUrl(base: string, path: string): string {
-  return `${base.replace(/\/+$/, '')}${path}`;
+  return `${withoutTrailingSlashes(base)}${path}`;
 }

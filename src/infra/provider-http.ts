@@ -4,7 +4,7 @@
  * API key. Callers decide whether an error is permanent (`isInvalidRequest`) or worth a retry.
  */
 import { ConnectionError, isAbortError, type ProviderResponse, providerRequest } from './provider-client.js';
-import { joinUrl } from './join-url.js';
+import { withoutTrailingSlashes } from './join-url.js';
 
 export type ProviderErrorKind = 'http' | 'timeout' | 'network' | 'invalid_response' | 'invalid_input' | 'not_configured';
 
@@ -33,7 +33,7 @@ export function isProviderError(error: unknown): error is ProviderError {
 
 /** `base` + `path` unless `base` already ends with `path` (a full endpoint URL was configured). */
 export function endpointUrl(base: string, path: string): string {
-  const trimmed = joinUrl(base, '');
+  const trimmed = withoutTrailingSlashes(base);
   return trimmed.endsWith(path) ? trimmed : `${trimmed}${path}`;
 }
 
