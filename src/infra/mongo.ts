@@ -77,13 +77,16 @@ export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** The server's error code for a unique-index violation. */
+export const DUPLICATE_KEY_CODE = 11000;
+
 /** A duplicate-key failure; for a bulk write, one where every failed write is a duplicate key. */
 export function isDuplicateKeyError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
   const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  if (list.length === 0) return (error as { code?: number }).code === 11000;
-  return list.every((entry) => entry.code === 11000);
+  if (list.length === 0) return (error as { code?: number }).code === DUPLICATE_KEY_CODE;
+  return list.every((entry) => entry.code === DUPLICATE_KEY_CODE);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { MongoBulkWriteError, MongoServerError } from 'mongodb';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
 import { isDatabaseUnavailable, type RefusedDocument, refusedDocuments } from './database-errors.js';
+import { DUPLICATE_KEY_CODE } from './mongo.js';
 
 /** Inserts documents in one command, unordered (a collection's `insertMany` in production). */
 export type InsertMany<T> = (docs: T[]) => Promise<unknown>;
@@ -24,8 +25,6 @@ export interface WriteBehindOptions<T> {
   onLost: (error: unknown, docs: T[]) => void;
 }
 
-const DUPLICATE_KEY = 11000;
-
 /**
  * The documents a batch's insert refused, or null when the command failed. A bulk write error is
  * a server error too, so it is read first; a bare duplicate key (a one-document insert) is the first.
@@ -33,8 +32,8 @@ const DUPLICATE_KEY = 11000;
 function writeErrorsOf(error: unknown): RefusedDocument[] | null {
   const refused = refusedDocuments(error);
   if (refused) return refused;
-  const loneDuplicate = error instanceof MongoServerError && !(error instanceof MongoBulkWriteError) && error.code === DUPLICATE_KEY;
-  return loneDuplicate ? [{ index: 0, code: DUPLICATE_KEY }] : null;
+  const loneDuplicate = error instanceof MongoServerError && !(error instanceof MongoBulkWriteError) && error.code === DUPLICATE_KEY_CODE;
+  return loneDuplicate ? [{ index: 0, code: DUPLICATE_KEY_CODE }] : null;
 }
 
 /**
@@ -86,7 +85,7 @@ export function createWriteBehind<T>(options: WriteBehindOptions<T>) {
         const writeErrors = writeErrorsOf(error);
         if (writeErrors) {
           // The command ran: the documents it names were refused, the others are stored.
-          const refused = writeErrors.filter((entry) => !(attempt > 1 && entry.code === DUPLICATE_KEY));
+          const refused = writeErrors.filter((entry) => !(attempt > 1 && entry.code === DUPLICATE_KEY_CODE));
           const lost = refused.map((entry) => batch[entry.index]).filter((doc): doc is T => doc !== undefined);
           if (lost.length > 0) report(error, lost);
           return;

@@ -7,7 +7,7 @@ import { type Db, type Document, type Filter, GridFSBucket, ObjectId } from 'mon
 import { normaliseValue } from '../../domain/workflow/chat-values.js';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { createGroupedInserter } from '../../infra/grouped-insert.js';
-import { type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
+import { DUPLICATE_KEY_CODE, type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
 
@@ -332,7 +332,7 @@ export function createChatRepo(db: Db) {
           return result.matchedCount > 0 ? 'ok' : 'missing';
         } catch (error) {
           // FerretDB reports a unique violation on update as an internal error, not 11000.
-          if ((error as { code?: number }).code === 11000 || /UNIQUE constraint/.test(String((error as Error).message))) return 'duplicate';
+          if ((error as { code?: number }).code === DUPLICATE_KEY_CODE || /UNIQUE constraint/.test(String((error as Error).message))) return 'duplicate';
           throw error;
         }
       },
