@@ -3,13 +3,12 @@
  * bases, tools) instead of nodes: the server then builds the nodes as the reference's editor
  * does (src/domain/workflow/simple-app.ts). Nodes sent along always win.
  */
-import { randomInt } from 'node:crypto';
 import { formOf, type SimpleAppForm, simpleFormToWorkflow } from '../../domain/workflow/simple-app.js';
 import { Errors } from '../../infra/errors.js';
+import { ALPHANUMERIC, LOWERCASE, randomString } from '../../infra/random-string.js';
 
-const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 /** The editor's node ids: a letter, then letters and digits. */
-const nodeId = () => ALPHABET[randomInt(26)] + Array.from({ length: 5 }, () => ALPHABET[randomInt(ALPHABET.length)]).join('');
+const nodeId = () => randomString(LOWERCASE, 1) + randomString(ALPHANUMERIC, 5);
 
 /** The workflow of a form in the body, when there is one; a form for another app type is refused. */
 export function simpleWorkflowOf(type: string, body: Partial<SimpleAppForm>) {

@@ -1,5 +1,5 @@
-import { randomInt } from 'node:crypto';
 import { Errors } from '../../infra/errors.js';
+import { ALPHANUMERIC, LOWERCASE, randomBelow, randomString } from '../../infra/random-string.js';
 import type { AuthContext } from '../auth/types.js';
 import { type ApiKeyRecord, type ApiKeysRepo, digestApiKey } from './api-keys.repo.js';
 import type { ResourceAccess } from './resource-access.js';
@@ -8,15 +8,10 @@ import { teamPermissionAllows } from './team-permission.js';
 /** Keys per member and per app (or per member for global keys), as the reference. */
 export const MAX_KEYS_PER_SCOPE = 10;
 
-const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
-const ALPHANUMERIC = `${LETTERS}${LETTERS.toUpperCase()}0123456789`;
-
 /** `<prefix>-` + a letter + 51..64 alphanumerics (the reference's shape), from a CSPRNG. */
 export function generateApiKey(prefix = 'fastgpt'): string {
-  const length = randomInt(51, 65);
-  let body = LETTERS[randomInt(LETTERS.length)] as string;
-  for (let i = 0; i < length; i++) body += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
-  return `${prefix}-${body}`;
+  const length = 51 + randomBelow(14);
+  return `${prefix}-${randomString(LOWERCASE, 1)}${randomString(ALPHANUMERIC, length)}`;
 }
 
 /** The list shape of the reference, with the key masked (we never have it in full again). */

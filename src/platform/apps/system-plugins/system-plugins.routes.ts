@@ -1,7 +1,7 @@
-import { randomInt } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../../../infra/errors.js';
 import { escapeRegex } from '../../../infra/mongo.js';
+import { ALPHANUMERIC, randomString } from '../../../infra/random-string.js';
 import { definePlatformRoute } from '../../define-route.js';
 import { pluginPathInput, previewNodeInput, systemPluginListInput } from '../apps.schema.js';
 import type { AppsCore, AppsDeps } from '../apps.service.js';
@@ -9,8 +9,7 @@ import { latestVersionOf } from '../versions.routes.js';
 import { findSystemPlugin, SYSTEM_PLUGINS, type SystemPlugin } from './registry.js';
 
 const tags = ['app plugins'];
-const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-const nodeId = () => Array.from({ length: 12 }, () => ALPHABET[randomInt(ALPHABET.length)]).join('');
+const nodeId = () => randomString(ALPHANUMERIC, 12);
 const handles = { top: true, right: true, bottom: true, left: true };
 type Json = Record<string, unknown>;
 
