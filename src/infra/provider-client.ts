@@ -223,10 +223,38 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
       }
     }
 
-    async function buffer(): Promise<Buffer> {
-      const parts: Buffer[] = [];
-      for await (const chunk of chunks()) parts.push(chunk);
-      return Buffer.concat(parts);
+    // Events rather than chunks(): a whole JSON answer is the common case, and three layers of
+    // async iteration cost more than the rest of reading it.
+    function buffer(): Promise<Buffer> {
+      if (used) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
+      used = true;
+      return new Promise((resolve, reject) => {
+        const parts: Buffer[] = [];
+        const stop = () => {
+          source.off('data', onData);
+          source.off('end', onEnd);
+          source.off('error', onError);
+          source.off('close', onClose);
+        };
+        const onData = (chunk: Buffer) => parts.push(chunk);
+        const onEnd = () => {
+          stop();
+          resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+        };
+        const onError = (error: Error) => {
+          stop();
+          settle();
+          release(source);
+          reject(failure ?? error);
+        };
+        const onClose = () => {
+          if (!source.readableEnded) onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+        };
+        source.on('data', onData);
+        source.on('end', onEnd);
+        source.on('error', onError);
+        source.on('close', onClose);
+      });
     }
 
     async function text(): Promise<string> {

@@ -116,6 +116,39 @@ describe('providerRequest', () => {
     await server.closed;
   });
 
+  it('rejects a whole-body read with the AbortError when the signal aborts mid-body, and closes the socket', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"partial":');
+    });
+    const controller = new AbortController();
+    const response = await providerRequest(`${server.url}/slow`, { signal: controller.signal });
+    const reading = errorOf(response.text());
+    setTimeout(() => controller.abort(), 20);
+    expect((await reading)?.name).toBe('AbortError');
+    await server.closed;
+  });
+
+  it('rejects a whole-body read when the provider cuts the body short', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"partial":', () => res.socket?.destroy());
+    });
+    const response = await providerRequest(`${server.url}/cut`);
+    expect(await errorOf(response.json())).toBeInstanceOf(Error);
+  });
+
+  it('joins a body sent in several chunks, and refuses to read it twice', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":');
+      setTimeout(() => res.end('[1,2,3]}'), 10);
+    });
+    const response = await providerRequest(server.url);
+    expect(await response.json()).toEqual({ data: [1, 2, 3] });
+    expect((await errorOf(response.buffer()))?.message).toMatch(/already been read/);
+  });
+
   it('reports a refused connection as a ConnectionError carrying the code', async () => {
     const error = await errorOf(providerRequest(`http://127.0.0.1:${await closedPort()}/`));
     expect(error).toBeInstanceOf(ConnectionError);
