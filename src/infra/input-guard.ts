@@ -8,13 +8,15 @@ import { Errors } from './errors.js';
  */
 export const MAX_INPUT_DEPTH = 64;
 
-export type InputProblem = { kind: 'nul' | 'depth'; path: string };
+export type InputProblem = { kind: 'nul' | 'depth' | 'proto'; path: string };
 
 /**
  * The first thing wrong with a request value: a U+0000 in a string or key (PostgreSQL-backed
- * servers such as FerretDB cannot store it, and no field has a use for it), or nesting deeper
- * than MAX_INPUT_DEPTH. `path` is the dotted path, `''` for the value itself. Iterative, so a
- * deeply nested value cannot overflow the stack here.
+ * servers such as FerretDB cannot store it, and no field has a use for it), nesting deeper
+ * than MAX_INPUT_DEPTH, or a `__proto__` key (JSON bodies are refused it by the parser; query
+ * strings parse it into an own key, which Object.assign would turn into a prototype). `path` is
+ * the dotted path, `''` for the value itself. Iterative, so a deeply nested value cannot
+ * overflow the stack here.
  */
 export function findInputProblem(value: unknown): InputProblem | null {
   const pending: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
@@ -28,6 +30,7 @@ export function findInputProblem(value: unknown): InputProblem | null {
     if (depth >= MAX_INPUT_DEPTH) return { kind: 'depth', path };
     for (const [key, child] of Object.entries(current)) {
       if (key.includes('\0')) return { kind: 'nul', path };
+      if (key === '__proto__') return { kind: 'proto', path: path ? `${path}.${key}` : key };
       pending.push({ value: child, path: path ? `${path}.${key}` : key, depth: depth + 1 });
     }
   }
@@ -40,5 +43,6 @@ export function assertSafeInput(value: unknown, where = 'request'): void {
   if (!problem) return;
   const field = problem.path || where;
   if (problem.kind === 'nul') throw Errors.missingParams(`Invalid field '${field}': must not contain the NUL character (U+0000)`);
+  if (problem.kind === 'proto') throw Errors.missingParams(`Invalid field '${field}': the key __proto__ is not accepted`);
   throw Errors.missingParams(`Invalid field '${field}': nested deeper than ${MAX_INPUT_DEPTH} levels`);
 }

@@ -66,7 +66,7 @@ async function failure(response: ProviderResponse): Promise<LlmError> {
 
 /** One non-streaming completion. */
 export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
-  const response = await post(endpoint, { ...request, stream: false }, signal);
+  const response = await post(endpoint, Object.assign({}, request, { stream: false }), signal);
   if (!response.ok) throw await failure(response);
   const body = await response.json<{
     choices?: { message?: { content?: string | null; tool_calls?: LlmToolCall[] } }[];
@@ -100,7 +100,7 @@ export async function* readSseData(body: AsyncIterable<Uint8Array>): AsyncGenera
 
 /** A streaming completion; `onDelta` receives each content fragment as it arrives. */
 export async function streamChat(endpoint: LlmEndpoint, request: LlmRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<LlmResult> {
-  const response = await post(endpoint, { ...request, stream: true, stream_options: { include_usage: true } }, signal);
+  const response = await post(endpoint, Object.assign({}, request, { stream: true, stream_options: { include_usage: true } }), signal);
   if (!response.ok) throw await failure(response);
   let content = '';
   let usage: { prompt_tokens?: number; completion_tokens?: number } | undefined;

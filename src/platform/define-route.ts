@@ -60,11 +60,12 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * bodies; merging query, path and body lets one schema serve every method of a route.
  */
 export function mergedInput(request: FastifyRequest): Record<string, unknown> {
-  return {
-    ...(isPlainObject(request.query) ? request.query : {}),
-    ...(isPlainObject(request.params) ? request.params : {}),
-    ...(isPlainObject(request.body) ? request.body : {}),
-  };
+  return Object.assign(
+    {},
+    isPlainObject(request.query) ? request.query : undefined,
+    isPlainObject(request.params) ? request.params : undefined,
+    isPlainObject(request.body) ? request.body : undefined,
+  );
 }
 
 /**

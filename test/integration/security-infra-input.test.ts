@@ -137,6 +137,16 @@ describe('JSON bodies', () => {
     const poisoned = await t.app.inject({ method: 'POST', url: '/api/core/dataset/list', headers: { token, 'content-type': 'application/json' }, payload: '{"__proto__":{"x":1}}' });
     expect(poisoned.statusCode).toBe(400);
   });
+
+  it('a __proto__ key in a query string is a 400 naming it, on both APIs (merged input must not gain a prototype)', async () => {
+    const platform = await t.app.inject({ method: 'GET', url: `/api/core/app/detail?appId=${appId}&__proto__=a&__proto__=b`, headers: { token } });
+    expect(platform.statusCode, platform.body).toBe(400);
+    expect(platform.json()).toMatchObject({ statusText: 'missingParams', message: "Invalid field '__proto__': the key __proto__ is not accepted" });
+    const cluster = await t.app.inject({ method: 'GET', url: '/kapis/resources.platform.io/v1alpha3/nodes?__proto__=x' });
+    expect(cluster.statusCode, cluster.body).toBe(400);
+    const plain = await t.app.inject({ method: 'GET', url: `/api/core/app/detail?appId=${appId}`, headers: { token } });
+    expect(plain.statusCode, plain.body).toBe(200);
+  });
 });
 
 describe('the SSRF guard classifies addresses with ipaddr.js ranges (through HTTP)', () => {

@@ -14,6 +14,9 @@ describe('request input guard', () => {
     ['NUL in a key', { meta: { 'k\u0000': 1 } }, { kind: 'nul', path: 'meta' }],
     ['NUL in an array element', { list: ['ok', 'x\u0000'] }, { kind: 'nul', path: 'list.1' }],
     ['NUL in the value itself', 'x\u0000', { kind: 'nul', path: '' }],
+    ['a __proto__ key (as a query string parses it)', Object.assign(Object.create(null), { x: '1', ['__proto__']: ['a', 'b'] }), { kind: 'proto', path: '__proto__' }],
+    ['a nested __proto__ key', { meta: JSON.parse('{"__proto__":{"polluted":true}}') }, { kind: 'proto', path: 'meta.__proto__' }],
+    ['a key that only contains proto', { __proto_x: 1, constructor_name: 'a' }, null],
     ['nesting at the limit', nested(MAX_INPUT_DEPTH), null],
     ['nesting over the limit', { chatConfig: nested(MAX_INPUT_DEPTH) }, { kind: 'depth', path: `chatConfig${'.a'.repeat(MAX_INPUT_DEPTH - 1)}` }],
   ])('%s', (_name, value, expected) => {

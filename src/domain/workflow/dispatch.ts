@@ -147,7 +147,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
         outputs[output.key] = formatValueType(output.defaultValue, output.valueType);
       }
     }
-    return { ...result, outputs };
+    return Object.assign({}, result, { outputs });
   };
 
   const afterNode = (node: RuntimeNode) => {

@@ -84,7 +84,7 @@ export function memberFieldsOf(resolved: ResolvedMember): Omit<AuthContext, 'aut
 
 /** The auth context of a resolved member (share-link and team-space resolvers can reuse it). */
 export function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> & Pick<AuthContext, 'authType'>): AuthContext {
-  return { ...memberFieldsOf(resolved), ...extra };
+  return Object.assign(memberFieldsOf(resolved), extra);
 }
 
 /**
@@ -154,7 +154,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
     const refusal = apiKeyRefusal(resolved.key, now);
     if (refusal) throw refusal;
     await touch(resolved.key._id, now);
-    return { ...resolved.context, legacyAppId: resolved.key.appId ? undefined : parsed.appId };
+    return Object.assign({}, resolved.context, { legacyAppId: resolved.key.appId ? undefined : parsed.appId });
   }
 
   async function byRootKey(given: string): Promise<AuthContext> {

@@ -84,7 +84,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     apps,
     usage,
     now: () => new Date(now()),
-    nodeDeps: (base) => ({ ...base, ...sharedNodeDeps }),
+    nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps),
     logError: (error, message) => app.log.error({ err: error }, message),
     chargeCredential: async (caller, points) => {
       if (points <= 0) return;

@@ -28,6 +28,8 @@ import type { NodeDeps, RunNodeDeps } from './workflow-nodes/node-deps.js';
 import { createToolRunner } from './workflow-nodes/tool-node.js';
 
 export const MAX_RUN_TIMES = 200;
+/** Where a run starts when no interactive node is waiting for an answer. */
+const ENTRY_NODE_TYPES = new Set(['userGuide', 'workflowStart', 'pluginInput']);
 
 export interface ChatRunDeps {
   repo: ChatRepo;
@@ -110,8 +112,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       await guard?.datasets(request.datasetIds);
       return search!(request);
     };
-    const ownDeps: NodeDeps = guard && search ? { ...nodeDeps, searchDatasets: guardedSearch } : nodeDeps;
-    const own = { ...pureRunners, ...createLlmRunners(ownDeps), ...createIoRunners(ownDeps), ...createHttpRunners(ownDeps), ...createExtraRunners(ownDeps) };
+    const ownDeps: NodeDeps = guard && search ? Object.assign({}, nodeDeps, { searchDatasets: guardedSearch }) : nodeDeps;
     const composite = createCompositeRunners({
       depth,
       runSystemPlugin: nodeDeps.runSystemPlugin,
@@ -124,7 +125,9 @@ export function createChatRunService(deps: ChatRunDeps) {
       },
     });
     // The agent's tools are nodes of the same graph: the same guard applies.
-    return { ...own, ...composite, tools: createToolRunner(ownDeps, () => runners(nodeDeps, depth + 1, guard)) };
+    const tools = createToolRunner(ownDeps, () => runners(nodeDeps, depth + 1, guard));
+    // Object.assign, not spreads: merging into a spread's result costs microseconds (see docs/decisions.md#object-spread).
+    return Object.assign({}, pureRunners, createLlmRunners(ownDeps), createIoRunners(ownDeps), createHttpRunners(ownDeps), createExtraRunners(ownDeps), composite, { tools });
   }
 
   async function runTurn(request: ChatTurnRequest): Promise<ChatTurnResult> {
@@ -153,11 +156,12 @@ export function createChatRunService(deps: ChatRunDeps) {
     const pending = pendingInteractive(histories);
     const interactiveFromDb = Boolean(pending && dbItems.length > 0 && pendingInteractive(dbItems.map((i) => ({ obj: i.obj, value: i.value }))));
 
-    const nodes: RuntimeNode[] = deepClone(graph.nodes).map((node) => ({
-      ...node,
-      isEntry: pending ? pending.entryNodeIds.includes(node.nodeId) : ['userGuide', 'workflowStart', 'pluginInput'].includes(node.flowNodeType),
-    }));
-    const edges: RuntimeEdge[] = pending ? deepClone(pending.memoryEdges) : graph.edges.map((edge: StoreEdge) => ({ ...edge, status: 'waiting' as const }));
+    // The run writes into its nodes: a copy of the graph (it comes from the shared app cache).
+    const nodes = deepClone(graph.nodes) as RuntimeNode[];
+    for (const node of nodes) {
+      node.isEntry = pending ? pending.entryNodeIds.includes(node.nodeId) : ENTRY_NODE_TYPES.has(node.flowNodeType);
+    }
+    const edges: RuntimeEdge[] = pending ? deepClone(pending.memoryEdges) : graph.edges.map((edge: StoreEdge) => Object.assign({}, edge, { status: 'waiting' as const }));
     if (pending) {
       for (const saved of pending.nodeOutputs) {
         const output = nodes.find((n) => n.nodeId === saved.nodeId)?.outputs.find((o) => o.key === saved.key);
@@ -165,7 +169,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       }
     }
 
-    let variables: Record<string, unknown> = { ...(chat?.variables ?? {}), ...request.variables };
+    let variables: Record<string, unknown> = Object.assign({}, chat?.variables, request.variables);
     if (isPlugin) {
       const inputNode = nodes.find((n) => n.flowNodeType === 'pluginInput');
       for (const input of inputNode?.inputs ?? []) {
@@ -223,7 +227,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       );
       await deps.chargeCredential(caller, totalPoints);
     }
-    return { ...result, totalPoints, isPlugin };
+    return Object.assign({}, result, { totalPoints, isPlugin });
   }
 
   async function saveTurn(input: {

@@ -24,7 +24,7 @@ async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[
     : await completeChat(llm.endpoint, request, deps.signal);
   const promptText = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
   const tokens = (result.promptTokens ?? estimateTokens(promptText)) + (result.completionTokens ?? estimateTokens(result.content));
-  return { ...result, tokens, maxTokens, temperature };
+  return Object.assign({}, result, { tokens, maxTokens, temperature });
 }
 
 /** An image's media type: the one served when it is an image type, else from the file name. */
