@@ -20,7 +20,12 @@ function randomByte(): number {
 
 function maskFor(bound: number): number {
   if (!Number.isInteger(bound) || bound < 1 || bound > 256) throw new RangeError(`bound must be an integer from 1 to 256, got ${bound}`);
-  return 2 ** Math.ceil(Math.log2(bound)) - 1;
+  // bound − 1 with every bit below its highest set: the next power of two, less one.
+  let mask = bound - 1;
+  mask |= mask >> 1;
+  mask |= mask >> 2;
+  mask |= mask >> 4;
+  return mask;
 }
 
 function draw(bound: number, mask: number): number {

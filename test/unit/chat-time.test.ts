@@ -14,4 +14,13 @@ describe('formatChatTime', () => {
       expect(formatChatTime(date).split(' ')[2]).toBe(intl.format(date));
     }
   });
+
+  it('answers from its one-second memo only for the same second, whatever the order of calls', () => {
+    expect(formatChatTime(new Date('2024-03-10T10:00:00.100Z'))).toBe('2024-03-10 10:00:00 Sunday');
+    expect(formatChatTime(new Date('2024-03-10T10:00:00.900Z'))).toBe('2024-03-10 10:00:00 Sunday');
+    expect(formatChatTime(new Date('2024-03-10T10:00:01.000Z'))).toBe('2024-03-10 10:00:01 Sunday');
+    expect(formatChatTime(new Date('2023-01-01T00:00:00.000Z'))).toBe('2023-01-01 00:00:00 Sunday');
+    expect(formatChatTime(new Date('1969-12-31T23:59:59.500Z'))).toBe('1969-12-31 23:59:59 Wednesday');
+    expect(formatChatTime(new Date('2024-03-10T10:00:01.999Z'))).toBe('2024-03-10 10:00:01 Sunday');
+  });
 });

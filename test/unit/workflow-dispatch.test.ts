@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dispatchWorkflow, nodeRunStatus, splitIncomingEdges } from '../../src/domain/workflow/dispatch.js';
+import { dispatchWorkflow, nodeRunStatus, persistedVariables, splitIncomingEdges } from '../../src/domain/workflow/dispatch.js';
 import { pureRunners } from '../../src/domain/workflow/pure-runners.js';
 import type { NodeRunner, RuntimeEdge, RuntimeNode, StoreNode, WorkflowEvent } from '../../src/domain/workflow/types.js';
 import { simpleFormToWorkflow } from '../../src/domain/workflow/simple-app.js';
@@ -154,6 +154,18 @@ describe('dispatchWorkflow', () => {
     const result = await dispatchWorkflow({ nodes, edges: [edge('start', 'ans')], variables: {}, histories: [], query: [], runners: pureRunners, mode: 'debug', newId: () => 'x' });
     expect(result.debugResponse.nextStepRunNodes.map((n) => n.nodeId)).toEqual(['ans']);
     expect(result.flowResponses).toHaveLength(1);
+  });
+});
+
+describe('persistedVariables', () => {
+  it('keeps what a chat stores and drops the run-only variables, without touching its input', () => {
+    const variables = { userId: 'u1', appId: 'a', chatId: 'c', responseChatItemId: 'r', histories: [], cTime: 'now', city: 'Paris', count: 2 };
+    expect(persistedVariables(variables)).toEqual({ userId: 'u1', city: 'Paris', count: 2 });
+    expect(variables.appId).toBe('a');
+    const odd = JSON.parse('{"__proto__":{"x":1},"kept":true}') as Record<string, unknown>;
+    const stored = persistedVariables(odd);
+    expect(stored).toEqual({ kept: true });
+    expect(Object.getPrototypeOf(stored)).toBe(Object.prototype);
   });
 });
 

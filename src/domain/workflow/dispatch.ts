@@ -84,9 +84,13 @@ export function mergeAssistantValues(values: ChatValue[]): ChatValue[] {
   return out;
 }
 
+const NOT_PERSISTED = new Set<string>(NON_PERSISTED_VARIABLES);
+
 export function persistedVariables(variables: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...variables };
-  for (const key of NON_PERSISTED_VARIABLES) delete out[key];
+  // Copied key by key rather than spread and deleted from: deleting turns an object slow.
+  const out: Record<string, unknown> = {};
+  // (A `__proto__` key, which requests cannot carry, would set the copy's prototype: skipped.)
+  for (const key of Object.keys(variables)) if (!NOT_PERSISTED.has(key) && key !== '__proto__') out[key] = variables[key];
   return out;
 }
 
