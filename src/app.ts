@@ -1,4 +1,3 @@
-import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
@@ -77,7 +76,6 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(docs);
   await app.register(startup, { enabled: options.startupTasks ?? true });
   await app.register(mongo, { uri: config.MONGODB_URI });
-  await app.register(cookie);
   await app.register(health);
   await app.register(platformServices);
   await app.register(platformRoutes, { prefix: '/api' });

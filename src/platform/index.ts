@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { appsRoutes, appsServices } from './apps/index.js';
@@ -28,6 +29,8 @@ export const platformServices = fp(
 
 /** The application platform API's routes, mounted at /api; each module's routes in their own context. */
 export async function platformRoutes(api: FastifyInstance): Promise<void> {
+  // Only this API has a session cookie: the cluster API, probes and metrics skip its parsing hooks.
+  await api.register(cookie);
   await api.register(identityRoutes);
   await api.register(systemRoutes);
   await api.register(appsRoutes);
