@@ -112,7 +112,7 @@ const pluginOutput: NodeRunner = async ({ params }) => ({ responseData: { totalP
 const textEditor: NodeRunner = async ({ params, variables, node }) => {
   const dynamic = dynamicParams(node, params);
   const text = typeof params.system_textareaInput === 'string' ? params.system_textareaInput : '';
-  const scope = { ...variables, ...dynamic };
+  const scope = Object.assign({}, variables, dynamic);
   const out = replaceVariables(text, Object.fromEntries(Object.entries(scope).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v])));
   return { outputs: { system_text: out }, responseData: { textOutput: out } };
 };

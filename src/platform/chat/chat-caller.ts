@@ -29,7 +29,7 @@ export function callerFromAuth(auth: AuthContext, linkResponseDetail = false): C
 /** 4.8.13: `customUid` names the end user of an API or session chat. */
 export function withCustomUid(caller: ChatCaller, customUid: string | undefined): ChatCaller {
   if (!customUid || caller.shareId || caller.teamSpace) return caller;
-  return { ...caller, uid: customUid, customUid: true };
+  return Object.assign({}, caller, { uid: customUid, customUid: true });
 }
 
 export function chatSourceOf(caller: ChatCaller, channel?: ChatSource): ChatSource {

@@ -96,7 +96,10 @@ function chatFilter(query: ChatQuery): Filter<StoredChat> {
 }
 
 function decodeChat(doc: StoredChat): ChatDoc {
-  return { ...plain(doc), variables: (decodeFromStorage(doc.variables) as Record<string, unknown>) ?? {}, metadata: (decodeFromStorage(doc.metadata) as Record<string, unknown>) ?? {} };
+  return Object.assign(plain(doc), {
+    variables: (decodeFromStorage(doc.variables) as Record<string, unknown>) ?? {},
+    metadata: (decodeFromStorage(doc.metadata) as Record<string, unknown>) ?? {},
+  }) as ChatDoc;
 }
 
 function decodeItem(doc: StoredChatItem): ChatItemDoc {

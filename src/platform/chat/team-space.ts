@@ -34,7 +34,7 @@ export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: s
     const ownerTmbId = await options.findOwnerTmbId(team.toLowerCase());
     const member = ownerTmbId ? await chat.memberContext(ownerTmbId) : null;
     if (!member) throw Errors.teamTokenRefused(`Team ${team} not found`);
-    return { ...member, authType: 'teamDomain', outLink: { shareId: '', outLinkUid: uid } };
+    return Object.assign({}, member, { authType: 'teamDomain' as const, outLink: { shareId: '', outLinkUid: uid } });
   }
   return { resolver, check };
 }

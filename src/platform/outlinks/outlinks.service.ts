@@ -151,7 +151,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       const uid = (await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
       const member = await deps.memberContext(link.tmbId);
       if (!member) throw Errors.linkUnInvalid('The creator of this share link is no longer a member of its team');
-      return { link, context: { ...member, authType: 'outLink', appId: link.appId, outLink: { shareId, outLinkUid: uid } } };
+      return { link, context: Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId, outLinkUid: uid } }) };
     },
 
     /** The `outLink` credential kind: shareId + outLinkUid in the query or body. */

@@ -28,8 +28,13 @@ export interface CompositeDeps {
 export const isSystemPluginId = (pluginId: string) => pluginId.includes('-');
 
 function childRuntime(graph: RunGraph, entryTypes: string[], hideStatus: boolean): { nodes: RuntimeNode[]; edges: RuntimeEdge[] } {
-  const nodes = deepClone(graph.nodes).map((node) => ({ ...node, isEntry: entryTypes.includes(node.flowNodeType), ...(hideStatus ? { showStatus: false } : {}) }));
-  return { nodes, edges: graph.edges.map((edge) => ({ ...edge, status: 'waiting' as const })) };
+  // The deep copy is the run's own: set in place (extending a spread copy is slow, docs/decisions.md#object-spread).
+  const nodes = deepClone(graph.nodes) as RuntimeNode[];
+  for (const node of nodes) {
+    node.isEntry = entryTypes.includes(node.flowNodeType);
+    if (hideStatus) node.showStatus = false;
+  }
+  return { nodes, edges: graph.edges.map((edge) => Object.assign({}, edge, { status: 'waiting' as const })) };
 }
 
 export function createCompositeRunners(deps: CompositeDeps): Record<string, NodeRunner> {

@@ -11,7 +11,7 @@ export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: 
     await chat.outLinks.assertChatStart(link.shareId, input.uid, input.text);
     const member = await chat.memberContext(link.tmbId);
     if (!member) throw new Error('The creator of this link is no longer a member of its team');
-    const auth = { ...member, authType: 'outLink' as const, appId: link.appId, outLink: { shareId: link.shareId, outLinkUid: input.uid } };
+    const auth = Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId: link.shareId, outLinkUid: input.uid } });
     const app = await chat.apps.findInTeam(auth.teamId, auth.appId);
     const result = await chat.run.runTurn({
       app,
