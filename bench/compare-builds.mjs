@@ -1,0 +1,151 @@
+// Two builds of the service, one route, the same machine at the same time: each round starts the
+// "before" build and then the "after" build on one database, loads the route, and records
+// throughput and the server's CPU time per request (from /proc). Alternating the two in several
+// rounds is what makes a 10% change visible on a machine whose speed drifts by more than that
+// between runs of bench/hot-routes.mjs.
+//
+// Usage: node bench/compare-builds.mjs <git revision before> [route]
+//   route: completions (default; app key, a fake LLM in a process of its own), nodes (page of 10
+//   of 1,000, bearer token) or healthz. "After" is the working tree, built here.
+//   BENCH_ROUNDS (default 5), BENCH_CONNECTIONS (default "1,16"), BENCH_SECONDS (default 5).
+import { execFileSync, execSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort, startLocalDatabase } from '../scripts/local-db.mjs';
+import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess } from './lib.mjs';
+
+const [revision, route = 'completions'] = process.argv.slice(2);
+if (!revision || !['completions', 'nodes', 'healthz'].includes(route)) {
+  console.error('usage: node bench/compare-builds.mjs <git revision before> [completions|nodes|healthz]');
+  process.exit(2);
+}
+const rounds = Number(process.env.BENCH_ROUNDS) || 5;
+const connectionCounts = (process.env.BENCH_CONNECTIONS ?? '1,16').split(',').map(Number);
+const duration = benchSeconds(5);
+const root = resolve('.');
+const work = mkdtempSync(join(tmpdir(), 'bench-builds-'));
+
+/** The "before" revision, checked out and built beside the working tree (sharing its node_modules). */
+function buildRevision(rev) {
+  const dir = join(work, 'before');
+  execFileSync('git', ['worktree', 'add', '--detach', dir, rev], { stdio: 'ignore' });
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  execSync('npx tsc -p tsconfig.build.json', { cwd: dir, stdio: 'inherit' });
+  return dir;
+}
+
+const before = buildRevision(revision);
+execSync('npx tsc -p tsconfig.build.json', { stdio: 'inherit' });
+const builds = [
+  { name: `before (${revision})`, dir: before },
+  { name: 'after (working tree)', dir: root },
+];
+const database = await startLocalDatabase();
+const mongoUri = `${database.uri}builds_${Date.now()}`;
+const llm = await startBaselineProcess('bench/baselines/fake-llm.mjs', {});
+const modelsFile = join(work, 'models.json');
+writeFileSync(modelsFile, JSON.stringify({ llmModels: [{ model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 2000, charsPointsPrice: 0, requestUrl: `${llm.url}/v1/chat/completions`, requestAuth: 'sk-fake' }] }));
+const serverEnv = { ...process.env, ...BENCH_SECRETS, LOG_LEVEL: 'warn', NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', CLUSTER_REGISTER_HOST_NODE: 'false', TRAINING_WORKER: 'false', MODEL_CONFIG_PATH: modelsFile, MONGODB_URI: mongoUri };
+
+async function startServer(build) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(build.dir, 'dist/server.js')], { cwd: build.dir, env: { ...serverEnv, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`${build.name} exited with ${child.exitCode}`);
+    if (await fetch(`${url}/readyz`).then((response) => response.ok, () => false)) break;
+    await new Promise((done) => setTimeout(done, 200));
+  }
+  return {
+    url,
+    pid: child.pid,
+    stop: () => new Promise((done) => {
+      child.once('exit', done);
+      child.kill('SIGKILL');
+    }),
+  };
+}
+
+async function call(url, path, { token, body } = {}) {
+  const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { token } : {}) }, body: JSON.stringify(body ?? {}) });
+  const json = await response.json();
+  if (json.code !== undefined && json.code !== 200) throw new Error(`${path}: ${JSON.stringify(json)}`);
+  return json.data ?? json;
+}
+
+/** Seeds through the "after" build (the data model is the same in both) and returns the request to load. */
+async function seed() {
+  if (route === 'healthz') return { path: '/healthz', method: 'GET', headers: {} };
+  const cli = (args) => execFileSync(process.execPath, ['dist/cli.js', ...args], { env: serverEnv, stdio: ['ignore', 'pipe', 'inherit'] }).toString();
+  const server = await startServer(builds[1]);
+  try {
+    if (route === 'nodes') {
+      const items = Array.from({ length: 1000 }, (_, index) => {
+        const name = `node-${String(index).padStart(5, '0')}`;
+        return { metadata: { name, uid: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`, resourceVersion: String(index + 1), labels: { 'kubernetes.io/hostname': name } }, status: { capacity: { cpu: '8', memory: '32768000Ki', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] } };
+      });
+      const file = join(work, 'nodes.json');
+      writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+      cli(['cluster', 'nodes', 'import', file]);
+      const form = new URLSearchParams({ grant_type: 'password', username: 'admin', password: 'P@88w0rd', client_id: 'kubesphere', client_secret: 'kubesphere' });
+      const bearer = (await (await fetch(`${server.url}/oauth/token`, { method: 'POST', body: form })).json()).access_token;
+      return { path: '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&page=5&sortBy=name', method: 'GET', headers: { authorization: `Bearer ${bearer}` } };
+    }
+    cli(['user', 'create', '--username', 'builds-owner', '--password', 'bench-password-1']);
+    const token = (await call(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-owner', password: 'bench-password-1' } })).token;
+    const nodes = [
+      { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
+      { nodeId: 'ai', flowNodeType: 'chatNode', name: 'AI chat', inputs: [{ key: 'model', value: 'fake-llm' }, { key: 'history', value: 0 }, { key: 'userChatInput', value: ['start', 'userChatInput'] }], outputs: [{ id: 'answerText', key: 'answerText', valueType: 'string' }] },
+    ];
+    const edges = [{ source: 'start', sourceHandle: 'start-source-right', target: 'ai', targetHandle: 'ai-target-left' }];
+    const appId = await call(server.url, '/api/core/app/create', { token, body: { name: 'chat', type: 'advanced', modules: nodes, edges } });
+    await call(server.url, `/api/core/app/version/publish?appId=${appId}`, { token, body: { nodes, edges, chatConfig: {}, isPublish: true, versionName: 'v1' } });
+    const appKey = await call(server.url, '/api/support/openapi/create', { token, body: { name: 'bench', appId } });
+    return { path: '/api/v1/chat/completions', method: 'POST', headers: { authorization: `Bearer ${appKey}` }, body: { messages: [{ role: 'user', content: 'hello' }] } };
+  } finally {
+    await server.stop();
+  }
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+try {
+  const request = await seed();
+  const rows = [];
+  for (const connections of connectionCounts) {
+    const runs = builds.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, build] of builds.entries()) {
+        const server = await startServer(build);
+        const target = { url: `${server.url}${request.path}`, method: request.method, headers: request.headers, body: request.body, connections };
+        await measure({ ...target, duration: 2 }); // warm-up: caches, JIT
+        const result = await measure({ ...target, duration, pid: server.pid });
+        await server.stop();
+        if (result.failures > 0) throw new Error(`${build.name}: ${result.failures} failed requests`);
+        runs[index].push(result);
+        console.log(JSON.stringify({ build: build.name, connections, round, 'req/s': Math.round(result.requestsPerSecond), 'CPU µs/req': Math.round(result.cpuMicros) }));
+      }
+    }
+    for (const [index, build] of builds.entries()) {
+      rows.push({
+        route,
+        build: build.name,
+        connections,
+        'median req/s': Math.round(median(runs[index].map((run) => run.requestsPerSecond))),
+        'median CPU µs/req': Math.round(median(runs[index].map((run) => run.cpuMicros))),
+        'CPU µs/req per round': runs[index].map((run) => Math.round(run.cpuMicros)).join(' '),
+      });
+    }
+  }
+  console.table(rows);
+} finally {
+  await llm.stop();
+  await database.stop();
+  execFileSync('git', ['worktree', 'remove', '--force', join(work, 'before')], { stdio: 'ignore' });
+  rmSync(work, { recursive: true, force: true });
+}
