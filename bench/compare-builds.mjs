@@ -5,8 +5,9 @@
 // between runs of bench/hot-routes.mjs.
 //
 // Usage: node bench/compare-builds.mjs <git revision before> [route]
-//   route: completions (default; app key, a fake LLM in a process of its own), nodes (page of 10
-//   of 1,000, bearer token) or healthz. "After" is the working tree, built here.
+//   route: completions (default; app key, a fake LLM in a process of its own), apps (core/app/list
+//   of 301 apps at the root, as a read-only member), nodes (page of 10 of 1,000, bearer token) or
+//   healthz. "After" is the working tree, built here.
 //   BENCH_ROUNDS (default 5), BENCH_CONNECTIONS (default "1,16"), BENCH_SECONDS (default 5).
 import { execFileSync, execSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -16,8 +17,8 @@ import { freePort, startLocalDatabase } from '../scripts/local-db.mjs';
 import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess } from './lib.mjs';
 
 const [revision, route = 'completions'] = process.argv.slice(2);
-if (!revision || !['completions', 'nodes', 'healthz'].includes(route)) {
-  console.error('usage: node bench/compare-builds.mjs <git revision before> [completions|nodes|healthz]');
+if (!revision || !['completions', 'apps', 'nodes', 'healthz'].includes(route)) {
+  console.error('usage: node bench/compare-builds.mjs <git revision before> [completions|apps|nodes|healthz]');
   process.exit(2);
 }
 const rounds = Number(process.env.BENCH_ROUNDS) || 5;
@@ -74,6 +75,13 @@ async function call(url, path, { token, body } = {}) {
   return json.data ?? json;
 }
 
+/** The chat app's workflow: start, then one LLM node answering the question. */
+const nodes = [
+  { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
+  { nodeId: 'ai', flowNodeType: 'chatNode', name: 'AI chat', inputs: [{ key: 'model', value: 'fake-llm' }, { key: 'history', value: 0 }, { key: 'userChatInput', value: ['start', 'userChatInput'] }], outputs: [{ id: 'answerText', key: 'answerText', valueType: 'string' }] },
+];
+const edges = [{ source: 'start', sourceHandle: 'start-source-right', target: 'ai', targetHandle: 'ai-target-left' }];
+
 /** Seeds through the "after" build (the data model is the same in both) and returns the request to load. */
 async function seed() {
   if (route === 'healthz') return { path: '/healthz', method: 'GET', headers: {} };
@@ -92,13 +100,18 @@ async function seed() {
       const bearer = (await (await fetch(`${server.url}/oauth/token`, { method: 'POST', body: form })).json()).access_token;
       return { path: '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&page=5&sortBy=name', method: 'GET', headers: { authorization: `Bearer ${bearer}` } };
     }
-    cli(['user', 'create', '--username', 'builds-owner', '--password', 'bench-password-1']);
+    const owner = JSON.parse(cli(['user', 'create', '--username', 'builds-owner', '--password', 'bench-password-1']).replace(/^[^{]*/, ''));
     const token = (await call(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-owner', password: 'bench-password-1' } })).token;
-    const nodes = [
-      { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
-      { nodeId: 'ai', flowNodeType: 'chatNode', name: 'AI chat', inputs: [{ key: 'model', value: 'fake-llm' }, { key: 'history', value: 0 }, { key: 'userChatInput', value: ['start', 'userChatInput'] }], outputs: [{ id: 'answerText', key: 'answerText', valueType: 'string' }] },
-    ];
-    const edges = [{ source: 'start', sourceHandle: 'start-source-right', target: 'ai', targetHandle: 'ai-target-left' }];
+    if (route === 'apps') {
+      // As bench/hot-routes.mjs: 301 apps at the root, every third readable by the team, listed by a member.
+      cli(['user', 'create', '--username', 'builds-member', '--password', 'bench-password-1', '--team', owner.teamId, '--role', 'member', '--permission', '4']);
+      for (let i = 0; i < 301; i++) {
+        const id = await call(server.url, '/api/core/app/create', { token, body: { name: `app ${i}`, type: 'advanced', modules: nodes, edges } });
+        if (i % 3 === 0) await call(server.url, '/api/core/app/update', { token, body: { appId: id, defaultPermission: 4 } });
+      }
+      const memberToken = (await call(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-member', password: 'bench-password-1' } })).token;
+      return { path: '/api/core/app/list', method: 'POST', headers: { token: memberToken }, body: { parentId: '' } };
+    }
     const appId = await call(server.url, '/api/core/app/create', { token, body: { name: 'chat', type: 'advanced', modules: nodes, edges } });
     await call(server.url, `/api/core/app/version/publish?appId=${appId}`, { token, body: { nodes, edges, chatConfig: {}, isPublish: true, versionName: 'v1' } });
     const appKey = await call(server.url, '/api/support/openapi/create', { token, body: { name: 'bench', appId } });
