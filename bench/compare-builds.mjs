@@ -27,24 +27,45 @@ const duration = benchSeconds(5);
 const root = resolve('.');
 const work = mkdtempSync(join(tmpdir(), 'bench-builds-'));
 
+/** What to undo at the end, also when interrupted: the worktree, the database, the fake LLM. */
+const cleanups = [() => rmSync(work, { recursive: true, force: true })];
+async function cleanUp() {
+  for (const step of cleanups.splice(0).reverse()) await (async () => step())().catch(() => undefined);
+}
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => cleanUp().then(() => process.exit(130)));
+
 /** The "before" revision, checked out and built beside the working tree (sharing its node_modules). */
 function buildRevision(rev) {
   const dir = join(work, 'before');
   execFileSync('git', ['worktree', 'add', '--detach', dir, rev], { stdio: 'ignore' });
+  cleanups.push(() => execFileSync('git', ['worktree', 'remove', '--force', dir], { stdio: 'ignore' }));
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
   execSync('npx tsc -p tsconfig.build.json', { cwd: dir, stdio: 'inherit' });
   return dir;
 }
 
-const before = buildRevision(revision);
-execSync('npx tsc -p tsconfig.build.json', { stdio: 'inherit' });
+/** Builds both, starts the database and the fake LLM; undoes what it did when a step fails. */
+async function setUp() {
+  try {
+    const before = buildRevision(revision);
+    execSync('npx tsc -p tsconfig.build.json', { stdio: 'inherit' });
+    const database = await startLocalDatabase();
+    cleanups.push(() => database.stop());
+    const llm = await startBaselineProcess('bench/baselines/fake-llm.mjs', {});
+    cleanups.push(() => llm.stop());
+    return { before, database, llm };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+const { before, database, llm } = await setUp();
 const builds = [
   { name: `before (${revision})`, dir: before },
   { name: 'after (working tree)', dir: root },
 ];
-const database = await startLocalDatabase();
 const mongoUri = `${database.uri}builds_${Date.now()}`;
-const llm = await startBaselineProcess('bench/baselines/fake-llm.mjs', {});
 const modelsFile = join(work, 'models.json');
 writeFileSync(modelsFile, JSON.stringify({ llmModels: [{ model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 2000, charsPointsPrice: 0, requestUrl: `${llm.url}/v1/chat/completions`, requestAuth: 'sk-fake' }] }));
 const serverEnv = { ...process.env, ...BENCH_SECRETS, LOG_LEVEL: 'warn', NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', CLUSTER_REGISTER_HOST_NODE: 'false', TRAINING_WORKER: 'false', MODEL_CONFIG_PATH: modelsFile, MONGODB_URI: mongoUri };
@@ -157,8 +178,5 @@ try {
   }
   console.table(rows);
 } finally {
-  await llm.stop();
-  await database.stop();
-  execFileSync('git', ['worktree', 'remove', '--force', join(work, 'before')], { stdio: 'ignore' });
-  rmSync(work, { recursive: true, force: true });
+  await cleanUp();
 }
