@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, startLocalDatabase } from '../scripts/local-db.mjs';
+import { CHAT_GRAPH, fakeLlmModels, nodeItems, postPlatform } from './fixtures.mjs';
 import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess } from './lib.mjs';
 
 const [revision, route = 'completions'] = process.argv.slice(2);
@@ -67,7 +68,7 @@ const builds = [
 ];
 const mongoUri = `${database.uri}builds_${Date.now()}`;
 const modelsFile = join(work, 'models.json');
-writeFileSync(modelsFile, JSON.stringify({ llmModels: [{ model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 2000, charsPointsPrice: 0, requestUrl: `${llm.url}/v1/chat/completions`, requestAuth: 'sk-fake' }] }));
+writeFileSync(modelsFile, fakeLlmModels(`${llm.url}/v1/chat/completions`));
 const serverEnv = { ...process.env, ...BENCH_SECRETS, LOG_LEVEL: 'warn', NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', CLUSTER_REGISTER_HOST_NODE: 'false', TRAINING_WORKER: 'false', MODEL_CONFIG_PATH: modelsFile, MONGODB_URI: mongoUri };
 
 async function startServer(build) {
@@ -89,20 +90,6 @@ async function startServer(build) {
   };
 }
 
-async function call(url, path, { token, body } = {}) {
-  const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { token } : {}) }, body: JSON.stringify(body ?? {}) });
-  const json = await response.json();
-  if (json.code !== undefined && json.code !== 200) throw new Error(`${path}: ${JSON.stringify(json)}`);
-  return json.data ?? json;
-}
-
-/** The chat app's workflow: start, then one LLM node answering the question. */
-const nodes = [
-  { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
-  { nodeId: 'ai', flowNodeType: 'chatNode', name: 'AI chat', inputs: [{ key: 'model', value: 'fake-llm' }, { key: 'history', value: 0 }, { key: 'userChatInput', value: ['start', 'userChatInput'] }], outputs: [{ id: 'answerText', key: 'answerText', valueType: 'string' }] },
-];
-const edges = [{ source: 'start', sourceHandle: 'start-source-right', target: 'ai', targetHandle: 'ai-target-left' }];
-
 /** Seeds through the "after" build (the data model is the same in both) and returns the request to load. */
 async function seed() {
   if (route === 'healthz') return { path: '/healthz', method: 'GET', headers: {} };
@@ -110,32 +97,28 @@ async function seed() {
   const server = await startServer(builds[1]);
   try {
     if (route === 'nodes') {
-      const items = Array.from({ length: 1000 }, (_, index) => {
-        const name = `node-${String(index).padStart(5, '0')}`;
-        return { metadata: { name, uid: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`, resourceVersion: String(index + 1), labels: { 'kubernetes.io/hostname': name } }, status: { capacity: { cpu: '8', memory: '32768000Ki', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] } };
-      });
       const file = join(work, 'nodes.json');
-      writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+      writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nodeItems(1000) }));
       cli(['cluster', 'nodes', 'import', file]);
       const form = new URLSearchParams({ grant_type: 'password', username: 'admin', password: 'P@88w0rd', client_id: 'kubesphere', client_secret: 'kubesphere' });
       const bearer = (await (await fetch(`${server.url}/oauth/token`, { method: 'POST', body: form })).json()).access_token;
       return { path: '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&page=5&sortBy=name', method: 'GET', headers: { authorization: `Bearer ${bearer}` } };
     }
     const owner = JSON.parse(cli(['user', 'create', '--username', 'builds-owner', '--password', 'bench-password-1']).replace(/^[^{]*/, ''));
-    const token = (await call(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-owner', password: 'bench-password-1' } })).token;
+    const token = (await postPlatform(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-owner', password: 'bench-password-1' } })).token;
     if (route === 'apps') {
       // As bench/hot-routes.mjs: 301 apps at the root, every third readable by the team, listed by a member.
       cli(['user', 'create', '--username', 'builds-member', '--password', 'bench-password-1', '--team', owner.teamId, '--role', 'member', '--permission', '4']);
       for (let i = 0; i < 301; i++) {
-        const id = await call(server.url, '/api/core/app/create', { token, body: { name: `app ${i}`, type: 'advanced', modules: nodes, edges } });
-        if (i % 3 === 0) await call(server.url, '/api/core/app/update', { token, body: { appId: id, defaultPermission: 4 } });
+        const id = await postPlatform(server.url, '/api/core/app/create', { token, body: { name: `app ${i}`, type: 'advanced', modules: CHAT_GRAPH.nodes, edges: CHAT_GRAPH.edges } });
+        if (i % 3 === 0) await postPlatform(server.url, '/api/core/app/update', { token, body: { appId: id, defaultPermission: 4 } });
       }
-      const memberToken = (await call(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-member', password: 'bench-password-1' } })).token;
+      const memberToken = (await postPlatform(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-member', password: 'bench-password-1' } })).token;
       return { path: '/api/core/app/list', method: 'POST', headers: { token: memberToken }, body: { parentId: '' } };
     }
-    const appId = await call(server.url, '/api/core/app/create', { token, body: { name: 'chat', type: 'advanced', modules: nodes, edges } });
-    await call(server.url, `/api/core/app/version/publish?appId=${appId}`, { token, body: { nodes, edges, chatConfig: {}, isPublish: true, versionName: 'v1' } });
-    const appKey = await call(server.url, '/api/support/openapi/create', { token, body: { name: 'bench', appId } });
+    const appId = await postPlatform(server.url, '/api/core/app/create', { token, body: { name: 'chat', type: 'advanced', modules: CHAT_GRAPH.nodes, edges: CHAT_GRAPH.edges } });
+    await postPlatform(server.url, `/api/core/app/version/publish?appId=${appId}`, { token, body: { ...CHAT_GRAPH, chatConfig: {}, isPublish: true, versionName: 'v1' } });
+    const appKey = await postPlatform(server.url, '/api/support/openapi/create', { token, body: { name: 'bench', appId } });
     return { path: '/api/v1/chat/completions', method: 'POST', headers: { authorization: `Bearer ${appKey}` }, body: { messages: [{ role: 'user', content: 'hello' }] } };
   } finally {
     await server.stop();

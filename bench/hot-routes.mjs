@@ -21,6 +21,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CHAT_GRAPH, FAKE_LLM_ANSWER, fakeLlmModels, nodeItems, postPlatform } from './fixtures.mjs';
 import { againstLimit, BENCH_SECRETS, benchSeconds, fasterOf, measure, startBaselineProcess, startBenchEnvironment, startLimit } from './lib.mjs';
 
 const duration = benchSeconds(5);
@@ -36,9 +37,8 @@ async function startFakeLlm() {
   const server = createServer((request, response) => {
     request.resume();
     request.on('end', () => {
-      const answer = { id: 'x', object: 'chat.completion', created: 0, model: 'fake-llm', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the fake model' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } };
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(answer));
+      response.end(JSON.stringify(FAKE_LLM_ANSWER));
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -53,26 +53,11 @@ function cli(mongoUri, args) {
   return JSON.parse(out.slice(out.indexOf('{')));
 }
 
-async function call(env, path, { token, body, headers = {} } = {}) {
-  const response = await fetch(`${env.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { token } : {}), ...headers }, body: JSON.stringify(body ?? {}) });
-  const json = await response.json();
-  if (json.code !== undefined && json.code !== 200) throw new Error(`${path}: ${JSON.stringify(json)}`);
-  return json.data ?? json;
-}
-
-function nodeItems(count) {
-  return Array.from({ length: count }, (_, index) => {
-    const name = `node-${String(index).padStart(5, '0')}`;
-    return {
-      metadata: { name, uid: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`, resourceVersion: String(index + 1), creationTimestamp: '2024-01-01T00:00:00Z', labels: { 'kubernetes.io/hostname': name, zone: `z${index % 3}` } },
-      status: { capacity: { cpu: '8', memory: '32768000Ki', pods: '110' }, allocatable: { cpu: '8', memory: '32665600Ki', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v1.26.5', architecture: 'amd64' } },
-    };
-  });
-}
+const call = (env, path, options) => postPlatform(env.url, path, options);
 
 const llm = await startFakeLlm();
 const configFile = join(dir, 'models.json');
-writeFileSync(configFile, JSON.stringify({ llmModels: [{ model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 2000, charsPointsPrice: 0, requestUrl: `${llm.baseUrl}/chat/completions`, requestAuth: 'sk-fake' }] }));
+writeFileSync(configFile, fakeLlmModels(`${llm.baseUrl}/chat/completions`));
 const env = await startBenchEnvironment({ env: { CLUSTER_REGISTER_HOST_NODE: 'false', TRAINING_WORKER: 'false', MODEL_CONFIG_PATH: configFile, PLAN_MAX_APPS: '100000' } });
 const rows = [];
 try {
@@ -81,13 +66,7 @@ try {
   cli(env.mongoUri, ['user', 'create', '--username', 'hot-member', '--password', 'bench-password-1', '--team', owner.teamId, '--role', 'member', '--permission', '4']);
   const ownerToken = (await call(env, '/api/support/user/account/loginByPassword', { body: { username: 'hot-owner', password: 'bench-password-1' } })).token;
   const memberToken = (await call(env, '/api/support/user/account/loginByPassword', { body: { username: 'hot-member', password: 'bench-password-1' } })).token;
-  const graph = {
-    nodes: [
-      { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
-      { nodeId: 'ai', flowNodeType: 'chatNode', name: 'AI chat', inputs: [{ key: 'model', value: 'fake-llm' }, { key: 'history', value: 0 }, { key: 'userChatInput', value: ['start', 'userChatInput'] }], outputs: [{ id: 'answerText', key: 'answerText', valueType: 'string' }] },
-    ],
-    edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'ai', targetHandle: 'ai-target-left' }],
-  };
+  const graph = CHAT_GRAPH;
   const started = Date.now();
   let chatAppId;
   for (let i = 0; i < APPS_AT_ROOT; i++) {

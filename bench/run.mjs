@@ -4,9 +4,9 @@ import { readdirSync } from 'node:fs';
 
 const wanted = process.argv.slice(2);
 const scripts = readdirSync('bench')
-  // Helpers (the libraries, this runner, the servers other scripts start) are not benchmarks, and
+  // Helpers (the libraries and fixtures, this runner, the servers other scripts start) are not benchmarks, and
   // compare-builds needs the revision to compare with.
-  .filter((file) => file.endsWith('.mjs') && !['lib.mjs', 'datasets-common.mjs', 'run.mjs', 'profiled-server.mjs', 'baseline-server.mjs', 'compare-builds.mjs'].includes(file))
+  .filter((file) => file.endsWith('.mjs') && !['lib.mjs', 'datasets-common.mjs', 'run.mjs', 'profiled-server.mjs', 'baseline-server.mjs', 'fixtures.mjs', 'compare-builds.mjs'].includes(file))
   .filter((file) => wanted.length === 0 || wanted.includes(file.replace(/\.mjs$/, '')));
 let failed = 0;
 for (const script of scripts) {
