@@ -204,10 +204,14 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
     // The signal and the timeout stay armed until the body is read or discarded.
     source.once('end', settle);
     let used = false;
-
-    async function* chunks(): AsyncGenerator<Buffer> {
+    /** A body is read once, as with fetch: a second reader is refused. */
+    const claimBody = () => {
       if (used) throw new TypeError('Body is unusable: Body has already been read');
       used = true;
+    };
+
+    async function* chunks(): AsyncGenerator<Buffer> {
+      claimBody();
       let ended = false;
       try {
         // Not destroyed when the reader stops early (e.g. at `[DONE]`): release() may keep the socket.
@@ -225,9 +229,8 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
 
     // Events rather than chunks(): a whole JSON answer is the common case, and three layers of
     // async iteration cost more than the rest of reading it.
-    function buffer(): Promise<Buffer> {
-      if (used) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
-      used = true;
+    async function buffer(): Promise<Buffer> {
+      claimBody();
       return new Promise((resolve, reject) => {
         const parts: Buffer[] = [];
         const stop = () => {
