@@ -144,6 +144,8 @@ export function createAppsCore(deps: AppsDeps) {
     async settleInsert(insert: { appId: string; teamId: string; reserved: number }): Promise<'kept' | 'removed'> {
       const { appId, teamId, reserved } = insert;
       if (await deps.apps.findInTeam(teamId, appId)) {
+        // A crash between the app document and its list bump leaves lists that never saw it.
+        await deps.appList.changed(teamId);
         await deps.inserts.close(appId);
         return 'kept';
       }
