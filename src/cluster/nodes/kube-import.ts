@@ -50,6 +50,8 @@ export function parseNodeFile(text: string, now: Date): StoredNode[] {
   const problems: string[] = [];
   const docs: StoredNode[] = [];
   const seen = new Map<string, number>();
+  // The uid index is unique: a uid given twice would fail the write half-way through the file.
+  const uids = new Map<string, { index: number; name: string }>();
   for (const [index, item] of itemsOf(text, 'Node').entries()) {
     const parsed = nodeSchema.safeParse(item);
     if (!parsed.success) {
@@ -60,6 +62,9 @@ export function parseNodeFile(text: string, now: Date): StoredNode[] {
     const earlier = seen.get(doc._id);
     if (earlier !== undefined) problems.push(`items[${index}].metadata.name: node "${doc._id}" also appears at items[${earlier}]`);
     seen.set(doc._id, index);
+    const owner = uids.get(doc.uid);
+    if (owner === undefined) uids.set(doc.uid, { index, name: doc._id });
+    else if (owner.name !== doc._id) problems.push(`items[${index}].metadata.uid: uid ${doc.uid} of node "${doc._id}" also belongs to node "${owner.name}" at items[${owner.index}]`);
     docs.push(doc);
   }
   if (problems.length > 0) fail(problems);

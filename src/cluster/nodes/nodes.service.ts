@@ -31,8 +31,17 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
   const { nodes, pods, clock, stamps } = deps;
   const index = new NodeIndex({ nodes, pods, stamps });
   const inDatabase = deps.strategy === 'database';
-  /** Every node and pod write ends here: other processes reload their index at their next request. */
-  const nodesChanged = () => stamps.bump(CLUSTER_STAMPS.nodes);
+  /**
+   * Every node and pod write goes through here: other processes reload their index at their next
+   * request. The stamp moves even when the write fails part-way, since earlier chunks have landed.
+   */
+  async function writeNodes<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      await stamps.bump(CLUSTER_STAMPS.nodes);
+    }
+  }
 
   /** Filters, sorting and paging pushed into the database; `>`/`<` requirements finished in code. */
   async function pageFromDatabase(plan: NodeListPlan): Promise<{ page: { _id: string; json: string }[]; totalItems: number }> {
@@ -95,16 +104,14 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
       if (clash) {
         throw Errors.conflict(`the file was not imported, nothing changed: uid ${clash.uid} of node "${names.get(clash.uid)}" already belongs to node "${clash._id}"`);
       }
-      const counts = await nodes.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length }));
-      await nodesChanged();
+      const counts = await writeNodes(() => nodes.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length })));
       return { kind: 'NodeList', ...counts, names: docs.map((doc) => doc._id) };
     },
 
     async importPods(text: string, onProgress?: ImportProgress) {
       const docs = parsePodFile(text, clock.now());
       onProgress?.({ step: 'validated', done: docs.length, total: docs.length });
-      const counts = await pods.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length }));
-      await nodesChanged();
+      const counts = await writeNodes(() => pods.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length })));
       return { kind: 'PodList', ...counts, count: docs.length };
     },
 
@@ -112,8 +119,9 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
     async registerHostNode(): Promise<{ name: string; created: boolean }> {
       const now = clock.now();
       const doc = toStoredNode(nodeSchema.parse(await describeHostNode(now)), now);
+      // Nothing is written when the node exists already: no stamp to move.
       const created = await nodes.insertIfAbsent(doc);
-      if (created) await nodesChanged();
+      if (created) await stamps.bump(CLUSTER_STAMPS.nodes);
       return { name: doc._id, created };
     },
   };

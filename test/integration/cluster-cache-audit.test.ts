@@ -1,0 +1,176 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { MovableClock } from '../../src/cluster/clock.js';
+import { createNodesRepo } from '../../src/cluster/nodes/nodes.repo.js';
+import { createNodesService } from '../../src/cluster/nodes/nodes.service.js';
+import { createPodsRepo } from '../../src/cluster/nodes/pods.repo.js';
+import { createClusterStamps } from '../../src/cluster/stamps.js';
+import { bearer, cli, login, postToken } from '../fixtures/cluster/helpers.js';
+import { buildTestApp, type TestApp, testConfig } from '../helpers/app.js';
+
+/**
+ * Audit of the cluster caches across processes: every write to the collections behind them
+ * (accounts, tokens, nodes, pods) bumps its stamp before it answers, even when it fails part-way
+ * or finds its work already done by a concurrent writer; and no cached identity or answer is
+ * served to a caller it does not belong to. Two app instances share one database.
+ */
+let t: TestApp;
+let replica: FastifyInstance;
+const NODES = '/kapis/resources.platform.io/v1alpha3/nodes';
+const ALIAS = '/kapis/resources.kubesphere.io/v1alpha3/nodes';
+
+const node = (name: string, extra: { uid?: string; labels?: Record<string, string> } = {}) => ({
+  metadata: { name, uid: extra.uid, creationTimestamp: '2024-03-01T00:00:00Z', labels: extra.labels ?? {} },
+  status: { allocatable: { cpu: '2', memory: '4Gi' }, conditions: [{ type: 'Ready', status: 'True' }] },
+});
+const nodeFile = (...items: ReturnType<typeof node>[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+const podFile = (name: string, nodeName: string, cpu: string) =>
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [{ metadata: { name, namespace: 'audit' }, spec: { nodeName, containers: [{ name: 'c', resources: { requests: { cpu } } }] }, status: { phase: 'Running' } }],
+  });
+
+async function namesOn(app: FastifyInstance, token: string, query = '') {
+  const response = await app.inject({ method: 'GET', url: `${NODES}${query}`, headers: bearer(token) });
+  expect(response.statusCode, response.body).toBe(200);
+  return (response.json() as { items: { metadata: { name: string } }[] }).items.map((item) => item.metadata.name);
+}
+
+const statusOn = async (app: FastifyInstance, token: string, url = `${NODES}?limit=1`) => (await app.inject({ method: 'GET', url, headers: bearer(token) })).statusCode;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  replica = await buildApp(testConfig({ MONGODB_URI: t.config.MONGODB_URI }), { startupTasks: false });
+  await replica.ready();
+  await cli(t.app, ['user', 'add', '--username', 'uma', '--email', 'uma@example.com', '--password', 'Uma-pass-1']);
+  await cli(t.app, ['user', 'add', '--username', 'vlad', '--email', 'vlad@example.com', '--password', 'Vlad-pass-1']);
+  await cli(t.app, ['user', 'add', '--username', 'wren', '--email', 'wren@example.com', '--password', 'Wren-pass-1']);
+  await t.app.cluster.nodes.importNodes(nodeFile(node('audit-base')));
+});
+
+afterAll(async () => {
+  await replica?.close();
+  await t.close();
+});
+
+describe('node and pod writes that fail part-way still reach every process', () => {
+  it('a file with two nodes sharing one uid is refused before anything is written', async () => {
+    const { access_token } = await login(replica, 'uma', 'Uma-pass-1');
+    const before = await namesOn(replica, access_token);
+    const uid = '0b9a3d5e-0000-4000-8000-00000000a001';
+    await expect(t.app.cluster.nodes.importNodes(nodeFile(node('twin-a', { uid }), node('twin-b', { uid })))).rejects.toThrow(
+      /nothing changed[\s\S]*items\[1\]\.metadata\.uid: uid 0b9a3d5e-0000-4000-8000-00000000a001 of node "twin-b" also belongs to node "twin-a" at items\[0\]/,
+    );
+    expect(await t.app.mongo.db.collection('cluster_nodes').countDocuments({ _id: { $in: ['twin-a', 'twin-b'] } as never })).toBe(0);
+    expect(await namesOn(replica, access_token)).toEqual(before);
+  });
+
+  it('nodes written before an import failed are listed by the next request on another process', async () => {
+    const { access_token } = await login(replica, 'uma', 'Uma-pass-1');
+    expect(await namesOn(replica, access_token, '?names=half-written')).toEqual([]);
+    const repo = createNodesRepo(t.app.mongo.db);
+    const failingAfterWrite: typeof repo = {
+      ...repo,
+      async upsertMany(docs, onWritten) {
+        await repo.upsertMany(docs, onWritten);
+        throw new Error('connection lost after the first chunk');
+      },
+    };
+    const writer = createNodesService({ nodes: failingAfterWrite, pods: createPodsRepo(t.app.mongo.db), clock: new MovableClock(), stamps: createClusterStamps(t.app.mongo.db), strategy: 'auto' });
+    await expect(writer.importNodes(nodeFile(node('half-written')))).rejects.toThrow(/connection lost/);
+    expect(await namesOn(replica, access_token, '?names=half-written')).toEqual(['half-written']);
+  });
+
+  it('pods written before an import failed change the annotations on another process', async () => {
+    const { access_token } = await login(replica, 'uma', 'Uma-pass-1');
+    const cpuRequests = async () => {
+      const response = await replica.inject({ method: 'GET', url: `${NODES}/audit-base`, headers: bearer(access_token) });
+      return response.json().metadata.annotations?.['node.kubesphere.io/cpu-requests'];
+    };
+    const before = await cpuRequests();
+    const repo = createPodsRepo(t.app.mongo.db);
+    const failingAfterWrite: typeof repo = {
+      ...repo,
+      async upsertMany(docs, onWritten) {
+        await repo.upsertMany(docs, onWritten);
+        throw new Error('connection lost after the usage was recomputed');
+      },
+    };
+    const writer = createNodesService({ nodes: createNodesRepo(t.app.mongo.db), pods: failingAfterWrite, clock: new MovableClock(), stamps: createClusterStamps(t.app.mongo.db), strategy: 'auto' });
+    await expect(writer.importPods(podFile('half-pod', 'audit-base', '300m'))).rejects.toThrow(/connection lost/);
+    expect(before).not.toBe('300m');
+    expect(await cpuRequests()).toBe('300m');
+  });
+});
+
+describe('cached identities and answers are never served to another caller', () => {
+  const resolve = (app: FastifyInstance, token: string, allowRefreshToken = false) =>
+    app.cluster.authenticator.authenticate({ headers: bearer(token), url: NODES } as unknown as FastifyRequest, { allowRefreshToken });
+
+  it("one user's cached token never resolves to another user", async () => {
+    const uma = await login(t.app, 'uma', 'Uma-pass-1');
+    const wren = await login(t.app, 'wren', 'Wren-pass-1');
+    for (let round = 0; round < 3; round++) {
+      expect((await resolve(replica, uma.access_token))?.username).toBe('uma');
+      expect((await resolve(replica, wren.access_token))?.username).toBe('wren');
+    }
+    // A token differing in one character is another key, and is refused.
+    const altered = `${uma.access_token.slice(0, -2)}${uma.access_token.endsWith('AA') ? 'BB' : 'AA'}`;
+    expect(await statusOn(replica, altered)).toBe(401);
+  });
+
+  it('a refresh token cached while accepted on /oauth is still refused on /kapis', async () => {
+    const { refresh_token } = await login(t.app, 'uma', 'Uma-pass-1');
+    expect((await resolve(replica, refresh_token, true))?.username).toBe('uma');
+    const viaOAuth = await postToken(
+      replica,
+      { grant_type: 'refresh_token', refresh_token, client_id: 'kubesphere', client_secret: 'kubesphere' },
+      bearer(refresh_token),
+    );
+    expect(viaOAuth.statusCode, viaOAuth.body).toBe(200);
+    for (const url of [`${NODES}?limit=1`, `${ALIAS}?limit=1`, `${NODES}/audit-base`]) {
+      const refused = await replica.inject({ method: 'GET', url, headers: bearer(refresh_token) });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json().message).toBe('Unauthorized: a refresh_token cannot be used as a bearer token, use the access_token');
+    }
+  });
+
+  it('a cached token is refused once it expires, and a token issued in the future is not trusted from the cache', async () => {
+    const { access_token } = await login(t.app, 'uma', 'Uma-pass-1');
+    expect(await statusOn(replica, access_token)).toBe(200);
+    replica.cluster.clock.advance(7200_000 - 2_000);
+    try {
+      // Inside the margin before expiry: verified afresh, still accepted.
+      expect(await statusOn(replica, access_token)).toBe(200);
+      replica.cluster.clock.advance(3_000);
+      expect(await statusOn(replica, access_token)).toBe(401);
+    } finally {
+      replica.cluster.clock.advance(-7201_000);
+    }
+    // Back in time: the token is now "issued in the future" beyond the skew, so refused.
+    replica.cluster.clock.advance(-60_000);
+    try {
+      expect(await statusOn(replica, access_token)).toBe(401);
+    } finally {
+      replica.cluster.clock.advance(60_000);
+    }
+    expect(await statusOn(replica, access_token)).toBe(200);
+  });
+
+  it('a memoised page (same query string, both groups) changes on another process right after a node write', async () => {
+    const { access_token } = await login(t.app, 'uma', 'Uma-pass-1');
+    const query = '?labelSelector=audit%3Dmemo&sortBy=name&limit=5';
+    const page = async (base: string) => {
+      const response = await replica.inject({ method: 'GET', url: `${base}${query}`, headers: bearer(access_token) });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json() as { items: { metadata: { name: string } }[]; totalItems: number };
+    };
+    for (const base of [NODES, ALIAS, NODES]) expect((await page(base)).totalItems).toBe(0);
+    await t.app.cluster.nodes.importNodes(nodeFile(node('memo-a', { labels: { audit: 'memo' } })));
+    for (const base of [NODES, ALIAS]) expect((await page(base)).items.map((item) => item.metadata.name)).toEqual(['memo-a']);
+    const single = await replica.inject({ method: 'GET', url: `${ALIAS}/memo-a`, headers: bearer(access_token) });
+    expect(single.statusCode).toBe(200);
+  });
+});
