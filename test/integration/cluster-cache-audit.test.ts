@@ -1,11 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createAccountsRepo } from '../../src/cluster/accounts/accounts.repo.js';
+import { createAccountsService } from '../../src/cluster/accounts/accounts.service.js';
 import { MovableClock } from '../../src/cluster/clock.js';
 import { createNodesRepo } from '../../src/cluster/nodes/nodes.repo.js';
 import { createNodesService } from '../../src/cluster/nodes/nodes.service.js';
 import { createPodsRepo } from '../../src/cluster/nodes/pods.repo.js';
-import { createClusterStamps } from '../../src/cluster/stamps.js';
+import { CLUSTER_STAMPS, createClusterStamps } from '../../src/cluster/stamps.js';
+import type { AttemptLimiter } from '../../src/infra/attempt-limiter.js';
 import { bearer, cli, login, postToken } from '../fixtures/cluster/helpers.js';
 import { buildTestApp, type TestApp, testConfig } from '../helpers/app.js';
 
@@ -19,6 +22,7 @@ let t: TestApp;
 let replica: FastifyInstance;
 const NODES = '/kapis/resources.platform.io/v1alpha3/nodes';
 const ALIAS = '/kapis/resources.kubesphere.io/v1alpha3/nodes';
+const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
 
 const node = (name: string, extra: { uid?: string; labels?: Record<string, string> } = {}) => ({
   metadata: { name, uid: extra.uid, creationTimestamp: '2024-03-01T00:00:00Z', labels: extra.labels ?? {} },
@@ -39,6 +43,9 @@ async function namesOn(app: FastifyInstance, token: string, query = '') {
 }
 
 const statusOn = async (app: FastifyInstance, token: string, url = `${NODES}?limit=1`) => (await app.inject({ method: 'GET', url, headers: bearer(token) })).statusCode;
+
+/** Deletes a user's allow-list entries as another process's revocation does, before its bump lands. */
+const deleteEntriesBehindTheStamp = (username: string) => t.app.mongo.db.collection('cluster_tokens').deleteMany({ username });
 
 beforeAll(async () => {
   t = await buildTestApp();
@@ -102,6 +109,52 @@ describe('node and pod writes that fail part-way still reach every process', () 
     await expect(writer.importPods(podFile('half-pod', 'audit-base', '300m'))).rejects.toThrow(/connection lost/);
     expect(before).not.toBe('300m');
     expect(await cpuRequests()).toBe('300m');
+  });
+});
+
+describe('revocations that find their work already done still wait for every process', () => {
+  it('a logout whose entries a concurrent revocation already deleted answers only once other processes refuse the token', async () => {
+    const { access_token } = await login(t.app, 'uma', 'Uma-pass-1');
+    expect(await statusOn(replica, access_token)).toBe(200);
+    expect(await statusOn(replica, access_token)).toBe(200);
+    await deleteEntriesBehindTheStamp('uma');
+    const logout = await t.app.inject({ method: 'GET', url: '/oauth/logout', headers: basic('uma', 'Uma-pass-1') });
+    expect(logout.statusCode).toBe(200);
+    expect(await statusOn(replica, access_token)).toBe(401);
+  });
+
+  it('a password reset (CLI) whose entries were already deleted still ends the cached sessions everywhere', async () => {
+    const { access_token } = await login(t.app, 'vlad', 'Vlad-pass-1');
+    expect(await statusOn(replica, access_token)).toBe(200);
+    await deleteEntriesBehindTheStamp('vlad');
+    await cli(t.app, ['user', 'reset-password', '--username', 'vlad', '--password', 'Vlad-pass-2']);
+    expect(await statusOn(replica, access_token)).toBe(401);
+  });
+
+  it('disabling an account reaches every process even when a later step of the write fails', async () => {
+    const { access_token } = await login(t.app, 'vlad', 'Vlad-pass-2');
+    expect(await statusOn(replica, access_token)).toBe(200);
+    const stamps = createClusterStamps(t.app.mongo.db);
+    const failingClear = {
+      clear: async () => {
+        throw new Error('connection lost while clearing the attempt window');
+      },
+    } as unknown as AttemptLimiter;
+    const accounts = createAccountsService({
+      accounts: createAccountsRepo(t.app.mongo.db),
+      clock: new MovableClock(),
+      revokeTokens: async () => undefined,
+      accountStateChanged: () => stamps.bump(CLUSTER_STAMPS.accounts),
+      attempts: failingClear,
+    });
+    try {
+      await expect(accounts.setDisabled('vlad', true)).rejects.toThrow(/connection lost/);
+      const refused = await replica.inject({ method: 'GET', url: NODES, headers: bearer(access_token) });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json().message).toBe('Unauthorized: account is not active');
+    } finally {
+      await cli(t.app, ['user', 'enable', 'vlad']);
+    }
   });
 });
 

@@ -156,10 +156,14 @@ export function createAccountsService(deps: {
 
     async setDisabled(username: string, disabled: boolean) {
       await requireAccount(username);
-      await accounts.transition(username, null, disabled ? 'Disabled' : 'Active', disabled ? 'disabled by an administrator' : '', clock.now());
-      // Failures before a transition no longer count (the reference counts from the last one).
-      await attempts.clear(username);
-      await deps.accountStateChanged();
+      try {
+        await accounts.transition(username, null, disabled ? 'Disabled' : 'Active', disabled ? 'disabled by an administrator' : '', clock.now());
+        // Failures before a transition no longer count (the reference counts from the last one).
+        await attempts.clear(username);
+      } finally {
+        // Even when a step failed: the state may have changed, and cached tokens must see it.
+        await deps.accountStateChanged();
+      }
       return requireAccount(username);
     },
 

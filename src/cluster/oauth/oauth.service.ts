@@ -29,7 +29,7 @@ export function createOAuthService(deps: {
 
   async function issueFor(username: string, extra?: Record<string, string[]>): Promise<TokenPair> {
     // With multiple login off, a new session ends every earlier one.
-    if (!deps.multipleLogin) await tokens.revokeAll(username);
+    if (!deps.multipleLogin) await tokens.revokeEarlierSessions(username);
     return tokens.issuePair(username, extra);
   }
 

@@ -28,6 +28,21 @@ export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; se
     if (!entry || entry.expiresAt <= clock.now()) throw new TokenError('token not found in cache');
   }
 
+  /**
+   * Deletes every allow-list entry of the user, then moves the accounts stamp (waiting out its
+   * lease) when something was deleted, when `always`, or when the delete failed (some may be gone).
+   */
+  async function deleteSessions(username: string, always: boolean): Promise<void> {
+    let deleted: number;
+    try {
+      deleted = await tokens.deleteForUser(username);
+    } catch (error) {
+      await stamps.bump(CLUSTER_STAMPS.accounts);
+      throw error;
+    }
+    if (deleted > 0 || always) await stamps.bump(CLUSTER_STAMPS.accounts);
+  }
+
   async function issueOne(username: string, type: TokenType, lifetime: number, iat: number, extra?: Record<string, string[]>) {
     const claims: ClusterClaims = { iss: ISSUER, sub: username, username, token_type: type, iat, exp: iat + lifetime };
     if (extra && Object.keys(extra).length > 0) claims.extra = extra;
@@ -56,10 +71,19 @@ export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; se
       return claims;
     },
 
-    /** Ends every session of the user; processes drop their cached credentials before this resolves. */
-    revokeAll: async (username: string) => {
-      if ((await tokens.deleteForUser(username)) > 0) await stamps.bump(CLUSTER_STAMPS.accounts);
-    },
+    /**
+     * Ends every session of the user (logout, password reset); processes drop their cached
+     * credentials before this resolves. The stamp moves even when nothing was left to delete: a
+     * concurrent revocation may have deleted the entries without having moved it yet.
+     */
+    revokeAll: (username: string) => deleteSessions(username, true),
+
+    /**
+     * Ends the user's earlier sessions before a new one (multiple login off). The stamp moves only
+     * when entries were deleted here, so a first login flushes no cache; a concurrent revocation
+     * that deleted them moves it itself before it answers.
+     */
+    revokeEarlierSessions: (username: string) => deleteSessions(username, false),
     deleteExpired: () => tokens.deleteExpired(clock.now()),
     countForUser: (username: string) => tokens.countForUser(username),
   };
