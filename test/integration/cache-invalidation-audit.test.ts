@@ -1,10 +1,15 @@
 import type { FastifyInstance } from 'fastify';
+import type { Db } from 'mongodb';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settleExpiredInserts } from '../../src/platform/apps/app-insert-resume.js';
 import { createAppsRepo } from '../../src/platform/apps/apps.repo.js';
+import { createApiKeysRepo } from '../../src/platform/identity/api-keys.repo.js';
+import { createCredentialEpoch } from '../../src/platform/identity/credential-epoch.js';
+import { createSessionsRepo } from '../../src/platform/identity/sessions.repo.js';
+import { createTeamsRepo } from '../../src/platform/identity/teams.repo.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createUser, login } from '../helpers/platform.js';
+import { apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 import { ok, simpleNodes } from './apps-helpers.js';
 
 /**
@@ -33,12 +38,83 @@ afterAll(async () => {
   await a.close();
 });
 
+const whoami = (t: TestApp, headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/api/test/whoami', headers });
+
+async function warm(headers: Record<string, string>) {
+  for (const t of [a, b]) expect((await whoami(t, headers)).statusCode).toBe(200);
+}
+
 let counter = 0;
 async function newOwner() {
   const username = `audit-${++counter}`;
   const ids = await createUser(a, { username, password: 'audit-pass-1' });
   return { ...ids, username, token: await login(a, username, 'audit-pass-1') };
 }
+
+type Method = 'deleteOne' | 'deleteMany' | 'updateOne';
+
+/**
+ * The database as a repository sees it, with one command of one collection failing: `applied`
+ * runs it first (its answer lost, as on a dropped connection), otherwise it fails unapplied.
+ */
+function failingDb(db: Db, collection: string, method: Method, applied: boolean): Db {
+  return new Proxy(db, {
+    get(target, property, receiver) {
+      if (property !== 'collection') return Reflect.get(target, property, receiver);
+      return (name: string) => {
+        const real = target.collection(name);
+        if (name !== collection) return real;
+        return new Proxy(real, {
+          get(col, key) {
+            const value = Reflect.get(col, key);
+            if (key !== method) return typeof value === 'function' ? value.bind(col) : value;
+            return async (...args: unknown[]) => {
+              if (applied) await (value as (...x: unknown[]) => Promise<unknown>).apply(col, args);
+              throw new Error(`simulated database failure (${collection}.${method})`);
+            };
+          },
+        });
+      };
+    },
+  });
+}
+
+describe('a revoking write that fails midway still reaches every process', () => {
+  it('a logout whose answer was lost: the session is refused on the other process', async () => {
+    const owner = await newOwner();
+    await warm(authHeaders(owner.token));
+    const sessionId = (await whoami(a, authHeaders(owner.token))).json().data.sessionId as string;
+    const db = a.app.mongo.db;
+    const sessions = createSessionsRepo(failingDb(db, 'user_sessions', 'deleteOne', true), createCredentialEpoch(db));
+    await expect(sessions.revoke(sessionId)).rejects.toThrow(/simulated/);
+    // Retrying finds nothing left to delete: the failed attempt itself must have told the others.
+    await sessions.revoke(sessionId).catch(() => undefined);
+    expect((await whoami(b, authHeaders(owner.token))).statusCode).toBe(401);
+  });
+
+  it('a member removal that fails after the member went: its session is refused on the other process', async () => {
+    const owner = await newOwner();
+    const username = `${owner.username}-member`;
+    const member = await createUser(a, { username, password: 'member-pass-1', teamId: owner.teamId, role: 'member', permission: 4 });
+    const token = await login(a, username, 'member-pass-1');
+    await warm(authHeaders(token));
+    const db = a.app.mongo.db;
+    const teams = createTeamsRepo(failingDb(db, 'resource_permissions', 'deleteMany', false), createCredentialEpoch(db));
+    await expect(teams.deleteMember(member.tmbId)).rejects.toThrow(/simulated/);
+    expect((await whoami(b, authHeaders(token))).statusCode).toBe(401);
+  });
+
+  it('an API key delete whose answer was lost: the key is refused on the other process', async () => {
+    const owner = await newOwner();
+    const key = await createApiKey(a, owner.token, { name: 'lost answer' });
+    await warm(apiKeyHeaders(key));
+    const keyId = (await whoami(a, apiKeyHeaders(key))).json().data.apiKeyId as string;
+    const db = a.app.mongo.db;
+    const keys = createApiKeysRepo(failingDb(db, 'openapis', 'deleteOne', true), createCredentialEpoch(db));
+    await expect(keys.delete(keyId, owner.teamId)).rejects.toThrow(/simulated/);
+    expect((await whoami(b, apiKeyHeaders(key))).statusCode).toBe(401);
+  });
+});
 
 describe('a resumed app insert reaches every process', () => {
   it('an insert whose document landed before a crash (no list bump) is listed everywhere once settled', async () => {

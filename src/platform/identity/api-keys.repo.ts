@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { type Db, type Filter, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
-import { type CredentialRevocations, revokedIf } from './credential-epoch.js';
+import { type CredentialRevocations, revoking } from './credential-epoch.js';
 
 /**
  * An `openapis` document. Unlike the reference, the key itself is never stored: only its
@@ -62,28 +62,27 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
     async update(id: string, teamId: string, fields: { name?: string; limit?: ApiKeyRecord['limit'] }): Promise<void> {
       const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
       if (Object.keys($set).length === 0) return;
-      const result = await keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set });
-      await revokedIf(revocations, result.matchedCount > 0);
+      await revoking(revocations, () => keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set }), (result) => result.matchedCount > 0);
     },
     async delete(id: string, teamId: string): Promise<void> {
-      const result = await keys.deleteOne({ _id: oid(id), teamId: oid(teamId) });
-      await revokedIf(revocations, result.deletedCount > 0);
+      await revoking(revocations, () => keys.deleteOne({ _id: oid(id), teamId: oid(teamId) }), (result) => result.deletedCount > 0);
     },
     /** Sets `lastUsedTime` unless another process set it after `unlessAfter`. */
     async touch(id: string, at: Date, unlessAfter: Date): Promise<void> {
       await keys.updateOne({ _id: oid(id), $or: [{ lastUsedTime: { $exists: false } }, { lastUsedTime: { $lt: unlessAfter } }] }, { $set: { lastUsedTime: at } });
     },
     async addUsagePoints(id: string, points: number): Promise<void> {
-      const after = await keys.findOneAndUpdate({ _id: oid(id) }, { $inc: { usagePoints: points } }, { returnDocument: 'after' });
-      const max = after?.limit?.maxUsagePoints ?? -1;
       // Reaching the limit refuses the key from now on, in every process that cached it.
-      await revokedIf(revocations, max > -1 && (after?.usagePoints ?? 0) >= max);
+      const reachedLimit = (after: ApiKeyDoc | null) => {
+        const max = after?.limit?.maxUsagePoints ?? -1;
+        return max > -1 && (after?.usagePoints ?? 0) >= max;
+      };
+      await revoking(revocations, () => keys.findOneAndUpdate({ _id: oid(id) }, { $inc: { usagePoints: points } }, { returnDocument: 'after' }), reachedLimit);
     },
     /** Cascade of an app delete: the apps' keys go with them. */
     async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
       if (appIds.length === 0) return;
-      const result = await keys.deleteMany({ teamId: oid(teamId), appId: { $in: appIds } });
-      await revokedIf(revocations, result.deletedCount > 0);
+      await revoking(revocations, () => keys.deleteMany({ teamId: oid(teamId), appId: { $in: appIds } }), (result) => result.deletedCount > 0);
     },
   };
 }

@@ -34,7 +34,20 @@ export function createCredentialEpoch(db: Db, leaseMs = CREDENTIALS_LEASE_MS): C
 /** What repositories need: they bump the epoch after a write that changed a credential. */
 export type CredentialRevocations = Pick<CredentialEpoch, 'revoked'>;
 
-/** Bumps the epoch when the write changed something (a no-op write revokes nothing). */
-export async function revokedIf(revocations: CredentialRevocations, changed: boolean): Promise<void> {
-  if (changed) await revocations.revoked();
+/**
+ * Runs a revoking write, then bumps the epoch when `changed` says it changed something (a no-op
+ * write revokes nothing), and also when it failed: a write that failed midway, or whose answer
+ * was lost, may have changed a credential, and a retry would then find nothing left to change.
+ * The write's error is the one thrown.
+ */
+export async function revoking<T>(revocations: CredentialRevocations, write: () => Promise<T>, changed: (result: T) => boolean): Promise<T> {
+  let result: T;
+  try {
+    result = await write();
+  } catch (error) {
+    await revocations.revoked().catch(() => undefined);
+    throw error;
+  }
+  if (changed(result)) await revocations.revoked();
+  return result;
 }

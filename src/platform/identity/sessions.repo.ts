@@ -1,7 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
-import { type CredentialRevocations, revokedIf } from './credential-epoch.js';
+import { type CredentialRevocations, revoking } from './credential-epoch.js';
 
 /**
  * Server-side session records, so sessions can be revoked (beyond the reference): a JWT is
@@ -37,14 +37,13 @@ export function createSessionsRepo(db: Db, revocations: CredentialRevocations) {
       return plainOrNull(doc);
     },
     async revoke(id: string): Promise<void> {
-      const result = await sessions.deleteOne({ _id: oid(id) });
-      await revokedIf(revocations, result.deletedCount > 0);
+      await revoking(revocations, () => sessions.deleteOne({ _id: oid(id) }), (result) => result.deletedCount > 0);
     },
     /** Ends every session of the user except `keep` (the caller's own, when given). */
     async revokeAllOf(userId: string, keep?: string): Promise<void> {
       const user = oid(userId);
-      const result = await sessions.deleteMany(keep ? { userId: user, _id: { $ne: oid(keep) } } : { userId: user });
-      await revokedIf(revocations, result.deletedCount > 0);
+      const others = keep ? { userId: user, _id: { $ne: oid(keep) } } : { userId: user };
+      await revoking(revocations, () => sessions.deleteMany(others), (result) => result.deletedCount > 0);
     },
     /** FerretDB has no TTL indexes: expired rows are removed periodically instead (expiry is checked on use). */
     async deleteExpired(now: Date): Promise<number> {

@@ -4,7 +4,7 @@ import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
 import type { TeamRole } from '../auth/types.js';
-import { type CredentialRevocations, revokedIf } from './credential-epoch.js';
+import { type CredentialRevocations, revoking } from './credential-epoch.js';
 
 /** A `teams` document (reference names; `limit` holds the interval stamps). */
 interface TeamDoc {
@@ -114,17 +114,14 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
       return plain(doc);
     },
     async deleteTeam(id: string): Promise<void> {
-      const result = await teams.deleteOne({ _id: oid(id) });
-      await revokedIf(revocations, result.deletedCount > 0);
+      await revoking(revocations, () => teams.deleteOne({ _id: oid(id) }), (result) => result.deletedCount > 0);
     },
     async deleteMember(id: string): Promise<void> {
-      const removed = await members.deleteOne({ _id: oid(id) });
-      const rows = await permissions.deleteForMember(oid(id));
-      await revokedIf(revocations, removed.deletedCount + rows > 0);
+      const removeMemberAndRows = async () => (await members.deleteOne({ _id: oid(id) })).deletedCount + (await permissions.deleteForMember(oid(id)));
+      await revoking(revocations, removeMemberAndRows, (removed) => removed > 0);
     },
     async updateMember(id: string, fields: Partial<Pick<MemberDoc, 'role' | 'status' | 'defaultTeam' | 'name'>>): Promise<void> {
-      const result = await members.updateOne({ _id: oid(id) }, { $set: fields });
-      await revokedIf(revocations, result.matchedCount > 0);
+      await revoking(revocations, () => members.updateOne({ _id: oid(id) }, { $set: fields }), (result) => result.matchedCount > 0);
     },
     /** Other default-team flags of the user are cleared: exactly one default team per user. */
     async makeDefaultTeam(userId: string, memberId: string): Promise<void> {
@@ -143,7 +140,7 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
       return permissions.find(oid(teamId), oid(tmbId));
     },
     async setTeamPermission(teamId: string, tmbId: string, permission: number): Promise<void> {
-      await revokedIf(revocations, await permissions.set(oid(teamId), oid(tmbId), permission));
+      await revoking(revocations, () => permissions.set(oid(teamId), oid(tmbId), permission), (written) => written);
     },
   };
 }
