@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { dispatchWorkflow, nodeRunStatus, persistedVariables, splitIncomingEdges } from '../../src/domain/workflow/dispatch.js';
+import { EdgeIndex } from '../../src/domain/workflow/edge-index.js';
 import { pureRunners } from '../../src/domain/workflow/pure-runners.js';
-import type { NodeRunner, RuntimeEdge, RuntimeNode, StoreNode, WorkflowEvent } from '../../src/domain/workflow/types.js';
+import { type NodeRunner, type RuntimeEdge, type RuntimeNode, SELECTED_TOOLS_HANDLE, type StoreNode, type WorkflowEvent } from '../../src/domain/workflow/types.js';
 import { simpleFormToWorkflow } from '../../src/domain/workflow/simple-app.js';
 
 const node = (nodeId: string, flowNodeType: string, extra: Partial<StoreNode> = {}): RuntimeNode => ({
@@ -57,6 +58,54 @@ describe('node run status', () => {
     const split = splitIncomingEdges('b', edges);
     expect(split.common.map((e) => e.source)).toEqual(['a']);
     expect(split.recursive.map((e) => e.source)).toEqual(['c']);
+  });
+
+  /** The definition, searched afresh: an incoming edge is recursive when its source is reachable from the node. */
+  function bruteForceSplit(nodeId: string, edges: RuntimeEdge[]) {
+    const followed = edges.filter((e) => e.sourceHandle !== SELECTED_TOOLS_HANDLE);
+    const reachable = new Set<string>();
+    const queue = [nodeId];
+    while (queue.length > 0) {
+      const current = queue.pop()!;
+      for (const e of followed) {
+        if (e.source !== current || reachable.has(e.target)) continue;
+        reachable.add(e.target);
+        queue.push(e.target);
+      }
+    }
+    const incoming = followed.filter((e) => e.target === nodeId);
+    return { common: incoming.filter((e) => !reachable.has(e.source)), recursive: incoming.filter((e) => reachable.has(e.source)) };
+  }
+
+  it('finds the edges on a cycle as a search from each node would, on random graphs', () => {
+    // A fixed pseudo-random sequence: the same graphs on every run.
+    let seed = 7;
+    const random = (below: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % below;
+    };
+    for (let round = 0; round < 300; round++) {
+      const size = 1 + random(12);
+      const edges: RuntimeEdge[] = [];
+      for (let i = random(size * 3); i > 0; i--) {
+        // Self loops, parallel edges, tool selections and edges to nodes outside the list included.
+        const handle = random(6) === 0 ? 'x' : 'right';
+        const e = edge(`n${random(size)}`, `n${random(size + 1)}`, handle);
+        if (handle === 'x') e.sourceHandle = SELECTED_TOOLS_HANDLE;
+        edges.push(e);
+      }
+      const index = new EdgeIndex(edges);
+      for (let n = 0; n <= size; n++) expect(index.split(`n${n}`), `round ${round}, node n${n}`).toEqual(bruteForceSplit(`n${n}`, edges));
+    }
+  });
+
+  it('keeps the edges of each node in the graph order', () => {
+    const edges = [edge('a', 'b'), edge('b', 'c'), edge('a', 'c', 'other'), edge('c', 'a', 'back')];
+    const index = new EdgeIndex(edges);
+    expect(index.from('a')).toEqual([edges[0], edges[2]]);
+    expect(index.into('c')).toEqual([edges[1], edges[2]]);
+    expect(index.split('a')).toEqual({ common: [], recursive: [edges[3]] });
+    expect(index.from('nowhere')).toEqual([]);
   });
 });
 

@@ -3,6 +3,7 @@
  * it runs, is skipped or waits from the states of its incoming edges, and propagates results
  * along edges. Runners are injected; this module does no I/O.
  */
+import { EdgeIndex, type IncomingEdges } from './edge-index.js';
 import { buildNodeParams, formatValueType } from './interpolate.js';
 import {
   type ChatItem,
@@ -43,28 +44,14 @@ export const NON_PERSISTED_VARIABLES = ['appId', 'chatId', 'responseChatItemId',
 
 type NodeStatus = 'run' | 'skip' | 'wait';
 
-/** Incoming edges whose source is reachable from the node itself lie on a cycle. */
-export function splitIncomingEdges(nodeId: string, edges: readonly RuntimeEdge[]): { common: RuntimeEdge[]; recursive: RuntimeEdge[] } {
-  const incoming = edges.filter((edge) => edge.target === nodeId && edge.sourceHandle !== SELECTED_TOOLS_HANDLE);
-  const reachable = new Set<string>();
-  const queue = [nodeId];
-  while (queue.length > 0) {
-    const current = queue.shift()!;
-    for (const edge of edges) {
-      if (edge.source !== current || edge.sourceHandle === SELECTED_TOOLS_HANDLE || reachable.has(edge.target)) continue;
-      reachable.add(edge.target);
-      queue.push(edge.target);
-    }
-  }
-  const common: RuntimeEdge[] = [];
-  const recursive: RuntimeEdge[] = [];
-  for (const edge of incoming) (reachable.has(edge.source) ? recursive : common).push(edge);
-  return { common, recursive };
+export function splitIncomingEdges(nodeId: string, edges: readonly RuntimeEdge[]): IncomingEdges {
+  return new EdgeIndex(edges).split(nodeId);
 }
 
-export function nodeRunStatus(node: RuntimeNode, edges: readonly RuntimeEdge[]): NodeStatus {
+/** Whether a node runs, is skipped or waits, from the states of its incoming edges. */
+export function nodeRunStatus(node: RuntimeNode, edges: readonly RuntimeEdge[] | EdgeIndex): NodeStatus {
   if (node.isEntry) return 'run';
-  const { common, recursive } = splitIncomingEdges(node.nodeId, edges);
+  const { common, recursive } = (edges instanceof EdgeIndex ? edges : new EdgeIndex(edges)).split(node.nodeId);
   if (common.length === 0 && recursive.length === 0) return 'run';
   const all = (list: RuntimeEdge[], test: (edge: RuntimeEdge) => boolean) => list.length > 0 && list.every(test);
   if (all(common, (e) => e.status === 'skipped') || all(recursive, (e) => e.status === 'skipped')) return 'skip';
@@ -113,6 +100,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   let interactiveStop: { nodeId: string; payload: NonNullable<NodeRunResult['interactive']> } | undefined;
 
   const nodeById = new Map(nodes.map((node) => [node.nodeId, node]));
+  const edgeIndex = new EdgeIndex(edges);
 
   const runNode = async (node: RuntimeNode): Promise<NodeRunResult> => {
     remainingRuns -= 1;
@@ -156,7 +144,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
 
   const afterNode = (node: RuntimeNode) => {
     node.isEntry = false;
-    for (const edge of edges) if (edge.target === node.nodeId) edge.status = 'waiting';
+    for (const edge of edgeIndex.into(node.nodeId)) edge.status = 'waiting';
   };
 
   /** Stores a result and marks outgoing edges; returns the next nodes (active first). */
@@ -181,11 +169,12 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
         if (value !== undefined) output.value = value;
       }
     }
-    const skipHandles = new Set(skipped ? edges.filter((e) => e.source === node.nodeId).map((e) => e.sourceHandle) : (result.skipHandleIds ?? []));
+    const outgoing = edgeIndex.from(node.nodeId);
+    const skipHandles = new Set(skipped ? outgoing.map((e) => e.sourceHandle) : (result.skipHandleIds ?? []));
     const active: RuntimeNode[] = [];
     const skip: RuntimeNode[] = [];
-    for (const edge of edges) {
-      if (edge.source !== node.nodeId || edge.sourceHandle === SELECTED_TOOLS_HANDLE) continue;
+    for (const edge of outgoing) {
+      if (edge.sourceHandle === SELECTED_TOOLS_HANDLE) continue;
       edge.status = skipHandles.has(edge.sourceHandle) ? 'skipped' : 'active';
       const target = nodeById.get(edge.target);
       if (!target) continue;
@@ -198,7 +187,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const checkNode = async (node: RuntimeNode, skippedIds: Set<string>): Promise<void> => {
     if (isAborted() || remainingRuns <= 0) return;
     await Promise.resolve();
-    const status = nodeRunStatus(node, edges);
+    const status = nodeRunStatus(node, edgeIndex);
     let next: { active: RuntimeNode[]; skip: RuntimeNode[] };
     if (status === 'run') {
       const result = await runNode(node);
