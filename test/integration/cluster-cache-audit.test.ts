@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createAccountsRepo } from '../../src/cluster/accounts/accounts.repo.js';
@@ -183,7 +184,22 @@ describe('cached identities and answers are never served to another caller', () 
       bearer(refresh_token),
     );
     expect(viaOAuth.statusCode, viaOAuth.body).toBe(200);
-    for (const url of [`${NODES}?limit=1`, `${ALIAS}?limit=1`, `${NODES}/audit-base`]) {
+    // Only a request routed to /oauth/* may use it: a /kapis path dressed as /oauth/ (sent as
+    // is over a socket, not normalised) lists nothing.
+    const address = await replica.listen({ port: 0, host: '127.0.0.1' });
+    for (const path of [`/oauth/..${NODES}`, `/oauth/%2e%2e${NODES}`, `/oauth/%2E%2E/%2E%2E${NODES}`]) {
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        const { hostname, port } = new URL(address);
+        const sent = request({ hostname, port, path, headers: bearer(refresh_token) }, (response) => {
+          response.resume();
+          resolve(response.statusCode);
+        });
+        sent.on('error', reject);
+        sent.end();
+      });
+      expect([401, 404], path).toContain(status);
+    }
+    for (const url of [`${NODES}?limit=1`, `${ALIAS}?limit=1`, `${NODES}/audit-base`, `${NODES}/?limit=1`]) {
       const refused = await replica.inject({ method: 'GET', url, headers: bearer(refresh_token) });
       expect(refused.statusCode).toBe(401);
       expect(refused.json().message).toBe('Unauthorized: a refresh_token cannot be used as a bearer token, use the access_token');
