@@ -39,6 +39,10 @@ export function createSessionsRepo(db: Db, revocations: CredentialRevocations) {
     async revoke(id: string): Promise<void> {
       await revoking(revocations, () => sessions.deleteOne({ _id: oid(id) }), (result) => result.deletedCount > 0);
     },
+    /** Deletes a session whose token was never handed out: no process can hold it, so no epoch bump. */
+    async discard(id: string): Promise<void> {
+      await sessions.deleteOne({ _id: oid(id) });
+    },
     /** Ends every session of the user except `keep` (the caller's own, when given). */
     async revokeAllOf(userId: string, keep?: string): Promise<void> {
       const user = oid(userId);

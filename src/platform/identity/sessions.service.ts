@@ -9,7 +9,7 @@ import { SESSION_TTL_SECONDS, signSessionToken } from './session-token.js';
 import type { SessionsRepo } from './sessions.repo.js';
 import type { TeamsRepo } from './teams.repo.js';
 import { buildUserDetail, publicUserDocument } from './user-detail.js';
-import type { UsersRepo } from './users.repo.js';
+import type { UserRecord, UsersRepo } from './users.repo.js';
 
 export interface SessionServiceDeps {
   tokenKey: string;
@@ -30,7 +30,8 @@ const ROOT_TEAM_BALANCE = 9999 * 100000;
 export function createSessionService(deps: SessionServiceDeps) {
   const { accounts, users, teams, sessions, limiter } = deps;
 
-  async function issueToken(resolved: ResolvedMember): Promise<string> {
+  /** Stores a session and signs its token. */
+  async function storeSession(resolved: ResolvedMember): Promise<{ sessionId: string; token: string }> {
     const now = deps.now();
     const session = await sessions.create({
       userId: resolved.user._id,
@@ -38,17 +39,31 @@ export function createSessionService(deps: SessionServiceDeps) {
       createTime: new Date(now),
       expiresAt: new Date(now + SESSION_TTL_SECONDS * 1000),
     });
-    return signSessionToken(
-      {
-        userId: resolved.user._id,
-        teamId: resolved.member.teamId,
-        tmbId: resolved.member._id,
-        isRoot: resolved.isRoot,
-        sid: session._id,
-      },
-      deps.tokenKey,
-      now,
-    );
+    const claims = { userId: resolved.user._id, teamId: resolved.member.teamId, tmbId: resolved.member._id, isRoot: resolved.isRoot, sid: session._id };
+    return { sessionId: session._id, token: signSessionToken(claims, deps.tokenKey, now) };
+  }
+
+  const issueToken = async (resolved: ResolvedMember): Promise<string> => (await storeSession(resolved)).token;
+
+  /**
+   * The last step of a login, after its session is stored and before its token leaves: the
+   * password hash and status are read again. A reset, change or disable writes them before it
+   * deletes the user's sessions, so either this read sees the write or that delete sees the new
+   * session (docs/decisions.md#login-races). 'password' or 'disabled' when the login must be
+   * refused; its session is then deleted.
+   */
+  async function changedSinceCheck(user: UserRecord, sessionId: string): Promise<'password' | 'disabled' | null> {
+    let current: Awaited<ReturnType<UsersRepo['findLoginMarker']>>;
+    try {
+      current = await users.findLoginMarker(user._id);
+    } catch (error) {
+      // The token is never returned; the row is deleted if the database still answers.
+      await sessions.discard(sessionId).catch(() => undefined);
+      throw error;
+    }
+    const change = current?.password !== user.password ? 'password' : current.status === 'forbidden' ? 'disabled' : null;
+    if (change) await sessions.discard(sessionId);
+    return change;
   }
 
   async function detailOf(resolved: ResolvedMember) {
@@ -84,7 +99,14 @@ export function createSessionService(deps: SessionServiceDeps) {
       if (user.status === 'forbidden') throw Errors.accountRefused('The account is disabled and cannot log in');
       await limiter.clear(accountKey);
       const resolved = await accounts.loginMember(user);
-      const token = await issueToken(resolved);
+      const { sessionId, token } = await storeSession(resolved);
+      const change = await changedSinceCheck(user, sessionId);
+      if (change === 'disabled') throw Errors.accountRefused('The account is disabled and cannot log in');
+      if (change === 'password') {
+        // The password just checked is no longer the user's: refused as a wrong one.
+        passwordFailed = true;
+        throw Errors.unAuthUser('Invalid username or password');
+      }
       await users.setLastLoginTmb(user._id, resolved.member._id);
       return { user: await detailOf(resolved), token };
     } finally {

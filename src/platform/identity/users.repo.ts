@@ -49,6 +49,14 @@ export function createUsersRepo(db: Db) {
       await users.insertOne(doc);
       return plain(doc);
     },
+    /**
+     * What a login reads again once its session is stored: every password write stores a new
+     * salted hash, so a changed hash means the password was changed or reset in between.
+     */
+    async findLoginMarker(id: string): Promise<Pick<UserRecord, 'password' | 'status'> | null> {
+      const doc = await users.findOne({ _id: oid(id) }, { projection: { password: 1, status: 1 } });
+      return doc ? { password: doc.password, status: doc.status } : null;
+    },
     async setPassword(id: string, password: string): Promise<boolean> {
       const result = await users.updateOne({ _id: oid(id) }, { $set: { password } });
       return result.matchedCount === 1;
