@@ -47,6 +47,8 @@ export function createAccountsRepo(db: Db) {
   return {
     findByName: (name: string) => users.findOne({ _id: name }),
     findByEmail: (email: string) => users.findOne({ email }),
+    /** What a login reads again once its tokens are stored (every password write stores a new salted hash). */
+    findLoginMarker: (name: string) => users.findOne<Pick<ClusterAccount, 'passwordHash' | 'state'>>({ _id: name }, { projection: { _id: 0, passwordHash: 1, state: 1 } }),
     insert: (account: ClusterAccount) => users.insertOne(account),
 
     /** Changes the state only if it is still `from` (concurrent logins do not flap it). */

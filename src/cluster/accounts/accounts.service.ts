@@ -123,6 +123,18 @@ export function createAccountsService(deps: {
       return account;
     },
 
+    /**
+     * The last step of a password grant, after its tokens are stored and before they leave: the
+     * account is read again. A password reset writes the new hash before it deletes the user's
+     * tokens, so either this read sees the new hash or that delete sees the new tokens; a disable
+     * is seen here or refuses the tokens at their use (docs/decisions.md#login-races).
+     */
+    async confirmLogin(account: ClusterAccount): Promise<void> {
+      const current = await accounts.findLoginMarker(account._id);
+      if (current?.passwordHash !== account.passwordHash) throw new LoginFailure('incorrect password');
+      if (current.state === 'Disabled') throw new LoginFailure('account is not active');
+    },
+
     async create(input: { username: string; email: string; password: string }, options: { uninitialized?: boolean; skipPolicy?: boolean } = {}) {
       if (!USERNAME_PATTERN.test(input.username) || input.username.length > 63) {
         throw Errors.missingParams(`Invalid field 'username': "${input.username}" must be lowercase letters, digits, '-' and '.'`);

@@ -33,10 +33,26 @@ export function createOAuthService(deps: {
     return tokens.issuePair(username, extra);
   }
 
+  /** Runs a grant's last check on a stored pair; a pair that fails it (or whose check failed) is deleted, never returned. */
+  async function confirmed(pair: TokenPair, check: () => Promise<void>): Promise<TokenPair> {
+    try {
+      await check();
+    } catch (error) {
+      await tokens.discardPair(pair).catch(() => undefined);
+      throw error;
+    }
+    return pair;
+  }
+
+  /**
+   * Check the password, store the pair, then read the account again (accounts.confirmLogin): a
+   * reset racing the grant either is seen there or deletes the stored pair itself.
+   */
   async function passwordGrant(request: TokenRequest, origin: RequestOrigin): Promise<TokenPair> {
     try {
       const account = await accounts.login({ username: request.username ?? '', password: request.password ?? '', type: 'Token', ...origin });
-      return await issueFor(account._id, account.uninitialized ? { uninitialized: ['true'] } : undefined);
+      const pair = await issueFor(account._id, account.uninitialized ? { uninitialized: ['true'] } : undefined);
+      return await confirmed(pair, () => accounts.confirmLogin(account));
     } catch (error) {
       if (!(error instanceof LoginFailure)) throw error;
       throw ClusterErrors.oauthInvalidGrant(error.kind, error.kind === 'auth rate limit exceeded' ? 429 : 400);
@@ -53,7 +69,18 @@ export function createOAuthService(deps: {
     }
     // "ivalid" is the reference's spelling; clients may match on it.
     if (claims.token_type !== 'refresh_token') throw ClusterErrors.oauthInvalidGrant(`ivalid token type ${claims.token_type} want refresh_token`);
-    return issueFor(claims.username, claims.extra);
+    // The new pair is stored before the refresh token is looked up again: a revocation (reset,
+    // logout) deleting the user's tokens either removed it by then or deletes the new pair too.
+    // So the earlier sessions end only after that check (multiple login off), sparing the new pair.
+    const pair = await tokens.issuePair(claims.username, claims.extra);
+    try {
+      await confirmed(pair, () => tokens.requireAllowed(request.refresh_token ?? ''));
+    } catch (error) {
+      if (error instanceof TokenError) throw ClusterErrors.oauthInvalidGrant(error.message);
+      throw error;
+    }
+    if (!deps.multipleLogin) await tokens.revokeEarlierSessions(claims.username, pair);
+    return pair;
   }
 
   return {

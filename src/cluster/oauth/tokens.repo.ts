@@ -33,7 +33,12 @@ export function createTokensRepo(db: Db) {
       }
     },
     find: (digest: string) => tokens.findOne({ _id: digest }),
-    deleteForUser: async (username: string) => (await tokens.deleteMany({ username })).deletedCount,
+    /** Deletes every entry of the user but `keep` (digests). */
+    deleteForUser: async (username: string, keep: readonly string[] = []) =>
+      (await tokens.deleteMany(keep.length > 0 ? { username, _id: { $nin: [...keep] } } : { username })).deletedCount,
+    deleteDigests: async (digests: readonly string[]) => {
+      await tokens.deleteMany({ _id: { $in: [...digests] } });
+    },
     deleteExpired: async (now: Date) => (await tokens.deleteMany({ expiresAt: { $lte: now } })).deletedCount,
     countForUser: (username: string) => tokens.countDocuments({ username }),
   };

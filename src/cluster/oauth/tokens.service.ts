@@ -18,6 +18,7 @@ export interface TokenPair {
 }
 
 export const tokenDigest = (token: string) => createHash('sha256').update(token).digest('hex');
+const pairDigests = (pair: TokenPair) => [tokenDigest(pair.access_token), tokenDigest(pair.refresh_token)];
 
 export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; secret: string; stamps: VersionStamps }) {
   const { tokens, clock, secret, stamps } = deps;
@@ -32,10 +33,10 @@ export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; se
    * Deletes every allow-list entry of the user, then moves the accounts stamp (waiting out its
    * lease) when something was deleted, when `always`, or when the delete failed (some may be gone).
    */
-  async function deleteSessions(username: string, always: boolean): Promise<void> {
+  async function deleteSessions(username: string, always: boolean, keep: readonly string[] = []): Promise<void> {
     let deleted: number;
     try {
-      deleted = await tokens.deleteForUser(username);
+      deleted = await tokens.deleteForUser(username, keep);
     } catch (error) {
       await stamps.bump(CLUSTER_STAMPS.accounts);
       throw error;
@@ -83,7 +84,13 @@ export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; se
      * when entries were deleted here, so a first login flushes no cache; a concurrent revocation
      * that deleted them moves it itself before it answers.
      */
-    revokeEarlierSessions: (username: string) => deleteSessions(username, false),
+    revokeEarlierSessions: (username: string, keep?: TokenPair) => deleteSessions(username, false, keep ? pairDigests(keep) : []),
+
+    /**
+     * Deletes a pair that was stored but never handed out (a login refused at its last check):
+     * no process can have cached it, so no stamp moves.
+     */
+    discardPair: (pair: TokenPair) => tokens.deleteDigests(pairDigests(pair)),
     deleteExpired: () => tokens.deleteExpired(clock.now()),
     countForUser: (username: string) => tokens.countForUser(username),
   };
