@@ -43,8 +43,6 @@ export function createSessionService(deps: SessionServiceDeps) {
     return { sessionId: session._id, token: signSessionToken(claims, deps.tokenKey, now) };
   }
 
-  const issueToken = async (resolved: ResolvedMember): Promise<string> => (await storeSession(resolved)).token;
-
   /**
    * The last step of a login, after its session is stored and before its token leaves: the
    * password hash and status are read again. A reset, change or disable writes them before it
@@ -163,7 +161,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     await teams.updateTeam(member.teamId, { balance: ROOT_TEAM_BALANCE });
   }
 
-  return { login, logout, changePassword, ensureRoot, issueToken, detailOf };
+  return { login, logout, changePassword, ensureRoot, detailOf };
 }
 
 export type SessionService = ReturnType<typeof createSessionService>;
