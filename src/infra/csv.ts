@@ -25,7 +25,9 @@ export function parseCsv(text: string): string[][] {
 /** Rows as Markdown table text (first row = header), `\n` inside cells written as `\\n` (as the reference's CSV import writes them). */
 export function csvRowsToMarkdownTable(rows: string[][]): string {
   if (rows.length === 0) return '';
-  const width = Math.max(...rows.map((row) => row.length));
+  // A loop, not Math.max(...): spreading some 125,000 rows overflows the call stack.
+  let width = 0;
+  for (const row of rows) width = Math.max(width, row.length);
   const cell = (value: string | undefined) => (value ?? '').replace(/\r?\n/g, '\\n').replace(/\|/g, '\\|').trim();
   const line = (row: string[]) => `| ${Array.from({ length: width }, (_, i) => cell(row[i])).join(' | ')} |`;
   const [header, ...body] = rows;

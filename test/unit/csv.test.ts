@@ -41,3 +41,15 @@ describe('csvRowsToMarkdownTable', () => {
     expect(csvRowsToMarkdownTable(rows)).toBe(expected);
   });
 });
+
+describe('csvRowsToMarkdownTable on large files', () => {
+  it('converts 200,000 rows (more than a spread call can take) and pads to the widest row anywhere', () => {
+    const rows = Array.from({ length: 200_000 }, (_, i) => [`q${i}`, `a${i}`]);
+    rows.push(['last', 'row', 'widest']);
+    const lines = csvRowsToMarkdownTable(rows).split('\n');
+    expect(lines).toHaveLength(200_002);
+    expect(lines[1]).toBe('| --- | --- | --- |');
+    expect(lines[2]).toBe('| q1 | a1 |  |');
+    expect(lines.at(-1)).toBe('| last | row | widest |');
+  });
+});
