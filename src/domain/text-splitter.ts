@@ -111,6 +111,11 @@ function splitAtStep(text: string, step: Step): Piece[] {
   return pieces.filter((piece) => piece.text.trim());
 }
 
+/** `target.push(...items.slice(0, end))` without the spread, which overflows the stack past ~125,000 items. */
+function pushAll(target: string[], items: readonly string[], end = items.length): void {
+  for (let i = 0; i < end; i++) target.push(items[i]!);
+}
+
 /** Never cut between the two halves of a surrogate pair: move the cut back (`forward` false) or on. */
 function safeCut(text: string, index: number, forward = false): number {
   if (index <= 0 || index >= text.length) return Math.max(0, Math.min(index, text.length));
@@ -204,7 +209,7 @@ class Splitter {
       if (last.length + piece.length > maxLen) {
         if (step.kind === 'table' && isMarkdownTable(piece)) {
           if (last.length > overlapPart && last.trim()) chunks.push(last);
-          chunks.push(...splitMarkdownTable(piece, this.chunkLen));
+          pushAll(chunks, splitMarkdownTable(piece, this.chunkLen));
           tableEnd = chunks.length;
           last = '';
           overlapPart = 0;
@@ -219,11 +224,11 @@ class Splitter {
         const tail = inner[inner.length - 1];
         if (tail === undefined) continue;
         if (tail.length < minChunk && step.kind !== 'code') {
-          chunks.push(...inner.slice(0, -1));
+          pushAll(chunks, inner, inner.length - 1);
           last = tail;
           overlapPart = 0;
         } else {
-          chunks.push(...inner.slice(0, -1));
+          pushAll(chunks, inner, inner.length - 1);
           emit(tail);
         }
         continue;
@@ -297,7 +302,7 @@ export function splitText(options: SplitTextOptions): SplitTextResult {
     const trimmed = part.trim();
     if (!trimmed) continue;
     if (isMarkdownTable(trimmed)) {
-      chunks.push(...splitMarkdownTable(trimmed, chunkLen));
+      pushAll(chunks, splitMarkdownTable(trimmed, chunkLen));
       continue;
     }
     const prepared = protectCodeFences(part).replace(/\n{3,}/g, '\n\n\n');

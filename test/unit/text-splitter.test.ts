@@ -268,3 +268,19 @@ describe('splitText: nothing is lost (seeded random documents, no overlap)', () 
     },
   );
 });
+
+describe('splitText: inputs giving more chunks than a spread call can take', () => {
+  it('a long text at a tiny chunk size', () => {
+    const text = Array.from({ length: 200_000 }, (_, i) => `word${i % 97} and more.`).join(' ');
+    const { chunks } = splitText({ text, chunkLen: 20, overlapRatio: 0 });
+    expect(chunks.length).toBeGreaterThan(130_000);
+    expect(chunks.slice(0, 3)).toEqual(splitText({ text: text.slice(0, 200), chunkLen: 20, overlapRatio: 0 }).chunks.slice(0, 3));
+  });
+
+  it('a table of 150,000 rows cut row by row', () => {
+    const table = `| a | b |\n| --- | --- |\n${Array.from({ length: 150_000 }, (_, i) => `| ${i} | v |`).join('\n')}`;
+    const { chunks } = splitText({ text: table, chunkLen: 10 });
+    expect(chunks).toHaveLength(150_000);
+    expect(chunks[149_999]).toBe('| a | b |\n| --- | --- |\n| 149999 | v |');
+  });
+});
