@@ -33,6 +33,7 @@ function createTurndown(): TurndownService {
     linkStyle: 'inlined',
   });
   service.use(gfm);
+  listTableRowsOnce(service);
   // A <pre> without <code> is still a code block; its class names the language.
   service.addRule('bare-pre', {
     filter: (node) => node.nodeName === 'PRE' && !node.querySelector('code'),
@@ -43,6 +44,50 @@ function createTurndown(): TurndownService {
     },
   });
   return service;
+}
+
+type TableNode = TurndownService.Node & { nodeName: string; parentNode: TableNode | null };
+
+/** gfm's own `nodeParentTable`: the nearest enclosing TABLE. */
+function enclosingTable(node: TableNode): TableNode | null {
+  for (let parent = node.parentNode; parent; parent = parent.parentNode) if (parent.nodeName === 'TABLE') return parent;
+  return null;
+}
+
+function isRuleFor(rule: TurndownService.Rule, nodeName: string, options: TurndownService.Options): boolean {
+  if (typeof rule.filter !== 'function') return rule.filter === nodeName.toLowerCase();
+  try {
+    return (rule.filter as (node: unknown, options: TurndownService.Options) => unknown)({ nodeName }, options) === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The GFM plugin reads `table.rows` inside loops (column count, each column's alignment), and
+ * turndown's DOM builds that list by walking the whole table on every read: a 2,000-row table
+ * took ~25 s, quadratic in its rows. While gfm's row and table rules run, a table lists its rows
+ * once, on first read; the output is unchanged.
+ */
+function listTableRowsOnce(service: TurndownService): void {
+  for (const rule of service.rules.array) {
+    const replacement = rule.replacement;
+    const isRow = rule.filter === 'tr';
+    if (!replacement || !(isRow || isRuleFor(rule, 'TABLE', service.options))) continue;
+    rule.replacement = function (this: unknown, content, node, options) {
+      const table = isRow ? enclosingTable(node as unknown as TableNode) : (node as unknown as TableNode);
+      if (!table || Object.hasOwn(table, 'rows')) return replacement.call(this, content, node, options);
+      let rows: unknown[] | undefined;
+      // The prototype's getter, read with the table as receiver.
+      const listRows = () => Array.from(Reflect.get(Object.getPrototypeOf(table), 'rows', table) as ArrayLike<unknown>);
+      Object.defineProperty(table, 'rows', { configurable: true, get: () => (rows ??= listRows()) });
+      try {
+        return replacement.call(this, content, node, options);
+      } finally {
+        delete (table as { rows?: unknown }).rows;
+      }
+    };
+  }
 }
 
 const turndown = createTurndown();

