@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, systemFirst } from '../../src/domain/workflow/messages.js';
+import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, type RequestMessage, systemFirst } from '../../src/domain/workflow/messages.js';
 import { parseQuestionList, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
 import type { ChatValue } from '../../src/domain/workflow/types.js';
 import { decodeFromStorage, encodeForStorage } from '../../src/infra/storage-codec.js';
@@ -23,6 +23,32 @@ describe('messagesToChatItems', () => {
       { type: 'file', file: { type: 'file', name: 'a.pdf', url: 'http://x/a.pdf' } },
     ]);
     expect(items[2]!.value[1]).toMatchObject({ type: 'tool', tools: [{ id: 't1', response: 'result' }] });
+  });
+
+  it('each call takes the first answer with its id (or function name) anywhere in the history, as a search of it would', () => {
+    let seed = 11;
+    const pick = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const ids = ['a', 'b', 'c', undefined];
+    const messages: RequestMessage[] = [];
+    for (let i = 0; i < 400; i++) {
+      const id = ids[pick(ids.length)];
+      const roll = pick(5);
+      if (roll === 0) messages.push({ role: 'assistant', content: `say ${i}`, tool_calls: [{ id: id as string, function: { name: 'f' } }, { id: `x${i}` }] });
+      else if (roll === 1) messages.push({ role: 'assistant', content: '', function_call: { name: id, arguments: '{}' } });
+      else if (roll === 2) messages.push({ role: 'tool', tool_call_id: id, content: `tool ${i}` });
+      else if (roll === 3) messages.push({ role: 'function', name: id, content: `function ${i}` });
+      else messages.push({ role: 'user', content: `ask ${i}`, dataId: `d${i}` });
+    }
+    const responses = messagesToChatItems(messages).flatMap((item) => item.value.flatMap((value) => (value.type === 'tool' ? value.tools.map((tool) => tool.response) : [])));
+    const searched = messages.flatMap((message) => [
+      ...(message.tool_calls ?? []).map((call) => messages.find((m) => m.role === 'tool' && m.tool_call_id === call.id)),
+      ...(message.function_call ? [messages.find((m) => m.role === 'function' && m.name === message.function_call?.name)] : []),
+    ]);
+    expect(responses.length).toBeGreaterThan(100);
+    expect(responses).toEqual(searched.map((answer) => (typeof answer?.content === 'string' ? answer.content : '')));
   });
 });
 

@@ -43,6 +43,15 @@ function userValues(content: unknown): ChatValue[] {
 /** Converts request messages into chat items; empty ones are dropped, same dataId+role merged. */
 export function messagesToChatItems(messages: readonly RequestMessage[]): ChatItem[] {
   const items: ChatItem[] = [];
+  // The first tool answer per call id and function answer per name, found once instead of a
+  // search of the whole history per call (quadratic in long agent histories).
+  const toolAnswers = new Map<string | undefined, RequestMessage>();
+  const functionAnswers = new Map<string | undefined, RequestMessage>();
+  for (const m of messages) {
+    const answers = m.role === 'tool' ? toolAnswers : m.role === 'function' ? functionAnswers : undefined;
+    const key = m.role === 'tool' ? m.tool_call_id : m.name;
+    if (answers && !answers.has(key)) answers.set(key, m);
+  }
   for (const message of messages) {
     let item: ChatItem | undefined;
     if (message.role === 'system') {
@@ -57,13 +66,13 @@ export function messagesToChatItems(messages: readonly RequestMessage[]): ChatIt
         values.push({
           type: 'tool',
           tools: message.tool_calls.map((call) => {
-            const answer = messages.find((m) => m.role === 'tool' && m.tool_call_id === call.id);
+            const answer = toolAnswers.get(call.id);
             return { id: call.id, toolName: call.function?.name ?? '', toolAvatar: '', functionName: call.function?.name ?? '', params: call.function?.arguments ?? '', response: contentText(answer?.content) };
           }),
         });
       }
       if (message.function_call) {
-        const answer = messages.find((m) => m.role === 'function' && m.name === message.function_call?.name);
+        const answer = functionAnswers.get(message.function_call.name);
         const name = message.function_call.name ?? '';
         values.push({ type: 'tool', tools: [{ id: name, toolName: name, toolAvatar: '', functionName: name, params: message.function_call.arguments ?? '', response: contentText(answer?.content) }] });
       }
