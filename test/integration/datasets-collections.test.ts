@@ -106,6 +106,16 @@ describe('collections', () => {
     expect(await t.app.mongo.db.collection('dataset_datas').countDocuments({})).toBe(0);
   });
 
+  it('deletes a folder whose damaged data loops back into itself (the walk ends, nothing is left)', async () => {
+    const outer = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'Outer', type: 'folder' }));
+    const inner = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'Inner', type: 'folder', parentId: outer }));
+    // No route makes a cycle (moving a folder into its own subtree is refused): only a damaged record does.
+    const { ObjectId } = await import('mongodb');
+    await t.app.mongo.db.collection('dataset_collections').updateOne({ _id: new ObjectId(outer) }, { $set: { parentId: new ObjectId(inner) } });
+    await api.ok(api.del('/core/dataset/collection/delete', { id: outer }));
+    for (const id of [outer, inner]) expect((await api.get('/core/dataset/collection/detail', { id })).status).toBe(404);
+  });
+
   it('imports a web page with a selector, refuses dead links, and syncs', async () => {
     const created = await api.ok<{ collectionId: string; results: { insertLen: number } }>(
       api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/guide`, metadata: { webPageSelector: 'main' } }),

@@ -151,11 +151,19 @@ export function createCollectionRepo(db: Db) {
       const root = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
       if (!root) return [];
       const all = [root];
+      const seen = new Set([root._id.toHexString()]);
       let frontier = [root._id];
       while (frontier.length > 0) {
         const next = await col.find({ teamId: oid(teamId), parentId: { $in: frontier } }).toArray();
-        all.push(...next);
-        frontier = next.map((doc) => doc._id);
+        frontier = [];
+        // A loop, not push(...next), which overflows the call stack past ~125,000 collections; a
+        // cycle in damaged data ends here instead of looping for ever.
+        for (const doc of next) {
+          if (seen.has(doc._id.toHexString())) continue;
+          seen.add(doc._id.toHexString());
+          all.push(doc);
+          frontier.push(doc._id);
+        }
       }
       return all.map(toRecord);
     },

@@ -188,14 +188,20 @@ export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Pro
     },
     /** The dataset and every descendant (folders included), breadth first. */
     async withDescendants(teamId: string, id: string): Promise<string[]> {
-      const all = [id];
+      // A set, not all.includes per child (quadratic in a big folder); a cycle in bad data ends here too.
+      const all = new Set([id]);
       let frontier = [id];
       while (frontier.length > 0) {
         const next = await col.find({ teamId: oid(teamId), parentId: { $in: oids(frontier) } }, { projection: { _id: 1 } }).toArray();
-        frontier = next.map((doc) => doc._id.toHexString()).filter((child) => !all.includes(child));
-        all.push(...frontier);
+        frontier = [];
+        for (const doc of next) {
+          const child = doc._id.toHexString();
+          if (all.has(child)) continue;
+          all.add(child);
+          frontier.push(child);
+        }
       }
-      return all;
+      return [...all];
     },
   };
 }
