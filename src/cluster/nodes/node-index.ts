@@ -2,9 +2,9 @@ import { AnswerMemo, MemoisedAnswer } from '../../infra/answer-memo.js';
 import { LruMap } from '../../infra/lru-map.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
-import { matchesFilter, sortComparator } from './filter-eval.js';
+import { compileFilter, sortComparator } from './filter-eval.js';
 import { type KubeNode, renderNode } from './node-document.js';
-import { matchesCodeFilters, type NodeListPlan } from './node-query.js';
+import { compileCodeFilters, type NodeListPlan } from './node-query.js';
 import type { NodeIndexEntry, NodesRepo } from './nodes.repo.js';
 import type { NodeUsage, PodsRepo } from './pods.repo.js';
 
@@ -43,7 +43,12 @@ export class NodeSnapshot {
     let view = this.views.get(key);
     if (!view) {
       const hasFilter = Object.keys(plan.filter).length > 0 || plan.codeFilters.length > 0;
-      const matching = hasFilter ? this.entries.filter((entry) => matchesFilter(plan.filter, entry) && matchesCodeFilters(plan.codeFilters, entry)) : [...this.entries];
+      let matching = [...this.entries];
+      if (hasFilter) {
+        const matches = compileFilter(plan.filter);
+        const matchesCode = compileCodeFilters(plan.codeFilters);
+        matching = this.entries.filter((entry) => matches(entry) && matchesCode(entry));
+      }
       view = matching.sort(sortComparator(plan.sort) as (a: NodeIndexEntry, b: NodeIndexEntry) => number);
       this.views.set(key, view);
     }

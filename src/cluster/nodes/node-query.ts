@@ -147,6 +147,29 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
   };
 }
 
+/**
+ * `matchesCodeFilters` for one plan over many nodes: a node's pairs are read only for the keys
+ * the requirements name, instead of building an object of every pair per node per filter
+ * (~8 µs a node with a dozen dotted label keys).
+ */
+export function compileCodeFilters(codeFilters: readonly CodeFilter[]): (node: { labelPairs: string[]; annotationPairs?: string[] }) => boolean {
+  const compiled = codeFilters.map(({ target, requirements }) => ({ target, requirements, keys: [...new Set(requirements.map((requirement) => requirement.key))] }));
+  return (node) =>
+    compiled.every(({ target, requirements, keys }) => {
+      // Null prototype: an own property per pair, as Object.fromEntries makes (later pairs win).
+      const map: Record<string, string> = Object.create(null);
+      for (const pair of target === 'labels' ? node.labelPairs : (node.annotationPairs ?? [])) {
+        // splitPair's cut for keys without '=' (selector keys never have one), without slicing every pair.
+        for (const key of keys) {
+          if (!pair.startsWith(key)) continue;
+          if (pair.charCodeAt(key.length) === 61) map[key] = pair.slice(key.length + 1);
+          else if (pair.length === key.length + 1) map[key] = pair; // no '=' at all: splitPair drops the last character
+        }
+      }
+      return matchesSelector(requirements, map);
+    });
+}
+
 /** Evaluates the requirements Mongo could not answer against a node's stored pairs. */
 export function matchesCodeFilters(codeFilters: readonly CodeFilter[], node: { labelPairs: string[]; annotationPairs?: string[] }): boolean {
   return codeFilters.every(({ target, requirements }) => {

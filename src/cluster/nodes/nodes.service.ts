@@ -7,7 +7,7 @@ import { describeHostNode } from './host-node.js';
 import { parseNodeFile, parsePodFile } from './kube-import.js';
 import { type KubeNode, nodeSchema, renderNode, toStoredNode } from './node-document.js';
 import { NodeIndex } from './node-index.js';
-import { matchesCodeFilters, type NodeListPlan, planNodeList, type QueryValue } from './node-query.js';
+import { compileCodeFilters, type NodeListPlan, planNodeList, type QueryValue } from './node-query.js';
 import type { NodesRepo } from './nodes.repo.js';
 import type { PodsRepo } from './pods.repo.js';
 
@@ -53,7 +53,7 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
       return { page, totalItems };
     }
     // Narrow in the database, finish in code on names and pairs only.
-    const candidates = (await nodes.findCandidates(plan.filter, plan.sort)).filter((node) => matchesCodeFilters(plan.codeFilters, node));
+    const candidates = (await nodes.findCandidates(plan.filter, plan.sort)).filter(compileCodeFilters(plan.codeFilters));
     const selected = window.kind === 'all' ? candidates : window.kind === 'none' ? [] : candidates.slice(window.skip, window.skip + window.limit);
     const json = await nodes.findJsonByNames(selected.map((node) => node._id));
     return { page: selected.flatMap((node) => (json.has(node._id) ? [{ _id: node._id, json: json.get(node._id) as string }] : [])), totalItems: candidates.length };
