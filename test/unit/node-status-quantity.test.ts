@@ -139,3 +139,23 @@ describe('planNodeList', () => {
     expect(planNodeList({ name: 'a.b' }).filter).toEqual({ _id: { $regex: 'a\\.b' } });
   });
 });
+
+describe('quantities with huge exponents', () => {
+  // Answered without building 10^exponent (millions of digits); the values are what the exact
+  // BigInt arithmetic gives: rounded up to 1 unit, or beyond any float.
+  it.each([
+    ['1e-99999999', 1, 1],
+    ['-1e-99999999', -1, -1],
+    ['0e-99999999', 0, 0],
+    ['0.000e99999999', 0, 0],
+    ['1e99999999', Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY],
+    ['-2.5e99999999', Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY],
+    ['.5e99999999', Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY],
+    ['1e305', 1e308, 1e305],
+    ['1e-5', 1, 1],
+    ['123e-3', 123, 1],
+  ])('%s: milli %d, unit %d', (text, milli, unit) => {
+    expect(milliValue(text)).toBe(milli);
+    expect(unitValue(text)).toBe(unit);
+  });
+});

@@ -23,7 +23,11 @@ export function scaledQuantity(text: string, scale: number): bigint {
   if (suffix && suffix in BINARY_SUFFIX) mantissa *= 1024n ** BigInt(BINARY_SUFFIX[suffix] as number);
   else if (suffix) exp10 += DECIMAL_SUFFIX[suffix] as number;
   let value: bigint;
-  if (exp10 >= 0) value = mantissa * 10n ** BigInt(exp10);
+  // A huge exponent ("1e-99999999") would build a power of ten of millions of digits (seconds of
+  // CPU for one quantity): once 10^-exp10 exceeds the mantissa, the rounded-up result is 1 (or 0).
+  if (mantissa === 0n) value = 0n;
+  else if (exp10 < 0 && -exp10 > mantissa.toString().length) value = 1n;
+  else if (exp10 >= 0) value = mantissa * 10n ** BigInt(exp10);
   else {
     const divisor = 10n ** BigInt(-exp10);
     value = mantissa / divisor + (mantissa % divisor === 0n ? 0n : 1n);
@@ -31,8 +35,22 @@ export function scaledQuantity(text: string, scale: number): bigint {
   return sign === '-' ? -value : value;
 }
 
-export const milliValue = (text: string): number => Number(scaledQuantity(text, 3));
-export const unitValue = (text: string): number => Number(scaledQuantity(text, 0));
+/**
+ * As a number: a quantity of 10^400 or more is ±Infinity whatever its digits, so one with a huge
+ * exponent ("1e99999999") is answered without building the exact value.
+ */
+function quantityNumber(text: string, scale: number): number {
+  const match = QUANTITY.exec(text.trim());
+  if (match?.[3] !== undefined) {
+    const fraction = match[2]!.split('.')[1] ?? '';
+    // A non-zero mantissa is at least 1, so the value is at least 10^exp10.
+    if (/[1-9]/.test(match[2]!) && Number(match[3]) + scale - fraction.length > 400) return match[1] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  }
+  return Number(scaledQuantity(text, scale));
+}
+
+export const milliValue = (text: string): number => quantityNumber(text, 3);
+export const unitValue = (text: string): number => quantityNumber(text, 0);
 
 function largestExactSuffix(value: bigint, steps: readonly [bigint, string][]): string {
   for (const [factor, suffix] of steps) {
