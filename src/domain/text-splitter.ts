@@ -177,7 +177,10 @@ class Splitter {
         return;
       }
       if (!piece.text.trim()) {
-        carry += whole;
+        // A run of headings without text (a table of contents) is cut at the size like text:
+        // carried on without bound, it became one chunk of the whole run.
+        if (carry.trim()) chunks.push(carry);
+        carry = whole;
         return;
       }
       const inner = this.recurse(piece.text, stepIndex + 1);

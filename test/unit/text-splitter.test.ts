@@ -57,6 +57,17 @@ describe('splitText: markdown headings', () => {
     expect(chunks.some((chunk) => chunk.includes('alpha') && chunk.includes('beta'))).toBe(false);
   });
 
+  it('cuts a run of headings without text (a table of contents) at the chunk size, losing none', () => {
+    // Short headings: each alone is too small to be a chunk, so they are carried into the next.
+    const headings = Array.from({ length: 2000 }, (_, i) => `## Chapter ${i}`);
+    const { chunks } = splitText({ text: headings.join('\n'), chunkLen: 500 });
+    expect(chunks.length).toBeGreaterThan(10);
+    // A section may grow to the heading step's factor × chunkLen; one chunk of all 2,000 (~30 KB) may not.
+    for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(1.2 * 500);
+    const joined = chunks.join('\n');
+    for (const heading of headings) expect(joined).toContain(heading);
+  });
+
   it('nests four heading levels', () => {
     const text = `# A\n## B\n### C\n#### D\n${sentences(30)}`;
     const result = splitText({ text, chunkLen: 200 });
