@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import type { TeamRole } from '../../src/platform/auth/types.js';
 import type { TestApp } from './app.js';
@@ -47,3 +48,19 @@ export async function createApiKey(t: TestApp, token: string, body: { name?: str
 export function apiKeyHeaders(key: string): { authorization: string } {
   return { authorization: `Bearer ${key}` };
 }
+
+/**
+ * Adds GET /api/test/whoami to an app (pass to buildTestApp): it answers whom a session token or
+ * API key resolves to, authentication only, so tests can watch credential caches on their own.
+ */
+export const whoamiProbe = (app: FastifyInstance) => {
+  app.register(
+    async (api) => {
+      api.get('/test/whoami', async (request) => ({ code: 200, data: await app.platformAuth.authenticate(request, ['session', 'apiKey']) }));
+    },
+    { prefix: '/api' },
+  );
+};
+
+/** Calls the probe of `whoamiProbe`. */
+export const whoami = (t: TestApp, headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/api/test/whoami', headers });

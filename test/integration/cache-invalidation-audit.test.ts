@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import type { Db } from 'mongodb';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +8,7 @@ import { createCredentialEpoch } from '../../src/platform/identity/credential-ep
 import { createSessionsRepo } from '../../src/platform/identity/sessions.repo.js';
 import { createTeamsRepo } from '../../src/platform/identity/teams.repo.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
+import { apiKeyHeaders, authHeaders, createApiKey, createUser, login, whoami, whoamiProbe } from '../helpers/platform.js';
 import { ok, simpleNodes } from './apps-helpers.js';
 
 /**
@@ -18,15 +17,6 @@ import { ok, simpleNodes } from './apps-helpers.js';
  */
 let a: TestApp;
 let b: TestApp;
-
-const whoamiProbe = (app: FastifyInstance) => {
-  app.register(
-    async (api) => {
-      api.get('/test/whoami', async (request) => ({ code: 200, data: await app.platformAuth.authenticate(request, ['session', 'apiKey']) }));
-    },
-    { prefix: '/api' },
-  );
-};
 
 beforeAll(async () => {
   a = await buildTestApp({}, whoamiProbe);
@@ -38,7 +28,6 @@ afterAll(async () => {
   await a.close();
 });
 
-const whoami = (t: TestApp, headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/api/test/whoami', headers });
 
 async function warm(headers: Record<string, string>) {
   for (const t of [a, b]) expect((await whoami(t, headers)).statusCode).toBe(200);

@@ -1,8 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlatformCommand } from '../../src/cli/platform-commands.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { addMember, apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
+import { addMember, apiKeyHeaders, authHeaders, createApiKey, createUser, login, whoami, whoamiProbe } from '../helpers/platform.js';
 
 /**
  * Two processes of one deployment (two apps on one database): a revoking write through either
@@ -10,16 +9,6 @@ import { addMember, apiKeyHeaders, authHeaders, createApiKey, createUser, login 
  */
 let a: TestApp;
 let b: TestApp;
-
-/** A probe answering who the credential resolves to (authentication only, nothing else). */
-const whoamiProbe = (app: FastifyInstance) => {
-  app.register(
-    async (api) => {
-      api.get('/test/whoami', async (request) => ({ code: 200, data: await app.platformAuth.authenticate(request, ['session', 'apiKey']) }));
-    },
-    { prefix: '/api' },
-  );
-};
 
 beforeAll(async () => {
   a = await buildTestApp({}, whoamiProbe);
@@ -32,7 +21,6 @@ afterAll(async () => {
   await a.close();
 });
 
-const whoami = (t: TestApp, headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/api/test/whoami', headers });
 const call = (t: TestApp, url: string, headers: Record<string, string>, payload?: object) => t.app.inject({ method: 'POST', url: `/api${url}`, headers, payload });
 
 /** Resolves on both processes, so each holds the credential in its cache. */

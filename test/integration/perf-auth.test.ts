@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS_LEASE_MS, CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
-import { apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
+import { apiKeyHeaders, authHeaders, createApiKey, createUser, login, whoamiProbe } from '../helpers/platform.js';
 
 /** Collections authenticating an owner reads or writes (apps and datasets share resource_permissions). */
 const IDENTITY = new Set(['user_sessions', 'team_members', 'users', 'teams', 'openapis', 'version_stamps']);
@@ -15,15 +14,6 @@ const isIdentity = (command: RecordedCommand) => IDENTITY.has(command.collection
 let t: TestApp;
 let token: string;
 let key: string;
-
-const whoamiProbe = (app: FastifyInstance) => {
-  app.register(
-    async (api) => {
-      api.get('/test/whoami', async (request) => ({ code: 200, data: await app.platformAuth.authenticate(request, ['session', 'apiKey']) }));
-    },
-    { prefix: '/api' },
-  );
-};
 
 beforeAll(async () => {
   t = await buildTestApp({}, whoamiProbe);
