@@ -48,8 +48,9 @@ function descendantsWithin(rootId: string, nodes: readonly Pick<TreeNode, 'id' |
   const out: string[] = [];
   const seen = new Set([rootId]);
   const queue = [rootId];
-  while (queue.length > 0) {
-    const current = queue.shift() as string;
+  // An index into the queue, not shift(): shifting a long array moves it, quadratic in a big tree.
+  for (let next = 0; next < queue.length; next++) {
+    const current = queue[next] as string;
     for (const child of childrenOf.get(current) ?? []) {
       if (seen.has(child)) continue;
       seen.add(child);
