@@ -4,9 +4,10 @@
 // a condition (a cycle, so some edges are recursive). Every node's runner answers at once, so
 // the figure is the dispatcher's own work per run: deciding what runs, waits or is skipped and
 // passing results along edges.
-// Usage: npm run build && node bench/workflow-dispatch.mjs [other build's dist dir]
+// Usage: node bench/workflow-dispatch.mjs [other build's dist dir] (builds this tree's dist first)
 //   With a second dist directory (e.g. a worktree of an earlier revision, built), both are
 //   measured in alternating rounds and printed side by side. BENCH_ROUNDS (default 5).
+import { execSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -52,6 +53,7 @@ async function perRun(dispatchWorkflow, size) {
   return ((performance.now() - started) / runs) * 1000;
 }
 
+execSync('npx tsc -p tsconfig.build.json', { stdio: 'inherit' });
 const loaded = [];
 for (const [name, dir] of builds) {
   const module = await import(pathToFileURL(resolve(dir, 'domain/workflow/dispatch.js')).href);
