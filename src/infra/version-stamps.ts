@@ -82,3 +82,21 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
 }
 
 export type VersionStamps = ReturnType<typeof createVersionStamps>;
+
+/**
+ * Runs a write that cached views depend on, then `bump` (which tells every process): after a
+ * write that `changed` something, and after a write that failed, since a write that failed
+ * midway or lost its answer may have changed what it touched (a retry would then find nothing
+ * to change and bump nothing). The write's own error is the one thrown.
+ */
+export async function bumpAfterWrite<T>(write: () => Promise<T>, bump: () => Promise<void>, changed: (result: T) => boolean = () => true): Promise<T> {
+  let result: T;
+  try {
+    result = await write();
+  } catch (error) {
+    await bump().catch(() => undefined);
+    throw error;
+  }
+  if (changed(result)) await bump();
+  return result;
+}

@@ -2,6 +2,7 @@ import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import { Errors } from '../../infra/errors.js';
 import { isDuplicateKeyError } from '../../infra/mongo.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../infra/password-hash.js';
+import { bumpAfterWrite } from '../../infra/version-stamps.js';
 import type { Clock } from '../clock.js';
 import type { AccountsRepo, ClusterAccount } from './accounts.repo.js';
 import { passwordPolicyProblem, USERNAME_PATTERN } from './password.js';
@@ -168,14 +169,12 @@ export function createAccountsService(deps: {
 
     async setDisabled(username: string, disabled: boolean) {
       await requireAccount(username);
-      try {
+      // The stamp moves even when a step failed: the state may have changed, and cached tokens must see it.
+      await bumpAfterWrite(async () => {
         await accounts.transition(username, null, disabled ? 'Disabled' : 'Active', disabled ? 'disabled by an administrator' : '', clock.now());
         // Failures before a transition no longer count (the reference counts from the last one).
         await attempts.clear(username);
-      } finally {
-        // Even when a step failed: the state may have changed, and cached tokens must see it.
-        await deps.accountStateChanged();
-      }
+      }, deps.accountStateChanged);
       return requireAccount(username);
     },
 

@@ -1,6 +1,6 @@
 import { MemoisedAnswer, NO_MEMO } from '../../infra/answer-memo.js';
 import { ClusterErrors, Errors } from '../../infra/errors.js';
-import type { VersionStamps } from '../../infra/version-stamps.js';
+import { bumpAfterWrite, type VersionStamps } from '../../infra/version-stamps.js';
 import type { Clock } from '../clock.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
 import { describeHostNode } from './host-node.js';
@@ -35,12 +35,8 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
    * Every node and pod write goes through here: other processes reload their index at their next
    * request. The stamp moves even when the write fails part-way, since earlier chunks have landed.
    */
-  async function writeNodes<T>(write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } finally {
-      await stamps.bump(CLUSTER_STAMPS.nodes);
-    }
+  function writeNodes<T>(write: () => Promise<T>): Promise<T> {
+    return bumpAfterWrite(write, () => stamps.bump(CLUSTER_STAMPS.nodes));
   }
 
   /** Filters, sorting and paging pushed into the database; `>`/`<` requirements finished in code. */

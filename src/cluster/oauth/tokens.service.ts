@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { VersionStamps } from '../../infra/version-stamps.js';
+import { bumpAfterWrite, type VersionStamps } from '../../infra/version-stamps.js';
 import type { Clock } from '../clock.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
 import { type ClusterClaims, signToken, TokenError, type TokenType, verifyToken } from './jwt.js';
@@ -34,14 +34,11 @@ export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; se
    * lease) when something was deleted, when `always`, or when the delete failed (some may be gone).
    */
   async function deleteSessions(username: string, always: boolean, keep: readonly string[] = []): Promise<void> {
-    let deleted: number;
-    try {
-      deleted = await tokens.deleteForUser(username, keep);
-    } catch (error) {
-      await stamps.bump(CLUSTER_STAMPS.accounts);
-      throw error;
-    }
-    if (deleted > 0 || always) await stamps.bump(CLUSTER_STAMPS.accounts);
+    await bumpAfterWrite(
+      () => tokens.deleteForUser(username, keep),
+      () => stamps.bump(CLUSTER_STAMPS.accounts),
+      (deleted) => deleted > 0 || always,
+    );
   }
 
   async function issueOne(username: string, type: TokenType, lifetime: number, iat: number, extra?: Record<string, string[]>) {

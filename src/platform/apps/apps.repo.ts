@@ -1,6 +1,7 @@
 import type { Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { newId, oid, oids, type Plain, plain } from '../../infra/plain-record.js';
+import { bumpAfterWrite } from '../../infra/version-stamps.js';
 import type { AppType } from './apps.schema.js';
 
 export const APPS = 'apps';
@@ -106,12 +107,8 @@ export const encodeWorkflow = (value: unknown) => JSON.stringify(value ?? []);
  */
 export function createAppsRepo(db: Db, changed: (teamId: string, what: 'list' | 'workflow') => Promise<void>) {
   const apps = db.collection<StoredApp>(APPS);
-  async function changing<T>(teamId: string, write: () => Promise<T>, what: 'list' | 'workflow' = 'list'): Promise<T> {
-    try {
-      return await write();
-    } finally {
-      await changed(teamId, what);
-    }
+  function changing<T>(teamId: string, write: () => Promise<T>, what: 'list' | 'workflow' = 'list'): Promise<T> {
+    return bumpAfterWrite(write, () => changed(teamId, what));
   }
 
   return {

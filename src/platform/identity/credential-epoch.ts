@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { createVersionStamps } from '../../infra/version-stamps.js';
+import { bumpAfterWrite, createVersionStamps } from '../../infra/version-stamps.js';
 
 /** The version stamp every process checks before trusting a credential it resolved earlier. */
 export const CREDENTIALS_STAMP = 'identity:credentials';
@@ -34,20 +34,7 @@ export function createCredentialEpoch(db: Db, leaseMs = CREDENTIALS_LEASE_MS): C
 /** What repositories need: they bump the epoch after a write that changed a credential. */
 export type CredentialRevocations = Pick<CredentialEpoch, 'revoked'>;
 
-/**
- * Runs a revoking write, then bumps the epoch when `changed` says it changed something (a no-op
- * write revokes nothing), and also when it failed: a write that failed midway, or whose answer
- * was lost, may have changed a credential, and a retry would then find nothing left to change.
- * The write's error is the one thrown.
- */
-export async function revoking<T>(revocations: CredentialRevocations, write: () => Promise<T>, changed: (result: T) => boolean): Promise<T> {
-  let result: T;
-  try {
-    result = await write();
-  } catch (error) {
-    await revocations.revoked().catch(() => undefined);
-    throw error;
-  }
-  if (changed(result)) await revocations.revoked();
-  return result;
+/** A revoking write, then the epoch bump (infra/version-stamps.ts bumpAfterWrite: also after a failed write). */
+export function revoking<T>(revocations: CredentialRevocations, write: () => Promise<T>, changed: (result: T) => boolean): Promise<T> {
+  return bumpAfterWrite(write, () => revocations.revoked(), changed);
 }

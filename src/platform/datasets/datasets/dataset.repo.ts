@@ -1,6 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
+import { bumpAfterWrite } from '../../../infra/version-stamps.js';
 
 export const DATASET_TYPES = ['folder', 'dataset', 'websiteDataset', 'externalFile'] as const;
 export type DatasetType = (typeof DATASET_TYPES)[number];
@@ -89,12 +90,8 @@ const LISTED_PROJECTION = {
  */
 export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Promise<void> = async () => undefined) {
   /** Runs a write, then tells the read model, whether the write went through or not. */
-  async function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } finally {
-      await onListChanged(teamId);
-    }
+  function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
+    return bumpAfterWrite(write, () => onListChanged(teamId));
   }
   const col = db.collection<DatasetDoc>('datasets');
   const deletions = db.collection<DatasetDeletionDoc>('dataset_deletions');
