@@ -64,3 +64,8 @@ export const whoamiProbe = (app: FastifyInstance) => {
 
 /** Calls the probe of `whoamiProbe`. */
 export const whoami = (t: TestApp, headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/api/test/whoami', headers });
+
+/** Resolves the credential through the probe on every app, so each holds it in its cache. */
+export async function warmOn(apps: TestApp[], headers: Record<string, string>): Promise<void> {
+  for (const t of apps) expect((await whoami(t, headers)).statusCode).toBe(200);
+}

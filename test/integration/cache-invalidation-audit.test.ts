@@ -8,7 +8,7 @@ import { createCredentialEpoch } from '../../src/platform/identity/credential-ep
 import { createSessionsRepo } from '../../src/platform/identity/sessions.repo.js';
 import { createTeamsRepo } from '../../src/platform/identity/teams.repo.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { apiKeyHeaders, authHeaders, createApiKey, createUser, login, whoami, whoamiProbe } from '../helpers/platform.js';
+import { apiKeyHeaders, authHeaders, createApiKey, createUser, login, warmOn, whoami, whoamiProbe } from '../helpers/platform.js';
 import { ok, simpleNodes } from './apps-helpers.js';
 
 /**
@@ -28,10 +28,7 @@ afterAll(async () => {
   await a.close();
 });
 
-
-async function warm(headers: Record<string, string>) {
-  for (const t of [a, b]) expect((await whoami(t, headers)).statusCode).toBe(200);
-}
+const warm = (headers: Record<string, string>) => warmOn([a, b], headers);
 
 let counter = 0;
 async function newOwner() {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlatformCommand } from '../../src/cli/platform-commands.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { addMember, apiKeyHeaders, authHeaders, createApiKey, createUser, login, whoami, whoamiProbe } from '../helpers/platform.js';
+import { addMember, apiKeyHeaders, authHeaders, createApiKey, createUser, login, warmOn, whoami, whoamiProbe } from '../helpers/platform.js';
 
 /**
  * Two processes of one deployment (two apps on one database): a revoking write through either
@@ -24,9 +24,7 @@ afterAll(async () => {
 const call = (t: TestApp, url: string, headers: Record<string, string>, payload?: object) => t.app.inject({ method: 'POST', url: `/api${url}`, headers, payload });
 
 /** Resolves on both processes, so each holds the credential in its cache. */
-async function warm(headers: Record<string, string>) {
-  for (const t of [a, b]) expect((await whoami(t, headers)).statusCode).toBe(200);
-}
+const warm = (headers: Record<string, string>) => warmOn([a, b], headers);
 
 async function keyIdOf(token: string, name: string): Promise<string> {
   const list = (await call(a, '/support/openapi/list', authHeaders(token))).json().data as { _id: string; name: string }[];
