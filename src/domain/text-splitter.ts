@@ -9,6 +9,7 @@
  * non-positive value here is a programming error and throws a RangeError. Empty or
  * whitespace-only text gives no chunks.
  */
+import { appendAll } from './append-all.js';
 import { isMarkdownTable, splitMarkdownTable, splitTableBlocks } from './text-splitter-tables.js';
 
 export { isMarkdownTable } from './text-splitter-tables.js';
@@ -111,11 +112,6 @@ function splitAtStep(text: string, step: Step): Piece[] {
   return pieces.filter((piece) => piece.text.trim());
 }
 
-/** `target.push(...items.slice(0, end))` without the spread, which overflows the stack past ~125,000 items. */
-function pushAll(target: string[], items: readonly string[], end = items.length): void {
-  for (let i = 0; i < end; i++) target.push(items[i]!);
-}
-
 /** Never cut between the two halves of a surrogate pair: move the cut back (`forward` false) or on. */
 function safeCut(text: string, index: number, forward = false): number {
   if (index <= 0 || index >= text.length) return Math.max(0, Math.min(index, text.length));
@@ -212,7 +208,7 @@ class Splitter {
       if (last.length + piece.length > maxLen) {
         if (step.kind === 'table' && isMarkdownTable(piece)) {
           if (last.length > overlapPart && last.trim()) chunks.push(last);
-          pushAll(chunks, splitMarkdownTable(piece, this.chunkLen));
+          appendAll(chunks, splitMarkdownTable(piece, this.chunkLen));
           tableEnd = chunks.length;
           last = '';
           overlapPart = 0;
@@ -226,14 +222,11 @@ class Splitter {
         const inner = this.recurse(last + piece, stepIndex + 1);
         const tail = inner[inner.length - 1];
         if (tail === undefined) continue;
+        appendAll(chunks, inner, inner.length - 1);
         if (tail.length < minChunk && step.kind !== 'code') {
-          pushAll(chunks, inner, inner.length - 1);
           last = tail;
           overlapPart = 0;
-        } else {
-          pushAll(chunks, inner, inner.length - 1);
-          emit(tail);
-        }
+        } else emit(tail);
         continue;
       }
       last += piece;
@@ -305,7 +298,7 @@ export function splitText(options: SplitTextOptions): SplitTextResult {
     const trimmed = part.trim();
     if (!trimmed) continue;
     if (isMarkdownTable(trimmed)) {
-      pushAll(chunks, splitMarkdownTable(trimmed, chunkLen));
+      appendAll(chunks, splitMarkdownTable(trimmed, chunkLen));
       continue;
     }
     const prepared = protectCodeFences(part).replace(/\n{3,}/g, '\n\n\n');

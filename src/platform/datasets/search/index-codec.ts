@@ -1,5 +1,6 @@
 import { promisify } from 'node:util';
 import { deflateRaw, inflateRaw } from 'node:zlib';
+import { appendAll } from '../../../domain/append-all.js';
 import { TextIndex, type TextIndexState } from '../../../domain/text-index.js';
 import { DatasetEntry, type IndexChange, type IndexedItem } from './dataset-entry.js';
 
@@ -109,14 +110,10 @@ async function decodeText(parts: SnapshotPart[]): Promise<TextIndex | undefined>
   const terms: string[] = [];
   const ids: string[] = [];
   const chunks: Uint8Array[] = [];
-  // Appended in loops: push(...list) overflows the call stack past ~125,000 terms or ids.
-  const append = (target: string[], list: string[]) => {
-    for (const value of list) target.push(value);
-  };
   for (const part of parts) {
-    if (part.kind === 'terms') append(terms, (await inflate(part.data)).toString('utf8').split('\n'));
+    if (part.kind === 'terms') appendAll(terms, (await inflate(part.data)).toString('utf8').split('\n'));
     if (part.kind === 'documents') {
-      if (part.count > 0) append(ids, part.ids.split('\n'));
+      if (part.count > 0) appendAll(ids, part.ids.split('\n'));
       chunks.push(part.data);
     }
   }
