@@ -1,6 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import { compileFilter, matchesFilter } from '../../src/cluster/nodes/filter-eval.js';
-import { compileCodeFilters, matchesCodeFilters, planNodeList } from '../../src/cluster/nodes/node-query.js';
+import { compileFilter } from '../../src/cluster/nodes/filter-eval.js';
+import { splitPair } from '../../src/cluster/nodes/node-document.js';
+import { type CodeFilter, compileCodeFilters, type MongoFilter, planNodeList } from '../../src/cluster/nodes/node-query.js';
+import { matchesSelector } from '../../src/domain/label-selector.js';
+
+// The per-node evaluation the compiled filters replaced, kept here as their definition.
+type Doc = Record<string, unknown>;
+const elementsOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
+const equalsAny = (value: unknown, wanted: unknown) => elementsOf(value).some((element) => element === wanted);
+
+function matchesCondition(value: unknown, condition: unknown): boolean {
+  if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) return equalsAny(value, condition);
+  return Object.entries(condition as Doc).every(([operator, operand]) => {
+    switch (operator) {
+      case '$in':
+        return (operand as unknown[]).some((wanted) => equalsAny(value, wanted));
+      case '$nin':
+        return !(operand as unknown[]).some((wanted) => equalsAny(value, wanted));
+      case '$ne':
+        return !equalsAny(value, operand);
+      case '$regex': {
+        const pattern = new RegExp(operand as string);
+        return elementsOf(value).some((element) => typeof element === 'string' && pattern.test(element));
+      }
+      default:
+        throw new Error(`operator ${operator} is not supported in process`);
+    }
+  });
+}
+
+function matchesFilter(filter: MongoFilter, doc: Doc): boolean {
+  return Object.entries(filter).every(([field, condition]) =>
+    field === '$and' ? (condition as MongoFilter[]).every((clause) => matchesFilter(clause, doc)) : matchesCondition(doc[field], condition),
+  );
+}
+
+function matchesCodeFilters(codeFilters: readonly CodeFilter[], node: { labelPairs: string[]; annotationPairs?: string[] }): boolean {
+  return codeFilters.every(({ target, requirements }) => {
+    const map = Object.fromEntries((target === 'labels' ? node.labelPairs : (node.annotationPairs ?? [])).map(splitPair));
+    return matchesSelector(requirements, map);
+  });
+}
 
 let seed = 5;
 const pick = (n: number) => {

@@ -16,32 +16,6 @@ function equalsAny(value: unknown, wanted: unknown): boolean {
   return elementsOf(value).some((element) => element === wanted);
 }
 
-function matchesCondition(value: unknown, condition: unknown): boolean {
-  if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) return equalsAny(value, condition);
-  return Object.entries(condition as Doc).every(([operator, operand]) => {
-    switch (operator) {
-      case '$in':
-        return (operand as unknown[]).some((wanted) => equalsAny(value, wanted));
-      case '$nin':
-        return !(operand as unknown[]).some((wanted) => equalsAny(value, wanted));
-      case '$ne':
-        return !equalsAny(value, operand);
-      case '$regex': {
-        const pattern = new RegExp(operand as string);
-        return elementsOf(value).some((element) => typeof element === 'string' && pattern.test(element));
-      }
-      default:
-        throw new Error(`operator ${operator} is not supported in process`);
-    }
-  });
-}
-
-export function matchesFilter(filter: MongoFilter, doc: Doc): boolean {
-  return Object.entries(filter).every(([field, condition]) =>
-    field === '$and' ? (condition as MongoFilter[]).every((clause) => matchesFilter(clause, doc)) : matchesCondition(doc[field], condition),
-  );
-}
-
 type Test = (value: unknown) => boolean;
 
 /** Whether the value, or any element of an array value, is in `wanted` (compared with ===). */
@@ -84,9 +58,9 @@ function compileCondition(condition: unknown): Test {
 }
 
 /**
- * `matchesFilter` with the filter's work done once (sets for `$in`/`$nin`, each `$regex`
- * compiled), for evaluating one filter over many documents: with `names=` of 1,000 nodes the
- * per-document form compared every name with every node.
+ * A filter as a test of documents, its work done once (sets for `$in`/`$nin`, each `$regex`
+ * compiled), for evaluating one filter over many documents: a per-document evaluation compared
+ * every name of a `names=` of 1,000 nodes with every node.
  */
 export function compileFilter(filter: MongoFilter): (doc: Doc) => boolean {
   const clauses = Object.entries(filter).map(([field, condition]): ((doc: Doc) => boolean) => {

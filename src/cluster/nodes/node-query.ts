@@ -1,6 +1,5 @@
 import { matchesSelector, parseSelector, type Requirement } from '../../domain/label-selector.js';
 import { escapeRegex } from '../../infra/mongo.js';
-import { splitPair } from './node-document.js';
 
 /**
  * Turns the v1alpha3 list query (KubeSphere 3.4 §8.2, unknown keys ignored) into a MongoDB
@@ -148,9 +147,10 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
 }
 
 /**
- * `matchesCodeFilters` for one plan over many nodes: a node's pairs are read only for the keys
- * the requirements name, instead of building an object of every pair per node per filter
- * (~8 µs a node with a dozen dotted label keys).
+ * The requirements Mongo could not answer, as a test of a node's stored pairs, for one plan over
+ * many nodes: a node's pairs are read only for the keys the requirements name, instead of
+ * building an object of every pair (`splitPair`) per node per filter (~8 µs a node with a dozen
+ * dotted label keys).
  */
 export function compileCodeFilters(codeFilters: readonly CodeFilter[]): (node: { labelPairs: string[]; annotationPairs?: string[] }) => boolean {
   const compiled = codeFilters.map(({ target, requirements }) => ({ target, requirements, keys: [...new Set(requirements.map((requirement) => requirement.key))] }));
@@ -168,12 +168,4 @@ export function compileCodeFilters(codeFilters: readonly CodeFilter[]): (node: {
       }
       return matchesSelector(requirements, map);
     });
-}
-
-/** Evaluates the requirements Mongo could not answer against a node's stored pairs. */
-export function matchesCodeFilters(codeFilters: readonly CodeFilter[], node: { labelPairs: string[]; annotationPairs?: string[] }): boolean {
-  return codeFilters.every(({ target, requirements }) => {
-    const map = Object.fromEntries((target === 'labels' ? node.labelPairs : (node.annotationPairs ?? [])).map(splitPair));
-    return matchesSelector(requirements, map);
-  });
 }
