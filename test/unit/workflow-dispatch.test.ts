@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dispatchWorkflow, nodeRunStatus, persistedVariables, splitIncomingEdges } from '../../src/domain/workflow/dispatch.js';
+import { dispatchWorkflow, nodeRunStatus, persistedVariables } from '../../src/domain/workflow/dispatch.js';
 import { EdgeIndex } from '../../src/domain/workflow/edge-index.js';
 import { pureRunners } from '../../src/domain/workflow/pure-runners.js';
 import { type NodeRunner, type RuntimeEdge, type RuntimeNode, SELECTED_TOOLS_HANDLE, type StoreNode, type WorkflowEvent } from '../../src/domain/workflow/types.js';
@@ -49,13 +49,13 @@ describe('node run status', () => {
   for (const c of cases) {
     it(c.name, () => {
       const edges = c.statuses.map((status, i) => edge(`s${i}`, 't', 'right', status));
-      expect(nodeRunStatus(node('t', 'answerNode'), edges)).toBe(c.expected);
+      expect(nodeRunStatus(node('t', 'answerNode'), new EdgeIndex(edges))).toBe(c.expected);
     });
   }
 
   it('separates edges on a cycle from common ones', () => {
     const edges = [edge('a', 'b'), edge('b', 'c'), edge('c', 'b', 'loop')];
-    const split = splitIncomingEdges('b', edges);
+    const split = new EdgeIndex(edges).split('b');
     expect(split.common.map((e) => e.source)).toEqual(['a']);
     expect(split.recursive.map((e) => e.source)).toEqual(['c']);
   });

@@ -3,7 +3,7 @@
  * it runs, is skipped or waits from the states of its incoming edges, and propagates results
  * along edges. Runners are injected; this module does no I/O.
  */
-import { EdgeIndex, type IncomingEdges } from './edge-index.js';
+import { EdgeIndex } from './edge-index.js';
 import { buildNodeParams, formatValueType } from './interpolate.js';
 import {
   type ChatItem,
@@ -44,14 +44,10 @@ export const NON_PERSISTED_VARIABLES = ['appId', 'chatId', 'responseChatItemId',
 
 type NodeStatus = 'run' | 'skip' | 'wait';
 
-export function splitIncomingEdges(nodeId: string, edges: readonly RuntimeEdge[]): IncomingEdges {
-  return new EdgeIndex(edges).split(nodeId);
-}
-
 /** Whether a node runs, is skipped or waits, from the states of its incoming edges. */
-export function nodeRunStatus(node: RuntimeNode, edges: readonly RuntimeEdge[] | EdgeIndex): NodeStatus {
+export function nodeRunStatus(node: RuntimeNode, edges: EdgeIndex): NodeStatus {
   if (node.isEntry) return 'run';
-  const { common, recursive } = (edges instanceof EdgeIndex ? edges : new EdgeIndex(edges)).split(node.nodeId);
+  const { common, recursive } = edges.split(node.nodeId);
   if (common.length === 0 && recursive.length === 0) return 'run';
   const all = (list: RuntimeEdge[], test: (edge: RuntimeEdge) => boolean) => list.length > 0 && list.every(test);
   if (all(common, (e) => e.status === 'skipped') || all(recursive, (e) => e.status === 'skipped')) return 'skip';
