@@ -51,18 +51,11 @@ export function presentApp(app: App, permission: unknown, defaultPermission: num
 }
 
 export function createAppCrud(core: AppsCore, deps: AppsDeps) {
-  /** The listed folder must be readable: judged in memory when it is in the team's list, else as usual (exact errors). */
-  async function authorizeListed(team: TeamAppList, auth: AuthContext, parentId: string, rowOf: (id: string) => number | undefined): Promise<void> {
-    const listed = team.byId.get(parentId);
-    if (listed) deps.perms.judge(auth, listed.doc, (id) => team.byId.get(id)?.doc, rowOf, 'read');
-    else await core.authorize(auth, parentId, 'read', 'parentId');
-  }
-
   /** The apps of a team version the caller may read, as `core/app/list` answers them. */
   async function listFrom(team: TeamAppList, auth: AuthContext, input: z.output<typeof listAppsInput>) {
     const own = team.rows.get(auth.tmbId);
     const rowOf = (id: string) => own?.get(id);
-    if (input.parentId) await authorizeListed(team, auth, input.parentId, rowOf);
+    if (input.parentId) await core.authorizeIn(team, auth, input.parentId, 'read', 'parentId');
     else core.assertTeam(auth, 'read');
     const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
     const searchKey = input.searchKey?.trim() || undefined;
@@ -142,7 +135,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
 
     async detail(auth: AuthContext, appId: string) {
       const { permission, defaultPermission } = await core.authorize(auth, appId, 'read');
-      return presentApp(await core.load(auth, appId), permission, defaultPermission, permission.hasWritePer);
+      return presentApp(await core.read(auth, appId), permission, defaultPermission, permission.hasWritePer);
     },
 
     /** Fields, default permission and move (checked in that order before anything is written). */

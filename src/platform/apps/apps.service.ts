@@ -3,10 +3,11 @@ import { allDescendants } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
-import { assertTeamPermission, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
+import { assertTeamPermission, type Authorized, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
+import type { AppDocCache } from './app-doc-cache.js';
 import { APP_INSERT_LEASE_MS, type AppInsertsRepo } from './app-inserts.repo.js';
-import type { AppListReadModel } from './app-list.read-model.js';
-import { type App, type AppDoc, type AppsRepo, encodeWorkflow } from './apps.repo.js';
+import type { AppListReadModel, TeamAppList } from './app-list.read-model.js';
+import { type App, type AppDoc, type AppListDoc, type AppsRepo, encodeWorkflow } from './apps.repo.js';
 import { APP_FOLDER_TYPES, type AppType, CHAT_APP_TYPES } from './apps.schema.js';
 import type { VersionsRepo } from './versions.repo.js';
 
@@ -18,6 +19,8 @@ export interface AppsDeps {
   perms: ResourcePermissionService;
   /** The team app lists served by `core/app/list` (its stamp is bumped by the repos' writes). */
   appList: AppListReadModel;
+  /** Whole apps kept per process under the team's stamps (what reads show and chat runs). */
+  appDocs: AppDocCache;
   teamLimits: TeamLimits;
   /**
    * What other modules delete with an app (chats, share links, keys), each through its own
@@ -58,13 +61,36 @@ export function createAppsCore(deps: AppsDeps) {
   const core = {
     assertTeam: (auth: AuthContext, required: 'read' | 'write') => assertTeamPermission(auth, required),
 
-    async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
-      return deps.perms.authorize<AppDoc>(auth, appId, required, field);
+    /**
+     * The caller's permission on an app, judged on the team's list read model: the same rules and
+     * errors as reading the app and the member's rows, and no command while the list's stamp is
+     * unchanged. Every write that changes an app's place or permissions bumps that stamp and waits
+     * its lease out, so the next request on any process is judged on the change. An id outside
+     * the caller's team's list is read from the database for its exact error (400, 404, or 403
+     * for another team's app).
+     */
+    async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> {
+      return core.authorizeIn(await deps.appList.team(auth.teamId), auth, appId, required, field);
     },
 
-    /** Loads the decoded app after an authorisation (same team guaranteed). */
+    /** `authorize` on a version of the team's list the caller already holds (a list request's). */
+    async authorizeIn(team: TeamAppList, auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> {
+      const listed = typeof appId === 'string' ? team.byId.get(appId) : undefined;
+      if (!listed) return deps.perms.authorize<AppListDoc>(auth, appId, required, field);
+      const own = team.rows.get(auth.tmbId);
+      return deps.perms.judge(auth, listed.doc, (id) => team.byId.get(id)?.doc, (id) => own?.get(id), required);
+    },
+
+    /** Loads the decoded app after an authorisation (same team guaranteed), fresh: for writes. */
     async load(auth: AuthContext, appId: string): Promise<App> {
       const app = await deps.apps.findInTeam(auth.teamId, appId);
+      if (!app) throw Errors.appUnExist(`App ${appId} not found`);
+      return app;
+    },
+
+    /** The decoded app after an authorisation, from the per-process cache: shared and frozen, for reads. */
+    async read(auth: AuthContext, appId: string): Promise<App> {
+      const app = await deps.appDocs.findInTeam(auth.teamId, appId);
       if (!app) throw Errors.appUnExist(`App ${appId} not found`);
       return app;
     },

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
-import { Errors } from '../../infra/errors.js';
 import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-stamps.js';
 import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
@@ -78,6 +77,7 @@ export const appsServices = fp(
       versions: createVersionsRepo(db),
       perms,
       appList,
+      appDocs,
       teamLimits: app.teamLimits,
       onDeleted: [],
       inserts: createAppInsertsRepo(db),
@@ -99,10 +99,8 @@ export const appsServices = fp(
       findInTeam: (teamId: string, appId: string) => appDocs.findInTeam(teamId, appId),
       latestVersion: latestVersionReader(deps.versions),
       async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
-        const { permission } = await deps.perms.authorize(auth, appId, required, field);
-        const found = await deps.apps.findById(String(appId));
-        if (!found) throw Errors.appUnExist(`App ${String(appId)} not found`);
-        return { app: found, permission };
+        const { doc, permission } = await core.authorize(auth, appId, required, field);
+        return { app: await core.read(auth, doc._id), permission };
       },
       onAppsDeleted: (listener: AppsDeletedListener) => void deps.onDeleted.push(listener),
       touch: (teamId: string, appId: string, now: Date) => deps.apps.update(teamId, appId, { updateTime: now }),

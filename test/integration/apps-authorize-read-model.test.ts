@@ -1,0 +1,133 @@
+/**
+ * App authorisation is judged on the team's app list read model and the app is read from the
+ * per-process document cache: a warm request reads no app and no permission row. Every write
+ * that changes who may do what on an app is seen by the very next request on a second process
+ * (b) that judged the same app just before the write through the first (a).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
+import { createUser, login } from '../helpers/platform.js';
+import { call, createApp, createFolder, ok } from './apps-helpers.js';
+import { simpleChatGraph } from './chat-helpers.js';
+
+let a: TestApp;
+let b: TestApp;
+const tok: Record<string, string> = {};
+let ritaTmbId: string;
+
+/** Version stamp reads (at most one per key and lease) are not the route's own work. */
+const isStampRead = (command: RecordedCommand) => command.name === 'find' && command.collection === 'version_stamps';
+const routeWork = (commands: RecordedCommand[]) => commands.filter((command) => !isStampRead(command)).map((command) => `${command.name} ${command.collection}`);
+
+const detail = (p: TestApp, who: string, appId: string) => call(p, tok[who] as string, 'GET', '/core/app/detail', { appId });
+const status = async (p: TestApp, who: string, appId: string) => (await detail(p, who, appId)).status;
+const rename = (p: TestApp, who: string, appId: string, name: string) => call(p, tok[who] as string, 'POST', '/core/app/update', { appId, name });
+const update = (who: string, body: Record<string, unknown>) => ok(a, tok[who] as string, 'POST', '/core/app/update', body);
+
+beforeAll(async () => {
+  a = await buildTestApp();
+  b = await buildTestApp({ MONGODB_URI: a.config.MONGODB_URI });
+  const boss = await createUser(a, { username: 'authz-boss', password: 'password-1' });
+  const rita = await createUser(a, { username: 'authz-rita', password: 'password-1', teamId: boss.teamId, role: 'member', permission: 4 });
+  ritaTmbId = rita.tmbId;
+  await createUser(a, { username: 'authz-eve', password: 'password-1' });
+  for (const name of ['boss', 'rita', 'eve']) tok[name] = await login(a, `authz-${name}`, 'password-1');
+});
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+});
+
+describe('database commands of app-authorised reads', () => {
+  it('a warm app detail, version list and collaborator list read no app and no permission row', async () => {
+    const id = await createApp(a, tok.boss as string, { name: 'counted', type: 'advanced', modules: simpleChatGraph.nodes, edges: simpleChatGraph.edges });
+    await detail(a, 'boss', id);
+    const commands = await commandsDuring(a.app, () => detail(a, 'boss', id));
+    expect(routeWork(commands)).toEqual([]);
+    await ok(a, tok.boss as string, 'POST', '/core/app/version/list', { appId: id, offset: 0, pageSize: 10 });
+    const versions = await commandsDuring(a.app, () => ok(a, tok.boss as string, 'POST', '/core/app/version/list', { appId: id, offset: 0, pageSize: 10 }));
+    expect(routeWork(versions).filter((command) => /apps|resource_permissions/.test(command))).toEqual([]);
+    // Past the stamps' lease the route reads stamps only (the credential epoch, the team's two app stamps).
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const leased = await commandsDuring(a.app, () => detail(a, 'boss', id));
+    expect(routeWork(leased)).toEqual([]);
+    expect(leased.filter(isStampRead).every((command) => command.key === CREDENTIALS_STAMP || /^(apps|app-workflows):/.test(command.key ?? ''))).toBe(true);
+  });
+});
+
+describe('app authorisation follows every write at once, on both processes', () => {
+  it('the same errors as a database read: malformed 400, unknown 404, another team 403', async () => {
+    const mine = await createApp(a, tok.boss as string, { name: 'mine' });
+    const theirs = await createApp(a, tok.eve as string, { name: 'theirs' });
+    await detail(b, 'boss', mine);
+    expect((await detail(b, 'boss', 'not-an-id')).status).toBe(400);
+    expect((await detail(b, 'boss', '0123456789abcdef01234567')).body).toMatchObject({ statusText: 'appUnExist' });
+    expect((await detail(b, 'boss', theirs)).body).toMatchObject({ statusText: 'unAuthApp' });
+    expect((await rename(b, 'boss', theirs, 'taken')).status).toBe(403);
+    expect((await detail(a, 'eve', theirs)).data.name).toBe('theirs');
+  });
+
+  it('a default permission change opens, then closes, an app to a read-only member', async () => {
+    const id = await createApp(a, tok.boss as string, { name: 'private' });
+    expect(await status(b, 'rita', id)).toBe(403);
+    await update('boss', { appId: id, defaultPermission: 4 });
+    expect(await status(b, 'rita', id)).toBe(200);
+    expect((await rename(b, 'rita', id, 'not allowed')).status).toBe(403);
+    await update('boss', { appId: id, defaultPermission: 0 });
+    expect(await status(b, 'rita', id)).toBe(403);
+  });
+
+  it('collaborator update grants write, collaborator delete takes it away', async () => {
+    const id = await createApp(a, tok.boss as string, { name: 'shared' });
+    expect((await rename(b, 'rita', id, 'early')).status).toBe(403);
+    await ok(a, tok.boss as string, 'POST', '/core/app/collaborator/update', { appId: id, tmbIds: [ritaTmbId], permission: 6 });
+    expect((await rename(b, 'rita', id, 'by rita')).status).toBe(200);
+    expect((await detail(b, 'rita', id)).data.name).toBe('by rita');
+    await ok(a, tok.boss as string, 'GET', '/proApi/core/app/collaborator/delete', { appId: id, tmbId: ritaTmbId });
+    expect((await rename(b, 'rita', id, 'late')).status).toBe(403);
+    expect(await status(b, 'rita', id)).toBe(403);
+  });
+
+  it('an inheriting app follows its folder: folder default change, move, inheritance resumed', async () => {
+    const open = await createFolder(a, tok.boss as string, 'open');
+    const closed = await createFolder(a, tok.boss as string, 'closed');
+    await update('boss', { appId: open, defaultPermission: 4 });
+    const id = await createApp(a, tok.boss as string, { name: 'inside', parentId: open });
+    expect(await status(b, 'rita', id)).toBe(200);
+    // The folder closes: its inheriting app is judged on it live.
+    await update('boss', { appId: open, defaultPermission: 0 });
+    expect(await status(b, 'rita', id)).toBe(403);
+    await update('boss', { appId: open, defaultPermission: 4 });
+    expect(await status(b, 'rita', id)).toBe(200);
+    // Moved into a closed folder, it inherits that folder's permissions.
+    await update('boss', { appId: id, parentId: closed });
+    expect(await status(b, 'rita', id)).toBe(403);
+    await update('boss', { appId: id, parentId: open });
+    expect(await status(b, 'rita', id)).toBe(200);
+    // Its own default breaks inheritance; resuming it follows the open folder again.
+    await update('boss', { appId: id, defaultPermission: 0 });
+    expect(await status(b, 'rita', id)).toBe(403);
+    await ok(a, tok.boss as string, 'POST', '/core/app/resumeInheritPermission', { appId: id });
+    expect(await status(b, 'rita', id)).toBe(200);
+  });
+
+  it('a deleted app is gone, a new one is there', async () => {
+    const id = await createApp(a, tok.boss as string, { name: 'doomed' });
+    expect(await status(b, 'boss', id)).toBe(200);
+    await ok(a, tok.boss as string, 'POST', '/core/app/del', { appId: id });
+    expect((await detail(b, 'boss', id)).body).toMatchObject({ statusText: 'appUnExist' });
+    const created = await createApp(a, tok.boss as string, { name: 'newborn' });
+    expect((await detail(b, 'boss', created)).data.name).toBe('newborn');
+  });
+
+  it('a draft save is in the next detail (the whole app is cached under the workflow stamp too)', async () => {
+    const id = await createApp(a, tok.boss as string, { name: 'drafted', type: 'advanced', modules: simpleChatGraph.nodes, edges: simpleChatGraph.edges });
+    expect((await detail(b, 'boss', id)).data.modules).toHaveLength(simpleChatGraph.nodes.length);
+    await update('boss', { appId: id, nodes: simpleChatGraph.nodes.slice(1), edges: [] });
+    const after = (await detail(b, 'boss', id)).data;
+    expect(after.modules).toHaveLength(simpleChatGraph.nodes.length - 1);
+    expect(after.edges).toEqual([]);
+  });
+});
