@@ -46,7 +46,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const question = items.length ? valuesText(items[items.length - 1]!.value) : JSON.stringify(input.variables);
       // Hooks receive the token the client sent (authToken), not the uid it resolved to.
       const linkToken = input.outLinkUid ?? auth.outLink?.outLinkUid ?? '';
-      const link = auth.authType === 'outLink' ? await chat.outLinks.assertChatStart(auth.outLink!.shareId, linkToken, question) : undefined;
+      const link = auth.authType === 'outLink' ? await chat.outLinks.assertChatStart(await chat.outLinks.linkOf(auth), linkToken, question) : undefined;
       const app = await chat.access.appForChat(auth, input.appId);
       const isPlugin = app.type === 'plugin';
       if (!isPlugin && input.messages.length === 0) throw chat.errors.missingParams('messages is empty');

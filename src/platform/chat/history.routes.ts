@@ -52,7 +52,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Share-page chat window data (share link credentials)',
     tags: ['chat', 'outLink'],
     handler: async ({ input, auth }) => {
-      const link = await chat.outLinks.findByShareId(input.shareId);
+      const link = await chat.outLinks.linkOf(auth);
       const appDoc = await chat.apps.findInTeam(auth.teamId, link.appId);
       const existing = input.chatId ? await chat.repo.findChat(appDoc._id, input.chatId, { shareId: input.shareId }) : null;
       if (existing && existing.outLinkUid !== auth.outLink?.outLinkUid) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);

@@ -47,6 +47,9 @@ export function serializeOutLink(doc: OutLinkDoc) {
 }
 
 export function createOutLinkService(deps: OutLinkServiceDeps) {
+  /** The link each share-link credential was resolved from, for the rest of its request. */
+  const linksOfContexts = new WeakMap<AuthContext, OutLinkDoc>();
+
   async function linkInTeam(auth: AuthContext, id: string): Promise<OutLinkDoc> {
     const link = await deps.repo.findById(id);
     if (!link) throw Errors.outlinkUnExist(`Share link ${id} not found`);
@@ -151,7 +154,16 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       const uid = (await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
       const member = await deps.memberContext(link.tmbId);
       if (!member) throw Errors.linkUnInvalid('The creator of this share link is no longer a member of its team');
-      return { link, context: Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId, outLinkUid: uid } }) };
+      const context: AuthContext = Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId, outLinkUid: uid } });
+      linksOfContexts.set(context, link);
+      return { link, context };
+    },
+
+    /** The share link a request authenticated with, as read then (no second read in the same request). */
+    async linkOf(auth: AuthContext): Promise<OutLinkDoc> {
+      const shareId = auth.outLink?.shareId;
+      if (auth.authType !== 'outLink' || !shareId) throw Errors.linkUnInvalid('This request did not come through a share link');
+      return linksOfContexts.get(auth) ?? service.findByShareId(shareId);
     },
 
     /** The `outLink` credential kind: shareId + outLinkUid in the query or body. */
@@ -163,10 +175,9 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       return (await service.authenticate(shareId, outLinkUid)).context;
     },
 
-    /** Chat-start checks: expiry, points, QPM, then the hook's `start`. */
-    async assertChatStart(shareId: string, outLinkUid: string, question: string): Promise<OutLinkDoc> {
-      const link = await deps.repo.findByShareId(shareId);
-      if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
+    /** Chat-start checks on the link the request read: expiry, points, QPM, then the hook's `start`. */
+    async assertChatStart(link: OutLinkDoc, outLinkUid: string, question: string): Promise<OutLinkDoc> {
+      const { shareId } = link;
       assertNotExpired(link);
       if (link.limit.maxUsagePoints > -1 && link.usagePoints >= link.limit.maxUsagePoints) {
         throw Errors.linkUnInvalid(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);

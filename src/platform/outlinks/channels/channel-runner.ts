@@ -8,7 +8,7 @@ import type { OutLinkDoc } from '../outlinks.repo.js';
 
 export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: { uid: string; chatId: string; text: string; channel: ChatSource }): Promise<string> {
   try {
-    await chat.outLinks.assertChatStart(link.shareId, input.uid, input.text);
+    await chat.outLinks.assertChatStart(link, input.uid, input.text);
     const member = await chat.memberContext(link.tmbId);
     if (!member) throw new Error('The creator of this link is no longer a member of its team');
     const auth = Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId: link.shareId, outLinkUid: input.uid } });
