@@ -131,6 +131,23 @@ describe('v1/chat/completions database commands', () => {
     expect(stored?.metadata).toMatchObject({ plan: 'gold', seat: 'A' });
   });
 
+  it('through a share link: the link is read once per request (by its credential), not again by the chat start checks or init', async () => {
+    const shareId = await ok(t, tok, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Counted link', responseDetail: true });
+    const viaLink = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', payload: { shareId, outLinkUid: 'visitor', ...payload } });
+    const linkReads = (commands: RecordedCommand[]) => commands.filter((c) => c.name === 'find' && c.collection === 'outlinks').length;
+    expect((await viaLink({ chatId: 'shared-1', messages: [{ role: 'user', content: 'open' }] })).statusCode).toBe(200);
+    const turn = await commandsDuring(t.app, async () => {
+      const res = await viaLink({ chatId: 'shared-1', messages: [{ role: 'user', content: 'again' }] });
+      expect(res.statusCode, res.body).toBe(200);
+    });
+    expect(linkReads(turn)).toBe(1);
+    const init = await commandsDuring(t.app, async () => {
+      const res = await t.app.inject({ method: 'GET', url: `/api/core/chat/outLink/init?shareId=${shareId}&outLinkUid=visitor&chatId=shared-1` });
+      expect(res.statusCode, res.body).toBe(200);
+    });
+    expect(linkReads(init)).toBe(1);
+  });
+
   it('a version published through one instance is run by the next call on another', async () => {
     const botId = await createPublishedApp(t, tok, 'Versioned bot', answerGraph('version one'));
     const botKey = await createApiKey(t, tok, { name: 'versioned', appId: botId });
