@@ -6,8 +6,8 @@
 //
 // Usage: node bench/compare-builds.mjs <git revision before> [route]
 //   route: completions (default; app key, a fake LLM in a process of its own), apps (core/app/list
-//   of 301 apps at the root, as a read-only member), nodes (page of 10 of 1,000, bearer token) or
-//   healthz. "After" is the working tree, built here.
+//   of 301 apps at the root, as a read-only member), detail (core/app/detail of one of those apps,
+//   as that member), nodes (page of 10 of 1,000, bearer token) or healthz. "After" is the working tree, built here.
 //   BENCH_ROUNDS (default 5), BENCH_CONNECTIONS (default "1,16"), BENCH_SECONDS (default 5).
 import { execFileSync, execSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -18,8 +18,8 @@ import { CHAT_GRAPH, fakeLlmModels, nodeItems, postPlatform } from './fixtures.m
 import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess } from './lib.mjs';
 
 const [revision, route = 'completions'] = process.argv.slice(2);
-if (!revision || !['completions', 'apps', 'nodes', 'healthz'].includes(route)) {
-  console.error('usage: node bench/compare-builds.mjs <git revision before> [completions|apps|nodes|healthz]');
+if (!revision || !['completions', 'apps', 'detail', 'nodes', 'healthz'].includes(route)) {
+  console.error('usage: node bench/compare-builds.mjs <git revision before> [completions|apps|detail|nodes|healthz]');
   process.exit(2);
 }
 const rounds = Number(process.env.BENCH_ROUNDS) || 5;
@@ -106,14 +106,17 @@ async function seed() {
     }
     const owner = JSON.parse(cli(['user', 'create', '--username', 'builds-owner', '--password', 'bench-password-1']).replace(/^[^{]*/, ''));
     const token = (await postPlatform(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-owner', password: 'bench-password-1' } })).token;
-    if (route === 'apps') {
+    if (route === 'apps' || route === 'detail') {
       // As bench/hot-routes.mjs: 301 apps at the root, every third readable by the team, listed by a member.
       cli(['user', 'create', '--username', 'builds-member', '--password', 'bench-password-1', '--team', owner.teamId, '--role', 'member', '--permission', '4']);
+      let readable;
       for (let i = 0; i < 301; i++) {
         const id = await postPlatform(server.url, '/api/core/app/create', { token, body: { name: `app ${i}`, type: 'advanced', modules: CHAT_GRAPH.nodes, edges: CHAT_GRAPH.edges } });
         if (i % 3 === 0) await postPlatform(server.url, '/api/core/app/update', { token, body: { appId: id, defaultPermission: 4 } });
+        if (i === 150) readable = id;
       }
       const memberToken = (await postPlatform(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-member', password: 'bench-password-1' } })).token;
+      if (route === 'detail') return { path: `/api/core/app/detail?appId=${readable}`, method: 'GET', headers: { token: memberToken } };
       return { path: '/api/core/app/list', method: 'POST', headers: { token: memberToken }, body: { parentId: '' } };
     }
     const appId = await postPlatform(server.url, '/api/core/app/create', { token, body: { name: 'chat', type: 'advanced', modules: CHAT_GRAPH.nodes, edges: CHAT_GRAPH.edges } });
