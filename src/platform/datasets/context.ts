@@ -5,6 +5,7 @@ import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-st
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import type { ModelRegistry } from '../system/model-types.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
+import { collectionStampKey, createCollectionCache } from './collections/collection-cache.js';
 import { createDataRepo } from './data/data.repo.js';
 import { createDatasetRepo } from './datasets/dataset.repo.js';
 import { createDatasetAuth, createDatasetPermissions } from './datasets/dataset-auth.js';
@@ -22,19 +23,30 @@ const SEARCH_STAMP_LEASE_MS = 1000;
 /** Everything the datasets services need, built once per app from explicit dependencies. */
 export function createDatasetsContext(app: FastifyInstance) {
   const db = app.mongo.db;
-  // A list reads its team's stamp at most once per lease; a bump waits the lease out, so the next
-  // list after a write sees it on every process.
+  // The team's dataset and collection stamps are read at most once per lease; a bump waits the
+  // lease out, so the next request after a write sees it on every process.
   const stamps = createVersionStamps(db, { leaseMs: LIST_STAMP_LEASE_MS });
   const listChanged = (teamId: string) => stamps.bump(datasetListStampKey(teamId));
+  const collectionsChanged = (teamId: string) => stamps.bump(collectionStampKey(teamId));
   const repos = {
     datasets: createDatasetRepo(db, listChanged),
-    collections: createCollectionRepo(db),
+    collections: createCollectionRepo(db, collectionsChanged),
     data: createDataRepo(db),
     trainings: createTrainingRepo(db),
     vectors: createVectorRepo(db),
     files: createFileRepo(db),
   };
   const permissions = createDatasetPermissions(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });
+  /** The team's datasets and permission rows, per process: the dataset lists and dataset authorisation. */
+  const datasetList = createDatasetListReadModel({
+    stamps,
+    load: async (teamId) => {
+      const [datasets, rows] = await Promise.all([repos.datasets.listTeam(teamId), permissions.rows.teamRows(teamId)]);
+      return { datasets, rows };
+    },
+    toResource: permissions.toResource,
+  });
+  const collectionCache = createCollectionCache({ stamps, load: (id) => repos.collections.findForAuth(id) });
   const locks = createMongoLocks(db);
   const wakeListeners: (() => void)[] = [];
   return {
@@ -54,16 +66,8 @@ export function createDatasetsContext(app: FastifyInstance) {
      * delete takes it too, so no collection is created into a dataset that is going away).
      */
     withCollectionTree: <T>(datasetId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
-    auth: createDatasetAuth({ permissions, ...repos }),
-    /** The team's datasets and permission rows for the dataset lists, per process. */
-    datasetList: createDatasetListReadModel({
-      stamps,
-      load: async (teamId) => {
-        const [datasets, rows] = await Promise.all([repos.datasets.listTeam(teamId), permissions.rows.teamRows(teamId)]);
-        return { datasets, rows };
-      },
-      toResource: permissions.toResource,
-    }),
+    auth: createDatasetAuth({ permissions, datasetList, collections: collectionCache, data: repos.data }),
+    datasetList,
     searchIndex: createDatasetIndex({
       ...repos,
       store: createIndexStore(db),

@@ -1,6 +1,8 @@
 import type { Db, ObjectId } from 'mongodb';
 import { encodeMap, escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
+import { bumpAfterWrite } from '../../../infra/version-stamps.js';
+import { findPage } from '../find-page.js';
 
 export const COLLECTION_TYPES = ['folder', 'virtual', 'file', 'link', 'externalFile'] as const;
 export type CollectionType = (typeof COLLECTION_TYPES)[number];
@@ -86,8 +88,15 @@ function toRecord(doc: CollectionDoc): CollectionRecord {
   return { ...plain(rest), metadata };
 }
 
-/** The only code touching `dataset_collections`. */
-export function createCollectionRepo(db: Db) {
+/**
+ * The only code touching `dataset_collections`. `onChanged(teamId)` runs after every update or
+ * delete (the collection cache's version stamp); inserts need none (collection-cache.ts).
+ */
+export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Promise<void> = async () => undefined) {
+  /** Runs a write, then tells the cache, whether the write went through or not. */
+  function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
+    return bumpAfterWrite(write, () => onChanged(teamId));
+  }
   const col = db.collection<CollectionDoc>('dataset_collections');
   const listQuery = (teamId: string, filter: CollectionListFilter) => {
     const query: Record<string, unknown> = { teamId: oid(teamId), datasetId: oid(filter.datasetId) };
@@ -129,22 +138,19 @@ export function createCollectionRepo(db: Db) {
       return doc ? toRecord(doc) : null;
     },
     async list(teamId: string, filter: CollectionListFilter, page?: { skip: number; limit: number }) {
-      const query = listQuery(teamId, filter);
-      let cursor = col.find(query).sort({ updateTime: -1, _id: -1 });
-      if (page) cursor = cursor.skip(page.skip).limit(page.limit);
-      const [docs, total] = await Promise.all([cursor.toArray(), col.countDocuments(query)]);
+      const { docs, total } = await findPage(col, listQuery(teamId, filter), { updateTime: -1, _id: -1 }, page);
       return { items: docs.map(toRecord), total };
     },
     async update(teamId: string, id: string, patch: { name?: string; parentId?: string | null; tags?: string[]; forbid?: boolean; updateTime?: Date }) {
       const set: Record<string, unknown> = { ...patch };
       if (patch.parentId !== undefined) set.parentId = patch.parentId ? oid(patch.parentId) : null;
-      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
+      await changing(teamId, () => col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set }));
     },
     async setForbid(teamId: string, ids: string[], forbid: boolean) {
-      await col.updateMany({ _id: { $in: oids(ids) }, teamId: oid(teamId) }, { $set: { forbid } });
+      await changing(teamId, () => col.updateMany({ _id: { $in: oids(ids) }, teamId: oid(teamId) }, { $set: { forbid } }));
     },
     async setText(teamId: string, id: string, patch: { name?: string; rawTextLength: number; hashRawText: string }) {
-      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: patch });
+      await changing(teamId, () => col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: patch }));
     },
     /** The collection and every descendant collection, breadth first. */
     async withDescendants(teamId: string, id: string): Promise<CollectionRecord[]> {
@@ -196,7 +202,7 @@ export function createCollectionRepo(db: Db) {
       return (await col.countDocuments({ _id: oid(id), teamId: oid(teamId) }, { limit: 1 })) > 0;
     },
     async deleteMany(teamId: string, ids: string[]) {
-      await col.deleteMany({ teamId: oid(teamId), _id: { $in: oids(ids) } });
+      await changing(teamId, () => col.deleteMany({ teamId: oid(teamId), _id: { $in: oids(ids) } }));
     },
   };
 }

@@ -28,7 +28,8 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     const { permission } = await ctx.auth.authDataset(auth, filter.datasetId, 'read');
     const { items, total } = await collections.list(auth.teamId, filter, page);
     const ids = items.map((item) => item._id);
-    const [dataCounts, trainingCounts] = filter.simple
+    // An empty page has nothing to count: no command for it.
+    const [dataCounts, trainingCounts] = filter.simple || ids.length === 0
       ? [new Map<string, number>(), new Map<string, number>()]
       : await Promise.all([data.countByCollections(auth.teamId, ids), trainings.countByCollections(auth.teamId, ids)]);
     if ([...trainingCounts.values()].some((n) => n > 0)) ctx.wakeWorker();

@@ -2,6 +2,7 @@ import type { Db, ObjectId } from 'mongodb';
 import { escapeRegex, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { countPerCollection } from '../count-per-collection.repo.js';
+import { findPage } from '../find-page.js';
 
 export interface DataIndex {
   defaultIndex: boolean;
@@ -82,10 +83,7 @@ export function createDataRepo(db: Db) {
         const regex = new RegExp(escapeRegex(searchText.trim()), 'i');
         query.$or = [{ q: regex }, { a: regex }];
       }
-      const [docs, total] = await Promise.all([
-        col.find(query).sort({ chunkIndex: 1, updateTime: -1, _id: 1 }).skip(page.skip).limit(page.limit).toArray(),
-        col.countDocuments(query),
-      ]);
+      const { docs, total } = await findPage(col, query, { chunkIndex: 1, updateTime: -1, _id: 1 }, page);
       return { items: docs.map((doc) => plain(doc)), total };
     },
     async sameExists(teamId: string, collectionId: string, q: string, a: string): Promise<boolean> {

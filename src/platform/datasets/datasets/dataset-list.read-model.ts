@@ -1,15 +1,19 @@
 import type { PermissionResource } from '../../../domain/permission.js';
+import { deepFreeze } from '../../../infra/deep-freeze.js';
 import { escapeRegex } from '../../../infra/mongo.js';
 import { createTeamReadModel, type TeamReadModelOptions } from '../../../infra/team-read-model.js';
-import type { ListedDataset } from './dataset.repo.js';
+import type { DatasetRecord, ListedDataset } from './dataset.repo.js';
 
 /** The version stamp of a team's dataset lists: bumped by every write that changes what they show. */
 export const datasetListStampKey = (teamId: string) => `datasets:${teamId}`;
 
 /** One dataset of the team with what every request needs computed once per load. */
 export interface ListedEntry {
-  /** The document, as the permission service judges it too. */
-  doc: ListedDataset;
+  /**
+   * The whole document, as `findById` reads it: the lists show it and dataset authorisation
+   * returns it. Shared by every request of the process until the team's stamp moves, so frozen.
+   */
+  doc: DatasetRecord;
   resource: PermissionResource;
 }
 
@@ -31,8 +35,8 @@ export interface DatasetListQuery {
 }
 
 export interface DatasetListReadModelDeps extends Omit<TeamReadModelOptions<TeamDatasets>, 'stampKey' | 'load'> {
-  load(teamId: string): Promise<{ datasets: ListedDataset[]; rows: Map<string, Map<string, number>> }>;
-  toResource(doc: ListedDataset): PermissionResource;
+  load(teamId: string): Promise<{ datasets: DatasetRecord[]; rows: Map<string, Map<string, number>> }>;
+  toResource(doc: DatasetRecord): PermissionResource;
 }
 
 const descending = <T>(a: T, b: T) => (a < b ? 1 : a > b ? -1 : 0);
@@ -43,7 +47,8 @@ const byListOrder = (a: ListedEntry, b: ListedEntry) => descending(updatedAt(a.d
 /**
  * The datasets of a team with their permission rows, per process (two finds per load), kept
  * while the team's stamp `datasets:<teamId>` is unchanged. The dataset repository and the
- * dataset permission service bump it after every write.
+ * dataset permission service bump it after every write of a dataset document or permission row,
+ * so authorisation can judge on it too (dataset-auth.ts).
  */
 export function createDatasetListReadModel({ load, toResource, ...options }: DatasetListReadModelDeps) {
   return createTeamReadModel<TeamDatasets>({
@@ -51,7 +56,7 @@ export function createDatasetListReadModel({ load, toResource, ...options }: Dat
     stampKey: datasetListStampKey,
     load: async (teamId) => {
       const { datasets, rows } = await load(teamId);
-      const entries = datasets.map((doc) => ({ doc, resource: toResource(doc) }));
+      const entries = datasets.map((doc) => ({ doc: deepFreeze(doc), resource: toResource(doc) }));
       entries.sort(byListOrder);
       return { entries, byId: new Map(entries.map((entry) => [entry.doc._id, entry])), rows };
     },

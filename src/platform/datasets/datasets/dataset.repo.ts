@@ -63,30 +63,16 @@ export type DatasetPatch = Partial<
   Pick<DatasetRecord, 'name' | 'avatar' | 'intro' | 'agentModel' | 'status' | 'websiteConfig' | 'externalReadUrl' | 'vectorModel' | 'defaultPermission' | 'inheritPermission' | 'parentId'>
 >;
 
-/** What the dataset lists read of each dataset. */
+/** The fields the dataset lists show and order by (the read model keeps whole documents). */
 export type ListedDataset = Pick<
   DatasetRecord,
   '_id' | 'parentId' | 'teamId' | 'tmbId' | 'type' | 'avatar' | 'name' | 'intro' | 'updateTime' | 'vectorModel' | 'defaultPermission' | 'inheritPermission'
 >;
 
-const LISTED_PROJECTION = {
-  _id: 1,
-  parentId: 1,
-  teamId: 1,
-  tmbId: 1,
-  type: 1,
-  avatar: 1,
-  name: 1,
-  intro: 1,
-  updateTime: 1,
-  vectorModel: 1,
-  defaultPermission: 1,
-  inheritPermission: 1,
-} as const;
-
 /**
  * The only code touching the `datasets` collection. `onListChanged(teamId)` runs after every
- * write that changes what the team's dataset lists show (their read model's version stamp).
+ * write of a dataset document: the version stamp of the team's read model, which the dataset
+ * lists and dataset authorisation answer from.
  */
 export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Promise<void> = async () => undefined) {
   /** Runs a write, then tells the read model, whether the write went through or not. */
@@ -115,12 +101,13 @@ export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Pro
       return doc ? plain(doc) : null;
     },
     /**
-     * Every dataset of the team with the fields its lists show and permissions need (the list
-     * read model's load; it filters and sorts in memory).
+     * Every dataset of the team, whole: the team read model's load. Lists filter and sort it in
+     * memory, and dataset authorisation answers the same document `findById` would (documents
+     * are small: names, models, a few settings).
      */
-    async listTeam(teamId: string): Promise<ListedDataset[]> {
-      const docs = await col.find({ teamId: oid(teamId) }, { projection: LISTED_PROJECTION }).toArray();
-      return docs.map((doc) => plain(doc) as ListedDataset);
+    async listTeam(teamId: string): Promise<DatasetRecord[]> {
+      const docs = await col.find({ teamId: oid(teamId) }).toArray();
+      return docs.map((doc) => plain(doc));
     },
     async children(teamId: string, parentIds: string[]): Promise<DatasetRecord[]> {
       const docs = await col.find({ teamId: oid(teamId), parentId: { $in: oids(parentIds) } }).toArray();
