@@ -71,7 +71,7 @@ export default fp(
       xFrameOptions: { action: 'deny' },
     };
     // `vary: Origin` on every answer: it depends on the Origin sent (caches must not share it).
-    const staticHeaders = (helmetOptions: HelmetOptions) => ({ ...helmetHeaders(helmetOptions), vary: 'Origin', 'access-control-expose-headers': EXPOSED_HEADERS });
+    const staticHeaders = (helmetOptions: HelmetOptions) => ({ ...helmetHeaders(helmetOptions), vary: 'Origin' });
     const global = staticHeaders(options);
     const ofRoute = new WeakMap<HelmetOptions, Record<string, string>>();
     const headersFor = (own: HelmetOptions | undefined): Record<string, string> => {
@@ -89,7 +89,9 @@ export default fp(
       reply.headers(headersFor(request.routeOptions.config.securityHeaders));
       const origin = request.headers.origin;
       if (origin) {
+        // Only a cross-origin answer needs these (a browser reads them on CORS responses only).
         reply.header('access-control-allow-origin', origin);
+        reply.header('access-control-expose-headers', EXPOSED_HEADERS);
         if (credentialed.has(origin)) reply.header('access-control-allow-credentials', 'true');
       }
       if (request.method !== 'OPTIONS') return done();

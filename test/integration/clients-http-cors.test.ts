@@ -56,6 +56,16 @@ describe('browser preflight and request from any origin, without credentials', (
     expect(response.headers['access-control-allow-origin']).toBe(WEB_UI);
     expect(response.headers['access-control-allow-credentials']).toBeUndefined();
     expect(response.json().choices[0].message.content).toBe('Echo: from a browser');
+    // A script on the other origin may read the request id and Retry-After.
+    expect(response.headers['access-control-expose-headers']).toBe('x-request-id, retry-after');
+    expect(response.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('a request without an Origin (not a browser on another site) gets no CORS headers, but Vary: Origin', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/healthz' });
+    expect(response.statusCode).toBe(200);
+    for (const name of ['access-control-allow-origin', 'access-control-expose-headers', 'access-control-allow-credentials']) expect(response.headers[name]).toBeUndefined();
+    expect(response.headers.vary).toBe('Origin');
   });
 
   it('/oauth/token: preflight and the form POST (errors carry the CORS headers too)', async () => {
