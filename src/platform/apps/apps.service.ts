@@ -74,12 +74,8 @@ export function createAppsCore(deps: AppsDeps) {
     },
 
     /** `authorize` on a version of the team's list the caller already holds (a list request's). */
-    async authorizeIn(team: TeamAppList, auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> {
-      const listed = typeof appId === 'string' ? team.byId.get(appId) : undefined;
-      if (!listed) return deps.perms.authorize<AppListDoc>(auth, appId, required, field);
-      const own = team.rows.get(auth.tmbId);
-      return deps.perms.judge(auth, listed.doc, (id) => team.byId.get(id)?.doc, (id) => own?.get(id), required);
-    },
+    authorizeIn: (team: TeamAppList, auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> =>
+      deps.perms.authorizeIn(team, auth, appId, required, field),
 
     /** Loads the decoded app after an authorisation (same team guaranteed), fresh: for writes. */
     async load(auth: AuthContext, appId: string): Promise<App> {

@@ -14,6 +14,8 @@
  *   404 missing, 403 other team or not enough permission (the rules of domain/permission).
  * - `resolveMany(auth, docs, knownParents?)` → Map id → `{ permission, defaultPermission }` (for lists; each
  *   inheriting plain resource is judged on its real parent, loaded as needed).
+ * - `authorizeIn(view, auth, id, required)`: `authorize` on a team read model's documents and
+ *   rows (ids it lacks go to the database for their exact error).
  * - `judge(auth, doc, parentOf, rowOf, required)` / `resolveLoaded(caller, resource, resourceOf,
  *   rowOf)`: the rules of `authorize` / `resolveMany` on what a read model holds in memory (a
  *   document of the caller's team); same answers and errors, no database read.
@@ -98,6 +100,12 @@ export interface PermissionCaller {
   isRoot: boolean;
 }
 
+/** What a team read model holds for judging: every resource of the team by id, and its permission rows (member → resource → value). */
+export interface TeamPermissionView<D extends ResourceDoc = ResourceDoc> {
+  byId: ReadonlyMap<string, { doc: D }>;
+  rows: ReadonlyMap<string, ReadonlyMap<string, number>>;
+}
+
 export interface Authorized<D extends ResourceDoc = ResourceDoc> {
   doc: D;
   permission: SerializedPermission;
@@ -169,6 +177,19 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       const parent = parentId ? (await tree.findInTeam(auth.teamId, [parentId]))[0] : undefined;
       const own = await rows.memberRows(auth.teamId, auth.tmbId, parent ? [doc._id, parentId as string] : [doc._id]);
       return service.judge(auth, doc, () => parent, (x) => own.get(x), required);
+    },
+
+    /**
+     * `authorize` judged on a team view held in memory (a read model's documents and permission
+     * rows, as of its version stamp, which every write of either bumps): the same rules and errors,
+     * no database read. An id the view lacks (malformed, unknown, another team's) goes to
+     * `authorize`, which answers it with its exact error.
+     */
+    async authorizeIn<D extends ResourceDoc>(view: TeamPermissionView<D>, auth: PermissionCaller, id: unknown, required: RequiredPermission, field = 'id'): Promise<Authorized<D>> {
+      const held = typeof id === 'string' ? view.byId.get(id) : undefined;
+      if (!held) return service.authorize<D>(auth, id, required, field);
+      const own = view.rows.get(auth.tmbId);
+      return service.judge(auth, held.doc, (parentId) => view.byId.get(parentId)?.doc, (resourceId) => own?.get(resourceId), required);
     },
 
     judge<D extends ResourceDoc>(

@@ -46,13 +46,7 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; datas
     // would answer. Ids it lacks (malformed, missing, another team's, created by a direct write)
     // go to the database, which answers them and their exact error (400, 404, 403).
     const team = await deps.datasetList.team(auth.teamId);
-    const entry = team.byId.get(datasetId);
-    if (!entry) {
-      const { doc, permission, defaultPermission } = await deps.permissions.authorize<DatasetRecord>(auth, datasetId, required, field);
-      return { dataset: doc, permission, defaultPermission };
-    }
-    const own = team.rows.get(auth.tmbId);
-    const { doc, permission, defaultPermission } = deps.permissions.judge(auth, entry.doc, (id) => team.byId.get(id)?.doc, (id) => own?.get(id), required);
+    const { doc, permission, defaultPermission } = await deps.permissions.authorizeIn(team, auth, datasetId, required, field);
     return { dataset: doc, permission, defaultPermission };
   }
 

@@ -83,11 +83,7 @@ export function createDatasetService(ctx: DatasetsContext) {
     const team = await ctx.datasetList.team(auth.teamId);
     const own = team.rows.get(auth.tmbId);
     const rowOf = (id: string) => own?.get(id);
-    if (input.parentId) {
-      const folder = team.byId.get(input.parentId);
-      if (folder) ctx.permissions.judge(auth, folder.doc, (id) => team.byId.get(id)?.doc, rowOf, 'read');
-      else await ctx.auth.authDataset(auth, input.parentId, 'read', 'parentId');
-    }
+    if (input.parentId) await ctx.permissions.authorizeIn(team, auth, input.parentId, 'read', 'parentId');
     const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
     const selected = selectDatasets(team, { parentId: input.parentId ?? null, types, searchKey: input.searchKey?.trim() });
     const caller = callerOf(auth);
