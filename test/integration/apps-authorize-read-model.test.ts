@@ -4,7 +4,9 @@
  * that changes who may do what on an app is seen by the very next request on a second process
  * (b) that judged the same app just before the write through the first (a).
  */
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAppPermissionService } from '../../src/platform/apps/app-permissions.js';
 import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
@@ -16,6 +18,7 @@ let a: TestApp;
 let b: TestApp;
 const tok: Record<string, string> = {};
 let ritaTmbId: string;
+let bossIds: { teamId: string; tmbId: string };
 
 /** Version stamp reads (at most one per key and lease) are not the route's own work. */
 const isStampRead = (command: RecordedCommand) => command.name === 'find' && command.collection === 'version_stamps';
@@ -30,6 +33,7 @@ beforeAll(async () => {
   a = await buildTestApp();
   b = await buildTestApp({ MONGODB_URI: a.config.MONGODB_URI });
   const boss = await createUser(a, { username: 'authz-boss', password: 'password-1' });
+  bossIds = { teamId: boss.teamId, tmbId: boss.tmbId };
   const rita = await createUser(a, { username: 'authz-rita', password: 'password-1', teamId: boss.teamId, role: 'member', permission: 4 });
   ritaTmbId = rita.tmbId;
   await createUser(a, { username: 'authz-eve', password: 'password-1' });
@@ -129,5 +133,30 @@ describe('app authorisation follows every write at once, on both processes', () 
     const after = (await detail(b, 'boss', id)).data;
     expect(after.modules).toHaveLength(simpleChatGraph.nodes.length - 1);
     expect(after.edges).toEqual([]);
+  });
+});
+
+describe('a permission change whose process dies between the write and the stamp bump', () => {
+  it('is replayed and bumped by the sweep of any process: the other process refuses right after it', async () => {
+    const id = await createApp(a, tok.boss as string, { name: 'dying share' });
+    await ok(a, tok.boss as string, 'POST', '/core/app/collaborator/update', { appId: id, tmbIds: [ritaTmbId], permission: 4 });
+    const rows = a.app.mongo.db.collection('resource_permissions');
+    expect(await rows.countDocuments({ resourceId: new ObjectId(id) })).toBe(1);
+    expect(await status(b, 'rita', id)).toBe(200);
+    // Process a's permission service as it dies: the row is removed, the bump never happens.
+    const dying = createAppPermissionService(a.app.mongo.db, {
+      memberProfiles: a.app.identity.teams.memberProfiles,
+      onChange: async () => {
+        throw new Error('the process died before the bump');
+      },
+    });
+    const boss = { ...bossIds, role: 'owner', teamPermission: 7, isRoot: false };
+    const doc = await dying.tree.findById(id);
+    await expect(dying.deleteCollaborator(boss, doc!, ritaTmbId)).rejects.toThrow(/died/);
+    expect(await rows.countDocuments({ resourceId: new ObjectId(id) })).toBe(0);
+    // The journal keeps the change; the sweep (start-up, then every 15 s) applies it again and bumps.
+    await b.app.apps.deps.perms.finishInterrupted();
+    expect(await status(b, 'rita', id)).toBe(403);
+    expect(await a.app.mongo.db.collection('resource_tree_changes').countDocuments({})).toBe(0);
   });
 });

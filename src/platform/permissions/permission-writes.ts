@@ -13,13 +13,21 @@ export interface PermissionWriterDeps {
   now: () => Date;
 }
 
-/** A change touches several documents (or deletes rows before writing them): it is journaled. */
-const spansDocuments = (writes: InheritanceWrite[]) => writes.length > 1 || writes.some((write) => write.kind === 'replaceCollaborators');
+/**
+ * Journaled: a change that touches several documents (or deletes rows before writing them), so a
+ * crash cannot leave it half done; and an unguarded one-document change, so a crash between its
+ * write and the read models' stamp bump is replayed and bumped by the next sweep (other
+ * processes judge permissions on those read models: without the record they would keep the old
+ * permissions until their 5-minute safety net). A one-document move guarded by its expected
+ * parent is not journaled: a replay would drop the guard.
+ */
+const journaled = (writes: InheritanceWrite[], expectedParentId: string | null | undefined) =>
+  writes.length > 1 || writes.some((write) => write.kind === 'replaceCollaborators') || expectedParentId === undefined;
 
 /**
  * Applies the writes of the inheritance transitions so that a crash cannot leave a change half
- * done where users see it. A change that spans documents is recorded in the journal first, then
- * written, then its record is deleted. An unfinished record is applied again (every write is
+ * done where users see it, or done but unseen by other processes. A change is recorded in the
+ * journal first (see `journaled`), then written, then the stamp is bumped, then its record is deleted. An unfinished record is applied again (every write is
  * idempotent: replace = delete then upsert, `$set`s) by the next holder of the team's tree lock
  * before it does anything else, and at start-up before the service listens. Every permission
  * write happens under that lock, so a record is always finished before any later change is
@@ -66,7 +74,7 @@ export function createPermissionWriter(deps: PermissionWriterDeps) {
     /** Applies `writes` (the caller holds the tree lock); false when the parent guard failed. */
     async apply(teamId: string, writes: InheritanceWrite[], expectedParentId?: string | null): Promise<boolean> {
       if (writes.length === 0) return true;
-      if (!spansDocuments(writes)) return changing(teamId, () => applyWrites(teamId, writes, expectedParentId));
+      if (!journaled(writes, expectedParentId)) return changing(teamId, () => applyWrites(teamId, writes, expectedParentId));
       const id = await changes.record(teamId, writes, deps.now());
       // A failure from here leaves the record: the change is finished later, never half kept.
       const done = await changing(teamId, () => applyWrites(teamId, writes, expectedParentId));

@@ -4,9 +4,10 @@ import type { IndexDeclaration } from '../../infra/mongo.js';
 import type { ResourceType } from './resource-permissions.repo.js';
 
 /**
- * The journal of permission changes that span several documents (a folder move rewrites the
- * rows of its inheriting subtree): recorded before the first write, deleted after the last.
- * An entry still present was interrupted (crash, database error) and is applied again.
+ * The journal of permission changes (a folder move rewrites the rows of its inheriting subtree;
+ * a collaborator removal is one row): recorded before the first write, deleted after the last
+ * write and the stamp bump. An entry still present was interrupted (crash, database error) and
+ * is applied again, which bumps again (permission-writes.ts).
  */
 export const TREE_CHANGES = 'resource_tree_changes';
 
