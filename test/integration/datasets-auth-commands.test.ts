@@ -293,4 +293,17 @@ describe('a write through one process is seen by the next request on the other',
       expect(await detail(name, child), name).toMatchObject({ forbid: true });
     }
   });
+
+  it('a write into a collection reads it fresh: a delete whose bump never came (its process died) refuses data at once', async () => {
+    const ids = await fixture();
+    for (const name of ['b', 'a'] as const) expect((await on[name].boss.get('/core/dataset/collection/detail', { id: ids.collectionId })).status).toBe(200);
+    // The delete lands, the stamp bump does not (as when the deleting process dies in between).
+    await a.app.mongo.db.collection('dataset_collections').deleteOne({ _id: new ObjectId(ids.collectionId) });
+    for (const name of ['b', 'a'] as const) {
+      const push = await on[name].boss.post('/core/dataset/data/pushData', { collectionId: ids.collectionId, data: [{ q: 'orphan?', a: 'no' }] });
+      expect(push.status, name).not.toBe(200);
+      expect(push.body, name).toMatchObject({ code: 501002, statusText: 'unAuthDatasetCollection' });
+    }
+    expect(await a.app.mongo.db.collection('dataset_datas').countDocuments({ collectionId: new ObjectId(ids.collectionId) })).toBe(0);
+  });
 });

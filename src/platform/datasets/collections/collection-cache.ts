@@ -35,6 +35,9 @@ export function createCollectionCache(options: CollectionCacheOptions) {
   const teams = new LruMap<{ stamp: string; since: number; collections: LruMap<CollectionRecord> }>(options.maxTeams ?? 1000);
 
   return {
+    /** The collection as the database has it now (for writes into it: see dataset-auth.ts). */
+    fresh: (id: string): Promise<CollectionRecord | null> => options.load(id),
+
     /** The collection as `load` answers it; from memory when the caller's team has it kept. */
     async find(teamId: string, id: string): Promise<CollectionRecord | null> {
       const stamp = await options.stamps.read(collectionStampKey(teamId));

@@ -51,7 +51,10 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; datas
   }
 
   async function authCollection(auth: AuthContext, collectionId: string, required: RequiredPermission): Promise<AuthorizedDataset & { collection: CollectionRecord }> {
-    const collection = await deps.collections.find(auth.teamId, collectionId);
+    // Reads use the cache. A write into the collection reads it fresh: should a process die
+    // between a collection delete and its stamp bump, other processes' kept copy would otherwise
+    // accept data for a collection that is gone until the cache's safety net.
+    const collection = required === 'read' ? await deps.collections.find(auth.teamId, collectionId) : await deps.collections.fresh(collectionId);
     if (!collection) throw Errors.collectionNotFound(collectionId);
     const authorized = await authDataset(auth, collection.datasetId, required);
     // The dataset check refused other teams; the collection must also be of the caller's team.
