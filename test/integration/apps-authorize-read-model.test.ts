@@ -45,14 +45,11 @@ afterAll(async () => {
 });
 
 describe('database commands of app-authorised reads', () => {
-  it('a warm app detail, version list and collaborator list read no app and no permission row', async () => {
+  it('a warm app detail reads no app and no permission row', async () => {
     const id = await createApp(a, tok.boss as string, { name: 'counted', type: 'advanced', modules: simpleChatGraph.nodes, edges: simpleChatGraph.edges });
     await detail(a, 'boss', id);
     const commands = await commandsDuring(a.app, () => detail(a, 'boss', id));
     expect(routeWork(commands)).toEqual([]);
-    await ok(a, tok.boss as string, 'POST', '/core/app/version/list', { appId: id, offset: 0, pageSize: 10 });
-    const versions = await commandsDuring(a.app, () => ok(a, tok.boss as string, 'POST', '/core/app/version/list', { appId: id, offset: 0, pageSize: 10 }));
-    expect(routeWork(versions).filter((command) => /apps|resource_permissions/.test(command))).toEqual([]);
     // Past the stamps' lease the route reads stamps only (the credential epoch, the team's two app stamps).
     await new Promise((resolve) => setTimeout(resolve, 120));
     const leased = await commandsDuring(a.app, () => detail(a, 'boss', id));
@@ -136,7 +133,7 @@ describe('app authorisation follows every write at once, on both processes', () 
   });
 });
 
-describe('a permission change whose process dies between the write and the stamp bump', () => {
+describe('a process that dies between a write and its stamp bump', () => {
   it('is replayed and bumped by the sweep of any process: the other process refuses right after it', async () => {
     const id = await createApp(a, tok.boss as string, { name: 'dying share' });
     await ok(a, tok.boss as string, 'POST', '/core/app/collaborator/update', { appId: id, tmbIds: [ritaTmbId], permission: 4 });
@@ -158,5 +155,21 @@ describe('a permission change whose process dies between the write and the stamp
     await b.app.apps.deps.perms.finishInterrupted();
     expect(await status(b, 'rita', id)).toBe(403);
     expect(await a.app.mongo.db.collection('resource_tree_changes').countDocuments({})).toBe(0);
+  });
+
+  it('writes are judged on the database: an app whose delete was never bumped (its process died) takes no new version, copy or input guide', async () => {
+    const id = await createApp(a, tok.boss as string, { name: 'vanishing', type: 'advanced', modules: simpleChatGraph.nodes, edges: simpleChatGraph.edges });
+    expect(await status(b, 'boss', id)).toBe(200);
+    const versions = a.app.mongo.db.collection('app_versions');
+    const versionsBefore = await versions.countDocuments({ appId: new ObjectId(id) });
+    await a.app.mongo.db.collection('apps').deleteOne({ _id: new ObjectId(id) });
+    const publish = await call(b, tok.boss as string, 'POST', `/core/app/version/publish?appId=${id}`, { ...simpleChatGraph, isPublish: true, versionName: 'v1' });
+    expect(publish.body).toMatchObject({ statusText: 'appUnExist' });
+    expect((await call(b, tok.boss as string, 'POST', '/core/app/copy', { appId: id })).body).toMatchObject({ statusText: 'appUnExist' });
+    expect(await versions.countDocuments({ appId: new ObjectId(id) })).toBe(versionsBefore);
+    // A write that reads nothing of the app itself: only its authorisation can refuse it.
+    const guide = await call(b, tok.boss as string, 'POST', '/core/chat/inputGuide/create', { appId: id, textList: ['orphan?'] });
+    expect(guide.body).toMatchObject({ statusText: 'appUnExist' });
+    expect(await a.app.mongo.db.collection('chat_input_guides').countDocuments({})).toBe(0);
   });
 });

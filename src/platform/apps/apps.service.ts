@@ -62,14 +62,16 @@ export function createAppsCore(deps: AppsDeps) {
     assertTeam: (auth: AuthContext, required: 'read' | 'write') => assertTeamPermission(auth, required),
 
     /**
-     * The caller's permission on an app, judged on the team's list read model: the same rules and
-     * errors as reading the app and the member's rows, and no command while the list's stamp is
-     * unchanged. Every write that changes an app's place or permissions bumps that stamp and waits
-     * its lease out, so the next request on any process is judged on the change. An id outside
-     * the caller's team's list is read from the database for its exact error (400, 404, or 403
-     * for another team's app).
+     * The caller's permission on an app. Reads are judged on the team's list read model: the same
+     * rules and errors as reading the app and the member's rows, and no command while the list's
+     * stamp is unchanged. Every write that changes an app's place or permissions bumps that stamp
+     * and waits its lease out, so the next request on any process is judged on the change (an id
+     * outside the caller's team's list is read from the database for its exact error: 400, 404,
+     * or 403 for another team's app). Writes are judged on the database: an app deleted by a
+     * process that died before its bump must not take new versions or copies meanwhile.
      */
     async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> {
+      if (required !== 'read') return deps.perms.authorize<AppListDoc>(auth, appId, required, field);
       return core.authorizeIn(await deps.appList.team(auth.teamId), auth, appId, required, field);
     },
 
