@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { commandsDuring } from '../helpers/command-counter.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
@@ -127,6 +128,13 @@ describe('datasets in a workflow the caller sends', () => {
     const step = await debug(readerToken, searchGraph([{ datasetId: openDatasetId }], 'canteen'));
     expect(step.statusCode, step.body).toBe(200);
     expect(JSON.stringify(step.json().data.flowResponses)).toContain('canteen');
+  });
+
+  it('checking the datasets of a sent graph reads no dataset and no permission row when warm', async () => {
+    const graph = searchGraph([{ datasetId: openDatasetId }]);
+    expect((await chatTest(readerToken, graph)).statusCode).toBe(200);
+    const commands = await commandsDuring(t.app, async () => expect((await chatTest(readerToken, graph)).statusCode).toBe(200));
+    expect(commands.filter((c) => c.collection === 'datasets' || c.collection === 'resource_permissions')).toEqual([]);
   });
 
   it('the owner may test a graph over the secret dataset', async () => {

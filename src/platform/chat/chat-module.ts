@@ -4,7 +4,6 @@ import { OWN_FILE_READ_PATH, OWN_PLUGIN_PATH, ownServicePath } from '../../domai
 import { Errors } from '../../infra/errors.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import type { AuthContext } from '../auth/types.js';
-import { createResourceAccess } from '../identity/resource-access.js';
 import type { UsageRepo } from '../identity/usage.repo.js';
 import type { OutLinkService } from '../outlinks/outlinks.service.js';
 import { type AppSource, createAppSource } from './app-source.js';
@@ -48,8 +47,8 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   const callSelf = createSelfCaller(app, outbound);
 
   const outLinks = app.outlinks;
-  const resources = createResourceAccess(db, app.identity.teams.memberProfiles);
-  const datasets = { authorize: (auth: AuthContext, datasetId: string, required: 'read') => resources.authDataset(auth, datasetId, required) };
+  // The datasets module's own check: judged on its team read model (no read when warm).
+  const datasets = { authorize: (auth: AuthContext, datasetId: string, required: 'read') => app.datasets.ctx.auth.authDataset(auth, datasetId, required) };
   const access = createChatAccess({ repo, apps, datasets });
   // What every run's nodes share, built once: only the per-run fields change between turns.
   const sharedNodeDeps: SharedNodeDeps = {

@@ -34,9 +34,10 @@ export function createModelAccess(app: FastifyInstance) {
 
   function searchDatasets(): DatasetSearcher {
     return async (request) => {
-      const repo = app.datasets.ctx.repos.datasets;
-      const docs = await Promise.all(request.datasetIds.map((id) => repo.findById(request.teamId, id)));
-      const found = docs.filter((doc) => doc !== null);
+      // The team's datasets as the datasets module keeps them (whole documents under the team's
+      // stamp, which every dataset write bumps): a knowledge-base turn reads no dataset document.
+      const team = await app.datasets.ctx.datasetList.team(request.teamId);
+      const found = request.datasetIds.flatMap((id) => team.byId.get(id)?.doc ?? []);
       if (found.length === 0) throw new WorkflowError('core.chat.error.Select dataset empty: none of the selected datasets exists in this team');
       const vectorModel = found[0]!.vectorModel;
       const result = await app.datasets.search.search({
