@@ -70,3 +70,17 @@ export async function buildTestApp(
     },
   };
 }
+
+/**
+ * A second process of `primary`'s deployment: the real app on the same database (a replica, for
+ * tests that write through one process and read through the other). Its `close` closes the app
+ * only; the shared database is dropped by `primary.close()`, which should come last.
+ */
+export async function buildReplica(
+  primary: TestApp,
+  overrides: Record<string, string> = {},
+  beforeReady?: (app: FastifyInstance) => void | Promise<void>,
+): Promise<TestApp> {
+  const replica = await buildTestApp({ ...overrides, MONGODB_URI: primary.config.MONGODB_URI }, beforeReady);
+  return { ...replica, close: () => replica.app.close() };
+}

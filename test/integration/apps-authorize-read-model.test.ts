@@ -8,7 +8,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppPermissionService } from '../../src/platform/apps/app-permissions.js';
 import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
 import { createUser, login } from '../helpers/platform.js';
 import { call, createApp, createFolder, ok } from './apps-helpers.js';
@@ -31,7 +31,7 @@ const update = (who: string, body: Record<string, unknown>) => ok(a, tok[who] as
 
 beforeAll(async () => {
   a = await buildTestApp();
-  b = await buildTestApp({ MONGODB_URI: a.config.MONGODB_URI });
+  b = await buildReplica(a);
   const boss = await createUser(a, { username: 'authz-boss', password: 'password-1' });
   bossIds = { teamId: boss.teamId, tmbId: boss.tmbId };
   const rita = await createUser(a, { username: 'authz-rita', password: 'password-1', teamId: boss.teamId, role: 'member', permission: 4 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildReplica, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
@@ -51,7 +51,7 @@ const update = (who: string, body: Record<string, unknown>) => ok(a, tok[who] as
 
 beforeAll(async () => {
   ({ t: a, fake } = await startChatApp());
-  b = await buildTestApp({ MONGODB_URI: a.config.MONGODB_URI });
+  b = await buildReplica(a);
   const boss = await createUser(a, { username: 'inv-boss', password: 'password-1' });
   tmb.boss = boss.tmbId;
   const rita = await createUser(a, { username: 'inv-rita', password: 'password-1', teamId: boss.teamId, role: 'member', permission: 4 });

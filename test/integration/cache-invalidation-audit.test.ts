@@ -7,7 +7,7 @@ import { createApiKeysRepo } from '../../src/platform/identity/api-keys.repo.js'
 import { createCredentialEpoch } from '../../src/platform/identity/credential-epoch.js';
 import { createSessionsRepo } from '../../src/platform/identity/sessions.repo.js';
 import { createTeamsRepo } from '../../src/platform/identity/teams.repo.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { apiKeyHeaders, authHeaders, createApiKey, createUser, login, warmOn, whoami, whoamiProbe } from '../helpers/platform.js';
 import { ok, simpleNodes } from './apps-helpers.js';
 
@@ -20,11 +20,11 @@ let b: TestApp;
 
 beforeAll(async () => {
   a = await buildTestApp({}, whoamiProbe);
-  b = await buildTestApp({ MONGODB_URI: a.config.MONGODB_URI }, whoamiProbe);
+  b = await buildReplica(a, {}, whoamiProbe);
 });
 
 afterAll(async () => {
-  await b.app.close();
+  await b.close();
   await a.close();
 });
 

@@ -7,7 +7,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { apiKeyHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
@@ -53,7 +53,7 @@ const answer = async (target: TestApp, apiKey: string, payload: Record<string, u
 
 beforeAll(async () => {
   ({ t, fake } = await startChatApp());
-  second = await buildTestApp({ MONGODB_URI: t.config.MONGODB_URI, MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH ?? '' });
+  second = await buildReplica(t, { MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH ?? '' });
   await createUser(t, { username: 'alice', password: 'password-a1' });
   tok = await login(t, 'alice', 'password-a1');
   appId = await createPublishedApp(t, tok, 'Echo bot', simpleChatGraph);
@@ -61,7 +61,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await second?.app.close();
+  await second?.close();
   await t?.close();
   await fake?.close();
 });

@@ -8,7 +8,7 @@ import { datasetListStampKey } from '../../src/platform/datasets/datasets/datase
 import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
 import type { PermissionCaller } from '../../src/platform/permissions/index.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
 import { createUser, login } from '../helpers/platform.js';
 
@@ -29,7 +29,7 @@ const on: Record<'a' | 'b', { boss: Client; rita: Client; other: Client }> = {} 
 
 beforeAll(async () => {
   a = await buildTestApp({ PLAN_MAX_DATASETS: '1000' });
-  b = await buildTestApp({ MONGODB_URI: a.config.MONGODB_URI, PLAN_MAX_DATASETS: '1000' });
+  b = await buildReplica(a, { PLAN_MAX_DATASETS: '1000' });
   const owner = await createUser(a, { username: 'auth-boss', password: 'password-1' });
   teamId = owner.teamId;
   boss = { teamId, tmbId: owner.tmbId, role: 'owner', teamPermission: 0, isRoot: false };
@@ -45,7 +45,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await b?.app.close();
+  await b?.close();
   await a?.close();
 });
 

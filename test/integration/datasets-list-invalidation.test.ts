@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { finishDatasetDeletions } from '../../src/platform/datasets/cascade.js';
 import type { PermissionCaller } from '../../src/platform/permissions/index.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 
 /**
@@ -30,7 +30,7 @@ beforeAll(async () => {
     JSON.stringify({ vectorModels: [{ ...lexical, model: 'local-lexical-v1', name: 'Lexical' }, { ...lexical, model: 'lexical-b', name: 'Lexical B' }] }),
   );
   first = await buildTestApp({ MODEL_CONFIG_PATH: configPath, PLAN_MAX_DATASETS: '1000' });
-  second = await buildTestApp({ MODEL_CONFIG_PATH: configPath, MONGODB_URI: first.config.MONGODB_URI });
+  second = await buildReplica(first, { MODEL_CONFIG_PATH: configPath });
   const owner = await createUser(first, { username: 'inv-boss', password: 'password-1' });
   const rita = await createUser(first, { username: 'inv-rita', password: 'password-1', teamId: owner.teamId, role: 'member', permission: 4 });
   boss = { teamId: owner.teamId, tmbId: owner.tmbId, role: 'owner', teamPermission: 0, isRoot: false };
@@ -46,7 +46,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await second?.app.close();
+  await second?.close();
   await first?.close();
 });
 

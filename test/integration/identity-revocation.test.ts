@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlatformCommand } from '../../src/cli/platform-commands.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { addMember, apiKeyHeaders, authHeaders, createApiKey, createUser, login, warmOn, whoami, whoamiProbe } from '../helpers/platform.js';
 
 /**
@@ -12,12 +12,11 @@ let b: TestApp;
 
 beforeAll(async () => {
   a = await buildTestApp({}, whoamiProbe);
-  b = await buildTestApp({ MONGODB_URI: a.config.MONGODB_URI }, whoamiProbe);
+  b = await buildReplica(a, {}, whoamiProbe);
 });
 
 afterAll(async () => {
-  // The database is shared: only the first drops it.
-  await b.app.close();
+  await b.close();
   await a.close();
 });
 

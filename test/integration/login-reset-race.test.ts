@@ -2,7 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlatformCommand } from '../../src/cli/platform-commands.js';
 import type { TokenPair } from '../../src/cluster/oauth/tokens.service.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { bearer, cli, login as clusterLogin, postToken } from '../fixtures/cluster/helpers.js';
 
@@ -17,12 +17,12 @@ let b: TestApp;
 
 beforeAll(async () => {
   a = await buildTestApp();
-  b = await buildTestApp({ MONGODB_URI: a.config.MONGODB_URI });
+  b = await buildReplica(a);
 });
 
 afterAll(async () => {
   // The database is shared: only the first drops it.
-  await b.app.close();
+  await b.close();
   await a.close();
 });
 

@@ -3,7 +3,7 @@
  * share each link's per-minute count, sequentially and under concurrent starts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
 import { createPublishedApp } from './chat-helpers.js';
@@ -30,7 +30,7 @@ const frozenMinute = Math.floor(Date.now() / 60_000) * 60_000 + 1_000;
 
 beforeAll(async () => {
   first = await buildTestApp();
-  second = await buildTestApp({ MONGODB_URI: first.config.MONGODB_URI });
+  second = await buildReplica(first);
   for (const instance of [first, second]) instance.app.identity.clock.now = () => frozenMinute;
   await createUser(first, { username: 'owner', password: 'password-o1' });
   tok = await login(first, 'owner', 'password-o1');
@@ -38,7 +38,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await second?.app.close();
+  await second?.close();
   await first?.close();
 });
 
