@@ -1,5 +1,6 @@
 import type { InheritanceWrite } from '../../domain/permission-inheritance.js';
 import { AppError } from '../../infra/errors.js';
+import { bumpAfterWrite } from '../../infra/version-stamps.js';
 import type { ResourcePermissionsRepo } from './resource-permissions.repo.js';
 import type { ResourceTreeRepo } from './resource-tree.repo.js';
 import type { TreeChangesRepo } from './tree-changes.repo.js';
@@ -37,12 +38,8 @@ export function createPermissionWriter(deps: PermissionWriterDeps) {
   const { rows, tree, changes } = deps;
 
   /** Runs a write and then tells the read models, whether the write went through or not. */
-  async function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } finally {
-      await deps.onChange?.(teamId);
-    }
+  function changing<T>(teamId: string, write: () => Promise<T>): Promise<T> {
+    return bumpAfterWrite(write, async () => deps.onChange?.(teamId));
   }
 
   /** `expectedParentId` guards the final resource write (false when it no longer matches). */
