@@ -58,6 +58,54 @@ describe('database commands of app-authorised reads', () => {
   });
 });
 
+describe('requests that only read, whatever permission they need, are judged in memory too', () => {
+  /** Routes that change nothing: chat logs and versions need write, the share-link list manage. */
+  const viewOnly = (appId: string, folderId: string): [string, string, Record<string, unknown>][] => [
+    ['POST', '/core/app/version/list', { appId, offset: 0, pageSize: 10 }],
+    ['GET', '/core/app/version/latest', { appId }],
+    ['POST', '/core/app/getChatLogs', { appId, pageNum: 1, pageSize: 10 }],
+    ['GET', '/support/outLink/list', { appId, type: 'share' }],
+    ['GET', '/core/app/folder/path', { parentId: folderId }],
+  ];
+
+  it('read no app and no permission row when warm; a write reads the app once', async () => {
+    const folderId = await createFolder(a, tok.boss as string, 'view folder');
+    const id = await createApp(a, tok.boss as string, { name: 'viewed', parentId: folderId, type: 'advanced', modules: simpleChatGraph.nodes, edges: simpleChatGraph.edges });
+    for (const [method, url, body] of viewOnly(id, folderId)) {
+      expect((await call(a, tok.boss as string, method, url, body)).status, url).toBe(200);
+      const commands = await commandsDuring(a.app, async () => expect((await call(a, tok.boss as string, method, url, body)).status).toBe(200));
+      expect(routeWork(commands).filter((command) => / (apps|resource_permissions)$/.test(command)), url).toEqual([]);
+    }
+    // A publish (a write) is judged on the database and uses the app it read there: two app reads,
+    // the app and the folder it inherits from (three before: the app was read again to use it).
+    const publish = await commandsDuring(a.app, () => ok(a, tok.boss as string, 'POST', `/core/app/version/publish?appId=${id}`, { ...simpleChatGraph, isPublish: true }));
+    expect(routeWork(publish).filter((command) => command === 'find apps')).toHaveLength(2);
+    const path = await call(a, tok.boss as string, 'GET', '/core/app/folder/path', { parentId: id });
+    expect(path.data).toEqual([
+      { parentId: folderId, parentName: 'view folder' },
+      { parentId: id, parentName: 'viewed' },
+    ]);
+  });
+
+  it('a member who loses write is refused on the other process at once, and a write granted is honoured', async () => {
+    const folderId = await createFolder(a, tok.boss as string, 'granted folder');
+    const id = await createApp(a, tok.boss as string, { name: 'granted', parentId: folderId });
+    await update('boss', { appId: id, defaultPermission: 4 });
+    const refusedEverywhere = async () => {
+      for (const [method, url, body] of viewOnly(id, folderId).slice(0, 4)) expect((await call(b, tok.rita as string, method, url, body)).status, url).toBe(403);
+    };
+    await refusedEverywhere();
+    await ok(a, tok.boss as string, 'POST', '/core/app/collaborator/update', { appId: id, tmbIds: [ritaTmbId], permission: 6 });
+    for (const [method, url, body] of viewOnly(id, folderId).slice(0, 3)) expect((await call(b, tok.rita as string, method, url, body)).status, url).toBe(200);
+    // Manage is not write: the share-link list stays closed.
+    expect((await call(b, tok.rita as string, 'GET', '/support/outLink/list', { appId: id, type: 'share' })).status).toBe(403);
+    await ok(a, tok.boss as string, 'GET', '/proApi/core/app/collaborator/delete', { appId: id, tmbId: ritaTmbId });
+    await refusedEverywhere();
+    // Another team's caller gets the database's answer.
+    expect((await call(b, tok.eve as string, 'POST', '/core/app/getChatLogs', { appId: id, pageNum: 1, pageSize: 10 })).body).toMatchObject({ statusText: 'unAuthApp' });
+  });
+});
+
 describe('app authorisation follows every write at once, on both processes', () => {
   it('the same errors as a database read: malformed 400, unknown 404, another team 403', async () => {
     const mine = await createApp(a, tok.boss as string, { name: 'mine' });

@@ -111,10 +111,12 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
 
     async folderPath(auth: AuthContext, parentId: string | null | undefined) {
       if (!parentId) return [];
-      await core.authorize(auth, parentId, 'read', 'parentId');
+      // Judged and walked on the team's list read model (names and parents of every app).
+      const team = await deps.appList.team(auth.teamId);
+      await core.authorizeIn(team, auth, parentId, 'read', 'parentId');
       const findInTeam = async (id: string) => {
-        const found = (await deps.apps.names([id])).get(id);
-        return found && found.teamId === auth.teamId ? { _id: id, name: found.name, parentId: found.parentId } : null;
+        const found = team.byId.get(id)?.doc;
+        return found ? { _id: id, name: found.name, parentId: found.parentId || null } : null;
       };
       const start = await findInTeam(parentId);
       return start ? folderBreadcrumb(start, findInTeam) : [];
@@ -179,9 +181,8 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
     },
 
     async copy(auth: AuthContext, appId: string): Promise<{ appId: string }> {
-      await core.authorize(auth, appId, 'write');
+      const { app: source } = await core.authorizeWrite(auth, appId, 'write');
       core.assertTeam(auth, 'write');
-      const source = await core.load(auth, appId);
       const parentId = source.parentId || null;
       await core.assertWritableParent(auth, parentId);
       const { apiSchemaStr, customHeaders, pluginUniId } = source.pluginData ?? {};
@@ -200,8 +201,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
     },
 
     async transitionWorkflow(auth: AuthContext, appId: string, createNew: boolean): Promise<{ id: string } | Record<string, never>> {
-      await core.authorize(auth, appId, 'owner');
-      const app = await core.load(auth, appId);
+      const { app } = await core.authorizeWrite(auth, appId, 'owner');
       if (app.type !== 'simple') throw Errors.invalidAppType(`App ${appId} is of type ${app.type}; only simple apps can become workflows`);
       if (!createNew) {
         await deps.apps.update(auth.teamId, appId, { type: 'advanced' });

@@ -149,11 +149,6 @@ export function createAppsRepo(db: Db, changed: (teamId: string, what: 'list' | 
       return docs.map((d) => ({ id: d._id.toHexString(), parentId: d.parentId ? d.parentId.toHexString() : null, type: d.type }));
     },
 
-    async names(ids: string[]): Promise<Map<string, { name: string; parentId: string | null; teamId: string }>> {
-      const docs = await apps.find({ _id: { $in: oids(ids) } }, { projection: { name: 1, parentId: 1, teamId: 1 } }).toArray();
-      return new Map(docs.map((d) => [d._id.toHexString(), { name: d.name, parentId: d.parentId ? d.parentId.toHexString() : null, teamId: d.teamId.toHexString() }]));
-    },
-
     async update(teamId: string, id: string, set: AppPatch): Promise<void> {
       const fields = Object.keys(set);
       if (fields.length === 0) return;

@@ -128,7 +128,7 @@ export function registerAppRoutes(
     summary: 'Chat logs of an app, newest first, with feedback counts',
     tags,
     handler: async ({ input, auth }) => {
-      await core.authorize(auth, input.appId, 'write');
+      await core.authorizeToView(auth, input.appId, 'write');
       const to = input.dateEnd ?? new Date();
       const from = input.dateStart ?? new Date(to.getTime() - 7 * DAY_MS);
       const page = await chatLogs.page({ teamId: auth.teamId, appId: input.appId, from, to, skip: (input.pageNum - 1) * input.pageSize, limit: input.pageSize });

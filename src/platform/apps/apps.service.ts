@@ -1,4 +1,4 @@
-import type { RequiredPermission } from '../../domain/permission.js';
+import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
 import { allDescendants } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
@@ -7,7 +7,7 @@ import { assertTeamPermission, type Authorized, type ResourcePermissionService }
 import type { AppDocCache } from './app-doc-cache.js';
 import { APP_INSERT_LEASE_MS, type AppInsertsRepo } from './app-inserts.repo.js';
 import type { AppListReadModel, TeamAppList } from './app-list.read-model.js';
-import { type App, type AppDoc, type AppListDoc, type AppsRepo, encodeWorkflow } from './apps.repo.js';
+import { type App, type AppDoc, type AppListDoc, type AppsRepo, decodeApp, encodeWorkflow } from './apps.repo.js';
 import { APP_FOLDER_TYPES, type AppType, CHAT_APP_TYPES } from './apps.schema.js';
 import type { VersionsRepo } from './versions.repo.js';
 
@@ -72,19 +72,31 @@ export function createAppsCore(deps: AppsDeps) {
      */
     async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> {
       if (required !== 'read') return deps.perms.authorize<AppListDoc>(auth, appId, required, field);
+      return core.authorizeToView(auth, appId, required, field);
+    },
+
+    /**
+     * `authorize` for a request that changes nothing, whatever level it requires (chat logs and
+     * versions need write, a share-link list manage): judged on the list read model, as reads
+     * are; the crash window that keeps writes on the database does not concern what only reads.
+     */
+    async authorizeToView(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> {
       return core.authorizeIn(await deps.appList.team(auth.teamId), auth, appId, required, field);
+    },
+
+    /**
+     * `authorize` for a write (judged on the database, see above) and the app it read there,
+     * decoded and fresh: one read of the app, not a second one to use it.
+     */
+    async authorizeWrite(auth: AuthContext, appId: unknown, required: Exclude<RequiredPermission, 'read'>, field = 'appId'): Promise<{ app: App; permission: SerializedPermission }> {
+      const { doc, permission } = await deps.perms.authorize<AppDoc>(auth, appId, required, field);
+      return { app: decodeApp(doc), permission };
     },
 
     /** `authorize` on a version of the team's list the caller already holds (a list request's). */
     authorizeIn: (team: TeamAppList, auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> =>
       deps.perms.authorizeIn(team, auth, appId, required, field),
 
-    /** Loads the decoded app after an authorisation (same team guaranteed), fresh: for writes. */
-    async load(auth: AuthContext, appId: string): Promise<App> {
-      const app = await deps.apps.findInTeam(auth.teamId, appId);
-      if (!app) throw Errors.appUnExist(`App ${appId} not found`);
-      return app;
-    },
 
     /** The decoded app after an authorisation, from the per-process cache: shared and frozen, for reads. */
     async read(auth: AuthContext, appId: string): Promise<App> {

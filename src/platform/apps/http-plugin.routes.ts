@@ -57,9 +57,8 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
     summary: 'Update an HTTP plugin; children are reconciled with the new schema',
     tags,
     handler: async ({ input, auth }) => {
-      const { doc } = await core.authorize(auth, input.appId, 'manage');
-      if (doc.type !== 'httpPlugin') throw Errors.invalidAppType(`App ${input.appId} is a ${doc.type}, not an HTTP plugin`);
-      const current = await core.load(auth, input.appId);
+      const { app: current } = await core.authorizeWrite(auth, input.appId, 'manage');
+      if (current.type !== 'httpPlugin') throw Errors.invalidAppType(`App ${input.appId} is a ${current.type}, not an HTTP plugin`);
       const next = { apiSchemaStr: input.pluginData.apiSchemaStr ?? '', customHeaders: input.pluginData.customHeaders ?? '' };
       const changed = next.apiSchemaStr !== (current.pluginData?.apiSchemaStr ?? '') || next.customHeaders !== (current.pluginData?.customHeaders ?? '');
       parseCustomHeaders(next.customHeaders);
@@ -74,7 +73,7 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
         // Room for the difference only: what the removed children free is reused by the added ones.
         await core.withAppRoom(auth.teamId, Math.max(0, added.length - removed.length), async (room) => {
           for (const child of removed) await core.deleteTree(auth.teamId, child._id, room);
-          for (const plugin of added) await createChild(auth, input.appId, plugin, doc.tmbId, room);
+          for (const plugin of added) await createChild(auth, input.appId, plugin, current.tmbId, room);
         });
         for (const [name, child] of existing) {
           const plugin = wanted.get(name);

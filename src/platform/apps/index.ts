@@ -32,6 +32,8 @@ export interface AppsAccess {
   latestVersion(app: App): Promise<{ versionId?: string; nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; chatConfig: Record<string, unknown> }>;
   /** The app, if it exists in the caller's team and the caller holds the required permission on it. */
   authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field?: string): Promise<{ app: App; permission: SerializedPermission }>;
+  /** `authorize` for a request that changes nothing, whatever level it requires (judged in memory). */
+  authorizeToView(auth: AuthContext, appId: unknown, required: RequiredPermission, field?: string): Promise<{ app: App; permission: SerializedPermission }>;
   /** Subscribes to app deletes: `listener` deletes what its module keeps for the apps. */
   onAppsDeleted(listener: AppsDeletedListener): void;
   /** Marks the app as used now (a chat moves it to the top of the list). */
@@ -99,7 +101,12 @@ export const appsServices = fp(
       findInTeam: (teamId: string, appId: string) => appDocs.findInTeam(teamId, appId),
       latestVersion: latestVersionReader(deps.versions),
       async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
+        if (required !== 'read') return core.authorizeWrite(auth, appId, required, field);
         const { doc, permission } = await core.authorize(auth, appId, required, field);
+        return { app: await core.read(auth, doc._id), permission };
+      },
+      async authorizeToView(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
+        const { doc, permission } = await core.authorizeToView(auth, appId, required, field);
         return { app: await core.read(auth, doc._id), permission };
       },
       onAppsDeleted: (listener: AppsDeletedListener) => void deps.onDeleted.push(listener),

@@ -1,4 +1,5 @@
 import { type Db, ObjectId } from 'mongodb';
+import { findPage } from '../../infra/find-page.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 
 export const APP_VERSIONS = 'app_versions';
@@ -93,10 +94,7 @@ export function createVersionsRepo(db: Db) {
     },
 
     async page(appId: string, skip: number, limit: number): Promise<{ total: number; list: AppVersion[] }> {
-      const [total, docs] = await Promise.all([
-        versions.countDocuments({ appId: oid(appId) }),
-        versions.find({ appId: oid(appId) }, { sort: { time: -1, _id: -1 }, skip, limit }).toArray(),
-      ]);
+      const { docs, total } = await findPage(versions, { appId: oid(appId) }, { time: -1, _id: -1 }, { skip, limit });
       return { total, list: docs.map(decode) };
     },
 

@@ -86,8 +86,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     summary: 'Save (isPublish false) or publish a version of the workflow',
     tags,
     handler: async ({ input, auth }) => {
-      await core.authorize(auth, input.appId, 'write');
-      const current = await core.load(auth, input.appId);
+      const { app: current } = await core.authorizeWrite(auth, input.appId, 'write');
       mustBeWorkflow(current);
       const { nodes, edges } = (input.nodes.length === 0 ? simpleWorkflowOf(input.type ?? current.type, input) : undefined) ?? input;
       const versionId = await deps.versions.insert({
@@ -115,7 +114,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       tags,
       handler: async ({ input, auth }) => {
         // Full versions hold the workflow (HTTP node headers included): editors only, as the editable detail.
-        await core.authorize(auth, input.appId, full ? 'write' : 'read');
+        await core.authorizeToView(auth, input.appId, full ? 'write' : 'read');
         const skip = input.offset ?? ((input.current ?? 1) - 1) * input.pageSize;
         const page = await deps.versions.page(input.appId, skip, input.pageSize);
         return { total: page.total, list: full ? page.list : page.list.map(listItem) };
@@ -131,8 +130,8 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     summary: 'The newest published version (what chat runs), else the draft',
     tags,
     handler: async ({ input, auth }) => {
-      await core.authorize(auth, input.appId, 'write');
-      const { nodes, edges, chatConfig } = await latestVersionOf(deps.versions, await core.load(auth, input.appId));
+      const { doc } = await core.authorizeToView(auth, input.appId, 'write');
+      const { nodes, edges, chatConfig } = await latestVersionOf(deps.versions, await core.read(auth, doc._id));
       return { nodes, edges, chatConfig };
     },
   });
@@ -145,7 +144,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     summary: 'One version of the app (its full workflow; write needed)',
     tags,
     handler: async ({ input, auth }) => {
-      await core.authorize(auth, input.appId, 'write');
+      await core.authorizeToView(auth, input.appId, 'write');
       return versionOf(input.appId, input.versionId);
     },
   });
@@ -158,8 +157,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     summary: 'Make an old version the current draft (the edit state is kept as a version)',
     tags,
     handler: async ({ input, auth }) => {
-      await core.authorize(auth, input.appId, 'write');
-      const current = await core.load(auth, input.appId);
+      const { app: current } = await core.authorizeWrite(auth, input.appId, 'write');
       mustBeWorkflow(current);
       const target = await versionOf(input.appId, input.versionId);
       await deps.versions.insert({ appId: input.appId, nodes: input.editNodes, edges: input.editEdges, chatConfig: input.editChatConfig });

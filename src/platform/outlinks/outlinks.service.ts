@@ -18,7 +18,7 @@ import { joinUrl } from '../../infra/join-url.js';
 
 export interface OutLinkServiceDeps {
   repo: OutLinksRepo;
-  apps: Pick<AppsAccess, 'authorize'>;
+  apps: Pick<AppsAccess, 'authorize' | 'authorizeToView'>;
   now: () => number;
   /** Builds the link creator's auth context (team member of the link's team). */
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
@@ -109,7 +109,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     },
 
     async list(auth: AuthContext, appId: string, type: string) {
-      await deps.apps.authorize(auth, appId, 'manage');
+      await deps.apps.authorizeToView(auth, appId, 'manage');
       return (await deps.repo.list(auth.teamId, appId, type)).map(serializeOutLink);
     },
 

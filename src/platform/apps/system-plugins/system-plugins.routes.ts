@@ -106,7 +106,7 @@ export function registerSystemPluginRoutes(app: FastifyInstance, core: AppsCore,
         return systemPreview(plugin);
       }
       await core.authorize(auth, input.appId, 'read');
-      const found = await core.load(auth, input.appId);
+      const found = await core.read(auth, input.appId);
       if (found.type === 'folder' || found.type === 'httpPlugin') throw Errors.invalidAppType(`App ${input.appId} is a ${found.type}; it cannot be a node`);
       const { nodes, chatConfig } = await latestVersionOf(deps.versions, found);
       const pluginInput = nodes.find((n) => n.flowNodeType === 'pluginInput');

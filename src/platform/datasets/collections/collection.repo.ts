@@ -2,7 +2,7 @@ import type { Db, ObjectId } from 'mongodb';
 import { encodeMap, escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { bumpAfterWrite } from '../../../infra/version-stamps.js';
-import { findPage } from '../find-page.js';
+import { findPage } from '../../../infra/find-page.js';
 
 export const COLLECTION_TYPES = ['folder', 'virtual', 'file', 'link', 'externalFile'] as const;
 export type CollectionType = (typeof COLLECTION_TYPES)[number];

@@ -2,7 +2,7 @@ import type { Db, ObjectId } from 'mongodb';
 import { escapeRegex, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { countPerCollection } from '../count-per-collection.repo.js';
-import { findPage } from '../find-page.js';
+import { findPage } from '../../../infra/find-page.js';
 
 export interface DataIndex {
   defaultIndex: boolean;
