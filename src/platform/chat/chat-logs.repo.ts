@@ -1,4 +1,5 @@
 import { type Db, ObjectId } from 'mongodb';
+import { findPage } from '../../infra/find-page.js';
 
 export interface ChatLogItem {
   _id: string;
@@ -24,10 +25,7 @@ export function createChatLogsRepo(db: Db) {
     async page(input: { teamId: string; appId: string; from: Date; to: Date; skip: number; limit: number }): Promise<{ total: number; list: ChatLogItem[] }> {
       const filter = { teamId: idForms(input.teamId), appId: idForms(input.appId), updateTime: { $gte: input.from, $lte: input.to } };
       const chats = db.collection('chats');
-      const [total, docs] = await Promise.all([
-        chats.countDocuments(filter),
-        chats.find(filter, { sort: { updateTime: -1, _id: -1 }, skip: input.skip, limit: input.limit }).toArray(),
-      ]);
+      const { docs, total } = await findPage(chats, filter, { updateTime: -1, _id: -1 }, { skip: input.skip, limit: input.limit });
       const chatIds = docs.map((d) => d.chatId).filter((c): c is string => typeof c === 'string');
       const items = chatIds.length
         ? await db
@@ -38,8 +36,14 @@ export function createChatLogsRepo(db: Db) {
             )
             .toArray()
         : [];
+      const itemsOf = new Map<unknown, typeof items>();
+      for (const item of items) {
+        const group = itemsOf.get(item.chatId);
+        if (group) group.push(item);
+        else itemsOf.set(item.chatId, [item]);
+      }
       const list = docs.map((chat) => {
-        const mine = items.filter((i) => i.chatId === chat.chatId);
+        const mine = itemsOf.get(chat.chatId) ?? [];
         return {
           _id: chat._id.toHexString(),
           id: String(chat.chatId ?? ''),

@@ -7,6 +7,7 @@ import { type Db, type Document, type Filter, GridFSBucket, ObjectId } from 'mon
 import { normaliseValue } from '../../domain/workflow/chat-values.js';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { createGroupedInserter } from '../../infra/grouped-insert.js';
+import { findPage } from '../../infra/find-page.js';
 import { DUPLICATE_KEY_CODE, type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
@@ -314,7 +315,7 @@ export function createChatRepo(db: Db) {
       },
       async list(appId: string, searchRegex: RegExp | undefined, skip: number, limit: number) {
         const filter = { appId: oid(appId), ...(searchRegex ? { text: { $regex: searchRegex } } : {}) };
-        const [list, total] = await Promise.all([guides.find(filter).sort({ _id: -1 }).skip(skip).limit(limit).toArray(), guides.countDocuments(filter)]);
+        const { docs: list, total } = await findPage(guides, filter, { _id: -1 }, { skip, limit });
         return { list: list.map((g) => ({ _id: g._id.toHexString(), appId: g.appId.toHexString(), text: g.text })), total };
       },
       async query(appId: string, searchRegex: RegExp, exclude: string, limit: number): Promise<string[]> {
