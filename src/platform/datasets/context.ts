@@ -33,7 +33,7 @@ export function createDatasetsContext(app: FastifyInstance) {
     collections: createCollectionRepo(db, collectionsChanged),
     data: createDataRepo(db),
     trainings: createTrainingRepo(db),
-    vectors: createVectorRepo(db),
+    vectors: createVectorRepo(db, (teamId, delta) => (app.teamLimits as TeamLimits).vectorsStored(teamId, delta)),
     files: createFileRepo(db),
   };
   const permissions = createDatasetPermissions(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });

@@ -3,24 +3,34 @@ import { isDuplicateKeyError } from '../../infra/mongo.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 
 /**
- * Per-team counters of what a plan limits (apps, datasets). A create reserves room with one
- * conditional `$inc` under a per-counter lock, so parallel creates can never pass the limit
- * together. A counter starts from the real count; deletes give
- * room back. Drift (a crash between reservation and insert) only over-counts, and is corrected
- * from the real count when a reservation is refused while nothing was reserved for a while.
+ * Per-team counters of what a plan limits (apps, datasets, stored vectors). A create reserves
+ * room with one conditional `$inc` under a per-counter lock, so parallel creates can never pass
+ * the limit together. A counter starts from the real count; deletes give room back. Drift (a
+ * crash between reservation and insert) only over-counts, and is corrected from the real count
+ * when a reservation is refused while nothing was reserved for a while.
+ *
+ * Vectors are counted after the fact (`add`, by the vector store's writes) instead of reserved:
+ * counting them from the store is a scan of every vector on FerretDB (2 s at 20,000), which every
+ * import and the plan page paid. A crash between a vector write and its `add` drifts either way,
+ * so a vector counter quiet for a while is also recounted once an hour, behind the answer.
  */
 interface TeamCounterDoc {
   _id: string;
   count: number;
+  /** The last change (a reservation, or an `add`). */
   reservedAt: Date;
+  /** The last recount (vectors). */
+  checkedAt?: Date;
 }
 
-export type CountedKind = 'apps' | 'datasets';
+export type CountedKind = 'apps' | 'datasets' | 'vectors';
 
 /** Reservations older than this have finished (or crashed): recounting then is safe. */
 const QUIET_MS = 60_000;
+/** How often a quiet vector counter is checked against the real count. */
+const RECHECK_MS = 60 * 60_000;
 
-export function createTeamCountersRepo(db: Db) {
+export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date()) {
   const counters = db.collection<TeamCounterDoc>('team_counters');
   const keyOf = (kind: CountedKind, teamId: string) => `${kind}:${teamId}`;
   // FerretDB 1.x runs a conditional update as read-then-write: parallel $inc both match and
@@ -33,7 +43,86 @@ export function createTeamCountersRepo(db: Db) {
     return result.matchedCount === 1;
   }
 
+  /** Changes not yet written, by counter: one write at a time per counter carries them all. */
+  const pendingChanges = new Map<string, number>();
+  const writing = new Map<string, Promise<void>>();
+  const checking = new Set<string>();
+
+  async function writeChanges(_id: string): Promise<void> {
+    // Registered in `writing` before its first step runs.
+    await Promise.resolve();
+    try {
+      for (let delta = pendingChanges.get(_id); delta !== undefined; delta = pendingChanges.get(_id)) {
+        pendingChanges.delete(_id);
+        // No upsert: a counter that does not exist yet is counted in full when first read.
+        if (delta !== 0) await alone(_id, () => counters.updateOne({ _id }, { $inc: { count: delta }, $set: { reservedAt: now() } }));
+      }
+    } finally {
+      // In the same step as the loop's last look: a change added after it starts a new writer.
+      writing.delete(_id);
+    }
+  }
+
+  /**
+   * Sets a counter quiet for a while to the real count, unless it changed meanwhile; at most once a
+   * minute (a team at its limit retrying must not scan the store each time). Returns the count then.
+   */
+  async function recountIfQuiet(_id: string, current: TeamCounterDoc, now: Date, recount: () => Promise<number>): Promise<number> {
+    const since = now.getTime() - QUIET_MS;
+    if (current.reservedAt.getTime() >= since || (current.checkedAt?.getTime() ?? 0) >= since) return current.count;
+    const real = await recount();
+    await counters.updateOne({ _id, count: current.count, reservedAt: current.reservedAt }, { $set: { count: real, checkedAt: now } });
+    return real;
+  }
+
   return {
+    /**
+     * Adds `delta` (negative for deletes) to a counter, after the change it counts was written.
+     * Concurrent changes of one process share one write per counter.
+     */
+    add(kind: CountedKind, teamId: string, delta: number): Promise<void> {
+      if (delta === 0) return Promise.resolve();
+      const _id = keyOf(kind, teamId);
+      pendingChanges.set(_id, (pendingChanges.get(_id) ?? 0) + delta);
+      let running = writing.get(_id);
+      if (!running) {
+        running = writeChanges(_id);
+        writing.set(_id, running);
+      }
+      return running;
+    },
+
+    /**
+     * The counter's value, counted with `recount` when it has none yet. A counter quiet for a while
+     * and unchecked for an hour is recounted behind the answer (`onCheckFailed` hears a failure).
+     */
+    async read(kind: CountedKind, teamId: string, now: Date, recount: () => Promise<number>, onCheckFailed: (error: unknown) => void): Promise<number> {
+      const _id = keyOf(kind, teamId);
+      const current = await counters.findOne({ _id });
+      if (!current) {
+        const count = await recount();
+        await counters.insertOne({ _id, count, reservedAt: new Date(0), checkedAt: now }).catch((error: unknown) => {
+          if (!isDuplicateKeyError(error)) throw error;
+        });
+        return count;
+      }
+      if ((current.checkedAt?.getTime() ?? 0) < now.getTime() - RECHECK_MS && !checking.has(_id)) {
+        // One check at a time per counter in this process: a recount is a scan of the store.
+        checking.add(_id);
+        void recountIfQuiet(_id, current, now, recount)
+          .catch(onCheckFailed)
+          .finally(() => checking.delete(_id));
+      }
+      return current.count;
+    },
+
+    /** The real count when the counter has been quiet for a while (a refusal checks its drift), else the counter. */
+    async correct(kind: CountedKind, teamId: string, now: Date, recount: () => Promise<number>): Promise<number> {
+      const _id = keyOf(kind, teamId);
+      const current = await counters.findOne({ _id });
+      return current ? recountIfQuiet(_id, current, now, recount) : recount();
+    },
+
     /**
      * Adds `adding` to the team's counter unless that would pass `max`. Returns the count seen
      * when refused, undefined when reserved. `recount` reads the real number from its owner.

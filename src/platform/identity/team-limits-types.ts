@@ -41,6 +41,11 @@ export interface TeamLimits {
   /** The same checks without recording (the reference's limit endpoints only check). */
   checkExport(teamId: string): Promise<void>;
   checkWebSync(teamId: string): Promise<void>;
+  /**
+   * Counts vectors the store wrote (+) or deleted (-) for the team; never throws (a failure is
+   * reported and the counter is corrected at its next check).
+   */
+  vectorsStored(teamId: string, delta: number): Promise<void>;
   /** Stored vectors of the team (the dataset size the plan limits). */
   usedDatasetSize(teamId: string): Promise<number>;
   /** Overrides some limits for one team (the per-team plan document); the rest keep the defaults. */

@@ -8,7 +8,16 @@ import { createTeamPlansRepo, TEAM_PLAN_INDEXES } from './team-plans.repo.js';
 export default fp(
   async function teamLimitsPlugin(app: FastifyInstance) {
     const plans = createTeamPlansRepo(app.mongo.db);
-    app.decorate('teamLimits', createTeamLimits({ config: app.config, plans, counters: createTeamCountersRepo(app.mongo.db), now: () => app.identity.clock.now() }));
+    app.decorate(
+      'teamLimits',
+      createTeamLimits({
+        config: app.config,
+        plans,
+        counters: createTeamCountersRepo(app.mongo.db, () => new Date(app.identity.clock.now())),
+        now: () => app.identity.clock.now(),
+        onCounterError: (error) => app.log.warn({ err: error }, 'team vector counter not updated; it is corrected at its next check'),
+      }),
+    );
     app.startup.add('indexes: team plans', () => app.mongo.ensureIndexes(TEAM_PLAN_INDEXES));
   },
   { name: 'platform-team-limits', dependencies: ['platform-identity'] },

@@ -20,7 +20,14 @@ export function defaultPlanLimits(config: PlanEnv): TeamPlanLimits {
 const LIMIT_KEYS = ['maxApps', 'maxDatasets', 'maxDatasetSize', 'exportIntervalMinutes', 'webSyncIntervalMinutes'] as const;
 
 /** The one place plan limits are decided (apps, datasets, vectors, export and web-sync intervals). */
-export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; counters: TeamCountersRepo; now: () => number }): TeamLimits {
+export function createTeamLimits(deps: {
+  config: PlanEnv;
+  plans: TeamPlansRepo;
+  counters: TeamCountersRepo;
+  now: () => number;
+  /** Told when the vector counter could not be changed or checked (it drifts until its next check). */
+  onCounterError?: (error: unknown) => void;
+}): TeamLimits {
   const { plans, counters } = deps;
   const usageCounts = new Map<PlanUsageKind, (teamId: string) => Promise<number>>();
   /** A usage no module counts is 0 (a deployment without that module). */
@@ -28,6 +35,11 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
     requireHexId(teamId, 'teamId');
     return usageCounts.get(kind)?.(teamId) ?? Promise.resolve(0);
   };
+
+  const counterError = (error: unknown) => deps.onCounterError?.(error);
+  const countVectors = (teamId: string) => countUsage('vectors', teamId);
+  /** Stored vectors, from the team's counter (the store's own count is a scan of every vector on FerretDB). */
+  const usedVectors = (teamId: string) => counters.read('vectors', requireHexId(teamId, 'teamId'), new Date(deps.now()), () => countVectors(teamId), counterError);
 
   async function getLimits(teamId: string): Promise<TeamPlanLimits> {
     const limits = defaultPlanLimits(deps.config);
@@ -85,10 +97,16 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
     },
     releaseDatasets: (teamId, count) => counters.release('datasets', teamId, count),
     async assertDatasetSize(teamId, addingVectors) {
-      const [limits, used] = await Promise.all([getLimits(teamId), countUsage('vectors', teamId)]);
+      const [limits, counted] = await Promise.all([getLimits(teamId), usedVectors(teamId)]);
+      if (counted + addingVectors <= limits.maxDatasetSize) return;
+      // Before refusing, the real count if the counter has been quiet for a while (drift after a crash).
+      const used = await counters.correct('vectors', teamId, new Date(deps.now()), () => countVectors(teamId));
       if (used + addingVectors > limits.maxDatasetSize) {
         throw Errors.datasetSizeNotEnough(`The team's dataset capacity is ${limits.maxDatasetSize} vectors, ${used} are used and ${addingVectors} more were requested`);
       }
+    },
+    vectorsStored(teamId, delta) {
+      return counters.add('vectors', teamId, delta).catch(counterError);
     },
     async assertAndRecordExport(teamId) {
       await checkInterval(teamId, 'lastExportDatasetTime', (await getLimits(teamId)).exportIntervalMinutes, true);
@@ -102,7 +120,7 @@ export function createTeamLimits(deps: { config: PlanEnv; plans: TeamPlansRepo; 
     async checkWebSync(teamId) {
       await checkInterval(teamId, 'lastWebsiteSyncTime', (await getLimits(teamId)).webSyncIntervalMinutes, false);
     },
-    usedDatasetSize: (teamId) => countUsage('vectors', teamId),
+    usedDatasetSize: usedVectors,
     async setPlan(teamId, limits) {
       const clean = Object.fromEntries(LIMIT_KEYS.filter((key) => typeof limits[key] === 'number').map((key) => [key, limits[key]]));
       await plans.savePlan(requireHexId(teamId, 'teamId'), clean);

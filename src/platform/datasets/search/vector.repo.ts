@@ -49,13 +49,20 @@ const toRow = (doc: VectorDoc): VectorRow => ({
   vector: decodeVector(doc.vector),
 });
 
-/** The only code touching `dataset_vectors` (our vector store lives in MongoDB). */
-export function createVectorRepo(db: Db) {
+/**
+ * The only code touching `dataset_vectors` (our vector store lives in MongoDB). `counted` hears
+ * how many vectors each write stored or deleted for a team (the plan's dataset size counter).
+ */
+export function createVectorRepo(db: Db, counted: (teamId: string, delta: number) => Promise<void> = async () => undefined) {
   const col = db.collection<VectorDoc>('dataset_vectors');
+  const deleted = async (teamId: string, removal: Promise<{ deletedCount: number }>) => counted(teamId, -(await removal).deletedCount);
   return {
     /** Inserts new rows; rows whose id exists already are left as they are (a retried training item writes the same ids). */
     async insertNew(rows: VectorRow[]): Promise<void> {
-      await insertManyNew(
+      const teamId = rows[0]?.teamId;
+      if (!teamId) return;
+      if (rows.some((row) => row.teamId !== teamId)) throw new Error('vectors of one write belong to one team');
+      const inserted = await insertManyNew(
         col,
         rows.map((row) => ({
           _id: row.id,
@@ -67,21 +74,23 @@ export function createVectorRepo(db: Db) {
           vector: encodeVector(row.vector),
         })),
       );
+      await counted(teamId, inserted);
     },
     async deleteByIds(teamId: string, ids: string[]) {
       if (ids.length === 0) return;
-      await col.deleteMany({ teamId: oid(teamId), _id: { $in: ids } });
+      await deleted(teamId, col.deleteMany({ teamId: oid(teamId), _id: { $in: ids } }));
     },
     async deleteByCollections(teamId: string, collectionIds: string[]) {
-      await col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } });
+      await deleted(teamId, col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } }));
     },
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
-      await col.deleteMany({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
+      await deleted(teamId, col.deleteMany({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } }));
     },
     /** Streams the vectors of one dataset and model (index rebuild at start or first search). */
     async *streamDataset(datasetId: string, model: string): AsyncGenerator<VectorRow> {
       for await (const doc of col.find({ datasetId: oid(datasetId), model }).batchSize(2000)) yield toRow(doc);
     },
+    /** A scan of the team's vectors on FerretDB: the plan's recount only (its counter is fed by `counted`). */
     async countByTeam(teamId: string): Promise<number> {
       return col.countDocuments({ teamId: oid(teamId) });
     },
