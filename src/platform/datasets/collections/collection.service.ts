@@ -25,13 +25,14 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
   }
 
   async function listItems(auth: AuthContext, filter: CollectionListFilter & { simple?: boolean }, page?: { skip: number; limit: number }) {
-    const { permission } = await ctx.auth.authDataset(auth, filter.datasetId, 'read');
+    const { dataset, permission } = await ctx.auth.authDataset(auth, filter.datasetId, 'read');
     const { items, total } = await collections.list(auth.teamId, filter, page);
     const ids = items.map((item) => item._id);
-    // An empty page has nothing to count: no command for it.
+    // An empty page has nothing to count: no command for it. Data amounts come from the dataset's
+    // search index, which holds every item (see countItems).
     const [dataCounts, trainingCounts] = filter.simple || ids.length === 0
       ? [new Map<string, number>(), new Map<string, number>()]
-      : await Promise.all([data.countByCollections(auth.teamId, ids), trainings.countByCollections(auth.teamId, ids)]);
+      : await Promise.all([ctx.searchIndex.countItems(dataset._id, dataset.vectorModel, ids), trainings.countByCollections(auth.teamId, ids)]);
     if ([...trainingCounts.values()].some((n) => n > 0)) ctx.wakeWorker();
     const shaped = items.map((item) => ({
       _id: item._id,

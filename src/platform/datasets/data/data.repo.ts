@@ -1,7 +1,6 @@
 import type { Db, ObjectId } from 'mongodb';
 import { escapeRegex, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
-import { countPerCollection } from '../count-per-collection.repo.js';
 import { findPage } from '../../../infra/find-page.js';
 
 export interface DataIndex {
@@ -104,7 +103,6 @@ export function createDataRepo(db: Db) {
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
       await col.deleteMany(scope(teamId, datasetIds));
     },
-    countByCollections: (teamId: string, collectionIds: string[]) => countPerCollection(col, teamId, collectionIds),
     /** Streams a dataset's items (no indexes) to build the in-process search index. */
     async *streamDataset(datasetId: string): AsyncGenerator<Omit<DataRecord, 'indexes' | 'teamId' | 'tmbId' | 'updateTime'>> {
       const cursor = col.find({ datasetId: oid(datasetId) }, { projection: { q: 1, a: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, fullTextTokens: 1 } }).batchSize(2000);

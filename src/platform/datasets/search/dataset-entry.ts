@@ -137,6 +137,16 @@ export class DatasetEntry {
     }
   }
 
+  /** How many items each of `collectionIds` holds (the collection list's data amounts). */
+  countItems(collectionIds: readonly string[]): Map<string, number> {
+    const counts = new Map<string, number>(collectionIds.map((id) => [id, 0]));
+    for (const item of this.items.values()) {
+      const count = counts.get(item.collectionId);
+      if (count !== undefined) counts.set(item.collectionId, count + 1);
+    }
+    return counts;
+  }
+
   /** Collections whose items search leaves out. */
   forbidden(): Set<string> {
     const ids = new Set<string>();

@@ -1,0 +1,27 @@
+// The dataset pages with many data items: BENCH_ITEMS (default 20,000) items of ~1 KB in 10
+// collections of one dataset, written straight into the store (so the first collection list
+// builds the dataset's search index from them, once), then each page timed 4 times in turn.
+// The collection list's data amounts come from that index; the data list is a database page.
+// Usage: npm run build && node bench/dataset-pages.mjs
+import { ObjectId } from 'mongodb';
+import { BENCH_SECRETS, startBenchEnvironment } from './lib.mjs';
+const N = Number(process.env.BENCH_ITEMS) || 20_000;
+const env = await startBenchEnvironment({ env: { TRAINING_WORKER: 'false', CLUSTER_REGISTER_HOST_NODE: 'false' } });
+const post = async (path, body, token) => (await fetch(`${env.url}/api${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { token } : {}) }, body: JSON.stringify(body) })).json();
+try {
+  const { token, user } = (await post('/support/user/account/loginByPassword', { username: 'root', password: BENCH_SECRETS.DEFAULT_ROOT_PSW })).data;
+  const datasetId = (await post('/core/dataset/create', { name: 'big' }, token)).data;
+  const collectionIds = [];
+  for (let i = 0; i < 10; i++) collectionIds.push((await post('/core/dataset/collection/create', { datasetId, name: `c${i}`, type: 'virtual' }, token)).data);
+  const text = 'lorem ipsum dolor sit amet '.repeat(20);
+  const tokens = text.split(' ').slice(0, 60).map((w, i) => `${w}${i}`);
+  for (let s = 0; s < N; s += 1000) {
+    await env.db.collection('dataset_datas').insertMany(Array.from({ length: 1000 }, (_, j) => ({ teamId: new ObjectId(user.team.teamId), tmbId: new ObjectId(user.team.tmbId), datasetId: new ObjectId(datasetId), collectionId: new ObjectId(collectionIds[(s + j) % 10]), q: text, a: text, chunkIndex: s + j, indexes: [{ defaultIndex: true, dataId: new ObjectId().toHexString(), text }], fullTextTokens: tokens, updateTime: new Date() })));
+  }
+  console.log(`seeded ${N} data items`);
+  for (const [path, body] of [['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 10 }], ['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 5 }], ['/core/dataset/data/list', { collectionId: collectionIds[0], offset: 0, pageSize: 10 }], ['/core/dataset/training/getDatasetTrainingQueue', { datasetId }]]) {
+    const times = [];
+    for (let r = 0; r < 4; r++) { const t = performance.now(); const res = await post(path, body, token); if (res.code !== 200) throw new Error(JSON.stringify(res)); times.push(Math.round(performance.now() - t)); }
+    console.log(JSON.stringify({ route: path, pageSize: body.pageSize, 'ms per request, in turn': times.join(' ') }));
+  }
+} finally { await env.stop(); }
