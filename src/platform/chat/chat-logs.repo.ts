@@ -1,5 +1,6 @@
 import { type Db, ObjectId } from 'mongodb';
 import { findPage } from '../../infra/find-page.js';
+import { oid } from '../../infra/plain-record.js';
 
 export interface ChatLogItem {
   _id: string;
@@ -16,14 +17,13 @@ export interface ChatLogItem {
   tmbId?: string;
 }
 
-const idForms = (id: string) => ({ $in: [new ObjectId(id), id] });
 const asText = (value: unknown) => (value instanceof ObjectId ? value.toHexString() : typeof value === 'string' ? value : undefined);
 
 /** An app's chat logs (the app log page): chats with their items' feedback counts. */
 export function createChatLogsRepo(db: Db) {
   return {
     async page(input: { teamId: string; appId: string; from: Date; to: Date; skip: number; limit: number }): Promise<{ total: number; list: ChatLogItem[] }> {
-      const filter = { teamId: idForms(input.teamId), appId: idForms(input.appId), updateTime: { $gte: input.from, $lte: input.to } };
+      const filter = { teamId: oid(input.teamId), appId: oid(input.appId), updateTime: { $gte: input.from, $lte: input.to } };
       const chats = db.collection('chats');
       const { docs, total } = await findPage(chats, filter, { updateTime: -1, _id: -1 }, { skip: input.skip, limit: input.limit });
       const chatIds = docs.map((d) => d.chatId).filter((c): c is string => typeof c === 'string');
@@ -31,7 +31,7 @@ export function createChatLogsRepo(db: Db) {
         ? await db
             .collection('chatitems')
             .find(
-              { teamId: idForms(input.teamId), appId: idForms(input.appId), chatId: { $in: chatIds } },
+              { teamId: oid(input.teamId), appId: oid(input.appId), chatId: { $in: chatIds } },
               { projection: { chatId: 1, userGoodFeedback: 1, userBadFeedback: 1, customFeedbacks: 1, adminFeedback: 1 } },
             )
             .toArray()
