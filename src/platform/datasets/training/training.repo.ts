@@ -3,7 +3,6 @@ import { type Db, ObjectId } from 'mongodb';
 import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
-import { countPerCollection } from '../count-per-collection.repo.js';
 
 /** lockTime of an item nobody may claim (failed too often, or paused); below it items are live. */
 export const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
@@ -170,7 +169,19 @@ export function createTrainingRepo(db: Db) {
     async countByDataset(teamId: string, datasetId: string): Promise<number> {
       return col.countDocuments({ teamId: oid(teamId), datasetId: oid(datasetId) });
     },
-    countByCollections: (teamId: string, collectionIds: string[]) => countPerCollection(col, teamId, collectionIds),
+    /**
+     * Queued items per collection of one dataset (the collection list's training amounts). The
+     * dataset narrows the read by equality, which FerretDB passes down (it does not pass `$in`).
+     */
+    async countByCollections(teamId: string, datasetId: string, collectionIds: string[]): Promise<Map<string, number>> {
+      const rows = await col
+        .aggregate<{ _id: ObjectId; n: number }>([
+          { $match: { teamId: oid(teamId), datasetId: oid(datasetId), collectionId: { $in: oids(collectionIds) } } },
+          { $group: { _id: '$collectionId', n: { $sum: 1 } } },
+        ])
+        .toArray();
+      return new Map(rows.map((row) => [row._id.toHexString(), row.n]));
+    },
     /** Live (not permanently locked) items using a model, system-wide, as the reference counts. */
     async countLiveByModel(model: string): Promise<number> {
       return col.countDocuments({ model, lockTime: { $lt: QUEUE_LIVE_BEFORE } });
