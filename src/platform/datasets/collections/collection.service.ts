@@ -13,7 +13,7 @@ const MANUAL_NAME = /^(手动|manual$|mark$)/;
 const PINNED_TIME = new Date('2999-09-09T00:00:00Z');
 
 export function createCollectionService(ctx: DatasetsContext, importer: CollectionImportService) {
-  const { collections, data, trainings } = ctx.repos;
+  const { collections, trainings } = ctx.repos;
 
   const sourceIdOf = (collection: CollectionRecord) => collection.fileId ?? collection.rawLink ?? collection.externalFileId ?? collection.externalFileUrl;
 
