@@ -97,7 +97,6 @@ export function createAppsCore(deps: AppsDeps) {
     authorizeIn: (team: TeamAppList, auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> =>
       deps.perms.authorizeIn(team, auth, appId, required, field),
 
-
     /** The decoded app after an authorisation, from the per-process cache: shared and frozen, for reads. */
     async read(auth: AuthContext, appId: string): Promise<App> {
       const app = await deps.appDocs.findInTeam(auth.teamId, appId);
