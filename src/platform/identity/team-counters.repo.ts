@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { isDuplicateKeyError } from '../../infra/mongo.js';
+import { insertManyNew } from '../../infra/mongo.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 
 /**
@@ -101,9 +101,8 @@ export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date(
       const current = await counters.findOne({ _id });
       if (!current) {
         const count = await recount();
-        await counters.insertOne({ _id, count, reservedAt: new Date(0), checkedAt: now }).catch((error: unknown) => {
-          if (!isDuplicateKeyError(error)) throw error;
-        });
+        // Another process may have started it meanwhile: its document stays.
+        await insertManyNew(counters, [{ _id, count, reservedAt: new Date(0), checkedAt: now }]);
         return count;
       }
       if ((current.checkedAt?.getTime() ?? 0) < now.getTime() - RECHECK_MS && !checking.has(_id)) {
@@ -143,9 +142,7 @@ export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date(
     if (await tryIncrement(_id, adding, max, now)) return undefined;
     const current = await counters.findOne({ _id });
     if (!current) {
-      await counters.insertOne({ _id, count: await recount(), reservedAt: new Date(0) }).catch((error: unknown) => {
-        if (!isDuplicateKeyError(error)) throw error;
-      });
+      await insertManyNew(counters, [{ _id, count: await recount(), reservedAt: new Date(0) }]);
     } else if (current.reservedAt.getTime() < now.getTime() - QUIET_MS) {
       const real = await recount();
       if (real === current.count) return current.count;
