@@ -92,6 +92,11 @@ export const appsServices = fp(
       fetchOptions: { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES },
     };
     const core = createAppsCore(deps);
+    /** The app from the per-process cache once judged on the list read model. */
+    const authorizeToView = async (auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') => {
+      const { doc, permission } = await core.authorizeToView(auth, appId, required, field);
+      return { app: await core.read(auth, doc._id), permission };
+    };
     registerAppInsertResume(app, core, deps);
     app.decorate('apps', {
       core,
@@ -100,15 +105,10 @@ export const appsServices = fp(
       findApp: (appId: string) => deps.apps.findById(appId),
       findInTeam: (teamId: string, appId: string) => appDocs.findInTeam(teamId, appId),
       latestVersion: latestVersionReader(deps.versions),
-      async authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
-        if (required !== 'read') return core.authorizeWrite(auth, appId, required, field);
-        const { doc, permission } = await core.authorize(auth, appId, required, field);
-        return { app: await core.read(auth, doc._id), permission };
-      },
-      async authorizeToView(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') {
-        const { doc, permission } = await core.authorizeToView(auth, appId, required, field);
-        return { app: await core.read(auth, doc._id), permission };
-      },
+      // A read is judged in memory, as core.authorize does; a write on the database.
+      authorize: (auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') =>
+        required === 'read' ? authorizeToView(auth, appId, required, field) : core.authorizeWrite(auth, appId, required, field),
+      authorizeToView,
       onAppsDeleted: (listener: AppsDeletedListener) => void deps.onDeleted.push(listener),
       touch: (teamId: string, appId: string, now: Date) => deps.apps.update(teamId, appId, { updateTime: now }),
       runSystemPlugin: (name: string, inputs: Record<string, unknown>, context?: Partial<SystemPluginContext>) => runSystemPlugin(name, inputs, { ...pluginContext, ...context }),
