@@ -4,15 +4,15 @@
 // The collection list's data amounts come from that index; the data list is a database page.
 // Usage: npm run build && node bench/dataset-pages.mjs
 import { ObjectId } from 'mongodb';
-import { BENCH_SECRETS, startBenchEnvironment } from './lib.mjs';
+import { rootClient } from './datasets-common.mjs';
+import { startBenchEnvironment } from './lib.mjs';
 const N = Number(process.env.BENCH_ITEMS) || 20_000;
 const env = await startBenchEnvironment({ env: { TRAINING_WORKER: 'false', CLUSTER_REGISTER_HOST_NODE: 'false' } });
-const post = async (path, body, token) => (await fetch(`${env.url}/api${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { token } : {}) }, body: JSON.stringify(body) })).json();
 try {
-  const { token, user } = (await post('/support/user/account/loginByPassword', { username: 'root', password: BENCH_SECRETS.DEFAULT_ROOT_PSW })).data;
-  const datasetId = (await post('/core/dataset/create', { name: 'big' }, token)).data;
+  const { user, call } = await rootClient(env.url);
+  const datasetId = await call('POST', '/core/dataset/create', { name: 'big' });
   const collectionIds = [];
-  for (let i = 0; i < 10; i++) collectionIds.push((await post('/core/dataset/collection/create', { datasetId, name: `c${i}`, type: 'virtual' }, token)).data);
+  for (let i = 0; i < 10; i++) collectionIds.push(await call('POST', '/core/dataset/collection/create', { datasetId, name: `c${i}`, type: 'virtual' }));
   const text = 'lorem ipsum dolor sit amet '.repeat(20);
   const tokens = text.split(' ').slice(0, 60).map((w, i) => `${w}${i}`);
   for (let s = 0; s < N; s += 1000) {
@@ -21,7 +21,11 @@ try {
   console.log(`seeded ${N} data items`);
   for (const [path, body] of [['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 10 }], ['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 5 }], ['/core/dataset/data/list', { collectionId: collectionIds[0], offset: 0, pageSize: 10 }], ['/core/dataset/training/getDatasetTrainingQueue', { datasetId }]]) {
     const times = [];
-    for (let r = 0; r < 4; r++) { const t = performance.now(); const res = await post(path, body, token); if (res.code !== 200) throw new Error(JSON.stringify(res)); times.push(Math.round(performance.now() - t)); }
+    for (let r = 0; r < 4; r++) {
+      const started = performance.now();
+      await call('POST', path, body);
+      times.push(Math.round(performance.now() - started));
+    }
     console.log(JSON.stringify({ route: path, pageSize: body.pageSize, 'ms per request, in turn': times.join(' ') }));
   }
 } finally { await env.stop(); }

@@ -11,14 +11,14 @@ const word = () => vocabulary[Math.floor(vocabulary.length * random() ** 3)];
 /** A chunk of 40–80 Zipf-distributed words (~400 characters). */
 export const chunkText = (i) => `Chunk ${i}. ${Array.from({ length: 40 + Math.floor(random() * 40) }, word).join(' ')}.`;
 
-/** Logs in as root through the real route; returns a JSON caller for /api. */
+/** Logs in as root through the real route; returns a JSON caller for /api, the token and root's user detail. */
 export async function rootClient(baseUrl) {
   const login = await fetch(`${baseUrl}/api/support/user/account/loginByPassword`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ username: 'root', password: BENCH_SECRETS.DEFAULT_ROOT_PSW }),
   });
-  const token = (await login.json()).data.token;
+  const { token, user } = (await login.json()).data;
   const call = async (method, path, body) => {
     const response = await fetch(`${baseUrl}/api${path}`, {
       method,
@@ -29,5 +29,5 @@ export async function rootClient(baseUrl) {
     if (json.code !== 200) throw new Error(`${method} ${path}: ${response.status} ${json.message}`);
     return json.data;
   };
-  return { token, call };
+  return { token, user, call };
 }

@@ -4,18 +4,14 @@
 // the store (no counter yet: the first request counts them, once), then times each route 5 times.
 // Usage: npm run build && node bench/plan-usage.mjs
 import { ObjectId, Binary } from 'mongodb';
-import { BENCH_SECRETS, startBenchEnvironment } from './lib.mjs';
+import { rootClient } from './datasets-common.mjs';
+import { startBenchEnvironment } from './lib.mjs';
 
 const VECTORS = Number(process.env.BENCH_VECTORS) || 20_000;
 const env = await startBenchEnvironment({ env: { TRAINING_WORKER: 'false', CLUSTER_REGISTER_HOST_NODE: 'false' } });
 try {
-  const login = await fetch(`${env.url}/api/support/user/account/loginByPassword`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'root', password: BENCH_SECRETS.DEFAULT_ROOT_PSW }),
-  }).then((response) => response.json());
-  const { token } = login.data;
-  const teamId = new ObjectId(login.data.user.team.teamId);
+  const { token, user } = await rootClient(env.url);
+  const teamId = new ObjectId(user.team.teamId);
   const vector = new Binary(Buffer.alloc(1536 * 4, 1));
   for (let start = 0; start < VECTORS; start += 1000) {
     const docs = Array.from({ length: Math.min(1000, VECTORS - start) }, (_, i) => ({
