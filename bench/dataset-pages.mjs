@@ -2,11 +2,14 @@
 // collections of one dataset, written straight into the store (so the first collection list
 // builds the dataset's search index from them, once), then each page timed 4 times in turn.
 // The collection list's data amounts come from that index; the data list is a database page.
+// With BENCH_QUEUED (default 0), that many items also wait in the training queue (pushed
+// through pushData, 200 at a time, with no worker running), as during a large import.
 // Usage: npm run build && node bench/dataset-pages.mjs
 import { ObjectId } from 'mongodb';
 import { rootClient } from './datasets-common.mjs';
 import { startBenchEnvironment } from './lib.mjs';
 const N = Number(process.env.BENCH_ITEMS) || 20_000;
+const QUEUED = Number(process.env.BENCH_QUEUED) || 0;
 const env = await startBenchEnvironment({ env: { TRAINING_WORKER: 'false', CLUSTER_REGISTER_HOST_NODE: 'false' } });
 try {
   const { user, call } = await rootClient(env.url);
@@ -19,6 +22,11 @@ try {
     await env.db.collection('dataset_datas').insertMany(Array.from({ length: 1000 }, (_, j) => ({ teamId: new ObjectId(user.team.teamId), tmbId: new ObjectId(user.team.tmbId), datasetId: new ObjectId(datasetId), collectionId: new ObjectId(collectionIds[(s + j) % 10]), q: text, a: text, chunkIndex: s + j, indexes: [{ defaultIndex: true, dataId: new ObjectId().toHexString(), text }], fullTextTokens: tokens, updateTime: new Date() })));
   }
   console.log(`seeded ${N} data items`);
+  for (let s = 0; s < QUEUED; s += 200) {
+    const data = Array.from({ length: Math.min(200, QUEUED - s) }, (_, j) => ({ q: `${text} queued ${s + j}`, a: text }));
+    await call('POST', '/core/dataset/data/pushData', { collectionId: collectionIds[(s / 200) % 10], trainingType: 'chunk', data });
+  }
+  if (QUEUED > 0) console.log(`queued ${QUEUED} items`);
   for (const [path, body] of [['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 10 }], ['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 5 }], ['/core/dataset/data/list', { collectionId: collectionIds[0], offset: 0, pageSize: 10 }], ['/core/dataset/training/getDatasetTrainingQueue', { datasetId }]]) {
     const times = [];
     for (let r = 0; r < 4; r++) {

@@ -136,16 +136,16 @@ describe('QA items interrupted or slow', () => {
     const { ctx, trainingWorker } = t.app.datasets;
     const { trainings } = ctx.repos;
     const qaItem = (await t.app.mongo.db.collection('dataset_trainings').findOne({ mode: 'qa' }))!;
-    const deleteById = trainings.deleteById;
-    trainings.deleteById = async (id: string) => {
-      if (id === String(qaItem._id)) throw new Error('process died here');
-      return deleteById(id);
+    const deleteItems = trainings.deleteItems;
+    trainings.deleteItems = async (items) => {
+      if (items.some((item) => item._id === String(qaItem._id))) throw new Error('process died here');
+      return deleteItems(items);
     };
     const callsBefore = llmCalls;
     try {
       await trainingWorker.drain();
     } finally {
-      trainings.deleteById = deleteById;
+      trainings.deleteItems = deleteItems;
     }
     const db = t.app.mongo.db;
     // The pairs are queued, held while their QA item is still there: nothing trained yet.

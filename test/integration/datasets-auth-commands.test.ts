@@ -121,14 +121,14 @@ describe('database commands of the hot dataset reads, warm', () => {
     await perms().updateCollaborators(boss, (await perms().tree.findById(ids.datasetId))!, [ritaTmbId], 4);
   });
 
-  it('dataset/detail and collection/detail: none; collection/list: the page and its training count; data/list: the page', async () => {
+  it('dataset/detail and collection/detail: none; collection/list: the page and its training counts (not the queue); data/list: the page', async () => {
     for (const who of ['boss', 'rita'] as const) {
       const api = on.a[who];
       expect(await warmCost(api, (x) => x.get('/core/dataset/detail', { id: ids.datasetId })), who).toEqual([]);
       expect(await warmCost(api, (x) => x.get('/core/dataset/collection/detail', { id: ids.collectionId })), who).toEqual([]);
       expect(await warmCost(api, (x) => x.post('/core/dataset/collection/list', { datasetId: ids.datasetId })), who).toEqual([
-        'aggregate dataset_trainings',
         'find dataset_collections',
+        'find dataset_training_counts',
       ]);
       expect(await warmCost(api, (x) => x.post('/core/dataset/data/list', { collectionId: ids.collectionId })), who).toEqual(['find dataset_datas']);
     }

@@ -13,7 +13,7 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
   if (collections.length === 0) return;
   const ids = collections.map((collection) => collection._id);
   const { trainings, vectors, data, files, collections: repo } = ctx.repos;
-  await trainings.deleteByCollections(teamId, ids);
+  await trainings.deleteByCollections(teamId, collections);
   await vectors.deleteByCollections(teamId, ids);
   await ctx.searchIndex.removeCollections(collections);
   await data.deleteByCollections(teamId, ids);

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
+import { describeError } from '../../infra/database-errors.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-stamps.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
@@ -32,7 +33,7 @@ export function createDatasetsContext(app: FastifyInstance) {
     datasets: createDatasetRepo(db, listChanged),
     collections: createCollectionRepo(db, collectionsChanged),
     data: createDataRepo(db),
-    trainings: createTrainingRepo(db),
+    trainings: createTrainingRepo(db, (error) => app.log.warn(`training queue counts: upkeep failed: ${describeError(error)}`)),
     vectors: createVectorRepo(db, (teamId, delta) => (app.teamLimits as TeamLimits).vectorsStored(teamId, delta)),
     files: createFileRepo(db),
   };

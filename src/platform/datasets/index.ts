@@ -78,6 +78,7 @@ export const datasetsServices = fp(
     );
     let cleanup: { stop(): void } | undefined;
     api.startup.add('datasets: training worker and image cleanup', async () => {
+      await ctx.repos.trainings.flagEarlierFailures();
       if (api.config.TRAINING_WORKER) trainingWorker.start();
       cleanup = startPeriodicTask({
         name: 'expired image cleanup',
@@ -116,6 +117,7 @@ export const datasetsServices = fp(
       void warmUp?.stop();
       cleanup?.stop();
       await trainingWorker.stop();
+      await ctx.repos.trainings.countsSettled();
       await ctx.searchIndex.close();
     });
   },

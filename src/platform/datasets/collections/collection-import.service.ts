@@ -74,7 +74,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
       });
       return { collectionId, results };
     } catch (error) {
-      await ctx.repos.trainings.deleteByCollections(auth.teamId, [collectionId]);
+      await ctx.repos.trainings.deleteByCollections(auth.teamId, [{ _id: collectionId, datasetId: dataset._id }]);
       await collections.deleteMany(auth.teamId, [collectionId]);
       throw error;
     }

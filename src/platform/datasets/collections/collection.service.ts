@@ -32,8 +32,8 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     // search index, which holds every item (see countItems).
     const [dataCounts, trainingCounts] = filter.simple || ids.length === 0
       ? [new Map<string, number>(), new Map<string, number>()]
-      : await Promise.all([ctx.searchIndex.countItems(dataset._id, dataset.vectorModel, ids), trainings.countByCollections(auth.teamId, dataset._id, ids)]);
-    if ([...trainingCounts.values()].some((n) => n > 0)) ctx.wakeWorker();
+      : await Promise.all([ctx.searchIndex.countItems(dataset._id, dataset.vectorModel, ids), trainings.countedByCollection(auth.teamId, dataset._id)]);
+    if (ids.some((id) => trainingCounts.has(id))) ctx.wakeWorker();
     const shaped = items.map((item) => ({
       _id: item._id,
       parentId: item.parentId,

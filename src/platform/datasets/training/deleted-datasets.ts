@@ -42,7 +42,7 @@ export async function removeWritesOfDeletedCollections(
   for (const { teamId, datasetId, collectionId } of owners) {
     if (existing.has(collectionId)) continue;
     gone.add(collectionId);
-    await trainings.deleteByCollections(teamId, [collectionId]);
+    await trainings.deleteByCollections(teamId, [{ _id: collectionId, datasetId }]);
     await vectors.deleteByCollections(teamId, [collectionId]);
     await ctx.searchIndex.removeCollections([{ _id: collectionId, datasetId }]);
     await data.deleteByCollections(teamId, [collectionId]);

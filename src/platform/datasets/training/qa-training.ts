@@ -18,7 +18,7 @@ export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord):
   const { trainings, datasets, collections } = ctx.repos;
   const dataset = await datasets.findById(item.teamId, item.datasetId);
   if (!dataset || !(await collections.exists(item.teamId, item.collectionId))) {
-    await trainings.deleteById(item._id);
+    await trainings.deleteItems([item]);
     return;
   }
   const pairs = item.qaPairs ?? (await trainings.storeQaPairs(item._id, await askForPairs(ctx, item)));
@@ -32,8 +32,8 @@ export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord):
     billId: item.billId,
     items: pairs.map((pair) => ({ q: pair.q, a: pair.a, chunkIndex: item.chunkIndex })),
   });
-  await trainings.insertDerived(item._id, docs);
-  await trainings.deleteById(item._id);
+  await trainings.insertDerived(item, docs);
+  await trainings.deleteItems([item]);
   await removeWritesOfDeletedDatasets(ctx, [item]);
   ctx.wakeWorker();
 }

@@ -107,7 +107,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     }));
     await data.insertNew(items);
     await ctx.searchIndex.putItems(items);
-    await trainings.deleteByIds(entries.map(({ entry }) => entry.item._id));
+    await trainings.deleteItems(entries.map(({ entry }) => entry.item));
   }
 
   /** A rebuild item: new vectors, the item re-pointed, old vectors removed, the next rebuild queued. */
@@ -122,7 +122,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       const { _id, expireAt, lockTime, retryCount, errorMsg, ...base } = item;
       await trainings.insertMany([{ ...base, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }]);
     }
-    await trainings.deleteById(item._id);
+    await trainings.deleteItems([item]);
   }
 
   async function processVectorBatch(batch: TrainingRecord[], now: Date) {
@@ -135,7 +135,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     for (const item of batch) {
       const entry = await plan(item, collectionExists);
       // The collection or data item is gone (deleted meanwhile): the item has nothing left to do.
-      if (!entry) await trainings.deleteById(item._id);
+      if (!entry) await trainings.deleteItems([item]);
       else planned.push(entry);
     }
     await embedAndWrite(planned, now);

@@ -3,6 +3,7 @@ import { type Db, ObjectId } from 'mongodb';
 import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
+import { createTrainingCounts, type QueueChange, TRAINING_COUNT_INDEXES } from './training-counts.js';
 
 /** lockTime of an item nobody may claim (failed too often, or paused); below it items are live. */
 export const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
@@ -42,10 +43,14 @@ interface TrainingDoc {
   /** Failed attempts so far. */
   retryCount: number;
   errorMsg?: string;
+  /** Set with errorMsg: an equality FerretDB filters on in PostgreSQL (it does not pass `$exists` down). */
+  failed?: true;
 }
 
 export type TrainingRecord = Plain<TrainingDoc>;
-export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg'>;
+export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg' | 'failed'>;
+/** What a queue item's removal needs to know of it. */
+export type QueuedItem = Pick<TrainingRecord, '_id' | 'teamId' | 'datasetId' | 'collectionId'>;
 
 export const TRAINING_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_trainings', key: { teamId: 1, datasetId: 1 } },
@@ -53,13 +58,47 @@ export const TRAINING_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_trainings', key: { collectionId: 1 } },
   { collection: 'dataset_trainings', key: { lockTime: 1 } },
   { collection: 'dataset_training_claims', key: { lockTime: 1 } },
+  ...TRAINING_COUNT_INDEXES,
 ];
 
-/** The only code touching `dataset_trainings`. */
-export function createTrainingRepo(db: Db) {
+/**
+ * The only code touching `dataset_trainings`. Every write that adds or removes queue items records
+ * how many, per collection, in the queue's counts (training-counts.ts): the pages polled during an
+ * import read those instead of counting the queue.
+ */
+export function createTrainingRepo(db: Db, onCountError: (error: unknown) => void = () => undefined) {
   const col = db.collection<TrainingDoc>('dataset_trainings');
   /** `owner`: the claiming worker; `lockTime`: its last renewal (claims expire lockMs after). */
   const claims = db.collection<{ _id: ObjectId; teamId: ObjectId; owner?: string; lockTime: Date }>('dataset_training_claims');
+  const counts = createTrainingCounts(db, {
+    onError: onCountError,
+    recount: async (teamId, datasetId) => {
+      const rows = await col
+        .aggregate<{ _id: ObjectId; n: number }>([{ $match: { teamId: oid(teamId), datasetId: oid(datasetId) } }, { $group: { _id: '$collectionId', n: { $sum: 1 } } }])
+        .toArray();
+      return Object.fromEntries(rows.map((row) => [row._id.toHexString(), row.n]));
+    },
+  });
+  const change = (item: Pick<TrainingRecord, 'teamId' | 'datasetId' | 'collectionId'>, delta: number): QueueChange => ({
+    teamId: item.teamId,
+    datasetId: item.datasetId,
+    collectionId: item.collectionId,
+    delta,
+  });
+  /** Removes items one collection at a time, so that each removal counts exactly what it took. */
+  async function removeItems(items: QueuedItem[]) {
+    const byCollection = new Map<string, QueuedItem[]>();
+    for (const item of items) byCollection.set(item.collectionId, [...(byCollection.get(item.collectionId) ?? []), item]);
+    const changes: QueueChange[] = [];
+    for (const group of byCollection.values()) {
+      const first = group[0]!;
+      const ids = oids(group.map((item) => item._id));
+      const { deletedCount } = await col.deleteMany({ teamId: oid(first.teamId), collectionId: oid(first.collectionId), _id: { $in: ids } });
+      changes.push(change(first, -deletedCount));
+    }
+    await claims.deleteMany({ _id: { $in: oids(items.map((item) => item._id)) } });
+    await counts.record(changes);
+  }
   const toDoc = (item: NewTraining) => ({
     ...item,
     teamId: oid(item.teamId),
@@ -83,20 +122,34 @@ export function createTrainingRepo(db: Db) {
   return {
     async insertMany(items: NewTraining[]): Promise<number> {
       if (items.length === 0) return 0;
-      const { insertedCount } = await col.insertMany(items.map(toDoc) as TrainingDoc[], { ordered: true });
-      return insertedCount;
+      let inserted = items.length;
+      try {
+        await col.insertMany(items.map(toDoc) as TrainingDoc[], { ordered: true });
+      } catch (error) {
+        // Ordered: the items before the failing one are queued, and counted.
+        inserted = (error as { insertedCount?: number }).insertedCount ?? 0;
+        throw error;
+      } finally {
+        await counts.record(items.slice(0, inserted).map((item) => change(item, 1)));
+      }
+      return inserted;
     },
     /**
      * Queues the items a source (QA) item produced, under ids derived from the source and each
      * item's text: inserting them again (a retry) adds nothing. They carry `sourceId` and wait
      * until the source item is deleted.
      */
-    async insertDerived(sourceId: string, items: NewTraining[]): Promise<number> {
-      const source = oid(sourceId);
-      return insertManyNew(
+    async insertDerived(source: QueuedItem, items: NewTraining[]): Promise<number> {
+      const sourceId = oid(source._id);
+      const inserted = await insertManyNew(
         col,
-        items.map((item) => ({ ...toDoc({ ...item, sourceId }), _id: derivedId(source, `${item.q}\u0000${item.a}`) })) as TrainingDoc[],
+        items.map((item) => ({
+          ...toDoc({ ...item, datasetId: source.datasetId, collectionId: source.collectionId, sourceId: source._id }),
+          _id: derivedId(sourceId, `${item.q}\u0000${item.a}`),
+        })) as TrainingDoc[],
       );
+      await counts.record([change(source, inserted)]);
+      return inserted;
     },
     /**
      * Keeps the LLM's pairs on a QA item (first answer wins); returns the stored pairs, or null
@@ -142,53 +195,54 @@ export function createTrainingRepo(db: Db) {
     async release(ids: string[]) {
       if (ids.length > 0) await claims.deleteMany({ _id: { $in: oids(ids) } });
     },
-    async deleteByIds(ids: string[]) {
-      if (ids.length === 0) return;
-      await col.deleteMany({ _id: { $in: oids(ids) } });
-      await claims.deleteMany({ _id: { $in: oids(ids) } });
+    /** Removes finished (or pointless) items and their claims. */
+    async deleteItems(items: QueuedItem[]) {
+      if (items.length > 0) await removeItems(items);
     },
     /** Records a failure; the item becomes claimable again at `retryAt` (or never, when permanent). */
     async recordFailure(id: string, errorMsg: string, lockTime: Date) {
-      await col.updateOne({ _id: oid(id) }, { $set: { errorMsg, lockTime }, $inc: { retryCount: 1 } });
+      await col.updateOne({ _id: oid(id) }, { $set: { errorMsg, failed: true, lockTime }, $inc: { retryCount: 1 } });
       await claims.deleteOne({ _id: oid(id) });
+    },
+    /** Flags items that failed before the flag existed (run at start; cheap when none are queued). */
+    async flagEarlierFailures(): Promise<number> {
+      const { modifiedCount } = await col.updateMany({ errorMsg: { $exists: true }, failed: { $exists: false } }, { $set: { failed: true } });
+      return modifiedCount;
     },
     async findById(id: string): Promise<TrainingRecord | null> {
       const doc = await col.findOne({ _id: oid(id) });
       return doc ? plain(doc) : null;
     },
-    async deleteById(id: string) {
-      await col.deleteOne({ _id: oid(id) });
-      await claims.deleteOne({ _id: oid(id) });
-    },
-    async deleteByCollections(teamId: string, collectionIds: string[]) {
-      await col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } });
+    /** Removes the items of collections being deleted, one collection at a time (each counted). */
+    async deleteByCollections(teamId: string, collections: { _id: string; datasetId: string }[]) {
+      const changes: QueueChange[] = [];
+      for (const collection of collections) {
+        const { deletedCount } = await col.deleteMany({ teamId: oid(teamId), collectionId: oid(collection._id) });
+        changes.push(change({ teamId, datasetId: collection.datasetId, collectionId: collection._id }, -deletedCount));
+      }
+      await counts.record(changes);
     },
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
       await col.deleteMany({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
+      await counts.dropDatasets(teamId, datasetIds);
     },
+    /** Exact: a scan of the dataset's queue on FerretDB (the rebuild's check that nothing is queued). */
     async countByDataset(teamId: string, datasetId: string): Promise<number> {
       return col.countDocuments({ teamId: oid(teamId), datasetId: oid(datasetId) });
     },
-    /**
-     * Queued items per collection of one dataset (the collection list's training amounts). The
-     * dataset narrows the read by equality, which FerretDB passes down (it does not pass `$in`).
-     */
-    async countByCollections(teamId: string, datasetId: string, collectionIds: string[]): Promise<Map<string, number>> {
-      const rows = await col
-        .aggregate<{ _id: ObjectId; n: number }>([
-          { $match: { teamId: oid(teamId), datasetId: oid(datasetId), collectionId: { $in: oids(collectionIds) } } },
-          { $group: { _id: '$collectionId', n: { $sum: 1 } } },
-        ])
-        .toArray();
-      return new Map(rows.map((row) => [row._id.toHexString(), row.n]));
+    /** Queued items per collection of one dataset, from the queue's counts (a few small documents). */
+    async countedByCollection(teamId: string, datasetId: string): Promise<Map<string, number>> {
+      return counts.read(teamId, datasetId);
     },
+    /** Resolves once count upkeep started behind answers has ended (tests, shutdown). */
+    countsSettled: () => counts.settled(),
     /** Live (not permanently locked) items using a model, system-wide, as the reference counts. */
     async countLiveByModel(model: string): Promise<number> {
       return col.countDocuments({ model, lockTime: { $lt: QUEUE_LIVE_BEFORE } });
     },
     async failedItems(teamId: string, datasetId: string, limit = 20): Promise<TrainingRecord[]> {
       const docs = await col
-        .find({ teamId: oid(teamId), datasetId: oid(datasetId), errorMsg: { $exists: true } })
+        .find({ teamId: oid(teamId), datasetId: oid(datasetId), failed: true })
         .limit(limit)
         .toArray();
       return docs.map((doc) => plain(doc));

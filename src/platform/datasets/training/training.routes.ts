@@ -22,14 +22,14 @@ export function registerTrainingRoutes(app: FastifyInstance, ctx: DatasetsContex
     summary: 'Queue counts of a dataset, with the items that failed and why',
     handler: async ({ input, auth }) => {
       const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'read');
-      const [rebuildingCount, trainingCount, failed] = await Promise.all([
+      const [rebuildingCount, queued, failed] = await Promise.all([
         data.countRebuilding(auth.teamId, dataset._id),
-        trainings.countByDataset(auth.teamId, dataset._id),
+        trainings.countedByCollection(auth.teamId, dataset._id),
         trainings.failedItems(auth.teamId, dataset._id),
       ]);
       return {
         rebuildingCount,
-        trainingCount,
+        trainingCount: [...queued.values()].reduce((sum, n) => sum + n, 0),
         failedItems: failed.map((item) => ({ _id: item._id, collectionId: item.collectionId, retryCount: item.retryCount, errorMsg: item.errorMsg })),
       };
     },

@@ -1,0 +1,165 @@
+/**
+ * The training amounts the web client polls during an import (collection list, dataset queue)
+ * come from per-collection counts fed by every queue write, not from counting the queue (a read
+ * of every queued item of the dataset on FerretDB). Each write path shows at once on every
+ * process; racing writers add up; folded deltas are never counted twice; drift (a crash between
+ * a queue write and its count) is recounted once the queue is quiet.
+ */
+import { ObjectId } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTrainingCounts } from '../../src/platform/datasets/training/training-counts.js';
+import { type Client, client } from '../fixtures/datasets/client.js';
+import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
+import { commandsDuring } from '../helpers/command-counter.js';
+import { createUser, login } from '../helpers/platform.js';
+
+let a: TestApp;
+let b: TestApp;
+let onA: Client;
+let onB: Client;
+
+beforeAll(async () => {
+  a = await buildTestApp({ TRAINING_WORKER: 'false' });
+  b = await buildReplica(a);
+  await createUser(a, { username: 'counts-boss', password: 'password-1' });
+  const token = await login(a, 'counts-boss', 'password-1');
+  onA = client(a, token);
+  onB = client(b, token);
+});
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+});
+
+const db = () => a.app.mongo.db;
+const queue = (api: Client, datasetId: string) =>
+  api.ok<{ trainingCount: number; failedItems: { errorMsg: string }[] }>(api.get('/core/dataset/training/getDatasetTrainingQueue', { datasetId }));
+async function amounts(api: Client, datasetId: string): Promise<Record<string, number>> {
+  const page = await api.ok<{ data: { _id: string; trainingAmount: number }[] }>(api.post('/core/dataset/collection/list', { datasetId, pageSize: 30 }));
+  return Object.fromEntries(page.data.map((row) => [row._id, row.trainingAmount]));
+}
+const push = (collectionId: string, n: number, tag = new ObjectId().toHexString()) =>
+  onA.ok(onA.post('/core/dataset/data/pushData', { collectionId, data: Array.from({ length: n }, (_, i) => ({ q: `${tag} item ${i}` })) }));
+
+async function dataset(collections = 2) {
+  const datasetId = await onA.ok<string>(onA.post('/core/dataset/create', { name: `queued ${new ObjectId().toHexString()}` }));
+  const ids: string[] = [];
+  for (let i = 0; i < collections; i++) ids.push(await onA.ok<string>(onA.post('/core/dataset/collection/create', { datasetId, name: `c${i}`, type: 'virtual' })));
+  return { datasetId, ids };
+}
+
+describe('training amounts', () => {
+  it('follow pushes, the worker, a collection delete and a dataset delete at once on both processes', async () => {
+    const { datasetId, ids } = await dataset(3);
+    const [c0, c1, c2] = ids as [string, string, string];
+    expect(await amounts(onB, datasetId)).toEqual({ [c0]: 0, [c1]: 0, [c2]: 0 });
+    await push(c0, 5);
+    await push(c1, 3);
+    await push(c2, 2);
+    expect(await amounts(onB, datasetId)).toEqual({ [c0]: 5, [c1]: 3, [c2]: 2 });
+    expect((await queue(onB, datasetId)).trainingCount).toBe(10);
+
+    await onA.ok(onA.del('/core/dataset/collection/delete', { id: c2 }));
+    expect(await amounts(onB, datasetId)).toEqual({ [c0]: 5, [c1]: 3 });
+    expect((await queue(onB, datasetId)).trainingCount).toBe(8);
+
+    // The worker of process b trains everything: both processes see empty queues at once.
+    await b.app.datasets.trainingWorker.drain();
+    expect(await amounts(onA, datasetId)).toEqual({ [c0]: 0, [c1]: 0 });
+    expect((await queue(onA, datasetId)).trainingCount).toBe(0);
+    expect(await db().collection('dataset_trainings').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(0);
+
+    await push(c1, 4);
+    expect((await queue(onB, datasetId)).trainingCount).toBe(4);
+    await onA.ok(onA.del('/core/dataset/delete', { id: datasetId }));
+    await a.app.datasets.ctx.repos.trainings.countsSettled();
+    expect(await db().collection('dataset_training_counts').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(0);
+  });
+
+  it('reads count documents, never the queue', async () => {
+    const { datasetId, ids } = await dataset(1);
+    await push(ids[0]!, 20);
+    await amounts(onB, datasetId);
+    const queueReads = async (read: () => Promise<unknown>) => {
+      const commands = await commandsDuring(b.app, read);
+      expect(commands.map((command) => command.collection)).toContain('dataset_training_counts');
+      return commands.filter((command) => command.collection === 'dataset_trainings').map((command) => command.name);
+    };
+    expect(await queueReads(() => amounts(onB, datasetId))).toEqual([]);
+    // Only the failed items are read from the queue, by their flag (see the test below).
+    expect(await queueReads(() => queue(onB, datasetId))).toEqual(['find']);
+  });
+
+  it('counts a queue that has no counts yet (items queued before counting began) on its first read', async () => {
+    const { datasetId, ids } = await dataset(1);
+    await push(ids[0]!, 6);
+    await db().collection('dataset_training_counts').deleteMany({ datasetId: new ObjectId(datasetId) });
+    expect(await amounts(onB, datasetId)).toEqual({ [ids[0]!]: 6 });
+    expect((await queue(onA, datasetId)).trainingCount).toBe(6);
+  });
+
+  it('lists failed items by their flag, including items that failed before the flag existed', async () => {
+    const { datasetId, ids } = await dataset(1);
+    await push(ids[0]!, 2);
+    const [first] = await db().collection('dataset_trainings').find({ datasetId: new ObjectId(datasetId) }).toArray();
+    await db().collection('dataset_trainings').updateOne({ _id: first!._id }, { $set: { errorMsg: 'provider down (an earlier version)' } });
+    expect((await queue(onA, datasetId)).failedItems).toEqual([]);
+    expect(await a.app.datasets.ctx.repos.trainings.flagEarlierFailures()).toBe(1);
+    expect((await queue(onA, datasetId)).failedItems.map((item) => item.errorMsg)).toEqual(['provider down (an earlier version)']);
+  });
+});
+
+describe('the count documents', () => {
+  const datasetId = new ObjectId().toHexString();
+  const team = new ObjectId().toHexString();
+  /** The queue the counts describe, as the recount would find it. */
+  const truth: Record<string, number> = {};
+  const counts = (now?: () => Date) => createTrainingCounts(db(), { recount: async () => ({ ...truth }), now });
+  const change = (collectionId: string, delta: number) => ({ teamId: team, datasetId, collectionId, delta });
+
+  it('add up when many writers on two processes race, and fold without counting twice', async () => {
+    const [one, two] = [counts(), counts()];
+    expect(await one.read(team, datasetId)).toEqual(new Map());
+    const writes = Array.from({ length: 80 }, (_, i) => (i % 2 === 0 ? one : two).record([change('c1', 3), change('c2', i % 4 === 0 ? -1 : 1)]));
+    await Promise.all(writes);
+    await Promise.all([one.settled(), two.settled()]);
+    const expected = new Map([
+      ['c1', 240],
+      ['c2', 40],
+    ]);
+    expect(await two.read(team, datasetId)).toEqual(expected);
+    // Folds ran (80 deltas from two processes, 32 per fold): fewer documents than writes.
+    const docs = await db().collection('dataset_training_counts').countDocuments({ datasetId: new ObjectId(datasetId) });
+    expect(docs).toBeLessThan(80);
+
+    // A fold that crashed after writing its base and before deleting its deltas: counted once.
+    const base = await db().collection<{ _id: string; folded: ObjectId[] }>('dataset_training_counts').findOne({ _id: `base:${datasetId}` });
+    const leftover = new ObjectId();
+    await db()
+      .collection('dataset_training_counts')
+      .insertOne({ _id: leftover, teamId: new ObjectId(team), datasetId: new ObjectId(datasetId), counts: { c1: 1000 } });
+    await db()
+      .collection<{ _id: string; folded: ObjectId[] }>('dataset_training_counts')
+      .updateOne({ _id: `base:${datasetId}` }, { $set: { folded: [...(base?.folded ?? []), leftover] } });
+    expect(await one.read(team, datasetId)).toEqual(expected);
+  });
+
+  it('drift is recounted from the queue once it has been quiet for a minute, not before', async () => {
+    truth.c1 = 240;
+    truth.c2 = 40;
+    const ahead = (ms: number) => () => new Date(Date.now() + ms);
+    // A crash between a queue write and its count: the queue holds 5 more than counted.
+    truth.c1 += 5;
+    await counts().record([change('c1', 1)]);
+    truth.c1 += 1;
+    const busy = counts(ahead(0));
+    expect((await busy.read(team, datasetId)).get('c1')).toBe(241);
+    await busy.settled();
+    expect((await busy.read(team, datasetId)).get('c1')).toBe(241);
+    const quiet = counts(ahead(2 * 60_000));
+    await quiet.read(team, datasetId);
+    await quiet.settled();
+    expect((await busy.read(team, datasetId)).get('c1')).toBe(246);
+    expect((await busy.read(team, datasetId)).get('c2')).toBe(40);
+  });
+});
