@@ -98,14 +98,21 @@ describe('training amounts', () => {
     expect((await queue(onA, datasetId)).trainingCount).toBe(6);
   });
 
-  it('lists failed items by their flag, including items that failed before the flag existed', async () => {
+  it('lists and retries failed items by their flags, including items that failed before the flags existed', async () => {
     const { datasetId, ids } = await dataset(1);
-    await push(ids[0]!, 2);
-    const [first] = await db().collection('dataset_trainings').find({ datasetId: new ObjectId(datasetId) }).toArray();
-    await db().collection('dataset_trainings').updateOne({ _id: first!._id }, { $set: { errorMsg: 'provider down (an earlier version)' } });
+    await push(ids[0]!, 3);
+    const items = db().collection('dataset_trainings');
+    const [retrying, gaveUp] = await items.find({ datasetId: new ObjectId(datasetId) }).toArray();
+    // As an earlier version left them: an error and a lockTime, no flags.
+    await items.updateOne({ _id: retrying!._id }, { $set: { errorMsg: 'provider down (retrying)', retryCount: 1, lockTime: new Date('2026-01-01T00:00:00Z') } });
+    await items.updateOne({ _id: gaveUp!._id }, { $set: { errorMsg: 'provider down (gave up)', retryCount: 5, lockTime: new Date('2998-05-05T00:00:00Z') } });
     expect((await queue(onA, datasetId)).failedItems).toEqual([]);
-    expect(await a.app.datasets.ctx.repos.trainings.flagEarlierFailures()).toBe(1);
-    expect((await queue(onA, datasetId)).failedItems.map((item) => item.errorMsg)).toEqual(['provider down (an earlier version)']);
+    expect(await a.app.datasets.ctx.repos.trainings.flagEarlierFailures()).toBe(2);
+    expect((await queue(onA, datasetId)).failedItems.map((item) => item.errorMsg).sort()).toEqual(['provider down (gave up)', 'provider down (retrying)']);
+    // The worker claims the never-failed item and the one whose backoff ran out, not the one that gave up.
+    await a.app.datasets.trainingWorker.drain();
+    expect((await items.find({ datasetId: new ObjectId(datasetId) }).toArray()).map((item) => item._id)).toEqual([gaveUp!._id]);
+    expect(await amounts(onB, datasetId)).toEqual({ [ids[0]!]: 1 });
   });
 });
 

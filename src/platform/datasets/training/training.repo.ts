@@ -8,6 +8,8 @@ import { createTrainingCounts, type QueueChange, TRAINING_COUNT_INDEXES } from '
 /** lockTime of an item nobody may claim (failed too often, or paused); below it items are live. */
 export const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
 const QUEUE_LIVE_BEFORE = new Date('2040-01-01T00:00:00Z');
+/** lockTime of an item queued and never failed (or unlocked again). */
+const QUEUED_AT = new Date('2000-01-01T00:00:00Z');
 
 interface TrainingDoc {
   _id: ObjectId;
@@ -43,12 +45,16 @@ interface TrainingDoc {
   /** Failed attempts so far. */
   retryCount: number;
   errorMsg?: string;
-  /** Set with errorMsg: an equality FerretDB filters on in PostgreSQL (it does not pass `$exists` down). */
+  /**
+   * Set with errorMsg, and whether the item gave up (PERMANENT_LOCK): equalities FerretDB filters
+   * on in PostgreSQL, where it passes neither `$exists` nor ranges of lockTime down.
+   */
   failed?: true;
+  stopped?: boolean;
 }
 
 export type TrainingRecord = Plain<TrainingDoc>;
-export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg' | 'failed'>;
+export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg' | 'failed' | 'stopped'>;
 /** What a queue item's removal needs to know of it. */
 export type QueuedItem = Pick<TrainingRecord, '_id' | 'teamId' | 'datasetId' | 'collectionId'>;
 
@@ -85,15 +91,21 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     collectionId: item.collectionId,
     delta,
   });
-  /** Removes items one collection at a time, so that each removal counts exactly what it took. */
+  /**
+   * Removes items one collection at a time, so that each removal counts exactly what it took. One
+   * command per collection holding a delete by `_id` per item: FerretDB finds each through its
+   * `_id` index, where an `$in` would read every queued item.
+   */
   async function removeItems(items: QueuedItem[]) {
     const byCollection = new Map<string, QueuedItem[]>();
     for (const item of items) byCollection.set(item.collectionId, [...(byCollection.get(item.collectionId) ?? []), item]);
     const changes: QueueChange[] = [];
     for (const group of byCollection.values()) {
       const first = group[0]!;
-      const ids = oids(group.map((item) => item._id));
-      const { deletedCount } = await col.deleteMany({ teamId: oid(first.teamId), collectionId: oid(first.collectionId), _id: { $in: ids } });
+      const { deletedCount } = await col.bulkWrite(
+        group.map((item) => ({ deleteOne: { filter: { _id: oid(item._id), teamId: oid(item.teamId) } } })),
+        { ordered: false },
+      );
       changes.push(change(first, -deletedCount));
     }
     await claims.deleteMany({ _id: { $in: oids(items.map((item) => item._id)) } });
@@ -108,16 +120,33 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     dataId: item.dataId ? oid(item.dataId) : undefined,
     sourceId: item.sourceId ? oid(item.sourceId) : undefined,
     expireAt: new Date(),
-    lockTime: new Date('2000-01-01T00:00:00Z'),
+    lockTime: QUEUED_AT,
     retryCount: 0,
   });
-  /** Leaves out items whose source item is still queued (it has not finished producing them). */
+  /**
+   * Leaves out items whose source item is still queued (it has not finished producing them). One
+   * read by `_id` per source (a batch holds the pairs of a few QA items): FerretDB filters an
+   * `_id` equality in PostgreSQL, not an `$in`.
+   */
   async function waitingForNoSource(candidates: TrainingDoc[]): Promise<TrainingDoc[]> {
     const sources = [...new Set(candidates.flatMap((doc) => (doc.sourceId ? [doc.sourceId.toHexString()] : [])))];
     if (sources.length === 0) return candidates;
-    const live = await col.find({ _id: { $in: oids(sources) } }, { projection: { _id: 1 } }).toArray();
-    const queued = new Set(live.map((doc) => doc._id.toHexString()));
+    const live = await Promise.all(sources.map((id) => col.findOne({ _id: oid(id) }, { projection: { _id: 1 } })));
+    const queued = new Set(live.flatMap((doc) => (doc ? [doc._id.toHexString()] : [])));
     return candidates.filter((doc) => !doc.sourceId || !queued.has(doc.sourceId.toHexString()));
+  }
+  /**
+   * Items claimable at `expired` (their lock window over): failed items whose backoff ran out,
+   * then items never failed. Both reads are equalities FerretDB filters in PostgreSQL, and the
+   * second one's limit with them, so a claim no longer reads the whole queue.
+   */
+  async function claimable(expired: Date, limit: number): Promise<TrainingDoc[]> {
+    const retrying = await col.find({ failed: true, stopped: false }).toArray();
+    const due = retrying.filter((doc) => doc.lockTime <= expired).slice(0, limit);
+    if (due.length >= limit || QUEUED_AT > expired) return due;
+    const known = new Set(due.map((doc) => doc._id.toHexString()));
+    const fresh = await col.find({ lockTime: QUEUED_AT }).limit(limit).toArray();
+    return [...due, ...fresh.filter((doc) => !known.has(doc._id.toHexString()))].slice(0, limit);
   }
   return {
     async insertMany(items: NewTraining[]): Promise<number> {
@@ -169,7 +198,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       const expired = new Date(now.getTime() - lockMs);
       // Claims of crashed or stalled workers expire; their items become claimable again.
       await claims.deleteMany({ lockTime: { $lte: expired } });
-      const candidates = await waitingForNoSource(await col.find({ lockTime: { $lte: expired } }).limit(limit * 2).toArray());
+      const candidates = await waitingForNoSource(await claimable(expired, limit * 2));
       const first = candidates[0];
       if (!first) return [];
       const wanted = (first.mode === 'qa' ? [first] : candidates.filter((c) => c.mode !== 'qa' && c.model === first.model)).slice(0, limit);
@@ -201,13 +230,17 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     },
     /** Records a failure; the item becomes claimable again at `retryAt` (or never, when permanent). */
     async recordFailure(id: string, errorMsg: string, lockTime: Date) {
-      await col.updateOne({ _id: oid(id) }, { $set: { errorMsg, failed: true, lockTime }, $inc: { retryCount: 1 } });
+      await col.updateOne({ _id: oid(id) }, { $set: { errorMsg, failed: true, stopped: lockTime >= QUEUE_LIVE_BEFORE, lockTime }, $inc: { retryCount: 1 } });
       await claims.deleteOne({ _id: oid(id) });
     },
-    /** Flags items that failed before the flag existed (run at start; cheap when none are queued). */
+    /** Flags items that failed before the flags existed (run at start; cheap when none are queued). */
     async flagEarlierFailures(): Promise<number> {
-      const { modifiedCount } = await col.updateMany({ errorMsg: { $exists: true }, failed: { $exists: false } }, { $set: { failed: true } });
-      return modifiedCount;
+      const unflagged = { errorMsg: { $exists: true }, stopped: { $exists: false } };
+      const [gaveUp, retrying] = await Promise.all([
+        col.updateMany({ ...unflagged, lockTime: { $gte: QUEUE_LIVE_BEFORE } }, { $set: { failed: true, stopped: true } }),
+        col.updateMany({ ...unflagged, lockTime: { $lt: QUEUE_LIVE_BEFORE } }, { $set: { failed: true, stopped: false } }),
+      ]);
+      return gaveUp.modifiedCount + retrying.modifiedCount;
     },
     async findById(id: string): Promise<TrainingRecord | null> {
       const doc = await col.findOne({ _id: oid(id) });
@@ -264,7 +297,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       await claims.deleteMany({ teamId: oid(teamId) });
       const { modifiedCount } = await col.updateMany(
         { teamId: oid(teamId) },
-        { $set: { lockTime: new Date('2000-01-01T00:00:00Z'), retryCount: 0 } },
+        { $set: { lockTime: QUEUED_AT, retryCount: 0, stopped: false } },
       );
       return modifiedCount;
     },
