@@ -37,7 +37,8 @@ try {
     console.log(JSON.stringify({ route: path, pageSize: body.pageSize, 'ms per request, in turn': times.join(' ') }));
   }
   // Also read on every page of the web client during an import, and by every Prometheus scrape.
-  for (const [route, run] of [['/core/dataset/training/getQueueLen', () => call('POST', '/core/dataset/training/getQueueLen', { vectorModel: 'text-embedding-3-small' })], ['/metrics', () => fetch(`${env.url}/metrics`).then((r) => r.text())]]) {
+  const { vectorModel } = await call('GET', `/core/dataset/detail?id=${datasetId}`);
+  for (const [route, run] of [['/core/dataset/training/getQueueLen', () => call('POST', '/core/dataset/training/getQueueLen', { vectorModel: vectorModel.model })], ['/metrics', () => fetch(`${env.url}/metrics`).then((r) => r.text())]]) {
     const times = [];
     for (let r = 0; r < 4; r++) {
       const started = performance.now();

@@ -88,6 +88,11 @@ describe('training amounts', () => {
     expect(await queueReads(() => amounts(onB, datasetId))).toEqual([]);
     // Only the failed items are read from the queue, by their flag (see the test below).
     expect(await queueReads(() => queue(onB, datasetId))).toEqual(['find']);
+    // A model's queue length: its stopped items are counted, by their flag, nothing else.
+    const { vectorModel } = await onB.ok<{ vectorModel: { model: string } }>(onB.get('/core/dataset/detail', { id: datasetId }));
+    const queueLen = () => onB.ok<{ vectorTrainingCount: number }>(onB.get('/core/dataset/training/getQueueLen', { vectorModel: vectorModel.model }));
+    expect((await queueLen()).vectorTrainingCount).toBeGreaterThanOrEqual(20);
+    expect(await queueReads(queueLen)).toEqual(['aggregate']);
   });
 
   it('counts a queue that has no counts yet (items queued before counting began) on its first read', async () => {
@@ -119,10 +124,11 @@ describe('training amounts', () => {
 describe('the count documents', () => {
   const datasetId = new ObjectId().toHexString();
   const team = new ObjectId().toHexString();
-  /** The queue the counts describe, as the recount would find it. */
+  /** The queue the counts describe, as the recount would find it (one model). */
   const truth: Record<string, number> = {};
-  const counts = (now?: () => Date) => createTrainingCounts(db(), { recount: async () => ({ ...truth }), now });
-  const change = (collectionId: string, delta: number) => ({ teamId: team, datasetId, collectionId, delta });
+  const counts = (now?: () => Date) =>
+    createTrainingCounts(db(), { recount: async () => Object.entries(truth).map(([c, n]) => ({ c, m: 'embed.v1', n })), now });
+  const change = (collectionId: string, delta: number) => ({ teamId: team, datasetId, collectionId, model: 'embed.v1', delta });
 
   it('add up when many writers on two processes race, and fold without counting twice', async () => {
     const [one, two] = [counts(), counts()];
@@ -144,7 +150,7 @@ describe('the count documents', () => {
     const leftover = new ObjectId();
     await db()
       .collection('dataset_training_counts')
-      .insertOne({ _id: leftover, teamId: new ObjectId(team), datasetId: new ObjectId(datasetId), counts: { c1: 1000 } });
+      .insertOne({ _id: leftover, teamId: new ObjectId(team), datasetId: new ObjectId(datasetId), counts: [{ c: 'c1', m: 'embed.v1', n: 1000 }] });
     await db()
       .collection<{ _id: string; folded: ObjectId[] }>('dataset_training_counts')
       .updateOne({ _id: `base:${datasetId}` }, { $set: { folded: [...(base?.folded ?? []), leftover] } });

@@ -125,7 +125,14 @@ describe('training queue', () => {
     const qaCollection = await api.ok<{ collectionId: string }>(
       api.post('/core/dataset/collection/create/text', { datasetId, name: 'qa source', text: 'The sky is blue. Grass is green.', trainingType: 'qa', chunkSize: 4000 }),
     );
+    // Queue lengths by model: the QA item waits for the LLM, then its pairs for the embedding model.
+    const queueLen = () => api.ok(api.get('/core/dataset/training/getQueueLen', { vectorModel: 'fake-embed', agentModel: 'fake-llm' }));
+    expect(await queueLen()).toEqual({ vectorTrainingCount: 0, agentTrainingCount: 1 });
+    await worker().drain(undefined, 1);
+    expect(await queueLen()).toEqual({ vectorTrainingCount: 2, agentTrainingCount: 0 });
+    expect((await queue(datasetId)).trainingCount).toBe(2);
     await worker().drain();
+    expect(await queueLen()).toEqual({ vectorTrainingCount: 0, agentTrainingCount: 0 });
     const data = await listData(qaCollection.collectionId);
     expect(data.data.map((item) => [item.q, item.a]).sort()).toEqual([
       ['What colour is grass?', 'Green.'],

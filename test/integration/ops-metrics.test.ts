@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postToken } from '../fixtures/cluster/helpers.js';
 import { client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { commandsDuring } from '../helpers/command-counter.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 
 /** One sample of the Prometheus text format. */
@@ -115,6 +116,14 @@ describe('GET /metrics', () => {
     expect(sampleValue(after, 'training_queue_items', { state: 'queued' }) - sampleValue(before, 'training_queue_items', { state: 'queued' })).toBe(3);
     expect(sampleValue(after, 'training_queue_items', { state: 'failed' })).toBe(0);
     expect(sampleValue(after, 'training_queue_oldest_age_seconds', {})).toBeGreaterThanOrEqual(1);
+
+    // A scrape within the minute reads the queue's counts and its stopped items, not the queue.
+    const commands = await commandsDuring(t.app, scrape);
+    expect(commands.filter((command) => command.collection === 'dataset_trainings').map((command) => command.name)).toEqual(['aggregate']);
+    expect(commands.map((command) => command.collection)).toContain('dataset_training_counts');
+    const again = await scrape();
+    expect(sampleValue(again, 'training_queue_items', { state: 'queued' })).toBe(sampleValue(after, 'training_queue_items', { state: 'queued' }));
+    expect(sampleValue(again, 'training_queue_oldest_age_seconds', {})).toBeGreaterThanOrEqual(sampleValue(after, 'training_queue_oldest_age_seconds', {}));
   });
 
   it('counts login blocks of both APIs', async () => {

@@ -3,10 +3,10 @@ import { createMongoLocks } from '../../../infra/mongo-lock.js';
 import { oid } from '../../../infra/plain-record.js';
 
 /**
- * Queued items per collection, kept beside the training queue: the pages the web client polls
- * during an import (the collection list's training amounts, the dataset's queue count) read a
- * few small documents instead of counting the queue, which FerretDB does by reading every queued
- * item of the dataset (seconds at 20,000).
+ * Queued items per collection and model, kept beside the training queue: the pages the web
+ * client polls during an import (the collection list's training amounts, the dataset's queue
+ * count, the queue length of a model) and the queue metrics read a few small documents instead
+ * of counting the queue, which FerretDB does by reading every queued item (seconds at 20,000).
  *
  * Every queue write records its change as a new delta document. An insert loses nothing when
  * writers race, where `$inc` would (FerretDB runs an update as read-then-write). A reader sums
@@ -22,13 +22,18 @@ const FOLD_AT = 32;
 /** No queue change for this long: the queue is quiet, recounting then is safe and cheap enough. */
 const QUIET_MS = 60_000;
 
-type Counts = Record<string, number>;
+/** Queued items of one collection and model (`m` may hold any character: a value, not a key). */
+export interface CountEntry {
+  c: string;
+  m: string;
+  n: number;
+}
 interface BaseDoc {
   /** `base:<datasetId>` */
   _id: string;
   teamId: ObjectId;
   datasetId: ObjectId;
-  counts: Counts;
+  counts: CountEntry[];
   /** Deltas already in `counts` (deleted right after the fold; a crash may leave some). */
   folded: ObjectId[];
   /** The last change in `counts`, and the last recount from the queue. */
@@ -39,23 +44,43 @@ interface DeltaDoc {
   _id: ObjectId;
   teamId: ObjectId;
   datasetId: ObjectId;
-  counts: Counts;
+  counts: CountEntry[];
 }
 type CountDoc = BaseDoc | DeltaDoc;
 
 export const TRAINING_COUNT_INDEXES = [{ collection: COUNTS_COLLECTION, key: { teamId: 1, datasetId: 1 } }];
 
-/** A change to one dataset's queue: queued items added (negative: removed) per collection. */
+/** A change to one dataset's queue: queued items of a collection and model added (negative: removed). */
 export interface QueueChange {
   teamId: string;
   datasetId: string;
   collectionId: string;
+  model: string;
   delta: number;
 }
 
+/** Entries summed by collection and model (a space never occurs in a collection id). */
+class Tally {
+  readonly byKey = new Map<string, CountEntry>();
+  add(c: string, m: string, n: number): void {
+    const key = `${c} ${m}`;
+    const entry = this.byKey.get(key);
+    if (entry) entry.n += n;
+    else this.byKey.set(key, { c, m, n });
+  }
+  addAll(entries: CountEntry[]): this {
+    for (const { c, m, n } of entries) this.add(c, m, n);
+    return this;
+  }
+  /** Non-zero entries (negative ones too: a removal's delta may land before its insert's). */
+  entries(): CountEntry[] {
+    return [...this.byKey.values()].filter((entry) => entry.n !== 0);
+  }
+}
+
 export interface TrainingCountsOptions {
-  /** The real per-collection counts of one dataset's queue (a scan of it on FerretDB). */
-  recount: (teamId: string, datasetId: string) => Promise<Counts>;
+  /** The real counts of one dataset's queue by collection and model (a scan of it on FerretDB). */
+  recount: (teamId: string, datasetId: string) => Promise<CountEntry[]>;
   /** Hears a failed fold or recount behind an answer (the answer itself stays right). */
   onError?: (error: unknown) => void;
   now?: () => Date;
@@ -79,10 +104,10 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
     const base = docs.find(isBase);
     const folded = new Set(base?.folded.map((id) => id.toHexString()));
     const live = docs.filter((doc): doc is DeltaDoc => !isBase(doc) && !folded.has(doc._id.toHexString()));
-    const counts: Counts = { ...base?.counts };
+    const counts = new Tally().addAll(base?.counts ?? []);
     let changedAt = base?.changedAt.getTime() ?? 0;
     for (const delta of live) {
-      for (const [collectionId, n] of Object.entries(delta.counts)) counts[collectionId] = (counts[collectionId] ?? 0) + n;
+      counts.addAll(delta.counts);
       // An ObjectId holds whole seconds: the change is taken as late as it may have been, so a
       // recount in the same second does not pass for one made after it.
       changedAt = Math.max(changedAt, delta._id.getTimestamp().getTime() + 999);
@@ -100,13 +125,13 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
       const seen = summarise(await readDocs(teamId, datasetId));
       // Without a base the deltas may miss items queued before counting began: count them all.
       if (!seen.base) recount = true;
-      const counts = recount ? await options.recount(teamId, datasetId) : seen.counts;
+      const counts = recount ? await options.recount(teamId, datasetId) : seen.counts.entries();
       const at = now();
       const base: BaseDoc = {
         _id: baseId(datasetId),
         teamId: oid(teamId),
         datasetId: oid(datasetId),
-        counts: Object.fromEntries(Object.entries(counts).filter(([, n]) => n !== 0)),
+        counts: counts.filter((entry) => entry.n !== 0),
         folded: seen.live.map((doc) => doc._id),
         changedAt: seen.changedAt,
         checkedAt: recount ? at : (seen.base?.checkedAt ?? new Date(0)),
@@ -130,16 +155,16 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
   return {
     /** Records queue changes (after the queue write they describe): one insert per dataset. */
     async record(changes: QueueChange[]): Promise<void> {
-      const byDataset = new Map<string, { teamId: string; counts: Counts }>();
-      for (const { teamId, datasetId, collectionId, delta } of changes) {
-        if (delta === 0) continue;
-        const entry = byDataset.get(datasetId) ?? { teamId, counts: {} };
-        entry.counts[collectionId] = (entry.counts[collectionId] ?? 0) + delta;
+      const byDataset = new Map<string, { teamId: string; counts: Tally }>();
+      for (const { teamId, datasetId, collectionId, model, delta } of changes) {
+        const entry = byDataset.get(datasetId) ?? { teamId, counts: new Tally() };
+        entry.counts.add(collectionId, model, delta);
         byDataset.set(datasetId, entry);
       }
+      for (const [datasetId, { counts }] of byDataset) if (counts.entries().length === 0) byDataset.delete(datasetId);
       if (byDataset.size === 0) return;
       await col.insertMany(
-        [...byDataset].map(([datasetId, { teamId, counts }]) => ({ _id: new ObjectId(), teamId: oid(teamId), datasetId: oid(datasetId), counts })),
+        [...byDataset].map(([datasetId, { teamId, counts }]) => ({ _id: new ObjectId(), teamId: oid(teamId), datasetId: oid(datasetId), counts: counts.entries() })),
       );
       for (const [datasetId, { teamId }] of byDataset) {
         const count = (written.get(datasetId) ?? 0) + 1;
@@ -162,7 +187,32 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
       } else if (summary.live.length >= FOLD_AT) {
         scheduleUpkeep(teamId, datasetId, false);
       }
-      return new Map(Object.entries(summary.counts).flatMap(([collectionId, n]) => (n > 0 ? [[collectionId, n] as const] : [])));
+      return positiveSums(summary.counts, (entry) => entry.c);
+    },
+
+    /**
+     * Queued items of every dataset together, by model (the queue metrics and queue lengths): one
+     * read of all count documents. A dataset with changes but no base yet (queued before counting began) is
+     * counted from its queue first, once.
+     */
+    async total(): Promise<Map<string, number>> {
+      const docs = (await col.find({}).toArray()) as CountDoc[];
+      const byDataset = new Map<string, CountDoc[]>();
+      for (const doc of docs) {
+        const datasetId = doc.datasetId.toHexString();
+        byDataset.set(datasetId, [...(byDataset.get(datasetId) ?? []), doc]);
+      }
+      const all = new Tally();
+      for (const [datasetId, own] of byDataset) {
+        let summary = summarise(own);
+        if (!summary.base) {
+          await rewriteBase(own[0]!.teamId.toHexString(), datasetId, true);
+          summary = summarise(await readDocs(own[0]!.teamId.toHexString(), datasetId));
+        }
+        // Per dataset and collection: a negative entry (a delta ahead of its insert's) hides nothing elsewhere.
+        for (const entry of summary.counts.entries()) if (entry.n > 0) all.add(datasetId, entry.m, entry.n);
+      }
+      return positiveSums(all, (entry) => entry.m);
     },
 
     /** Forgets deleted datasets' counts (their queue items went with them). */
@@ -178,3 +228,10 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
 }
 
 export type TrainingCounts = ReturnType<typeof createTrainingCounts>;
+
+/** Positive entries summed by `keyOf` (a collection, a model). */
+function positiveSums(tally: Tally, keyOf: (entry: CountEntry) => string): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const entry of tally.entries()) if (entry.n > 0) sums.set(keyOf(entry), (sums.get(keyOf(entry)) ?? 0) + entry.n);
+  return sums;
+}

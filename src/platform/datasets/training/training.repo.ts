@@ -56,7 +56,7 @@ interface TrainingDoc {
 export type TrainingRecord = Plain<TrainingDoc>;
 export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg' | 'failed' | 'stopped'>;
 /** What a queue item's removal needs to know of it. */
-export type QueuedItem = Pick<TrainingRecord, '_id' | 'teamId' | 'datasetId' | 'collectionId'>;
+export type QueuedItem = Pick<TrainingRecord, '_id' | 'teamId' | 'datasetId' | 'collectionId' | 'model'>;
 
 export const TRAINING_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_trainings', key: { teamId: 1, datasetId: 1 } },
@@ -79,26 +79,31 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
   const counts = createTrainingCounts(db, {
     onError: onCountError,
     recount: async (teamId, datasetId) => {
-      const rows = await col
-        .aggregate<{ _id: ObjectId; n: number }>([{ $match: { teamId: oid(teamId), datasetId: oid(datasetId) } }, { $group: { _id: '$collectionId', n: { $sum: 1 } } }])
-        .toArray();
-      return Object.fromEntries(rows.map((row) => [row._id.toHexString(), row.n]));
+      const rows = await countByModel({ teamId: oid(teamId), datasetId: oid(datasetId) }, '$collectionId');
+      return rows.map((row) => ({ c: row._id.group.toHexString(), m: row._id.model, n: row.n }));
     },
   });
-  const change = (item: Pick<TrainingRecord, 'teamId' | 'datasetId' | 'collectionId'>, delta: number): QueueChange => ({
+  /** Items matching `filter` by `group` (a field path) and model. */
+  const countByModel = (filter: Record<string, unknown>, group: string) =>
+    col.aggregate<{ _id: { group: ObjectId; model: string }; n: number }>([{ $match: filter }, { $group: { _id: { group, model: '$model' }, n: { $sum: 1 } } }]).toArray();
+  const change = (item: Pick<TrainingRecord, 'teamId' | 'datasetId' | 'collectionId' | 'model'>, delta: number): QueueChange => ({
     teamId: item.teamId,
     datasetId: item.datasetId,
     collectionId: item.collectionId,
+    model: item.model,
     delta,
   });
   /**
-   * Removes items one collection at a time, so that each removal counts exactly what it took. One
-   * command per collection holding a delete by `_id` per item: FerretDB finds each through its
-   * `_id` index, where an `$in` would read every queued item.
+   * Removes items one collection and model at a time, so that each removal counts exactly what it
+   * took. One command per group holding a delete by `_id` per item: FerretDB finds each through
+   * its `_id` index, where an `$in` would read every queued item.
    */
   async function removeItems(items: QueuedItem[]) {
     const byCollection = new Map<string, QueuedItem[]>();
-    for (const item of items) byCollection.set(item.collectionId, [...(byCollection.get(item.collectionId) ?? []), item]);
+    for (const item of items) {
+      const key = `${item.collectionId} ${item.model}`;
+      byCollection.set(key, [...(byCollection.get(key) ?? []), item]);
+    }
     const changes: QueueChange[] = [];
     for (const group of byCollection.values()) {
       const first = group[0]!;
@@ -177,7 +182,8 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
           _id: derivedId(sourceId, `${item.q}\u0000${item.a}`),
         })) as TrainingDoc[],
       );
-      await counts.record([change(source, inserted)]);
+      // One push's items share a model (the dataset's vector model), not the source's (an LLM).
+      if (items[0]) await counts.record([change({ ...source, model: items[0].model }, inserted)]);
       return inserted;
     },
     /**
@@ -246,12 +252,19 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       const doc = await col.findOne({ _id: oid(id) });
       return doc ? plain(doc) : null;
     },
-    /** Removes the items of collections being deleted, one collection at a time (each counted). */
+    /**
+     * Removes the items of collections being deleted, one collection and model at a time (each
+     * removal counted). The models come from a read of the collection's items; an item queued
+     * after it stays, and the worker drops it (its collection is gone) and counts it then.
+     */
     async deleteByCollections(teamId: string, collections: { _id: string; datasetId: string }[]) {
       const changes: QueueChange[] = [];
       for (const collection of collections) {
-        const { deletedCount } = await col.deleteMany({ teamId: oid(teamId), collectionId: oid(collection._id) });
-        changes.push(change({ teamId, datasetId: collection.datasetId, collectionId: collection._id }, -deletedCount));
+        const scope = { teamId: oid(teamId), collectionId: oid(collection._id) };
+        for (const { model } of (await countByModel(scope, '$collectionId')).map((row) => row._id)) {
+          const { deletedCount } = await col.deleteMany({ ...scope, model });
+          changes.push(change({ teamId, datasetId: collection.datasetId, collectionId: collection._id, model }, -deletedCount));
+        }
       }
       await counts.record(changes);
     },
@@ -269,9 +282,13 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     },
     /** Resolves once count upkeep started behind answers has ended (tests, shutdown). */
     countsSettled: () => counts.settled(),
-    /** Live (not permanently locked) items using a model, system-wide, as the reference counts. */
+    /**
+     * Live (not stopped) items using a model, system-wide, as the reference counts: from the
+     * queue's counts, less the model's stopped items (an equality FerretDB filters in PostgreSQL).
+     */
     async countLiveByModel(model: string): Promise<number> {
-      return col.countDocuments({ model, lockTime: { $lt: QUEUE_LIVE_BEFORE } });
+      const [all, stopped] = await Promise.all([counts.total(), col.countDocuments({ model, stopped: true })]);
+      return Math.max(0, (all.get(model) ?? 0) - stopped);
     },
     async failedItems(teamId: string, datasetId: string, limit = 20): Promise<TrainingRecord[]> {
       const docs = await col
@@ -281,16 +298,19 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       return docs.map((doc) => plain(doc));
     },
     /**
-     * Queue figures for metrics, system-wide: live items, items stopped after too many failures,
-     * and when the oldest live item was queued (expireAt is set at insertion). Index-backed.
+     * Queue figures for metrics, system-wide: items waiting or being trained, and items that gave
+     * up after too many failures. From the queue's counts and the stopped flag: neither reads the
+     * queue on FerretDB.
      */
-    async queueStats(): Promise<{ queued: number; failed: number; oldestQueuedAt: Date | null }> {
-      const [queued, failed, oldest] = await Promise.all([
-        col.countDocuments({ lockTime: { $lt: QUEUE_LIVE_BEFORE } }),
-        col.countDocuments({ lockTime: { $gte: QUEUE_LIVE_BEFORE } }),
-        col.find({ lockTime: { $lt: QUEUE_LIVE_BEFORE } }, { projection: { expireAt: 1 } }).sort({ _id: 1 }).limit(1).next(),
-      ]);
-      return { queued, failed, oldestQueuedAt: oldest?.expireAt ?? null };
+    async queueFigures(): Promise<{ queued: number; failed: number }> {
+      const [byModel, failed] = await Promise.all([counts.total(), col.countDocuments({ stopped: true })]);
+      const all = [...byModel.values()].reduce((sum, n) => sum + n, 0);
+      return { queued: Math.max(0, all - failed), failed };
+    },
+    /** When the oldest live item was queued (expireAt is set at insertion): a read of the whole queue on FerretDB. */
+    async oldestQueuedAt(): Promise<Date | null> {
+      const oldest = await col.find({ lockTime: { $lt: QUEUE_LIVE_BEFORE } }, { projection: { expireAt: 1 } }).sort({ _id: 1 }).limit(1).next();
+      return oldest?.expireAt ?? null;
     },
     /** Makes every locked item of the team claimable now, with a fresh retry budget. */
     async unlockTeam(teamId: string): Promise<number> {
