@@ -103,6 +103,20 @@ describe('training amounts', () => {
     expect((await queue(onA, datasetId)).trainingCount).toBe(6);
   });
 
+  it('a first read whose lock stays taken (its holder died) answers from a count of its own', async () => {
+    const { datasetId, ids } = await dataset(1);
+    await push(ids[0]!, 4);
+    await db().collection('dataset_training_counts').deleteMany({ datasetId: new ObjectId(datasetId) });
+    await db()
+      .collection<{ _id: string; holder: string; expiresAt: Date }>('resource_tree_locks')
+      .insertOne({ _id: `dataset_training_counts:${datasetId}`, holder: 'a process that died', expiresAt: new Date(Date.now() + 60_000) });
+    expect(await amounts(onB, datasetId)).toEqual({ [ids[0]!]: 4 });
+    expect(await db().collection('dataset_training_counts').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(0);
+    await db().collection('resource_tree_locks').deleteOne({ _id: `dataset_training_counts:${datasetId}` } as never);
+    expect(await amounts(onB, datasetId)).toEqual({ [ids[0]!]: 4 });
+    expect(await db().collection('dataset_training_counts').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(1);
+  }, 30_000);
+
   it('lists and retries failed items by their flags, including items that failed before the flags existed', async () => {
     const { datasetId, ids } = await dataset(1);
     await push(ids[0]!, 3);

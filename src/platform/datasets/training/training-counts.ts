@@ -180,7 +180,14 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
     async read(teamId: string, datasetId: string): Promise<Map<string, number>> {
       let summary = summarise(await readDocs(teamId, datasetId));
       if (!summary.base) {
-        await rewriteBase(teamId, datasetId, true);
+        try {
+          await rewriteBase(teamId, datasetId, true);
+        } catch (error) {
+          // The lock stayed taken (another process counting, or one that died holding it): the
+          // page is answered from a count of its own, and a later read writes the base.
+          options.onError?.(error);
+          return positiveSums(new Tally().addAll(await options.recount(teamId, datasetId)), (entry) => entry.c);
+        }
         summary = summarise(await readDocs(teamId, datasetId));
       } else if (summary.changedAt > summary.base.checkedAt && summary.changedAt.getTime() < now().getTime() - QUIET_MS) {
         scheduleUpkeep(teamId, datasetId, true);
@@ -192,8 +199,8 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
 
     /**
      * Queued items of every dataset together, by model (the queue metrics and queue lengths): one
-     * read of all count documents. A dataset with changes but no base yet (queued before counting began) is
-     * counted from its queue first, once.
+     * read of all count documents. A dataset with changes but no base yet (queued before counting
+     * began) is counted from its queue first, once.
      */
     async total(): Promise<Map<string, number>> {
       const docs = (await col.find({}).toArray()) as CountDoc[];

@@ -60,6 +60,8 @@ export type QueuedItem = Pick<TrainingRecord, '_id' | 'teamId' | 'datasetId' | '
 
 export const TRAINING_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_trainings', key: { teamId: 1, datasetId: 1 } },
+  // Failed items due again (every claim) and stopped ones (metrics, queue lengths by model).
+  { collection: 'dataset_trainings', key: { failed: 1, stopped: 1 } },
   { collection: 'dataset_trainings', key: { mode: 1, lockTime: 1, weight: -1 } },
   { collection: 'dataset_trainings', key: { collectionId: 1 } },
   { collection: 'dataset_trainings', key: { lockTime: 1 } },
@@ -287,7 +289,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
      * queue's counts, less the model's stopped items (an equality FerretDB filters in PostgreSQL).
      */
     async countLiveByModel(model: string): Promise<number> {
-      const [all, stopped] = await Promise.all([counts.total(), col.countDocuments({ model, stopped: true })]);
+      const [all, stopped] = await Promise.all([counts.total(), col.countDocuments({ failed: true, stopped: true, model })]);
       return Math.max(0, (all.get(model) ?? 0) - stopped);
     },
     async failedItems(teamId: string, datasetId: string, limit = 20): Promise<TrainingRecord[]> {
@@ -303,7 +305,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
      * queue on FerretDB.
      */
     async queueFigures(): Promise<{ queued: number; failed: number }> {
-      const [byModel, failed] = await Promise.all([counts.total(), col.countDocuments({ stopped: true })]);
+      const [byModel, failed] = await Promise.all([counts.total(), col.countDocuments({ failed: true, stopped: true })]);
       const all = [...byModel.values()].reduce((sum, n) => sum + n, 0);
       return { queued: Math.max(0, all - failed), failed };
     },
