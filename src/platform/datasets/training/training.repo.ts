@@ -81,13 +81,18 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
   const counts = createTrainingCounts(db, {
     onError: onCountError,
     recount: async (teamId, datasetId) => {
-      const rows = await countByModel({ teamId: oid(teamId), datasetId: oid(datasetId) }, '$collectionId');
-      return rows.map((row) => ({ c: row._id.group.toHexString(), m: row._id.model, n: row.n }));
+      const rows = await countByCollectionAndModel({ teamId: oid(teamId), datasetId: oid(datasetId) });
+      return rows.map((row) => ({ c: row._id.collectionId.toHexString(), m: row._id.model, n: row.n }));
     },
   });
-  /** Items matching `filter` by `group` (a field path) and model. */
-  const countByModel = (filter: Record<string, unknown>, group: string) =>
-    col.aggregate<{ _id: { group: ObjectId; model: string }; n: number }>([{ $match: filter }, { $group: { _id: { group, model: '$model' }, n: { $sum: 1 } } }]).toArray();
+  /** Items matching `filter` by collection and model. */
+  const countByCollectionAndModel = (filter: Record<string, unknown>) =>
+    col
+      .aggregate<{ _id: { collectionId: ObjectId; model: string }; n: number }>([
+        { $match: filter },
+        { $group: { _id: { collectionId: '$collectionId', model: '$model' }, n: { $sum: 1 } } },
+      ])
+      .toArray();
   const change = (item: Pick<TrainingRecord, 'teamId' | 'datasetId' | 'collectionId' | 'model'>, delta: number): QueueChange => ({
     teamId: item.teamId,
     datasetId: item.datasetId,
@@ -101,13 +106,13 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
    * its `_id` index, where an `$in` would read every queued item.
    */
   async function removeItems(items: QueuedItem[]) {
-    const byCollection = new Map<string, QueuedItem[]>();
+    const groups = new Map<string, QueuedItem[]>();
     for (const item of items) {
       const key = `${item.collectionId} ${item.model}`;
-      byCollection.set(key, [...(byCollection.get(key) ?? []), item]);
+      groups.set(key, [...(groups.get(key) ?? []), item]);
     }
     const changes: QueueChange[] = [];
-    for (const group of byCollection.values()) {
+    for (const group of groups.values()) {
       const first = group[0]!;
       const { deletedCount } = await col.bulkWrite(
         group.map((item) => ({ deleteOne: { filter: { _id: oid(item._id), teamId: oid(item.teamId) } } })),
@@ -263,7 +268,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       const changes: QueueChange[] = [];
       for (const collection of collections) {
         const scope = { teamId: oid(teamId), collectionId: oid(collection._id) };
-        for (const { model } of (await countByModel(scope, '$collectionId')).map((row) => row._id)) {
+        for (const { model } of (await countByCollectionAndModel(scope)).map((row) => row._id)) {
           const { deletedCount } = await col.deleteMany({ ...scope, model });
           changes.push(change({ teamId, datasetId: collection.datasetId, collectionId: collection._id, model }, -deletedCount));
         }
