@@ -114,11 +114,13 @@ describe('training queue', () => {
     expect(live.vectorTrainingCount).toBe(0);
     failuresLeft = 0;
     expect(await worker().drain(LATER(24 * 60))).toBe(0);
+    // An item waiting its turn is not locked: unlocking counts (and touches) the failed one only.
+    await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: [{ q: 'waiting item' }] }));
     const unlocked = await api.ok<{ unlocked: number }>(api.get('/common/system/unlockTask'));
     expect(unlocked.unlocked).toBe(1);
     await worker().drain();
     expect((await queue(datasetId)).trainingCount).toBe(0);
-    expect((await listData(collectionId)).total).toBe(3);
+    expect((await listData(collectionId)).total).toBe(4);
   });
 
   it('QA mode turns text into Q/A pairs through the LLM', async () => {

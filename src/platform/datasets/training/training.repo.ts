@@ -275,8 +275,9 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       }
       await counts.record(changes);
     },
+    /** One delete per dataset: FerretDB filters an equality in PostgreSQL, where an `$in` reads the whole queue. */
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
-      await col.deleteMany({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
+      for (const datasetId of datasetIds) await col.deleteMany({ teamId: oid(teamId), datasetId: oid(datasetId) });
       await counts.dropDatasets(teamId, datasetIds);
     },
     /** Exact: a scan of the dataset's queue on FerretDB (the rebuild's check that nothing is queued). */
@@ -319,13 +320,14 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       const oldest = await col.find({ lockTime: { $lt: QUEUE_LIVE_BEFORE } }, { projection: { expireAt: 1 } }).sort({ _id: 1 }).limit(1).next();
       return oldest?.expireAt ?? null;
     },
-    /** Makes every locked item of the team claimable now, with a fresh retry budget. */
+    /**
+     * Makes every locked item of the team claimable now, with a fresh retry budget. Only failed
+     * items are locked (a failure is the only other writer of lockTime): the update reads those,
+     * by their flag, not the team's whole queue.
+     */
     async unlockTeam(teamId: string): Promise<number> {
       await claims.deleteMany({ teamId: oid(teamId) });
-      const { modifiedCount } = await col.updateMany(
-        { teamId: oid(teamId) },
-        { $set: { lockTime: QUEUED_AT, retryCount: 0, stopped: false } },
-      );
+      const { modifiedCount } = await col.updateMany({ teamId: oid(teamId), failed: true }, { $set: { lockTime: QUEUED_AT, retryCount: 0, stopped: false } });
       return modifiedCount;
     },
   };
