@@ -45,6 +45,8 @@ interface DeltaDoc {
   teamId: ObjectId;
   datasetId: ObjectId;
   counts: CountEntry[];
+  /** When it was written (the writer's clock, to the millisecond). */
+  at: Date;
 }
 type CountDoc = BaseDoc | DeltaDoc;
 
@@ -108,9 +110,7 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
     let changedAt = base?.changedAt.getTime() ?? 0;
     for (const delta of live) {
       counts.addAll(delta.counts);
-      // An ObjectId holds whole seconds: the change is taken as late as it may have been, so a
-      // recount in the same second does not pass for one made after it.
-      changedAt = Math.max(changedAt, delta._id.getTimestamp().getTime() + 999);
+      changedAt = Math.max(changedAt, delta.at.getTime());
     }
     return { base, live, counts, changedAt: new Date(changedAt), stale: docs.filter((doc) => !isBase(doc) && folded.has(doc._id.toHexString())) };
   }
@@ -122,11 +122,13 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
    */
   function rewriteBase(teamId: string, datasetId: string, recount: boolean): Promise<void> {
     return locks.withLock(`${COUNTS_COLLECTION}:${datasetId}`, async () => {
+      // A recount is a check as of its start: a delta written during the scan is later than
+      // that, so the next quiet read counts again (the scan may or may not have seen its items).
+      const started = now();
       const seen = summarise(await readDocs(teamId, datasetId));
       // Without a base the deltas may miss items queued before counting began: count them all.
       if (!seen.base) recount = true;
       const counts = recount ? await options.recount(teamId, datasetId) : seen.counts.entries();
-      const at = now();
       const base: BaseDoc = {
         _id: baseId(datasetId),
         teamId: oid(teamId),
@@ -134,7 +136,7 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
         counts: counts.filter((entry) => entry.n !== 0),
         folded: seen.live.map((doc) => doc._id),
         changedAt: seen.changedAt,
-        checkedAt: recount ? at : (seen.base?.checkedAt ?? new Date(0)),
+        checkedAt: recount ? started : (seen.base?.checkedAt ?? new Date(0)),
       };
       await col.replaceOne({ _id: base._id }, base, { upsert: true });
       const done = [...base.folded, ...seen.stale.map((doc) => doc._id)];
@@ -164,7 +166,13 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
       for (const [datasetId, { counts }] of byDataset) if (counts.entries().length === 0) byDataset.delete(datasetId);
       if (byDataset.size === 0) return;
       await col.insertMany(
-        [...byDataset].map(([datasetId, { teamId, counts }]) => ({ _id: new ObjectId(), teamId: oid(teamId), datasetId: oid(datasetId), counts: counts.entries() })),
+        [...byDataset].map(([datasetId, { teamId, counts }]) => ({
+          _id: new ObjectId(),
+          teamId: oid(teamId),
+          datasetId: oid(datasetId),
+          counts: counts.entries(),
+          at: now(),
+        })),
       );
       for (const [datasetId, { teamId }] of byDataset) {
         const count = (written.get(datasetId) ?? 0) + 1;
