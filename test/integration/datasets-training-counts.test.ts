@@ -5,7 +5,7 @@
  * process; racing writers add up; folded deltas are never counted twice; drift (a crash between
  * a queue write and its count) is recounted once the queue is quiet.
  */
-import { ObjectId } from 'mongodb';
+import { MongoClient, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTrainingCounts } from '../../src/platform/datasets/training/training-counts.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
@@ -188,5 +188,23 @@ describe('the count documents', () => {
     await quiet.settled();
     expect((await busy.read(team, datasetId)).get('c1')).toBe(246);
     expect((await busy.read(team, datasetId)).get('c2')).toBe(40);
+
+    // Drift with no change after it (a crash at the queue's last write): rechecked within the hour.
+    truth.c1 += 3;
+    expect((await busy.read(team, datasetId)).get('c1')).toBe(246);
+    const hourLater = counts(ahead(2 * 60 * 60_000));
+    await hourLater.read(team, datasetId);
+    await hourLater.settled();
+    expect((await busy.read(team, datasetId)).get('c1')).toBe(249);
+  });
+
+  it('a failed count write does not fail the queue write it describes', async () => {
+    const failures: unknown[] = [];
+    // A database that cannot be reached (nothing listens on port 1).
+    const client = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200');
+    const unreachable = createTrainingCounts(client.db('nowhere'), { recount: async () => [], onError: (error) => failures.push(error) });
+    await expect(unreachable.record([change('c1', 1)])).resolves.toBeUndefined();
+    expect(failures).toHaveLength(1);
+    await client.close();
   });
 });

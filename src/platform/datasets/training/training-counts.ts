@@ -14,13 +14,15 @@ import { oid } from '../../../infra/plain-record.js';
  * base now and then, under a per-dataset lock; the base names the deltas it holds, so a crash
  * between writing it and deleting them counts nothing twice. A crash between a queue write and
  * its delta drifts the count: a dataset is recounted from the queue, behind the answer, once its
- * queue has been quiet for a while after a change.
+ * queue has been quiet for a while after a change, and hourly while it shows queued items.
  */
 const COUNTS_COLLECTION = 'dataset_training_counts';
 /** Unfolded deltas that make a fold worth its few commands. */
 const FOLD_AT = 32;
 /** No queue change for this long: the queue is quiet, recounting then is safe and cheap enough. */
 const QUIET_MS = 60_000;
+/** Counts still showing queued items are checked against the queue this often (drift with no change after it). */
+const RECHECK_MS = 60 * 60_000;
 
 /** Queued items of one collection and model (`m` may hold any character: a value, not a key). */
 export interface CountEntry {
@@ -154,33 +156,43 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
     upkeep.set(datasetId, running);
   }
 
+  async function recordChanges(changes: QueueChange[]): Promise<void> {
+    const byDataset = new Map<string, { teamId: string; counts: Tally }>();
+    for (const { teamId, datasetId, collectionId, model, delta } of changes) {
+      const entry = byDataset.get(datasetId) ?? { teamId, counts: new Tally() };
+      entry.counts.add(collectionId, model, delta);
+      byDataset.set(datasetId, entry);
+    }
+    for (const [datasetId, { counts }] of byDataset) if (counts.entries().length === 0) byDataset.delete(datasetId);
+    if (byDataset.size === 0) return;
+    await col.insertMany(
+      [...byDataset].map(([datasetId, { teamId, counts }]) => ({
+        _id: new ObjectId(),
+        teamId: oid(teamId),
+        datasetId: oid(datasetId),
+        counts: counts.entries(),
+        at: now(),
+      })),
+    );
+    for (const [datasetId, { teamId }] of byDataset) {
+      const count = (written.get(datasetId) ?? 0) + 1;
+      written.set(datasetId, count);
+      if (count >= FOLD_AT) scheduleUpkeep(teamId, datasetId, false);
+    }
+  }
+
   return {
-    /** Records queue changes (after the queue write they describe): one insert per dataset. */
+    /**
+     * Records queue changes (after the queue write they describe): one insert per dataset. Never
+     * throws: the write it describes happened, and a count that missed it is recounted later.
+     */
     async record(changes: QueueChange[]): Promise<void> {
-      const byDataset = new Map<string, { teamId: string; counts: Tally }>();
-      for (const { teamId, datasetId, collectionId, model, delta } of changes) {
-        const entry = byDataset.get(datasetId) ?? { teamId, counts: new Tally() };
-        entry.counts.add(collectionId, model, delta);
-        byDataset.set(datasetId, entry);
-      }
-      for (const [datasetId, { counts }] of byDataset) if (counts.entries().length === 0) byDataset.delete(datasetId);
-      if (byDataset.size === 0) return;
-      await col.insertMany(
-        [...byDataset].map(([datasetId, { teamId, counts }]) => ({
-          _id: new ObjectId(),
-          teamId: oid(teamId),
-          datasetId: oid(datasetId),
-          counts: counts.entries(),
-          at: now(),
-        })),
-      );
-      for (const [datasetId, { teamId }] of byDataset) {
-        const count = (written.get(datasetId) ?? 0) + 1;
-        written.set(datasetId, count);
-        if (count >= FOLD_AT) scheduleUpkeep(teamId, datasetId, false);
+      try {
+        await recordChanges(changes);
+      } catch (error) {
+        options.onError?.(error);
       }
     },
-
     /**
      * Queued items per collection of a dataset (never below 0). The first read of a dataset
      * counts its queue; later ones read its count documents only.
@@ -197,7 +209,7 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
           return positiveSums(new Tally().addAll(await options.recount(teamId, datasetId)), (entry) => entry.c);
         }
         summary = summarise(await readDocs(teamId, datasetId));
-      } else if (summary.changedAt > summary.base.checkedAt && summary.changedAt.getTime() < now().getTime() - QUIET_MS) {
+      } else if (needsRecount(summary.base, summary.changedAt, summary.counts, now().getTime())) {
         scheduleUpkeep(teamId, datasetId, true);
       } else if (summary.live.length >= FOLD_AT) {
         scheduleUpkeep(teamId, datasetId, false);
@@ -243,6 +255,13 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
 }
 
 export type TrainingCounts = ReturnType<typeof createTrainingCounts>;
+
+/** Changed since the last check and quiet since, or showing queued items and unchecked for an hour. */
+function needsRecount(base: BaseDoc, changedAt: Date, counts: Tally, now: number): boolean {
+  const checkedAt = base.checkedAt.getTime();
+  if (changedAt.getTime() > checkedAt && changedAt.getTime() < now - QUIET_MS) return true;
+  return checkedAt < now - RECHECK_MS && counts.entries().some((entry) => entry.n > 0);
+}
 
 /** Positive entries summed by `keyOf` (a collection, a model). */
 function positiveSums(tally: Tally, keyOf: (entry: CountEntry) => string): Map<string, number> {
