@@ -27,24 +27,22 @@ try {
     await call('POST', '/core/dataset/data/pushData', { collectionId: collectionIds[(s / 200) % 10], trainingType: 'chunk', data });
   }
   if (QUEUED > 0) console.log(`queued ${QUEUED} items`);
-  for (const [path, body] of [['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 10 }], ['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 5 }], ['/core/dataset/data/list', { collectionId: collectionIds[0], offset: 0, pageSize: 10 }], ['/core/dataset/training/getDatasetTrainingQueue', { datasetId }]]) {
-    const times = [];
-    for (let r = 0; r < 4; r++) {
-      const started = performance.now();
-      await call('POST', path, body);
-      times.push(Math.round(performance.now() - started));
-    }
-    console.log(JSON.stringify({ route: path, pageSize: body.pageSize, 'ms per request, in turn': times.join(' ') }));
-  }
-  // Also read on every page of the web client during an import, and by every Prometheus scrape.
-  const { vectorModel } = await call('GET', `/core/dataset/detail?id=${datasetId}`);
-  for (const [route, run] of [['/core/dataset/training/getQueueLen', () => call('POST', '/core/dataset/training/getQueueLen', { vectorModel: vectorModel.model })], ['/metrics', () => fetch(`${env.url}/metrics`).then((r) => r.text())]]) {
+  /** Milliseconds of 4 runs in turn. */
+  const timed = async (run) => {
     const times = [];
     for (let r = 0; r < 4; r++) {
       const started = performance.now();
       await run();
       times.push(Math.round(performance.now() - started));
     }
-    console.log(JSON.stringify({ route, 'ms per request, in turn': times.join(' ') }));
+    return times.join(' ');
+  };
+  for (const [path, body] of [['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 10 }], ['/core/dataset/collection/list', { datasetId, offset: 0, pageSize: 5 }], ['/core/dataset/data/list', { collectionId: collectionIds[0], offset: 0, pageSize: 10 }], ['/core/dataset/training/getDatasetTrainingQueue', { datasetId }]]) {
+    console.log(JSON.stringify({ route: path, pageSize: body.pageSize, 'ms per request, in turn': await timed(() => call('POST', path, body)) }));
+  }
+  // Also read on every page of the web client during an import, and by every Prometheus scrape.
+  const { vectorModel } = await call('GET', `/core/dataset/detail?id=${datasetId}`);
+  for (const [route, run] of [['/core/dataset/training/getQueueLen', () => call('POST', '/core/dataset/training/getQueueLen', { vectorModel: vectorModel.model })], ['/metrics', () => fetch(`${env.url}/metrics`).then((r) => r.text())]]) {
+    console.log(JSON.stringify({ route, 'ms per request, in turn': await timed(run) }));
   }
 } finally { await env.stop(); }
