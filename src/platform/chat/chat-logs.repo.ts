@@ -1,4 +1,5 @@
 import { type Db, ObjectId } from 'mongodb';
+import { groupBy } from '../../domain/group-by.js';
 import { findPage } from '../../infra/find-page.js';
 import { oid } from '../../infra/plain-record.js';
 
@@ -36,12 +37,7 @@ export function createChatLogsRepo(db: Db) {
             )
             .toArray()
         : [];
-      const itemsOf = new Map<unknown, typeof items>();
-      for (const item of items) {
-        const group = itemsOf.get(item.chatId);
-        if (group) group.push(item);
-        else itemsOf.set(item.chatId, [item]);
-      }
+      const itemsOf = groupBy(items, (item) => item.chatId);
       const list = docs.map((chat) => {
         const mine = itemsOf.get(chat.chatId) ?? [];
         return {

@@ -1,3 +1,4 @@
+import { groupBy } from '../../../domain/group-by.js';
 import type { VersionStamps } from '../../../infra/version-stamps.js';
 import type { CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRepo } from '../data/data.repo.js';
@@ -184,15 +185,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     if (loaded) maybeCompact(loaded);
   }
 
-  function byDataset<T extends { datasetId: string }>(rows: T[]): Map<string, T[]> {
-    const groups = new Map<string, T[]>();
-    for (const row of rows) {
-      const group = groups.get(row.datasetId);
-      if (group) group.push(row);
-      else groups.set(row.datasetId, [row]);
-    }
-    return groups;
-  }
+  const byDataset = <T extends { datasetId: string }>(rows: T[]) => groupBy(rows, (row) => row.datasetId);
 
   async function loadCollections(teamId: string, entry: DatasetEntry): Promise<void> {
     let pending = collectionLoads.get(entry);

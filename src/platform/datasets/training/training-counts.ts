@@ -1,4 +1,5 @@
 import { type Db, ObjectId } from 'mongodb';
+import { groupBy } from '../../../domain/group-by.js';
 import { createMongoLocks } from '../../../infra/mongo-lock.js';
 import { oid } from '../../../infra/plain-record.js';
 
@@ -224,11 +225,7 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
      */
     async total(): Promise<Map<string, number>> {
       const docs = (await col.find({}).toArray()) as CountDoc[];
-      const byDataset = new Map<string, CountDoc[]>();
-      for (const doc of docs) {
-        const datasetId = doc.datasetId.toHexString();
-        byDataset.set(datasetId, [...(byDataset.get(datasetId) ?? []), doc]);
-      }
+      const byDataset = groupBy(docs, (doc) => doc.datasetId.toHexString());
       const all = new Tally();
       for (const [datasetId, own] of byDataset) {
         let summary = summarise(own);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Db, ObjectId } from 'mongodb';
+import { groupBy } from '../../../domain/group-by.js';
 import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
@@ -106,13 +107,8 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
    * its `_id` index, where an `$in` would read every queued item.
    */
   async function removeItems(items: QueuedItem[]) {
-    const groups = new Map<string, QueuedItem[]>();
-    for (const item of items) {
-      const key = `${item.collectionId} ${item.model}`;
-      groups.set(key, [...(groups.get(key) ?? []), item]);
-    }
     const changes: QueueChange[] = [];
-    for (const group of groups.values()) {
+    for (const group of groupBy(items, (item) => `${item.collectionId} ${item.model}`).values()) {
       const first = group[0]!;
       const { deletedCount } = await col.bulkWrite(
         group.map((item) => ({ deleteOne: { filter: { _id: oid(item._id), teamId: oid(item.teamId) } } })),
