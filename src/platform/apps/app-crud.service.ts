@@ -136,8 +136,8 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
     },
 
     async detail(auth: AuthContext, appId: string) {
-      const { permission, defaultPermission } = await core.authorize(auth, appId, 'read');
-      return presentApp(await core.read(auth, appId), permission, defaultPermission, permission.hasWritePer);
+      const { app, permission, defaultPermission } = await core.view(auth, appId, 'read');
+      return presentApp(app, permission, defaultPermission, permission.hasWritePer);
     },
 
     /** Fields, default permission and move (checked in that order before anything is written). */

@@ -97,6 +97,12 @@ export function createAppsCore(deps: AppsDeps) {
     authorizeIn: (team: TeamAppList, auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> =>
       deps.perms.authorizeIn(team, auth, appId, required, field),
 
+    /** `authorizeToView` with the app it judged, decoded, from the per-process cache (shared and frozen). */
+    async view(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc> & { app: App }> {
+      const authorized = await core.authorizeToView(auth, appId, required, field);
+      return { ...authorized, app: await core.read(auth, authorized.doc._id) };
+    },
+
     /** The decoded app after an authorisation, from the per-process cache: shared and frozen, for reads. */
     async read(auth: AuthContext, appId: string): Promise<App> {
       const app = await deps.appDocs.findInTeam(auth.teamId, appId);

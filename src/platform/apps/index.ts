@@ -92,10 +92,9 @@ export const appsServices = fp(
       fetchOptions: { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES },
     };
     const core = createAppsCore(deps);
-    /** The app from the per-process cache once judged on the list read model. */
     const authorizeToView = async (auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') => {
-      const { doc, permission } = await core.authorizeToView(auth, appId, required, field);
-      return { app: await core.read(auth, doc._id), permission };
+      const { app, permission } = await core.view(auth, appId, required, field);
+      return { app, permission };
     };
     registerAppInsertResume(app, core, deps);
     app.decorate('apps', {

@@ -130,8 +130,8 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     summary: 'The newest published version (what chat runs), else the draft',
     tags,
     handler: async ({ input, auth }) => {
-      const { doc } = await core.authorizeToView(auth, input.appId, 'write');
-      const { nodes, edges, chatConfig } = await latestVersionOf(deps.versions, await core.read(auth, doc._id));
+      const { app } = await core.view(auth, input.appId, 'write');
+      const { nodes, edges, chatConfig } = await latestVersionOf(deps.versions, app);
       return { nodes, edges, chatConfig };
     },
   });

@@ -105,8 +105,7 @@ export function registerSystemPluginRoutes(app: FastifyInstance, core: AppsCore,
         if (!plugin) throw Errors.pluginUnExist(`Plugin ${input.appId} not found`);
         return systemPreview(plugin);
       }
-      await core.authorize(auth, input.appId, 'read');
-      const found = await core.read(auth, input.appId);
+      const { app: found } = await core.view(auth, input.appId, 'read');
       if (found.type === 'folder' || found.type === 'httpPlugin') throw Errors.invalidAppType(`App ${input.appId} is a ${found.type}; it cannot be a node`);
       const { nodes, chatConfig } = await latestVersionOf(deps.versions, found);
       const pluginInput = nodes.find((n) => n.flowNodeType === 'pluginInput');
