@@ -158,28 +158,37 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
   }
 
   async function recordChanges(changes: QueueChange[]): Promise<void> {
-    const byDataset = new Map<string, { teamId: string; counts: Tally }>();
-    for (const { teamId, datasetId, collectionId, model, delta } of changes) {
-      const entry = byDataset.get(datasetId) ?? { teamId, counts: new Tally() };
-      entry.counts.add(collectionId, model, delta);
-      byDataset.set(datasetId, entry);
-    }
-    for (const [datasetId, { counts }] of byDataset) if (counts.entries().length === 0) byDataset.delete(datasetId);
-    if (byDataset.size === 0) return;
-    await col.insertMany(
-      [...byDataset].map(([datasetId, { teamId, counts }]) => ({
-        _id: new ObjectId(),
-        teamId: oid(teamId),
-        datasetId: oid(datasetId),
-        counts: counts.entries(),
-        at: now(),
-      })),
-    );
-    for (const [datasetId, { teamId }] of byDataset) {
+    const deltas = [...groupBy(changes, (change) => change.datasetId)]
+      .map(([datasetId, group]) => {
+        const tally = new Tally();
+        for (const { collectionId, model, delta } of group) tally.add(collectionId, model, delta);
+        return { datasetId, teamId: group[0]!.teamId, counts: tally.entries() };
+      })
+      .filter((delta) => delta.counts.length > 0);
+    if (deltas.length === 0) return;
+    await col.insertMany(deltas.map(({ datasetId, teamId, counts }) => ({ _id: new ObjectId(), teamId: oid(teamId), datasetId: oid(datasetId), counts, at: now() })));
+    for (const { datasetId, teamId } of deltas) {
       const count = (written.get(datasetId) ?? 0) + 1;
       written.set(datasetId, count);
       if (count >= FOLD_AT) scheduleUpkeep(teamId, datasetId, false);
     }
+  }
+
+  /**
+   * The dataset's summary, its queue counted first when it has no base yet (written as the base
+   * when its lock can be had; else, another process counting or one that died holding the lock,
+   * the count answers this read alone and a later one writes the base).
+   */
+  async function summaryWithBase(teamId: string, datasetId: string, docs: CountDoc[]) {
+    const summary = summarise(docs);
+    if (summary.base) return summary;
+    try {
+      await rewriteBase(teamId, datasetId, true);
+    } catch (error) {
+      options.onError?.(error);
+      return { ...summary, counts: new Tally().addAll(await options.recount(teamId, datasetId)) };
+    }
+    return summarise(await readDocs(teamId, datasetId));
   }
 
   return {
@@ -199,22 +208,9 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
      * counts its queue; later ones read its count documents only.
      */
     async read(teamId: string, datasetId: string): Promise<Map<string, number>> {
-      let summary = summarise(await readDocs(teamId, datasetId));
-      if (!summary.base) {
-        try {
-          await rewriteBase(teamId, datasetId, true);
-        } catch (error) {
-          // The lock stayed taken (another process counting, or one that died holding it): the
-          // page is answered from a count of its own, and a later read writes the base.
-          options.onError?.(error);
-          return positiveSums(new Tally().addAll(await options.recount(teamId, datasetId)), (entry) => entry.c);
-        }
-        summary = summarise(await readDocs(teamId, datasetId));
-      } else if (needsRecount(summary.base, summary.changedAt, summary.counts, now().getTime())) {
-        scheduleUpkeep(teamId, datasetId, true);
-      } else if (summary.live.length >= FOLD_AT) {
-        scheduleUpkeep(teamId, datasetId, false);
-      }
+      const summary = await summaryWithBase(teamId, datasetId, await readDocs(teamId, datasetId));
+      if (summary.base && needsRecount(summary.base, summary.changedAt, summary.counts, now().getTime())) scheduleUpkeep(teamId, datasetId, true);
+      else if (summary.live.length >= FOLD_AT) scheduleUpkeep(teamId, datasetId, false);
       return positiveSums(summary.counts, (entry) => entry.c);
     },
 
@@ -228,11 +224,7 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
       const byDataset = groupBy(docs, (doc) => doc.datasetId.toHexString());
       const all = new Tally();
       for (const [datasetId, own] of byDataset) {
-        let summary = summarise(own);
-        if (!summary.base) {
-          await rewriteBase(own[0]!.teamId.toHexString(), datasetId, true);
-          summary = summarise(await readDocs(own[0]!.teamId.toHexString(), datasetId));
-        }
+        const summary = await summaryWithBase(own[0]!.teamId.toHexString(), datasetId, own);
         // Per dataset and collection: a negative entry (a delta ahead of its insert's) hides nothing elsewhere.
         for (const entry of summary.counts.entries()) if (entry.n > 0) all.add(datasetId, entry.m, entry.n);
       }
