@@ -156,6 +156,16 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     const fresh = await col.find({ lockTime: QUEUED_AT }).limit(limit).toArray();
     return [...due, ...fresh.filter((doc) => !known.has(doc._id.toHexString()))].slice(0, limit);
   }
+  /**
+   * Items of a model (or of all models) system-wide: live ones (queued or being trained) and
+   * stopped ones (gave up). From the queue's counts less the stopped items, read by their flag:
+   * neither reads the queue on FerretDB.
+   */
+  async function liveAndStopped(model?: string): Promise<{ live: number; stopped: number }> {
+    const [byModel, stopped] = await Promise.all([counts.total(), col.countDocuments({ failed: true, stopped: true, ...(model === undefined ? {} : { model }) })]);
+    const all = model === undefined ? [...byModel.values()].reduce((sum, n) => sum + n, 0) : (byModel.get(model) ?? 0);
+    return { live: Math.max(0, all - stopped), stopped };
+  }
   return {
     async insertMany(items: NewTraining[]): Promise<number> {
       if (items.length === 0) return 0;
@@ -286,13 +296,9 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     },
     /** Resolves once count upkeep started behind answers has ended (tests, shutdown). */
     countsSettled: () => counts.settled(),
-    /**
-     * Live (not stopped) items using a model, system-wide, as the reference counts: from the
-     * queue's counts, less the model's stopped items (an equality FerretDB filters in PostgreSQL).
-     */
+    /** Live (not stopped) items using a model, system-wide, as the reference counts. */
     async countLiveByModel(model: string): Promise<number> {
-      const [all, stopped] = await Promise.all([counts.total(), col.countDocuments({ failed: true, stopped: true, model })]);
-      return Math.max(0, (all.get(model) ?? 0) - stopped);
+      return (await liveAndStopped(model)).live;
     },
     async failedItems(teamId: string, datasetId: string, limit = 20): Promise<TrainingRecord[]> {
       const docs = await col
@@ -301,15 +307,10 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
         .toArray();
       return docs.map((doc) => plain(doc));
     },
-    /**
-     * Queue figures for metrics, system-wide: items waiting or being trained, and items that gave
-     * up after too many failures. From the queue's counts and the stopped flag: neither reads the
-     * queue on FerretDB.
-     */
+    /** Queue figures for metrics, system-wide: items waiting or being trained, and items that gave up after too many failures. */
     async queueFigures(): Promise<{ queued: number; failed: number }> {
-      const [byModel, failed] = await Promise.all([counts.total(), col.countDocuments({ failed: true, stopped: true })]);
-      const all = [...byModel.values()].reduce((sum, n) => sum + n, 0);
-      return { queued: Math.max(0, all - failed), failed };
+      const { live, stopped } = await liveAndStopped();
+      return { queued: live, failed: stopped };
     },
     /** When the oldest live item was queued (expireAt is set at insertion): a read of the whole queue on FerretDB. */
     async oldestQueuedAt(): Promise<Date | null> {
