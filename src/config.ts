@@ -123,6 +123,8 @@ export const envSchema = z.object({
   PLAN_EXPORT_INTERVAL_MINUTES: nonNegativeInt.default(0),
   PLAN_WEB_SYNC_INTERVAL_MINUTES: nonNegativeInt.default(0),
   TRAINING_WORKER: bool.default(true),
+  /** Collections of at most this many items have their data list kept per process (0: none; pages query the database). */
+  DATA_LIST_CACHE_ITEMS: nonNegativeInt.default(5000),
 
   // Cluster API (KubeSphere)
   CLUSTER_JWT_SECRET: z.string().min(16).optional(),

@@ -8,6 +8,8 @@ export interface TeamReadModelOptions<T> {
   load: (teamId: string) => Promise<T>;
   /** Teams kept, least recently used dropped first. */
   maxTeams?: number;
+  /** A second bound on what is kept: the views' summed weight (see LruMap). */
+  weight?: { weigh: (view: T) => number; max: number };
   /** A safety net: a view older than this is loaded again even if its stamp did not move (a bump lost to a failure). */
   maxAgeMs?: number;
   now?: () => number;
@@ -23,7 +25,9 @@ export function createTeamReadModel<T>(options: TeamReadModelOptions<T>) {
   const maxTeams = options.maxTeams ?? 1000;
   const maxAgeMs = options.maxAgeMs ?? 5 * 60_000;
   const now = options.now ?? (() => Date.now());
-  const cache = new LruMap<{ stamp: string; loadedAt: number; seq: number; view: T }>(maxTeams);
+  type Kept = { stamp: string; loadedAt: number; seq: number; view: T };
+  const weight = options.weight;
+  const cache = new LruMap<Kept>(maxTeams, weight && { weigh: (kept: Kept) => weight.weigh(kept.view), max: weight.max });
   const loading = new Map<string, { stamp: string; view: Promise<T> }>();
   let loads = 0;
 

@@ -43,4 +43,24 @@ describe('LruMap', () => {
     none.set('a', 1);
     expect([none.get('a'), none.size]).toEqual([undefined, 0]);
   });
+
+  it('with a weight bound, drops the least recent entries until the sum fits, and keeps no entry heavier than the bound', () => {
+    const map = new LruMap<string>(10, { weigh: (text) => text.length, max: 6 });
+    map.set('a', 'xx');
+    map.set('b', 'yy');
+    map.set('c', 'zz');
+    map.get('a');
+    map.set('d', 'www');
+    expect([map.get('a'), map.get('b'), map.get('c'), map.get('d')]).toEqual(['xx', undefined, undefined, 'www']);
+    // A rewrite counts the new weight only.
+    map.set('d', 'w');
+    map.set('e', 'vvv');
+    expect([map.get('a'), map.get('d'), map.get('e'), map.size]).toEqual(['xx', 'w', 'vvv', 3]);
+    map.set('f', 'too heavy');
+    expect([map.get('f'), map.get('a'), map.size]).toEqual([undefined, undefined, 0]);
+    map.set('g', 'ok');
+    map.delete('g');
+    map.set('h', 'sixsix');
+    expect([map.get('h'), map.size]).toEqual(['sixsix', 1]);
+  });
 });

@@ -8,6 +8,7 @@ import type { ModelRegistry } from '../system/model-types.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
 import { collectionStampKey, createCollectionCache } from './collections/collection-cache.js';
 import { createDataRepo } from './data/data.repo.js';
+import { createDataListReadModel, dataListStampKey } from './data/data-list.read-model.js';
 import { createDatasetRepo } from './datasets/dataset.repo.js';
 import { createDatasetAuth, createDatasetPermissions } from './datasets/dataset-auth.js';
 import { createDatasetListReadModel, datasetListStampKey } from './datasets/dataset-list.read-model.js';
@@ -20,6 +21,8 @@ import { createTrainingRepo } from './training/training.repo.js';
 
 /** How long a process searches without checking for other processes' writes (they show within about this). */
 const SEARCH_STAMP_LEASE_MS = 1000;
+/** Characters of q and a the data list read model keeps, all collections together (about 64 MB). */
+const DATA_LIST_CACHE_CHARS = 32 * 1024 * 1024;
 
 /** Everything the datasets services need, built once per app from explicit dependencies. */
 export function createDatasetsContext(app: FastifyInstance) {
@@ -29,10 +32,13 @@ export function createDatasetsContext(app: FastifyInstance) {
   const stamps = createVersionStamps(db, { leaseMs: LIST_STAMP_LEASE_MS });
   const listChanged = (teamId: string) => stamps.bump(datasetListStampKey(teamId));
   const collectionsChanged = (teamId: string) => stamps.bump(collectionStampKey(teamId));
+  // Not leased: a data list page reads its collection's stamp each time, and the training
+  // worker's writes, which bump it, wait for nobody.
+  const unleased = createVersionStamps(db, { leaseMs: 0 });
   const repos = {
     datasets: createDatasetRepo(db, listChanged),
     collections: createCollectionRepo(db, collectionsChanged),
-    data: createDataRepo(db),
+    data: createDataRepo(db, (collectionIds) => unleased.bump(...collectionIds.map(dataListStampKey))),
     trainings: createTrainingRepo(db, (error) => app.log.warn(`training queue counts: upkeep failed: ${describeError(error)}`)),
     vectors: createVectorRepo(db, (teamId, delta) => (app.teamLimits as TeamLimits).vectorsStored(teamId, delta)),
     files: createFileRepo(db),
@@ -46,6 +52,12 @@ export function createDatasetsContext(app: FastifyInstance) {
       return { datasets, rows };
     },
     toResource: permissions.toResource,
+  });
+  const dataList = createDataListReadModel({
+    stamps: unleased,
+    load: (owner, limit) => repos.data.listRows(owner, limit),
+    maxItems: (app.config as Config).DATA_LIST_CACHE_ITEMS,
+    maxChars: DATA_LIST_CACHE_CHARS,
   });
   const collectionCache = createCollectionCache({ stamps, load: (id) => repos.collections.findForAuth(id) });
   const locks = createMongoLocks(db);
@@ -69,11 +81,12 @@ export function createDatasetsContext(app: FastifyInstance) {
     withCollectionTree: <T>(datasetId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
     auth: createDatasetAuth({ permissions, datasetList, collections: collectionCache, data: repos.data }),
     datasetList,
+    dataList,
     searchIndex: createDatasetIndex({
       ...repos,
       store: createIndexStore(db),
       stamps: createVersionStamps(db, { leaseMs: SEARCH_STAMP_LEASE_MS }),
-      bumps: createVersionStamps(db, { leaseMs: 0 }),
+      bumps: unleased,
       log: app.log,
     }),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),

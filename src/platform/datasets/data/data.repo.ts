@@ -2,6 +2,8 @@ import type { Db, ObjectId } from 'mongodb';
 import { escapeRegex, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { findPage } from '../../../infra/find-page.js';
+import { bumpAfterWrite } from '../../../infra/version-stamps.js';
+import type { ListedData } from './data-list.read-model.js';
 
 export interface DataIndex {
   defaultIndex: boolean;
@@ -46,15 +48,27 @@ export interface NewData {
   fullTextTokens: string[];
 }
 
-/** The only code touching `dataset_datas`. */
-export function createDataRepo(db: Db) {
+/** An item named with its collection: writes tell the collection's data list they changed it. */
+export interface DataRef {
+  _id: string;
+  collectionId: string;
+}
+
+/**
+ * The only code touching `dataset_datas`. `listChanged` bumps the data list stamps of the given
+ * collections (data-list.read-model.ts); every write that changes what a list shows or its order
+ * calls it, after the write and after a failed one.
+ */
+export function createDataRepo(db: Db, listChanged: (collectionIds: string[]) => Promise<void>) {
   const col = db.collection<DataDoc>('dataset_datas');
+  const changing = <T>(collectionIds: string[], write: () => Promise<T>) => bumpAfterWrite(write, () => listChanged([...new Set(collectionIds)]));
   const scope = (teamId: string, datasetIds: string[]) => ({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
   return {
     /** Inserts new items; ids that exist already are left alone (idempotent retries, cheap on FerretDB). */
     async insertNew(inputs: NewData[]): Promise<void> {
+      if (inputs.length === 0) return;
       const now = new Date();
-      await insertManyNew(
+      await changing(inputs.map((input) => input.collectionId), () => insertManyNew(
         col,
         inputs.map((input) => ({
           ...input,
@@ -65,7 +79,7 @@ export function createDataRepo(db: Db) {
           collectionId: oid(input.collectionId),
           updateTime: now,
         })),
-      );
+      ));
     },
     async findById(teamId: string, id: string): Promise<DataRecord | null> {
       const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
@@ -76,8 +90,9 @@ export function createDataRepo(db: Db) {
       const doc = await col.findOne({ _id: oid(id) });
       return doc ? plain(doc) : null;
     },
-    async list(teamId: string, collectionId: string, searchText: string | undefined, page: { skip: number; limit: number }) {
-      const query: Record<string, unknown> = { teamId: oid(teamId), collectionId: oid(collectionId) };
+    /** A page of a collection's data list, sorted and counted by the database. */
+    async list(owner: { teamId: string; datasetId: string; collectionId: string }, searchText: string | undefined, page: { skip: number; limit: number }) {
+      const query: Record<string, unknown> = { teamId: oid(owner.teamId), datasetId: oid(owner.datasetId), collectionId: oid(owner.collectionId) };
       if (searchText?.trim()) {
         const regex = new RegExp(escapeRegex(searchText.trim()), 'i');
         query.$or = [{ q: regex }, { a: regex }];
@@ -85,21 +100,35 @@ export function createDataRepo(db: Db) {
       const { docs, total } = await findPage(col, query, { chunkIndex: 1, updateTime: -1, _id: 1 }, page);
       return { items: docs.map((doc) => plain(doc)), total };
     },
+    /** At most `limit` items of a collection, in no order, with what its data list shows and sorts by. */
+    async listRows(owner: { teamId: string; datasetId: string; collectionId: string }, limit: number): Promise<ListedData[]> {
+      const docs = await col
+        .find({ teamId: oid(owner.teamId), datasetId: oid(owner.datasetId), collectionId: oid(owner.collectionId) }, { projection: { q: 1, a: 1, chunkIndex: 1, updateTime: 1 } })
+        .limit(limit)
+        .toArray();
+      return docs.map((doc) => ({ _id: doc._id.toHexString(), q: doc.q, a: doc.a, chunkIndex: doc.chunkIndex, updatedAt: doc.updateTime.getTime() }));
+    },
     async sameExists(teamId: string, collectionId: string, q: string, a: string): Promise<boolean> {
       return (await col.countDocuments({ teamId: oid(teamId), collectionId: oid(collectionId), q, a }, { limit: 1 })) > 0;
     },
-    async update(teamId: string, id: string, set: { q?: string; a?: string; indexes: DataIndex[]; fullTextTokens: string[] }) {
-      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: { ...set, updateTime: new Date() } });
+    async update(teamId: string, item: DataRef, set: { q?: string; a?: string; indexes: DataIndex[]; fullTextTokens: string[] }) {
+      await changing([item.collectionId], () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { ...set, updateTime: new Date() } }));
     },
-    async setIndexes(teamId: string, id: string, indexes: DataIndex[]) {
-      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: { indexes, updateTime: new Date() } });
+    /** Also moves the item's `updateTime`, the list's second sort key. */
+    async setIndexes(teamId: string, item: DataRef, indexes: DataIndex[]) {
+      await changing([item.collectionId], () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { indexes, updateTime: new Date() } }));
     },
-    async deleteById(teamId: string, id: string) {
-      await col.deleteOne({ _id: oid(id), teamId: oid(teamId) });
+    async deleteById(teamId: string, item: DataRef) {
+      await changing([item.collectionId], () => col.deleteOne({ _id: oid(item._id), teamId: oid(teamId) }));
     },
     async deleteByCollections(teamId: string, collectionIds: string[]) {
-      await col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } });
+      if (collectionIds.length === 0) return;
+      await changing(collectionIds, () => col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } }));
     },
+    /**
+     * Bumps no list: the datasets are deleted before their content (cascade.ts), and every data
+     * list authorises through its dataset first.
+     */
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
       await col.deleteMany(scope(teamId, datasetIds));
     },
@@ -112,17 +141,24 @@ export function createDataRepo(db: Db) {
     exportCursor(teamId: string, datasetIds: string[], limit: number) {
       return col.find(scope(teamId, datasetIds), { projection: { q: 1, a: 1 } }).sort({ _id: 1 }).limit(limit);
     },
+    /** Bumps no list: the flag is not shown. */
     async markRebuilding(teamId: string, datasetId: string) {
       await col.updateMany({ teamId: oid(teamId), datasetId: oid(datasetId) }, { $set: { rebuilding: true } });
     },
-    /** Atomically takes one data item still waiting for a rebuild. */
+    /**
+     * Atomically takes one data item still waiting for a rebuild. Its new `updateTime` moves it in
+     * the list, so its collection's list is bumped; a claim whose answer was lost names no
+     * collection, and its list catches up with the read model's age limit.
+     */
     async claimRebuilding(teamId: string, datasetId: string): Promise<DataRecord | null> {
       const doc = await col.findOneAndUpdate(
         { teamId: oid(teamId), datasetId: oid(datasetId), rebuilding: true },
         { $unset: { rebuilding: '' }, $set: { updateTime: new Date() } },
         { returnDocument: 'after' },
       );
-      return doc ? plain(doc) : null;
+      if (!doc) return null;
+      await listChanged([doc.collectionId.toHexString()]);
+      return plain(doc);
     },
     async countRebuilding(teamId: string, datasetId: string): Promise<number> {
       return col.countDocuments({ teamId: oid(teamId), datasetId: oid(datasetId), rebuilding: true });

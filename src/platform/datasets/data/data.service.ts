@@ -57,8 +57,11 @@ export function createDataService(ctx: DatasetsContext) {
 
   async function list(auth: AuthContext, input: { collectionId: string; searchText?: string; skip: number; limit: number }) {
     const { collection } = await ctx.auth.authCollection(auth, input.collectionId, 'read');
-    const { items, total } = await data.list(auth.teamId, collection._id, input.searchText, { skip: input.skip, limit: input.limit });
-    return { items: items.map((item) => ({ _id: item._id, datasetId: item.datasetId, collectionId: item.collectionId, q: item.q, a: item.a, chunkIndex: item.chunkIndex })), total };
+    const page = { skip: input.skip, limit: input.limit };
+    const { items, total } =
+      (await ctx.dataList.page(auth.teamId, collection, { ...page, searchText: input.searchText })) ??
+      (await data.list({ teamId: auth.teamId, datasetId: collection.datasetId, collectionId: collection._id }, input.searchText, page));
+    return { items: items.map((item) => ({ _id: item._id, datasetId: collection.datasetId, collectionId: collection._id, q: item.q, a: item.a, chunkIndex: item.chunkIndex })), total };
   }
 
   async function detail(auth: AuthContext, id: string) {
@@ -98,7 +101,7 @@ export function createDataService(ctx: DatasetsContext) {
     );
     const indexes = [...plan.keep, ...created].sort((x, y) => Number(y.defaultIndex) - Number(x.defaultIndex));
     const fullTextTokens = searchTokens(q, a);
-    await data.update(auth.teamId, item._id, { q, a, indexes, fullTextTokens });
+    await data.update(auth.teamId, item, { q, a, indexes, fullTextTokens });
     await ctx.searchIndex.putItems([{ ...item, q, a, fullTextTokens }]);
     await removeVectors(ctx, auth.teamId, item.datasetId, plan.removeVectorIds);
     return null;
@@ -107,7 +110,7 @@ export function createDataService(ctx: DatasetsContext) {
   async function remove(auth: AuthContext, id: string) {
     const { data: item } = await ctx.auth.authData(auth, id, 'write');
     // The item goes first so search never shows it; its vectors are then unreachable and removed.
-    await data.deleteById(auth.teamId, item._id);
+    await data.deleteById(auth.teamId, item);
     await ctx.searchIndex.removeItems(item.datasetId, [item._id]);
     await removeVectors(ctx, auth.teamId, item.datasetId, item.indexes.map((index) => index.dataId));
     return 'success';

@@ -114,7 +114,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
   async function finishRebuild(entry: Planned, vectors: number[][]) {
     const { item } = entry;
     await storeVectors(ctx, vectorRows(entry, vectors));
-    await data.setIndexes(item.teamId, entry.dataId, entry.indexes);
+    await data.setIndexes(item.teamId, { _id: entry.dataId, collectionId: item.collectionId }, entry.indexes);
     await removeVectors(ctx, item.teamId, item.datasetId, entry.oldVectorIds.filter((id) => !entry.indexes.some((index) => index.dataId === id)));
     // Chain the rebuild: queue the next waiting item before this one disappears.
     const next = await data.claimRebuilding(item.teamId, item.datasetId);

@@ -1,0 +1,95 @@
+import { escapeRegex } from '../../../infra/mongo.js';
+import { createTeamReadModel } from '../../../infra/team-read-model.js';
+import type { VersionStamps } from '../../../infra/version-stamps.js';
+
+/** The version stamp of a collection's data list: bumped by every write of its data items (data.repo.ts). */
+export const dataListStampKey = (collectionId: string) => `dataset-data:${collectionId}`;
+
+/** What the data list shows of an item, and its place in the list. */
+export interface ListedData {
+  _id: string;
+  q: string;
+  a: string;
+  chunkIndex: number;
+  /** `updateTime` in milliseconds: the list's second sort key. */
+  updatedAt: number;
+}
+
+/** A collection's items in list order, or null when it holds too many to keep (pages are then read from the database). */
+interface CollectionData {
+  rows: ListedData[] | null;
+  /** Characters of q and a held: what the process keeps is bounded by their sum. */
+  chars: number;
+}
+
+export interface DataListQuery {
+  /** A case-insensitive substring of q or a. */
+  searchText?: string;
+  skip: number;
+  limit: number;
+}
+
+export interface DataListReadModelDeps {
+  /** Unleased stamps: each page reads its collection's stamp, so a write is seen at once everywhere. */
+  stamps: VersionStamps;
+  /** At most `limit` items of the collection (any order): the read model sorts them. */
+  load(owner: { teamId: string; datasetId: string; collectionId: string }, limit: number): Promise<ListedData[]>;
+  /** Collections of more items are not kept. 0 keeps none. */
+  maxItems: number;
+  /** Characters of q and a kept by the process, all collections together; one collection keeps at most a quarter. */
+  maxChars: number;
+}
+
+/** MongoDB's order of the former query: `chunkIndex` ascending, then newest `updateTime`, then `_id`. */
+const byListOrder = (x: ListedData, y: ListedData) => x.chunkIndex - y.chunkIndex || y.updatedAt - x.updatedAt || (x._id < y._id ? -1 : x._id > y._id ? 1 : 0);
+
+/**
+ * The page a data list query shows of a collection's items (in list order): the semantics of the
+ * former MongoDB query (q or a matching the escaped text case-insensitively, as `$regex` with `i`;
+ * a blank text filters nothing; the total counts every match).
+ */
+export function selectDataPage(rows: readonly ListedData[], query: DataListQuery): { items: ListedData[]; total: number } {
+  const text = query.searchText?.trim();
+  let matches = rows;
+  if (text) {
+    const pattern = new RegExp(escapeRegex(text), 'i');
+    matches = rows.filter((row) => pattern.test(row.q) || pattern.test(row.a));
+  }
+  // A limit of 0 is no limit, as in MongoDB.
+  const end = query.limit > 0 ? query.skip + query.limit : undefined;
+  return { items: matches.slice(query.skip, end), total: matches.length };
+}
+
+/**
+ * The data list of each collection, per process: a collection's items in list order (q, a and
+ * the sort keys; no indexes or search tokens), kept while its stamp is unchanged, so a page costs
+ * one `_id` read instead of a sorted query and a count. On FerretDB 1.24, which sorts in its own
+ * process, that query read every item of the collection for every page. Keyed by team, dataset
+ * and collection: a view is only ever served to the team it was read for.
+ */
+export function createDataListReadModel(deps: DataListReadModelDeps) {
+  const perCollection = Math.floor(deps.maxChars / 4);
+  const model = createTeamReadModel<CollectionData>({
+    stamps: deps.stamps,
+    stampKey: (key) => dataListStampKey(key.slice(key.lastIndexOf('/') + 1)),
+    load: async (key) => {
+      const [teamId = '', datasetId = '', collectionId = ''] = key.split('/');
+      const rows = await deps.load({ teamId, datasetId, collectionId }, deps.maxItems + 1);
+      const chars = rows.reduce((sum, row) => sum + row.q.length + row.a.length, 0);
+      if (rows.length > deps.maxItems || chars > perCollection) return { rows: null, chars: 0 };
+      return { rows: rows.sort(byListOrder), chars };
+    },
+    maxTeams: 1000,
+    weight: { weigh: (view) => view.chars, max: deps.maxChars },
+  });
+  return {
+    /** The page from the kept items; null when the collection is not kept (too large, or keeping is off). */
+    async page(teamId: string, collection: { _id: string; datasetId: string }, query: DataListQuery): Promise<{ items: ListedData[]; total: number } | null> {
+      if (deps.maxItems === 0) return null;
+      const view = await model.team(`${teamId}/${collection.datasetId}/${collection._id}`);
+      return view.rows ? selectDataPage(view.rows, query) : null;
+    },
+  };
+}
+
+export type DataListReadModel = ReturnType<typeof createDataListReadModel>;
