@@ -97,9 +97,15 @@ describe('kept data lists', () => {
     await api().ok(api().del('/core/dataset/data/delete', { id: second._id }));
     expect(await qs(collectionId)).toEqual(['first, edited', 'third', 'pushed one', 'pushed two']);
 
-    // A rebuild re-embeds each item and moves its updateTime: the order of equal chunkIndexes follows.
+    // A rebuild re-embeds each item and moves its updateTime, so the order of equal chunkIndexes
+    // may change (here it happens not to): the claims and the re-pointed items both bump.
+    const stamp = async () => (await a.app.mongo.db.collection<{ _id: string; value: string }>('version_stamps').findOne({ _id: dataListStampKey(collectionId) }))?.value;
+    const beforeRebuild = await stamp();
     await api().ok(api().post('/core/dataset/training/rebuildEmbedding', { datasetId, vectorModel: 'lexical-b' }));
+    const claimed = await stamp();
+    expect(claimed, 'the claims bumped').not.toBe(beforeRebuild);
     await a.app.datasets.trainingWorker.drain(LATER(60));
+    expect(await stamp(), 'the re-pointed items bumped').not.toBe(claimed);
     expect((await qs(collectionId)).sort()).toEqual(['first, edited', 'pushed one', 'pushed two', 'third']);
 
     // The cascades' and the deleted-owner sweeps' removal of a collection's items.
