@@ -18,7 +18,7 @@ export interface ListedData {
 /** A collection's items in list order, or null when it holds too many to keep (pages are then read from the database). */
 interface CollectionData {
   rows: ListedData[] | null;
-  /** Characters of q and a held: what the process keeps is bounded by their sum. */
+  /** Characters of q and a held, and each row's own cost in characters: what the process keeps is bounded by their sum. */
   chars: number;
 }
 
@@ -36,11 +36,14 @@ export interface DataListReadModelDeps {
   load(owner: { teamId: string; datasetId: string; collectionId: string }, limit: number): Promise<ListedData[]>;
   /** Collections of more items are not kept. 0 keeps none. */
   maxItems: number;
-  /** Characters of q and a kept by the process, all collections together; one collection keeps at most a quarter. */
+  /** Characters kept by the process (q, a and each row's overhead), all collections together; one collection keeps at most a quarter. */
   maxChars: number;
 }
 
 /** MongoDB's order of the former query: `chunkIndex` ascending, then newest `updateTime`, then `_id`. */
+/** A row's memory besides its texts (object, id string, numbers), counted as that many characters. */
+const ROW_OVERHEAD_CHARS = 64;
+
 const byListOrder = (x: ListedData, y: ListedData) => x.chunkIndex - y.chunkIndex || y.updatedAt - x.updatedAt || (x._id < y._id ? -1 : x._id > y._id ? 1 : 0);
 
 /**
@@ -75,7 +78,7 @@ export function createDataListReadModel(deps: DataListReadModelDeps) {
     load: async (key) => {
       const [teamId = '', datasetId = '', collectionId = ''] = key.split('/');
       const rows = await deps.load({ teamId, datasetId, collectionId }, deps.maxItems + 1);
-      const chars = rows.reduce((sum, row) => sum + row.q.length + row.a.length, 0);
+      const chars = rows.reduce((sum, row) => sum + row.q.length + row.a.length + ROW_OVERHEAD_CHARS, 0);
       if (rows.length > deps.maxItems || chars > perCollection) return { rows: null, chars: 0 };
       return { rows: rows.sort(byListOrder), chars };
     },
