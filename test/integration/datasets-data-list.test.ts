@@ -154,7 +154,8 @@ describe('kept data lists', () => {
       return commands.filter((command) => command.collection === 'dataset_datas' || command.key === dataListStampKey(collectionId)).map((command) => `${command.name} ${command.collection}`);
     };
     expect(await cost(small.collectionId)).toEqual(['find version_stamps']);
-    expect(await cost(large.collectionId)).toEqual(['find version_stamps', 'find dataset_datas']);
+    // Found too large by the first page, it is paged by the database without reading its stamp.
+    expect(await cost(large.collectionId)).toEqual(['find dataset_datas']);
     expect((await page(on.c, large.collectionId)).list.map((row) => row.q)).toEqual(['three', 'two', 'one']);
   });
 });

@@ -1,3 +1,4 @@
+import { LruMap } from '../../../infra/lru-map.js';
 import { escapeRegex } from '../../../infra/mongo.js';
 import { createTeamReadModel } from '../../../infra/team-read-model.js';
 import type { VersionStamps } from '../../../infra/version-stamps.js';
@@ -38,7 +39,15 @@ export interface DataListReadModelDeps {
   maxItems: number;
   /** Characters kept by the process (q, a and each row's overhead), all collections together; one collection keeps at most a quarter. */
   maxChars: number;
+  now?: () => number;
 }
+
+/**
+ * How long a collection found too large is paged by the database without another try: its
+ * stamp moves with every write (every batch of a large import), and each try reads up to
+ * `maxItems + 1` items.
+ */
+export const TOO_LARGE_RETRY_MS = 5 * 60_000;
 
 /** MongoDB's order of the former query: `chunkIndex` ascending, then newest `updateTime`, then `_id`. */
 /** A row's memory besides its texts (object, id string, numbers), counted as that many characters. */
@@ -72,6 +81,9 @@ export function selectDataPage(rows: readonly ListedData[], query: DataListQuery
  */
 export function createDataListReadModel(deps: DataListReadModelDeps) {
   const perCollection = Math.floor(deps.maxChars / 4);
+  const now = deps.now ?? (() => Date.now());
+  /** Collections found too large to keep: when to try again. */
+  const tooLarge = new LruMap<number>(10_000);
   const model = createTeamReadModel<CollectionData>({
     stamps: deps.stamps,
     stampKey: (key) => dataListStampKey(key.slice(key.lastIndexOf('/') + 1)),
@@ -79,17 +91,23 @@ export function createDataListReadModel(deps: DataListReadModelDeps) {
       const [teamId = '', datasetId = '', collectionId = ''] = key.split('/');
       const rows = await deps.load({ teamId, datasetId, collectionId }, deps.maxItems + 1);
       const chars = rows.reduce((sum, row) => sum + row.q.length + row.a.length + ROW_OVERHEAD_CHARS, 0);
-      if (rows.length > deps.maxItems || chars > perCollection) return { rows: null, chars: 0 };
+      if (rows.length > deps.maxItems || chars > perCollection) {
+        tooLarge.set(key, now() + TOO_LARGE_RETRY_MS);
+        return { rows: null, chars: 0 };
+      }
       return { rows: rows.sort(byListOrder), chars };
     },
     maxTeams: 1000,
     weight: { weigh: (view) => view.chars, max: deps.maxChars },
+    now,
   });
   return {
     /** The page from the kept items; null when the collection is not kept (too large, or keeping is off). */
     async page(teamId: string, collection: { _id: string; datasetId: string }, query: DataListQuery): Promise<{ items: ListedData[]; total: number } | null> {
       if (deps.maxItems === 0) return null;
-      const view = await model.team(`${teamId}/${collection.datasetId}/${collection._id}`);
+      const key = `${teamId}/${collection.datasetId}/${collection._id}`;
+      if ((tooLarge.get(key) ?? 0) > now()) return null;
+      const view = await model.team(key);
       return view.rows ? selectDataPage(view.rows, query) : null;
     },
   };

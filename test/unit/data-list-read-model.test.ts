@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import type { VersionStamps } from '../../src/infra/version-stamps.js';
+import { createDataListReadModel, type ListedData, selectDataPage, TOO_LARGE_RETRY_MS } from '../../src/platform/datasets/data/data-list.read-model.js';
+
+const row = (id: string, q: string, chunkIndex = 0, updatedAt = 0, a = ''): ListedData => ({ _id: id, q, a, chunkIndex, updatedAt });
+
+/** Stamps held in a map (the database's), collections of rows by id, and the loads made. */
+function setUp(options: { maxItems: number; maxChars: number }) {
+  const values = new Map<string, string>();
+  const stamps = { read: async (key: string) => values.get(key) ?? 'initial' } as unknown as VersionStamps;
+  const collections = new Map<string, ListedData[]>();
+  const loads: { collectionId: string; limit: number }[] = [];
+  let clock = 0;
+  const model = createDataListReadModel({
+    stamps,
+    load: async ({ collectionId }, limit) => {
+      loads.push({ collectionId, limit });
+      return (collections.get(collectionId) ?? []).slice(0, limit).map((item) => ({ ...item }));
+    },
+    ...options,
+    now: () => clock,
+  });
+  const page = (collectionId: string) => model.page('T', { _id: collectionId, datasetId: 'D' }, { skip: 0, limit: 10 });
+  return { model, collections, loads, page, bump: (collectionId: string) => values.set(`dataset-data:${collectionId}`, String(Math.random())), advance: (ms: number) => (clock += ms) };
+}
+
+describe('data list read model', () => {
+  it('sorts by chunkIndex, then newest update, then id, and pages and searches as the database query does', async () => {
+    const t = setUp({ maxItems: 10, maxChars: 1_000_000 });
+    t.collections.set('C', [row('b', 'Beta', 1, 5), row('a', 'alpha', 1, 5), row('c', 'gamma', 0, 1), row('d', 'x.y', 1, 9, 'ALPHA answer')]);
+    const sorted = (await t.page('C'))!.items;
+    expect(sorted.map((item) => item._id)).toEqual(['c', 'd', 'a', 'b']);
+    expect(selectDataPage(sorted, { searchText: ' Alpha ', skip: 0, limit: 10 })).toMatchObject({ total: 2, items: [{ _id: 'd' }, { _id: 'a' }] });
+    expect(selectDataPage(sorted, { searchText: 'x.y', skip: 0, limit: 10 }).total).toBe(1);
+    expect(selectDataPage(sorted, { searchText: 'x*', skip: 0, limit: 10 }).total).toBe(0);
+    expect(selectDataPage(sorted, { skip: 1, limit: 2 })).toMatchObject({ total: 4, items: [{ _id: 'd' }, { _id: 'a' }] });
+    expect(selectDataPage(sorted, { skip: 1, limit: 0 }).items).toHaveLength(3);
+  });
+
+  it('loads again when the stamp moves, and not before', async () => {
+    const t = setUp({ maxItems: 10, maxChars: 1_000_000 });
+    t.collections.set('C', [row('a', 'one')]);
+    await t.page('C');
+    t.collections.set('C', [row('a', 'one'), row('b', 'two')]);
+    expect((await t.page('C'))?.total).toBe(1);
+    t.bump('C');
+    expect((await t.page('C'))?.total).toBe(2);
+    expect(t.loads).toHaveLength(2);
+  });
+
+  it('leaves a collection over the item limit to the database, and tries again only after a while', async () => {
+    const t = setUp({ maxItems: 2, maxChars: 1_000_000 });
+    t.collections.set('C', [row('a', 'one'), row('b', 'two'), row('c', 'three')]);
+    expect(await t.page('C')).toBeNull();
+    expect(t.loads).toEqual([{ collectionId: 'C', limit: 3 }]);
+    // Writes move the stamp; the collection is not read again meanwhile.
+    t.bump('C');
+    expect(await t.page('C')).toBeNull();
+    expect(t.loads).toHaveLength(1);
+    t.collections.set('C', [row('a', 'one')]);
+    t.advance(TOO_LARGE_RETRY_MS + 1);
+    expect((await t.page('C'))?.total).toBe(1);
+    expect(t.loads).toHaveLength(2);
+  });
+
+  it('keeps at most its character budget: a collection over a quarter of it is not kept, the least recent ones go first', async () => {
+    // 64 characters of overhead per row: 100-character rows weigh 164.
+    const t = setUp({ maxItems: 100, maxChars: 4 * 400 });
+    const heavy = (id: string) => row(id, 'q'.repeat(50), 0, 0, 'a'.repeat(50));
+    t.collections.set('big', [heavy('1'), heavy('2'), heavy('3')]);
+    expect(await t.page('big')).toBeNull();
+    for (const id of ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J']) t.collections.set(id, [heavy(`${id}1`), heavy(`${id}2`)]);
+    // Each weighs 328: four fit in 1,600 characters, a fifth drops the least recent.
+    for (const id of ['A', 'B', 'C', 'D']) await t.page(id);
+    await t.page('A');
+    await t.page('E');
+    const loads = t.loads.length;
+    for (const id of ['A', 'C', 'D', 'E']) await t.page(id);
+    expect(t.loads.length, 'A, C, D and E kept').toBe(loads);
+    await t.page('B');
+    expect(t.loads.length, 'B was dropped').toBe(loads + 1);
+  });
+
+  it('keeps nothing with a limit of 0', async () => {
+    const t = setUp({ maxItems: 0, maxChars: 1_000_000 });
+    t.collections.set('C', [row('a', 'one')]);
+    expect(await t.page('C')).toBeNull();
+    expect(t.loads).toHaveLength(0);
+  });
+});
