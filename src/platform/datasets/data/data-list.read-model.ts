@@ -49,10 +49,10 @@ export interface DataListReadModelDeps {
  */
 export const TOO_LARGE_RETRY_MS = 5 * 60_000;
 
-/** MongoDB's order of the former query: `chunkIndex` ascending, then newest `updateTime`, then `_id`. */
 /** A row's memory besides its texts (object, id string, numbers), counted as that many characters. */
 const ROW_OVERHEAD_CHARS = 64;
 
+/** MongoDB's order of the former query: `chunkIndex` ascending, then newest `updateTime`, then `_id`. */
 const byListOrder = (x: ListedData, y: ListedData) => x.chunkIndex - y.chunkIndex || y.updatedAt - x.updatedAt || (x._id < y._id ? -1 : x._id > y._id ? 1 : 0);
 
 /**

@@ -68,18 +68,19 @@ export function createDataRepo(db: Db, listChanged: (collectionIds: string[]) =>
     async insertNew(inputs: NewData[]): Promise<void> {
       if (inputs.length === 0) return;
       const now = new Date();
-      await changing(inputs.map((input) => input.collectionId), () => insertManyNew(
-        col,
-        inputs.map((input) => ({
-          ...input,
-          _id: oid(input._id),
-          teamId: oid(input.teamId),
-          tmbId: oid(input.tmbId),
-          datasetId: oid(input.datasetId),
-          collectionId: oid(input.collectionId),
-          updateTime: now,
-        })),
-      ));
+      const docs = inputs.map((input) => ({
+        ...input,
+        _id: oid(input._id),
+        teamId: oid(input.teamId),
+        tmbId: oid(input.tmbId),
+        datasetId: oid(input.datasetId),
+        collectionId: oid(input.collectionId),
+        updateTime: now,
+      }));
+      await changing(
+        inputs.map((input) => input.collectionId),
+        () => insertManyNew(col, docs),
+      );
     },
     async findById(teamId: string, id: string): Promise<DataRecord | null> {
       const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
