@@ -119,6 +119,7 @@ describe('chat logs', () => {
     await db.collection('chatitems').insertMany([
       { teamId: new ObjectId(aliceTeam), appId: new ObjectId(app), chatId: 'c0', userGoodFeedback: 'yes' },
       { teamId: new ObjectId(aliceTeam), appId: new ObjectId(app), chatId: 'c0', userBadFeedback: 'no', customFeedbacks: ['x'], adminFeedback: { q: 'a' } },
+      { teamId: new ObjectId(aliceTeam), appId: new ObjectId(app), chatId: 'c1', userGoodFeedback: 'yes' },
       // Another team's item under the same chatId is not counted.
       { teamId: new ObjectId(), appId: new ObjectId(app), chatId: 'c0', userGoodFeedback: 'other team' },
     ]);
@@ -126,6 +127,7 @@ describe('chat logs', () => {
     expect(page.total).toBe(3);
     expect(page.data.map((c: { id: string }) => c.id)).toEqual(['c0', 'c1']);
     expect(page.data[0]).toMatchObject({ title: 'chat 0', source: 'online', messageCount: 2, userGoodFeedbackCount: 1, userBadFeedbackCount: 1, customFeedbacksCount: 1, markCount: 1 });
+    expect(page.data[1]).toMatchObject({ title: 'chat 1', messageCount: 1, userGoodFeedbackCount: 1, userBadFeedbackCount: 0, customFeedbacksCount: 0, markCount: 0 });
   });
 });
 

@@ -28,15 +28,15 @@ export function createChatLogsRepo(db: Db) {
       const chats = db.collection('chats');
       const { docs, total } = await findPage(chats, filter, { updateTime: -1, _id: -1 }, { skip: input.skip, limit: input.limit });
       const chatIds = docs.map((d) => d.chatId).filter((c): c is string => typeof c === 'string');
-      const items = chatIds.length
-        ? await db
-            .collection('chatitems')
-            .find(
-              { teamId: oid(input.teamId), appId: oid(input.appId), chatId: { $in: chatIds } },
-              { projection: { chatId: 1, userGoodFeedback: 1, userBadFeedback: 1, customFeedbacks: 1, adminFeedback: 1 } },
-            )
-            .toArray()
-        : [];
+      // One equality read per chat of the page, not one `$in`: FerretDB 1.24 passes no `$in` down,
+      // so that read every item of the app (1.3 s at 10,000 items); each of these is an index read
+      // there, as on MongoDB (the `appId, chatId` index).
+      const itemsOfChat = (chatId: string) =>
+        db
+          .collection('chatitems')
+          .find({ teamId: oid(input.teamId), appId: oid(input.appId), chatId }, { projection: { chatId: 1, userGoodFeedback: 1, userBadFeedback: 1, customFeedbacks: 1, adminFeedback: 1 } })
+          .toArray();
+      const items = (await Promise.all(chatIds.map(itemsOfChat))).flat();
       const itemsOf = groupBy(items, (item) => item.chatId);
       const list = docs.map((chat) => {
         const mine = itemsOf.get(chat.chatId) ?? [];
