@@ -3,10 +3,12 @@ import {
   type Collection,
   type CreateIndexesOptions,
   type Db,
+  type Document,
   type Filter,
   type IndexSpecification,
   MongoClient,
   type MongoClientOptions,
+  ObjectId,
   type OptionalUnlessRequiredId,
 } from 'mongodb';
 import { Errors } from './errors.js';
@@ -102,6 +104,28 @@ export async function insertManyNew<T extends { _id?: unknown }>(col: Collection
     if (!isDuplicateKeyError(error)) throw error;
     return (error as { insertedCount?: number }).insertedCount ?? 0;
   }
+}
+
+/**
+ * Deletes what any of the filters match, in one command (a delete of several statements), and
+ * returns how many went. For a set of values of one field, instead of a `$in`: FerretDB 1.24
+ * passes an equality down to PostgreSQL (an index read) but filters an `$in` itself, after
+ * reading every document the other conditions match (all of a team's vectors, say).
+ */
+export async function deleteEach<T extends Document>(col: Collection<T>, filters: Filter<T>[]): Promise<number> {
+  if (filters.length === 0) return 0;
+  const operations = filters.map((filter) => ({ deleteMany: { filter } })) as AnyBulkWriteOperation<T>[];
+  return (await col.bulkWrite(operations, { ordered: false })).deletedCount;
+}
+
+/**
+ * Which of the ids name a document of the collection: one `_id` read per id, in parallel (the
+ * callers check one to a few). FerretDB 1.24 reads the whole collection for an `_id` `$in`.
+ */
+export async function existingObjectIds<T extends { _id: ObjectId }>(col: Collection<T>, ids: string[]): Promise<Set<string>> {
+  const unique = [...new Set(ids)];
+  const found = await Promise.all(unique.map((id) => col.findOne({ _id: new ObjectId(id) } as Filter<T>, { projection: { _id: 1 } })));
+  return new Set(unique.filter((_id, i) => found[i] !== null));
 }
 
 /** Documents written per round trip by upsertMany (and per progress report of an import). */

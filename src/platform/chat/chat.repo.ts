@@ -8,7 +8,7 @@ import { normaliseValue } from '../../domain/workflow/chat-values.js';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { createGroupedInserter } from '../../infra/grouped-insert.js';
 import { findPage } from '../../infra/find-page.js';
-import { DUPLICATE_KEY_CODE, type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
+import { DUPLICATE_KEY_CODE, deleteEach, type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
 
@@ -188,9 +188,10 @@ export function createChatRepo(db: Db) {
     async deleteChats(teamId: string, appId: string, chatIds: string[]): Promise<void> {
       if (chatIds.length === 0) return;
       await deleteFiles(teamId, [appId], { 'metadata.chatId': { $in: chatIds } });
-      const scope = { teamId: oid(teamId), appId: oid(appId), chatId: { $in: chatIds } };
-      await items.deleteMany(scope);
-      await chats.deleteMany(scope);
+      // One statement per chat: FerretDB passes each equality down, where an `$in` read every chat and item of the app.
+      const scopes = chatIds.map((chatId) => ({ teamId: oid(teamId), appId: oid(appId), chatId }));
+      await deleteEach(items, scopes);
+      await deleteEach(chats, scopes);
     },
 
     /** Cascade of an app delete: every chat of the apps (files, items, chats) and their input guides. */

@@ -1,5 +1,5 @@
 import type { Db, ObjectId } from 'mongodb';
-import { encodeMap, escapeRegex, type IndexDeclaration } from '../../../infra/mongo.js';
+import { encodeMap, escapeRegex, existingObjectIds, type IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { bumpAfterWrite } from '../../../infra/version-stamps.js';
 import { findPage } from '../../../infra/find-page.js';
@@ -194,10 +194,7 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
       return docs.flatMap((doc) => (doc.fileId ? [doc.fileId.toHexString()] : []));
     },
     /** Which of the ids still name a collection, whatever its team (the after-write checks). */
-    async existingIds(ids: string[]): Promise<Set<string>> {
-      const docs = await col.find({ _id: { $in: oids(ids) } }, { projection: { _id: 1 } }).toArray();
-      return new Set(docs.map((doc) => doc._id.toHexString()));
-    },
+    existingIds: (ids: string[]): Promise<Set<string>> => existingObjectIds(col, ids),
     async exists(teamId: string, id: string): Promise<boolean> {
       return (await col.countDocuments({ _id: oid(id), teamId: oid(teamId) }, { limit: 1 })) > 0;
     },

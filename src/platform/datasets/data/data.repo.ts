@@ -1,5 +1,5 @@
 import type { Db, ObjectId } from 'mongodb';
-import { escapeRegex, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
+import { deleteEach, escapeRegex, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { findPage } from '../../../infra/find-page.js';
 import { bumpAfterWrite } from '../../../infra/version-stamps.js';
@@ -124,14 +124,14 @@ export function createDataRepo(db: Db, listChanged: (collectionIds: string[]) =>
     },
     async deleteByCollections(teamId: string, collectionIds: string[]) {
       if (collectionIds.length === 0) return;
-      await changing(collectionIds, () => col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } }));
+      await changing(collectionIds, () => deleteEach(col, oids(collectionIds).map((collectionId) => ({ teamId: oid(teamId), collectionId }))));
     },
     /**
      * Bumps no list: the datasets are deleted before their content (cascade.ts), and every data
      * list authorises through its dataset first.
      */
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
-      await col.deleteMany(scope(teamId, datasetIds));
+      await deleteEach(col, oids(datasetIds).map((datasetId) => ({ teamId: oid(teamId), datasetId })));
     },
     /** Streams a dataset's items (no indexes) to build the in-process search index. */
     async *streamDataset(datasetId: string): AsyncGenerator<Omit<DataRecord, 'indexes' | 'teamId' | 'tmbId' | 'updateTime'>> {

@@ -1,5 +1,5 @@
 import { type Db, ObjectId } from 'mongodb';
-import type { IndexDeclaration } from '../../../infra/mongo.js';
+import { existingObjectIds, type IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { bumpAfterWrite } from '../../../infra/version-stamps.js';
 
@@ -135,10 +135,7 @@ export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Pro
       return docs.map((doc) => plain(doc));
     },
     /** Which of the ids still name a dataset, whatever its team (the training worker's check). */
-    async existingIds(ids: string[]): Promise<Set<string>> {
-      const docs = await col.find({ _id: { $in: oids(ids) } }, { projection: { _id: 1 } }).toArray();
-      return new Set(docs.map((doc) => doc._id.toHexString()));
-    },
+    existingIds: (ids: string[]): Promise<Set<string>> => existingObjectIds(col, ids),
     /**
      * Deletes the datasets with one command, so the subtree goes in one step; returns how many
      * non-folder datasets went (the plan counts those). Callers hold the team's tree lock, so

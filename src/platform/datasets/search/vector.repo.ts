@@ -1,5 +1,5 @@
 import { Binary, type Db, type ObjectId } from 'mongodb';
-import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
+import { deleteEach, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import { oid, oids } from '../../../infra/plain-record.js';
 
 /** One embedded index text. `_id` is the index's `dataId`, so retried writes replace, never duplicate. */
@@ -55,7 +55,7 @@ const toRow = (doc: VectorDoc): VectorRow => ({
  */
 export function createVectorRepo(db: Db, counted: (teamId: string, delta: number) => Promise<void> = async () => undefined) {
   const col = db.collection<VectorDoc>('dataset_vectors');
-  const deleted = async (teamId: string, removal: Promise<{ deletedCount: number }>) => counted(teamId, -(await removal).deletedCount);
+  const deleted = async (teamId: string, removal: Promise<number>) => counted(teamId, -(await removal));
   return {
     /** Inserts new rows; rows whose id exists already are left as they are (a retried training item writes the same ids). */
     async insertNew(rows: VectorRow[]): Promise<void> {
@@ -78,13 +78,13 @@ export function createVectorRepo(db: Db, counted: (teamId: string, delta: number
     },
     async deleteByIds(teamId: string, ids: string[]) {
       if (ids.length === 0) return;
-      await deleted(teamId, col.deleteMany({ teamId: oid(teamId), _id: { $in: ids } }));
+      await deleted(teamId, deleteEach(col, ids.map((id) => ({ _id: id, teamId: oid(teamId) }))));
     },
     async deleteByCollections(teamId: string, collectionIds: string[]) {
-      await deleted(teamId, col.deleteMany({ teamId: oid(teamId), collectionId: { $in: oids(collectionIds) } }));
+      await deleted(teamId, deleteEach(col, oids(collectionIds).map((collectionId) => ({ teamId: oid(teamId), collectionId }))));
     },
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
-      await deleted(teamId, col.deleteMany({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } }));
+      await deleted(teamId, deleteEach(col, oids(datasetIds).map((datasetId) => ({ teamId: oid(teamId), datasetId }))));
     },
     /** Streams the vectors of one dataset and model (index rebuild at start or first search). */
     async *streamDataset(datasetId: string, model: string): AsyncGenerator<VectorRow> {
