@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMongo, insertManyNew, isDuplicateKeyError, type Mongo, upsertMany } from '../../src/infra/mongo.js';
+import { ObjectId } from 'mongodb';
+import { createMongo, deleteEach, existingObjectIds, insertManyNew, isDuplicateKeyError, type Mongo, upsertMany } from '../../src/infra/mongo.js';
 import { freshDatabaseUri } from '../helpers/app.js';
 
 /** The shared bulk writers of src/infra/mongo.ts, against the real test server. */
@@ -56,5 +57,40 @@ describe('upsertMany', () => {
       { _id: 'y', text: 'two' },
       { _id: 'z', text: 'two' },
     ]);
+  });
+});
+
+describe('deleteEach', () => {
+  it('deletes what any filter matches in one delete command and counts it; other scopes stay', async () => {
+    const rows = mongo.db.collection<{ _id: number; team: string; group: string }>('delete_each');
+    await rows.insertMany([
+      { _id: 1, team: 't', group: 'a' },
+      { _id: 2, team: 't', group: 'a' },
+      { _id: 3, team: 't', group: 'b' },
+      { _id: 4, team: 't', group: 'c' },
+      { _id: 5, team: 'other', group: 'a' },
+    ]);
+    expect(await deleteEach(rows, [])).toBe(0);
+    const commands: string[] = [];
+    const listener = (event: { commandName: string }) => void commands.push(event.commandName);
+    mongo.client.on('commandStarted', listener);
+    try {
+      expect(await deleteEach(rows, ['a', 'b', 'missing'].map((group) => ({ team: 't', group })))).toBe(3);
+    } finally {
+      mongo.client.off('commandStarted', listener);
+    }
+    expect(commands.filter((name) => name === 'delete')).toHaveLength(1);
+    expect((await rows.find().sort({ _id: 1 }).toArray()).map((row) => row._id)).toEqual([4, 5]);
+  });
+});
+
+describe('existingObjectIds', () => {
+  it('answers which ids name a document, each once', async () => {
+    const rows = mongo.db.collection<{ _id: ObjectId }>('existing_ids');
+    const [kept, other] = [new ObjectId(), new ObjectId()];
+    await rows.insertMany([{ _id: kept }, { _id: other }]);
+    const missing = new ObjectId().toHexString();
+    expect(await existingObjectIds(rows, [])).toEqual(new Set());
+    expect(await existingObjectIds(rows, [kept.toHexString(), missing, kept.toHexString()])).toEqual(new Set([kept.toHexString()]));
   });
 });
