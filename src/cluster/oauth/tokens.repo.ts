@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { type IndexDeclaration, isDuplicateKeyError } from '../../infra/mongo.js';
+import { deleteEach, type IndexDeclaration, isDuplicateKeyError } from '../../infra/mongo.js';
 import type { TokenType } from './jwt.js';
 
 const TOKENS = 'cluster_tokens';
@@ -37,7 +37,8 @@ export function createTokensRepo(db: Db) {
     deleteForUser: async (username: string, keep: readonly string[] = []) =>
       (await tokens.deleteMany(keep.length > 0 ? { username, _id: { $nin: [...keep] } } : { username })).deletedCount,
     deleteDigests: async (digests: readonly string[]) => {
-      await tokens.deleteMany({ _id: { $in: [...digests] } });
+      // By `_id` each: an `$in` read every allowed token of the deployment on FerretDB.
+      await deleteEach(tokens, digests.map((_id) => ({ _id })));
     },
     deleteExpired: async (now: Date) => (await tokens.deleteMany({ expiresAt: { $lte: now } })).deletedCount,
     countForUser: (username: string) => tokens.countDocuments({ username }),

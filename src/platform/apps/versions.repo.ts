@@ -1,6 +1,6 @@
 import { type Db, ObjectId } from 'mongodb';
 import { findPage } from '../../infra/find-page.js';
-import type { IndexDeclaration } from '../../infra/mongo.js';
+import { deleteEach, type IndexDeclaration } from '../../infra/mongo.js';
 
 export const APP_VERSIONS = 'app_versions';
 export const APP_VERSION_INDEXES: IndexDeclaration[] = [{ collection: APP_VERSIONS, key: { appId: 1, time: -1 } }];
@@ -100,7 +100,8 @@ export function createVersionsRepo(db: Db) {
 
     /** Cascade of an app delete (versions carry no team: the ids are the caller's team's apps). */
     async deleteByApps(appIds: string[]): Promise<void> {
-      if (appIds.length > 0) await versions.deleteMany({ appId: { $in: appIds.map(oid) } });
+      // App by app: an `$in` read every version of the deployment on FerretDB.
+      await deleteEach(versions, appIds.map((appId) => ({ appId: oid(appId) })));
     },
     async rename(appId: string, versionId: string, versionName: string): Promise<boolean> {
       const result = await versions.updateOne({ _id: oid(versionId), appId: oid(appId) }, { $set: { versionName } });

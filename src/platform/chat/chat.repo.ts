@@ -197,13 +197,14 @@ export function createChatRepo(db: Db) {
     /** Cascade of an app delete: every chat of the apps (files, items, chats) and their input guides. */
     async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
       if (appIds.length === 0) return;
-      const scope = { teamId: oid(teamId), appId: { $in: oids(appIds) } };
-      const chatIds = (await chats.find(scope, { projection: { chatId: 1 } }).toArray()).map((chat) => chat.chatId);
+      // App by app: FerretDB passes each equality down, where an `$in` read every chat and item of the team.
+      const scopes = appIds.map((appId) => ({ teamId: oid(teamId), appId: oid(appId) }));
+      const chatIds = (await Promise.all(scopes.map((scope) => chats.find(scope, { projection: { chatId: 1 } }).toArray()))).flat().map((chat) => chat.chatId);
       await deleteFiles(teamId, appIds, { $or: [{ 'metadata.chatId': { $in: chatIds } }, { 'metadata.appId': { $in: [...appIds, ...oids(appIds)] } }] });
-      await items.deleteMany(scope);
-      await chats.deleteMany(scope);
+      await deleteEach(items, scopes);
+      await deleteEach(chats, scopes);
       // Input guides carry no team: the ids are the caller's team's apps.
-      await guides.deleteMany({ appId: { $in: oids(appIds) } });
+      await deleteEach(guides, appIds.map((appId) => ({ appId: oid(appId) })));
     },
 
     /** The last `limit` items of a chat in chronological order. */

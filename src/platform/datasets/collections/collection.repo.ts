@@ -1,5 +1,5 @@
 import type { Db, ObjectId } from 'mongodb';
-import { encodeMap, escapeRegex, existingObjectIds, type IndexDeclaration } from '../../../infra/mongo.js';
+import { deleteEach, encodeMap, escapeRegex, existingObjectIds, type IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { bumpAfterWrite } from '../../../infra/version-stamps.js';
 import { findPage } from '../../../infra/find-page.js';
@@ -177,14 +177,6 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
       const docs = await col.find({ teamId: oid(teamId), datasetId: datasetIds.length === 1 ? oid(datasetIds[0]!) : { $in: oids(datasetIds) } }).toArray();
       return docs.map(toRecord);
     },
-    async byIds(teamId: string, ids: string[]): Promise<CollectionRecord[]> {
-      const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
-      return docs.map(toRecord);
-    },
-    async forbiddenIds(teamId: string, datasetIds: string[]): Promise<string[]> {
-      const docs = await col.find({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) }, forbid: true }, { projection: { _id: 1 } }).toArray();
-      return docs.map((doc) => doc._id.toHexString());
-    },
     /** Which of these files other collections of the team (not `excluding`) still use. */
     async fileIdsUsedElsewhere(teamId: string, fileIds: string[], excluding: string[]): Promise<string[]> {
       if (fileIds.length === 0) return [];
@@ -199,7 +191,7 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
       return (await col.countDocuments({ _id: oid(id), teamId: oid(teamId) }, { limit: 1 })) > 0;
     },
     async deleteMany(teamId: string, ids: string[]) {
-      await changing(teamId, () => col.deleteMany({ teamId: oid(teamId), _id: { $in: oids(ids) } }));
+      await changing(teamId, () => deleteEach(col, oids(ids).map((_id) => ({ _id, teamId: oid(teamId) }))));
     },
   };
 }

@@ -130,10 +130,6 @@ export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Pro
       if (Object.keys(set).length === 0) return;
       await changing(teamId, () => col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set }));
     },
-    async byIds(teamId: string, ids: string[]): Promise<DatasetRecord[]> {
-      const docs = await col.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }).toArray();
-      return docs.map((doc) => plain(doc));
-    },
     /** Which of the ids still name a dataset, whatever its team (the training worker's check). */
     existingIds: (ids: string[]): Promise<Set<string>> => existingObjectIds(col, ids),
     /**
