@@ -10,6 +10,7 @@ import {
   type MongoClientOptions,
   ObjectId,
   type OptionalUnlessRequiredId,
+  type WithId,
 } from 'mongodb';
 import { Errors } from './errors.js';
 
@@ -119,13 +120,19 @@ export async function deleteEach<T extends Document>(col: Collection<T>, filters
 }
 
 /**
- * Which of the ids name a document of the collection: one `_id` read per id, in parallel (the
- * callers check one to a few). FerretDB 1.24 reads the whole collection for an `_id` `$in`.
+ * The documents of these ids (unknown ones left out), one `_id` read each, in parallel: for the
+ * few ids of a request. FerretDB 1.24 reads the whole collection for an `_id` `$in`.
  */
+export async function findEachById<T extends Document>(col: Collection<T>, ids: readonly ObjectId[], projection?: Document): Promise<WithId<T>[]> {
+  const unique = [...new Map(ids.map((id) => [id.toHexString(), id])).values()];
+  const found: (WithId<T> | null)[] = await Promise.all(unique.map((_id) => col.findOne({ _id } as Filter<T>, { projection })));
+  return found.filter((doc) => doc !== null);
+}
+
+/** Which of the ids name a document of the collection (findEachById). */
 export async function existingObjectIds<T extends { _id: ObjectId }>(col: Collection<T>, ids: string[]): Promise<Set<string>> {
-  const unique = [...new Set(ids)];
-  const found = await Promise.all(unique.map((id) => col.findOne({ _id: new ObjectId(id) } as Filter<T>, { projection: { _id: 1 } })));
-  return new Set(unique.filter((_id, i) => found[i] !== null));
+  const found = await findEachById(col, ids.map((id) => new ObjectId(id)), { _id: 1 });
+  return new Set(found.map((doc) => doc._id.toHexString()));
 }
 
 /** Documents written per round trip by upsertMany (and per progress report of an import). */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectId } from 'mongodb';
-import { createMongo, deleteEach, existingObjectIds, insertManyNew, isDuplicateKeyError, type Mongo, upsertMany } from '../../src/infra/mongo.js';
+import { createMongo, deleteEach, existingObjectIds, findEachById, insertManyNew, isDuplicateKeyError, type Mongo, upsertMany } from '../../src/infra/mongo.js';
 import { freshDatabaseUri } from '../helpers/app.js';
 
 /** The shared bulk writers of src/infra/mongo.ts, against the real test server. */
@@ -92,5 +92,13 @@ describe('existingObjectIds', () => {
     const missing = new ObjectId().toHexString();
     expect(await existingObjectIds(rows, [])).toEqual(new Set());
     expect(await existingObjectIds(rows, [kept.toHexString(), missing, kept.toHexString()])).toEqual(new Set([kept.toHexString()]));
+  });
+
+  it('findEachById reads the known ids once each, with the projection', async () => {
+    const rows = mongo.db.collection<{ _id: ObjectId; name: string; secret: string }>('find_each');
+    const [a, b] = [new ObjectId(), new ObjectId()];
+    await rows.insertMany([{ _id: a, name: 'a', secret: 's' }, { _id: b, name: 'b', secret: 's' }]);
+    const found = await findEachById(rows, [b, new ObjectId(), a, b], { name: 1 });
+    expect(found.sort((x, y) => x.name.localeCompare(y.name))).toEqual([{ _id: a, name: 'a' }, { _id: b, name: 'b' }]);
   });
 });

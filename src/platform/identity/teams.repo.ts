@@ -1,5 +1,5 @@
 import { createTeamPermissionRows } from '../permissions/resource-permissions.repo.js';
-import { isObjectIdHex } from '../../infra/mongo.js';
+import { findEachById, isObjectIdHex } from '../../infra/mongo.js';
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
@@ -75,7 +75,7 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
         .find({ _id: { $in: ids.map(oid) }, teamId: oid(teamId) }, { projection: { name: 1, userId: 1, status: 1, avatar: 1 } })
         .toArray();
       const userIds = found.map((m) => m.userId).filter((id): id is ObjectId => id instanceof ObjectId);
-      const users = userIds.length ? await db.collection('users').find({ _id: { $in: userIds } }, { projection: { avatar: 1 } }).toArray() : [];
+      const users = await findEachById(db.collection('users'), userIds, { avatar: 1 });
       const avatarOf = new Map(users.map((u) => [u._id.toHexString(), typeof u.avatar === 'string' ? u.avatar : '']));
       const memberAvatar = (m: { avatar?: unknown }) => (typeof m.avatar === 'string' ? m.avatar : '');
       return new Map(
