@@ -1,5 +1,6 @@
 import { type Db, ObjectId } from 'mongodb';
 import { groupBy } from '../../../domain/group-by.js';
+import { deleteEach } from '../../../infra/mongo.js';
 import { createMongoLocks } from '../../../infra/mongo-lock.js';
 import { oid } from '../../../infra/plain-record.js';
 
@@ -233,7 +234,7 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
 
     /** Forgets deleted datasets' counts (their queue items went with them). */
     async dropDatasets(teamId: string, datasetIds: string[]): Promise<void> {
-      for (const datasetId of datasetIds) await col.deleteMany({ teamId: oid(teamId), datasetId: oid(datasetId) });
+      await deleteEach(col, datasetIds.map((datasetId) => ({ teamId: oid(teamId), datasetId: oid(datasetId) })));
     },
 
     /** Resolves once the upkeep started so far has ended (tests, shutdown). */

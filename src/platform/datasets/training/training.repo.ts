@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Db, ObjectId } from 'mongodb';
 import { groupBy } from '../../../domain/group-by.js';
-import { type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
+import { deleteEach, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { createTrainingCounts, type QueueChange, TRAINING_COUNT_INDEXES } from './training-counts.js';
@@ -110,13 +110,10 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     const changes: QueueChange[] = [];
     for (const group of groupBy(items, (item) => `${item.collectionId} ${item.model}`).values()) {
       const first = group[0]!;
-      const { deletedCount } = await col.bulkWrite(
-        group.map((item) => ({ deleteOne: { filter: { _id: oid(item._id), teamId: oid(item.teamId) } } })),
-        { ordered: false },
-      );
-      changes.push(change(first, -deletedCount));
+      const deleted = await deleteEach(col, group.map((item) => ({ _id: oid(item._id), teamId: oid(item.teamId) })));
+      changes.push(change(first, -deleted));
     }
-    await claims.deleteMany({ _id: { $in: oids(items.map((item) => item._id)) } });
+    await deleteEach(claims, items.map((item) => ({ _id: oid(item._id) })));
     await counts.record(changes);
   }
   const toDoc = (item: NewTraining) => ({
@@ -281,9 +278,9 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       }
       await counts.record(changes);
     },
-    /** One delete per dataset: FerretDB filters an equality in PostgreSQL, where an `$in` reads the whole queue. */
+    /** One statement per dataset: FerretDB filters an equality in PostgreSQL, where an `$in` reads the whole queue. */
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
-      for (const datasetId of datasetIds) await col.deleteMany({ teamId: oid(teamId), datasetId: oid(datasetId) });
+      await deleteEach(col, oids(datasetIds).map((datasetId) => ({ teamId: oid(teamId), datasetId })));
       await counts.dropDatasets(teamId, datasetIds);
     },
     /** Exact: a scan of the dataset's queue on FerretDB (the rebuild's check that nothing is queued). */
