@@ -135,6 +135,23 @@ export async function existingObjectIds<T extends { _id: ObjectId }>(col: Collec
   return new Set(found.map((doc) => doc._id.toHexString()));
 }
 
+/** Where `runMigrationOnce` records the data migrations a deployment has finished. */
+export const MIGRATIONS = 'migrations';
+
+/**
+ * Runs a data migration unless the deployment has finished it before: one `_id` read per start
+ * afterwards, where the migration's own query might read a whole collection. It is recorded only
+ * once it has run to the end, so one interrupted runs again; migrations must be idempotent (two
+ * replicas starting together may both run it).
+ */
+export async function runMigrationOnce(db: Db, id: string, migrate: () => Promise<void>): Promise<boolean> {
+  const done = db.collection<{ _id: string; doneAt: Date }>(MIGRATIONS);
+  if (await done.findOne({ _id: id }, { projection: { _id: 1 } })) return false;
+  await migrate();
+  await done.updateOne({ _id: id }, { $setOnInsert: { doneAt: new Date() } }, { upsert: true });
+  return true;
+}
+
 /** Documents written per round trip by upsertMany (and per progress report of an import). */
 export const UPSERT_CHUNK = 1000;
 

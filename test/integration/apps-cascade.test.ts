@@ -2,6 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createApiKey, createUser, login } from '../helpers/platform.js';
+import { chatFileOwner } from '../../src/platform/datasets/files/file.repo.js';
 import { call, createApp, createFolder, ok, simpleNodes } from './apps-helpers.js';
 
 let t: TestApp;
@@ -30,7 +31,8 @@ async function seedDependents(appId: string) {
     await db.collection('outlinks').insertOne({ teamId: new ObjectId(aliceTeam), appId: id, shareId: `s-${appId}-${n}` });
     await db.collection('chat_input_guides').insertOne({ appId: id, text: `guide ${n}` });
   }
-  await db.collection('chat.files').insertOne({ length: 0, chunkSize: 255, uploadDate: new Date(), filename: 'f.txt', metadata: { chatId, teamId: aliceTeam } });
+  const metadata = { chatId, teamId: aliceTeam };
+  await db.collection('chat.files').insertOne({ length: 0, chunkSize: 255, uploadDate: new Date(), filename: 'f.txt', metadata, ...chatFileOwner(metadata) });
   await createApiKey(t, alice, { name: 'k', appId });
 }
 

@@ -26,6 +26,7 @@ export const chatServices = fp(
     app.apps.onAppsDeleted((teamId, appIds) => chat.repo.deleteByApps(teamId, appIds));
     app.decorate('chat', { ...chat, teamSpace });
     app.startup.add('indexes: chat', () => app.mongo.ensureIndexes(CHAT_INDEXES));
+    app.startup.add('chat: owner fields of older chat files', () => chat.repo.addMissingFileOwners());
   },
   { name: 'platform-chat', dependencies: ['platform-identity', 'platform-system', 'platform-apps', 'platform-outlinks', 'platform-datasets'] },
 );

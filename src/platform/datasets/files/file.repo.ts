@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { GridFSBucket, type Db, type ObjectId } from 'mongodb';
-import type { IndexDeclaration } from '../../../infra/mongo.js';
+import { GridFSBucket, type Db, ObjectId } from 'mongodb';
+import { findEachById, type IndexDeclaration, isObjectIdHex } from '../../../infra/mongo.js';
 import { oid } from '../../../infra/plain-record.js';
 
 export const BUCKET_NAMES = ['dataset', 'chat'] as const;
@@ -26,6 +26,31 @@ interface ImageDoc {
   metadata: { mime: string; relatedId?: string };
 }
 
+/**
+ * Top-level copies of a chat file's team, chat and app (the GridFS metadata keeps the originals).
+ * A chat's delete finds its files by these: FerretDB 1.24 passes no dotted path down, so a
+ * `metadata.chatId` filter read every chat file of the deployment. `appId` is the app's id, or
+ * `NO_APP` when the metadata names none (a value any engine compares by equality, unlike null).
+ */
+export interface ChatFileOwner {
+  teamId: ObjectId;
+  chatId: string;
+  appId: ObjectId | string;
+}
+export const NO_APP = '';
+
+const idOf = (value: unknown): ObjectId | null => (value instanceof ObjectId ? value : isObjectIdHex(value) ? new ObjectId(value) : null);
+
+/** The owner fields of a chat file with this metadata; null when it names no valid team. */
+export function chatFileOwner(metadata: Record<string, unknown> | undefined): ChatFileOwner | null {
+  const teamId = idOf(metadata?.teamId);
+  if (!teamId) return null;
+  const app = metadata?.appId;
+  const chatId = typeof metadata?.chatId === 'string' ? metadata.chatId : '';
+  // An app named by something other than an id matches no app, as before; it is not "no app".
+  return { teamId, chatId, appId: idOf(app) ?? (app === undefined || app === null || app === '' ? NO_APP : String(app)) };
+}
+
 export const FILE_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset.files', key: { uploadDate: -1 } },
   { collection: 'images', key: { teamId: 1, 'metadata.relatedId': 1 } },
@@ -41,6 +66,18 @@ export function createFileRepo(db: Db) {
       await new Promise<void>((resolve, reject) => {
         Readable.from([input.buffer]).pipe(stream).on('finish', () => resolve()).on('error', reject);
       });
+      const owner = bucketName === 'chat' ? chatFileOwner(input.metadata) : null;
+      if (owner) {
+        // GridFS writes the file document itself, so the owner fields follow in a second write; a
+        // file without them would outlive its chat, so a failed write takes the file back out.
+        await db
+          .collection(`${bucketName}.files`)
+          .updateOne({ _id: stream.id }, { $set: owner })
+          .catch(async (error: unknown) => {
+            await bucket(bucketName).delete(stream.id).catch(() => undefined);
+            throw error;
+          });
+      }
       return stream.id.toHexString();
     },
     async find(bucketName: BucketName, id: string): Promise<StoredFile | null> {
@@ -68,11 +105,10 @@ export function createFileRepo(db: Db) {
     },
     /** Deletes the team's files among `ids` (a file of another team with one of these ids stays). */
     async deleteMany(bucketName: BucketName, teamId: string, ids: string[]) {
-      if (ids.length === 0) return;
-      const owned = await bucket(bucketName)
-        .find({ _id: { $in: ids.map(oid) }, 'metadata.teamId': teamId }, { projection: { _id: 1 } })
-        .toArray();
-      for (const file of owned) {
+      // By `_id` each: FerretDB 1.24 filters an `$in` and any `metadata.*` path itself, reading the whole bucket.
+      const found = await findEachById(db.collection<{ _id: ObjectId; metadata?: { teamId?: unknown } }>(`${bucketName}.files`), ids.map(oid), { _id: 1, metadata: 1 });
+      for (const file of found) {
+        if (String(file.metadata?.teamId) !== teamId) continue;
         await bucket(bucketName)
           .delete(file._id)
           .catch(() => undefined);
