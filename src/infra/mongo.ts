@@ -129,6 +129,23 @@ export async function findEachById<T extends Document>(col: Collection<T>, ids: 
   return found.filter((doc) => doc !== null);
 }
 
+/** Up to this many values `findWithAnyOf` reads value by value; beyond, one `$in`. */
+export const EQUALITY_READS_UP_TO = 16;
+
+/**
+ * The documents matching `scope` whose `field` is one of `values`. For a few values, one equality
+ * read each, in parallel: FerretDB 1.24 passes an equality down (an index read) but filters an
+ * `$in` itself after reading everything `scope` matches (all of a team's collections, say). For
+ * more, one `$in` read: a scan of the scope there, cheaper than hundreds of reads, and index-served
+ * on MongoDB either way.
+ */
+export async function findWithAnyOf<T extends Document>(col: Collection<T>, scope: Filter<T>, field: string, values: readonly unknown[], projection?: Document): Promise<WithId<T>[]> {
+  if (values.length === 0) return [];
+  if (values.length > EQUALITY_READS_UP_TO) return col.find({ ...scope, [field]: { $in: values } } as Filter<T>, { projection }).toArray();
+  const reads = await Promise.all(values.map((value) => col.find({ ...scope, [field]: value } as Filter<T>, { projection }).toArray()));
+  return reads.flat();
+}
+
 /** Which of the ids name a document of the collection (findEachById). */
 export async function existingObjectIds<T extends { _id: ObjectId }>(col: Collection<T>, ids: string[]): Promise<Set<string>> {
   const found = await findEachById(col, ids.map((id) => new ObjectId(id)), { _id: 1 });

@@ -116,6 +116,47 @@ describe('collections', () => {
     for (const id of [outer, inner]) expect((await api.get('/core/dataset/collection/detail', { id })).status).toBe(404);
   });
 
+  it('walks a subtree folder by folder: no $in for a narrow tree, one for a wide level; every descendant goes, nothing else', async () => {
+    const { ObjectId } = await import('mongodb');
+    const create = (name: string, type: 'folder' | 'virtual', parentId?: string) => api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name, type, ...(parentId ? { parentId } : {}) }));
+    const bystander = await create('Bystander', 'virtual');
+    const top = await create('Top', 'folder');
+    const middle = await create('Middle', 'folder', top);
+    const leaves = [await create('Leaf 1', 'virtual', top), await create('Leaf 2', 'virtual', middle)];
+    const wide = await create('Wide', 'folder');
+    const subfolders = await Promise.all(Array.from({ length: 17 }, (_, i) => create(`Sub ${i}`, 'folder', wide)));
+    const deepest = await Promise.all(subfolders.map((sub, i) => create(`In sub ${i}`, 'virtual', sub)));
+    const finds: Record<string, unknown>[] = [];
+    const listener = (event: { commandName: string; command: Record<string, unknown> }) => {
+      if (event.commandName === 'find' && event.command.find === 'dataset_collections') finds.push(event.command.filter as Record<string, unknown>);
+    };
+    const watching = async (run: () => Promise<unknown>) => {
+      finds.length = 0;
+      t.app.mongo.client.on('commandStarted', listener);
+      try {
+        await run();
+      } finally {
+        t.app.mongo.client.off('commandStarted', listener);
+      }
+    };
+    const hasIn = () => finds.some((filter) => Object.values(filter).some((value) => typeof value === 'object' && value !== null && '$in' in value));
+    const gone = async (ids: string[]) => (await t.app.mongo.db.collection('dataset_collections').countDocuments({ _id: { $in: ids.map((id) => new ObjectId(id)) } })) === 0;
+
+    // A leaf is not asked for children; a narrow tree is read one folder at a time.
+    await watching(() => api.ok(api.put('/core/dataset/collection/update', { id: leaves[0], parentId: middle })));
+    expect(finds.some((filter) => 'parentId' in filter)).toBe(false);
+    await watching(() => api.ok(api.del('/core/dataset/collection/delete', { id: top })));
+    expect(hasIn()).toBe(false);
+    expect(await gone([top, middle, ...leaves])).toBe(true);
+
+    // A level of 17 folders is read with one $in.
+    await watching(() => api.ok(api.del('/core/dataset/collection/delete', { id: wide })));
+    expect(hasIn()).toBe(true);
+    expect(await gone([wide, ...subfolders, ...deepest])).toBe(true);
+    expect(await gone([bystander])).toBe(false);
+    await api.ok(api.del('/core/dataset/collection/delete', { id: bystander }));
+  });
+
   it('imports a web page with a selector, refuses dead links, and syncs', async () => {
     const created = await api.ok<{ collectionId: string; results: { insertLen: number } }>(
       api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/guide`, metadata: { webPageSelector: 'main' } }),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectId } from 'mongodb';
-import { createMongo, deleteEach, existingObjectIds, findEachById, insertManyNew, isDuplicateKeyError, type Mongo, upsertMany } from '../../src/infra/mongo.js';
+import { createMongo, deleteEach, EQUALITY_READS_UP_TO, existingObjectIds, findEachById, findWithAnyOf, insertManyNew, isDuplicateKeyError, type Mongo, upsertMany } from '../../src/infra/mongo.js';
 import { freshDatabaseUri } from '../helpers/app.js';
 
 /** The shared bulk writers of src/infra/mongo.ts, against the real test server. */
@@ -100,5 +100,37 @@ describe('existingObjectIds', () => {
     await rows.insertMany([{ _id: a, name: 'a', secret: 's' }, { _id: b, name: 'b', secret: 's' }]);
     const found = await findEachById(rows, [b, new ObjectId(), a, b], { name: 1 });
     expect(found.sort((x, y) => x.name.localeCompare(y.name))).toEqual([{ _id: a, name: 'a' }, { _id: b, name: 'b' }]);
+  });
+});
+
+describe('findWithAnyOf', () => {
+  it('reads value by value up to EQUALITY_READS_UP_TO values, then with one $in; same documents, scope kept', async () => {
+    const rows = mongo.db.collection<{ _id: number; team: string; group: number }>('find_with_any_of');
+    await rows.insertMany(Array.from({ length: 60 }, (_, i) => ({ _id: i, team: i < 50 ? 't' : 'other', group: i % 25 })));
+    const filters: Record<string, unknown>[] = [];
+    const listener = (event: { commandName: string; command: Record<string, unknown> }) => {
+      if (event.commandName === 'find') filters.push(event.command.filter as Record<string, unknown>);
+    };
+    const read = async (groups: number[]) => {
+      filters.length = 0;
+      mongo.client.on('commandStarted', listener);
+      try {
+        return (await findWithAnyOf(rows, { team: 't' }, 'group', groups, { team: 1 })).map((row) => row._id).sort((a, b) => a - b);
+      } finally {
+        mongo.client.off('commandStarted', listener);
+      }
+    };
+    expect(await read([])).toEqual([]);
+    expect(filters).toHaveLength(0);
+    const few = Array.from({ length: EQUALITY_READS_UP_TO }, (_, i) => i);
+    const expectedFew = (await rows.find({ team: 't', group: { $in: few } }).toArray()).map((row) => row._id).sort((a, b) => a - b);
+    expect(await read(few)).toEqual(expectedFew);
+    expect(filters).toHaveLength(EQUALITY_READS_UP_TO);
+    for (const filter of filters) expect(typeof filter.group).toBe('number');
+    const many = Array.from({ length: EQUALITY_READS_UP_TO + 1 }, (_, i) => i);
+    const expectedMany = (await rows.find({ team: 't', group: { $in: many } }).toArray()).map((row) => row._id).sort((a, b) => a - b);
+    expect(await read(many)).toEqual(expectedMany);
+    expect(filters).toEqual([{ team: 't', group: { $in: many } }]);
+    expect(expectedMany.every((id) => id < 50)).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import type { Db, ObjectId } from 'mongodb';
-import { deleteEach, encodeMap, escapeRegex, existingObjectIds, type IndexDeclaration } from '../../../infra/mongo.js';
+import { deleteEach, encodeMap, escapeRegex, existingObjectIds, findWithAnyOf, type IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { bumpAfterWrite } from '../../../infra/version-stamps.js';
 import { findPage } from '../../../infra/find-page.js';
@@ -158,9 +158,10 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
       if (!root) return [];
       const all = [root];
       const seen = new Set([root._id.toHexString()]);
-      let frontier = [root._id];
+      // Only folders hold collections (every create and move checks the parent), so only they are asked for children.
+      let frontier = root.type === 'folder' ? [root._id] : [];
       while (frontier.length > 0) {
-        const next = await col.find({ teamId: oid(teamId), parentId: { $in: frontier } }).toArray();
+        const next = await findWithAnyOf(col, { teamId: oid(teamId), datasetId: root.datasetId }, 'parentId', frontier);
         frontier = [];
         // A loop, not push(...next), which overflows the call stack past ~125,000 collections; a
         // cycle in damaged data ends here instead of looping for ever.
@@ -168,7 +169,7 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
           if (seen.has(doc._id.toHexString())) continue;
           seen.add(doc._id.toHexString());
           all.push(doc);
-          frontier.push(doc._id);
+          if (doc.type === 'folder') frontier.push(doc._id);
         }
       }
       return all.map(toRecord);
@@ -180,10 +181,9 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
     /** Which of these files other collections of the team (not `excluding`) still use. */
     async fileIdsUsedElsewhere(teamId: string, fileIds: string[], excluding: string[]): Promise<string[]> {
       if (fileIds.length === 0) return [];
-      const docs = await col
-        .find({ teamId: oid(teamId), fileId: { $in: oids(fileIds) }, _id: { $nin: oids(excluding) } }, { projection: { fileId: 1 } })
-        .toArray();
-      return docs.flatMap((doc) => (doc.fileId ? [doc.fileId.toHexString()] : []));
+      const leaving = new Set(excluding);
+      const docs = await findWithAnyOf(col, { teamId: oid(teamId) }, 'fileId', oids(fileIds), { fileId: 1 });
+      return docs.flatMap((doc) => (doc.fileId && !leaving.has(doc._id.toHexString()) ? [doc.fileId.toHexString()] : []));
     },
     /** Which of the ids still name a collection, whatever its team (the after-write checks). */
     existingIds: (ids: string[]): Promise<Set<string>> => existingObjectIds(col, ids),

@@ -92,11 +92,12 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
       throw Errors.unAuthDataset(`manage permission on dataset ${collection.datasetId} is required to move collection ${collection._id}`);
     }
     if (moving) await move(auth, collection, input.parentId ?? null);
-    await collections.update(auth.teamId, collection._id, {
+    const patch = {
       ...(input.name ? { name: input.name, updateTime: MANUAL_NAME.test(input.name) ? PINNED_TIME : new Date() } : {}),
       ...(input.tags ? { tags: input.tags } : {}),
       ...(input.forbid !== undefined ? { forbid: input.forbid } : {}),
-    });
+    };
+    if (Object.keys(patch).length > 0) await collections.update(auth.teamId, collection._id, patch);
     if (input.forbid !== undefined && collection.type === 'folder') {
       const subtree = await collections.withDescendants(auth.teamId, collection._id);
       await collections.setForbid(auth.teamId, subtree.map((item) => item._id), input.forbid);
