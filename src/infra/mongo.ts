@@ -1,5 +1,6 @@
 import {
   type AnyBulkWriteOperation,
+  type BulkWriteOptions,
   type Collection,
   type CreateIndexesOptions,
   type Db,
@@ -120,6 +121,50 @@ export async function deleteEach<T extends Document>(col: Collection<T>, filters
 }
 
 /**
+ * Update, replace and upsert statements per command of `bulkUpdate`. FerretDB 1.24 (both
+ * backends) holds a connection of its pool of 50 per such statement until the command ends, so
+ * one bulk of 50 of them, or concurrent bulks adding up to that, waits for ever and stalls every
+ * other client (measured: 40 statements pass, 60 hang, two concurrent bulks of 30 hang). Deletes
+ * and inserts are not affected.
+ */
+export const UPDATE_STATEMENTS_PER_COMMAND = 16;
+
+/** Update commands of more than one statement, one at a time per process (see above). */
+let updateCommands: Promise<unknown> = Promise.resolve();
+
+/**
+ * A bulk of update, replace and upsert statements, sent `UPDATE_STATEMENTS_PER_COMMAND` at a time
+ * and one such command at a time per process. Ordered: stops at the first failing command.
+ * Unordered: every command runs, then the first failure is thrown. On MongoDB a large bulk costs
+ * a round trip per 16 statements instead of one: these are imports, permission changes over a
+ * subtree and migrations, not request hot paths.
+ */
+export async function bulkUpdate<T extends Document>(
+  col: Collection<T>,
+  operations: AnyBulkWriteOperation<T>[],
+  options: BulkWriteOptions = {},
+): Promise<{ matchedCount: number; modifiedCount: number; upsertedCount: number }> {
+  const totals = { matchedCount: 0, modifiedCount: 0, upsertedCount: 0 };
+  let failure: unknown;
+  for (let start = 0; start < operations.length; start += UPDATE_STATEMENTS_PER_COMMAND) {
+    const batch = operations.slice(start, start + UPDATE_STATEMENTS_PER_COMMAND);
+    const command = updateCommands.then(() => col.bulkWrite(batch, options));
+    updateCommands = command.catch(() => undefined);
+    try {
+      const result = await command;
+      totals.matchedCount += result.matchedCount;
+      totals.modifiedCount += result.modifiedCount;
+      totals.upsertedCount += result.upsertedCount;
+    } catch (error) {
+      if (options.ordered !== false) throw error;
+      failure ??= error;
+    }
+  }
+  if (failure !== undefined) throw failure;
+  return totals;
+}
+
+/**
  * The documents of these ids (unknown ones left out), one `_id` read each, in parallel: for the
  * few ids of a request. FerretDB 1.24 reads the whole collection for an `_id` `$in`.
  */
@@ -157,14 +202,15 @@ export const MIGRATIONS = 'migrations';
 
 /**
  * Runs a data migration unless the deployment has finished it before: one `_id` read per start
- * afterwards, where the migration's own query might read a whole collection. It is recorded only
- * once it has run to the end, so one interrupted runs again; migrations must be idempotent (two
- * replicas starting together may both run it).
+ * afterwards, where the migration's own query might read a whole collection. `migrate` answers
+ * whether it ran to the end; only then is it recorded, so one interrupted runs again. Migrations
+ * must be idempotent (two replicas starting together may both run one). Answers whether the
+ * migration is finished.
  */
-export async function runMigrationOnce(db: Db, id: string, migrate: () => Promise<void>): Promise<boolean> {
+export async function runMigrationOnce(db: Db, id: string, migrate: () => Promise<boolean>): Promise<boolean> {
   const done = db.collection<{ _id: string; doneAt: Date }>(MIGRATIONS);
-  if (await done.findOne({ _id: id }, { projection: { _id: 1 } })) return false;
-  await migrate();
+  if (await done.findOne({ _id: id }, { projection: { _id: 1 } })) return true;
+  if (!(await migrate())) return false;
   await done.updateOne({ _id: id }, { $setOnInsert: { doneAt: new Date() } }, { upsert: true });
   return true;
 }
@@ -192,7 +238,7 @@ export async function upsertMany<T extends { _id: string }>(
     const replacements = chunk
       .filter((doc) => known.has(doc._id))
       .map((doc): AnyBulkWriteOperation<T> => ({ replaceOne: { filter: { _id: doc._id } as Filter<T>, replacement: doc } }));
-    if (replacements.length > 0) updated += (await col.bulkWrite(replacements, { ordered: true })).matchedCount;
+    if (replacements.length > 0) updated += (await bulkUpdate(col, replacements, { ordered: true })).matchedCount;
     created += fresh.length;
     onWritten?.(start + chunk.length);
   }

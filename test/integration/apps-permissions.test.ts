@@ -174,6 +174,17 @@ describe('permission inheritance end to end', () => {
     expect(ritaTries.status).toBe(403);
   });
 
+  it('a collaborator change on a folder reaches each of its 30 inheriting subfolders', async () => {
+    const big = await createFolder(t, tok.wendy as string, 'Big');
+    const subfolders = [];
+    for (let i = 0; i < 30; i++) subfolders.push(await createFolder(t, tok.wendy as string, `Sub ${i}`, big));
+    await ok(t, tok.wendy as string, 'POST', '/proApi/core/app/collaborator/update', { appId: big, tmbIds: [tmb.rita, tmb.carl], permission: 6 });
+    for (const sub of subfolders) {
+      expect(await collaborators(sub)).toEqual(expect.arrayContaining([['rita', 6], ['carl', 6]]));
+    }
+    expect(await access('rita', subfolders[29] as string)).toBe('write');
+  });
+
   it('only team members with team write create; only owners delete', async () => {
     const r = await call(t, tok.rita as string, 'POST', '/core/app/folder/create', { name: 'nope' });
     expect(r.status).toBe(403);

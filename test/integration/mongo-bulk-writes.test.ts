@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectId } from 'mongodb';
-import { createMongo, deleteEach, EQUALITY_READS_UP_TO, existingObjectIds, findEachById, findWithAnyOf, insertManyNew, isDuplicateKeyError, type Mongo, upsertMany } from '../../src/infra/mongo.js';
+import { bulkUpdate, createMongo, deleteEach, EQUALITY_READS_UP_TO, existingObjectIds, findEachById, findWithAnyOf, insertManyNew, isDuplicateKeyError, type Mongo, UPDATE_STATEMENTS_PER_COMMAND, upsertMany } from '../../src/infra/mongo.js';
 import { freshDatabaseUri } from '../helpers/app.js';
 
 /** The shared bulk writers of src/infra/mongo.ts, against the real test server. */
@@ -132,5 +132,50 @@ describe('findWithAnyOf', () => {
     expect(await read(many)).toEqual(expectedMany);
     expect(filters).toEqual([{ team: 't', group: { $in: many } }]);
     expect(expectedMany.every((id) => id < 50)).toBe(true);
+  });
+});
+
+describe('bulkUpdate', () => {
+  it('applies large bulks of updates and upserts, concurrent ones too (FerretDB 1.24 stalls on 50 statements in one command)', async () => {
+    const rows = mongo.db.collection<{ _id: number; batch: number; value: number }>('bulk_update');
+    await rows.insertMany(Array.from({ length: 200 }, (_, i) => ({ _id: i, batch: i % 4, value: 0 })));
+    const commands: string[] = [];
+    const listener = (event: { commandName: string }) => void commands.push(event.commandName);
+    mongo.client.on('commandStarted', listener);
+    let results: { matchedCount: number; modifiedCount: number; upsertedCount: number }[];
+    try {
+      results = await Promise.all(
+        [0, 1, 2, 3].map((batch) =>
+          bulkUpdate(
+            rows,
+            // 50 updates of this batch's rows and 10 upserts of new ones, each call.
+            Array.from({ length: 60 }, (_, i) => {
+              const _id = i < 50 ? i * 4 + batch : 1000 + batch * 10 + i;
+              return { updateOne: { filter: { _id }, update: { $set: { batch, value: 1 } }, upsert: true } };
+            }),
+            { ordered: batch % 2 === 0 },
+          ),
+        ),
+      );
+    } finally {
+      mongo.client.off('commandStarted', listener);
+    }
+    expect(results).toEqual(Array.from({ length: 4 }, () => ({ matchedCount: 50, modifiedCount: 50, upsertedCount: 10 })));
+    expect(commands.filter((name) => name === 'update')).toHaveLength(4 * Math.ceil(60 / UPDATE_STATEMENTS_PER_COMMAND));
+    expect(await rows.countDocuments({ value: 1 })).toBe(240);
+    expect(await bulkUpdate(rows, [])).toEqual({ matchedCount: 0, modifiedCount: 0, upsertedCount: 0 });
+  });
+
+  it('ordered stops at the first failing command; unordered runs every command, then throws', async () => {
+    const rows = mongo.db.collection<{ _id: number; key: string; n: number }>('bulk_update_failures');
+    await rows.createIndex({ key: 1 }, { unique: true });
+    await rows.insertMany([{ _id: 1, key: 'taken', n: 0 }, ...Array.from({ length: 40 }, (_, i) => ({ _id: 100 + i, key: `k${i}`, n: 0 }))]);
+    // The first command's last statement collides with the unique key; the rest are fine.
+    const operations = (n: number) =>
+      Array.from({ length: 40 }, (_, i) => ({ updateOne: { filter: { _id: 100 + i }, update: { $set: i === UPDATE_STATEMENTS_PER_COMMAND - 1 ? { key: 'taken' } : { n } } } }));
+    await expect(bulkUpdate(rows, operations(1), { ordered: true })).rejects.toThrow();
+    expect(await rows.countDocuments({ n: 1 })).toBe(UPDATE_STATEMENTS_PER_COMMAND - 1);
+    await expect(bulkUpdate(rows, operations(2), { ordered: false })).rejects.toThrow();
+    expect(await rows.countDocuments({ n: 2 })).toBe(39);
   });
 });

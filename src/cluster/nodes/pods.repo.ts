@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
-import { type IndexDeclaration, upsertMany } from '../../infra/mongo.js';
+import { bulkUpdate, type IndexDeclaration, upsertMany } from '../../infra/mongo.js';
 import { type ResourceUsage, ZERO_USAGE } from './pod-usage.js';
 
 const PODS = 'cluster_pods';
@@ -57,7 +57,7 @@ export function createPodsRepo(db: Db) {
     const operations: AnyBulkWriteOperation<NodeUsage>[] = [...totals.values()].map((entry) => ({
       replaceOne: { filter: { _id: entry._id }, replacement: entry, upsert: true },
     }));
-    if (operations.length > 0) await usage.bulkWrite(operations, { ordered: false });
+    await bulkUpdate(usage, operations, { ordered: false });
     await usage.deleteMany({ _id: { $nin: [...totals.keys()] } });
   }
 

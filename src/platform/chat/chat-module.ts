@@ -8,6 +8,7 @@ import type { UsageRepo } from '../identity/usage.repo.js';
 import type { OutLinkService } from '../outlinks/outlinks.service.js';
 import { type AppSource, createAppSource } from './app-source.js';
 import { type ChatRepo, createChatRepo } from './chat.repo.js';
+import { type ChatFilesRepo, createChatFilesRepo } from './chat-files.repo.js';
 import { type ChatAccess, createChatAccess } from './chat-access.js';
 import { type ChatLogsRepo, createChatLogsRepo } from './chat-logs.repo.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
@@ -17,6 +18,8 @@ import type { SharedNodeDeps } from './workflow-nodes/node-deps.js';
 
 export interface ChatModule {
   repo: ChatRepo;
+  /** The chat files a chat's delete removes, and their start-up migration. */
+  files: ChatFilesRepo;
   logs: ChatLogsRepo;
   apps: AppSource;
   access: ChatAccess;
@@ -36,7 +39,8 @@ export interface ChatModule {
 export function createChatModule(app: FastifyInstance): ChatModule {
   const db = app.mongo.db;
   const now = () => app.identity.clock.now();
-  const repo = createChatRepo(db);
+  const files = createChatFilesRepo(db);
+  const repo = createChatRepo(db, files);
   const apps = createAppSource(app);
   const usage = app.identity.usage;
   const models = createModelAccess(app);
@@ -91,5 +95,5 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       else if (caller.auth.apiKeyId) await app.platformAuth.addApiKeyUsage(caller.auth.apiKeyId, points);
     },
   });
-  return { repo, logs: createChatLogsRepo(db), apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };
+  return { repo, files, logs: createChatLogsRepo(db), apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };
 }

@@ -1,25 +1,21 @@
 /**
  * The only code touching `chats`, `chatitems` and `chat_input_guides` (reference collection
- * and field names), and the one that deletes files of the `chat` GridFS bucket when their chats
- * go. Free-form fields go through the storage codec.
+ * and field names); a chat's files go with it through the chat files repository. Free-form
+ * fields go through the storage codec.
  */
-import { type AnyBulkWriteOperation, type Db, type Filter, ObjectId } from 'mongodb';
+import { type Db, type Filter, ObjectId } from 'mongodb';
 import { normaliseValue } from '../../domain/workflow/chat-values.js';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { createGroupedInserter } from '../../infra/grouped-insert.js';
 import { findPage } from '../../infra/find-page.js';
-import { DUPLICATE_KEY_CODE, deleteEach, type IndexDeclaration, insertManyNew, isObjectIdHex, runMigrationOnce } from '../../infra/mongo.js';
+import { DUPLICATE_KEY_CODE, deleteEach, type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
-import { type ChatFileOwner, chatFileOwner, NO_APP } from '../datasets/files/file.repo.js';
+import type { ChatFilesRepo } from './chat-files.repo.js';
 
 export const CHATS = 'chats';
 export const CHAT_ITEMS = 'chatitems';
 export const CHAT_INPUT_GUIDES = 'chat_input_guides';
-/** GridFS bucket of files uploaded into chats (metadata: teamId, chatId, appId?; owner fields at top level). */
-export const CHAT_FILE_BUCKET = 'chat';
-/** Up to this many chats, a delete reads their files chat by chat; beyond, app by app. */
-const FILE_READS_PER_CHAT_UP_TO = 16;
 
 export const CHAT_INDEXES: IndexDeclaration[] = [
   { collection: CHATS, key: { chatId: 1 } },
@@ -31,10 +27,6 @@ export const CHAT_INDEXES: IndexDeclaration[] = [
   { collection: CHAT_ITEMS, key: { appId: 1, chatId: 1, dataId: 1 } },
   { collection: CHAT_ITEMS, key: { teamId: 1, time: -1 } },
   { collection: CHAT_INPUT_GUIDES, key: { appId: 1, text: 1 }, options: { unique: true } },
-  { collection: `${CHAT_FILE_BUCKET}.files`, key: { teamId: 1, chatId: 1 } },
-  { collection: `${CHAT_FILE_BUCKET}.files`, key: { teamId: 1, appId: 1 } },
-  // The index GridFS itself creates on a bucket's first upload; declared for files stored otherwise.
-  { collection: `${CHAT_FILE_BUCKET}.chunks`, key: { files_id: 1, n: 1 }, options: { unique: true } },
 ];
 
 export type ChatSource = 'test' | 'online' | 'share' | 'api' | 'team' | 'feishu' | 'official_account' | 'wecom';
@@ -141,60 +133,14 @@ export interface ChatUpsert {
   metadata?: Record<string, unknown>;
 }
 
-export function createChatRepo(db: Db) {
+export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
   const chats = db.collection<StoredChat>(CHATS);
   const items = db.collection<StoredChatItem>(CHAT_ITEMS);
   // A turn's question and answer: concurrent turns (of any chats) share an insert (grouped-insert.ts).
   const itemInserts = createGroupedInserter(items);
   const guides = db.collection<{ _id: ObjectId; appId: ObjectId; text: string }>(CHAT_INPUT_GUIDES);
 
-  type StoredChatFile = ChatFileOwner & { _id: ObjectId; metadata?: Record<string, unknown> };
-  const chatFiles = db.collection<StoredChatFile>(`${CHAT_FILE_BUCKET}.files`);
-  const chatChunks = db.collection<{ files_id: ObjectId }>(`${CHAT_FILE_BUCKET}.chunks`);
-
-  /**
-   * Deletes the team's files of these chats (a file naming an app must name one of `appIds`) and,
-   * with `wholeApps`, every file naming one of the apps. Chat ids are chosen by clients and repeat
-   * across teams, so every read is bounded by team. Files are found by their top-level owner
-   * fields (file.repo.ts), by equality only: per chat for a few chats, else per app plus the
-   * team's files naming no app.
-   */
-  async function deleteFiles(teamId: string, appIds: string[], chatIds: string[], wholeApps: boolean): Promise<void> {
-    const team = oid(teamId);
-    const apps = new Set(appIds);
-    const chats = new Set(chatIds);
-    const read = (filter: Filter<ChatFileOwner>) => chatFiles.find(filter, { projection: { _id: 1, chatId: 1, appId: 1 } }).toArray();
-    const byChat = !wholeApps && chats.size <= FILE_READS_PER_CHAT_UP_TO;
-    const reads = byChat ? [...chats].map((chatId) => read({ teamId: team, chatId })) : [...appIds.map((appId) => read({ teamId: team, appId: oid(appId) })), read({ teamId: team, appId: NO_APP })];
-    const namesApp = (file: ChatFileOwner) => file.appId instanceof ObjectId && apps.has(file.appId.toHexString());
-    const ids = (await Promise.all(reads))
-      .flat()
-      .filter((file) => (wholeApps && namesApp(file)) || (chats.has(file.chatId) && (file.appId === NO_APP || namesApp(file))))
-      .map((file) => file._id);
-    // The file documents first, as GridFS deletes: a crash midway leaves chunks no file names.
-    await deleteEach(chatFiles, ids.map((_id) => ({ _id })));
-    await deleteEach(chatChunks, ids.map((files_id) => ({ files_id })));
-  }
-
   return {
-    /**
-     * Start-up, once per deployment: chat files stored without the owner fields (by an earlier
-     * version, or by the reference system) get them from their metadata.
-     */
-    async addMissingFileOwners(): Promise<void> {
-      await runMigrationOnce(db, 'chat-file-owner-fields', async () => {
-        let batch: AnyBulkWriteOperation<StoredChatFile>[] = [];
-        for await (const file of chatFiles.find({ teamId: { $exists: false } }, { projection: { _id: 1, metadata: 1 } })) {
-          const owner = chatFileOwner(file.metadata);
-          if (owner) batch.push({ updateOne: { filter: { _id: file._id }, update: { $set: owner } } });
-          if (batch.length < 500) continue;
-          await chatFiles.bulkWrite(batch, { ordered: false });
-          batch = [];
-        }
-        if (batch.length > 0) await chatFiles.bulkWrite(batch, { ordered: false });
-      });
-    },
-
     /** `within` narrows the match to a share link's or a team's chats. */
     async findChat(appId: string, chatId: string, within: { shareId?: string; teamId?: string } = {}): Promise<ChatDoc | null> {
       const doc = await chats.findOne({ appId: oid(appId), chatId, ...chatFilter(within) });
@@ -223,7 +169,7 @@ export function createChatRepo(db: Db) {
      */
     async deleteChats(teamId: string, appId: string, chatIds: string[]): Promise<void> {
       if (chatIds.length === 0) return;
-      await deleteFiles(teamId, [appId], chatIds, false);
+      await chatFiles.deleteFiles(teamId, [appId], chatIds, false);
       // One statement per chat: FerretDB passes each equality down, where an `$in` read every chat and item of the app.
       const scopes = chatIds.map((chatId) => ({ teamId: oid(teamId), appId: oid(appId), chatId }));
       await deleteEach(items, scopes);
@@ -236,7 +182,7 @@ export function createChatRepo(db: Db) {
       // App by app: FerretDB passes each equality down, where an `$in` read every chat and item of the team.
       const scopes = appIds.map((appId) => ({ teamId: oid(teamId), appId: oid(appId) }));
       const chatIds = (await Promise.all(scopes.map((scope) => chats.find(scope, { projection: { chatId: 1 } }).toArray()))).flat().map((chat) => chat.chatId);
-      await deleteFiles(teamId, appIds, chatIds, true);
+      await chatFiles.deleteFiles(teamId, appIds, chatIds, true);
       await deleteEach(items, scopes);
       await deleteEach(chats, scopes);
       // Input guides carry no team: the ids are the caller's team's apps.

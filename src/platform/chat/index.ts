@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { startRetryingTask } from '../../infra/backoff.js';
 import { CHAT_INDEXES } from './chat.repo.js';
+import { CHAT_FILE_INDEXES } from './chat-files.repo.js';
 import { type ChatModule, createChatModule } from './chat-module.js';
 import { registerCompletionRoutes } from './completions.routes.js';
 import { registerHistoryRoutes } from './history.routes.js';
@@ -25,8 +27,24 @@ export const chatServices = fp(
     app.platformAuth.registerResolver('teamSpace', teamSpace.resolver);
     app.apps.onAppsDeleted((teamId, appIds) => chat.repo.deleteByApps(teamId, appIds));
     app.decorate('chat', { ...chat, teamSpace });
-    app.startup.add('indexes: chat', () => app.mongo.ensureIndexes(CHAT_INDEXES));
-    app.startup.add('chat: owner fields of older chat files', () => chat.repo.addMissingFileOwners());
+    app.startup.add('indexes: chat', () => app.mongo.ensureIndexes([...CHAT_INDEXES, ...CHAT_FILE_INDEXES]));
+    // In the background: on FerretDB it writes about 400 files a second, and until it is done
+    // deletes also find files by their metadata, so nothing waits for it.
+    let fileOwners: { stop(): Promise<void> } | undefined;
+    app.startup.add('chat: owner fields of older chat files', async () => {
+      fileOwners = startRetryingTask({
+        name: 'adding owner fields to older chat files',
+        retry: { firstMs: 1000, maxMs: 60_000 },
+        log: app.log,
+        onFailure: (error) => app.opsMetrics.databaseError('chat-file-owners', error),
+        run: async ({ stopped }) => {
+          if (await chat.files.addMissingOwners(stopped)) app.log.debug('chat files: owner fields complete');
+        },
+      });
+    });
+    app.addHook('preClose', async () => {
+      await fileOwners?.stop();
+    });
   },
   { name: 'platform-chat', dependencies: ['platform-identity', 'platform-system', 'platform-apps', 'platform-outlinks', 'platform-datasets'] },
 );

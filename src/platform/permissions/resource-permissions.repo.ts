@@ -1,6 +1,6 @@
 import { type ClientSession, type Db, ObjectId } from 'mongodb';
 import type { Collaborator } from '../../domain/permission-inheritance.js';
-import type { IndexDeclaration } from '../../infra/mongo.js';
+import { bulkUpdate, type IndexDeclaration } from '../../infra/mongo.js';
 import { TREE_CHANGE_INDEXES } from './tree-changes.repo.js';
 
 export type ResourceType = 'app' | 'dataset';
@@ -69,7 +69,8 @@ export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType
       );
       if (docs.length === 0) return;
       // Upserts rather than inserts: a concurrent replace of the same resource must not fail on the unique key.
-      await rows.bulkWrite(
+      await bulkUpdate(
+        rows,
         docs.map((doc) => ({
           updateOne: {
             filter: { resourceType: doc.resourceType, teamId: doc.teamId, tmbId: doc.tmbId, resourceId: doc.resourceId },
@@ -83,7 +84,8 @@ export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType
 
     async upsert(teamId: string, resourceId: string, collaborators: Collaborator[]): Promise<void> {
       if (collaborators.length === 0) return;
-      await rows.bulkWrite(
+      await bulkUpdate(
+        rows,
         collaborators.map((c) => ({
           updateOne: {
             filter: { ...scope(teamId), tmbId: oid(c.tmbId), resourceId: oid(resourceId) },
