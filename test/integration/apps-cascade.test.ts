@@ -130,6 +130,11 @@ describe('chat logs', () => {
     expect(page.data.map((c: { id: string }) => c.id)).toEqual(['c0', 'c1']);
     expect(page.data[0]).toMatchObject({ title: 'chat 0', source: 'online', messageCount: 2, userGoodFeedbackCount: 1, userBadFeedbackCount: 1, customFeedbacksCount: 1, markCount: 1 });
     expect(page.data[1]).toMatchObject({ title: 'chat 1', messageCount: 1, userGoodFeedbackCount: 1, userBadFeedbackCount: 0, customFeedbacksCount: 0, markCount: 0 });
+    // The last page and one past the end still count every chat of the window.
+    const last = await ok(t, alice, 'POST', '/core/app/getChatLogs', { appId: app, pageNum: 2, pageSize: 2 });
+    expect([last.total, last.data.map((c: { id: string }) => c.id)]).toEqual([3, ['c2']]);
+    const past = await ok(t, alice, 'POST', '/core/app/getChatLogs', { appId: app, pageNum: 3, pageSize: 2 });
+    expect([past.total, past.data]).toEqual([3, []]);
   });
 });
 
