@@ -43,3 +43,18 @@ export async function commandsDuring(app: FastifyInstance, run: () => Promise<un
   }
   return recorded;
 }
+
+/** The filters of the finds on `collection` that the app sends while `run` executes. */
+export async function findFiltersDuring(app: FastifyInstance, collection: string, run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+  const filters: Record<string, unknown>[] = [];
+  const listener = (event: CommandStartedEvent) => {
+    if (event.commandName === 'find' && event.command.find === collection) filters.push(event.command.filter as Record<string, unknown>);
+  };
+  app.mongo.client.on('commandStarted', listener);
+  try {
+    await run();
+  } finally {
+    app.mongo.client.off('commandStarted', listener);
+  }
+  return filters;
+}

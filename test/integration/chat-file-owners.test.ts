@@ -1,6 +1,7 @@
-import { type CommandStartedEvent, type Document, ObjectId } from 'mongodb';
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { findFiltersDuring } from '../helpers/command-counter.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { createChatFilesRepo } from '../../src/platform/chat/chat-files.repo.js';
 import { multipart } from '../fixtures/datasets/client.js';
@@ -58,23 +59,10 @@ async function upload(token: string, bucketName: 'chat' | 'dataset', metadata: R
   return res.json().data.fileId as string;
 }
 
-/** The filters of the finds on `chat.files` that `run` sends. */
-async function chatFileFinds(run: () => Promise<unknown>): Promise<Document[]> {
-  const filters: Document[] = [];
-  const listener = (event: CommandStartedEvent) => {
-    if (event.commandName === 'find' && event.command.find === 'chat.files') filters.push(event.command.filter);
-  };
-  t.app.mongo.client.on('commandStarted', listener);
-  try {
-    await run();
-  } finally {
-    t.app.mongo.client.off('commandStarted', listener);
-  }
-  return filters;
-}
+const chatFileFinds = (run: () => Promise<unknown>) => findFiltersDuring(t.app, 'chat.files', run);
 
 /** Only top-level equalities on the owner fields: what FerretDB passes down. */
-function expectEqualitiesOnOwnerFields(filters: Document[]) {
+function expectEqualitiesOnOwnerFields(filters: Record<string, unknown>[]) {
   expect(filters.length).toBeGreaterThan(0);
   for (const filter of filters) {
     for (const [key, value] of Object.entries(filter)) {

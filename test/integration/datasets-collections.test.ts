@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { findFiltersDuring } from '../helpers/command-counter.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { type Client, client, multipart } from '../fixtures/datasets/client.js';
 
@@ -126,18 +127,9 @@ describe('collections', () => {
     const wide = await create('Wide', 'folder');
     const subfolders = await Promise.all(Array.from({ length: 17 }, (_, i) => create(`Sub ${i}`, 'folder', wide)));
     const deepest = await Promise.all(subfolders.map((sub, i) => create(`In sub ${i}`, 'virtual', sub)));
-    const finds: Record<string, unknown>[] = [];
-    const listener = (event: { commandName: string; command: Record<string, unknown> }) => {
-      if (event.commandName === 'find' && event.command.find === 'dataset_collections') finds.push(event.command.filter as Record<string, unknown>);
-    };
+    let finds: Record<string, unknown>[] = [];
     const watching = async (run: () => Promise<unknown>) => {
-      finds.length = 0;
-      t.app.mongo.client.on('commandStarted', listener);
-      try {
-        await run();
-      } finally {
-        t.app.mongo.client.off('commandStarted', listener);
-      }
+      finds = await findFiltersDuring(t.app, 'dataset_collections', run);
     };
     const hasIn = () => finds.some((filter) => Object.values(filter).some((value) => typeof value === 'object' && value !== null && '$in' in value));
     const gone = async (ids: string[]) => (await t.app.mongo.db.collection('dataset_collections').countDocuments({ _id: { $in: ids.map((id) => new ObjectId(id)) } })) === 0;
