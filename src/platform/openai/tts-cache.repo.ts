@@ -7,7 +7,11 @@ import type { IndexDeclaration } from '../../infra/mongo.js';
 
 export const BUFFER_TTS = 'buffer_tts';
 export const TTS_CACHE_MS = 24 * 60 * 60 * 1000;
-export const TTS_INDEXES: IndexDeclaration[] = [{ collection: BUFFER_TTS, key: { bufferId: 1, text: 1 } }];
+export const TTS_INDEXES: IndexDeclaration[] = [
+  { collection: BUFFER_TTS, key: { bufferId: 1, text: 1 } },
+  // The sweep's range: served on MongoDB instead of a scan of every cached recording.
+  { collection: BUFFER_TTS, key: { createTime: 1 } },
+];
 
 interface TtsDoc {
   _id: ObjectId;

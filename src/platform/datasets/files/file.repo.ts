@@ -54,6 +54,8 @@ export function chatFileOwner(metadata: Record<string, unknown> | undefined): Ch
 export const FILE_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset.files', key: { uploadDate: -1 } },
   { collection: 'images', key: { teamId: 1, 'metadata.relatedId': 1 } },
+  // The expiry cleanup's range: served on MongoDB instead of a scan of every stored image.
+  { collection: 'images', key: { expiredTime: 1 } },
 ];
 
 /** The only code touching GridFS buckets and the `images` collection. */
