@@ -1,5 +1,5 @@
 import { type Db, ObjectId } from 'mongodb';
-import { existingObjectIds, type IndexDeclaration } from '../../../infra/mongo.js';
+import { existingObjectIds, findWithAnyOf, type IndexDeclaration } from '../../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { bumpAfterWrite } from '../../../infra/version-stamps.js';
 
@@ -109,10 +109,6 @@ export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Pro
       const docs = await col.find({ teamId: oid(teamId) }).toArray();
       return docs.map((doc) => plain(doc));
     },
-    async children(teamId: string, parentIds: string[]): Promise<DatasetRecord[]> {
-      const docs = await col.find({ teamId: oid(teamId), parentId: { $in: oids(parentIds) } }).toArray();
-      return docs.map((doc) => plain(doc));
-    },
     /**
      * Every searchable dataset of every team with its vector model: the process-level search
      * index warm-up at start is the one reader that is not acting for a team.
@@ -169,7 +165,7 @@ export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Pro
       const all = new Set([id]);
       let frontier = [id];
       while (frontier.length > 0) {
-        const next = await col.find({ teamId: oid(teamId), parentId: { $in: oids(frontier) } }, { projection: { _id: 1 } }).toArray();
+        const next = await findWithAnyOf(col, { teamId: oid(teamId) }, 'parentId', oids(frontier), { _id: 1 });
         frontier = [];
         for (const doc of next) {
           const child = doc._id.toHexString();
