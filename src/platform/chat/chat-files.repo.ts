@@ -4,7 +4,7 @@
  * files stored before the owner fields existed those fields.
  */
 import { type AnyBulkWriteOperation, type Db, type Filter, ObjectId } from 'mongodb';
-import { bulkUpdate, deleteEach, type IndexDeclaration, runMigrationOnce } from '../../infra/mongo.js';
+import { bulkUpdate, deleteEach, EQUALITY_READS_UP_TO, type IndexDeclaration, runMigrationOnce } from '../../infra/mongo.js';
 import { oid } from '../../infra/plain-record.js';
 import { type ChatFileOwner, chatFileOwner, NO_APP } from '../datasets/files/file.repo.js';
 
@@ -16,8 +16,6 @@ const OWNER_MIGRATION = 'chat-file-owner-fields';
 
 /** Files given their owner fields per read and bulk write of the migration. */
 const OWNER_BATCH = 2000;
-/** Up to this many chats, a delete reads their files chat by chat; beyond, app by app. */
-const READS_PER_CHAT_UP_TO = 16;
 
 export const CHAT_FILE_INDEXES: IndexDeclaration[] = [
   { collection: FILES, key: { teamId: 1, chatId: 1 } },
@@ -59,7 +57,8 @@ export function createChatFilesRepo(db: Db) {
       const apps = new Set(appIds);
       const chats = new Set(chatIds);
       const read = (filter: Filter<StoredChatFile>) => files.find(filter, { projection: { _id: 1, chatId: 1, appId: 1 } }).toArray();
-      const byChat = !wholeApps && chats.size <= READS_PER_CHAT_UP_TO;
+      // Chat by chat while `findWithAnyOf` would read value by value too; beyond, app by app.
+      const byChat = !wholeApps && chats.size <= EQUALITY_READS_UP_TO;
       const reads: Promise<(ChatFileOwner & { _id: ObjectId })[]>[] = byChat
         ? [...chats].map((chatId) => read({ teamId: team, chatId }))
         : [...appIds.map((appId) => read({ teamId: team, appId: oid(appId) })), read({ teamId: team, appId: NO_APP })];
