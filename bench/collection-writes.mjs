@@ -4,7 +4,7 @@
 // 4 times in turn, after one run to warm up.
 // Usage: npm run build && node bench/collection-writes.mjs
 import { ObjectId } from 'mongodb';
-import { rootClient } from './datasets-common.mjs';
+import { rootClient, timerOver } from './datasets-common.mjs';
 import { startBenchEnvironment } from './lib.mjs';
 const N = Number(process.env.BENCH_COLLECTIONS) || 20_000;
 const env = await startBenchEnvironment({ env: { TRAINING_WORKER: 'false', CLUSTER_REGISTER_HOST_NODE: 'false' } });
@@ -20,17 +20,7 @@ try {
     ids.push(...docs.map((doc) => doc._id.toHexString()));
   }
   console.log(`seeded ${N} collections`);
-  let next = 0;
-  const timed = async (run) => {
-    await run(ids[next++]);
-    const times = [];
-    for (let r = 0; r < 4; r++) {
-      const started = performance.now();
-      await run(ids[next++]);
-      times.push(Math.round(performance.now() - started));
-    }
-    return times.join(' ');
-  };
+  const timed = timerOver(ids);
   const routes = [
     ['/core/dataset/collection/delete', (id) => call('DELETE', `/core/dataset/collection/delete?id=${id}`)],
     ['/core/dataset/collection/update (rename)', (id) => call('PUT', '/core/dataset/collection/update', { id, name: `renamed ${id}` })],

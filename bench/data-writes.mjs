@@ -5,7 +5,7 @@
 // index is built on the first).
 // Usage: npm run build && node bench/data-writes.mjs
 import { Binary, ObjectId } from 'mongodb';
-import { rootClient } from './datasets-common.mjs';
+import { rootClient, timerOver } from './datasets-common.mjs';
 import { startBenchEnvironment } from './lib.mjs';
 const N = Number(process.env.BENCH_VECTORS) || 20_000;
 const env = await startBenchEnvironment({ env: { TRAINING_WORKER: 'false', CLUSTER_REGISTER_HOST_NODE: 'false', PLAN_MAX_DATASET_SIZE: '10000000' } });
@@ -24,17 +24,7 @@ try {
     dataIds.push(...items.map((item) => item._id.toHexString()));
   }
   console.log(`seeded ${N} data items and vectors`);
-  let next = 0;
-  const timed = async (run) => {
-    await run(dataIds[next++]);
-    const times = [];
-    for (let r = 0; r < 4; r++) {
-      const started = performance.now();
-      await run(dataIds[next++]);
-      times.push(Math.round(performance.now() - started));
-    }
-    return times.join(' ');
-  };
+  const timed = timerOver(dataIds);
   console.log(JSON.stringify({ route: '/core/dataset/data/delete', 'ms per request, in turn': await timed((id) => call('DELETE', `/core/dataset/data/delete?id=${id}`)) }));
   console.log(JSON.stringify({ route: '/core/dataset/data/update', 'ms per request, in turn': await timed((id) => call('PUT', '/core/dataset/data/update', { dataId: id, q: `edited ${id}` })) }));
 } finally { await env.stop(); }

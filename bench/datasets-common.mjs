@@ -31,3 +31,22 @@ export async function rootClient(baseUrl) {
   };
   return { token, user, call };
 }
+
+/**
+ * Times a write route over fresh targets: `timed(run)` calls `run` once to warm up, then 4 times
+ * in turn, each with the next of `targets` (so no call repeats another's work); answers the
+ * milliseconds of the 4, space-separated.
+ */
+export function timerOver(targets) {
+  let next = 0;
+  return async (run) => {
+    await run(targets[next++]);
+    const times = [];
+    for (let r = 0; r < 4; r++) {
+      const started = performance.now();
+      await run(targets[next++]);
+      times.push(Math.round(performance.now() - started));
+    }
+    return times.join(' ');
+  };
+}

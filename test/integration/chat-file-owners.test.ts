@@ -6,6 +6,7 @@ import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { createChatFilesRepo } from '../../src/platform/chat/chat-files.repo.js';
 import { multipart } from '../fixtures/datasets/client.js';
 import { ok } from './apps-helpers.js';
+import { answerOnlyGraph, createPublishedApp } from './chat-helpers.js';
 
 /**
  * Chat files repeat their team, chat and app at top level, and a chat's delete finds them by
@@ -18,13 +19,6 @@ let neighbour: string;
 let ownerTeam: string;
 let neighbourTeam: string;
 
-const answerOnly = {
-  nodes: [
-    { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
-    { nodeId: 'answer', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: 'noted' }], outputs: [] },
-  ],
-  edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'answer', targetHandle: 'answer-target-left' }],
-};
 
 const files = () => t.app.mongo.db.collection('chat.files');
 const chunks = () => t.app.mongo.db.collection('chat.chunks');
@@ -41,11 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function createApp(token: string, name: string): Promise<string> {
-  const appId = await ok(t, token, 'POST', '/core/app/create', { name, type: 'advanced', modules: answerOnly.nodes, edges: answerOnly.edges });
-  await ok(t, token, 'POST', `/core/app/version/publish?appId=${appId}`, { ...answerOnly, isPublish: true });
-  return appId;
-}
+const createApp = (token: string, name: string) => createPublishedApp(t, token, name, answerOnlyGraph);
 
 async function chat(token: string, appId: string, chatId: string): Promise<void> {
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(token), payload: { appId, chatId, messages: [{ role: 'user', content: 'hi' }] } });

@@ -48,6 +48,16 @@ export const simpleChatGraph = {
   chatConfig: { welcomeText: 'Hello there', variables: [{ id: 'v1', key: 'name', label: 'Name', type: 'input' }] },
 };
 
+/** start → a fixed answer: chats that need no model. */
+export const answerOnlyGraph = {
+  nodes: [
+    { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
+    { nodeId: 'answer', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: 'noted' }], outputs: [] },
+  ],
+  edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'answer', targetHandle: 'answer-target-left' }],
+  chatConfig: {},
+};
+
 /** start → ifElse (text contains "vip") → answer nodes using a variable. */
 export const branchGraph = {
   nodes: [

@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { multipart } from '../fixtures/datasets/client.js';
 import { ok } from './apps-helpers.js';
+import { answerOnlyGraph } from './chat-helpers.js';
 
 /**
  * Chat ids are chosen by clients, so two teams can use the same one. Deleting an app must remove
@@ -16,13 +17,6 @@ let aliceTeam: string;
 let bobTeam: string;
 const CHAT_ID = 'shared-chat-id';
 
-const answerOnly = {
-  nodes: [
-    { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
-    { nodeId: 'answer', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: 'noted' }], outputs: [] },
-  ],
-  edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'answer', targetHandle: 'answer-target-left' }],
-};
 
 beforeAll(async () => {
   t = await buildTestApp();
@@ -35,8 +29,8 @@ afterAll(() => t.close());
 
 /** An app that answers without a model, one chat under CHAT_ID, and one chat file for it. */
 async function appWithChatFile(token: string, name: string) {
-  const appId = await ok(t, token, 'POST', '/core/app/create', { name, type: 'advanced', modules: answerOnly.nodes, edges: answerOnly.edges });
-  await ok(t, token, 'POST', `/core/app/version/publish?appId=${appId}`, { ...answerOnly, isPublish: true });
+  const appId = await ok(t, token, 'POST', '/core/app/create', { name, type: 'advanced', modules: answerOnlyGraph.nodes, edges: answerOnlyGraph.edges });
+  await ok(t, token, 'POST', `/core/app/version/publish?appId=${appId}`, { ...answerOnlyGraph, isPublish: true });
   const chat = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(token), payload: { appId, chatId: CHAT_ID, messages: [{ role: 'user', content: 'hi' }] } });
   expect(chat.statusCode, chat.body).toBe(200);
   const body = multipart({ bucketName: 'chat', metadata: JSON.stringify({ chatId: CHAT_ID }) }, { name: `${name}.txt`, content: `file of ${name}`, type: 'text/plain' });
@@ -70,7 +64,7 @@ describe('app delete cascade across teams', () => {
   });
 
   it('removes a chat file tagged with the deleted app even without a saved chat', async () => {
-    const appId = await ok(t, alice, 'POST', '/core/app/create', { name: 'tagged', type: 'advanced', modules: answerOnly.nodes, edges: answerOnly.edges });
+    const appId = await ok(t, alice, 'POST', '/core/app/create', { name: 'tagged', type: 'advanced', modules: answerOnlyGraph.nodes, edges: answerOnlyGraph.edges });
     // Bob names Alice's app id in his own metadata: his file is his team's and stays.
     for (const [token, name] of [
       [alice, 'mine'],
