@@ -1,6 +1,6 @@
-import { type ClientSession, type Db, ObjectId } from 'mongodb';
+import { type Db, ObjectId } from 'mongodb';
 import type { Collaborator } from '../../domain/permission-inheritance.js';
-import { bulkUpdate, type IndexDeclaration } from '../../infra/mongo.js';
+import { bulkUpdate, deleteEach, type IndexDeclaration } from '../../infra/mongo.js';
 import { TREE_CHANGE_INDEXES } from './tree-changes.repo.js';
 
 export type ResourceType = 'app' | 'dataset';
@@ -33,6 +33,11 @@ export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType
   const rows = db.collection<PermissionRow>(RESOURCE_PERMISSIONS);
   const scope = (teamId: string) => ({ resourceType, teamId: oid(teamId) });
 
+  /** Every row of these resources: one statement per resource (FerretDB reads every row of the team for an `$in`). */
+  async function deleteRowsOf(teamId: string, resourceIds: string[]): Promise<void> {
+    await deleteEach(rows, resourceIds.map((resourceId) => ({ ...scope(teamId), resourceId: oid(resourceId) })));
+  }
+
   return {
     async listByResource(teamId: string, resourceId: string): Promise<Collaborator[]> {
       const found = await rows.find({ ...scope(teamId), resourceId: oid(resourceId) }, { projection: { tmbId: 1, permission: 1 } }).toArray();
@@ -61,9 +66,9 @@ export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType
     },
 
     /** Delete-then-insert per resource, as the reference's syncCollaborators. */
-    async replace(teamId: string, resourceIds: string[], collaborators: Collaborator[], session?: ClientSession): Promise<void> {
+    async replace(teamId: string, resourceIds: string[], collaborators: Collaborator[]): Promise<void> {
       if (resourceIds.length === 0) return;
-      await rows.deleteMany({ ...scope(teamId), resourceId: { $in: resourceIds.map(oid) } }, { session });
+      await deleteRowsOf(teamId, resourceIds);
       const docs = resourceIds.flatMap((resourceId) =>
         collaborators.map((c) => ({ ...scope(teamId), tmbId: oid(c.tmbId), resourceId: oid(resourceId), permission: c.permission })),
       );
@@ -78,7 +83,7 @@ export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType
             upsert: true,
           },
         })),
-        { ordered: false, session },
+        { ordered: false },
       );
     },
 
@@ -102,10 +107,7 @@ export function createResourcePermissionsRepo(db: Db, resourceType: ResourceType
       await rows.deleteMany({ ...scope(teamId), resourceId: oid(resourceId), tmbId: { $in: tmbIds.map(oid) } });
     },
 
-    async deleteForResources(teamId: string, resourceIds: string[]): Promise<void> {
-      if (resourceIds.length === 0) return;
-      await rows.deleteMany({ ...scope(teamId), resourceId: { $in: resourceIds.map(oid) } });
-    },
+    deleteForResources: deleteRowsOf,
   };
 }
 
