@@ -3,8 +3,8 @@
  * file repository): finding and deleting a chat's files, and the start-up migration that gives
  * files stored before the owner fields existed those fields.
  */
-import { type AnyBulkWriteOperation, type Db, type Filter, ObjectId } from 'mongodb';
-import { bulkUpdate, deleteEach, EQUALITY_READS_UP_TO, type IndexDeclaration, runMigrationOnce } from '../../infra/mongo.js';
+import { type AnyBulkWriteOperation, type Db, ObjectId } from 'mongodb';
+import { bulkUpdate, deleteEach, EQUALITY_READS_UP_TO, findWithAnyOf, type IndexDeclaration, runMigrationOnce } from '../../infra/mongo.js';
 import { oid } from '../../infra/plain-record.js';
 import { type ChatFileOwner, chatFileOwner, NO_APP } from '../datasets/files/file.repo.js';
 
@@ -49,19 +49,21 @@ export function createChatFilesRepo(db: Db) {
      * Deletes the team's files of these chats (a file naming an app must name one of `appIds`)
      * and, with `wholeApps`, every file naming one of the apps. Chat ids are chosen by clients and
      * repeat across teams, so every read is bounded by team. Files are found by their top-level
-     * owner fields (file.repo.ts) by equality only: chat by chat for a few chats, else app by app
-     * plus the team's files naming no app.
+     * owner fields (file.repo.ts) with `findWithAnyOf`: by chat for a few chats, else by app plus
+     * the team's files naming no app.
      */
     async deleteFiles(teamId: string, appIds: string[], chatIds: string[], wholeApps: boolean): Promise<void> {
       const team = oid(teamId);
       const apps = new Set(appIds);
       const chats = new Set(chatIds);
-      const read = (filter: Filter<StoredChatFile>) => files.find(filter, { projection: { _id: 1, chatId: 1, appId: 1 } }).toArray();
-      // Chat by chat while `findWithAnyOf` would read value by value too; beyond, app by app.
+      const owners = { _id: 1, chatId: 1, appId: 1 };
+      // Chat by chat while `findWithAnyOf` reads value by value; beyond, by app (and no app).
       const byChat = !wholeApps && chats.size <= EQUALITY_READS_UP_TO;
-      const reads: Promise<(ChatFileOwner & { _id: ObjectId })[]>[] = byChat
-        ? [...chats].map((chatId) => read({ teamId: team, chatId }))
-        : [...appIds.map((appId) => read({ teamId: team, appId: oid(appId) })), read({ teamId: team, appId: NO_APP })];
+      const reads: Promise<(ChatFileOwner & { _id: ObjectId })[]>[] = [
+        byChat
+          ? findWithAnyOf(files, { teamId: team }, 'chatId', [...chats], owners)
+          : findWithAnyOf(files, { teamId: team }, 'appId', [...appIds.map(oid), NO_APP], owners),
+      ];
       if (ownersMayBeMissing) reads.push(filesWithoutOwner(teamId));
       const namesApp = (file: ChatFileOwner) => file.appId instanceof ObjectId && apps.has(file.appId.toHexString());
       const ids = (await Promise.all(reads))

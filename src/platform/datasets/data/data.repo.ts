@@ -48,6 +48,13 @@ export interface NewData {
   fullTextTokens: string[];
 }
 
+/** A collection named with its team and dataset (every list read is scoped by all three). */
+export interface CollectionOwner {
+  teamId: string;
+  datasetId: string;
+  collectionId: string;
+}
+
 /** An item named with its collection: writes tell the collection's data list they changed it. */
 export interface DataRef {
   _id: string;
@@ -63,6 +70,7 @@ export function createDataRepo(db: Db, listChanged: (collectionIds: string[]) =>
   const col = db.collection<DataDoc>('dataset_datas');
   const changing = <T>(collectionIds: string[], write: () => Promise<T>) => bumpAfterWrite(write, () => listChanged([...new Set(collectionIds)]));
   const scope = (teamId: string, datasetIds: string[]) => ({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
+  const ofCollection = (owner: CollectionOwner) => ({ teamId: oid(owner.teamId), datasetId: oid(owner.datasetId), collectionId: oid(owner.collectionId) });
   return {
     /** Inserts new items; ids that exist already are left alone (idempotent retries, cheap on FerretDB). */
     async insertNew(inputs: NewData[]): Promise<void> {
@@ -92,8 +100,8 @@ export function createDataRepo(db: Db, listChanged: (collectionIds: string[]) =>
       return doc ? plain(doc) : null;
     },
     /** A page of a collection's data list, sorted and counted by the database. */
-    async list(owner: { teamId: string; datasetId: string; collectionId: string }, searchText: string | undefined, page: { skip: number; limit: number }) {
-      const query: Record<string, unknown> = { teamId: oid(owner.teamId), datasetId: oid(owner.datasetId), collectionId: oid(owner.collectionId) };
+    async list(owner: CollectionOwner, searchText: string | undefined, page: { skip: number; limit: number }) {
+      const query: Record<string, unknown> = ofCollection(owner);
       if (searchText?.trim()) {
         const regex = new RegExp(escapeRegex(searchText.trim()), 'i');
         query.$or = [{ q: regex }, { a: regex }];
@@ -102,9 +110,9 @@ export function createDataRepo(db: Db, listChanged: (collectionIds: string[]) =>
       return { items: docs.map((doc) => plain(doc)), total };
     },
     /** At most `limit` items of a collection, in no order, with what its data list shows and sorts by. */
-    async listRows(owner: { teamId: string; datasetId: string; collectionId: string }, limit: number): Promise<ListedData[]> {
+    async listRows(owner: CollectionOwner, limit: number): Promise<ListedData[]> {
       const docs = await col
-        .find({ teamId: oid(owner.teamId), datasetId: oid(owner.datasetId), collectionId: oid(owner.collectionId) }, { projection: { q: 1, a: 1, chunkIndex: 1, updateTime: 1 } })
+        .find(ofCollection(owner), { projection: { q: 1, a: 1, chunkIndex: 1, updateTime: 1 } })
         .limit(limit)
         .toArray();
       return docs.map((doc) => ({ _id: doc._id.toHexString(), q: doc.q, a: doc.a, chunkIndex: doc.chunkIndex, updatedAt: doc.updateTime.getTime() }));
