@@ -1,5 +1,6 @@
 import type { Db, Filter, ObjectId } from 'mongodb';
 import type { TreeNode } from '../../domain/permission-inheritance.js';
+import { findEachById } from '../../infra/mongo.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 
@@ -34,8 +35,8 @@ export function createResourceTreeRepo(db: Db, collectionName: string, folderTyp
       if (ids.length === 0) return [];
       if (ids.length <= 8) {
         // Point reads by _id: FerretDB (SQLite) pushes only these down instead of scanning.
-        const found = await Promise.all(ids.map((id) => resources.findOne({ _id: oid(id) })));
-        return found.flatMap((doc) => (doc && doc.teamId.toHexString() === teamId ? [plain(doc)] : []));
+        const found = await findEachById(resources, oids(ids));
+        return found.flatMap((doc) => (doc.teamId.toHexString() === teamId ? [plain(doc)] : []));
       }
       const docs = await resources
         .find(
