@@ -113,8 +113,11 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       const deleted = await deleteEach(col, group.map((item) => ({ _id: oid(item._id), teamId: oid(item.teamId) })));
       changes.push(change(first, -deleted));
     }
-    await deleteEach(claims, items.map((item) => ({ _id: oid(item._id) })));
+    // The counts right after the queue, before the claims: a crash between a queue write and its
+    // delta drifts the count until a recount (training-counts.ts), so nothing waits in between;
+    // claims left behind lapse and are swept.
     await counts.record(changes);
+    await deleteEach(claims, items.map((item) => ({ _id: oid(item._id) })));
   }
   const toDoc = (item: NewTraining) => ({
     ...item,
