@@ -16,7 +16,8 @@ import { oid } from '../../../infra/plain-record.js';
  * base now and then, under a per-dataset lock; the base names the deltas it holds, so a crash
  * between writing it and deleting them counts nothing twice. A crash between a queue write and
  * its delta drifts the count: a dataset is recounted from the queue, behind the answer, once its
- * queue has been quiet for a while after a change, and hourly while it shows queued items.
+ * queue has been quiet for a while after a change, when a worker runs dry while it still shows
+ * items, and hourly while it shows queued items.
  */
 const COUNTS_COLLECTION = 'dataset_training_counts';
 /** Unfolded deltas that make a fold worth its few commands. */
@@ -230,6 +231,28 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
         for (const entry of summary.counts.entries()) if (entry.n > 0) all.add(datasetId, entry.m, entry.n);
       }
       return positiveSums(all, (entry) => entry.m);
+    },
+
+    /**
+     * Called when a worker finds nothing to claim after a busy spell: each dataset whose counts
+     * changed since its last check and still show items (or a negative entry: items queued but
+     * never counted) is recounted behind the answer once they have not changed for `settleMs`
+     * (a removal racing the scan would be missed), so drift from a crash between a queue write
+     * and its delta is mended seconds after the queue runs dry, not a quiet minute later. One
+     * read of the count documents; a drained queue counts nothing. Returns how many datasets
+     * changed too recently to recount yet: the caller asks again later.
+     */
+    async recheckAfterDrain(settleMs: number): Promise<number> {
+      const docs = (await col.find({}).toArray()) as CountDoc[];
+      const settledBefore = now().getTime() - settleMs;
+      let waiting = 0;
+      for (const [datasetId, own] of groupBy(docs, (doc) => doc.datasetId.toHexString())) {
+        const { base, counts, changedAt } = summarise(own);
+        if (counts.entries().length === 0 || changedAt.getTime() <= (base?.checkedAt.getTime() ?? -1)) continue;
+        if (changedAt.getTime() > settledBefore) waiting += 1;
+        else scheduleUpkeep(own[0]!.teamId.toHexString(), datasetId, true);
+      }
+      return waiting;
     },
 
     /** Forgets deleted datasets' counts (their queue items went with them). */

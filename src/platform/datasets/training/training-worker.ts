@@ -27,6 +27,11 @@ export interface TrainingWorkerOptions {
   maxBackoffMs?: number;
   /** Told of each failed iteration (metrics). */
   onIterationFailure?: (error: unknown) => void;
+  /**
+   * Counts still showing items when the queue runs dry are recounted once they have not changed
+   * for this long (a removal on another worker racing the recount would be missed).
+   */
+  countsSettleMs?: number;
 }
 
 interface Planned {
@@ -53,6 +58,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
   const backoffMs = options.backoffMs ?? 2_000;
   const idleMs = options.idleMs ?? 2_000;
   const maxBackoffMs = options.maxBackoffMs ?? 60_000;
+  const countsSettleMs = options.countsSettleMs ?? 5_000;
   const { trainings, collections, data } = ctx.repos;
   let running = false;
   let loop: Promise<void> | undefined;
@@ -178,11 +184,28 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     }
   }
 
+  /**
+   * Whether the queue's counts are to be checked the next time nothing is claimable: after work,
+   * and at start (a crash before it may have left a queue write without its count).
+   */
+  let recheckCounts = true;
+  async function recheckCountsOnceIdle() {
+    try {
+      recheckCounts = (await trainings.recheckCountsAfterDrain(countsSettleMs)) > 0;
+    } catch (error) {
+      ctx.log.warn(`training worker: checking the queue's counts failed: ${describeError(error)}`);
+    }
+  }
+
   /** Claims and processes one batch; returns how many items were claimed (0 = nothing to do). */
   async function runOnce(now = new Date()): Promise<number> {
     const batch = await trainings.claimBatch(now, lockMs, batchSize, owner);
     const first = batch[0];
-    if (!first) return 0;
+    if (!first) {
+      if (recheckCounts) await recheckCountsOnceIdle();
+      return 0;
+    }
+    recheckCounts = true;
     // Renewed on the claim's own clock (tests pass a later `now`).
     const started = Date.now();
     const renew = setInterval(() => {

@@ -294,6 +294,8 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     async countedByCollection(teamId: string, datasetId: string): Promise<Map<string, number>> {
       return counts.read(teamId, datasetId);
     },
+    /** A worker ran dry: recounts datasets still showing items (training-counts.ts); returns how many must wait. */
+    recheckCountsAfterDrain: (settleMs: number) => counts.recheckAfterDrain(settleMs),
     /** Resolves once count upkeep started behind answers has ended (tests, shutdown). */
     countsSettled: () => counts.settled(),
     /** Live (not stopped) items using a model, system-wide, as the reference counts. */
