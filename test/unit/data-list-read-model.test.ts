@@ -48,6 +48,25 @@ describe('data list read model', () => {
     expect(t.loads).toHaveLength(2);
   });
 
+  it('keeps a view per team and dataset: the same collection id asked by another team is loaded for that team', async () => {
+    const owners: string[] = [];
+    const model = createDataListReadModel({
+      stamps: { read: async () => 'initial' } as unknown as VersionStamps,
+      load: async (owner) => {
+        owners.push(`${owner.teamId} ${owner.datasetId} ${owner.collectionId}`);
+        return [row(owner.teamId, `of ${owner.teamId}`)];
+      },
+      maxItems: 10,
+      maxChars: 1_000_000,
+    });
+    const ask = (teamId: string, datasetId: string) => model.page(teamId, { _id: 'C', datasetId }, { skip: 0, limit: 10 });
+    expect((await ask('T1', 'D'))?.items[0]?.q).toBe('of T1');
+    expect((await ask('T2', 'D'))?.items[0]?.q).toBe('of T2');
+    expect((await ask('T1', 'D2'))?.items[0]?.q).toBe('of T1');
+    expect((await ask('T1', 'D'))?.items[0]?.q).toBe('of T1');
+    expect(owners).toEqual(['T1 D C', 'T2 D C', 'T1 D2 C']);
+  });
+
   it('leaves a collection over the item limit to the database, and tries again only after a while', async () => {
     const t = setUp({ maxItems: 2, maxChars: 1_000_000 });
     t.collections.set('C', [row('a', 'one'), row('b', 'two'), row('c', 'three')]);

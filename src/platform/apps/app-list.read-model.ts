@@ -1,7 +1,7 @@
 import type { PermissionResource } from '../../domain/permission.js';
 import { AnswerMemo } from '../../infra/answer-memo.js';
 import { escapeRegex } from '../../infra/mongo.js';
-import { createTeamReadModel } from '../../infra/team-read-model.js';
+import { createTeamReadModel } from '../../infra/stamped-read-model.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import type { AppListDoc } from './apps.repo.js';
 import type { AppType } from './apps.schema.js';

@@ -1,7 +1,8 @@
 import { LruMap } from '../../../infra/lru-map.js';
 import { escapeRegex } from '../../../infra/mongo.js';
-import { createTeamReadModel } from '../../../infra/team-read-model.js';
+import { createStampedReadModel } from '../../../infra/stamped-read-model.js';
 import type { VersionStamps } from '../../../infra/version-stamps.js';
+import type { CollectionOwner } from './data.repo.js';
 
 /** The version stamp of a collection's data list: bumped by every write of its data items (data.repo.ts). */
 export const dataListStampKey = (collectionId: string) => `dataset-data:${collectionId}`;
@@ -34,7 +35,7 @@ export interface DataListReadModelDeps {
   /** Unleased stamps: each page reads its collection's stamp, so a write is seen at once everywhere. */
   stamps: VersionStamps;
   /** At most `limit` items of the collection (any order): the read model sorts them. */
-  load(owner: { teamId: string; datasetId: string; collectionId: string }, limit: number): Promise<ListedData[]>;
+  load(owner: CollectionOwner, limit: number): Promise<ListedData[]>;
   /** Collections of more items are not kept. 0 keeps none. */
   maxItems: number;
   /** Characters kept by the process (q, a and each row's overhead), all collections together; one collection keeps at most a quarter. */
@@ -84,20 +85,21 @@ export function createDataListReadModel(deps: DataListReadModelDeps) {
   const now = deps.now ?? (() => Date.now());
   /** Collections found too large to keep: when to try again. */
   const tooLarge = new LruMap<number>(10_000);
-  const model = createTeamReadModel<CollectionData>({
+  const cacheKey = (owner: CollectionOwner) => `${owner.teamId}/${owner.datasetId}/${owner.collectionId}`;
+  const model = createStampedReadModel<CollectionOwner, CollectionData>({
     stamps: deps.stamps,
-    stampKey: (key) => dataListStampKey(key.slice(key.lastIndexOf('/') + 1)),
-    load: async (key) => {
-      const [teamId = '', datasetId = '', collectionId = ''] = key.split('/');
-      const rows = await deps.load({ teamId, datasetId, collectionId }, deps.maxItems + 1);
+    cacheKey,
+    stampKey: (owner) => dataListStampKey(owner.collectionId),
+    load: async (owner) => {
+      const rows = await deps.load(owner, deps.maxItems + 1);
       const chars = rows.reduce((sum, row) => sum + row.q.length + row.a.length + ROW_OVERHEAD_CHARS, 0);
       if (rows.length > deps.maxItems || chars > perCollection) {
-        tooLarge.set(key, now() + TOO_LARGE_RETRY_MS);
+        tooLarge.set(cacheKey(owner), now() + TOO_LARGE_RETRY_MS);
         return { rows: null, chars: 0 };
       }
       return { rows: rows.sort(byListOrder), chars };
     },
-    maxTeams: 1000,
+    maxViews: 1000,
     weight: { weigh: (view) => view.chars, max: deps.maxChars },
     now,
   });
@@ -105,9 +107,9 @@ export function createDataListReadModel(deps: DataListReadModelDeps) {
     /** The page from the kept items; null when the collection is not kept (too large, or keeping is off). */
     async page(teamId: string, collection: { _id: string; datasetId: string }, query: DataListQuery): Promise<{ items: ListedData[]; total: number } | null> {
       if (deps.maxItems === 0) return null;
-      const key = `${teamId}/${collection.datasetId}/${collection._id}`;
-      if ((tooLarge.get(key) ?? 0) > now()) return null;
-      const view = await model.team(key);
+      const owner = { teamId, datasetId: collection.datasetId, collectionId: collection._id };
+      if ((tooLarge.get(cacheKey(owner)) ?? 0) > now()) return null;
+      const view = await model.view(owner);
       return view.rows ? selectDataPage(view.rows, query) : null;
     },
   };

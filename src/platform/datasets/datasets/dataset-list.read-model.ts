@@ -1,7 +1,7 @@
 import type { PermissionResource } from '../../../domain/permission.js';
 import { deepFreeze } from '../../../infra/deep-freeze.js';
 import { escapeRegex } from '../../../infra/mongo.js';
-import { createTeamReadModel, type TeamReadModelOptions } from '../../../infra/team-read-model.js';
+import { createTeamReadModel, type TeamReadModelOptions } from '../../../infra/stamped-read-model.js';
 import type { DatasetRecord, ListedDataset } from './dataset.repo.js';
 
 /** The version stamp of a team's dataset lists: bumped by every write that changes what they show. */

@@ -1,0 +1,97 @@
+import { LruMap } from './lru-map.js';
+import type { VersionStamps } from './version-stamps.js';
+
+/** A read model keyed by `K` (a team, a collection named with its team…). */
+export interface StampedReadModelOptions<K, T> {
+  stamps: VersionStamps;
+  /** The key a view is kept under: a view is only ever served for the key it was loaded for. */
+  cacheKey: (key: K) => string;
+  /** The version stamp every write that changes the view bumps. */
+  stampKey: (key: K) => string;
+  load: (key: K) => Promise<T>;
+  /** Views kept, least recently used dropped first. */
+  maxViews?: number;
+  /** A second bound on what is kept: the views' summed weight (see LruMap). */
+  weight?: { weigh: (view: T) => number; max: number };
+  /** A safety net: a view older than this is loaded again even if its stamp did not move (a bump lost to a failure). */
+  maxAgeMs?: number;
+  now?: () => number;
+}
+
+/**
+ * A per-process view (a list's read model), kept while its version stamp is unchanged: one `_id`
+ * read per request. The stamp is read before loading, so a view kept under a stamp is at least
+ * as new as it; writers bump it after writing, so the next request on any process loads again.
+ */
+export function createStampedReadModel<K, T>(options: StampedReadModelOptions<K, T>) {
+  const maxViews = options.maxViews ?? 1000;
+  const maxAgeMs = options.maxAgeMs ?? 5 * 60_000;
+  const now = options.now ?? (() => Date.now());
+  type Kept = { stamp: string; loadedAt: number; seq: number; view: T };
+  const weight = options.weight;
+  const cache = new LruMap<Kept>(maxViews, weight && { weigh: (kept: Kept) => weight.weigh(kept.view), max: weight.max });
+  const loading = new Map<string, { stamp: string; view: Promise<T> }>();
+  let loads = 0;
+
+  async function build(key: K, cacheKey: string, stamp: string): Promise<T> {
+    const seq = ++loads;
+    const loadedAt = now();
+    const view = await options.load(key);
+    // A slower load of an older stamp never replaces a newer one.
+    const current = cache.get(cacheKey);
+    if (!current || current.seq < seq) cache.set(cacheKey, { stamp, loadedAt, seq, view });
+    return view;
+  }
+
+  return {
+    /** The view of `key` as of now. */
+    async view(key: K): Promise<T> {
+      const cacheKey = options.cacheKey(key);
+      const stamp = await options.stamps.read(options.stampKey(key));
+      const hit = cache.get(cacheKey);
+      if (hit && hit.stamp === stamp && now() - hit.loadedAt < maxAgeMs) return hit.view;
+      // Concurrent misses on one stamp share one load.
+      const pending = loading.get(cacheKey);
+      if (pending && pending.stamp === stamp) return pending.view;
+      const view = build(key, cacheKey, stamp).finally(() => {
+        if (loading.get(cacheKey)?.view === view) loading.delete(cacheKey);
+      });
+      loading.set(cacheKey, { stamp, view });
+      return view;
+    },
+
+    /** Called after every write that changes the view; resolves once every process will see it. */
+    changed: (key: K): Promise<void> => options.stamps.bump(options.stampKey(key)),
+
+    /** How many views are kept (tests). */
+    size: () => cache.size,
+  };
+}
+
+export interface TeamReadModelOptions<T> {
+  stamps: VersionStamps;
+  /** The version stamp every write that changes the team's view bumps. */
+  stampKey: (teamId: string) => string;
+  load: (teamId: string) => Promise<T>;
+  /** Teams kept, least recently used dropped first. */
+  maxTeams?: number;
+  weight?: { weigh: (view: T) => number; max: number };
+  maxAgeMs?: number;
+  now?: () => number;
+}
+
+/** A read model per team: keyed by team, so no request ever sees another team's view. */
+export function createTeamReadModel<T>(options: TeamReadModelOptions<T>) {
+  const { maxTeams, ...rest } = options;
+  const model = createStampedReadModel<string, T>({ ...rest, maxViews: maxTeams, cacheKey: (teamId) => teamId });
+  return {
+    /** The team's view as of now. */
+    team: model.view,
+    /** Called after every write that changes the team's view; resolves once every process will see it. */
+    changed: model.changed,
+    /** How many teams are kept (tests). */
+    size: model.size,
+  };
+}
+
+export type TeamReadModel<T> = ReturnType<typeof createTeamReadModel<T>>;
