@@ -68,16 +68,9 @@ export function createStampedReadModel<K, T>(options: StampedReadModelOptions<K,
   };
 }
 
-export interface TeamReadModelOptions<T> {
-  stamps: VersionStamps;
-  /** The version stamp every write that changes the team's view bumps. */
-  stampKey: (teamId: string) => string;
-  load: (teamId: string) => Promise<T>;
+export interface TeamReadModelOptions<T> extends Omit<StampedReadModelOptions<string, T>, 'cacheKey' | 'maxViews'> {
   /** Teams kept, least recently used dropped first. */
   maxTeams?: number;
-  weight?: { weigh: (view: T) => number; max: number };
-  maxAgeMs?: number;
-  now?: () => number;
 }
 
 /** A read model per team: keyed by team, so no request ever sees another team's view. */
