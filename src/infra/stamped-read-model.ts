@@ -9,6 +9,11 @@ export interface StampedReadModelOptions<K, T> {
   /** The version stamp every write that changes the view bumps. */
   stampKey: (key: K) => string;
   load: (key: K) => Promise<T>;
+  /**
+   * Brings a view kept under an older stamp up to date (when it can say what changed), or null
+   * for a full `load`. A refreshed view keeps its load's age: `maxAgeMs` still reloads it in full.
+   */
+  refresh?: (key: K, previous: T) => Promise<T | null>;
   /** Views kept, least recently used dropped first. */
   maxViews?: number;
   /** A second bound on what is kept: the views' summed weight (see LruMap). */
@@ -33,10 +38,12 @@ export function createStampedReadModel<K, T>(options: StampedReadModelOptions<K,
   const loading = new Map<string, { stamp: string; view: Promise<T> }>();
   let loads = 0;
 
-  async function build(key: K, cacheKey: string, stamp: string): Promise<T> {
+  async function build(key: K, cacheKey: string, stamp: string, previous: Kept | undefined): Promise<T> {
     const seq = ++loads;
-    const loadedAt = now();
-    const view = await options.load(key);
+    let loadedAt = now();
+    let view = previous && options.refresh ? await options.refresh(key, previous.view) : null;
+    if (view === null) view = await options.load(key);
+    else loadedAt = (previous as Kept).loadedAt;
     // A slower load of an older stamp never replaces a newer one.
     const current = cache.get(cacheKey);
     if (!current || current.seq < seq) cache.set(cacheKey, { stamp, loadedAt, seq, view });
@@ -49,11 +56,12 @@ export function createStampedReadModel<K, T>(options: StampedReadModelOptions<K,
       const cacheKey = options.cacheKey(key);
       const stamp = await options.stamps.read(options.stampKey(key));
       const hit = cache.get(cacheKey);
-      if (hit && hit.stamp === stamp && now() - hit.loadedAt < maxAgeMs) return hit.view;
+      const fresh = hit !== undefined && now() - hit.loadedAt < maxAgeMs;
+      if (fresh && hit.stamp === stamp) return hit.view;
       // Concurrent misses on one stamp share one load.
       const pending = loading.get(cacheKey);
       if (pending && pending.stamp === stamp) return pending.view;
-      const view = build(key, cacheKey, stamp).finally(() => {
+      const view = build(key, cacheKey, stamp, fresh ? hit : undefined).finally(() => {
         if (loading.get(cacheKey)?.view === view) loading.delete(cacheKey);
       });
       loading.set(cacheKey, { stamp, view });

@@ -18,6 +18,7 @@ const CLEANUP_RANGES: [collection: string, field: string][] = [
   ['login_attempts', 'expiresAt'],
   ['outlink_qpm_slots', 'expiresAt'],
   ['images', 'expiredTime'],
+  ['dataset_data_changes', 'at'],
   ['buffer_tts', 'createTime'],
   ['dataset_training_claims', 'lockTime'],
   ['app_inserts', 'expiresAt'],

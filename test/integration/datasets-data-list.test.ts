@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataListStampKey } from '../../src/platform/datasets/data/data-list.read-model.js';
+import { DATA_CHANGES_KEPT_MS, dataListStampKey } from '../../src/platform/datasets/data/data-list.read-model.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
-import { commandsDuring } from '../helpers/command-counter.js';
+import { commandsDuring, findFiltersDuring } from '../helpers/command-counter.js';
 import { createUser, login } from '../helpers/platform.js';
 
 /**
@@ -111,6 +111,49 @@ describe('kept data lists', () => {
     // The cascades' and the deleted-owner sweeps' removal of a collection's items.
     await a.app.datasets.ctx.repos.data.deleteByCollections(teamId, [collectionId]);
     expect(await qs(collectionId)).toEqual([]);
+  });
+
+  it('after a write naming a few items, a kept list on another process reads only those again', async () => {
+    const { collectionId } = await fixture();
+    const insert = (q: string) => api().ok<string>(api().post('/core/dataset/data/insertData', { collectionId, q }));
+    const ids = [await insert('one'), await insert('two'), await insert('three')];
+    expect((await page(on.b, collectionId)).total).toBe(3);
+    const readsOnB = async () => {
+      let listed: Page | undefined;
+      const filters = await findFiltersDuring(b.app, 'dataset_datas', async () => {
+        listed = await page(on.b, collectionId);
+      });
+      return { filters: filters.map((filter) => Object.keys(filter).sort().join(',')), qs: listed?.list.map((row) => row.q) };
+    };
+    const byId = '_id,teamId';
+    await api().ok(api().put('/core/dataset/data/update', { dataId: ids[0]!, q: 'one, edited' }));
+    expect(await readsOnB()).toEqual({ filters: [byId], qs: ['one, edited', 'three', 'two'] });
+    await api().ok(api().del('/core/dataset/data/delete', { id: ids[1]! }));
+    expect(await readsOnB()).toEqual({ filters: [byId], qs: ['one, edited', 'three'] });
+    await insert('four');
+    expect(await readsOnB()).toEqual({ filters: [byId], qs: ['four', 'one, edited', 'three'] });
+    // A batch of more items than a refresh reads one by one: the collection is read again.
+    await api().ok(api().post('/core/dataset/data/pushData', { collectionId, data: Array.from({ length: 17 }, (_, i) => ({ q: `pushed ${i}`, chunkIndex: i + 1 })) }));
+    await a.app.datasets.trainingWorker.drain();
+    const afterBatch = await readsOnB();
+    expect(afterBatch.filters).toEqual(['collectionId,datasetId,teamId']);
+    expect(afterBatch.qs).toHaveLength(20);
+  });
+
+  it('recorded changes are swept once older than a kept list can be, and a list kept before the sweep still takes in later writes', async () => {
+    const { collectionId } = await fixture();
+    const changes = a.app.mongo.db.collection('dataset_data_changes');
+    await api().ok(api().post('/core/dataset/data/insertData', { collectionId, q: 'one' }));
+    expect((await page(on.b, collectionId)).total).toBe(1);
+    const mine = { collectionId: new ObjectId(collectionId) };
+    expect(await changes.countDocuments(mine)).toBe(1);
+    // Only what is older than the kept time goes.
+    expect(await a.app.datasets.ctx.repos.dataChanges.sweep(new Date(Date.now() - DATA_CHANGES_KEPT_MS))).toBe(0);
+    expect(await changes.countDocuments(mine)).toBe(1);
+    await a.app.datasets.ctx.repos.dataChanges.sweep(new Date(Date.now() + 1000));
+    expect(await changes.countDocuments(mine)).toBe(0);
+    await api().ok(api().post('/core/dataset/data/insertData', { collectionId, q: 'two' }));
+    expect((await page(on.b, collectionId)).list.map((row) => row.q)).toEqual(['two', 'one']);
   });
 
   it('a kept page equals the database page for every offset, size and search text', async () => {

@@ -8,6 +8,7 @@ import type { ModelRegistry } from '../system/model-types.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
 import { collectionStampKey, createCollectionCache } from './collections/collection-cache.js';
 import { createDataRepo } from './data/data.repo.js';
+import { createDataChangeLog } from './data/data-changes.repo.js';
 import { createDataListReadModel, dataListStampKey } from './data/data-list.read-model.js';
 import { createDatasetRepo } from './datasets/dataset.repo.js';
 import { createDatasetAuth, createDatasetPermissions } from './datasets/dataset-auth.js';
@@ -35,10 +36,21 @@ export function createDatasetsContext(app: FastifyInstance) {
   // Not leased: a data list page reads its collection's stamp each time, and the training
   // worker's writes, which bump it, wait for nobody.
   const unleased = createVersionStamps(db, { leaseMs: 0 });
+  const dataChanges = createDataChangeLog(db);
   const repos = {
     datasets: createDatasetRepo(db, listChanged),
     collections: createCollectionRepo(db, collectionsChanged),
-    data: createDataRepo(db, (collectionIds) => unleased.bump(...collectionIds.map(dataListStampKey))),
+    // The change is recorded before the stamp moves, so a list refreshing on the new stamp finds
+    // it. When the record fails the stamp still moves: a list that finds no new change reloads.
+    data: createDataRepo(db, async (changes) => {
+      const failure = await dataChanges.record(changes).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await unleased.bump(...new Set(changes.map((change) => dataListStampKey(change.collectionId))));
+      if (failure !== undefined) throw failure;
+    }),
+    dataChanges,
     trainings: createTrainingRepo(db, (error) => app.log.warn(`training queue counts: upkeep failed: ${describeError(error)}`)),
     vectors: createVectorRepo(db, (teamId, delta) => (app.teamLimits as TeamLimits).vectorsStored(teamId, delta)),
     files: createFileRepo(db),
@@ -56,6 +68,8 @@ export function createDatasetsContext(app: FastifyInstance) {
   const dataList = createDataListReadModel({
     stamps: unleased,
     load: (owner, limit) => repos.data.listRows(owner, limit),
+    loadByIds: (owner, ids) => repos.data.listRowsByIds(owner, ids),
+    changes: (owner) => dataChanges.of(owner.teamId, owner.collectionId),
     maxItems: (app.config as Config).DATA_LIST_CACHE_ITEMS,
     maxChars: DATA_LIST_CACHE_CHARS,
   });

@@ -9,6 +9,8 @@ import { COLLECTION_INDEXES } from './collections/collection.repo.js';
 import { registerCollectionRoutes } from './collections/collection.routes.js';
 import { createDatasetsContext, type DatasetsContext } from './context.js';
 import { DATA_INDEXES } from './data/data.repo.js';
+import { DATA_CHANGE_INDEXES } from './data/data-changes.repo.js';
+import { DATA_CHANGES_KEPT_MS } from './data/data-list.read-model.js';
 import { registerDataRoutes } from './data/data.routes.js';
 import { DATASET_INDEXES } from './datasets/dataset.repo.js';
 import { registerDatasetRoutes } from './datasets/dataset.routes.js';
@@ -42,6 +44,8 @@ declare module 'fastify' {
 }
 
 const IMAGE_CLEANUP_MS = 10 * 60 * 1000;
+/** The data change log holds minutes of writes; swept often, so a list's read of it stays small on FerretDB. */
+const DATA_CHANGES_SWEEP_MS = 60 * 1000;
 const WARM_UP_RETRY = { firstMs: 2_000, maxMs: 60_000 };
 const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
 
@@ -69,6 +73,7 @@ export const datasetsServices = fp(
         ...DATASET_INDEXES,
         ...COLLECTION_INDEXES,
         ...DATA_INDEXES,
+        ...DATA_CHANGE_INDEXES,
         ...TRAINING_INDEXES,
         ...VECTOR_INDEXES,
         ...INDEX_STORE_INDEXES,
@@ -76,17 +81,26 @@ export const datasetsServices = fp(
         ...RESOURCE_PERMISSION_INDEXES,
       ]),
     );
-    let cleanup: { stop(): void } | undefined;
-    api.startup.add('datasets: training worker and image cleanup', async () => {
+    const cleanups: { stop(): void }[] = [];
+    api.startup.add('datasets: training worker and cleanups', async () => {
       await ctx.repos.trainings.flagEarlierFailures();
       if (api.config.TRAINING_WORKER) trainingWorker.start();
-      cleanup = startPeriodicTask({
-        name: 'expired image cleanup',
-        intervalMs: IMAGE_CLEANUP_MS,
-        task: () => ctx.repos.files.deleteExpiredImages(),
-        log: api.log,
-        onFailure: (error) => api.opsMetrics.databaseError('image-cleanup', error),
-      });
+      cleanups.push(
+        startPeriodicTask({
+          name: 'expired image cleanup',
+          intervalMs: IMAGE_CLEANUP_MS,
+          task: () => ctx.repos.files.deleteExpiredImages(),
+          log: api.log,
+          onFailure: (error) => api.opsMetrics.databaseError('image-cleanup', error),
+        }),
+        startPeriodicTask({
+          name: 'data change log sweep',
+          intervalMs: DATA_CHANGES_SWEEP_MS,
+          task: () => ctx.repos.dataChanges.sweep(new Date(Date.now() - DATA_CHANGES_KEPT_MS)),
+          log: api.log,
+          onFailure: (error) => api.opsMetrics.databaseError('data-change-sweep', error),
+        }),
+      );
     });
     registerDatasetDeletionResume(api, ctx);
     registerTreeChangeResume(api, 'datasets', ctx.permissions);
@@ -115,7 +129,7 @@ export const datasetsServices = fp(
     api.addHook('preClose', async () => {
       closing = true;
       void warmUp?.stop();
-      cleanup?.stop();
+      for (const cleanup of cleanups) cleanup.stop();
       await trainingWorker.stop();
       await ctx.repos.trainings.countsSettled();
       await ctx.searchIndex.close();
