@@ -20,3 +20,22 @@ export function reciprocalRankFusion(lists: { id: string }[][], k = 60): { id: s
     .sort((a, b) => b.score - a.score || a.position - b.position)
     .map(({ id, score }) => ({ id, score }));
 }
+
+/**
+ * Lists of found items merged by reciprocal rank fusion, then kept while their q and a stay within
+ * `limit` characters (at least one): the lists of several queries (query extension) or of several
+ * searches (the datasetConcat node).
+ */
+export function mergeByRankFusion<T extends { id: string; q?: unknown; a?: unknown }>(lists: T[][], limit: number): T[] {
+  const byId = new Map<string, T>();
+  for (const list of lists) for (const item of list) if (!byId.has(item.id)) byId.set(item.id, item);
+  const out: T[] = [];
+  let used = 0;
+  for (const { id } of reciprocalRankFusion(lists)) {
+    const item = byId.get(id)!;
+    used += `${item.q ?? ''}${item.a ?? ''}`.length;
+    if (used > limit && out.length > 0) break;
+    out.push(item);
+  }
+  return out;
+}

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { type FakeModelProvider, startFakeModelProvider } from '../helpers/fake-model-provider.js';
+import { type FakeAnswer, type FakeModelProvider, type RecordedRequest, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
 
@@ -22,23 +22,36 @@ let provider: FakeModelProvider;
 let datasetId: string;
 let officeCollection: string;
 
+/** The query rewrites the fake LLM answers (a JSON array in its reply), or a failure. */
+let rewrites: string[] | 'fail' = [];
+function extensionAnswer(request: RecordedRequest): FakeAnswer {
+  if (rewrites === 'fail') return { status: 500, json: { error: { message: 'the model is down' } } };
+  const content = `Here you are: ${JSON.stringify(rewrites)}`;
+  return { json: { choices: [{ message: { role: 'assistant', content } }], usage: { prompt_tokens: 20, completion_tokens: 10 } } };
+}
+
 interface SearchResult {
   list: { q: string; a: string; sourceName: string; collectionId: string; score: { type: string; value: number; index: number }[] }[];
   searchMode: string;
   usingReRank: boolean;
   usingSimilarityFilter: boolean;
   duration: string;
+  queryExtensionModel?: string;
 }
 
 beforeAll(async () => {
   provider = await startFakeModelProvider((request) => {
+    if (request.path.endsWith('/chat/completions')) return extensionAnswer(request);
     const documents = (request.body as { documents: string[] }).documents;
     // Prefers documents mentioning "office", then keeps the given order.
     const order = documents.map((text, index) => ({ index, relevance_score: text.includes('office') ? 0.9 : 0.1 / (index + 1) }));
     return { json: { results: order.sort((a, b) => b.relevance_score - a.relevance_score) } };
   });
   const dir = await mkdtemp(join(tmpdir(), 'datasets-search-'));
-  await writeFile(join(dir, 'config.json'), JSON.stringify({ reRankModels: [{ model: 'fake-rerank', name: 'Fake rerank', requestUrl: `${provider.baseUrl}/rerank` }] }));
+  await writeFile(join(dir, 'config.json'), JSON.stringify({
+      reRankModels: [{ model: 'fake-rerank', name: 'Fake rerank', requestUrl: `${provider.baseUrl}/rerank` }],
+      llmModels: [{ model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 8000, requestUrl: provider.baseUrl }],
+    }));
   t = await buildTestApp({ MODEL_CONFIG_PATH: join(dir, 'config.json'), PLAN_EXPORT_INTERVAL_MINUTES: '30' });
   await createUser(t, { username: 'searcher', password: 'password-s1' });
   token = await login(t, 'searcher', 'password-s1');
@@ -95,6 +108,30 @@ describe('searchTest', () => {
     expect(result.usingReRank).toBe(true);
     expect(result.list[0]?.q).toBe(OFFICE);
     expect(result.list[0]?.score.some((score) => score.type === 'reRank')).toBe(true);
+  });
+
+  it('runs query extension when a model is named: the question and its rewrites are searched, the lists merged', async () => {
+    const question = 'When may I visit?';
+    const asked = () => provider.requests.filter((request) => request.path.endsWith('/chat/completions'));
+    const plain = await search({ text: question, searchMode: 'fullTextRecall', datasetSearchExtensionModel: 'fake-llm', datasetSearchUsingExtensionQuery: false });
+    expect(plain.list).toEqual([]);
+    expect(plain.queryExtensionModel).toBeUndefined();
+    expect(asked()).toHaveLength(0);
+
+    rewrites = ['office opening hours', 'refunds payment method', question];
+    const extended = await search({ text: question, searchMode: 'fullTextRecall', datasetSearchExtensionModel: 'fake-llm', datasetSearchExtensionBg: 'A shop help center' });
+    expect(extended.queryExtensionModel).toBe('fake-llm');
+    expect(extended.list.map((item) => item.q).sort()).toEqual([CORPUS[2], OFFICE].sort());
+    expect(asked()).toHaveLength(1);
+    const prompt = JSON.stringify((asked()[0]!.body as { messages: unknown[] }).messages);
+    expect(prompt).toContain(question);
+    expect(prompt).toContain('A shop help center');
+
+    // A failing model: the question is searched alone, the search still answers.
+    rewrites = 'fail';
+    const alone = await search({ text: 'office', searchMode: 'fullTextRecall', datasetSearchExtensionModel: 'fake-llm' });
+    expect(alone.list.map((item) => item.q)).toEqual([OFFICE]);
+    expect(asked()).toHaveLength(2);
   });
 
   it('leaves forbidden collections out', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reciprocalRankFusion } from '../../src/domain/rank-fusion.js';
+import { mergeByRankFusion, reciprocalRankFusion } from '../../src/domain/rank-fusion.js';
 
 const ids = (...values: string[]) => values.map((id) => ({ id }));
 
@@ -26,5 +26,22 @@ describe('reciprocalRankFusion', () => {
       { id: 'a', score: 1 / 59 },
       { id: 'b', score: 1 / 61 },
     ]);
+  });
+});
+
+describe('mergeByRankFusion', () => {
+  const quote = (id: string, q = 'x'.repeat(10), extra: Record<string, unknown> = {}) => ({ id, q, a: '', ...extra });
+
+  it('merges the lists in fused order, keeping each item as its first list gave it', () => {
+    const merged = mergeByRankFusion([[quote('a', 'aaaa', { from: 1 }), quote('b')], [quote('b'), quote('a', 'aaaa', { from: 2 }), quote('c')]], 1000);
+    expect(merged.map((item) => item.id)).toEqual(['a', 'b', 'c']);
+    expect(merged[0]).toMatchObject({ from: 1 });
+  });
+
+  it('stops at the character budget, but keeps at least one item', () => {
+    const lists = [[quote('a'), quote('b'), quote('c')]];
+    expect(mergeByRankFusion(lists, 25).map((item) => item.id)).toEqual(['a', 'b']);
+    expect(mergeByRankFusion(lists, 5).map((item) => item.id)).toEqual(['a']);
+    expect(mergeByRankFusion([], 5)).toEqual([]);
   });
 });

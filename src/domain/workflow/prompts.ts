@@ -73,6 +73,16 @@ export function trimMessages<M extends { role: string; content: unknown }>(messa
   return [...system, ...kept];
 }
 
+/** What query extension asks the model (the cfr node, dataset search's extension, searchTest's). */
+export function queryExtensionRequest(question: string, background: string): string {
+  return `${background}\nWrite up to 3 search queries for: """${question}""". Reply as a JSON array of strings.`;
+}
+
+/** The queries an extension reply gives: the question first, then its rewrites, without repeats. */
+export function extendedQueries(question: string, reply: string): string[] {
+  return [...new Set([question, ...parseQuestionList(reply)])];
+}
+
 /** Parses the first `[` … last `]` of a model reply as a string array; [] when that fails. */
 export function parseQuestionList(reply: string): string[] {
   const start = reply.indexOf('[');

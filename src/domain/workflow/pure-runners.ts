@@ -2,6 +2,7 @@
  * Node runners that need no I/O. The platform adds the LLM, dataset and HTTP
  * runners on top of these.
  */
+import { mergeByRankFusion } from '../rank-fusion.js';
 import { valuesFileUrls, valuesText } from './chat-values.js';
 import { chooseBranch, type IfElseBranch } from './if-else.js';
 import { dynamicParams, formatValueType, isReference, replaceEditorVariables, replaceVariables, resolveReference } from './interpolate.js';
@@ -124,34 +125,13 @@ interface Quote {
   [field: string]: unknown;
 }
 
-/** Merges quote lists by reciprocal rank fusion (k = 60), then keeps them within `limit` characters-as-tokens. */
-export function mergeQuotesByRrf(lists: Quote[][], limit: number): Quote[] {
-  const scores = new Map<string, { quote: Quote; score: number }>();
-  for (const list of lists) {
-    for (const [rank, quote] of list.entries()) {
-      const entry = scores.get(quote.id) ?? { quote, score: 0 };
-      entry.score += 1 / (60 + rank + 1);
-      scores.set(quote.id, entry);
-    }
-  }
-  const sorted = [...scores.values()].sort((a, b) => b.score - a.score).map((entry) => entry.quote);
-  const out: Quote[] = [];
-  let used = 0;
-  for (const quote of sorted) {
-    used += `${quote.q ?? ''}${quote.a ?? ''}`.length;
-    if (used > limit && out.length > 0) break;
-    out.push(quote);
-  }
-  return out;
-}
-
 const datasetConcatNode: NodeRunner = async ({ params, node }) => {
   const limit = Number(params.limit ?? 3000) || 3000;
   const lists = node.inputs
     .filter((input) => input.key !== 'limit')
     .map((input) => params[input.key])
     .filter((value): value is Quote[] => Array.isArray(value));
-  const quoteQA = mergeQuotesByRrf(lists, limit);
+  const quoteQA = mergeByRankFusion(lists, limit);
   return { outputs: { quoteQA }, responseData: { limit, quoteList: quoteQA } };
 };
 

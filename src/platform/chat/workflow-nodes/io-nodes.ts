@@ -1,7 +1,7 @@
 /** The dataset search node runner (the HTTP and Laf nodes are in http-node.ts). */
 import { selectHistories } from '../../../domain/workflow/chat-values.js';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
-import { mergeQuotesByRrf } from '../../../domain/workflow/pure-runners.js';
+import { mergeByRankFusion } from '../../../domain/rank-fusion.js';
 import type { NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
 import { extendQuery } from './llm-nodes.js';
 import { type NodeDeps, nodeLlm } from './node-deps.js';
@@ -42,7 +42,7 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const results = await Promise.all(
       queries.map((query) => search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), text: query, limit, similarity, searchMode, usingReRank })),
     );
-    const list = results.length === 1 ? results[0]!.list : (mergeQuotesByRrf(results.map((r) => r.list), limit) as typeof results[0]['list']);
+    const list = results.length === 1 ? results[0]!.list : mergeByRankFusion(results.map((r) => r.list), limit);
     const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
     const model = results[0]?.model;
     usages.unshift({ moduleName: 'Dataset search', totalPoints: 0, model, tokens });

@@ -4,9 +4,10 @@ import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import {
   estimateTokens,
+  extendedQueries,
   historyToMessages,
   type PromptMessage,
-  parseQuestionList,
+  queryExtensionRequest,
   renderQuotePrompt,
   renderQuotes,
   trimMessages,
@@ -62,10 +63,10 @@ const historyPreview = (messages: PromptMessage[]) => messages.map((m) => ({ obj
 export async function extendQuery(deps: NodeDeps, llm: ResolvedLlm, input: { question: string; background: string; histories: ChatItem[] }) {
   const messages: LlmMessage[] = [
     ...historyToMessages(input.histories),
-    { role: 'user', content: `${input.background}\nWrite up to 3 search queries for: """${input.question}""". Reply as a JSON array of strings.` },
+    { role: 'user', content: queryExtensionRequest(input.question, input.background) },
   ];
   const result = await callModel(deps, llm, messages, { temperature: 0.1, maxToken: 300 });
-  const queries = [...new Set([input.question, ...parseQuestionList(result.content)])];
+  const queries = extendedQueries(input.question, result.content);
   return { queries, reply: result.content, tokens: result.tokens, totalPoints: pointsFor(llm.model, result.tokens) };
 }
 

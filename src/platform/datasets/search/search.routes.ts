@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { zBoolLike, zIntLike, zNumberLike, zObjectId } from '../../../infra/zod.js';
 import { definePlatformRoute } from '../../define-route.js';
 import type { DatasetsContext } from '../context.js';
+import { extendQuestion } from './query-extension.js';
 import { searchTestResponse } from './search.schema.js';
 import { SEARCH_MODES, type SearchService } from './search.service.js';
 
@@ -17,6 +18,10 @@ const searchSchema = z.object({
   similarity: zNumberLike.pipe(z.number().min(0).max(1)).default(0),
   searchMode: z.enum(SEARCH_MODES).default('embedding'),
   usingReRank: zBoolLike.default(false),
+  // Query extension runs only when a model is named (as the reference).
+  datasetSearchUsingExtensionQuery: zBoolLike.default(true),
+  datasetSearchExtensionModel: z.string().trim().max(200).optional(),
+  datasetSearchExtensionBg: z.string().max(10_000).default(''),
 });
 
 const csvCell = (text: string) => `"${text.replace(/"/g, '""')}"`;
@@ -34,18 +39,21 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext,
     handler: async ({ input, auth }) => {
       const started = performance.now();
       const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'read');
-      const result = await service.search({
+      const extension =
+        input.datasetSearchUsingExtensionQuery && input.datasetSearchExtensionModel
+          ? await extendQuestion(ctx, { model: input.datasetSearchExtensionModel, question: input.text, background: input.datasetSearchExtensionBg })
+          : undefined;
+      const result = await service.searchEach(extension?.queries ?? [input.text], {
         teamId: auth.teamId,
         datasetIds: [dataset._id],
         vectorModel: dataset.vectorModel,
-        text: input.text,
         limit: input.limit,
         similarity: input.similarity,
         searchMode: input.searchMode,
         usingReRank: input.usingReRank,
       });
       const { tokens: _tokens, ...rest } = result;
-      return { ...rest, duration: `${((performance.now() - started) / 1000).toFixed(3)}s` };
+      return { ...rest, ...(extension ? { queryExtensionModel: extension.model } : {}), duration: `${((performance.now() - started) / 1000).toFixed(3)}s` };
     },
   });
 

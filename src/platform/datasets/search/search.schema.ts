@@ -22,5 +22,6 @@ export const searchTestResponse = z.object({
   similarity: z.number(),
   usingReRank: z.boolean(),
   usingSimilarityFilter: z.boolean(),
+  queryExtensionModel: z.string().optional().describe('the model that rewrote the question, when query extension ran'),
   duration: z.string().describe('seconds, e.g. 0.042s'),
 });

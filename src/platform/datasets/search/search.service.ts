@@ -1,5 +1,5 @@
 import { tokenizeForSearch } from '../../../domain/full-text.js';
-import { reciprocalRankFusion } from '../../../domain/rank-fusion.js';
+import { mergeByRankFusion, reciprocalRankFusion } from '../../../domain/rank-fusion.js';
 import { countTokens } from '../../../domain/token-count.js';
 import { rerank } from '../../../infra/rerank.js';
 import type { DatasetsContext } from '../context.js';
@@ -161,7 +161,17 @@ export function createSearchService(ctx: DatasetsContext) {
     });
   }
 
-  return { search };
+  /** The searches of several queries (a question and its rewrites), merged by rank fusion within the budget. */
+  async function searchEach(queries: string[], params: Omit<SearchParams, 'text'>): Promise<SearchOutcome> {
+    const outcomes = await Promise.all(queries.map((text) => search({ ...params, text })));
+    const [first] = outcomes;
+    if (!first) throw new Error('searchEach needs a query');
+    if (outcomes.length === 1) return first;
+    const tokens = outcomes.reduce((sum, outcome) => sum + outcome.tokens, 0);
+    return { ...first, list: mergeByRankFusion(outcomes.map((outcome) => outcome.list), params.limit), tokens };
+  }
+
+  return { search, searchEach };
 }
 
 /** Keeps items while their q+a tokens stay within the budget (limit + 500 slack, as the reference). */
