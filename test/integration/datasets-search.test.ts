@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { type FakeAnswer, type FakeModelProvider, type RecordedRequest, startFakeModelProvider } from '../helpers/fake-model-provider.js';
+import { type FakeAnswer, type FakeModelProvider, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
 
@@ -24,7 +24,7 @@ let officeCollection: string;
 
 /** The query rewrites the fake LLM answers (a JSON array in its reply), or a failure. */
 let rewrites: string[] | 'fail' = [];
-function extensionAnswer(request: RecordedRequest): FakeAnswer {
+function extensionAnswer(): FakeAnswer {
   if (rewrites === 'fail') return { status: 500, json: { error: { message: 'the model is down' } } };
   const content = `Here you are: ${JSON.stringify(rewrites)}`;
   return { json: { choices: [{ message: { role: 'assistant', content } }], usage: { prompt_tokens: 20, completion_tokens: 10 } } };
@@ -41,7 +41,7 @@ interface SearchResult {
 
 beforeAll(async () => {
   provider = await startFakeModelProvider((request) => {
-    if (request.path.endsWith('/chat/completions')) return extensionAnswer(request);
+    if (request.path.endsWith('/chat/completions')) return extensionAnswer();
     const documents = (request.body as { documents: string[] }).documents;
     // Prefers documents mentioning "office", then keeps the given order.
     const order = documents.map((text, index) => ({ index, relevance_score: text.includes('office') ? 0.9 : 0.1 / (index + 1) }));
