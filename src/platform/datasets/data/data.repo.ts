@@ -142,14 +142,14 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
       return (await col.countDocuments({ teamId: oid(teamId), collectionId: oid(collectionId), q, a }, { limit: 1 })) > 0;
     },
     async update(teamId: string, item: DataRef, set: { q?: string; a?: string; indexes: DataIndex[]; fullTextTokens: string[] }) {
-      await changing(byCollection([{ teamId, ...item }]), () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { ...set, updateTime: new Date() } }));
+      await changing(byCollection([{ ...item, teamId }]), () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { ...set, updateTime: new Date() } }));
     },
     /** Also moves the item's `updateTime`, the list's second sort key. */
     async setIndexes(teamId: string, item: DataRef, indexes: DataIndex[]) {
-      await changing(byCollection([{ teamId, ...item }]), () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { indexes, updateTime: new Date() } }));
+      await changing(byCollection([{ ...item, teamId }]), () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { indexes, updateTime: new Date() } }));
     },
     async deleteById(teamId: string, item: DataRef) {
-      await changing(byCollection([{ teamId, ...item }]), () => col.deleteOne({ _id: oid(item._id), teamId: oid(teamId) }));
+      await changing(byCollection([{ ...item, teamId }]), () => col.deleteOne({ _id: oid(item._id), teamId: oid(teamId) }));
     },
     async deleteByCollections(teamId: string, collectionIds: string[]) {
       if (collectionIds.length === 0) return;
