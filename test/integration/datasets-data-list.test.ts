@@ -140,6 +140,38 @@ describe('kept data lists', () => {
     expect(afterBatch.qs).toHaveLength(20);
   });
 
+  it('writes racing on two processes while both keep the list leave it equal to the database page', async () => {
+    const { collectionId } = await fixture();
+    const writers = [on.a, on.b];
+    const live: string[] = [];
+    let step = 0;
+    // Each round: both processes write at once (inserts, edits and deletes of a few items), then
+    // every process pages the list, a and b from their kept copies, c from the database.
+    for (let round = 0; round < 8; round++) {
+      await Promise.all(
+        writers.map(async (writer, w) => {
+          for (let k = 0; k < 3; k++) {
+            step += 1;
+            const mine = live.filter((_, i) => i % 2 === w);
+            if (step % 3 === 0 && mine.length > 1) {
+              const id = mine[0]!;
+              live.splice(live.indexOf(id), 1);
+              await writer.ok(writer.del('/core/dataset/data/delete', { id }));
+            } else if (step % 3 === 1 && mine.length > 0) {
+              await writer.ok(writer.put('/core/dataset/data/update', { dataId: mine.at(-1)!, q: `edited at step ${step}` }));
+            } else {
+              live.push(await writer.ok<string>(writer.post('/core/dataset/data/insertData', { collectionId, q: `inserted at step ${step}`, chunkIndex: step % 4 })));
+            }
+          }
+        }),
+      );
+      const pages = await Promise.all((['a', 'b', 'c'] as const).map((name) => page(on[name], collectionId)));
+      expect(pages[0], `round ${round}, process a`).toEqual(pages[2]);
+      expect(pages[1], `round ${round}, process b`).toEqual(pages[2]);
+      expect(pages[2]!.total).toBe(live.length);
+    }
+  });
+
   it('recorded changes are swept once older than a kept list can be, and a list kept before the sweep still takes in later writes', async () => {
     const { collectionId } = await fixture();
     const changes = a.app.mongo.db.collection('dataset_data_changes');
