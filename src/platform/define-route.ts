@@ -59,6 +59,17 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * The reference reads ids from the query of some POSTs and clients send GET parameters as
  * bodies; merging query, path and body lets one schema serve every method of a route.
  */
+/**
+ * The caller of a request by the credential kinds a route accepts (an app-bound API key only
+ * where the route allows it). Routes that read their credentials from a multipart body call it
+ * themselves once the body is read.
+ */
+export async function authenticateCaller(app: FastifyInstance, request: FastifyRequest, kinds: readonly AuthKind[], appBoundKey = false): Promise<AuthContext> {
+  const auth = await app.platformAuth.authenticate(request, kinds);
+  if (auth.authType === 'apikey' && auth.appId && !appBoundKey) throw Errors.appBoundKeyRefused(auth.appId);
+  return auth;
+}
+
 export function mergedInput(request: FastifyRequest): Record<string, unknown> {
   return Object.assign(
     {},
@@ -119,11 +130,7 @@ export function definePlatformRoute<S extends z.ZodType | undefined, const K ext
       },
       config: { enveloped: !options.raw },
       preValidation: async (request) => {
-        if (kinds.length > 0) {
-          const auth = await app.platformAuth.authenticate(request, kinds);
-          if (auth.authType === 'apikey' && auth.appId && !options.appBoundKey) throw Errors.appBoundKeyRefused(auth.appId);
-          request.platformCaller = auth;
-        }
+        if (kinds.length > 0) request.platformCaller = await authenticateCaller(app, request, kinds, options.appBoundKey);
         if (!input) return;
         if (inQuery) request.query = mergedInput(request);
         else request.body = mergedInput(request);

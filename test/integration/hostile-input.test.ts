@@ -73,6 +73,8 @@ const MULTIPART: Record<string, (w: World) => MultipartForm> = {
 /** Routes that check credentials themselves (so the document lists none): how a real client authenticates. */
 const SELF_AUTHENTICATED: Record<string, string[]> = {
   '/api/v1/audio/transcriptions': ['session'],
+  '/api/common/file/upload': ['session'],
+  '/api/common/file/uploadImage': ['session'],
 };
 
 /** Values that take a route past its first checks (beyond what the schema alone gives). */

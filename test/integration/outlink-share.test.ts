@@ -1,4 +1,6 @@
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { multipart } from '../fixtures/datasets/client.js';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -158,5 +160,45 @@ describe('team space', () => {
     const otherTeam = await ok(t, tokB, 'GET', '/support/user/account/tokenLogin');
     const cross = await inject('POST', '/v1/chat/completions', { teamId: otherTeam.team.teamId, teamToken: 'good-team-token', appId, messages: [{ role: 'user', content: 'x' }] });
     expect(cross.statusCode).toBe(403);
+  });
+});
+
+describe('chat uploads from a share page or a team space', () => {
+  const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f8e9a90000000049454e44ae426082', 'hex');
+  const upload = (fields: Record<string, string>, url = '/common/file/upload', file = { name: 'notes.txt', content: 'chat attachment' }) => {
+    const form = multipart(fields, file);
+    return t.app.inject({ method: 'POST', url: `/api${url}`, payload: form.payload, headers: form.headers });
+  };
+
+  it('take the credentials as form fields, store into the chat bucket under the link\'s team and app, and refuse the rest', async () => {
+    const shareId = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Uploads' });
+    const me = await ok(t, tokA, 'GET', '/support/user/account/tokenLogin');
+    const teamId: string = me.team.teamId;
+    const share = { shareId, outLinkUid: 'visitor-up' };
+
+    const stored = await upload({ ...share, bucketName: 'chat', metadata: JSON.stringify({ chatId: 'share-up-1', appId: '0123456789abcdef01234567' }) });
+    expect(stored.statusCode, stored.body).toBe(200);
+    const { fileId, previewUrl } = stored.json().data as { fileId: string; previewUrl: string };
+    const doc = await t.app.mongo.db.collection('chat.files').findOne({ _id: new ObjectId(fileId) });
+    // The link's team and app, whatever the metadata claims; the credentials are not kept.
+    expect(doc).toMatchObject({ teamId: new ObjectId(teamId), chatId: 'share-up-1', appId: new ObjectId(appId), metadata: { teamId, appId } });
+    expect(JSON.stringify(doc)).not.toContain('visitor-up');
+    expect((await t.app.inject({ method: 'GET', url: previewUrl })).body).toBe('chat attachment');
+
+    const team = await upload({ teamId, teamToken: 'good-team-token', bucketName: 'chat', metadata: JSON.stringify({ chatId: 'team-up-1' }) });
+    expect(team.statusCode, team.body).toBe(200);
+    const image = await upload({ ...share, type: 'chatImage' }, '/common/file/uploadImage', { name: 'dot.png', content: PNG, type: 'image/png' } as never);
+    expect(image.statusCode, image.body).toBe(200);
+    expect(image.json().data).toMatch(/^\/api\/system\/img\/[0-9a-f]{24}\.png$/);
+
+    // Not the dataset bucket, no unknown link, no missing or wrong credentials.
+    const datasetBucket = await upload({ ...share, bucketName: 'dataset' });
+    expect(datasetBucket.statusCode).toBe(403);
+    expect(datasetBucket.json().message).toMatch(/chat bucket/);
+    expect((await upload({ shareId: 'no-such-link', outLinkUid: 'x', bucketName: 'chat' })).statusCode).toBeGreaterThanOrEqual(400);
+    expect((await upload({ teamId, teamToken: 'wrong', bucketName: 'chat' })).statusCode).toBe(401);
+    expect((await upload({ bucketName: 'chat' })).statusCode).toBe(401);
+    const files = await t.app.mongo.db.collection('chat.files').countDocuments({ teamId: new ObjectId(teamId) });
+    expect(files).toBe(2);
   });
 });

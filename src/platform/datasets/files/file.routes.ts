@@ -1,18 +1,38 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../../infra/errors.js';
 import { zBoolLike, zNumberLike, zObjectId } from '../../../infra/zod.js';
-import { definePlatformRoute } from '../../define-route.js';
+import type { AuthContext } from '../../auth/types.js';
+import { authenticateCaller, definePlatformRoute } from '../../define-route.js';
 import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
 import { zChunkSize } from '../collections/collection.schema.js';
 import type { DatasetsContext } from '../context.js';
-import { BUCKET_NAMES } from './file.repo.js';
+import { BUCKET_NAMES, type BucketName } from './file.repo.js';
 import type { FileService } from './file.service.js';
 import { readMultipart } from './multipart.js';
 import { checkUploadMetadata } from './upload-metadata.js';
 
 const tags = ['Files'];
 const USER = ['session', 'apiKey'] as const;
+/**
+ * Who may upload chat files and images: share-page and team-space chat users first (the
+ * reference's authChatCert), then members. Their credentials may be fields of the multipart body,
+ * so these routes authenticate once it is read.
+ */
+const UPLOADERS = ['outLink', 'teamSpace', 'session', 'apiKey'] as const;
+
+/** The uploader, from headers, query, JSON body or the multipart body's text fields. */
+async function uploaderOf(app: FastifyInstance, request: FastifyRequest, fields?: Record<string, string>): Promise<AuthContext> {
+  if (fields) request.body = fields;
+  return authenticateCaller(app, request, UPLOADERS);
+}
+
+/** A chat user of a share page or team space stores chat files only, under the app it chats with. */
+function chatUpload(auth: AuthContext, bucket: BucketName, metadata: Record<string, unknown>): Record<string, unknown> {
+  if (auth.authType !== 'outLink' && auth.authType !== 'teamDomain') return metadata;
+  if (bucket !== 'chat') throw Errors.forbidden('Share-page and team-space users upload to the chat bucket only');
+  return auth.appId ? { ...metadata, appId: auth.appId } : metadata;
+}
 const zSourceType = z.enum(['fileLocal', 'link', 'externalFile']);
 
 const previewSchema = z.object({
@@ -40,11 +60,12 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
     url: '/common/file/upload',
-    auth: USER,
+    auth: [],
     tags,
-    summary: 'Upload a file (multipart: file, bucketName, metadata JSON); returns {fileId, previewUrl}',
-    handler: async ({ auth, request }) => {
+    summary: 'Upload a file (multipart: file, bucketName, metadata JSON; a session or API key, or a share page\'s shareId + outLinkUid or a team space\'s teamId + teamToken as fields, chat bucket only); returns {fileId, previewUrl}',
+    handler: async ({ request }) => {
       const { file, fields } = await readMultipart(request, ctx.config.UPLOAD_LIMIT_BYTES);
+      const auth = await uploaderOf(app, request, fields);
       if (!fields.bucketName) throw Errors.missingParams("Missing field 'bucketName'");
       const bucket = z.enum(BUCKET_NAMES).safeParse(fields.bucketName);
       if (!bucket.success) throw Errors.missingParams(`Invalid field 'bucketName': must be one of ${BUCKET_NAMES.join(', ')}`);
@@ -55,7 +76,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
       } catch {
         throw Errors.missingParams("Invalid field 'metadata': must be a JSON object");
       }
-      const metadata = checkUploadMetadata(parsed);
+      const metadata = chatUpload(auth, bucket.data, checkUploadMetadata(parsed));
       return service.store(auth, bucket.data, file, metadata);
     },
   });
@@ -63,17 +84,19 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
     url: '/common/file/uploadImage',
-    auth: USER,
+    auth: [],
     tags,
-    summary: 'Store an image (JSON base64Img data URI, or multipart file); returns its /api/system/img URL',
-    handler: async ({ auth, request }) => {
+    summary: 'Store an image (JSON base64Img data URI, or multipart file; a session or API key, or share-page or team-space credentials as fields); returns its /api/system/img URL',
+    handler: async ({ request }) => {
       if (request.isMultipart()) {
         const { file, fields } = await readMultipart(request, ctx.config.UPLOAD_LIMIT_BYTES);
+        const auth = await uploaderOf(app, request, fields);
         if (!file) throw Errors.missingParams("Missing multipart field 'file'");
         const type = fields.type ?? 'chatImage';
         if (type.length > 50) throw Errors.missingParams("Invalid field 'type': must be at most 50 characters");
         return service.uploadImage(auth, { file, type });
       }
+      const auth = await uploaderOf(app, request);
       const body = imageSchema.safeParse(request.body ?? {});
       if (!body.success) throw body.error;
       return service.uploadImage(auth, { ...body.data, relatedId: body.data.metadata?.relatedId });
