@@ -1,3 +1,4 @@
+import { ObjectId } from 'mongodb';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -236,6 +237,27 @@ describe('collections', () => {
     const bad = multipart({ data: JSON.stringify({ datasetId, chunkSize: 0 }) }, { name: 'local.txt', content: 'x' });
     const refused = await t.app.inject({ method: 'POST', url: '/api/core/dataset/collection/create/localFile', headers: { ...authHeaders(token), ...bad.headers }, payload: bad.payload });
     expect(refused.statusCode).toBe(400);
+  });
+
+  it('a local file upload keeps the file metadata and the collection metadata the request gives, and refuses bad keys before storing anything', async () => {
+    const send = (data: Record<string, unknown>, extra: Record<string, string> = {}) => {
+      const body = multipart({ data: JSON.stringify({ datasetId, ...data }), ...extra }, { name: 'meta.txt', content: 'Metadata carrying file content.', type: 'text/plain' });
+      return t.app.inject({ method: 'POST', url: '/api/core/dataset/collection/create/localFile', headers: { ...authHeaders(token), ...body.headers }, payload: body.payload });
+    };
+    const created = await send({ metadata: { kept: 'yes', source: 'form' }, collectionMetadata: { source: 'import job 7' }, fileMetadata: { uploader: 'batch' } });
+    expect(created.statusCode, created.body).toBe(200);
+    const collection = await api.ok<{ metadata: Record<string, unknown>; fileId: string }>(api.get('/core/dataset/collection/detail', { id: created.json().data.collectionId }));
+    expect(collection.metadata).toMatchObject({ kept: 'yes', source: 'import job 7' });
+    const file = await t.app.mongo.db.collection('dataset.files').findOne({ _id: new ObjectId(collection.fileId) });
+    expect(file?.metadata).toMatchObject({ uploader: 'batch' });
+
+    const filesBefore = await t.app.mongo.db.collection('dataset.files').countDocuments({});
+    const badKey = await send({ collectionMetadata: { 'a.b': 1 } });
+    expect(badKey.statusCode).toBe(400);
+    expect(badKey.json().message).toMatch(/collectionMetadata/);
+    expect((await send({ fileMetadata: { $where: 1 } })).statusCode).toBe(400);
+    expect((await send({}, { bucketName: 'chat' })).statusCode).toBe(400);
+    expect(await t.app.mongo.db.collection('dataset.files').countDocuments({})).toBe(filesBefore);
   });
 
   it('stores images and serves them publicly', async () => {

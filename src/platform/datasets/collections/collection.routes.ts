@@ -4,6 +4,7 @@ import { definePlatformRoute, parseWith } from '../../define-route.js';
 import type { DatasetsContext } from '../context.js';
 import type { FileService } from '../files/file.service.js';
 import { readMultipart } from '../files/multipart.js';
+import { checkUploadMetadata } from '../files/upload-metadata.js';
 import { createCollectionImportService } from './collection-import.service.js';
 import {
   collectionIdSchema,
@@ -52,11 +53,15 @@ export function registerCollectionRoutes(app: FastifyInstance, ctx: DatasetsCont
       } catch {
         throw Errors.missingParams("Invalid field 'data': must be a JSON object");
       }
-      const input = parseWith(localFileDataSchema, data);
+      // A collection reads its source from the dataset bucket: the only one named here.
+      if (fields.bucketName !== undefined && fields.bucketName !== 'dataset') throw Errors.missingParams("Invalid field 'bucketName': a collection's file goes to the 'dataset' bucket");
+      const { fileMetadata, collectionMetadata, ...input } = parseWith(localFileDataSchema, data);
+      const stored = checkUploadMetadata(fileMetadata ?? {}, 'fileMetadata');
+      const metadata = collectionMetadata ? { ...input.metadata, ...checkUploadMetadata(collectionMetadata, 'collectionMetadata') } : input.metadata;
       await ctx.auth.authDataset(auth, input.datasetId, 'write');
-      const { fileId } = await files.store(auth, 'dataset', file, {});
+      const { fileId } = await files.store(auth, 'dataset', file, stored);
       try {
-        return await importer.fromFileId(auth, { ...input, fileId });
+        return await importer.fromFileId(auth, { ...input, metadata, fileId });
       } catch (error) {
         await ctx.repos.files.deleteMany('dataset', auth.teamId, [fileId]);
         throw error;

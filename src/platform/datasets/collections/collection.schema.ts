@@ -35,8 +35,11 @@ export const createTextSchema = common.extend({ name: zName, text: z.string().ma
 export const createLinkSchema = common.extend({ link: z.string().url().max(2000) });
 export const createFileIdSchema = common.extend({ fileId: zObjectId });
 export const createCsvSchema = z.object({ datasetId: zObjectId, parentId: zParentId.optional(), fileId: zObjectId, metadata: zMetadata.optional() });
-/** The `data` form field of create/localFile. */
-export const localFileDataSchema = common;
+/**
+ * The `data` form field of create/localFile: the common fields, plus the stored file's metadata
+ * (`fileMetadata`) and the collection's (`collectionMetadata`, over `metadata`).
+ */
+export const localFileDataSchema = common.extend({ fileMetadata: zMetadata.optional(), collectionMetadata: zMetadata.optional() });
 
 const listFilters = {
   datasetId: zObjectId,

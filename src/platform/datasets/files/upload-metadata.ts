@@ -8,9 +8,9 @@ const MAX_DEPTH = 8;
  * inside arrays and deep nesting cannot be stored on every MongoDB-compatible server, so they
  * are a 400 naming the key instead of a failed write. Returns the object as given.
  */
-export function checkUploadMetadata(value: unknown): Record<string, unknown> {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw Errors.missingParams("Invalid field 'metadata': must be a JSON object");
-  visit(value, 'metadata', 0, false);
+export function checkUploadMetadata(value: unknown, field = 'metadata'): Record<string, unknown> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw Errors.missingParams(`Invalid field '${field}': must be a JSON object`);
+  visit(value, field, 0, false);
   return value as Record<string, unknown>;
 }
 
