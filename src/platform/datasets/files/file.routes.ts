@@ -33,6 +33,7 @@ function chatUpload(auth: AuthContext, bucket: BucketName, metadata: Record<stri
   if (bucket !== 'chat') throw Errors.forbidden('Share-page and team-space users upload to the chat bucket only');
   return auth.appId ? { ...metadata, appId: auth.appId } : metadata;
 }
+
 const zSourceType = z.enum(['fileLocal', 'link', 'externalFile']);
 
 const previewSchema = z.object({
