@@ -7,7 +7,7 @@ import { authenticateCaller, definePlatformRoute } from '../../define-route.js';
 import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
 import { zChunkSize } from '../collections/collection.schema.js';
 import type { DatasetsContext } from '../context.js';
-import { BUCKET_NAMES, type BucketName } from './file.repo.js';
+import { BUCKET_NAMES } from './file.repo.js';
 import type { FileService } from './file.service.js';
 import { readMultipart } from './multipart.js';
 import { checkUploadMetadata } from './upload-metadata.js';
@@ -25,13 +25,6 @@ const UPLOADERS = ['outLink', 'teamSpace', 'session', 'apiKey'] as const;
 async function uploaderOf(app: FastifyInstance, request: FastifyRequest, fields?: Record<string, string>): Promise<AuthContext> {
   if (fields) request.body = fields;
   return authenticateCaller(app, request, UPLOADERS);
-}
-
-/** A chat user of a share page or team space stores chat files only, under the app it chats with. */
-function chatUpload(auth: AuthContext, bucket: BucketName, metadata: Record<string, unknown>): Record<string, unknown> {
-  if (auth.authType !== 'outLink' && auth.authType !== 'teamDomain') return metadata;
-  if (bucket !== 'chat') throw Errors.forbidden('Share-page and team-space users upload to the chat bucket only');
-  return auth.appId ? { ...metadata, appId: auth.appId } : metadata;
 }
 
 const zSourceType = z.enum(['fileLocal', 'link', 'externalFile']);
@@ -77,8 +70,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
       } catch {
         throw Errors.missingParams("Invalid field 'metadata': must be a JSON object");
       }
-      const metadata = chatUpload(auth, bucket.data, checkUploadMetadata(parsed));
-      return service.store(auth, bucket.data, file, metadata);
+      return service.store(auth, bucket.data, file, checkUploadMetadata(parsed));
     },
   });
 

@@ -17,8 +17,14 @@ export type SourceType = 'fileLocal' | 'link' | 'externalFile';
 export function createFileService(ctx: DatasetsContext) {
   const { files } = ctx.repos;
 
-  /** Stores an upload in GridFS; team, member, type and encoding in the metadata always come from us. */
-  async function store(auth: AuthContext, bucketName: BucketName, file: UploadedFile, metadata: Record<string, unknown>) {
+  /**
+   * Stores an upload in GridFS; team, member, type and encoding in the metadata always come from
+   * us. A share-page or team-space chat user stores chat files only, under the app it chats with.
+   */
+  async function store(auth: AuthContext, bucketName: BucketName, file: UploadedFile, given: Record<string, unknown>) {
+    const chatUser = auth.authType === 'outLink' || auth.authType === 'teamDomain';
+    if (chatUser && bucketName !== 'chat') throw Errors.forbidden('Share-page and team-space users upload to the chat bucket only');
+    const metadata = chatUser && auth.appId ? { ...given, appId: auth.appId } : given;
     if (file.buffer.length === 0) throw Errors.missingParams(`The file '${file.filename}' is empty`);
     const contentType = sniffContentType(file.buffer, file.filename);
     const fileId = await files.upload(bucketName, {
