@@ -248,7 +248,7 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
       let waiting = 0;
       for (const [datasetId, own] of groupBy(docs, (doc) => doc.datasetId.toHexString())) {
         const { base, counts, changedAt } = summarise(own);
-        if (counts.entries().length === 0 || changedAt.getTime() <= (base?.checkedAt.getTime() ?? -1)) continue;
+        if (counts.entries().length === 0 || !changedSinceCheck(base, changedAt)) continue;
         if (changedAt.getTime() > settledBefore) waiting += 1;
         else scheduleUpkeep(own[0]!.teamId.toHexString(), datasetId, true);
       }
@@ -269,11 +269,15 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
 
 export type TrainingCounts = ReturnType<typeof createTrainingCounts>;
 
+/** The counts changed after their last recount (all of them, without a base yet). */
+function changedSinceCheck(base: BaseDoc | undefined, changedAt: Date): boolean {
+  return changedAt.getTime() > (base?.checkedAt.getTime() ?? -1);
+}
+
 /** Changed since the last check and quiet since, or showing queued items and unchecked for an hour. */
 function needsRecount(base: BaseDoc, changedAt: Date, counts: Tally, now: number): boolean {
-  const checkedAt = base.checkedAt.getTime();
-  if (changedAt.getTime() > checkedAt && changedAt.getTime() < now - QUIET_MS) return true;
-  return checkedAt < now - RECHECK_MS && counts.entries().some((entry) => entry.n > 0);
+  if (changedSinceCheck(base, changedAt) && changedAt.getTime() < now - QUIET_MS) return true;
+  return base.checkedAt.getTime() < now - RECHECK_MS && counts.entries().some((entry) => entry.n > 0);
 }
 
 /** Positive entries summed by `keyOf` (a collection, a model). */
