@@ -2,7 +2,10 @@
  * Embedding providers for the vector models of the model configuration:
  * - 'local-lexical' (the built-in `local-lexical-v1`): hashed n-gram vectors computed in
  *   process, no network (see src/domain/lexical-embedding.ts);
- * - anything else: an OpenAI-compatible `POST …/embeddings` ({model, input} → {data, usage}).
+ * - anything else: an OpenAI-compatible `POST …/embeddings` ({model, input} → {data, usage}),
+ *   with the model's `defaultConfig` and, by purpose, its `dbConfig` (storing) or `queryConfig`
+ *   (searching) merged into the body as the reference does (e.g. `input_type` for providers
+ *   that embed queries and documents differently, `dimensions` for text-embedding-3).
  * Vectors come back L2-normalised; `tokens` is the provider's usage count when it reports one.
  */
 import { DEFAULT_LEXICAL_DIMENSIONS, lexicalEmbed, normalizeVector } from '../domain/lexical-embedding.js';
@@ -11,11 +14,14 @@ import type { VectorModel } from '../platform/system/model-types.js';
 import { LOCAL_LEXICAL_VECTOR_MODEL } from '../platform/system/model-types.js';
 import { endpointUrl, ProviderError, postProviderJson } from './provider-http.js';
 
+/** What the vectors are for: stored with data (`db`) or compared with stored ones (`query`). */
+export type EmbeddingPurpose = 'db' | 'query';
+
 export interface EmbeddingProvider {
   readonly model: string;
   /** Vector length when known up front (always for the local model and configured dimensions). */
   readonly dimensions?: number;
-  embed(texts: string[]): Promise<{ vectors: number[][]; tokens: number }>;
+  embed(texts: string[], purpose?: EmbeddingPurpose): Promise<{ vectors: number[][]; tokens: number }>;
 }
 
 export interface ProviderDefaults {
@@ -79,6 +85,12 @@ function readVectors(body: OpenAiEmbeddingResponse, expected: number, label: str
   return vectors as number[][];
 }
 
+/** The configured extra body fields for a purpose; `model` and `input` are always ours. */
+export function embeddingRequestExtras(model: VectorModel, purpose: EmbeddingPurpose | undefined): Record<string, unknown> {
+  const byPurpose = purpose === 'db' ? model.dbConfig : purpose === 'query' ? model.queryConfig : undefined;
+  return { ...(model.defaultConfig ?? {}), ...(byPurpose ?? {}) };
+}
+
 function createOpenAiProvider(model: VectorModel, defaults: ProviderDefaults): EmbeddingProvider {
   const base = model.requestUrl ?? defaults.baseUrl;
   const apiKey = model.requestAuth ?? defaults.apiKey;
@@ -86,12 +98,13 @@ function createOpenAiProvider(model: VectorModel, defaults: ProviderDefaults): E
   return {
     model: model.model,
     dimensions: model.dimensions,
-    async embed(texts) {
+    async embed(texts, purpose) {
       if (texts.length === 0) return { vectors: [], tokens: 0 };
       if (!base) throw new ProviderError(`The ${label} has no request URL (set its requestUrl or OPENAI_BASE_URL)`, 'not_configured');
       const blank = texts.findIndex((text) => !text?.trim());
       if (blank >= 0) throw new ProviderError(`Text ${blank} to embed is empty`, 'invalid_input');
       const url = endpointUrl(base, '/embeddings');
+      const extras = embeddingRequestExtras(model, purpose);
       const vectors: number[][] = [];
       let tokens = 0;
       for (let start = 0; start < texts.length; start += EMBEDDING_BATCH_SIZE) {
@@ -101,7 +114,7 @@ function createOpenAiProvider(model: VectorModel, defaults: ProviderDefaults): E
           apiKey,
           timeoutMs: defaults.timeoutMs,
           label,
-          body: { model: model.model, input: batch },
+          body: { ...extras, model: model.model, input: batch },
         });
         for (const vector of readVectors(body, batch.length, label)) vectors.push(shapeVector(vector, model.dimensions));
         const reported = Number(body.usage?.total_tokens ?? body.usage?.prompt_tokens);

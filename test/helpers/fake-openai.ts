@@ -133,7 +133,8 @@ export function fakeModelConfig(baseUrl: string) {
     llmModels: [
       { model: 'fake-llm', name: 'Fake LLM', maxContext: 16000, maxResponse: 4000, quoteMaxToken: 2000, charsPointsPrice: 100, vision: true, requestUrl: `${baseUrl}/chat/completions`, requestAuth: 'sk-fake' },
     ],
-    whisperModel: { model: 'whisper-1', name: 'Whisper', requestUrl: baseUrl },
-    audioSpeechModels: [{ model: 'tts-1', name: 'TTS', voices: [{ label: 'Alloy', value: 'alloy' }], requestUrl: baseUrl }],
+    // Priced per 60 s of audio (whisper) and per 1000 characters (speech).
+    whisperModel: { model: 'whisper-1', name: 'Whisper', charsPointsPrice: 6, requestUrl: baseUrl },
+    audioSpeechModels: [{ model: 'tts-1', name: 'TTS', charsPointsPrice: 2, voices: [{ label: 'Alloy', value: 'alloy' }], requestUrl: baseUrl }],
   };
 }

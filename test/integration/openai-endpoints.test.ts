@@ -124,6 +124,14 @@ describe('v1/audio/transcriptions', () => {
     ]);
     const viaLink = await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: shared.headers, payload: shared.payload });
     expect(viaLink.statusCode, viaLink.body).toBe(200);
+    // A share id without the visitor's uid is refused naming the field, as on every chat-cert route.
+    const noUid = multipart([
+      { name: 'file', filename: 'recording.mp3', content: Buffer.from('ID3') },
+      { name: 'data', content: JSON.stringify({ shareId }) },
+    ]);
+    const refused = await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: { ...authHeaders(tok), ...noUid.headers }, payload: noUid.payload });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().message).toMatch(/outLinkUid/);
     const badLink = multipart([
       { name: 'file', filename: 'recording.mp3', content: Buffer.from('ID3') },
       { name: 'data', content: JSON.stringify({ shareId: 'nope', outLinkUid: 'visitor' }) },
@@ -133,6 +141,35 @@ describe('v1/audio/transcriptions', () => {
     const missing = await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: { ...authHeaders(tok), ...noFile.headers }, payload: noFile.payload });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().message).toMatch(/file/);
+  });
+
+  it('records whisper usage by the reported duration, per 60 s, for the caller (user or share link)', async () => {
+    const usages = t.app.mongo.db.collection('usages');
+    await t.app.identity.usage.drain();
+    await usages.deleteMany({ appName: 'Whisper' });
+    const appId = await createPublishedApp(t, tok, 'Dictation', simpleChatGraph);
+    const shareId = await ok(t, tok, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'dictation link' });
+    const send = (data: Record<string, unknown>, headers: Record<string, string> = {}) => {
+      const form = multipart([
+        { name: 'file', filename: 'recording.mp3', type: 'audio/mpeg', content: Buffer.from('ID3-audio') },
+        { name: 'data', content: JSON.stringify(data) },
+      ]);
+      return t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: { ...headers, ...form.headers }, payload: form.payload });
+    };
+    expect((await send({ appId, duration: 30 }, authHeaders(tok))).statusCode).toBe(200);
+    expect((await send({ appId, duration: 90, shareId, outLinkUid: 'visitor' })).statusCode).toBe(200);
+    expect((await send({ appId }, authHeaders(tok))).statusCode).toBe(200);
+    await t.app.identity.usage.drain();
+    const records = await usages.find({ appName: 'Whisper' }).sort({ _id: 1 }).toArray();
+    expect(records.map((r) => [r.source, r.totalPoints, r.list[0].duration, r.list[0].model])).toEqual([
+      ['fastgpt', 3, 30, 'Whisper'],
+      ['shareLink', 9, 90, 'Whisper'],
+      ['fastgpt', 0, 0, 'Whisper'],
+    ]);
+    // The link's records go to its creator, here the same member as the session's.
+    const user = await t.app.mongo.db.collection('users').findOne({ username: 'oa' });
+    const member = await t.app.mongo.db.collection('team_members').findOne({ userId: user!._id });
+    for (const record of records) expect([String(record.teamId), String(record.tmbId)]).toEqual([String(member!.teamId), String(member!._id)]);
   });
 });
 
@@ -177,6 +214,10 @@ describe('core/ai helpers', () => {
     const again = await t.app.inject({ method: 'POST', url: '/api/core/chat/item/getSpeech', headers: authHeaders(tok), payload: { ttsConfig: { type: 'model', model: 'tts-1', voice: 'alloy' }, input: 'read me' } });
     expect(again.body).toBe('ID3-fake-mp3');
     expect(calls()).toBe(before);
+    // Billed once, per 1000 characters spoken; the cached answer costs nothing.
+    await t.app.identity.usage.drain();
+    const records = await t.app.mongo.db.collection('usages').find({ appName: 'Speech' }).toArray();
+    expect(records.map((r) => [r.source, r.totalPoints, r.list[0].charsLength, r.list[0].model])).toEqual([['fastgpt', (2 * 'read me'.length) / 1000, 'read me'.length, 'TTS']]);
     const badVoice = await call(t, tok, 'POST', '/core/chat/item/getSpeech', { ttsConfig: { model: 'tts-1', voice: 'nobody' }, input: 'x' });
     expect(badVoice.status).toBe(400);
     expect(badVoice.body.message).toMatch(/voice not found/);

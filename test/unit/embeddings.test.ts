@@ -68,6 +68,23 @@ describe('OpenAI-compatible embedding provider (local protocol server)', () => {
     for (const vector of result.vectors) expect(norm(vector)).toBeCloseTo(1, 6);
   });
 
+  it("merges the model's defaultConfig and, by purpose, its dbConfig or queryConfig into the body", async () => {
+    server.handler = (request) => openAiEmbeddingAnswer((request.body as { input: string[] }).input);
+    const model = remoteModel({
+      defaultConfig: { dimensions: 1024, input_type: 'none' },
+      dbConfig: { input_type: 'document' },
+      queryConfig: { input_type: 'query', model: 'not-this-one', input: 'nor this' },
+    });
+    const provider = createEmbeddingProvider(model, { baseUrl: server.baseUrl, timeoutMs: 2000 });
+    await provider.embed(['stored'], 'db');
+    expect(server.requests.at(-1)!.body).toEqual({ dimensions: 1024, input_type: 'document', model: 'text-embedding-test', input: ['stored'] });
+    await provider.embed(['asked'], 'query');
+    // The model and the input are ours whatever the configuration says.
+    expect(server.requests.at(-1)!.body).toEqual({ dimensions: 1024, input_type: 'query', model: 'text-embedding-test', input: ['asked'] });
+    await provider.embed(['plain']);
+    expect(server.requests.at(-1)!.body).toEqual({ dimensions: 1024, input_type: 'none', model: 'text-embedding-test', input: ['plain'] });
+  });
+
   it('prefers the model requestUrl/requestAuth and accepts a full endpoint URL', async () => {
     server.handler = (request) => openAiEmbeddingAnswer((request.body as { input: string[] }).input);
     const provider = createEmbeddingProvider(remoteModel({ requestUrl: `${server.baseUrl}/embeddings`, requestAuth: 'model-key' }), {

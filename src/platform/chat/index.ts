@@ -7,12 +7,12 @@ import { type ChatModule, createChatModule } from './chat-module.js';
 import { registerCompletionRoutes } from './completions.routes.js';
 import { registerHistoryRoutes } from './history.routes.js';
 import { registerInputGuideRoutes } from './input-guide.routes.js';
-import { createTeamSpaceResolver, type TeamSpaceResolver } from './team-space.js';
+import { createTeamSpaceResolver } from './team-space.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Chat records, the workflow runtime and the team-space credential. */
-    chat: ChatModule & { teamSpace: TeamSpaceResolver };
+    /** Chat records and the workflow runtime. */
+    chat: ChatModule;
   }
 }
 
@@ -24,9 +24,10 @@ export const chatServices = fp(
       authUrl: app.config.TEAM_TOKEN_AUTH_URL,
       findOwnerTmbId: async (teamId) => (await app.identity.teams.findOwnerMember(teamId))?._id ?? null,
     });
-    app.platformAuth.registerResolver('teamSpace', teamSpace.resolver);
+    // The `teamSpace` credential kind: teamId + teamToken in the query or body.
+    app.platformAuth.registerResolver('teamSpace', teamSpace);
     app.apps.onAppsDeleted((teamId, appIds) => chat.repo.deleteByApps(teamId, appIds));
-    app.decorate('chat', { ...chat, teamSpace });
+    app.decorate('chat', chat);
     app.startup.add('indexes: chat', () => app.mongo.ensureIndexes([...CHAT_INDEXES, ...CHAT_FILE_INDEXES]));
     // In the background: on FerretDB it writes about 400 files a second, and until it is done
     // deletes also find files by their metadata, so nothing waits for it.

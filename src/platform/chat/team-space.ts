@@ -11,12 +11,8 @@ import { mergedInput } from '../define-route.js';
 import type { ChatModule } from './chat-module.js';
 
 export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: string; findOwnerTmbId: (teamId: string) => Promise<string | null> }) {
-  const resolver = async (request: FastifyRequest): Promise<AuthContext | null> => {
+  return async function resolveTeamSpace(request: FastifyRequest): Promise<AuthContext | null> {
     const { teamId, teamToken } = mergedInput(request);
-    return check(teamId, teamToken);
-  };
-  /** Resolves explicit team-space params (multipart routes read them from a form field). */
-  async function check(teamId: unknown, teamToken: unknown): Promise<AuthContext | null> {
     if (typeof teamToken !== 'string' || teamToken === '') return null;
     const team = requireHexId(teamId, 'teamId');
     if (!options.authUrl) throw Errors.teamTokenRefused('Team-space access is not configured on this server (TEAM_TOKEN_AUTH_URL)');
@@ -35,8 +31,5 @@ export function createTeamSpaceResolver(chat: ChatModule, options: { authUrl?: s
     const member = ownerTmbId ? await chat.memberContext(ownerTmbId) : null;
     if (!member) throw Errors.teamTokenRefused(`Team ${team} not found`);
     return Object.assign({}, member, { authType: 'teamDomain' as const, outLink: { shareId: '', outLinkUid: uid } });
-  }
-  return { resolver, check };
+  };
 }
-
-export type TeamSpaceResolver = ReturnType<typeof createTeamSpaceResolver>;

@@ -38,6 +38,9 @@ export const USAGE_INDEXES: IndexDeclaration[] = [
   { collection: USAGES, key: { teamId: 1, tmbId: 1, source: 1, time: -1 } },
 ];
 
+/** One line of a usage record; audio lines carry the characters spoken or the seconds heard. */
+export type UsageLine = NodeUsage & { charsLength?: number; duration?: number };
+
 /** What a chat, an embedding call or a plugin run used (one record per request). */
 export interface UsageInput {
   teamId: string;
@@ -45,7 +48,7 @@ export interface UsageInput {
   source: string;
   appName: string;
   appId?: string;
-  list: NodeUsage[];
+  list: UsageLine[];
 }
 
 export interface UsageRepoOptions {
@@ -89,7 +92,14 @@ export function createUsageRepo(db: Db, options: UsageRepoOptions) {
         ...(input.appId ? { appId: oid(input.appId) } : {}),
         time: now,
         totalPoints,
-        list: input.list.map((item) => ({ moduleName: item.moduleName, amount: item.totalPoints || 0, model: item.model, tokens: item.tokens })),
+        list: input.list.map((item) => ({
+          moduleName: item.moduleName,
+          amount: item.totalPoints || 0,
+          model: item.model,
+          tokens: item.tokens,
+          ...(item.charsLength !== undefined ? { charsLength: item.charsLength } : {}),
+          ...(item.duration !== undefined ? { duration: item.duration } : {}),
+        })),
       });
       return totalPoints;
     },

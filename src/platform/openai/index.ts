@@ -3,5 +3,5 @@ import { registerOpenAiRoutes } from './openai.routes.js';
 
 /** OpenAI-style embeddings, transcriptions and speech, and the core/ai helpers, under /api. */
 export async function openaiRoutes(api: FastifyInstance): Promise<void> {
-  registerOpenAiRoutes(api, api.chat, api.chat.teamSpace.check);
+  registerOpenAiRoutes(api, api.chat);
 }

@@ -9,7 +9,7 @@ import { zObjectId } from '../../infra/zod.js';
 import type { AuthContext } from '../auth/types.js';
 import type { ChatModule } from '../chat/chat-module.js';
 import { readMultipart } from '../datasets/files/multipart.js';
-import { definePlatformRoute, parseWith } from '../define-route.js';
+import { authenticateCaller, definePlatformRoute, parseWith } from '../define-route.js';
 import { createOpenAiService, float32Base64 } from './openai.service.js';
 import { createTtsCache, TTS_INDEXES } from './tts-cache.repo.js';
 
@@ -54,7 +54,7 @@ const transcriptionData = z.object({
   teamToken: z.string().optional(),
 });
 
-export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, teamSpace: (teamId: unknown, teamToken: unknown) => Promise<AuthContext | null>): void {
+export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): void {
   const service = createOpenAiService(app, chat);
   const tts = createTtsCache(app.mongo.db);
   let sweeper: NodeJS.Timeout | undefined;
@@ -78,7 +78,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
     tags: ['openai'],
     handler: async ({ input, auth, reply }) => {
       const texts = Array.isArray(input.input) ? input.input : [input.input];
-      const result = await service.embed(texts, input.model ?? undefined);
+      const result = await service.embed(texts, input.model ?? undefined, input.type);
       const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
       chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
       if (auth.apiKeyId && points > 0) await app.platformAuth.addApiKeyUsage(auth.apiKeyId, points);
@@ -136,9 +136,11 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
       const now = new Date(chat.now());
       const cached = await tts.get(bufferId, cacheKey, now);
       if (cached) return reply.header('content-type', 'audio/mpeg').send(cached);
-      const audio = await service.speech({ model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
+      const { audio, model } = await service.speech({ model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
       await tts.put(bufferId, cacheKey, audio, now);
-      chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: 0, model: input.ttsConfig.model, tokens: estimateTokens(input.input) }] }, new Date(chat.now()));
+      // Priced per 1000 characters; an answer from the cache costs nothing (as the reference).
+      const charsLength = input.input.length;
+      chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: ((model.charsPointsPrice ?? 0) * charsLength) / 1000, model: model.name, charsLength }] }, new Date(chat.now()));
       return reply.header('content-type', 'audio/mpeg').send(audio);
     },
   });
@@ -165,10 +167,14 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule, tea
           }
         }
         const meta = parseWith(transcriptionData, data);
-        if (meta.shareId && meta.outLinkUid) await chat.outLinks.authenticate(meta.shareId, meta.outLinkUid);
-        else if (!(await teamSpace(meta.teamId, meta.teamToken))) await app.platformAuth.authenticate(request, ['session']);
+        // The chat-cert credentials ride in the `data` field; they are checked as every chat-cert route checks them.
+        request.body = meta;
+        const auth = await authenticateCaller(app, request, ['outLink', 'teamSpace', 'session']);
         if (!file || file.buffer.length === 0) throw Errors.missingParams("Missing field 'file' (the audio file)");
-        const text = await service.transcribe(file);
+        const { text, model } = await service.transcribe(file);
+        // Billed by the duration the client reports, per 60 s, as the reference does (0 when it reports none).
+        const duration = meta.duration ?? 0;
+        chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: ((model.charsPointsPrice ?? 0) * duration) / 60, model: model.name, duration }] }, new Date(chat.now()));
         return reply.send({ code: 200, statusText: '', message: '', data: text });
       },
     });

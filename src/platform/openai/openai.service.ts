@@ -1,11 +1,13 @@
 /** Embeddings, transcription, suggested questions and text-to-speech against the configured providers. */
 import type { FastifyInstance } from 'fastify';
 import { estimateTokens, parseQuestionList } from '../../domain/workflow/prompts.js';
+import type { EmbeddingPurpose } from '../../infra/embeddings.js';
 import { Errors } from '../../infra/errors.js';
 import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
 import { failureReason, type ProviderResponse, providerRequest } from '../../infra/provider-client.js';
 import { ProviderError } from '../../infra/provider-http.js';
 import type { ChatModule } from '../chat/chat-module.js';
+import type { AudioSpeechModel, WhisperModel } from '../system/model-types.js';
 import { joinUrl } from '../../infra/join-url.js';
 
 export const EMBEDDING_DIMENSIONS = 1536;
@@ -34,12 +36,12 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
 
   return {
     /** One vector per input, in input order; tokens summed over the batch. */
-    async embed(inputs: string[], model: string | undefined) {
+    async embed(inputs: string[], model: string | undefined, purpose: EmbeddingPurpose | undefined) {
       const vectorModel = (model ? app.models.getVectorModel(model) : undefined) ?? app.models.defaultVectorModel();
       const { vectors, tokens } = await app.datasets.ctx
         .embedders()
         .forModel(vectorModel.model)
-        .embed(inputs)
+        .embed(inputs, purpose)
         .catch((error: unknown) => {
           // The provider failing is the gateway's problem, not ours (502, not 500).
           if (error instanceof ProviderError) throw Errors.badGateway(`The embedding provider failed: ${error.message}`);
@@ -53,7 +55,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       };
     },
 
-    async transcribe(file: { buffer: Buffer; filename: string; mimetype: string }): Promise<string> {
+    async transcribe(file: { buffer: Buffer; filename: string; mimetype: string }): Promise<{ text: string; model: WhisperModel }> {
       const whisper = app.models.catalog.whisperModel;
       if (!whisper) throw Errors.missingParams('whisper model not found: no whisperModel is configured');
       const endpoint = chat.models.endpointFor(whisper);
@@ -74,7 +76,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       });
       if (!response.ok) await providerFailure(response, 'transcription');
       const body = await response.json<{ text?: string }>();
-      return body.text ?? '';
+      return { text: body.text ?? '', model: whisper };
     },
 
     async questionGuide(messages: LlmMessage[]) {
@@ -92,7 +94,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       return { questions: parseQuestionList(result.content), tokens, model: llm.model };
     },
 
-    async speech(input: { model: string; voice: string; speed?: number; text: string }): Promise<Buffer> {
+    async speech(input: { model: string; voice: string; speed?: number; text: string }): Promise<{ audio: Buffer; model: AudioSpeechModel }> {
       const model = app.models.catalog.audioSpeechModels.find((m) => m.model === input.model || m.name === input.model);
       if (!model) throw Errors.missingParams(`model or voice not found: '${input.model}' is not a configured speech model`);
       if (model.voices && !model.voices.some((v) => v.value === input.voice)) throw Errors.missingParams(`voice not found: '${input.voice}'`);
@@ -105,7 +107,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
         throw Errors.badGateway(`The speech provider is unreachable: ${failureReason(error)}`);
       });
       if (!response.ok) await providerFailure(response, 'speech');
-      return response.buffer();
+      return { audio: await response.buffer(), model };
     },
   };
 }

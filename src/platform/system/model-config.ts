@@ -33,11 +33,15 @@ export function stripJsonComments(text: string): string {
 }
 
 const named = { model: z.string().min(1), name: z.string().min(1) };
+// Extra request body fields are spread into provider requests: objects only.
+const extraBody = z.record(z.string(), z.unknown()).optional();
 const fileSchema = z.looseObject({
   feConfigs: z.record(z.string(), z.unknown()).optional(),
   systemEnv: z.record(z.string(), z.unknown()).optional(),
-  llmModels: z.array(z.looseObject({ ...named, maxContext: z.number(), maxResponse: z.number(), quoteMaxToken: z.number() })).optional(),
-  vectorModels: z.array(z.looseObject({ ...named, defaultToken: z.number(), maxToken: z.number() })).optional(),
+  llmModels: z.array(z.looseObject({ ...named, maxContext: z.number(), maxResponse: z.number(), quoteMaxToken: z.number(), defaultConfig: extraBody })).optional(),
+  vectorModels: z
+    .array(z.looseObject({ ...named, defaultToken: z.number(), maxToken: z.number(), defaultConfig: extraBody, dbConfig: extraBody, queryConfig: extraBody }))
+    .optional(),
   reRankModels: z.array(z.looseObject(named)).optional(),
   audioSpeechModels: z.array(z.looseObject(named)).optional(),
   whisperModel: z.looseObject(named).optional(),

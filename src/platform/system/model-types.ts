@@ -35,6 +35,10 @@ export interface VectorModel {
   /** 'local-lexical' runs in process with no network; 'openai' calls an /v1/embeddings endpoint. */
   provider?: 'local-lexical' | 'openai';
   dimensions?: number;
+  /** Extra request body fields for every call, then for storing (`dbConfig`) or searching (`queryConfig`). */
+  defaultConfig?: Record<string, unknown>;
+  dbConfig?: Record<string, unknown>;
+  queryConfig?: Record<string, unknown>;
   requestUrl?: string;
   requestAuth?: string;
 }

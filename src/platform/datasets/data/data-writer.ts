@@ -18,7 +18,7 @@ export interface Owner {
 /** Embeds texts with the model and stores the vectors under the given ids (idempotent upserts). */
 export async function embedAndStore(ctx: DatasetsContext, model: string, owner: Owner, entries: { id: string; text: string }[]): Promise<number> {
   if (entries.length === 0) return 0;
-  const { vectors, tokens } = await ctx.embedders().forModel(model).embed(entries.map((entry) => entry.text));
+  const { vectors, tokens } = await ctx.embedders().forModel(model).embed(entries.map((entry) => entry.text), 'db');
   await storeVectors(
     ctx,
     entries.map((entry, i) => ({ ...owner, id: entry.id, model, vector: vectors[i] ?? [] })),

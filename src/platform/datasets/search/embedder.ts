@@ -1,11 +1,11 @@
 import type { Config } from '../../../config.js';
-import { createEmbeddingProvider } from '../../../infra/embeddings.js';
+import { createEmbeddingProvider, type EmbeddingPurpose } from '../../../infra/embeddings.js';
 import { Errors } from '../../../infra/errors.js';
 import type { ModelRegistry, VectorModel } from '../../system/model-types.js';
 
 export interface Embedder {
   model: VectorModel;
-  embed(texts: string[]): Promise<{ vectors: number[][]; tokens: number }>;
+  embed(texts: string[], purpose?: EmbeddingPurpose): Promise<{ vectors: number[][]; tokens: number }>;
 }
 
 /** Resolves vector model names to embedding providers (one per model, reused). */
@@ -27,7 +27,7 @@ export function createEmbedderRegistry(models: ModelRegistry, config: Config) {
         apiKey: config.CHAT_API_KEY,
         timeoutMs: config.OUTBOUND_TIMEOUT_MS,
       });
-      const embedder: Embedder = { model, embed: (texts) => provider.embed(texts) };
+      const embedder: Embedder = { model, embed: (texts, purpose) => provider.embed(texts, purpose) };
       cache.set(name, embedder);
       return embedder;
     },

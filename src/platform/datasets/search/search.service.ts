@@ -63,7 +63,7 @@ type Scored = { data: IndexedItem; score: SearchResultItem['score'] };
 export function createSearchService(ctx: DatasetsContext) {
   async function embeddingRecall(params: SearchParams, entries: DatasetEntry[], forbidden: Set<string>, k: number) {
     const embedder = ctx.embedders().forModel(params.vectorModel);
-    const { vectors, tokens } = await embedder.embed([params.text]);
+    const { vectors, tokens } = await embedder.embed([params.text], 'query');
     const hits = vectorSearchIn(entries, vectors[0] ?? [], k, forbidden);
     const list: Scored[] = hits.map((hit, index) => ({ data: hit.item, score: [{ type: 'embedding' as const, value: hit.score, index }] }));
     return { list, tokens };

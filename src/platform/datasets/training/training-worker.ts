@@ -154,7 +154,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     if (texts.length === 0) return;
     let vectors: number[][];
     try {
-      const embedded = await ctx.embedders().forModel(planned[0]!.item.model).embed(texts);
+      const embedded = await ctx.embedders().forModel(planned[0]!.item.model).embed(texts, 'db');
       if (embedded.vectors.length !== texts.length) throw new Error(`Embedding provider returned ${embedded.vectors.length} vectors for ${texts.length} texts`);
       vectors = embedded.vectors;
     } catch (error) {
