@@ -50,7 +50,8 @@ export function createModelAccess(app: FastifyInstance) {
         searchMode: (['embedding', 'fullTextRecall', 'mixedRecall'].includes(request.searchMode) ? request.searchMode : 'embedding') as 'embedding',
         usingReRank: request.usingReRank,
       });
-      return { list: result.list, tokens: result.tokens, model: vectorModel };
+      const model = app.models.getVectorModel(vectorModel);
+      return { list: result.list, tokens: result.tokens, model: model?.name ?? vectorModel, totalPoints: ((model?.charsPointsPrice ?? 0) * result.tokens) / 1000 };
     };
   }
 

@@ -4,6 +4,7 @@ import { describeError } from '../../infra/database-errors.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-stamps.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
+import type { ChargeUsage } from '../identity/usage-charge.js';
 import type { ModelRegistry } from '../system/model-types.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
 import { collectionStampKey, createCollectionCache } from './collections/collection-cache.js';
@@ -81,6 +82,8 @@ export function createDatasetsContext(app: FastifyInstance) {
     log: app.log as FastifyBaseLogger,
     models: app.models as ModelRegistry,
     teamLimits: app.teamLimits as TeamLimits,
+    /** Records what a request's model calls used and counts it against the caller's API key. */
+    chargeUsage: app.identity.chargeUsage as ChargeUsage,
     repos,
     permissions,
     /**

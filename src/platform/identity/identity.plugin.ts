@@ -12,6 +12,7 @@ import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
 import { createSessionService, type SessionService } from './sessions.service.js';
 import { createTeamsRepo, TEAM_INDEXES, type TeamsRepo } from './teams.repo.js';
 import { createUsageRepo, USAGE_INDEXES, type UsageRepo } from './usage.repo.js';
+import { type ChargeUsage, createUsageCharger } from './usage-charge.js';
 import { createUsersRepo, USER_INDEXES, type UsersRepo } from './users.repo.js';
 
 /** A replaceable clock: tests move time to check expiry and rate-limit windows. */
@@ -27,6 +28,8 @@ export interface IdentityServices {
   sessions: SessionService;
   limiter: AttemptLimiter;
   usage: UsageRepo;
+  /** Records a request's model usage for its caller and counts it against the caller's API key. */
+  chargeUsage: ChargeUsage;
   /** The module's clock: replace `clock.now` to move time (expiry, rate-limit windows). */
   clock: IdentityClock;
   /** The auth fields of a team member (share links, team spaces, channels act as one). */
@@ -74,7 +77,8 @@ export default fp(
         app.log.error({ usageRecord: record }, `a usage record could not be written and is given up: ${describeError(error)}`);
       },
     });
-    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage, clock, memberContext };
+    const chargeUsage = createUsageCharger({ usage, auth: platformAuth, now });
+    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage, chargeUsage, clock, memberContext };
     app.decorate('identity', services);
     app.decorate('platformAuth', platformAuth);
 

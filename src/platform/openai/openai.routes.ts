@@ -6,7 +6,6 @@ import { estimateTokens } from '../../domain/workflow/prompts.js';
 import { Errors } from '../../infra/errors.js';
 import type { LlmMessage } from '../../infra/llm-stream.js';
 import { zObjectId } from '../../infra/zod.js';
-import type { AuthContext } from '../auth/types.js';
 import type { ChatModule } from '../chat/chat-module.js';
 import { readMultipart } from '../datasets/files/multipart.js';
 import { authenticateCaller, definePlatformRoute, parseWith } from '../define-route.js';
@@ -66,7 +65,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     sweeper.unref();
   });
   app.addHook('onClose', async () => clearInterval(sweeper));
-  const usageSource = (auth: AuthContext) => (auth.authType === 'apikey' ? 'api' : auth.authType === 'outLink' ? 'shareLink' : 'fastgpt');
+  const charge = app.identity.chargeUsage;
 
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
@@ -80,8 +79,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       const texts = Array.isArray(input.input) ? input.input : [input.input];
       const result = await service.embed(texts, input.model ?? undefined, input.type);
       const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
-      chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
-      if (auth.apiKeyId && points > 0) await app.platformAuth.addApiKeyUsage(auth.apiKeyId, points);
+      await charge(auth, { appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] });
       return reply.send({
         object: 'list',
         data: result.vectors.map((vector, index) => ({ object: 'embedding', index, embedding: input.encoding_format === 'base64' ? float32Base64(vector) : vector })),
@@ -102,7 +100,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     handler: async ({ input, auth }) => {
       const result = await service.questionGuide(input.messages as LlmMessage[]);
       const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
-      chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Question guide', list: [{ moduleName: 'Question guide', totalPoints: points, model: result.model.name, tokens: result.tokens }] }, new Date(chat.now()));
+      await charge(auth, { appName: 'Question guide', list: [{ moduleName: 'Question guide', totalPoints: points, model: result.model.name, tokens: result.tokens }] });
       return result.questions;
     },
   });
@@ -140,7 +138,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       await tts.put(bufferId, cacheKey, audio, now);
       // Priced per 1000 characters; an answer from the cache costs nothing (as the reference).
       const charsLength = input.input.length;
-      chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: ((model.charsPointsPrice ?? 0) * charsLength) / 1000, model: model.name, charsLength }] }, new Date(chat.now()));
+      await charge(auth, { appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: ((model.charsPointsPrice ?? 0) * charsLength) / 1000, model: model.name, charsLength }] });
       return reply.header('content-type', 'audio/mpeg').send(audio);
     },
   });
@@ -174,7 +172,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
         const { text, model } = await service.transcribe(file);
         // Billed by the duration the client reports, per 60 s, as the reference does (0 when it reports none).
         const duration = meta.duration ?? 0;
-        chat.usage.record({ teamId: auth.teamId, tmbId: auth.tmbId, source: usageSource(auth), appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: ((model.charsPointsPrice ?? 0) * duration) / 60, model: model.name, duration }] }, new Date(chat.now()));
+        await charge(auth, { appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: ((model.charsPointsPrice ?? 0) * duration) / 60, model: model.name, duration }] });
         return reply.send({ code: 200, statusText: '', message: '', data: text });
       },
     });

@@ -45,7 +45,7 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const list = results.length === 1 ? results[0]!.list : mergeByRankFusion(results.map((r) => r.list), limit);
     const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
     const model = results[0]?.model;
-    usages.unshift({ moduleName: 'Dataset search', totalPoints: 0, model, tokens });
+    usages.unshift({ moduleName: 'Dataset search', totalPoints: results.reduce((sum, r) => sum + r.totalPoints, 0), model, tokens });
     return {
       outputs: { quoteQA: list },
       responseData: {

@@ -21,7 +21,10 @@ export interface DatasetSearchRequest {
 export interface DatasetSearchAnswer {
   list: { id: string; q: string; a: string; datasetId: string; collectionId: string; sourceName: string; sourceId?: string; chunkIndex: number; score: unknown[] }[];
   tokens: number;
+  /** The vector model's name, as usage records name models. */
   model?: string;
+  /** The embedding of the query, priced as the vector model says (per 1000 tokens). */
+  totalPoints: number;
 }
 
 export type DatasetSearcher = (request: DatasetSearchRequest) => Promise<DatasetSearchAnswer>;

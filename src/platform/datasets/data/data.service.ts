@@ -1,6 +1,7 @@
 import { countTokens } from '../../../domain/token-count.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
+import type { VectorModel } from '../../system/model-types.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
 import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';
@@ -16,6 +17,11 @@ export function createDataService(ctx: DatasetsContext) {
     if (datasetId && datasetId !== collection.datasetId) {
       throw Errors.missingParams(`Invalid field 'collectionId': collection ${collection._id} does not belong to dataset ${datasetId}`);
     }
+  }
+
+  /** The vectors a data write embedded now (not through the queue), billed as the reference's vector usage. */
+  async function chargeEmbedding(auth: AuthContext, model: VectorModel, tokens: number) {
+    await ctx.chargeUsage(auth, { appName: 'Data index', list: [{ moduleName: 'Embeddings', totalPoints: ((model.charsPointsPrice ?? 0) * tokens) / 1000, model: model.name, tokens }] });
   }
 
   async function pushData(auth: AuthContext, input: { collectionId: string; datasetId?: string; data: PushItem[]; trainingMode: TrainingMode; prompt?: string; billId?: string }) {
@@ -46,7 +52,8 @@ export function createDataService(ctx: DatasetsContext) {
     const indexes = buildIndexes(q, a, input.indexes);
     await ctx.teamLimits.assertDatasetSize(auth.teamId, indexes.length);
     const owner = { teamId: auth.teamId, datasetId: dataset._id, collectionId: collection._id };
-    const { dataId } = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
+    const { dataId, tokens } = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
+    await chargeEmbedding(auth, model, tokens);
     // The dataset or collection may have been deleted since it was authorised: after the write,
     // as the training worker does, so that this check or the delete's cascade removes it.
     const gone = await removeWritesOfDeletedOwners(ctx, [owner]);
@@ -92,13 +99,14 @@ export function createDataService(ctx: DatasetsContext) {
     const a = input.a !== undefined ? simpleText(input.a) : item.a;
     const plan = planIndexUpdate(item.indexes, input.indexes ?? [], q, a);
     const created = plan.embed.map((entry) => ({ dataId: newVectorId(), text: entry.text, defaultIndex: entry.defaultIndex }));
-    const model = ctx.embedders().vectorModel(dataset.vectorModel).model;
-    await embedAndStore(
+    const model = ctx.embedders().vectorModel(dataset.vectorModel);
+    const tokens = await embedAndStore(
       ctx,
-      model,
+      model.model,
       { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId, dataId: item._id },
       created.map((entry) => ({ id: entry.dataId, text: entry.text })),
     );
+    if (created.length > 0) await chargeEmbedding(auth, model, tokens);
     const indexes = [...plan.keep, ...created].sort((x, y) => Number(y.defaultIndex) - Number(x.defaultIndex));
     const fullTextTokens = searchTokens(q, a);
     await data.update(auth.teamId, item, { q, a, indexes, fullTextTokens });

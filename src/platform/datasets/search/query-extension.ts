@@ -1,6 +1,7 @@
 import { extendedQueries, queryExtensionRequest } from '../../../domain/workflow/prompts.js';
 import { chatCompletion } from '../../../infra/llm-chat.js';
 import { Errors } from '../../../infra/errors.js';
+import type { UsageLine } from '../../identity/usage.repo.js';
 import type { DatasetsContext } from '../context.js';
 
 export interface ExtendedQuestion {
@@ -8,6 +9,8 @@ export interface ExtendedQuestion {
   queries: string[];
   /** The model asked, as searchTest names it (`queryExtensionModel`). */
   model: string;
+  /** What the call used, as a usage line (no tokens and no points when it failed). */
+  usage: UsageLine;
 }
 
 /**
@@ -26,9 +29,11 @@ export async function extendQuestion(ctx: DatasetsContext, input: { model: strin
       { baseUrl: ctx.config.OPENAI_BASE_URL, apiKey: ctx.config.CHAT_API_KEY, timeoutMs: 60_000 },
       { temperature: 0.1, maxTokens: 300 },
     );
-    return { queries: extendedQueries(input.question, answer.content), model: llm.model };
+    const tokens = answer.inputTokens + answer.outputTokens;
+    const usage = { moduleName: 'Query extension', totalPoints: ((llm.charsPointsPrice ?? 0) * tokens) / 1000, model: llm.name, tokens };
+    return { queries: extendedQueries(input.question, answer.content), model: llm.model, usage };
   } catch (error) {
     ctx.log.warn({ error: (error as Error).message }, 'query extension failed; searching the question alone');
-    return { queries: [input.question], model: llm.model };
+    return { queries: [input.question], model: llm.model, usage: { moduleName: 'Query extension', totalPoints: 0, model: llm.name, tokens: 0 } };
   }
 }

@@ -52,7 +52,11 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext,
         searchMode: input.searchMode,
         usingReRank: input.usingReRank,
       });
-      const { tokens: _tokens, ...rest } = result;
+      const { tokens, ...rest } = result;
+      // Billed as the reference: the query embeddings at the vector model's price, plus the extension call.
+      const vectorModel = ctx.embedders().vectorModel(dataset.vectorModel);
+      const searched = { moduleName: 'Dataset search', totalPoints: ((vectorModel.charsPointsPrice ?? 0) * tokens) / 1000, model: vectorModel.name, tokens };
+      await ctx.chargeUsage(auth, { appName: 'Search test', list: extension ? [searched, extension.usage] : [searched] });
       return { ...rest, ...(extension ? { queryExtensionModel: extension.model } : {}), duration: `${((performance.now() - started) / 1000).toFixed(3)}s` };
     },
   });
