@@ -35,3 +35,5 @@ export const zOffset = zIntLike.pipe(z.number().int().min(0)).default(0);
 
 /** Short display names as the reference limits them. */
 export const zName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+/** A web address a stored record points to (links, external files, site roots). */
+export const zHttpUrl = z.string().max(2000).regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL');

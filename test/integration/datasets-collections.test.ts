@@ -217,6 +217,37 @@ describe('collections', () => {
     expect(refusedCsv.body.message).toContain('two columns');
   });
 
+  it('collection/create keeps the source a client records (file, link, external file, text length and hash, createTime)', async () => {
+    const uploaded = await upload({ name: 'manual.txt', content: 'The manual text.', type: 'text/plain' });
+    const { fileId } = uploaded.json.data as { fileId: string };
+    const create = (body: Record<string, unknown>) => api.post('/core/dataset/collection/create', { datasetId, ...body });
+    const fileCollection = await api.ok<string>(create({ name: 'manual', type: 'file', fileId, rawTextLength: 16, hashRawText: 'abc123', createTime: '2024-01-02T03:04:05.000Z' }));
+    const detail = await api.ok<Record<string, unknown>>(api.get('/core/dataset/collection/detail', { id: fileCollection }));
+    expect(detail).toMatchObject({ fileId, sourceId: fileId, rawTextLength: 16, hashRawText: 'abc123', createTime: '2024-01-02T03:04:05.000Z' });
+    const readFile = await api.ok<{ value: string }>(api.post('/core/dataset/collection/read', { collectionId: fileCollection }));
+    expect((await t.app.inject({ method: 'GET', url: readFile.value })).body).toBe('The manual text.');
+
+    const linkCollection = await api.ok<string>(create({ name: 'guide', type: 'link', rawLink: `${siteUrl}/guide` }));
+    expect(await api.ok(api.post('/core/dataset/collection/read', { collectionId: linkCollection }))).toMatchObject({ value: `${siteUrl}/guide` });
+
+    const externalDataset = await api.ok<string>(api.post('/core/dataset/create', { name: 'External', type: 'externalFile' }));
+    await api.ok(api.post('/core/dataset/update', { id: externalDataset, externalReadUrl: 'https://files.example.com/read?id={{fileId}}' }));
+    const external = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId: externalDataset, name: 'doc', type: 'externalFile', externalFileId: 'doc-7', externalFileUrl: 'https://files.example.com/doc-7.pdf' }));
+    expect(await api.ok(api.post('/core/dataset/collection/read', { collectionId: external }))).toMatchObject({ value: 'https://files.example.com/read?id=doc-7' });
+    expect(await api.ok(api.get('/core/dataset/collection/detail', { id: external }))).toMatchObject({ sourceId: 'doc-7' });
+
+    // Another team's file, an unknown file and a link that is not http(s) are refused; nothing is created.
+    const before = await t.app.mongo.db.collection('dataset_collections').countDocuments({ datasetId: new ObjectId(datasetId) });
+    const strangersFile = ((await upload({ name: 'theirs.txt', content: 'Not yours.', type: 'text/plain' }, otherToken)).json.data as { fileId: string }).fileId;
+    const foreign = await create({ name: 'stolen', type: 'file', fileId: strangersFile });
+    expect([foreign.status, foreign.body.statusText]).toEqual([403, 'unAuthFile']);
+    expect((await create({ name: 'ghost', type: 'file', fileId: new ObjectId().toHexString() })).status).toBe(404);
+    const badLink = await create({ name: 'bad', type: 'link', rawLink: 'javascript:alert(1)' });
+    expect(badLink.status).toBe(400);
+    expect(badLink.body.message).toMatch(/rawLink/);
+    expect(await t.app.mongo.db.collection('dataset_collections').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(before);
+  });
+
   it('refuses empty, binary and oversized files', async () => {
     expect((await upload({ name: 'empty.txt', content: '' })).status).toBe(400);
     expect((await upload({ name: 'big.txt', content: 'x'.repeat(150_000) })).status).toBe(413);

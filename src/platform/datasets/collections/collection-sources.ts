@@ -34,6 +34,14 @@ export async function readLink(ctx: DatasetsContext, url: string, selector?: str
   return { title: withoutNul(title || url), text: withoutNul(markdown).trim(), selector: used };
 }
 
+/** An uploaded dataset file of the caller's team (404 when there is none, 403 when another team's). */
+export async function findTeamFile(ctx: DatasetsContext, auth: AuthContext, fileId: string): Promise<StoredFile> {
+  const file = await ctx.repos.files.find('dataset', fileId);
+  if (!file) throw Errors.fileNotFound(`File ${fileId} not found`);
+  if (file.metadata.teamId !== auth.teamId) throw Errors.unAuthFile(`File ${fileId} belongs to another team`);
+  return file;
+}
+
 /** Text of an uploaded file of the caller's team (`ownerOnly`: the uploader only, as previews require). */
 export async function readStoredFile(
   ctx: DatasetsContext,
@@ -41,9 +49,7 @@ export async function readStoredFile(
   fileId: string,
   options: { ownerOnly?: boolean; raw?: boolean } = {},
 ): Promise<{ file: StoredFile; text: string }> {
-  const file = await ctx.repos.files.find('dataset', fileId);
-  if (!file) throw Errors.fileNotFound(`File ${fileId} not found`);
-  if (file.metadata.teamId !== auth.teamId) throw Errors.unAuthFile(`File ${fileId} belongs to another team`);
+  const file = await findTeamFile(ctx, auth, fileId);
   if (options.ownerOnly && file.metadata.tmbId !== auth.tmbId) throw Errors.unAuthFile(`Only the uploader may read file ${fileId}`);
   const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
   const lower = file.filename.toLowerCase();

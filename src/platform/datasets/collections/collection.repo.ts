@@ -56,6 +56,8 @@ export interface NewCollection {
   tags?: string[];
   fileId?: string;
   rawLink?: string;
+  externalFileId?: string;
+  externalFileUrl?: string;
   rawTextLength?: number;
   hashRawText?: string;
   metadata?: Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zBoolLike, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId } from '../../../infra/zod.js';
+import { zBoolLike, zHttpUrl, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId } from '../../../infra/zod.js';
 import { COLLECTION_TYPES, TRAINING_MODES } from './collection.repo.js';
 
 /** The reference refuses chunk sizes above 30000; below 1 nothing could be split. */
@@ -26,9 +26,21 @@ const common = chunkSettingsSchema.extend({
   tags: z.array(z.string().max(100)).max(50).optional(),
 });
 
+/**
+ * collection/create: besides the common fields, the source a client records for a collection it
+ * fills itself (pushData after create): an uploaded file of the team, a web link, an external
+ * file (read through the dataset's externalReadUrl), and the text's length and hash.
+ */
 export const createCollectionSchema = common.extend({
   name: zName,
   type: z.enum(COLLECTION_TYPES).default('virtual'),
+  fileId: zObjectId.optional(),
+  rawLink: zHttpUrl.optional(),
+  externalFileId: z.string().trim().min(1).max(500).optional(),
+  externalFileUrl: zHttpUrl.optional(),
+  rawTextLength: zIntLike.pipe(z.number().int().min(0)).optional(),
+  hashRawText: z.string().max(200).optional(),
+  createTime: z.coerce.date().optional(),
 });
 
 export const createTextSchema = common.extend({ name: zName, text: z.string().max(10 * 1024 * 1024) });

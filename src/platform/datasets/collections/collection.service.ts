@@ -4,10 +4,10 @@ import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import { fileReadUrl, signFileToken } from '../files/file-token.js';
-import type { CollectionListFilter, CollectionRecord } from './collection.repo.js';
+import type { CollectionListFilter, CollectionRecord, NewCollection } from './collection.repo.js';
 import type { CollectionImportService } from './collection-import.service.js';
 import { chunkText } from './collection-import.service.js';
-import { hashText, readLink } from './collection-sources.js';
+import { findTeamFile, hashText, readLink } from './collection-sources.js';
 
 const MANUAL_NAME = /^(手动|manual$|mark$)/;
 const PINNED_TIME = new Date('2999-09-09T00:00:00Z');
@@ -17,9 +17,11 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
 
   const sourceIdOf = (collection: CollectionRecord) => collection.fileId ?? collection.rawLink ?? collection.externalFileId ?? collection.externalFileUrl;
 
-  async function create(auth: AuthContext, input: { datasetId: string; name: string; type: CollectionRecord['type']; parentId?: string | null; metadata?: Record<string, unknown>; tags?: string[]; trainingType: 'chunk' | 'qa' | 'auto'; chunkSize: number; chunkSplitter?: string; qaPrompt?: string }) {
+  async function create(auth: AuthContext, input: Omit<NewCollection, 'teamId' | 'tmbId' | 'parentId'> & { parentId?: string | null }) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
     if (dataset.type === 'folder') throw Errors.missingParams(`Dataset ${dataset._id} is a folder; collections belong to datasets`);
+    // A collection's file is read through it and deleted with it: only a file of the team's datasets.
+    if (input.fileId) await findTeamFile(ctx, auth, input.fileId);
     await importer.checkParent(auth, dataset._id, input.parentId);
     return importer.insertInTree(auth, { ...input, parentId: input.parentId ?? null, datasetId: dataset._id });
   }

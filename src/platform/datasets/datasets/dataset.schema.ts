@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { zIntLike, zName, zObjectId, zParentId } from '../../../infra/zod.js';
+import { zHttpUrl, zIntLike, zName, zObjectId, zParentId } from '../../../infra/zod.js';
 import { DATASET_TYPES } from './dataset.repo.js';
 
 const zModelName = z.string().trim().min(1).max(200);
-const zHttpUrl = z.string().max(2000).regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL');
 
 export const createDatasetSchema = z.object({
   parentId: zParentId.optional(),
