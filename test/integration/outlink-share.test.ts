@@ -5,7 +5,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { createUser, login } from '../helpers/platform.js';
 import { call, ok } from './apps-helpers.js';
-import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
+import { answerOnlyGraph, createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -96,6 +96,37 @@ describe('share-link chat', () => {
 
     await inject('DELETE', `/core/chat/clearHistories?shareId=${shareId}&outLinkUid=visitor-1`);
     expect((await inject('POST', '/core/chat/getHistories', creds)).json().data).toEqual([]);
+  });
+
+  it('marks the link used on a free turn too (lastTime), writing it at most once a minute', async () => {
+    const freeApp = await createPublishedApp(t, tokA, 'Free bot', answerOnlyGraph);
+    const shareId = await ok(t, tokA, 'POST', '/support/outLink/create', { appId: freeApp, type: 'share', name: 'Free' });
+    const lastUse = async () => {
+      const links = await ok(t, tokA, 'GET', '/support/outLink/list', { appId: freeApp, type: 'share' });
+      const link = links.find((l: { shareId: string }) => l.shareId === shareId);
+      return { lastTime: link.lastTime as string | undefined, usagePoints: link.usagePoints as number };
+    };
+    const turn = async () => {
+      const res = await inject('POST', '/v1/chat/completions', { shareId, outLinkUid: 'visitor-free', messages: [{ role: 'user', content: 'hello' }] });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    expect((await lastUse()).lastTime).toBeUndefined();
+    const clock = t.app.identity.clock;
+    const realNow = clock.now;
+    const start = Date.now();
+    try {
+      clock.now = () => start;
+      await turn();
+      expect(await lastUse()).toEqual({ lastTime: new Date(start).toISOString(), usagePoints: 0 });
+      clock.now = () => start + 30_000;
+      await turn();
+      expect((await lastUse()).lastTime).toBe(new Date(start).toISOString());
+      clock.now = () => start + 61_000;
+      await turn();
+      expect(await lastUse()).toEqual({ lastTime: new Date(start + 61_000).toISOString(), usagePoints: 0 });
+    } finally {
+      clock.now = realNow;
+    }
   });
 
   it('enforces expiry, usage points and an unknown link; the hook decides the uid', async () => {

@@ -90,9 +90,9 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps),
     logError: (error, message) => app.log.error({ err: error }, message),
     chargeCredential: async (caller, points) => {
-      if (points <= 0) return;
+      // A share link records every turn (its last use), an API key only what costs points.
       if (caller.shareId) await outLinks.recordUsage(caller.shareId, points);
-      else if (caller.auth.apiKeyId) await app.platformAuth.addApiKeyUsage(caller.auth.apiKeyId, points);
+      else if (caller.auth.apiKeyId && points > 0) await app.platformAuth.addApiKeyUsage(caller.auth.apiKeyId, points);
     },
   });
   return { repo, files, logs: createChatLogsRepo(db), apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };

@@ -97,6 +97,10 @@ export function createOutLinksRepo(db: Db) {
     async addUsage(shareId: string, points: number, now: Date): Promise<void> {
       await links.updateOne({ shareId }, { $inc: { usagePoints: points }, $set: { lastTime: now } });
     },
+    /** Sets `lastTime` unless another process set it after `unlessAfter`. */
+    async touch(shareId: string, at: Date, unlessAfter: Date): Promise<void> {
+      await links.updateOne({ shareId, $or: [{ lastTime: { $exists: false } }, { lastTime: { $lt: unlessAfter } }] }, { $set: { lastTime: at } });
+    },
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { LruMap } from '../../infra/lru-map.js';
 import { Errors } from '../../infra/errors.js';
 import type { SafeFetchOptions, SafeFetchResponse } from '../../infra/outbound-fetch.js';
 import type { AppsAccess } from '../apps/index.js';
@@ -46,7 +47,11 @@ export function serializeOutLink(doc: OutLinkDoc) {
   };
 }
 
+/** A free turn writes the link's `lastTime` at most this often. */
+export const LINK_TOUCH_INTERVAL_MS = 60_000;
+
 export function createOutLinkService(deps: OutLinkServiceDeps) {
+  const lastTouched = new LruMap<number>(10_000);
   /** The link each share-link credential was resolved from, for the rest of its request. */
   const linksOfContexts = new WeakMap<AuthContext, OutLinkDoc>();
 
@@ -190,8 +195,22 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       return link;
     },
 
+    /**
+     * A chat turn through the link: its points, and `lastTime` (the reference sets it every turn).
+     * A free turn only marks the link used, at most once a minute per link (as API keys'
+     * `lastUsedTime`), so free models cost no write per turn.
+     */
     async recordUsage(shareId: string, points: number): Promise<void> {
-      await deps.repo.addUsage(shareId, points, new Date(deps.now()));
+      const now = deps.now();
+      if (points <= 0) {
+        const last = lastTouched.get(shareId);
+        if (last !== undefined && now - last < LINK_TOUCH_INTERVAL_MS) return;
+        lastTouched.set(shareId, now);
+        await deps.repo.touch(shareId, new Date(now), new Date(now - LINK_TOUCH_INTERVAL_MS));
+        return;
+      }
+      lastTouched.set(shareId, now);
+      await deps.repo.addUsage(shareId, points, new Date(now));
     },
 
     /** Not awaited by callers; the hook's reply is ignored. */
