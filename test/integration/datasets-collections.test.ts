@@ -171,11 +171,16 @@ describe('collections', () => {
 
     expect(await api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: created.collectionId }))).toBe('sameRaw');
     page = page.replace('follow the steps', 'reboot afterwards');
+    // Made by another member of the team: the replacement stays theirs.
+    const creator = new ObjectId();
+    await t.app.mongo.db.collection('dataset_collections').updateOne({ _id: new ObjectId(created.collectionId) }, { $set: { tmbId: creator } });
     expect(await api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: created.collectionId }))).toBe('success');
     expect((await api.get('/core/dataset/collection/detail', { id: created.collectionId })).status).toBe(404);
     const after = await api.ok<{ list: { _id: string; rawLink: string }[] }>(api.get('/core/dataset/collection/scrollList', { datasetId }));
     expect(after.list).toHaveLength(1);
     expect(after.list[0]?.rawLink).toBe(`${siteUrl}/guide`);
+    const replacement = await t.app.mongo.db.collection('dataset_collections').findOne({ _id: new ObjectId(after.list[0]!._id) });
+    expect(String(replacement?.tmbId)).toBe(String(creator));
   });
 
   it('uploads files, reads them back by signed link, and builds file and CSV collections', async () => {

@@ -38,11 +38,12 @@ export function createCollectionImportService(ctx: DatasetsContext) {
    * Inserts a collection under the dataset's collection-tree lock, after checking again that the
    * dataset and the parent folder exist: a racing folder or dataset delete cannot leave it orphaned.
    */
-  async function insertInTree(auth: AuthContext, collection: Omit<NewCollection, 'teamId' | 'tmbId'>): Promise<string> {
+  /** `tmbId`: the creator when it is not the caller (a synced link keeps its creator). */
+  async function insertInTree(auth: AuthContext, collection: Omit<NewCollection, 'teamId' | 'tmbId'> & { tmbId?: string }): Promise<string> {
     return ctx.withCollectionTree(collection.datasetId, async () => {
       if (!(await ctx.repos.datasets.findById(auth.teamId, collection.datasetId))) throw Errors.unExistDataset(`Dataset ${collection.datasetId} not found`);
       await checkParent(auth, collection.datasetId, collection.parentId);
-      return collections.insert({ ...collection, teamId: auth.teamId, tmbId: auth.tmbId });
+      return collections.insert({ ...collection, teamId: auth.teamId, tmbId: collection.tmbId ?? auth.tmbId });
     });
   }
 
@@ -53,7 +54,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
   async function createWithItems(
     auth: AuthContext,
     dataset: DatasetRecord,
-    collection: Omit<NewCollection, 'teamId' | 'tmbId' | 'datasetId'>,
+    collection: Omit<NewCollection, 'teamId' | 'tmbId' | 'datasetId'> & { tmbId?: string },
     items: PushItem[],
     prompt?: string,
   ): Promise<ImportResult> {

@@ -144,6 +144,8 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
       auth,
       dataset,
       {
+        // The replacement is still the original creator's collection (as the reference).
+        tmbId: collection.tmbId,
         parentId: collection.parentId,
         type: 'link',
         name: collection.name,
