@@ -57,6 +57,24 @@ describe('versions', () => {
     expect((await ok(t, tok, 'GET', '/core/app/version/latest', { appId })).nodes).toEqual(nodes(1));
   });
 
+  it("saving lowers a dataset search's quote limit to what the graph's chat models take (update and publish)", async () => {
+    // The default model takes 120,000 quote tokens.
+    const graph = (limit: number) => [
+      { nodeId: 'search', flowNodeType: 'datasetSearchNode', inputs: [{ key: 'datasets', value: [] }, { key: 'limit', value: limit }] },
+      { nodeId: 'ai', flowNodeType: 'chatNode', inputs: [{ key: 'systemPrompt', value: 'hi' }] },
+    ];
+    const limitIn = (stored: { flowNodeType: string; inputs: { key: string; value: unknown }[] }[]) =>
+      stored.find((node) => node.flowNodeType === 'datasetSearchNode')?.inputs.find((input) => input.key === 'limit')?.value;
+    const appId = await createApp(t, tok, { name: 'quoting', type: 'advanced' });
+    await ok(t, tok, 'POST', '/core/app/update', { appId, nodes: graph(500000), edges: [] });
+    expect(limitIn((await ok(t, tok, 'GET', '/core/app/detail', { appId })).modules)).toBe(120000);
+    await ok(t, tok, 'POST', `/core/app/version/publish?appId=${appId}`, { nodes: graph(300000), edges: [], chatConfig: {}, isPublish: true });
+    expect(limitIn((await ok(t, tok, 'GET', '/core/app/version/latest', { appId })).nodes)).toBe(120000);
+    expect(limitIn((await ok(t, tok, 'GET', '/core/app/detail', { appId })).modules)).toBe(120000);
+    await ok(t, tok, 'POST', `/core/app/version/publish?appId=${appId}`, { nodes: graph(5000), edges: [], chatConfig: {}, isPublish: true });
+    expect(limitIn((await ok(t, tok, 'GET', '/core/app/version/latest', { appId })).nodes)).toBe(5000);
+  });
+
   it('a version must belong to the app named in the request', async () => {
     const a = await createApp(t, tok, { name: 'a' });
     const b = await createApp(t, tok, { name: 'b' });

@@ -9,6 +9,7 @@ import type { App, AppDoc } from './apps.repo.js';
 import { CHAT_APP_TYPES, type createAppInput, type createFolderInput, type listAppsInput, type updateAppInput } from './apps.schema.js';
 import { type AppsCore, type AppsDeps, isFolderType } from './apps.service.js';
 import { simpleWorkflowOf } from './simple-form.js';
+import { clampDatasetSearchLimits } from '../../domain/workflow/quote-limits.js';
 
 const RECENT_LIMIT = 15;
 const SEARCH_LIMIT = 20;
@@ -163,11 +164,9 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       if (input.intro !== undefined) set.intro = input.intro;
       if (input.teamTags) set.teamTags = input.teamTags;
       const built = input.nodes ? undefined : simpleWorkflowOf(input.type ?? doc.type, input);
-      if (built) {
-        set.modulesJson = JSON.stringify(built.nodes);
-        set.edgesJson = JSON.stringify(built.edges);
-      }
-      if (input.nodes) set.modulesJson = JSON.stringify(input.nodes);
+      if (built) set.edgesJson = JSON.stringify(built.edges);
+      const nodes = input.nodes ?? built?.nodes;
+      if (nodes) set.modulesJson = JSON.stringify(clampDatasetSearchLimits(nodes, deps.quoteMaxTokenOf));
       if (input.edges) set.edgesJson = JSON.stringify(input.edges);
       if (input.chatConfig) set.chatConfigJson = JSON.stringify(input.chatConfig);
       await deps.apps.update(auth.teamId, input.appId, set);

@@ -29,6 +29,8 @@ export interface AppsDeps {
   onDeleted: AppsDeletedListener[];
   /** App inserts in progress (crash safety of creates and copies). */
   inserts: AppInsertsRepo;
+  /** A chat model's quote budget (`quoteMaxToken`; the default model's for an unknown one), for saved workflows. */
+  quoteMaxTokenOf: (model: unknown) => number | undefined;
   now?: () => Date;
 }
 

@@ -7,6 +7,7 @@ import type { App } from './apps.repo.js';
 import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput } from './apps.schema.js';
 import type { AppsCore, AppsDeps } from './apps.service.js';
 import { simpleWorkflowOf } from './simple-form.js';
+import { clampDatasetSearchLimits } from '../../domain/workflow/quote-limits.js';
 import type { AppVersion, VersionsRepo } from './versions.repo.js';
 
 const tags = ['app versions'];
@@ -88,7 +89,9 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     handler: async ({ input, auth }) => {
       const { app: current } = await core.authorizeWrite(auth, input.appId, 'write');
       mustBeWorkflow(current);
-      const { nodes, edges } = (input.nodes.length === 0 ? simpleWorkflowOf(input.type ?? current.type, input) : undefined) ?? input;
+      const given = (input.nodes.length === 0 ? simpleWorkflowOf(input.type ?? current.type, input) : undefined) ?? input;
+      const nodes = clampDatasetSearchLimits(given.nodes, deps.quoteMaxTokenOf);
+      const edges = given.edges;
       const versionId = await deps.versions.insert({
         appId: input.appId,
         nodes,
