@@ -1,4 +1,6 @@
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { USAGE_RETENTION_MS } from '../../src/platform/identity/usage.repo.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -25,11 +27,24 @@ const CLEANUP_RANGES: [collection: string, field: string][] = [
   ['cluster_tokens', 'expiresAt'],
   ['cluster_login_attempts', 'expiresAt'],
   ['cluster_login_records', 'createdAt'],
+  ['usages', 'time'],
 ];
 
 describe('indexes of the periodic cleanups', () => {
   it.each(CLEANUP_RANGES)('%s has an index led by %s', async (collection, field) => {
     const indexes = await t.app.mongo.db.collection(collection).indexes();
     expect(indexes.some((index) => Object.keys(index.key)[0] === field), JSON.stringify(indexes.map((index) => index.key))).toBe(true);
+  });
+});
+
+describe('usage record retention', () => {
+  it('the sweep deletes records older than 180 days (the reference TTL) and keeps the rest', async () => {
+    const usages = t.app.mongo.db.collection('usages');
+    const day = 24 * 60 * 60 * 1000;
+    const teamId = new ObjectId();
+    const now = Date.now();
+    await usages.insertMany([181, 179, 1].map((days) => ({ teamId, tmbId: new ObjectId(), source: 'api', appName: `${days} days old`, time: new Date(now - days * day), totalPoints: 0, list: [] })));
+    expect(await t.app.identity.usage.deleteBefore(new Date(now - USAGE_RETENTION_MS))).toBe(1);
+    expect((await usages.find({ teamId }).toArray()).map((r) => r.appName).sort()).toEqual(['1 days old', '179 days old']);
   });
 });

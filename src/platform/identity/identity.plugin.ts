@@ -11,7 +11,7 @@ import { createCredentialEpoch } from './credential-epoch.js';
 import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
 import { createSessionService, type SessionService } from './sessions.service.js';
 import { createTeamsRepo, TEAM_INDEXES, type TeamsRepo } from './teams.repo.js';
-import { createUsageRepo, USAGE_INDEXES, type UsageRepo } from './usage.repo.js';
+import { createUsageRepo, USAGE_INDEXES, USAGE_RETENTION_MS, type UsageRepo } from './usage.repo.js';
 import { type ChargeUsage, createUsageCharger } from './usage-charge.js';
 import { createUsersRepo, USER_INDEXES, type UsersRepo } from './users.repo.js';
 
@@ -90,6 +90,7 @@ export default fp(
         startPeriodicTask({ name, intervalMs: SESSION_CLEANUP_MS, task, log: app.log, onFailure: (error) => app.opsMetrics.databaseError(source, error) });
       cleanups.push(periodic('session cleanup', 'session-cleanup', () => sessionsRepo.deleteExpired(new Date(now()))));
       cleanups.push(periodic('login attempt cleanup', 'login-attempt-cleanup', () => limiter.deleteExpired()));
+      cleanups.push(periodic('usage record expiry', 'usage-expiry', () => usage.deleteBefore(new Date(now() - USAGE_RETENTION_MS))));
     });
     app.addHook('onClose', async () => {
       for (const cleanup of cleanups) cleanup.stop();

@@ -15,7 +15,10 @@ export interface UsageItem {
   duration?: number;
 }
 
-/** A `usages` document (reference names). FerretDB has no TTL index; records are kept. */
+/**
+ * A `usages` document (reference names). The reference keeps records 180 days with a TTL index;
+ * FerretDB has none, so an hourly sweep deletes older ones (`deleteBefore`, index on `time`).
+ */
 interface UsageDoc {
   _id: ObjectId;
   teamId: ObjectId;
@@ -33,7 +36,11 @@ interface UsageDoc {
 export type UsageRecord = Plain<UsageDoc>;
 
 export const USAGES = 'usages';
+/** How long usage records are kept (the reference's TTL). */
+export const USAGE_RETENTION_MS = 180 * 24 * 60 * 60 * 1000;
+
 export const USAGE_INDEXES: IndexDeclaration[] = [
+  { collection: USAGES, key: { time: 1 } },
   { collection: USAGES, key: { teamId: 1, time: -1 } },
   { collection: USAGES, key: { teamId: 1, tmbId: 1, source: 1, time: -1 } },
 ];
@@ -112,6 +119,10 @@ export function createUsageRepo(db: Db, options: UsageRepoOptions) {
       const doc: UsageDoc = { _id: new ObjectId(), time: new Date(), ...input, teamId: oid(input.teamId), tmbId: oid(input.tmbId) };
       await usages.insertOne(doc);
       return plain(doc);
+    },
+    /** The retention sweep: records older than `cutoff` go. */
+    async deleteBefore(cutoff: Date): Promise<number> {
+      return (await usages.deleteMany({ time: { $lt: cutoff } })).deletedCount;
     },
     async findInTeam(id: string, teamId: string): Promise<UsageRecord | null> {
       const doc = await usages.findOne({ _id: oid(id), teamId: oid(teamId) });
