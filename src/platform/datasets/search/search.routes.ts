@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { zBoolLike, zIntLike, zNumberLike, zObjectId } from '../../../infra/zod.js';
 import { definePlatformRoute } from '../../define-route.js';
 import type { DatasetsContext } from '../context.js';
-import { extendQuestion } from './query-extension.js';
+import { createSearchTest } from './search-test.js';
 import { searchTestResponse } from './search.schema.js';
 import { SEARCH_MODES, type SearchService } from './search.service.js';
 
@@ -27,6 +27,7 @@ const searchSchema = z.object({
 const csvCell = (text: string) => `"${text.replace(/"/g, '""')}"`;
 
 export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext, service: SearchService): void {
+  const searchTest = createSearchTest(ctx, service);
 
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
@@ -38,26 +39,8 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext,
     summary: 'Search a dataset (embedding, fullTextRecall or mixedRecall; optional rerank)',
     handler: async ({ input, auth }) => {
       const started = performance.now();
-      const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'read');
-      const extension =
-        input.datasetSearchUsingExtensionQuery && input.datasetSearchExtensionModel
-          ? await extendQuestion(ctx, { model: input.datasetSearchExtensionModel, question: input.text, background: input.datasetSearchExtensionBg })
-          : undefined;
-      const result = await service.searchEach(extension?.queries ?? [input.text], {
-        teamId: auth.teamId,
-        datasetIds: [dataset._id],
-        vectorModel: dataset.vectorModel,
-        limit: input.limit,
-        similarity: input.similarity,
-        searchMode: input.searchMode,
-        usingReRank: input.usingReRank,
-      });
-      const { tokens, ...rest } = result;
-      // Billed as the reference: the query embeddings at the vector model's price, plus the extension call.
-      const vectorModel = ctx.embedders().vectorModel(dataset.vectorModel);
-      const searched = { moduleName: 'Dataset search', totalPoints: ((vectorModel.charsPointsPrice ?? 0) * tokens) / 1000, model: vectorModel.name, tokens };
-      await ctx.chargeUsage(auth, { appName: 'Search test', list: extension ? [searched, extension.usage] : [searched] });
-      return { ...rest, ...(extension ? { queryExtensionModel: extension.model } : {}), duration: `${((performance.now() - started) / 1000).toFixed(3)}s` };
+      const result = await searchTest(auth, input);
+      return { ...result, duration: `${((performance.now() - started) / 1000).toFixed(3)}s` };
     },
   });
 

@@ -1,0 +1,44 @@
+import type { AuthContext } from '../../auth/types.js';
+import type { DatasetsContext } from '../context.js';
+import { extendQuestion } from './query-extension.js';
+import type { SearchMode, SearchService } from './search.service.js';
+
+export interface SearchTestInput {
+  datasetId: string;
+  text: string;
+  limit: number;
+  similarity: number;
+  searchMode: SearchMode;
+  usingReRank: boolean;
+  datasetSearchUsingExtensionQuery: boolean;
+  datasetSearchExtensionModel?: string;
+  datasetSearchExtensionBg: string;
+}
+
+/**
+ * searchTest as the reference runs it: read permission on the dataset, the question extended by
+ * the named model (when one is named), every query searched and merged, and the usage billed to
+ * the caller (the query embeddings at the vector model's price, plus the extension call).
+ */
+export function createSearchTest(ctx: DatasetsContext, service: SearchService) {
+  return async function searchTest(auth: AuthContext, input: SearchTestInput) {
+    const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'read');
+    const extension =
+      input.datasetSearchUsingExtensionQuery && input.datasetSearchExtensionModel
+        ? await extendQuestion(ctx, { model: input.datasetSearchExtensionModel, question: input.text, background: input.datasetSearchExtensionBg })
+        : undefined;
+    const { tokens, ...result } = await service.searchEach(extension?.queries ?? [input.text], {
+      teamId: auth.teamId,
+      datasetIds: [dataset._id],
+      vectorModel: dataset.vectorModel,
+      limit: input.limit,
+      similarity: input.similarity,
+      searchMode: input.searchMode,
+      usingReRank: input.usingReRank,
+    });
+    const vectorModel = ctx.embedders().vectorModel(dataset.vectorModel);
+    const searched = { moduleName: 'Dataset search', totalPoints: ((vectorModel.charsPointsPrice ?? 0) * tokens) / 1000, model: vectorModel.name, tokens };
+    await ctx.chargeUsage(auth, { appName: 'Search test', list: extension ? [searched, extension.usage] : [searched] });
+    return { ...result, ...(extension ? { queryExtensionModel: extension.model } : {}) };
+  };
+}
