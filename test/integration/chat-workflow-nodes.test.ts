@@ -1,3 +1,4 @@
+import { ObjectId } from 'mongodb';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +65,10 @@ describe('workflow nodes through completions', () => {
     const prompt = (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { messages: { content: string }[] }).messages.at(-1)!.content;
     expect(prompt).toContain('tulip-42');
     expect(prompt).toContain('office wifi password');
+    // The AI node's context as the detail view shows it ends with its answer (as the reference).
+    const ai = body.responseData.find((r: { moduleType: string }) => r.moduleType === 'chatNode');
+    expect(ai.historyPreview.at(-1)).toEqual({ obj: 'AI', value: body.choices[0].message.content });
+    expect(ai.historyPreview).toHaveLength(ai.contextTotalLen);
   });
 
   it('HTTP node calls the service with interpolated values and maps flattened outputs', async () => {
@@ -296,6 +301,59 @@ describe('tools node', () => {
     const content = plain.choices[0].message.content;
     expect(content[0]).toMatchObject({ type: 'tool', tools: [{ functionName: 'weather', params: '{"city":"Oslo"}' }] });
     expect(content[1].text.content).toMatch(/^Tool said: .*Oslo/);
+  });
+});
+
+describe('tools node billing and detail', () => {
+  it("bills what the called tools used with the agent's own call, and shows the agent's conversation", async () => {
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        {
+          nodeId: 'agent',
+          flowNodeType: 'tools',
+          name: 'Agent',
+          inputs: [
+            { key: 'model', value: 'fake-llm' },
+            { key: 'userChatInput', value: ['start', 'userChatInput'] },
+          ],
+          outputs: [{ id: 'answerText', key: 'answerText' }],
+        },
+        {
+          nodeId: 'writer',
+          flowNodeType: 'chatNode',
+          name: 'Writer',
+          intro: 'Writes a short text about a topic',
+          inputs: [
+            { key: 'model', value: 'fake-llm' },
+            { key: 'userChatInput', valueType: 'string', toolDescription: 'the topic', required: true },
+          ],
+          outputs: [{ id: 'answerText', key: 'answerText' }],
+        },
+      ],
+      edges: [
+        { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
+        { source: 'agent', sourceHandle: 'selectedTools', target: 'writer', targetHandle: 'selectedTools' },
+      ],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'Writer agent', graph);
+    await t.app.identity.usage.drain();
+    const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'tides' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const agent = res.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'tools');
+    const writer = agent.toolDetail.find((r: { moduleType: string }) => r.moduleType === 'chatNode');
+    expect(writer.totalPoints).toBeGreaterThan(0);
+    expect(agent.totalPoints).toBeCloseTo(writer.totalPoints + (100 * agent.toolCallTokens) / 1000, 6);
+    // The conversation the agent had: the question first, its final answer last.
+    expect(agent.historyPreview[0]).toEqual({ obj: 'Human', value: 'tides' });
+    expect(agent.historyPreview.at(-1)).toMatchObject({ obj: 'AI' });
+    expect(agent.historyPreview.some((m: { value: string }) => m.value.includes('Echo: tides'))).toBe(true);
+
+    await t.app.identity.usage.drain();
+    const record = await t.app.mongo.db.collection('usages').findOne({ appId: new ObjectId(appId) });
+    expect(record?.list.map((line: { moduleName: string }) => line.moduleName)).toEqual(['Agent', 'AI chat']);
+    expect(record?.totalPoints).toBeCloseTo(agent.totalPoints, 6);
   });
 });
 

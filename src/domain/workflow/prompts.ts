@@ -13,6 +13,11 @@ export interface PromptMessage {
   content: string;
 }
 
+/** A conversation as a node's response detail shows it (`historyPreview`): each text cut at 10,000 characters. */
+export function historyPreview(messages: readonly PromptMessage[]): { obj: 'AI' | 'System' | 'Human'; value: string }[] {
+  return messages.map((m) => ({ obj: m.role === 'assistant' ? 'AI' : m.role === 'system' ? 'System' : 'Human', value: m.content.slice(0, 10000) }));
+}
+
 export function historyToMessages(histories: readonly ChatItem[]): PromptMessage[] {
   return histories
     .map((item): PromptMessage => ({ role: item.obj === 'System' ? 'system' : item.obj === 'AI' ? 'assistant' : 'user', content: valuesText(item.value) }))

@@ -5,6 +5,7 @@ import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import {
   estimateTokens,
   extendedQueries,
+  historyPreview,
   historyToMessages,
   type PromptMessage,
   queryExtensionRequest,
@@ -56,8 +57,6 @@ async function imageParts(deps: NodeDeps, query: ChatValue[]): Promise<{ type: '
   );
   return parts.filter((url): url is string => Boolean(url)).map((url) => ({ type: 'image_url' as const, image_url: { url } }));
 }
-
-const historyPreview = (messages: PromptMessage[]) => messages.map((m) => ({ obj: m.role === 'assistant' ? 'AI' : m.role === 'system' ? 'System' : 'Human', value: m.content.slice(0, 10000) }));
 
 /** Query extension (the cfr node, and dataset search's extension): the question first, then up to 3 rewrites, de-duplicated. */
 export async function extendQuery(deps: NodeDeps, llm: ResolvedLlm, input: { question: string; background: string; histories: ChatItem[] }) {
@@ -116,7 +115,8 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
         maxToken: result.maxTokens,
         temperature: result.temperature,
         quoteList: Array.isArray(params.quoteQA) ? params.quoteQA : undefined,
-        historyPreview: historyPreview(trimmed),
+        // The answer included, as the reference shows the context (its length is the app log's historyPreviewLength).
+        historyPreview: historyPreview([...trimmed, { role: 'assistant', content: result.content }]),
         contextTotalLen: trimmed.length + 1,
       },
       usages: [{ moduleName: 'AI chat', totalPoints, model: llm.model.name, tokens: result.tokens }],

@@ -8,14 +8,21 @@
 
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
-import { estimateTokens, historyToMessages } from '../../../domain/workflow/prompts.js';
-import { type ChatValue, type NodeRunner, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
+import { estimateTokens, historyPreview, historyToMessages, type PromptMessage } from '../../../domain/workflow/prompts.js';
+import { type ChatValue, type NodeRunner, type NodeUsage, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
 import { deepClone } from '../../../infra/deep-clone.js';
 import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
 import { nanoid } from '../ids.js';
 import { modelTemperature, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
 
 const MAX_ROUNDS = 6;
+
+/** A message of the agent's conversation as the response detail shows it: text only (a tool's answer as the AI's). */
+function previewMessage(message: LlmMessage): PromptMessage[] {
+  if (typeof message.content !== 'string' || !message.content) return [];
+  const role = message.role === 'tool' ? 'assistant' : message.role;
+  return role === 'system' || role === 'user' || role === 'assistant' ? [{ role, content: message.content }] : [];
+}
 
 const cut = (text: string) => (text.length > 1000 ? `${text.slice(0, 500)}...${text.slice(-500)}` : text);
 
@@ -51,7 +58,8 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
     const details: Record<string, unknown>[] = [];
     let tokens = 0;
     let answer = '';
-    let toolPoints = 0;
+    // What the tools' own nodes used (searches, nested model calls): billed with the agent's call.
+    const toolUsages: NodeUsage[] = [];
     let stopped = false;
     for (let round = 0; round < MAX_ROUNDS && !isAborted() && !stopped; round += 1) {
       const result = await completeChat(
@@ -102,7 +110,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
           response = typeof first === 'string' ? first : JSON.stringify(first ?? valuesText(nested.assistantResponses));
           details.push(...nested.flowResponses);
           if (nested.flowResponses.some((r) => r.toolStop === true)) stopped = true;
-          toolPoints += nested.flowUsages.reduce((sum, u) => sum + u.totalPoints, 0);
+          toolUsages.push(...nested.flowUsages);
         }
         emit({ event: 'toolResponse', tool: { id: call.id, toolName: '', toolAvatar: '', params: '', response: cut(response) } });
         value.tools.push({ id: call.id, toolName: tool?.name ?? call.function.name, toolAvatar: tool?.avatar ?? '', functionName: call.function.name, params: call.function.arguments, response: cut(response) });
@@ -115,11 +123,21 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
       assistant.push({ type: 'text', text: { content: answer } });
     }
     const totalPoints = pointsFor(llm.model, tokens);
+    const toolPoints = toolUsages.reduce((sum, usage) => sum + usage.totalPoints, 0);
+    const preview = historyPreview([...messages, ...(answer ? [{ role: 'assistant' as const, content: answer }] : [])].flatMap(previewMessage));
     return {
       outputs: { answerText: answer },
       assistantResponses: assistant,
-      responseData: { totalPoints: totalPoints + toolPoints, toolCallTokens: tokens, model: llm.model.name, query: question, toolDetail: details, ...(stopped ? { toolStop: true } : {}) },
-      usages: [{ moduleName: node.name ?? 'Tool call', totalPoints, model: llm.model.name, tokens }],
+      responseData: {
+        totalPoints: totalPoints + toolPoints,
+        toolCallTokens: tokens,
+        model: llm.model.name,
+        query: question,
+        historyPreview: preview,
+        toolDetail: details,
+        ...(stopped ? { toolStop: true } : {}),
+      },
+      usages: [{ moduleName: node.name ?? 'Tool call', totalPoints, model: llm.model.name, tokens }, ...toolUsages],
       toolResponses: answer,
     };
   };
