@@ -229,6 +229,16 @@ describe('chat records', () => {
     const debug = await ok(t, tokA, 'POST', '/core/workflow/debug', { appId, nodes, edges, variables: {} });
     expect(debug.nextStepRunNodes.map((n: { nodeId: string }) => n.nodeId)).toEqual(['if']);
     expect(debug.finishedEdges.find((e: { target: string }) => e.target === 'if').status).toBe('active');
+    // The next step, as the editor sends it: the returned nodes and edges, the next nodes as entries.
+    const nextIds = debug.nextStepRunNodes.map((n: { nodeId: string }) => n.nodeId);
+    const step2 = await ok(t, tokA, 'POST', '/core/workflow/debug', {
+      appId,
+      nodes: debug.finishedNodes.map((n: { nodeId: string }) => ({ ...n, isEntry: nextIds.includes(n.nodeId) })),
+      edges: debug.finishedEdges,
+      variables: debug.newVariables,
+    });
+    expect(step2.flowResponses.map((r: { nodeId: string }) => r.nodeId)).toEqual(['if']);
+    expect(step2.nextStepRunNodes.length).toBeGreaterThan(0);
     expect((await call(t, tokB, 'POST', '/core/workflow/debug', { appId, nodes, edges })).status).toBe(403);
   });
 });

@@ -91,7 +91,6 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const assistantResponses: ChatValue[] = [];
   const toolResponses: unknown[] = [];
   const debugNextNodes = new Map<string, RuntimeNode>();
-  const finishedNodeIds = new Set<string>();
   const ranNodeIds = new Set<string>();
   let interactiveStop: { nodeId: string; payload: NonNullable<NodeRunResult['interactive']> } | undefined;
 
@@ -145,7 +144,6 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
 
   /** Stores a result and marks outgoing edges; returns the next nodes (active first). */
   const propagate = (node: RuntimeNode, result: NodeRunResult, skipped: boolean): { active: RuntimeNode[]; skip: RuntimeNode[] } => {
-    finishedNodeIds.add(node.nodeId);
     if (!skipped) {
       if (result.usages) flowUsages.push(...result.usages);
       if (result.toolResponses !== undefined) toolResponses.push(result.toolResponses);
@@ -245,7 +243,9 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
     newVariables: persistedVariables(variables),
     interactive,
     debugResponse: {
-      finishedNodes: nodes.filter((node) => finishedNodeIds.has(node.nodeId)),
+      // Every node, with the outputs of those that ran: the editor keeps this list as its graph
+      // and runs the next step's entries from it (as the reference returns its runtime nodes).
+      finishedNodes: nodes,
       finishedEdges: edges,
       nextStepRunNodes: [...debugNextNodes.values()],
     },
