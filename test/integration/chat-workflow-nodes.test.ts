@@ -7,7 +7,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
-import { createPublishedApp, startChatApp } from './chat-helpers.js';
+import { createPublishedApp, sseFrames, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -198,6 +198,41 @@ describe('apps inside apps', () => {
     expect(res.statusCode, res.body).toBe(200);
     const output = res.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'pluginOutput');
     expect(output.pluginOutput).toEqual({ greeting: 'Hello, Ada!' });
+  });
+
+  it("a plugin's own answer (an answer node inside it) streams and is saved as the plugin node's answer", async () => {
+    const answering = {
+      nodes: [
+        { nodeId: 'pin', flowNodeType: 'pluginInput', name: 'Inputs', inputs: [{ key: 'who', valueType: 'string', required: true }], outputs: [{ id: 'who', key: 'who', valueType: 'string' }] },
+        { nodeId: 'hi', flowNodeType: 'answerNode', name: 'Hi', inputs: [{ key: 'text', value: 'hi {{$pin.who$}}' }], outputs: [] },
+        { nodeId: 'pout', flowNodeType: 'pluginOutput', name: 'Outputs', inputs: [{ key: 'done', valueType: 'boolean', value: true }], outputs: [] },
+      ],
+      edges: [
+        { source: 'pin', sourceHandle: 'pin-source-right', target: 'hi', targetHandle: 'hi-target-left' },
+        { source: 'hi', sourceHandle: 'hi-source-right', target: 'pout', targetHandle: 'pout-target-left' },
+      ],
+      chatConfig: {},
+    };
+    const pluginId = await createPublishedApp(t, tok, 'Greeting plugin', answering, 'plugin');
+    const parentId = await createPublishedApp(t, tok, 'Uses a plugin', {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        { nodeId: 'plug', flowNodeType: 'pluginModule', name: 'Greeting', pluginId, inputs: [{ key: 'who', valueType: 'string', value: ['start', 'userChatInput'] }], outputs: [{ id: 'done', key: 'done' }] },
+      ],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'plug', targetHandle: 'plug-target-left' }],
+      chatConfig: {},
+    });
+    const plain = await completions({ appId: parentId, chatId: 'plugin-answer', messages: [{ role: 'user', content: 'Cy' }] });
+    expect(plain.statusCode, plain.body).toBe(200);
+    expect(plain.json().choices[0].message.content).toBe('\nhi Cy');
+    const streamed = await completions({ appId: parentId, stream: true, messages: [{ role: 'user', content: 'Di' }] });
+    const text = sseFrames(streamed.body)
+      .filter((f) => (f.event === 'answer' || f.event === 'fastAnswer' || f.event === undefined) && f.data !== '[DONE]')
+      .map((f) => JSON.parse(f.data).choices?.[0]?.delta?.content ?? '')
+      .join('');
+    expect(text).toBe('\nhi Di');
+    const init = await ok(t, tok, 'GET', '/core/chat/init', { appId: parentId, chatId: 'plugin-answer' });
+    expect(init.history[1].value).toEqual([{ type: 'text', text: { content: '\nhi Cy' } }]);
   });
 
   it('pluginModule and appModule nodes run other apps of the team', async () => {

@@ -79,7 +79,9 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       query: context.query,
       runners: deps.runners(),
       mode: context.mode === 'debug' ? 'test' : context.mode,
-      stream: false,
+      // What the plugin answers (its answer or AI nodes) streams and is saved as this node's answer.
+      stream: context.stream,
+      emit: context.emit,
       isAborted: context.isAborted,
       newId: () => nanoid(),
       now: () => Date.now(),
@@ -88,6 +90,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     const totalPoints = result.flowUsages.reduce((sum, u) => sum + u.totalPoints, 0);
     return {
       outputs: output ?? {},
+      assistantResponses: result.assistantResponses,
       responseData: { moduleLogo: child.avatar, totalPoints, pluginOutput: output ?? {}, pluginDetail: context.mode === 'test' ? result.flowResponses : undefined },
       usages: [{ moduleName: child.name, totalPoints }],
       toolResponses: output,
