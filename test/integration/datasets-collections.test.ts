@@ -220,6 +220,16 @@ describe('collections', () => {
     const refusedCsv = await api.post('/core/dataset/collection/create/csvTable', { datasetId, fileId: (oneColumn.json.data as { fileId: string }).fileId });
     expect(refusedCsv.status).toBe(400);
     expect(refusedCsv.body.message).toContain('two columns');
+
+    // A CSV saved by Excel on Chinese Windows is GBK: decoded as every other text file is, for the Q/A import and its preview.
+    const gbk = await upload({ name: 'gbk.csv', content: Buffer.from('cecacce22cb4f0b0b80accecc6f82cc7e7c0ca0a', 'hex'), type: 'text/csv' });
+    const gbkId = (gbk.json.data as { fileId: string }).fileId;
+    const qaPreview = await api.ok<{ q: string; a: string }[]>(api.post('/core/dataset/file/getPreviewChunks', { type: 'fileLocal', sourceId: gbkId, isQAImport: true, chunkSize: 512, overlapRatio: 0 }));
+    expect(qaPreview).toEqual([expect.objectContaining({ q: '问题', a: '答案' }), expect.objectContaining({ q: '天气', a: '晴朗' })]);
+    const gbkTable = await api.ok<{ collectionId: string }>(api.post('/core/dataset/collection/create/csvTable', { datasetId, fileId: gbkId }));
+    await t.app.datasets.trainingWorker.drain();
+    const rows = await api.ok<{ data: { q: string; a: string }[] }>(api.post('/core/dataset/data/list', { collectionId: gbkTable.collectionId }));
+    expect(rows.data.map((row) => [row.q, row.a])).toContainEqual(['天气', '晴朗']);
   });
 
   it('collection/create keeps the source a client records (file, link, external file, text length and hash, createTime)', async () => {

@@ -3,7 +3,7 @@ import { Errors, isAppError } from '../../../infra/errors.js';
 import { parseCsv } from '../../../infra/csv.js';
 import { htmlToMarkdownBounded } from '../../../infra/html-to-markdown.js';
 import { safeFetch } from '../../../infra/outbound-fetch.js';
-import { extractText } from '../../../infra/text-extract.js';
+import { decodeText, extractText } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
 import type { DatasetsContext } from '../context.js';
 import type { StoredFile } from '../files/file.repo.js';
@@ -55,7 +55,7 @@ export async function readStoredFile(
   const lower = file.filename.toLowerCase();
   // CSV for Q/A import is read as it is; otherwise the parser's Markdown rendering is used.
   const text = withoutNul(
-    options.raw && lower.endsWith('.csv') ? buffer.toString('utf8') : (await extractText({ buffer, filename: file.filename, mimetype: file.contentType })).text,
+    options.raw && lower.endsWith('.csv') ? decodeText(buffer, file.filename) : (await extractText({ buffer, filename: file.filename, mimetype: file.contentType })).text,
   );
   if (!text.trim()) throw Errors.missingParams(`File ${file.filename} contains no text`);
   return { file, text };
