@@ -70,6 +70,14 @@ describe('datasets and folders', () => {
     expect(await owner.ok(owner.get('/core/dataset/paths'))).toEqual([]);
     const searched = await owner.ok<{ name: string }[]>(owner.post('/core/dataset/list', { searchKey: 'inn' }));
     expect(searched.map((item) => item.name)).toEqual(['Inner']);
+    // No parentId at all lists the whole team (the reference leaves the field out of its query); null or '' the root.
+    const everything = await owner.ok<{ _id: string }[]>(owner.post('/core/dataset/list', {}));
+    expect(everything.map((item) => item._id)).toContain(inner);
+    expect(everything.map((item) => item._id)).toContain(folderId);
+    for (const parentId of [null, '']) {
+      const rootOnly = await owner.ok<{ _id: string }[]>(owner.post('/core/dataset/list', { parentId }));
+      expect(rootOnly.map((item) => item._id)).not.toContain(inner);
+    }
   });
 
   it('updates fields and moves into a folder (documented PUT and client POST)', async () => {

@@ -76,7 +76,8 @@ async function formerList(auth: PermissionCaller, input: Query) {
     filter.$or = [{ name: regex }, { intro: regex }];
   } else {
     if (types?.length) filter.type = { $in: types };
-    filter.parentId = input.parentId ? new ObjectId(input.parentId) : null;
+    // No parentId: no parent condition, the whole team (the reference's parseParentIdInMongo).
+    if (input.parentId !== undefined) filter.parentId = input.parentId ? new ObjectId(input.parentId) : null;
   }
   const docs = await t.app.mongo.db.collection('datasets').find(filter).sort({ updateTime: -1, _id: -1 }).toArray();
   const items = docs.map((doc) => plain(doc) as unknown as ListedDataset);

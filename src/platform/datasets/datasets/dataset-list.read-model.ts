@@ -27,8 +27,8 @@ export interface TeamDatasets {
 }
 
 export interface DatasetListQuery {
-  /** null: the root; else that folder's children (ignored with a search key). */
-  parentId: string | null;
+  /** null: the root; an id: that folder's children; absent: the whole team (ignored with a search key). */
+  parentId?: string | null;
   types?: readonly string[];
   /** A case-insensitive substring of the name or the intro, over the whole team. */
   searchKey?: string;
@@ -78,6 +78,6 @@ export function selectDatasets(team: TeamDatasets, query: DatasetListQuery): Lis
     return team.entries.filter((entry) => matches(entry.doc.name) || matches(entry.doc.intro));
   }
   const types = query.types?.length ? new Set<string>(query.types) : undefined;
-  return team.entries.filter((entry) => (entry.doc.parentId ?? null) === query.parentId && (!types || types.has(entry.doc.type)));
+  return team.entries.filter((entry) => (query.parentId === undefined || (entry.doc.parentId ?? null) === query.parentId) && (!types || types.has(entry.doc.type)));
 }
 

@@ -85,7 +85,7 @@ export function createDatasetService(ctx: DatasetsContext) {
     const rowOf = (id: string) => own?.get(id);
     if (input.parentId) await ctx.permissions.authorizeIn(team, auth, input.parentId, 'read', 'parentId');
     const types = input.type === undefined ? undefined : Array.isArray(input.type) ? input.type : [input.type];
-    const selected = selectDatasets(team, { parentId: input.parentId ?? null, types, searchKey: input.searchKey?.trim() });
+    const selected = selectDatasets(team, { parentId: input.parentId, types, searchKey: input.searchKey?.trim() });
     const caller = callerOf(auth);
     const resourceOf = (id: string) => team.byId.get(id)?.resource;
     return selected.flatMap((entry) => {
