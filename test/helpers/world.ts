@@ -272,7 +272,8 @@ const ID_BY_ROUTE: Record<string, Record<string, IdSource | null>> = {
   '/api/plugins/customFeedback/v2/index': { responseChatItemId: (w, v) => w.apps[v].aiItemId },
   '/api/v1/embeddings': { billId: null },
   '/api/core/dataset/data/pushData': { billId: null },
-  '/api/core/dataset/collection/create': { parentId: (w, v) => w.datasets[v].collectionFolderId },
+  // externalFileId names a file of an external system (read through the dataset's externalReadUrl), not a resource here.
+  '/api/core/dataset/collection/create': { parentId: (w, v) => w.datasets[v].collectionFolderId, externalFileId: null },
   '/api/core/dataset/collection/create/csvTable': { parentId: (w, v) => w.datasets[v].collectionFolderId, fileId: (w, v) => w.datasets[v].csvFileId },
   '/api/core/dataset/collection/create/fileId': { parentId: (w, v) => w.datasets[v].collectionFolderId },
   '/api/core/dataset/collection/create/link': { parentId: (w, v) => w.datasets[v].collectionFolderId },

@@ -121,6 +121,40 @@ describe('dispatchWorkflow', () => {
     expect(result.flowResponses.map((r) => r.moduleType)).toEqual(['workflowStart', 'answerNode']);
   });
 
+  it('textEditor writes booleans and objects as the reference does, and global variables win over its inputs', async () => {
+    const nodes = [
+      node('start', 'workflowStart', { isEntry: true }),
+      node('fmt', 'textEditor', {
+        inputs: [
+          { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+          { key: 'ok', canEdit: true, value: true, valueType: 'boolean' },
+          { key: 'obj', canEdit: true, value: { a: 1 }, valueType: 'object' },
+          { key: 'name', canEdit: true, value: 'from the node', valueType: 'string' },
+          { key: 'system_textareaInput', value: '{{ok}} {{obj}} {{name}}' },
+        ],
+        outputs: [{ id: 'system_text', key: 'system_text', valueType: 'string' }],
+      }),
+    ];
+    const { result } = await run(nodes, [edge('start', 'fmt')], {}, { name: 'global' });
+    expect(result.flowResponses.find((r) => r.moduleType === 'textEditor')?.textOutput).toBe('true {\n  "a": 1\n} global');
+  });
+
+  it('an answer node with nothing to say answers an empty line, not a JSON empty string', async () => {
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('ans', 'answerNode', { inputs: [{ key: 'text', valueType: 'any', value: undefined }] })];
+    const { result } = await run(nodes, [edge('start', 'ans')]);
+    expect(result.flowResponses.find((r) => r.moduleType === 'answerNode')?.textOutput).toBe('');
+  });
+
+  it('a plugin input adds no entry to the run details', async () => {
+    const nodes = [
+      node('pin', 'pluginInput', { isEntry: true, inputs: [{ key: 'who', valueType: 'string', value: 'Ada' }], outputs: [{ id: 'who', key: 'who', valueType: 'string' }] }),
+      node('pout', 'pluginOutput', { inputs: [{ key: 'who', valueType: 'string', value: ['pin', 'who'] }] }),
+    ];
+    const { result } = await run(nodes, [edge('pin', 'pout')]);
+    expect(result.flowResponses.map((r) => r.moduleType)).toEqual(['pluginOutput']);
+    expect(result.flowResponses[0]?.pluginOutput).toEqual({ who: 'Ada' });
+  });
+
   const ifElseCases = [
     { input: '5', expected: 'IF', answer: '\nbig' },
     { input: '1', expected: 'ELSE', answer: '\nsmall' },

@@ -26,7 +26,8 @@ export function unescapeNewlines(text: string): string {
 
 const answerNode: NodeRunner = async ({ params, emit }) => {
   const raw = params.text;
-  const text = typeof raw === 'string' ? unescapeNewlines(raw) : JSON.stringify(raw ?? '', null, 2);
+  // Nothing to say (a reference to an output that was never produced) answers an empty line.
+  const text = typeof raw === 'string' ? unescapeNewlines(raw) : raw === undefined ? '' : JSON.stringify(raw, null, 2);
   // The streamed answer starts on a new line; the recorded textOutput is the text itself.
   const answer = `\n${text}`;
   emit({ event: 'fastAnswer', text: answer });
@@ -106,14 +107,19 @@ const userSelect: NodeRunner = async ({ node, params, query, histories }) => {
   };
 };
 
-const pluginInput: NodeRunner = async ({ params }) => ({ outputs: { ...params }, responseData: {} });
+// No response entry: the reference's plugin input shows nothing in the run's details.
+const pluginInput: NodeRunner = async ({ params }) => ({ outputs: { ...params } });
 
 const pluginOutput: NodeRunner = async ({ params }) => ({ responseData: { totalPoints: 0, pluginOutput: params } });
 
+/** A text editor's own input as text, as the reference formats it: JSON (indented), numbers and booleans as written. */
+const editorInputText = (value: unknown) => (typeof value === 'object' && value !== null ? JSON.stringify(value, null, 2) : typeof value === 'boolean' ? String(value) : value);
+
 const textEditor: NodeRunner = async ({ params, variables, node }) => {
-  const dynamic = dynamicParams(node, params);
+  const dynamic = Object.fromEntries(Object.entries(dynamicParams(node, params)).map(([k, v]) => [k, editorInputText(v)]));
   const text = typeof params.system_textareaInput === 'string' ? params.system_textareaInput : '';
-  const scope = Object.assign({}, variables, dynamic);
+  // Global variables win over the node's inputs of the same name, as in the reference.
+  const scope = Object.assign({}, dynamic, variables);
   const out = replaceVariables(text, Object.fromEntries(Object.entries(scope).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v])));
   return { outputs: { system_text: out }, responseData: { textOutput: out } };
 };
