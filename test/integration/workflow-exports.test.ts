@@ -144,8 +144,8 @@ describe('system plugins as pluginModule nodes', () => {
     const offered = (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-2)!.body as { tools: { function: { name: string; parameters: unknown } }[] }).tools;
     expect(offered[0]!.function).toMatchObject({ name: 'mathExpr0001', parameters: { properties: { 数学表达式: { type: 'string' } }, required: ['数学表达式'] } });
     const content = body.choices[0].message.content;
-    expect(content[0]).toMatchObject({ type: 'tool', tools: [{ functionName: 'mathExpr0001', params: '{"数学表达式":"6 * 7"}', response: '{"result":"42"}' }] });
-    expect(content[1].text.content).toBe('Tool said: {"result":"42"}');
+    expect(content[0]).toMatchObject({ type: 'tool', tools: [{ functionName: 'mathExpr0001', params: '{"数学表达式":"6 * 7"}', response: JSON.stringify({ result: '42' }, null, 2) }] });
+    expect(content[1].text.content).toBe(`Tool said: ${JSON.stringify({ result: '42' }, null, 2)}`);
     expect(responseOf(body, 'NOgbnBzUwDgT')?.toolDetail).toEqual([expect.objectContaining({ nodeId: 'mathExpr0001', pluginOutput: { result: '42' } })]);
   });
 

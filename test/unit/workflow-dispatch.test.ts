@@ -4,6 +4,7 @@ import { EdgeIndex } from '../../src/domain/workflow/edge-index.js';
 import { pureRunners } from '../../src/domain/workflow/pure-runners.js';
 import { type NodeRunner, type RuntimeEdge, type RuntimeNode, SELECTED_TOOLS_HANDLE, type StoreNode, type WorkflowEvent } from '../../src/domain/workflow/types.js';
 import { simpleFormToWorkflow } from '../../src/domain/workflow/simple-app.js';
+import { toolResponseText } from '../../src/domain/workflow/tool-response.js';
 
 const node = (nodeId: string, flowNodeType: string, extra: Partial<StoreNode> = {}): RuntimeNode => ({
   nodeId,
@@ -262,5 +263,15 @@ describe('simpleFormToWorkflow', () => {
     const { nodes, edges } = simpleFormToWorkflow({ dataset: { datasets: [{ datasetId: 'd1' }] } });
     expect(nodes.map((n) => n.flowNodeType)).toEqual(['userGuide', 'workflowStart', 'datasetSearchNode', 'chatNode']);
     expect(edges.map((e) => `${e.source}>${e.target}`)).toEqual(['workflowStartNodeId>iKBoX2vIzETU', 'iKBoX2vIzETU>7BdojPlukIQw']);
+  });
+});
+
+describe('toolResponseText', () => {
+  it("answers the last node's non-empty tool response, objects as indented JSON, else what was said, else none", () => {
+    expect(toolResponseText(['first', { result: 42 }, [], {}], '')).toBe('{\n  "result": 42\n}');
+    expect(toolResponseText(['first', 'second'], '')).toBe('second');
+    expect(toolResponseText([7], '')).toBe('7');
+    expect(toolResponseText([[], {}], 'it said this')).toBe('it said this');
+    expect(toolResponseText([], '')).toBe('none');
   });
 });

@@ -13,7 +13,8 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const variables = dynamicParams(node, params);
     const source = String(params.code ?? '');
     if (!deps.sandboxUrl) {
-      return { outputs: { error: { message: 'Can not find SANDBOX_URL in env' } }, responseData: { customInputs: variables, customOutputs: {}, codeLog: '' } };
+      // As the reference: the error output only (a text), no run-detail entry.
+      return { outputs: { error: 'Can not find SANDBOX_URL in env' } };
     }
     try {
       const response = await deps.httpCall({
@@ -28,7 +29,7 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
       const returned = body.data.codeReturn;
       return { outputs: { ...returned, system_rawResponse: returned }, responseData: { customInputs: variables, customOutputs: returned, codeLog: body.data.log ?? '' }, toolResponses: returned };
     } catch (error) {
-      return { outputs: { error: { message: (error as Error).message } }, responseData: { customInputs: variables, customOutputs: {}, codeLog: '', error: (error as Error).message } };
+      return { outputs: { error: (error as Error).message }, responseData: { customInputs: variables, customOutputs: {}, codeLog: '', error: (error as Error).message } };
     }
   };
 

@@ -8,6 +8,8 @@
 
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
+import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
+import { toolResponseText } from '../../../domain/workflow/tool-response.js';
 import { estimateTokens, historyPreview, historyToMessages, type PromptMessage } from '../../../domain/workflow/prompts.js';
 import { type ChatValue, type NodeRunner, type NodeUsage, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
 import { deepClone } from '../../../infra/deep-clone.js';
@@ -84,7 +86,9 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         const tool = tools.find((t) => t.nodeId === call.function.name);
         let args: Record<string, unknown> = {};
         try {
-          args = JSON.parse(call.function.arguments || '{}') as Record<string, unknown>;
+          // Models write loose JSON at times (comments, trailing commas); the reference reads it as JSON5.
+          const parsed = parseLooseJson(call.function.arguments || '{}');
+          args = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
         } catch {
           args = {};
         }
@@ -106,8 +110,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
             newId: () => nanoid(),
             now: () => Date.now(),
           });
-          const first = nested.toolResponses[0];
-          response = typeof first === 'string' ? first : JSON.stringify(first ?? valuesText(nested.assistantResponses));
+          response = toolResponseText(nested.toolResponses, valuesText(nested.assistantResponses));
           details.push(...nested.flowResponses);
           if (nested.flowResponses.some((r) => r.toolStop === true)) stopped = true;
           toolUsages.push(...nested.flowUsages);
