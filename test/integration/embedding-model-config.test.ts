@@ -123,12 +123,16 @@ describe('vector model request config', () => {
 
 describe('usage of dataset model calls', () => {
   it('bills data inserts and updates that embed now, not an update that embeds nothing', async () => {
-    const dataId = await api.ok<string>(api.post('/core/dataset/data/insertData', { collectionId, q: 'parking is behind the building' }));
+    const dataId = await api.ok<string>(api.post('/core/dataset/data/insertData', { collectionId, q: 'parking is behind the building', a: 'enter by gate 12' }));
     await api.ok(api.post('/core/dataset/data/update', { dataId, q: 'parking is behind the north building' }));
     // The same text again: nothing to embed, nothing billed.
     await api.ok(api.post('/core/dataset/data/update', { dataId, q: 'parking is behind the north building' }));
+    // Only empty texts: nothing changes (as the reference), nothing billed.
+    await api.ok(api.post('/core/dataset/data/update', { dataId, a: '' }));
+    expect(await api.ok(api.get('/core/dataset/data/detail', { id: dataId }))).toMatchObject({ q: 'parking is behind the north building', a: 'enter by gate 12' });
+    // Two texts embedded at the insert (the default index of q and a, and q alone), one at the edit.
     expect(await recorded()).toEqual([
-      ['Data index', 'fastgpt', 3, [['Embeddings', 3, 'Typed embedding', 3]]],
+      ['Data index', 'fastgpt', 6, [['Embeddings', 6, 'Typed embedding', 6]]],
       ['Data index', 'fastgpt', 3, [['Embeddings', 3, 'Typed embedding', 3]]],
     ]);
   });

@@ -152,6 +152,8 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
         rawLink: collection.rawLink,
         trainingType: collection.trainingType,
         chunkSize: collection.chunkSize,
+        // Kept, so the next sync splits the page as this one did.
+        chunkSplitter: collection.chunkSplitter,
         metadata: collection.metadata,
         hashRawText: hashText(page.text),
         rawTextLength: page.text.length,

@@ -93,7 +93,8 @@ export function createDataService(ctx: DatasetsContext) {
   /** Re-embeds only the indexes whose text changed; new vectors are stored before the item points to them. */
   async function update(auth: AuthContext, input: { dataId: string; q?: string; a?: string; indexes?: IndexInput[] }) {
     const { data: item, dataset } = await ctx.auth.authData(auth, input.dataId, 'write');
-    if (!input.q && input.a === undefined && !input.indexes?.length) return null;
+    // Nothing given (empty texts count as nothing, as the reference) changes nothing.
+    if (!input.q && !input.a && !input.indexes?.length) return null;
     // Without q the stored q is kept (the reference would blank the default index).
     const q = simpleText(input.q ?? '') || item.q;
     const a = input.a !== undefined ? simpleText(input.a) : item.a;
