@@ -163,6 +163,8 @@ describe('collections', () => {
     expect(data.data[0]?.q).toContain('Run the installer');
     expect(data.data[0]?.q).not.toContain('menu');
 
+    const auto = await api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/guide`, trainingType: 'auto' });
+    expect([auto.status, auto.body.message]).toEqual([400, expect.stringContaining('trainingType')]);
     const slow = await api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/slow` });
     expect(slow.status).toBe(400);
     expect(slow.body.message).toContain('link');

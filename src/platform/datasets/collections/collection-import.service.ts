@@ -13,11 +13,15 @@ export interface ImportResult {
   results: PushResult;
 }
 
-export function chunkText(text: string, settings: { chunkSize: number; chunkSplitter?: string; trainingType: TrainingMode }): PushItem[] {
+/** Web pages overlap their chunks whatever the training mode (the reference's link loader). */
+export const LINK_OVERLAP_RATIO = 0.2;
+
+/** Chunks of a source text; overlap 0.2 in chunk mode and none for Q&A extraction, unless given. */
+export function chunkText(text: string, settings: { chunkSize: number; chunkSplitter?: string; trainingType: TrainingMode }, overlapRatio?: number): PushItem[] {
   const { chunks } = splitText({
     text,
     chunkLen: settings.chunkSize,
-    overlapRatio: settings.trainingType === 'chunk' ? 0.2 : 0,
+    overlapRatio: overlapRatio ?? (settings.trainingType === 'chunk' ? 0.2 : 0),
     customReg: settings.chunkSplitter ? [settings.chunkSplitter] : [],
   });
   return chunks.map((q, chunkIndex) => ({ q, chunkIndex }));
@@ -106,10 +110,11 @@ export function createCollectionImportService(ctx: DatasetsContext) {
 
   async function fromLink(auth: AuthContext, input: ChunkSettings & { datasetId: string; link: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
+    if (input.trainingType === 'auto') throw Errors.missingParams("Invalid field 'trainingType': 'auto' is not available for a web link (chunk or qa)");
     const selector = dataset.websiteConfig?.selector || (input.metadata?.webPageSelector as string | undefined);
     const page = await readLink(ctx, input.link, selector);
     if (!page.text) throw Errors.missingParams(`The page ${input.link} has no text${selector ? ` under selector '${selector}'` : ''}`);
-    const items = chunkText(page.text, input);
+    const items = chunkText(page.text, input, LINK_OVERLAP_RATIO);
     const created = await createWithItems(
       auth,
       dataset,

@@ -6,7 +6,7 @@ import type { DatasetsContext } from '../context.js';
 import { fileReadUrl, signFileToken } from '../files/file-token.js';
 import type { CollectionListFilter, CollectionRecord, NewCollection } from './collection.repo.js';
 import type { CollectionImportService } from './collection-import.service.js';
-import { chunkText } from './collection-import.service.js';
+import { chunkText, LINK_OVERLAP_RATIO } from './collection-import.service.js';
 import { findTeamFile, hashText, readLink } from './collection-sources.js';
 
 const MANUAL_NAME = /^(手动|manual$|mark$)/;
@@ -159,7 +159,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
         rawTextLength: page.text.length,
         createTime: collection.createTime,
       },
-      chunkText(page.text, settings),
+      chunkText(page.text, settings, LINK_OVERLAP_RATIO),
     );
     await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
     return 'success';
