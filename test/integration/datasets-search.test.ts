@@ -134,6 +134,15 @@ describe('searchTest', () => {
     expect(asked()).toHaveLength(2);
   });
 
+  it('searches a question written as a JSON array as its own query list, asking no model', async () => {
+    const asked = () => provider.requests.filter((request) => request.path.endsWith('/chat/completions')).length;
+    const before = asked();
+    const result = await search({ text: '["office", "refunds payment method"]', searchMode: 'fullTextRecall', datasetSearchExtensionModel: 'fake-llm' });
+    expect(result.list.map((item) => item.q).sort()).toEqual([CORPUS[2], OFFICE].sort());
+    expect(result.queryExtensionModel).toBeUndefined();
+    expect(asked()).toBe(before);
+  });
+
   it('leaves forbidden collections out', async () => {
     await api.ok(api.post('/core/dataset/collection/update', { id: officeCollection, forbid: true }));
     const result = await search({ text: 'office open Monday', searchMode: 'mixedRecall' });

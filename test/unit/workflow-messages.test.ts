@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, type RequestMessage, systemFirst } from '../../src/domain/workflow/messages.js';
-import { parseQuestionList, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
+import { parseQuestionList, presetQueries, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
 import type { ChatValue } from '../../src/domain/workflow/types.js';
 import { decodeFromStorage, encodeForStorage } from '../../src/infra/storage-codec.js';
 
@@ -129,4 +129,15 @@ describe('storage codec', () => {
       expect(decodeFromStorage(stored)).toEqual(value);
     });
   }
+});
+
+describe('presetQueries', () => {
+  it('reads a question written as a JSON array as the query list, without repeats', () => {
+    expect(presetQueries('["office hours", "Office hours?", "refunds", "", 7]')).toEqual(['office hours', 'Office hours?', 'refunds']);
+    expect(presetQueries(' ["a", "a!"] ')).toEqual(['a']);
+  });
+
+  it('leaves every other question alone', () => {
+    for (const text of ['office hours', '[not json', '{"a":1}', '[]', '[1, 2]', '["", "  "]']) expect(presetQueries(text)).toBeUndefined();
+  });
 });

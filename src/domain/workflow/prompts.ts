@@ -83,6 +83,33 @@ export function queryExtensionRequest(question: string, background: string): str
   return `${background}\nWrite up to 3 search queries for: """${question}""". Reply as a JSON array of strings.`;
 }
 
+/**
+ * A question written as a JSON array of strings is already a list of search queries: the
+ * reference searches them as given, without asking a model. The list without repeats (texts
+ * equal in their letters and digits count once), or undefined for any other question.
+ */
+export function presetQueries(text: string): string[] | undefined {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('[')) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) return undefined;
+  const seen = new Set<string>();
+  const queries: string[] = [];
+  for (const item of parsed) {
+    if (typeof item !== 'string' || !item.trim()) continue;
+    const key = item.replace(/[^\p{L}\p{N}]/gu, '');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    queries.push(item.trim());
+  }
+  return queries.length > 0 ? queries : undefined;
+}
+
 /** The queries an extension reply gives: the question first, then its rewrites, without repeats. */
 export function extendedQueries(question: string, reply: string): string[] {
   return [...new Set([question, ...parseQuestionList(reply)])];

@@ -3,6 +3,7 @@ import { selectHistories } from '../../../domain/workflow/chat-values.js';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { mergeByRankFusion } from '../../../domain/rank-fusion.js';
 import type { NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
+import { presetQueries } from '../../../domain/workflow/prompts.js';
 import { extendQuery } from './llm-nodes.js';
 import { type NodeDeps, nodeLlm } from './node-deps.js';
 
@@ -30,9 +31,11 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const usingReRank = LEGACY_SEARCH_MODES[stored]?.usingReRank ?? isOn(params.usingReRank);
     // The question is rewritten into extra queries first when the node asks for it (empty model = the default one).
     const usages: NodeUsage[] = [];
-    let queries = [text];
+    // A question given as a JSON array is the query list itself; no model is asked then.
+    const preset = presetQueries(text);
+    let queries = preset ?? [text];
     let extension: Record<string, unknown> = {};
-    if (isOn(params.datasetSearchUsingExtensionQuery)) {
+    if (!preset && isOn(params.datasetSearchUsingExtensionQuery)) {
       const llm = nodeLlm(deps, params.datasetSearchExtensionModel || undefined);
       const extended = await extendQuery(deps, llm, { question: text, background: String(params.datasetSearchExtensionBg ?? ''), histories: selectHistories(6, histories) });
       queries = extended.queries;

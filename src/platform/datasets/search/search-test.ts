@@ -1,3 +1,4 @@
+import { presetQueries } from '../../../domain/workflow/prompts.js';
 import type { AuthContext } from '../../auth/types.js';
 import type { DatasetsContext } from '../context.js';
 import { extendQuestion } from './query-extension.js';
@@ -23,11 +24,13 @@ export interface SearchTestInput {
 export function createSearchTest(ctx: DatasetsContext, service: SearchService) {
   return async function searchTest(auth: AuthContext, input: SearchTestInput) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'read');
+    // A question given as a JSON array is the query list itself; no model is asked then.
+    const preset = presetQueries(input.text);
     const extension =
-      input.datasetSearchUsingExtensionQuery && input.datasetSearchExtensionModel
+      !preset && input.datasetSearchUsingExtensionQuery && input.datasetSearchExtensionModel
         ? await extendQuestion(ctx, { model: input.datasetSearchExtensionModel, question: input.text, background: input.datasetSearchExtensionBg })
         : undefined;
-    const { tokens, ...result } = await service.searchEach(extension?.queries ?? [input.text], {
+    const { tokens, ...result } = await service.searchEach(preset ?? extension?.queries ?? [input.text], {
       teamId: auth.teamId,
       datasetIds: [dataset._id],
       vectorModel: dataset.vectorModel,
