@@ -4,16 +4,18 @@
  * keep the order in which items were first seen. Duplicate ids inside one list count once
  * (their best rank).
  */
-export function reciprocalRankFusion(lists: { id: string }[][], k = 60): { id: string; score: number }[] {
+export function reciprocalRankFusion(lists: { id: string }[][], k: number | readonly number[] = 60): { id: string; score: number }[] {
   const scores = new Map<string, number>();
-  for (const list of lists) {
+  lists.forEach((list, listIndex) => {
+    // One k for all lists, or one per list (the reference weighs its rerank list with 58).
+    const listK = typeof k === 'number' ? k : (k[listIndex] ?? 60);
     const seen = new Set<string>();
     list.forEach((item, index) => {
       if (seen.has(item.id)) return;
       seen.add(item.id);
-      scores.set(item.id, (scores.get(item.id) ?? 0) + 1 / (k + index + 1));
+      scores.set(item.id, (scores.get(item.id) ?? 0) + 1 / (listK + index + 1));
     });
-  }
+  });
   const order = [...scores.keys()];
   return order
     .map((id, position) => ({ id, score: scores.get(id)!, position }))

@@ -108,6 +108,13 @@ describe('searchTest', () => {
     expect(result.usingReRank).toBe(true);
     expect(result.list[0]?.q).toBe(OFFICE);
     expect(result.list[0]?.score.some((score) => score.type === 'reRank')).toBe(true);
+    // The fused score weighs recall lists with k = 60 and the rerank list with k = 58, as the reference.
+    for (const item of result.list) {
+      const rankIn = (type: string) => item.score.find((score) => score.type === type)?.index;
+      const part = (type: string, k: number) => (rankIn(type) === undefined ? 0 : 1 / (k + rankIn(type)! + 1));
+      const rrf = item.score.find((score) => score.type === 'rrf')?.value;
+      expect(rrf).toBeCloseTo(part('embedding', 60) + part('fullText', 60) + part('reRank', 58), 12);
+    }
   });
 
   it('runs query extension when a model is named: the question and its rewrites are searched, the lists merged', async () => {

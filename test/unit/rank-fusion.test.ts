@@ -45,3 +45,14 @@ describe('mergeByRankFusion', () => {
     expect(mergeByRankFusion([], 5)).toEqual([]);
   });
 });
+
+describe('reciprocalRankFusion with a k per list', () => {
+  it("weighs each list with its own k (the reference's rerank list uses 58)", () => {
+    const fused = reciprocalRankFusion([[{ id: 'a' }], [{ id: 'b' }]], [60, 58]);
+    expect(fused.map((entry) => entry.id)).toEqual(['b', 'a']);
+    expect(fused[0]!.score).toBeCloseTo(1 / 59, 12);
+    expect(fused[1]!.score).toBeCloseTo(1 / 61, 12);
+    // A missing k falls back to 60.
+    expect(reciprocalRankFusion([[{ id: 'a' }], [{ id: 'b' }]], [58])[1]!.score).toBeCloseTo(1 / 61, 12);
+  });
+});

@@ -77,7 +77,7 @@ export function createSearchService(ctx: DatasetsContext) {
   }
 
   /** RRF over the non-empty lists; a single list is returned as it is (no rrf entry), as the reference does. */
-  function fuse(lists: { items: Scored[] }[]): Scored[] {
+  function fuse(lists: { items: Scored[]; k: number }[]): Scored[] {
     const nonEmpty = lists.filter((list) => list.items.length > 0);
     if (nonEmpty.length <= 1) return nonEmpty[0]?.items ?? [];
     const byId = new Map<string, Scored>();
@@ -88,7 +88,10 @@ export function createSearchService(ctx: DatasetsContext) {
         else byId.set(item.data._id, { data: item.data, score: [...item.score] });
       }
     }
-    const fused = reciprocalRankFusion(nonEmpty.map((list) => list.items.map((item) => ({ id: item.data._id }))));
+    const fused = reciprocalRankFusion(
+      nonEmpty.map((list) => list.items.map((item) => ({ id: item.data._id }))),
+      nonEmpty.map((list) => list.k),
+    );
     return fused.map((entry, index) => {
       const item = byId.get(entry.id)!;
       return { data: item.data, score: [...item.score, { type: 'rrf' as const, value: entry.score, index }] };
@@ -119,16 +122,17 @@ export function createSearchService(ctx: DatasetsContext) {
     const fullText = recall.fullText > 0 ? fullTextRecall(params, entries, forbidden, recall.fullText) : [];
     let reranked: Scored[] = [];
     if (params.usingReRank) {
-      const union = uniqueBy([...embedded.list, ...fullText], (item) => item.data._id);
+      // The rerank model sees each text once: by id, then by its letters and digits.
+      const union = uniqueBy(uniqueBy([...embedded.list, ...fullText], (item) => item.data._id), sameText);
       reranked = await applyRerank(params, union);
     }
     const usingReRank = reranked.length > 0;
     let merged = fuse([
-      { items: embedded.list },
-      { items: fullText },
-      { items: reranked },
+      { items: embedded.list, k: 60 },
+      { items: fullText, k: 60 },
+      { items: reranked, k: 58 },
     ]);
-    merged = uniqueBy(merged, (item) => `${item.data.q}${item.data.a}`.replace(/[^\p{L}\p{N}]/gu, ''));
+    merged = uniqueBy(merged, sameText);
     const filterType: ScoreType | undefined = usingReRank ? 'reRank' : params.searchMode === 'embedding' ? 'embedding' : undefined;
     if (filterType) merged = merged.filter((item) => (item.score.find((s) => s.type === filterType)?.value ?? 0) >= params.similarity);
     const budgeted = withinBudget(merged, params.limit);
@@ -173,6 +177,9 @@ export function createSearchService(ctx: DatasetsContext) {
 
   return { search, searchEach };
 }
+
+/** Items whose q and a agree in their letters and digits are one text (the reference's dedupe hash). */
+const sameText = (item: { data: { q: string; a: string } }) => `${item.data.q}${item.data.a}`.replace(/[^\p{L}\p{N}]/gu, '');
 
 /** Keeps items while their q+a tokens stay within the budget (limit + 500 slack, as the reference). */
 export function withinBudget<T extends { data: { q: string; a: string } }>(items: T[], limit: number): T[] {
