@@ -339,6 +339,42 @@ describe('tools node', () => {
   });
 });
 
+describe('tools node outputs', () => {
+  it("a node after the agent reads what a called tool produced", async () => {
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        { nodeId: 'agent', flowNodeType: 'tools', name: 'Agent', inputs: [{ key: 'model', value: 'fake-llm' }, { key: 'userChatInput', value: ['start', 'userChatInput'] }], outputs: [{ id: 'answerText', key: 'answerText' }] },
+        {
+          nodeId: 'weather',
+          flowNodeType: 'httpRequest468',
+          name: 'Weather',
+          intro: 'Looks up the weather of a city',
+          inputs: [
+            { key: 'city', valueType: 'string', toolDescription: 'the city', required: true, canEdit: true },
+            { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+            { key: 'system_httpMethod', value: 'GET' },
+            { key: 'system_httpReqUrl', value: `${serviceUrl}/weather?city={{city}}` },
+          ],
+          outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
+        },
+        { nodeId: 'after', flowNodeType: 'answerNode', name: 'After', inputs: [{ key: 'text', value: 'raw: {{$weather.httpRawResponse$}}' }], outputs: [] },
+      ],
+      edges: [
+        { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
+        { source: 'agent', sourceHandle: 'selectedTools', target: 'weather', targetHandle: 'selectedTools' },
+        { source: 'agent', sourceHandle: 'agent-source-right', target: 'after', targetHandle: 'after-target-left' },
+      ],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'Agent then answer', graph);
+    const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'Tromso' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const after = res.json().responseData.find((r: { nodeId: string }) => r.nodeId === 'after');
+    expect(after.textOutput).toContain('Oslo');
+  });
+});
+
 describe('tools node billing and detail', () => {
   it("bills what the called tools used with the agent's own call, and shows the agent's conversation", async () => {
     const graph = {

@@ -26,6 +26,23 @@ function previewMessage(message: LlmMessage): PromptMessage[] {
   return role === 'system' || role === 'user' || role === 'assistant' ? [{ role, content: message.content }] : [];
 }
 
+/**
+ * What the tool's nodes produced stays readable by the nodes after the agent (the reference runs
+ * a tool on the run's own nodes; ours runs on copies, so the output values are copied back).
+ */
+function keepOutputs(ran: readonly RuntimeNode[], runtimeNodes: readonly RuntimeNode[]): void {
+  const byId = new Map(runtimeNodes.map((node) => [node.nodeId, node]));
+  for (const node of ran) {
+    const original = byId.get(node.nodeId);
+    if (!original) continue;
+    for (const output of node.outputs) {
+      if (output.value === undefined) continue;
+      const target = original.outputs.find((candidate) => candidate.key === output.key);
+      if (target) target.value = output.value;
+    }
+  }
+}
+
 const cut = (text: string) => (text.length > 1000 ? `${text.slice(0, 500)}...${text.slice(-500)}` : text);
 
 function toolSchema(node: RuntimeNode) {
@@ -97,10 +114,12 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         if (tool) {
           const entry: RuntimeNode = { ...deepClone(tool), isEntry: true };
           entry.inputs = entry.inputs.map((input) => (input.key in args ? { ...input, value: args[input.key] } : input));
+          const toolRunNodes = runtimeNodes.map((n) => (n.nodeId === tool.nodeId ? entry : { ...deepClone(n), isEntry: false }));
           const nested = await dispatchWorkflow({
-            nodes: runtimeNodes.map((n) => (n.nodeId === tool.nodeId ? entry : { ...deepClone(n), isEntry: false })),
+            nodes: toolRunNodes,
             edges: runtimeEdges.map((e) => ({ ...e, status: 'waiting' as const })),
-            variables: { ...variables },
+            // Shared: a tool that updates a variable updates it for the rest of the run, as in the reference.
+            variables,
             histories,
             query,
             runners: nestedRunners(),
@@ -110,6 +129,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
             newId: () => nanoid(),
             now: () => Date.now(),
           });
+          keepOutputs(toolRunNodes, runtimeNodes);
           response = toolResponseText(nested.toolResponses, valuesText(nested.assistantResponses));
           details.push(...nested.flowResponses);
           if (nested.flowResponses.some((r) => r.toolStop === true)) stopped = true;
