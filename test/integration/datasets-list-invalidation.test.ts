@@ -54,7 +54,8 @@ const writer = () => views[0]!.boss;
 const ctx = () => first.app.datasets.ctx;
 
 type Listed = { _id: string; name: string; intro: string; avatar: string; parentId: string | null; vectorModel: { model: string }; permission: { value: number } };
-const list = (api: Client, query: Record<string, unknown> = {}) => api.ok<Listed[]>(api.post('/core/dataset/list', query));
+/** The root list unless a parent is named (no parentId at all would list the whole team). */
+const list = (api: Client, query: Record<string, unknown> = {}) => api.ok<Listed[]>(api.post('/core/dataset/list', { parentId: null, ...query }));
 const all = (api: Client) => api.ok<{ _id: string; name: string }[]>(api.get('/core/dataset/allDataset'));
 const create = (body: Record<string, unknown>) => writer().ok<string>(writer().post('/core/dataset/create', body));
 async function folder(name: string, parentId?: string): Promise<string> {

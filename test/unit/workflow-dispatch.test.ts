@@ -146,14 +146,14 @@ describe('dispatchWorkflow', () => {
     expect(result.flowResponses.find((r) => r.moduleType === 'answerNode')?.textOutput).toBe('');
   });
 
-  it('a plugin input adds no entry to the run details', async () => {
+  it('a plugin input is listed among the run details with an empty entry, as the reference', async () => {
     const nodes = [
       node('pin', 'pluginInput', { isEntry: true, inputs: [{ key: 'who', valueType: 'string', value: 'Ada' }], outputs: [{ id: 'who', key: 'who', valueType: 'string' }] }),
       node('pout', 'pluginOutput', { inputs: [{ key: 'who', valueType: 'string', value: ['pin', 'who'] }] }),
     ];
     const { result } = await run(nodes, [edge('pin', 'pout')]);
-    expect(result.flowResponses.map((r) => r.moduleType)).toEqual(['pluginOutput']);
-    expect(result.flowResponses[0]?.pluginOutput).toEqual({ who: 'Ada' });
+    expect(result.flowResponses.map((r) => r.moduleType)).toEqual(['pluginInput', 'pluginOutput']);
+    expect(result.flowResponses[1]?.pluginOutput).toEqual({ who: 'Ada' });
   });
 
   const ifElseCases = [

@@ -107,8 +107,8 @@ const userSelect: NodeRunner = async ({ node, params, query, histories }) => {
   };
 };
 
-// No response entry: the reference's plugin input shows nothing in the run's details.
-const pluginInput: NodeRunner = async ({ params }) => ({ outputs: { ...params } });
+// An empty response entry, as the reference's plugin input (it is listed among the run's nodes).
+const pluginInput: NodeRunner = async ({ params }) => ({ outputs: { ...params }, responseData: {} });
 
 const pluginOutput: NodeRunner = async ({ params }) => ({ responseData: { totalPoints: 0, pluginOutput: params } });
 
