@@ -212,6 +212,27 @@ describe('chat records', () => {
     expect(init.history[1].value[0].interactive.params.userSelectedVal).toBe('Confirm');
   });
 
+  it('reads two user messages in a row as one question, and runs a turn whose question is empty (as the reference)', async () => {
+    const echo = await createPublishedApp(t, tokA, 'Question echo', {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] },
+        { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: 'heard [{{$start.userChatInput$}}]' }], outputs: [] },
+      ],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'say', targetHandle: 'say-target-left' }],
+      chatConfig: {},
+    });
+    const merged = await completions(authHeaders(tokA), { appId: echo, messages: [{ role: 'user', content: 'Translate to French:' }, { role: 'user', content: 'good morning' }] });
+    expect(merged.statusCode, merged.body).toBe(200);
+    expect(merged.json().choices[0].message.content).toContain('Translate to French:');
+    expect(merged.json().choices[0].message.content).toContain('good morning');
+
+    const empty = await completions(authHeaders(tokA), { appId: echo, chatId: 'empty-q', messages: [{ role: 'user', content: '' }] });
+    expect(empty.statusCode, empty.body).toBe(200);
+    expect(empty.json().choices[0].message.content).toBe('\nheard []');
+    const init = await ok(t, tokA, 'GET', '/core/chat/init', { appId: echo, chatId: 'empty-q' });
+    expect(init.history[0]).toMatchObject({ obj: 'Human', value: [{ type: 'text', text: { content: '' } }] });
+  });
+
   it('chatTest streams the unsaved graph; workflow/debug runs one step', async () => {
     const res = await t.app.inject({
       method: 'POST',

@@ -67,6 +67,10 @@ describe('share-link chat', () => {
     const init = await inject('GET', `/core/chat/outLink/init?shareId=${shareId}&outLinkUid=visitor-1`);
     expect(init.statusCode, init.body).toBe(200);
     expect(init.json().data.app).toMatchObject({ name: 'Shared bot', chatConfig: { welcomeText: 'Hello there' } });
+    // The visitor's messages carry the link creator's avatar.
+    const creator = await t.app.mongo.db.collection('users').findOne({ username: 'owner' });
+    expect(init.json().data.userAvatar).toBe(creator?.avatar);
+    expect(init.json().data.userAvatar).toBeTruthy();
 
     const res = await inject('POST', '/v1/chat/completions', { ...creds, chatId: 'share-c1', stream: true, detail: true, messages: [{ role: 'user', content: 'hi from share' }] });
     const frames = sseFrames(res.body);
@@ -184,6 +188,10 @@ describe('team space', () => {
     const init = await inject('GET', `/core/chat/team/init?teamId=${teamId}&appId=${appId}&teamToken=good-team-token&chatId=team-c1`);
     expect(init.statusCode, init.body).toBe(200);
     expect(init.json().data.history).toHaveLength(2);
+    // The user's messages carry the team's avatar.
+    const team = await t.app.mongo.db.collection('teams').findOne({ _id: new ObjectId(teamId) });
+    expect(init.json().data.userAvatar).toBe(team?.avatar);
+    expect(init.json().data.userAvatar).toBeTruthy();
     const histories = await inject('POST', '/core/chat/getHistories', { ...creds, appId });
     expect(histories.json().data.map((h: { chatId: string }) => h.chatId)).toEqual(['team-c1']);
     const chat = await t.app.mongo.db.collection('chats').findOne({ chatId: 'team-c1' });

@@ -7,7 +7,7 @@ import { decodeFromStorage, encodeForStorage } from '../../src/infra/storage-cod
 const text = (content: string): ChatValue => ({ type: 'text', text: { content } });
 
 describe('messagesToChatItems', () => {
-  it('converts roles, parts and tool calls; drops empty ones; merges same dataId', () => {
+  it('converts roles, parts and tool calls; keeps an empty user text; merges same dataId', () => {
     const items = messagesToChatItems([
       { role: 'system', content: 'be nice' },
       { role: 'user', content: '' },
@@ -16,13 +16,23 @@ describe('messagesToChatItems', () => {
       { role: 'assistant', content: 'ok', tool_calls: [{ id: 't1', function: { name: 'f', arguments: '{}' } }] },
       { role: 'tool', tool_call_id: 't1', content: 'result' },
     ]);
-    expect(items.map((i) => i.obj)).toEqual(['System', 'Human', 'AI']);
-    expect(items[1]!.value).toEqual([
+    expect(items.map((i) => i.obj)).toEqual(['System', 'Human', 'Human', 'AI']);
+    expect(items[1]!.value).toEqual([text('')]);
+    expect(items[2]!.value).toEqual([
       text('look'),
       { type: 'file', file: { type: 'image', name: '', url: 'http://x/i.png' } },
       { type: 'file', file: { type: 'file', name: 'a.pdf', url: 'http://x/a.pdf' } },
     ]);
-    expect(items[2]!.value[1]).toMatchObject({ type: 'tool', tools: [{ id: 't1', response: 'result' }] });
+    expect(items[3]!.value[1]).toMatchObject({ type: 'tool', tools: [{ id: 't1', response: 'result' }] });
+  });
+
+  it('merges consecutive messages of one role without dataIds into one item (two user messages are one question)', () => {
+    const items = messagesToChatItems([
+      { role: 'user', content: 'Translate to French:' },
+      { role: 'user', content: 'good morning' },
+    ]);
+    expect(items).toEqual([{ obj: 'Human', value: [text('Translate to French:'), text('good morning')] }]);
+    expect(messagesToChatItems([{ role: 'user', content: 'a', dataId: 'x' }, { role: 'user', content: 'b', dataId: 'y' }])).toHaveLength(2);
   });
 
   it('each call takes the first answer with its id (or function name) anywhere in the history, as a search of it would', () => {
@@ -139,5 +149,29 @@ describe('presetQueries', () => {
 
   it('leaves every other question alone', () => {
     for (const text of ['office hours', '[not json', '{"a":1}', '[]', '[1, 2]', '["", "  "]']) expect(presetQueries(text)).toBeUndefined();
+  });
+});
+
+describe('previewItem (init history statistics)', () => {
+  it('counts LLM nodes and quotes over the top level and its direct tool and plugin children; running time of the top level only', async () => {
+    const { previewItem } = await import('../../src/platform/chat/history.service.js');
+    const preview = previewItem({
+      obj: 'AI',
+      value: [],
+      responseData: [
+        { moduleType: 'workflowStart', runningTime: 0.01 },
+        {
+          moduleType: 'tools',
+          runningTime: 2.5,
+          historyPreview: [{ obj: 'Human', value: 'q' }, { obj: 'AI', value: 'a' }],
+          toolDetail: [
+            { moduleType: 'datasetSearchNode', runningTime: 0.4, quoteList: [{ id: 'x' }] },
+            { moduleType: 'chatNode', runningTime: 1.2 },
+          ],
+        },
+      ],
+    });
+    expect(preview).toMatchObject({ llmModuleAccount: 2, totalQuoteList: [{ id: 'x' }], totalRunningTime: 2.51, historyPreviewLength: 2 });
+    expect(preview.responseData).toBeUndefined();
   });
 });

@@ -24,12 +24,13 @@ function contentText(content: unknown): string {
   return '';
 }
 
+/** A user message's values; an empty text is kept (a workflow may run on variables alone, as in the reference). */
 function userValues(content: unknown): ChatValue[] {
-  if (typeof content === 'string') return content ? [{ type: 'text', text: { content } }] : [];
+  if (typeof content === 'string') return [{ type: 'text', text: { content } }];
   if (!Array.isArray(content)) return [];
   const values: ChatValue[] = [];
   for (const part of content as Record<string, unknown>[]) {
-    if (part?.type === 'text' && typeof part.text === 'string' && part.text) values.push({ type: 'text', text: { content: part.text } });
+    if (part?.type === 'text' && typeof part.text === 'string') values.push({ type: 'text', text: { content: part.text } });
     else if (part?.type === 'image_url') {
       const url = (part.image_url as { url?: string } | undefined)?.url;
       if (url) values.push({ type: 'file', file: { type: 'image', name: '', url } });
@@ -40,7 +41,11 @@ function userValues(content: unknown): ChatValue[] {
   return values;
 }
 
-/** Converts request messages into chat items; empty ones are dropped, same dataId+role merged. */
+/**
+ * Converts request messages into chat items: messages with nothing in them are dropped, and
+ * consecutive ones of one role with the same dataId (or none) are merged, as the reference does
+ * (two user messages in a row are one question).
+ */
 export function messagesToChatItems(messages: readonly RequestMessage[]): ChatItem[] {
   const items: ChatItem[] = [];
   // The first tool answer per call id and function answer per name, found once instead of a
@@ -82,7 +87,7 @@ export function messagesToChatItems(messages: readonly RequestMessage[]): ChatIt
     if (!item || item.value.length === 0) continue;
     if (message.dataId) item.dataId = message.dataId;
     const last = items[items.length - 1];
-    if (last && item.dataId && last.dataId === item.dataId && last.obj === item.obj) last.value.push(...item.value);
+    if (last && last.dataId === item.dataId && last.obj === item.obj) last.value.push(...item.value);
     else items.push(item);
   }
   return items;

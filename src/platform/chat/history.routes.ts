@@ -57,7 +57,9 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
       const existing = input.chatId ? await chat.repo.findChat(appDoc._id, input.chatId, { shareId: input.shareId }) : null;
       if (existing && existing.outLinkUid !== auth.outLink?.outLinkUid) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       const detail = link.responseDetail || appDoc.type === 'plugin';
-      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: detail ? 'shareDetail' : 'share' });
+      // The visitor's messages show the link creator's avatar, as the reference's share page.
+      const creator = (await app.identity.teams.memberProfiles(link.teamId, [link.tmbId])).get(link.tmbId);
+      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: detail ? 'shareDetail' : 'share', userAvatar: creator?.avatar || undefined });
     },
   });
 
@@ -72,7 +74,9 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
       const appDoc = await chat.apps.findInTeam(auth.teamId, input.appId);
       const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId, { teamId: appDoc.teamId }) : null;
       if (existing && existing.outLinkUid !== auth.outLink?.outLinkUid) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
-      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: 'team' });
+      // The team's avatar on the user's messages, as the reference's team space.
+      const team = await app.identity.teams.findTeam(auth.teamId);
+      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: 'team', userAvatar: team?.avatar || undefined });
     },
   });
 

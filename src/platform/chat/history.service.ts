@@ -19,15 +19,15 @@ export function previewItem(item: Record<string, unknown>): Record<string, unkno
   const { responseData, ...rest } = item;
   if (item.obj !== 'AI') return rest;
   const list = (Array.isArray(responseData) ? responseData : []) as Responses;
-  const flat = (items: Responses): Responses =>
-    items.flatMap((r) => [r, ...flat([...((r.toolDetail as Responses) ?? []), ...((r.pluginDetail as Responses) ?? [])])]);
-  const all = flat(list);
+  // The top-level responses and their direct tool and plugin children, as the reference counts them.
+  const all = list.flatMap((r) => [r, ...((r.pluginDetail as Responses) ?? []), ...((r.toolDetail as Responses) ?? [])]);
   const firstLlm = all.find((r) => r.moduleType === 'chatNode' || r.moduleType === 'tools');
   return {
     ...rest,
     llmModuleAccount: all.filter((r) => r.moduleType === 'chatNode' || r.moduleType === 'tools').length,
     totalQuoteList: all.filter((r) => r.moduleType === 'datasetSearchNode').flatMap((r) => (r.quoteList as unknown[]) ?? []),
-    totalRunningTime: Math.round(all.reduce((sum, r) => sum + (Number(r.runningTime) || 0), 0) * 100) / 100,
+    // A parent's running time already holds its children's: the top level only.
+    totalRunningTime: Math.round(list.reduce((sum, r) => sum + (Number(r.runningTime) || 0), 0) * 100) / 100,
     historyPreviewLength: Array.isArray(firstLlm?.historyPreview) ? (firstLlm.historyPreview as unknown[]).length : undefined,
   };
 }
