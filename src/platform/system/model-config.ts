@@ -91,6 +91,7 @@ export function defaultCatalog(config: Config): ModelCatalog {
         usedInClassify: true,
         usedInExtractFields: true,
         usedInToolCall: true,
+        usedInQueryExtension: true,
         toolChoice: true,
         functionCall: false,
         defaultConfig: {},

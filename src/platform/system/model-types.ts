@@ -16,6 +16,8 @@ export interface LLMModel {
   usedInClassify?: boolean;
   usedInExtractFields?: boolean;
   usedInToolCall?: boolean;
+  /** Offered by the web client's question-optimisation (query extension) picker. */
+  usedInQueryExtension?: boolean;
   toolChoice?: boolean;
   functionCall?: boolean;
   defaultSystemChatPrompt?: string;
