@@ -289,41 +289,47 @@ describe('apps inside apps', () => {
 });
 
 describe('tools node', () => {
+  /** start → agent, with `tools` attached as its tools and `after` run once it answers. */
+  const agentGraph = (tools: Record<string, unknown>[], after: Record<string, unknown>[] = []) => ({
+    nodes: [
+      { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+      {
+        nodeId: 'agent',
+        flowNodeType: 'tools',
+        name: 'Agent',
+        showStatus: true,
+        inputs: [
+          { key: 'model', value: 'fake-llm' },
+          { key: 'userChatInput', value: ['start', 'userChatInput'] },
+        ],
+        outputs: [{ id: 'answerText', key: 'answerText' }],
+      },
+      ...tools,
+      ...after,
+    ],
+    edges: [
+      { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
+      ...tools.map((tool) => ({ source: 'agent', sourceHandle: 'selectedTools', target: tool.nodeId, targetHandle: 'selectedTools' })),
+      ...after.map((node) => ({ source: 'agent', sourceHandle: 'agent-source-right', target: node.nodeId, targetHandle: `${node.nodeId}-target-left` })),
+    ],
+    chatConfig: {},
+  });
+  const weatherTool = () => ({
+    nodeId: 'weather',
+    flowNodeType: 'httpRequest468',
+    name: 'Weather',
+    intro: 'Looks up the weather of a city',
+    inputs: [
+      { key: 'city', valueType: 'string', toolDescription: 'the city', required: true, canEdit: true },
+      { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+      { key: 'system_httpMethod', value: 'GET' },
+      { key: 'system_httpReqUrl', value: `${serviceUrl}/weather?city={{city}}` },
+    ],
+    outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
+  });
+
   it('offers attached nodes as functions, runs the called one and answers with its result', async () => {
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-        {
-          nodeId: 'agent',
-          flowNodeType: 'tools',
-          name: 'Agent',
-          showStatus: true,
-          inputs: [
-            { key: 'model', value: 'fake-llm' },
-            { key: 'userChatInput', value: ['start', 'userChatInput'] },
-          ],
-          outputs: [{ id: 'answerText', key: 'answerText' }],
-        },
-        {
-          nodeId: 'weather',
-          flowNodeType: 'httpRequest468',
-          name: 'Weather',
-          intro: 'Looks up the weather of a city',
-          inputs: [
-            { key: 'city', valueType: 'string', toolDescription: 'the city', required: true, canEdit: true },
-            { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
-            { key: 'system_httpMethod', value: 'GET' },
-            { key: 'system_httpReqUrl', value: `${serviceUrl}/weather?city={{city}}` },
-          ],
-          outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse' }],
-        },
-      ],
-      edges: [
-        { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
-        { source: 'agent', sourceHandle: 'selectedTools', target: 'weather', targetHandle: 'selectedTools' },
-      ],
-      chatConfig: {},
-    };
+    const graph = agentGraph([weatherTool()]);
     const appId = await createPublishedApp(t, tok, 'Agent bot', graph);
     const res = await completions({ appId, stream: true, detail: true, messages: [{ role: 'user', content: 'Bergen' }] });
     expect(res.statusCode).toBe(200);
@@ -337,77 +343,29 @@ describe('tools node', () => {
     expect(content[0]).toMatchObject({ type: 'tool', tools: [{ functionName: 'weather', params: '{"city":"Oslo"}' }] });
     expect(content[1].text.content).toMatch(/^Tool said: .*Oslo/s);
   });
-});
 
-describe('tools node outputs', () => {
-  it("a node after the agent reads what a called tool produced", async () => {
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-        { nodeId: 'agent', flowNodeType: 'tools', name: 'Agent', inputs: [{ key: 'model', value: 'fake-llm' }, { key: 'userChatInput', value: ['start', 'userChatInput'] }], outputs: [{ id: 'answerText', key: 'answerText' }] },
-        {
-          nodeId: 'weather',
-          flowNodeType: 'httpRequest468',
-          name: 'Weather',
-          intro: 'Looks up the weather of a city',
-          inputs: [
-            { key: 'city', valueType: 'string', toolDescription: 'the city', required: true, canEdit: true },
-            { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
-            { key: 'system_httpMethod', value: 'GET' },
-            { key: 'system_httpReqUrl', value: `${serviceUrl}/weather?city={{city}}` },
-          ],
-          outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
-        },
-        { nodeId: 'after', flowNodeType: 'answerNode', name: 'After', inputs: [{ key: 'text', value: 'raw: {{$weather.httpRawResponse$}}' }], outputs: [] },
-      ],
-      edges: [
-        { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
-        { source: 'agent', sourceHandle: 'selectedTools', target: 'weather', targetHandle: 'selectedTools' },
-        { source: 'agent', sourceHandle: 'agent-source-right', target: 'after', targetHandle: 'after-target-left' },
-      ],
-      chatConfig: {},
-    };
+  it('a node after the agent reads what a called tool produced', async () => {
+    const graph = agentGraph([weatherTool()], [{ nodeId: 'after', flowNodeType: 'answerNode', name: 'After', inputs: [{ key: 'text', value: 'raw: {{$weather.httpRawResponse$}}' }], outputs: [] }]);
     const appId = await createPublishedApp(t, tok, 'Agent then answer', graph);
     const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'Tromso' }] });
     expect(res.statusCode, res.body).toBe(200);
     const after = res.json().responseData.find((r: { nodeId: string }) => r.nodeId === 'after');
     expect(after.textOutput).toContain('Oslo');
   });
-});
 
-describe('tools node billing and detail', () => {
   it("bills what the called tools used with the agent's own call, and shows the agent's conversation", async () => {
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-        {
-          nodeId: 'agent',
-          flowNodeType: 'tools',
-          name: 'Agent',
-          inputs: [
-            { key: 'model', value: 'fake-llm' },
-            { key: 'userChatInput', value: ['start', 'userChatInput'] },
-          ],
-          outputs: [{ id: 'answerText', key: 'answerText' }],
-        },
-        {
-          nodeId: 'writer',
-          flowNodeType: 'chatNode',
-          name: 'Writer',
-          intro: 'Writes a short text about a topic',
-          inputs: [
-            { key: 'model', value: 'fake-llm' },
-            { key: 'userChatInput', valueType: 'string', toolDescription: 'the topic', required: true },
-          ],
-          outputs: [{ id: 'answerText', key: 'answerText' }],
-        },
+    const writerTool = {
+      nodeId: 'writer',
+      flowNodeType: 'chatNode',
+      name: 'Writer',
+      intro: 'Writes a short text about a topic',
+      inputs: [
+        { key: 'model', value: 'fake-llm' },
+        { key: 'userChatInput', valueType: 'string', toolDescription: 'the topic', required: true },
       ],
-      edges: [
-        { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
-        { source: 'agent', sourceHandle: 'selectedTools', target: 'writer', targetHandle: 'selectedTools' },
-      ],
-      chatConfig: {},
+      outputs: [{ id: 'answerText', key: 'answerText' }],
     };
+    const graph = agentGraph([writerTool]);
     const appId = await createPublishedApp(t, tok, 'Writer agent', graph);
     await t.app.identity.usage.drain();
     const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'tides' }] });
