@@ -9,6 +9,7 @@ import { Errors } from '../../infra/errors.js';
 import type { LlmEndpoint } from '../../infra/llm-stream.js';
 import type { LLMModel } from '../system/model-types.js';
 import type { DatasetSearcher, ResolvedLlm } from './workflow-nodes/node-deps.js';
+import { usagePoints } from '../../domain/usage-points.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -51,7 +52,7 @@ export function createModelAccess(app: FastifyInstance) {
         usingReRank: request.usingReRank,
       });
       const model = app.models.getVectorModel(vectorModel);
-      return { list: result.list, tokens: result.tokens, model: model?.name ?? vectorModel, totalPoints: ((model?.charsPointsPrice ?? 0) * result.tokens) / 1000 };
+      return { list: result.list, tokens: result.tokens, model: model?.name ?? vectorModel, totalPoints: usagePoints(model, result.tokens) };
     };
   }
 

@@ -11,6 +11,7 @@ import { readMultipart } from '../datasets/files/multipart.js';
 import { authenticateCaller, definePlatformRoute, parseWith } from '../define-route.js';
 import { createOpenAiService, float32Base64 } from './openai.service.js';
 import { createTtsCache, TTS_INDEXES } from './tts-cache.repo.js';
+import { usagePoints } from '../../domain/usage-points.js';
 
 /** OpenAI's own cap on the inputs of one embeddings request. */
 const EMBEDDING_BATCH_MAX = 2048;
@@ -78,7 +79,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     handler: async ({ input, auth, reply }) => {
       const texts = Array.isArray(input.input) ? input.input : [input.input];
       const result = await service.embed(texts, input.model ?? undefined, input.type);
-      const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
+      const points = usagePoints(result.model, result.tokens);
       await charge(auth, { appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] });
       return reply.send({
         object: 'list',
@@ -99,7 +100,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     tags: ['openai'],
     handler: async ({ input, auth }) => {
       const result = await service.questionGuide(input.messages as LlmMessage[]);
-      const points = ((result.model.charsPointsPrice ?? 0) * result.tokens) / 1000;
+      const points = usagePoints(result.model, result.tokens);
       await charge(auth, { appName: 'Question guide', list: [{ moduleName: 'Question guide', totalPoints: points, model: result.model.name, tokens: result.tokens }] });
       return result.questions;
     },
@@ -138,7 +139,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       await tts.put(bufferId, cacheKey, audio, now);
       // Priced per 1000 characters; an answer from the cache costs nothing (as the reference).
       const charsLength = input.input.length;
-      await charge(auth, { appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: ((model.charsPointsPrice ?? 0) * charsLength) / 1000, model: model.name, charsLength }] });
+      await charge(auth, { appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: usagePoints(model, charsLength), model: model.name, charsLength }] });
       return reply.header('content-type', 'audio/mpeg').send(audio);
     },
   });
@@ -172,7 +173,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
         const { text, model } = await service.transcribe(file);
         // Billed by the duration the client reports, per 60 s, as the reference does (0 when it reports none).
         const duration = meta.duration ?? 0;
-        await charge(auth, { appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: ((model.charsPointsPrice ?? 0) * duration) / 60, model: model.name, duration }] });
+        await charge(auth, { appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: usagePoints(model, duration, 60), model: model.name, duration }] });
         return reply.send({ code: 200, statusText: '', message: '', data: text });
       },
     });

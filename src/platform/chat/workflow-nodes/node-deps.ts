@@ -2,6 +2,7 @@
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import type { LlmEndpoint } from '../../../infra/llm-stream.js';
 import type { LLMModel } from '../../system/model-types.js';
+import { usagePoints } from '../../../domain/usage-points.js';
 
 export interface ResolvedLlm {
   model: LLMModel;
@@ -87,7 +88,7 @@ export function modelTemperature(model: LLMModel, temperature: unknown): number 
   return Math.max(0.01, Number((max * (Math.min(Math.max(scale, 0), 10) / 10)).toFixed(2)));
 }
 
-/** Points as the reference bills: price per 1000 tokens. */
+/** Points as the reference bills a language model: price per 1000 tokens. */
 export function pointsFor(model: LLMModel | undefined, tokens: number): number {
-  return ((model?.charsPointsPrice ?? 0) * tokens) / 1000;
+  return usagePoints(model, tokens);
 }

@@ -8,6 +8,7 @@ import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';
 import { type PushItem, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
 import { buildIndexes, type IndexInput, indexIdOf, planIndexUpdate, simpleText } from './data-indexes.js';
 import { embedAndStore, insertDataNow, newVectorId, removeVectors, searchTokens } from './data-writer.js';
+import { usagePoints } from '../../../domain/usage-points.js';
 
 export function createDataService(ctx: DatasetsContext) {
   const { data } = ctx.repos;
@@ -21,7 +22,7 @@ export function createDataService(ctx: DatasetsContext) {
 
   /** The vectors a data write embedded now (not through the queue), billed as the reference's vector usage. */
   async function chargeEmbedding(auth: AuthContext, model: VectorModel, tokens: number) {
-    await ctx.chargeUsage(auth, { appName: 'Data index', list: [{ moduleName: 'Embeddings', totalPoints: ((model.charsPointsPrice ?? 0) * tokens) / 1000, model: model.name, tokens }] });
+    await ctx.chargeUsage(auth, { appName: 'Data index', list: [{ moduleName: 'Embeddings', totalPoints: usagePoints(model, tokens), model: model.name, tokens }] });
   }
 
   async function pushData(auth: AuthContext, input: { collectionId: string; datasetId?: string; data: PushItem[]; trainingMode: TrainingMode; prompt?: string; billId?: string }) {

@@ -3,6 +3,7 @@ import { chatCompletion } from '../../../infra/llm-chat.js';
 import { Errors } from '../../../infra/errors.js';
 import type { UsageLine } from '../../identity/usage.repo.js';
 import type { DatasetsContext } from '../context.js';
+import { usagePoints } from '../../../domain/usage-points.js';
 
 export interface ExtendedQuestion {
   /** The question first, then the model's rewrites. */
@@ -30,7 +31,7 @@ export async function extendQuestion(ctx: DatasetsContext, input: { model: strin
       { temperature: 0.1, maxTokens: 300 },
     );
     const tokens = answer.inputTokens + answer.outputTokens;
-    const usage = { moduleName: 'Query extension', totalPoints: ((llm.charsPointsPrice ?? 0) * tokens) / 1000, model: llm.name, tokens };
+    const usage = { moduleName: 'Query extension', totalPoints: usagePoints(llm, tokens), model: llm.name, tokens };
     return { queries: extendedQueries(input.question, answer.content), model: llm.model, usage };
   } catch (error) {
     ctx.log.warn({ error: (error as Error).message }, 'query extension failed; searching the question alone');

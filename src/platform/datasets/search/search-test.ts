@@ -3,6 +3,7 @@ import type { AuthContext } from '../../auth/types.js';
 import type { DatasetsContext } from '../context.js';
 import { extendQuestion } from './query-extension.js';
 import type { SearchMode, SearchService } from './search.service.js';
+import { usagePoints } from '../../../domain/usage-points.js';
 
 export interface SearchTestInput {
   datasetId: string;
@@ -40,7 +41,7 @@ export function createSearchTest(ctx: DatasetsContext, service: SearchService) {
       usingReRank: input.usingReRank,
     });
     const vectorModel = ctx.embedders().vectorModel(dataset.vectorModel);
-    const searched = { moduleName: 'Dataset search', totalPoints: ((vectorModel.charsPointsPrice ?? 0) * tokens) / 1000, model: vectorModel.name, tokens };
+    const searched = { moduleName: 'Dataset search', totalPoints: usagePoints(vectorModel, tokens), model: vectorModel.name, tokens };
     await ctx.chargeUsage(auth, { appName: 'Search test', list: extension ? [searched, extension.usage] : [searched] });
     return { ...result, ...(extension ? { queryExtensionModel: extension.model } : {}) };
   };
