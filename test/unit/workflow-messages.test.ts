@@ -175,3 +175,10 @@ describe('previewItem (init history statistics)', () => {
     expect(preview.responseData).toBeUndefined();
   });
 });
+
+describe('previewItem without node responses', () => {
+  it('leaves an answer without responseData as it is (no zero statistics)', async () => {
+    const { previewItem } = await import('../../src/platform/chat/history.service.js');
+    expect(previewItem({ obj: 'AI', value: [text('hi')] })).toEqual({ obj: 'AI', value: [text('hi')] });
+  });
+});

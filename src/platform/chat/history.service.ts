@@ -17,8 +17,9 @@ type Responses = Record<string, unknown>[];
 /** The "preview" shape of AI items: counts and totals instead of the raw node responses. */
 export function previewItem(item: Record<string, unknown>): Record<string, unknown> {
   const { responseData, ...rest } = item;
-  if (item.obj !== 'AI') return rest;
-  const list = (Array.isArray(responseData) ? responseData : []) as Responses;
+  // Without node responses (a share link that hides them) there is nothing to count: the item as it is, as the reference.
+  if (item.obj !== 'AI' || !Array.isArray(responseData)) return rest;
+  const list = responseData as Responses;
   // The top-level responses and their direct tool and plugin children, as the reference counts them.
   const all = list.flatMap((r) => [r, ...((r.pluginDetail as Responses) ?? []), ...((r.toolDetail as Responses) ?? [])]);
   const firstLlm = all.find((r) => r.moduleType === 'chatNode' || r.moduleType === 'tools');
