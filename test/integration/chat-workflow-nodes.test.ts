@@ -194,10 +194,13 @@ describe('apps inside apps', () => {
 
   it('a plugin app runs through completions with variables as inputs and reports its output', async () => {
     const pluginId = await createPublishedApp(t, tok, 'Greeter', greeterPlugin, 'plugin');
-    const res = await completions({ appId: pluginId, variables: { who: 'Ada' } });
+    const res = await completions({ appId: pluginId, chatId: 'plugin-run', variables: { who: 'Ada' } });
     expect(res.statusCode, res.body).toBe(200);
     const output = res.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'pluginOutput');
     expect(output.pluginOutput).toEqual({ greeting: 'Hello, Ada!' });
+    // A plugin run has no question: its chat is titled with the time, as the reference writes it.
+    const chat = await t.app.mongo.db.collection('chats').findOne({ chatId: 'plugin-run' });
+    expect(chat?.title).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [A-Z][a-z]+day$/);
   });
 
   it("a plugin's own answer (an answer node inside it) streams and is saved as the plugin node's answer", async () => {

@@ -247,7 +247,8 @@ export function createChatRunService(deps: ChatRunDeps) {
     const { request, appId, chatId, question, result } = input;
     const { caller, app } = request;
     const now = deps.now();
-    const title = input.isPlugin ? now.toISOString() : chatTitle(question.value as ChatValue[]);
+    // A plugin run has no question: its chat is titled with the time, as the reference (YYYY-MM-DD HH:mm:ss dddd).
+    const title = input.isPlugin ? formatChatTime(now) : chatTitle(question.value as ChatValue[]);
     if (input.interactiveFromDb) {
       const [lastAi] = input.dbItems.filter((item) => item.obj === 'AI').slice(-1);
       const last = lastAi?.value[lastAi.value.length - 1];
