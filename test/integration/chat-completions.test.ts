@@ -49,6 +49,10 @@ describe('v1/chat/completions', () => {
     expect(init.history.map((i: { obj: string; dataId: string }) => `${i.obj}:${i.dataId}`).slice(0, 2)).toEqual(['Human:q1', 'AI:a1']);
     expect(init.history[1]).toMatchObject({ llmModuleAccount: 1, value: [{ type: 'text', text: { content: 'Echo: hello' } }] });
     expect(init.app).toMatchObject({ name: 'Echo bot', chatModels: ['Fake LLM'], chatConfig: { welcomeText: 'Hello there' } });
+    // A model the configuration no longer has is left out of chatModels (as the reference).
+    const retired = { ...simpleChatGraph, nodes: [...simpleChatGraph.nodes, { nodeId: 'old', flowNodeType: 'chatNode', name: 'Old AI', inputs: [{ key: 'model', value: 'retired-model' }], outputs: [] }] };
+    const retiredApp = await createPublishedApp(t, tokA, 'Mixed models', retired);
+    expect((await ok(t, tokA, 'GET', '/core/chat/init', { appId: retiredApp })).app.chatModels).toEqual(['Fake LLM']);
   });
 
   it('without a chatId nothing is saved; detail returns node responses and variables', async () => {

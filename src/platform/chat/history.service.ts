@@ -68,7 +68,9 @@ export function createHistoryService(chat: ChatModule) {
     const modelNames = new Set<string>();
     for (const node of graph.nodes) {
       const model = node.inputs.find((i) => i.key === 'model')?.value;
-      if (typeof model === 'string' && model) modelNames.add(chat.models.resolveLlmName(model));
+      // Models the configuration does not know are left out, as the reference lists them.
+      const name = typeof model === 'string' && model ? chat.models.llmNameOf(model) : undefined;
+      if (name) modelNames.add(name);
     }
     return {
       chatId: input.chatId,

@@ -56,9 +56,10 @@ export function createModelAccess(app: FastifyInstance) {
     };
   }
 
-  const resolveLlmName = (model: string) => app.models.getLLMModel(model)?.name ?? model;
+  /** A configured language model's name; undefined for a model the configuration does not have. */
+  const llmNameOf = (model: string) => app.models.getLLMModel(model)?.name;
 
-  return { resolveLlm, resolveLlmName, firstLlm, endpointFor, searchDatasets };
+  return { resolveLlm, llmNameOf, firstLlm, endpointFor, searchDatasets };
 }
 
 export type ModelAccess = ReturnType<typeof createModelAccess>;
