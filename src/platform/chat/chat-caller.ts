@@ -1,5 +1,6 @@
 /** Who runs a chat, reduced to what the chat rules need. */
 import type { AuthContext } from '../auth/types.js';
+import { usageSourceOfCaller } from '../identity/usage-charge.js';
 import type { ChatSource } from './chat.repo.js';
 
 export interface ChatCaller {
@@ -40,9 +41,8 @@ export function chatSourceOf(caller: ChatCaller, channel?: ChatSource): ChatSour
   return 'online';
 }
 
+/** A messaging channel names itself; otherwise the credential decides, as for every other model call. */
 export function usageSourceOf(caller: ChatCaller, channel?: ChatSource): string {
   if (channel && channel !== 'share') return channel;
-  if (caller.shareId) return 'shareLink';
-  if (caller.auth.authType === 'apikey') return 'api';
-  return 'fastgpt';
+  return usageSourceOfCaller(caller.auth);
 }
