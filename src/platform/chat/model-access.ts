@@ -9,7 +9,6 @@ import { Errors } from '../../infra/errors.js';
 import type { LlmEndpoint } from '../../infra/llm-stream.js';
 import type { LLMModel } from '../system/model-types.js';
 import type { DatasetSearcher, ResolvedLlm } from './workflow-nodes/node-deps.js';
-import { usagePoints } from '../../domain/usage-points.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -41,18 +40,16 @@ export function createModelAccess(app: FastifyInstance) {
       const found = request.datasetIds.flatMap((id) => team.byId.get(id)?.doc ?? []);
       if (found.length === 0) throw new WorkflowError('core.chat.error.Select dataset empty: none of the selected datasets exists in this team');
       const vectorModel = found[0]!.vectorModel;
-      const result = await app.datasets.search.search({
+      const { list, usage } = await app.datasets.search.searchQueries(request.queries, {
         teamId: request.teamId,
         datasetIds: found.filter((doc) => doc.vectorModel === vectorModel).map((doc) => doc._id),
         vectorModel,
-        text: request.text,
         limit: request.limit,
         similarity: request.similarity,
         searchMode: (['embedding', 'fullTextRecall', 'mixedRecall'].includes(request.searchMode) ? request.searchMode : 'embedding') as 'embedding',
         usingReRank: request.usingReRank,
       });
-      const model = app.models.getVectorModel(vectorModel);
-      return { list: result.list, tokens: result.tokens, model: model?.name ?? vectorModel, totalPoints: usagePoints(model, result.tokens) };
+      return { list, usage };
     };
   }
 

@@ -1,7 +1,6 @@
 /** The dataset search node runner (the HTTP and Laf nodes are in http-node.ts). */
 import { selectHistories } from '../../../domain/workflow/chat-values.js';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
-import { mergeByRankFusion } from '../../../domain/rank-fusion.js';
 import type { NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
 import { presetQueries } from '../../../domain/workflow/prompts.js';
 import { extendQuery } from './llm-nodes.js';
@@ -42,13 +41,9 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
       extension = { extensionModel: llm.model.name, extensionResult: queries.slice(1).join('\n'), extensionTokens: extended.tokens };
       usages.push({ moduleName: 'Query extension', totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens });
     }
-    const results = await Promise.all(
-      queries.map((query) => search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), text: query, limit, similarity, searchMode, usingReRank })),
-    );
-    const list = results.length === 1 ? results[0]!.list : mergeByRankFusion(results.map((r) => r.list), limit);
-    const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
-    const model = results[0]?.model;
-    usages.unshift({ moduleName: 'Dataset search', totalPoints: results.reduce((sum, r) => sum + r.totalPoints, 0), model, tokens });
+    const { list, usage } = await search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), queries, limit, similarity, searchMode, usingReRank });
+    const { model, tokens } = usage;
+    usages.unshift(usage);
     return {
       outputs: { quoteQA: list },
       responseData: {

@@ -12,7 +12,8 @@ export interface ResolvedLlm {
 export interface DatasetSearchRequest {
   teamId: string;
   datasetIds: string[];
-  text: string;
+  /** The question and its rewrites, searched each and merged. */
+  queries: string[];
   limit: number;
   similarity: number;
   searchMode: string;
@@ -21,11 +22,8 @@ export interface DatasetSearchRequest {
 
 export interface DatasetSearchAnswer {
   list: { id: string; q: string; a: string; datasetId: string; collectionId: string; sourceName: string; sourceId?: string; chunkIndex: number; score: unknown[] }[];
-  tokens: number;
-  /** The vector model's name, as usage records name models. */
-  model?: string;
-  /** The embedding of the query, priced as the vector model says (per 1000 tokens). */
-  totalPoints: number;
+  /** The query embeddings' usage line (the vector model's name, tokens, points). */
+  usage: { moduleName: string; totalPoints: number; model: string; tokens: number };
 }
 
 export type DatasetSearcher = (request: DatasetSearchRequest) => Promise<DatasetSearchAnswer>;

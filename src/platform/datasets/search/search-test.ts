@@ -3,7 +3,6 @@ import type { AuthContext } from '../../auth/types.js';
 import type { DatasetsContext } from '../context.js';
 import { extendQuestion } from './query-extension.js';
 import type { SearchMode, SearchService } from './search.service.js';
-import { usagePoints } from '../../../domain/usage-points.js';
 
 export interface SearchTestInput {
   datasetId: string;
@@ -31,7 +30,7 @@ export function createSearchTest(ctx: DatasetsContext, service: SearchService) {
       !preset && input.datasetSearchUsingExtensionQuery && input.datasetSearchExtensionModel
         ? await extendQuestion(ctx, { model: input.datasetSearchExtensionModel, question: input.text, background: input.datasetSearchExtensionBg })
         : undefined;
-    const { tokens, ...result } = await service.searchEach(preset ?? extension?.queries ?? [input.text], {
+    const { tokens: _queryTokens, usage, ...result } = await service.searchQueries(preset ?? extension?.queries ?? [input.text], {
       teamId: auth.teamId,
       datasetIds: [dataset._id],
       vectorModel: dataset.vectorModel,
@@ -40,9 +39,7 @@ export function createSearchTest(ctx: DatasetsContext, service: SearchService) {
       searchMode: input.searchMode,
       usingReRank: input.usingReRank,
     });
-    const vectorModel = ctx.embedders().vectorModel(dataset.vectorModel);
-    const searched = { moduleName: 'Dataset search', totalPoints: usagePoints(vectorModel, tokens), model: vectorModel.name, tokens };
-    await ctx.chargeUsage(auth, { appName: 'Search test', list: extension ? [searched, extension.usage] : [searched] });
+    await ctx.chargeUsage(auth, { appName: 'Search test', list: extension ? [usage, extension.usage] : [usage] });
     return { ...result, ...(extension ? { queryExtensionModel: extension.model } : {}) };
   };
 }

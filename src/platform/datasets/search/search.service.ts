@@ -4,6 +4,7 @@ import { countTokens } from '../../../domain/token-count.js';
 import { rerank } from '../../../infra/rerank.js';
 import type { DatasetsContext } from '../context.js';
 import { uniqueBy } from '../../../domain/unique-by.js';
+import { usagePoints } from '../../../domain/usage-points.js';
 import type { DatasetEntry, IndexedItem } from './dataset-entry.js';
 import { fullTextSearchIn, vectorSearchIn } from './dataset-index.js';
 
@@ -34,6 +35,14 @@ export interface SearchParams {
   searchMode: SearchMode;
   usingReRank: boolean;
   rerankModel?: string;
+}
+
+/** What a search cost, as usage records list it. */
+export interface SearchUsage {
+  moduleName: 'Dataset search';
+  totalPoints: number;
+  model: string;
+  tokens: number;
 }
 
 export interface SearchOutcome {
@@ -165,17 +174,23 @@ export function createSearchService(ctx: DatasetsContext) {
     });
   }
 
-  /** The searches of several queries (a question and its rewrites), merged by rank fusion within the budget. */
-  async function searchEach(queries: string[], params: Omit<SearchParams, 'text'>): Promise<SearchOutcome> {
+  /**
+   * The one search entry point of searchTest and the workflow's search node: every query (a
+   * question and its rewrites) searched, the lists merged by rank fusion within the budget, and
+   * the usage line the query embeddings cost at the vector model's price.
+   */
+  async function searchQueries(queries: string[], params: Omit<SearchParams, 'text'>): Promise<SearchOutcome & { usage: SearchUsage }> {
     const outcomes = await Promise.all(queries.map((text) => search({ ...params, text })));
     const [first] = outcomes;
-    if (!first) throw new Error('searchEach needs a query');
-    if (outcomes.length === 1) return first;
+    if (!first) throw new Error('searchQueries needs a query');
     const tokens = outcomes.reduce((sum, outcome) => sum + outcome.tokens, 0);
-    return { ...first, list: mergeByRankFusion(outcomes.map((outcome) => outcome.list), params.limit), tokens };
+    const list = outcomes.length === 1 ? first.list : mergeByRankFusion(outcomes.map((outcome) => outcome.list), params.limit);
+    const model = ctx.models.getVectorModel(params.vectorModel);
+    const usage: SearchUsage = { moduleName: 'Dataset search', totalPoints: usagePoints(model, tokens), model: model?.name ?? params.vectorModel, tokens };
+    return { ...first, list, tokens, usage };
   }
 
-  return { search, searchEach };
+  return { search, searchQueries };
 }
 
 /** Items whose q and a agree in their letters and digits are one text (the reference's dedupe hash). */
