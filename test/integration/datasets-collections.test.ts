@@ -89,6 +89,26 @@ describe('collections', () => {
     expect(root.data.map((item) => item.name)).toEqual(['Folder']);
   });
 
+  it('searches by name inside the folder the search is typed in, strips single quotes, and reads null filters as absent', async () => {
+    const names = (body: { data?: { name: string }[]; list?: { name: string }[] }) => (body.data ?? body.list ?? []).map((item) => item.name).sort();
+    // 'notes' lives in Folder: a search at the root does not find it, a search in Folder does.
+    const atRoot = await api.ok<{ data: { name: string }[]; total: number }>(api.post('/core/dataset/collection/list', { datasetId, searchText: 'not' }));
+    expect(atRoot.total).toBe(0);
+    const inFolder = await api.ok<{ data: { name: string }[] }>(api.post('/core/dataset/collection/list', { datasetId, parentId: folderId, searchText: "n'ot" }));
+    expect(names(inFolder)).toEqual(['notes']);
+    const scrolled = await api.ok<{ list: { name: string }[] }>(api.get('/core/dataset/collection/scrollList', { datasetId, parentId: folderId, searchText: 'NOTES' }));
+    expect(names(scrolled)).toEqual(['notes']);
+    const rootScroll = await api.ok<{ total: number }>(api.get('/core/dataset/collection/scrollList', { datasetId, searchText: 'notes' }));
+    expect(rootScroll.total).toBe(0);
+    // null filters, as API scripts send them, filter nothing.
+    const nulls = await api.ok<{ data: { name: string }[] }>(
+      api.post('/core/dataset/collection/list', { datasetId, parentId: null, searchText: null, selectFolder: null, filterTags: null, simple: null }),
+    );
+    expect(names(nulls)).toEqual(['Folder']);
+    const folders = await api.ok<{ data: { name: string }[] }>(api.post('/core/dataset/collection/list', { datasetId, searchText: "'" }));
+    expect(names(folders)).toEqual(['Folder']);
+  });
+
   it('gives detail, paths and read links', async () => {
     const detail = await api.ok<Record<string, unknown>>(api.get('/core/dataset/collection/detail', { id: textId }));
     expect(detail).toMatchObject({ _id: textId, name: 'notes', type: 'virtual', sourceName: 'notes', datasetId: { _id: datasetId }, permission: { isOwner: true } });

@@ -8,10 +8,12 @@ let t: TestApp;
 let owner: Client;
 let member: Client;
 let stranger: Client;
+let ownerTeamId: string;
 
 beforeAll(async () => {
   t = await buildTestApp({ PLAN_MAX_DATASETS: '6' });
   const a = await createUser(t, { username: 'ds-owner', password: 'password-a1' });
+  ownerTeamId = a.teamId;
   await createUser(t, { username: 'ds-member', password: 'password-b1', teamId: a.teamId, role: 'member' });
   await createUser(t, { username: 'ds-stranger', password: 'password-c1' });
   owner = client(t, await login(t, 'ds-owner', 'password-a1'));
@@ -78,6 +80,24 @@ describe('datasets and folders', () => {
       const rootOnly = await owner.ok<{ _id: string }[]>(owner.post('/core/dataset/list', { parentId }));
       expect(rootOnly.map((item) => item._id)).not.toContain(inner);
     }
+    // Filters sent as null (API scripts do) filter nothing; a blank search key is no search.
+    const nulls = await owner.ok<{ _id: string }[]>(owner.post('/core/dataset/list', { parentId: folderId, type: null, searchKey: null }));
+    expect(nulls.map((item) => item._id)).toEqual([inner]);
+    const blank = await owner.ok<{ _id: string }[]>(owner.post('/core/dataset/list', { parentId: folderId, searchKey: '  ' }));
+    expect(blank.map((item) => item._id)).toEqual([inner]);
+  });
+
+  it('shows a model the configuration no longer has as the first configured one (the web client reads its fields)', async () => {
+    const retired = await owner.ok<string>(owner.post('/core/dataset/create', { name: 'Retired models' }));
+    await t.app.datasets.ctx.repos.datasets.update(ownerTeamId, retired, { vectorModel: 'retired-embedding', agentModel: 'retired-llm' });
+    const detail = await owner.ok<{ vectorModel: Record<string, unknown>; agentModel: Record<string, unknown> }>(owner.get('/core/dataset/detail', { id: retired }));
+    const models = t.app.models.catalog;
+    expect(detail.vectorModel).toMatchObject({ model: models.vectorModels[0]!.model, maxToken: models.vectorModels[0]!.maxToken });
+    expect(detail.agentModel).toMatchObject({ model: models.llmModels[0]!.model, maxContext: models.llmModels[0]!.maxContext });
+    expect(JSON.stringify(detail)).not.toMatch(/requestAuth|requestUrl/);
+    const listed = await owner.ok<{ _id: string; vectorModel: { model: string } }[]>(owner.post('/core/dataset/list', {}));
+    expect(listed.find((item) => item._id === retired)?.vectorModel.model).toBe(models.vectorModels[0]!.model);
+    await owner.ok(owner.post('/core/dataset/delete', { id: retired }));
   });
 
   it('updates fields and moves into a folder (documented PUT and client POST)', async () => {

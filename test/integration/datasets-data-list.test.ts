@@ -196,7 +196,7 @@ describe('kept data lists', () => {
       texts.map((q, i) => ({ _id: new ObjectId().toHexString(), teamId, tmbId: new ObjectId().toHexString(), datasetId, collectionId, q, a: i % 3 === 0 ? `answer ${q}` : '', chunkIndex: i % 4, indexes: [], fullTextTokens: [] })),
     );
     await a.app.datasets.ctx.repos.data.insertNew([{ _id: new ObjectId().toHexString(), teamId, tmbId: new ObjectId().toHexString(), datasetId, collectionId, q: 'later', a: 'ALPHA in the answer', chunkIndex: 1, indexes: [], fullTextTokens: [] }]);
-    for (const searchText of [undefined, '', '  ', 'alpha', 'ALPHA', 'beta.gamma', '(one)', 'star*', 'straße', 'nothing matches']) {
+    for (const searchText of [undefined, null, '', '  ', 'alpha', 'ALPHA', ' two', 'two ', 'beta.gamma', '(one)', 'star*', 'straße', 'nothing matches']) {
       for (const [offset, pageSize] of [[0, 5], [5, 5], [10, 5], [0, 30], [3, 1], [13, 2], [40, 5]] as const) {
         const body = { offset, pageSize, searchText };
         const kept = await page(on.a, collectionId, body);
@@ -207,6 +207,10 @@ describe('kept data lists', () => {
     const v1 = (x: Client) => x.ok(x.post('/core/dataset/data/list', { collectionId, pageNum: 2, pageSize: 4, searchText: 'a' }));
     expect(await v1(on.a)).toEqual(await v1(on.c));
     expect(((await page(on.a, collectionId, { searchText: 'alpha' })).list).map((row) => row.q)).toEqual(['Alpha (one)', 'later', 'alpha two']);
+    // Matched as typed, as the reference: the space is part of the text; null is no search.
+    expect(((await page(on.a, collectionId, { searchText: ' two' })).list).map((row) => row.q)).toEqual(['alpha two']);
+    expect((await page(on.a, collectionId, { searchText: 'two ' })).total).toBe(0);
+    expect((await page(on.a, collectionId, { searchText: null })).total).toBe(texts.length + 1);
   });
 
   it("another team's caller never sees a kept list", async () => {

@@ -94,7 +94,7 @@ async function formerList(auth: PermissionCaller, input: Query) {
         intro: item.intro,
         type: item.type,
         permission: found.permission,
-        vectorModel: modelView(ctx().models.getVectorModel(item.vectorModel), item.vectorModel),
+        vectorModel: modelView(ctx().models.getVectorModel(item.vectorModel), ctx().models.catalog.vectorModels[0], item.vectorModel),
         defaultPermission: found.defaultPermission,
         inheritPermission: item.inheritPermission !== false,
         tmbId: item.tmbId,

@@ -150,6 +150,21 @@ describe('platform route input', () => {
     const anonymous = await t.app.inject({ method: 'POST', url: '/api/core/app/list', payload: { parentId: 'nope' } });
     expect(anonymous.statusCode).toBe(401);
   });
+
+  it('reads optional list filters sent as null as absent (app list, system plugins, input guide list)', async () => {
+    const plain = await t.app.inject({ method: 'POST', url: '/api/core/app/list', headers: { token }, payload: {} });
+    const nulls = await t.app.inject({ method: 'POST', url: '/api/core/app/list', headers: { token }, payload: { type: null, searchKey: null, getRecentlyChat: null } });
+    expect(nulls.statusCode).toBe(200);
+    expect(nulls.json().data).toEqual(plain.json().data);
+    const plugins = await t.app.inject({ method: 'POST', url: '/api/core/app/plugin/getSystemPluginTemplates', headers: { token }, payload: { searchKey: null } });
+    expect(plugins.statusCode).toBe(200);
+    expect(plugins.json().data.length).toBeGreaterThan(0);
+    const appId = await t.app.inject({ method: 'POST', url: '/api/core/app/create', headers: { token }, payload: { name: 'guides', type: 'simple', modules: [], edges: [] } });
+    expect(appId.statusCode).toBe(200);
+    const guides = await t.app.inject({ method: 'POST', url: '/api/core/chat/inputGuide/list', headers: { token }, payload: { appId: appId.json().data, searchKey: null } });
+    expect(guides.statusCode).toBe(200);
+    expect(guides.json().data).toMatchObject({ total: 0 });
+  });
 });
 
 describe('validation errors of the cluster API', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zBoolLike, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId } from '../../infra/zod.js';
+import { zBoolLike, zIntLike, zName, zNullish, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
 import { permissionResponse } from '../permissions/permission.schema.js';
 
 /** Stored AppTypeEnum values ('advanced' is the workflow type). */
@@ -69,9 +69,9 @@ export const folderPathInput = z.object({ parentId: z.union([zObjectId, z.litera
 
 export const listAppsInput = z.object({
   parentId: zParentId.optional(),
-  type: z.union([zAppType, z.array(zAppType)]).optional(),
-  getRecentlyChat: zBoolLike.optional(),
-  searchKey: z.string().max(200).optional(),
+  type: zNullish(z.union([zAppType, z.array(zAppType)])),
+  getRecentlyChat: zNullish(zBoolLike),
+  searchKey: zSearchText,
 });
 
 export const updateAppInput = z.object({
@@ -156,7 +156,7 @@ export const collaboratorUpdateInput = z.object({
 });
 export const collaboratorDeleteInput = z.object({ appId: zAppId, tmbId: zObjectId });
 
-export const systemPluginListInput = z.object({ searchKey: z.string().max(200).optional(), parentId: z.string().max(200).nullable().optional() });
+export const systemPluginListInput = z.object({ searchKey: zSearchText, parentId: z.string().max(200).nullable().optional() });
 export const pluginPathInput = z.object({ parentId: z.string().max(200).nullable().optional() });
 export const previewNodeInput = z.object({ appId: z.string().min(1).max(200) });
 export const templateDetailInput = z.object({ templateId: z.string().min(1).max(100) });

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { isObjectIdHex } from '../../infra/mongo.js';
-import { zBoolLike, zIntLike, zObjectId, zPageNum, zPageSize } from '../../infra/zod.js';
+import { zBoolLike, zIntLike, zNullish, zObjectId, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
 import { zEdges, zNodes } from '../apps/apps.schema.js';
 
-/** An optional field that OpenAI clients may send as null: null reads as absent. */
-const nullish = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
+const nullish = zNullish;
 
 /** A boolean as clients send it: true/false, 1/0, or their text forms; null reads as absent. */
 const lenientBool = z
@@ -152,9 +151,9 @@ export const guideListSchema = z.object({
   current: zPageNum,
   pageSize: zPageSize(30, 10),
   offset: zIntLike.pipe(z.number().int().min(0)).optional(),
-  searchKey: z.string().max(200).optional(),
+  searchKey: zSearchText,
 });
-export const guideQuerySchema = z.object({ appId: zObjectId, searchKey: z.string().max(200).default(''), ...outLinkParams });
+export const guideQuerySchema = z.object({ appId: zObjectId, searchKey: zNullish(z.string().max(200)).transform((key) => key ?? ''), ...outLinkParams });
 export const guideCreateSchema = z.object({ appId: zObjectId, textList: z.array(z.string().trim().min(1).max(500)).min(1).max(1000) });
 export const guideUpdateSchema = z.object({ appId: zObjectId, dataId: zObjectId, text: z.string().trim().min(1).max(500) });
 export const guideDeleteSchema = z.object({ appId: zObjectId, dataIdList: z.array(zObjectId).max(1000) });

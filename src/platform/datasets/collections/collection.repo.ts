@@ -101,12 +101,9 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
   }
   const col = db.collection<CollectionDoc>('dataset_collections');
   const listQuery = (teamId: string, filter: CollectionListFilter) => {
-    const query: Record<string, unknown> = { teamId: oid(teamId), datasetId: oid(filter.datasetId) };
-    if (filter.searchText) {
-      query.name = { $regex: escapeRegex(filter.searchText), $options: 'i' };
-    } else {
-      query.parentId = filter.parentId ? oid(filter.parentId) : null;
-    }
+    // A search looks inside the folder it is typed in (the root without a parentId), as the reference.
+    const query: Record<string, unknown> = { teamId: oid(teamId), datasetId: oid(filter.datasetId), parentId: filter.parentId ? oid(filter.parentId) : null };
+    if (filter.searchText) query.name = { $regex: escapeRegex(filter.searchText), $options: 'i' };
     if (filter.selectFolder) query.type = 'folder';
     if (filter.tags?.ids.length) query.tags = filter.tags.mode === 'all' ? { $all: filter.tags.ids } : { $in: filter.tags.ids };
     return query;

@@ -73,13 +73,14 @@ const byListOrder = (x: ListedData, y: ListedData) => x.chunkIndex - y.chunkInde
 
 /**
  * The page a data list query shows of a collection's items (in list order): the semantics of the
- * former MongoDB query (q or a matching the escaped text case-insensitively, as `$regex` with `i`;
+ * former MongoDB query (q or a matching the escaped text, untrimmed, case-insensitively, as `$regex` with `i`;
  * a blank text filters nothing; the total counts every match).
  */
 export function selectDataPage(rows: readonly ListedData[], query: DataListQuery): { items: ListedData[]; total: number } {
-  const text = query.searchText?.trim();
+  // Matched as typed, spaces included (as the reference); only a blank text is no search.
+  const text = query.searchText;
   let matches = rows;
-  if (text) {
+  if (text?.trim()) {
     const pattern = new RegExp(escapeRegex(text), 'i');
     matches = rows.filter((row) => pattern.test(row.q) || pattern.test(row.a));
   }

@@ -117,7 +117,7 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
     async list(owner: CollectionOwner, searchText: string | undefined, page: { skip: number; limit: number }) {
       const query: Record<string, unknown> = ofCollection(owner);
       if (searchText?.trim()) {
-        const regex = new RegExp(escapeRegex(searchText.trim()), 'i');
+        const regex = new RegExp(escapeRegex(searchText), 'i');
         query.$or = [{ q: regex }, { a: regex }];
       }
       const { docs, total } = await findPage(col, query, { chunkIndex: 1, updateTime: -1, _id: 1 }, page);

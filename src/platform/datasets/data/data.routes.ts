@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { zIntLike, zObjectId, zPageNum, zPageSize } from '../../../infra/zod.js';
+import { zIntLike, zObjectId, zPageNum, zPageSize, zSearchText } from '../../../infra/zod.js';
 import { definePlatformRoute } from '../../define-route.js';
 import { TRAINING_MODES } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
@@ -29,8 +29,8 @@ const zCustomIndexes = z.array(zIndex).max(MAX_CUSTOM_INDEXES, `at most ${MAX_CU
 const insertSchema = z.object({ collectionId: zObjectId, datasetId: zObjectId.optional(), q: zText, a: zText.optional(), indexes: zCustomIndexes.optional() });
 // The client sends every index back, the default one (and q's) included.
 const updateSchema = z.object({ dataId: zObjectId, q: zText.optional(), a: zText.optional(), indexes: z.array(zIndex).max(MAX_INDEXES, `at most ${MAX_INDEXES} indexes`).optional() });
-const listSchema = z.object({ collectionId: zObjectId, pageNum: zPageNum, pageSize: zPageSize(), searchText: z.string().max(200).optional() });
-const listV2Schema = z.object({ collectionId: zObjectId, offset: zIntLike.pipe(z.number().int().min(0)).default(0), pageSize: zPageSize(), searchText: z.string().max(200).optional() });
+const listSchema = z.object({ collectionId: zObjectId, pageNum: zPageNum, pageSize: zPageSize(), searchText: zSearchText });
+const listV2Schema = z.object({ collectionId: zObjectId, offset: zIntLike.pipe(z.number().int().min(0)).default(0), pageSize: zPageSize(), searchText: zSearchText });
 const idSchema = z.object({ id: zObjectId });
 
 export function registerDataRoutes(app: FastifyInstance, ctx: DatasetsContext): void {

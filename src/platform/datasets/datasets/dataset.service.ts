@@ -17,7 +17,7 @@ const DATASET_AVATAR = '/icon/logo.svg';
 export function createDatasetService(ctx: DatasetsContext) {
   const { datasets } = ctx.repos;
 
-  const vectorModelOf = (dataset: Pick<DatasetRecord, 'vectorModel'>) => modelView(ctx.models.getVectorModel(dataset.vectorModel), dataset.vectorModel);
+  const vectorModelOf = (dataset: Pick<DatasetRecord, 'vectorModel'>) => modelView(ctx.models.getVectorModel(dataset.vectorModel), ctx.models.catalog.vectorModels[0], dataset.vectorModel);
 
   async function create(auth: AuthContext, input: CreateDatasetInput & { type?: DatasetType }, folder = false): Promise<string> {
     assertTeamPermission(auth, 'write');
@@ -131,7 +131,7 @@ export function createDatasetService(ctx: DatasetsContext) {
       inheritPermission: dataset.inheritPermission !== false,
       permission,
       vectorModel: vectorModelOf(dataset),
-      agentModel: modelView(ctx.models.getLLMModel(dataset.agentModel), dataset.agentModel),
+      agentModel: modelView(ctx.models.getLLMModel(dataset.agentModel), ctx.models.defaultLLMModel(), dataset.agentModel),
     };
   }
 
