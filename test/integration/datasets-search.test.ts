@@ -2,6 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_SEARCH_QUERIES } from '../../src/domain/workflow/prompts.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type FakeAnswer, type FakeModelProvider, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
@@ -148,6 +149,15 @@ describe('searchTest', () => {
     expect(result.list.map((item) => item.q).sort()).toEqual([CORPUS[2], OFFICE].sort());
     expect(result.queryExtensionModel).toBeUndefined();
     expect(asked()).toBe(before);
+  });
+
+  it("searches a JSON array of hundreds of queries as its first few: a few rerank calls, not hundreds", async () => {
+    const reranks = () => provider.requests.filter((request) => request.path.endsWith('/rerank')).length;
+    const before = reranks();
+    const text = JSON.stringify(Array.from({ length: 600 }, (_, i) => `office ${i}`));
+    const result = await search({ text, searchMode: 'mixedRecall', usingReRank: true });
+    expect(result.list[0]?.q).toBe(OFFICE);
+    expect(reranks() - before).toBe(MAX_SEARCH_QUERIES);
   });
 
   it('leaves forbidden collections out', async () => {

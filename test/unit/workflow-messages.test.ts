@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, type RequestMessage, systemFirst } from '../../src/domain/workflow/messages.js';
-import { parseQuestionList, presetQueries, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
+import { extendedQueries, MAX_SEARCH_QUERIES, parseQuestionList, presetQueries, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
 import type { ChatValue } from '../../src/domain/workflow/types.js';
 import { decodeFromStorage, encodeForStorage } from '../../src/infra/storage-codec.js';
 
@@ -145,6 +145,10 @@ describe('presetQueries', () => {
   it('reads a question written as a JSON array as the query list, without repeats', () => {
     expect(presetQueries('["office hours", "Office hours?", "refunds", "", 7]')).toEqual(['office hours', 'Office hours?', 'refunds']);
     expect(presetQueries(' ["a", "a!"] ')).toEqual(['a']);
+    // Thousands of strings are searched as the first few, not as thousands of searches.
+    const many = JSON.stringify(Array.from({ length: 2000 }, (_, i) => `query ${i}`));
+    expect(presetQueries(many)).toEqual(Array.from({ length: MAX_SEARCH_QUERIES }, (_, i) => `query ${i}`));
+    expect(extendedQueries('question', many)).toHaveLength(MAX_SEARCH_QUERIES);
   });
 
   it('leaves every other question alone', () => {

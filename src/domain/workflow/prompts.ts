@@ -84,9 +84,18 @@ export function queryExtensionRequest(question: string, background: string): str
 }
 
 /**
+ * The most queries one question is searched as. Each query is an embedding call, a rerank call
+ * and a scan of the index, all at once: a question written as a JSON array of thousands of
+ * strings must not fan out into thousands of them. A model's extension gives the question and
+ * up to 3 rewrites.
+ */
+export const MAX_SEARCH_QUERIES = 8;
+
+/**
  * A question written as a JSON array of strings is already a list of search queries: the
  * reference searches them as given, without asking a model. The list without repeats (texts
- * equal in their letters and digits count once), or undefined for any other question.
+ * equal in their letters and digits count once), its first MAX_SEARCH_QUERIES, or undefined for
+ * any other question.
  */
 export function presetQueries(text: string): string[] | undefined {
   const trimmed = text.trim();
@@ -106,13 +115,14 @@ export function presetQueries(text: string): string[] | undefined {
     if (seen.has(key)) continue;
     seen.add(key);
     queries.push(item.trim());
+    if (queries.length === MAX_SEARCH_QUERIES) break;
   }
   return queries.length > 0 ? queries : undefined;
 }
 
-/** The queries an extension reply gives: the question first, then its rewrites, without repeats. */
+/** The queries an extension reply gives: the question first, then its rewrites, without repeats (at most MAX_SEARCH_QUERIES). */
 export function extendedQueries(question: string, reply: string): string[] {
-  return [...new Set([question, ...parseQuestionList(reply)])];
+  return [...new Set([question, ...parseQuestionList(reply)])].slice(0, MAX_SEARCH_QUERIES);
 }
 
 /** Parses the first `[` … last `]` of a model reply as a string array; [] when that fails. */

@@ -5,6 +5,7 @@ import { rerank } from '../../../infra/rerank.js';
 import type { DatasetsContext } from '../context.js';
 import { uniqueBy } from '../../../domain/unique-by.js';
 import { usagePoints } from '../../../domain/usage-points.js';
+import { MAX_SEARCH_QUERIES } from '../../../domain/workflow/prompts.js';
 import type { DatasetEntry, IndexedItem } from './dataset-entry.js';
 import { fullTextSearchIn, vectorSearchIn } from './dataset-index.js';
 
@@ -180,7 +181,8 @@ export function createSearchService(ctx: DatasetsContext) {
    * the usage line the query embeddings cost at the vector model's price.
    */
   async function searchQueries(queries: string[], params: Omit<SearchParams, 'text'>): Promise<SearchOutcome & { usage: SearchUsage }> {
-    const outcomes = await Promise.all(queries.map((text) => search({ ...params, text })));
+    // Callers cap their lists already; this is the last line before the fan-out.
+    const outcomes = await Promise.all(queries.slice(0, MAX_SEARCH_QUERIES).map((text) => search({ ...params, text })));
     const [first] = outcomes;
     if (!first) throw new Error('searchQueries needs a query');
     const tokens = outcomes.reduce((sum, outcome) => sum + outcome.tokens, 0);
