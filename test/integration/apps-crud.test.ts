@@ -119,6 +119,22 @@ describe('bad input writes nothing', () => {
     expect((await ok(t, other, 'POST', '/core/app/list', { parentId: foreign })).length).toBe(0);
   });
 
+  it('nodes whose inputs are not objects are a 400 naming the field, and the update moves and shares nothing', async () => {
+    const folder = await createFolder(t, owner, 'move target');
+    const appId = await createApp(t, owner, { name: 'kept in place' });
+    const before = await ok(t, owner, 'GET', `/core/app/detail?appId=${appId}`);
+    for (const nodes of [[{ flowNodeType: 'chatNode', inputs: [null] }], [{ flowNodeType: 'datasetSearchNode', inputs: [1, 'limit'] }], [{ flowNodeType: 'chatNode', outputs: [null] }]]) {
+      const update = await call(t, owner, 'POST', '/core/app/update', { appId, parentId: folder, defaultPermission: 4, nodes, edges: [] });
+      expect(update.status, JSON.stringify(update.body)).toBe(400);
+      expect(update.body.message).toMatch(/^Invalid field 'nodes/);
+      const publish = await call(t, owner, 'POST', '/core/app/version/publish', { appId, nodes, edges: [], chatConfig: {}, isPublish: true });
+      expect(publish.status, JSON.stringify(publish.body)).toBe(400);
+    }
+    const after = await ok(t, owner, 'GET', `/core/app/detail?appId=${appId}`);
+    expect(after).toEqual(before);
+    expect((await ok(t, owner, 'POST', '/core/app/list', { parentId: folder })).length).toBe(0);
+  });
+
   it('a parent that is not a folder is refused', async () => {
     const plain = await createApp(t, owner, { name: 'plain parent' });
     const r = await call(t, owner, 'POST', '/core/app/folder/create', { name: 'child', parentId: plain });

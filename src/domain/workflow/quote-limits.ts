@@ -18,7 +18,9 @@ interface WorkflowNode {
   inputs?: unknown;
 }
 
-const inputsOf = (node: WorkflowNode): NodeInput[] => (Array.isArray(node.inputs) ? (node.inputs as NodeInput[]) : []);
+/** A node's inputs; anything but an object in the list (a damaged stored graph) is left out. */
+const inputsOf = (node: WorkflowNode): NodeInput[] =>
+  Array.isArray(node.inputs) ? (node.inputs as unknown[]).filter((input): input is NodeInput => typeof input === 'object' && input !== null) : [];
 
 /**
  * The nodes with every dataset search `limit` above the graph's quote budget lowered to it; other

@@ -151,12 +151,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       if (wantsPermission && ![0, 4, 6, 7].includes(input.defaultPermission as number)) {
         throw Errors.missingParams(`Invalid field 'defaultPermission': must be one of 0, 4, 6, 7`);
       }
-      const currentParent = doc.parentId || null;
-      if (input.parentId !== undefined && input.parentId !== currentParent) await deps.perms.move(auth, doc, input.parentId);
-      if (wantsPermission) {
-        const fresh = (await deps.perms.tree.findById(input.appId)) ?? doc;
-        await deps.perms.changeDefaultPermission(auth, fresh, input.defaultPermission as number);
-      }
+      // The new fields are worked out before anything is written: a failure leaves the app as it was.
       const set: Partial<AppDoc> = {};
       if (input.name) set.name = input.name;
       if (input.type) set.type = input.type;
@@ -169,6 +164,12 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       if (nodes) set.modulesJson = JSON.stringify(clampDatasetSearchLimits(nodes, deps.quoteMaxTokenOf));
       if (input.edges) set.edgesJson = JSON.stringify(input.edges);
       if (input.chatConfig) set.chatConfigJson = JSON.stringify(input.chatConfig);
+      const currentParent = doc.parentId || null;
+      if (input.parentId !== undefined && input.parentId !== currentParent) await deps.perms.move(auth, doc, input.parentId);
+      if (wantsPermission) {
+        const fresh = (await deps.perms.tree.findById(input.appId)) ?? doc;
+        await deps.perms.changeDefaultPermission(auth, fresh, input.defaultPermission as number);
+      }
       await deps.apps.update(auth.teamId, input.appId, set);
       return null;
     },

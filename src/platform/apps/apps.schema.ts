@@ -12,7 +12,9 @@ export const CHAT_APP_TYPES: readonly AppType[] = ['simple', 'advanced', 'plugin
 export const zAppType = z.enum(APP_TYPES, { message: `must be one of ${APP_TYPES.join(', ')}` });
 const zAppId = zObjectId;
 /** Workflow nodes and edges: arrays of objects (their inner shape belongs to the workflow engine). */
-export const zNodes = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of node objects' });
+/** A node's inputs or outputs: objects (the workflow code reads their keys and values). */
+const zNodeParts = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of objects' });
+export const zNodes = z.array(z.object({ inputs: zNodeParts.optional(), outputs: zNodeParts.optional() }).loose(), { message: 'must be an array of node objects' });
 export const zEdges = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of edge objects' });
 export const zChatConfig = z.record(z.string(), z.unknown());
 const zAvatar = z.string().max(1000);
