@@ -203,3 +203,43 @@ describe('hostile upload inputs are 400s naming the field', () => {
     expect(await fileCount()).toBe(before);
   });
 });
+
+describe("a teammate's upload is not anyone's to attach", () => {
+  it('collection/create and create/fileId take only files the caller uploaded (the team owner any team file); nothing is created otherwise', async () => {
+    await createUser(t, { username: 'files-writer', password: 'password-w1', teamId, role: 'member' });
+    await createUser(t, { username: 'files-uploader', password: 'password-p1', teamId, role: 'member' });
+    const writer = client(t, await login(t, 'files-writer', 'password-w1'));
+    const uploaderToken = await login(t, 'files-uploader', 'password-p1');
+    // A dataset every member may write; the uploader's file holds text the writer must not read.
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Shared' }));
+    await api.ok(api.post('/core/dataset/update', { id: datasetId, defaultPermission: 6 }));
+    const body = multipart({ bucketName: 'dataset' }, { name: 'salaries.txt', content: 'Private figures.' });
+    const uploaded = await t.app.inject({ method: 'POST', url: '/api/common/file/upload', headers: { ...authHeaders(uploaderToken), ...body.headers }, payload: body.payload });
+    const fileId = (uploaded.json().data as { fileId: string }).fileId;
+    const collectionCount = () => t.app.mongo.db.collection('dataset_collections').countDocuments({ datasetId: { $exists: true }, name: 'stolen' });
+    const before = await collectionCount();
+    for (const [path, payload] of [
+      ['/core/dataset/collection/create', { datasetId, name: 'stolen', type: 'file', fileId }],
+      ['/core/dataset/collection/create/fileId', { datasetId, name: 'stolen', fileId, trainingType: 'chunk' }],
+    ] as const) {
+      const refused = await writer.post(path, payload);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+      expect(refused.body.message).toContain('Only the uploader');
+    }
+    expect(await collectionCount()).toBe(before);
+    // The writer may write the dataset: a collection of its own goes in.
+    expect(await writer.ok<string>(writer.post('/core/dataset/collection/create', { datasetId, name: 'writer text', type: 'virtual' }))).toMatch(/^[0-9a-f]{24}$/);
+    // The uploader attaches it; so may the team owner.
+    const uploader = client(t, uploaderToken);
+    expect(await uploader.ok<string>(uploader.post('/core/dataset/collection/create', { datasetId, name: 'own file', type: 'file', fileId }))).toMatch(/^[0-9a-f]{24}$/);
+    expect(await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'owner attaches', type: 'file', fileId }))).toMatch(/^[0-9a-f]{24}$/);
+  });
+
+  it("an external file id fills the read URL as text ($' and $& stay as they are)", async () => {
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'External ids' }));
+    await api.ok(api.put('/core/dataset/update', { id: datasetId, externalReadUrl: 'https://files.example.com/read?id={{fileId}}&v=1' }));
+    const collectionId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'odd id', type: 'externalFile', externalFileId: "a$'b$&c" }));
+    const read = await api.ok<{ value: string }>(api.get('/core/dataset/collection/read', { collectionId }));
+    expect(read.value).toBe("https://files.example.com/read?id=a$'b$&c&v=1");
+  });
+});

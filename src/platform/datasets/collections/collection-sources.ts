@@ -34,23 +34,29 @@ export async function readLink(ctx: DatasetsContext, url: string, selector?: str
   return { title: withoutNul(title || url), text: withoutNul(markdown).trim(), selector: used };
 }
 
-/** An uploaded dataset file of the caller's team (404 when there is none, 403 when another team's). */
-export async function findTeamFile(ctx: DatasetsContext, auth: AuthContext, fileId: string): Promise<StoredFile> {
+/**
+ * An uploaded dataset file the caller may build a collection from: 404 when there is none, 403
+ * when it is another team's, or a teammate's (a collection's file is read through the collection,
+ * so attaching someone else's upload would hand its contents to whoever reads the collection; the
+ * team owner may use any of the team's files). `uploaderOnly`: the uploader alone (previews).
+ */
+export async function findUsableFile(ctx: DatasetsContext, auth: AuthContext, fileId: string, options: { uploaderOnly?: boolean } = {}): Promise<StoredFile> {
   const file = await ctx.repos.files.find('dataset', fileId);
   if (!file) throw Errors.fileNotFound(`File ${fileId} not found`);
   if (file.metadata.teamId !== auth.teamId) throw Errors.unAuthFile(`File ${fileId} belongs to another team`);
+  const uploader = file.metadata.tmbId === auth.tmbId;
+  if (!uploader && (options.uploaderOnly || auth.role !== 'owner')) throw Errors.unAuthFile(`Only the uploader may use file ${fileId}`);
   return file;
 }
 
-/** Text of an uploaded file of the caller's team (`ownerOnly`: the uploader only, as previews require). */
+/** Text of an uploaded file the caller may use (`ownerOnly`: the uploader only, as previews require). */
 export async function readStoredFile(
   ctx: DatasetsContext,
   auth: AuthContext,
   fileId: string,
   options: { ownerOnly?: boolean; raw?: boolean } = {},
 ): Promise<{ file: StoredFile; text: string }> {
-  const file = await findTeamFile(ctx, auth, fileId);
-  if (options.ownerOnly && file.metadata.tmbId !== auth.tmbId) throw Errors.unAuthFile(`Only the uploader may read file ${fileId}`);
+  const file = await findUsableFile(ctx, auth, fileId, { uploaderOnly: options.ownerOnly });
   const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
   const lower = file.filename.toLowerCase();
   // CSV for Q/A import is read as it is; otherwise the parser's Markdown rendering is used.

@@ -7,7 +7,7 @@ import { fileReadUrl, signFileToken } from '../files/file-token.js';
 import type { CollectionListFilter, CollectionRecord, NewCollection } from './collection.repo.js';
 import type { CollectionImportService } from './collection-import.service.js';
 import { chunkText, LINK_OVERLAP_RATIO } from './collection-import.service.js';
-import { findTeamFile, hashText, readLink } from './collection-sources.js';
+import { findUsableFile, hashText, readLink } from './collection-sources.js';
 
 const MANUAL_NAME = /^(手动|manual$|mark$)/;
 const PINNED_TIME = new Date('2999-09-09T00:00:00Z');
@@ -20,8 +20,8 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
   async function create(auth: AuthContext, input: Omit<NewCollection, 'teamId' | 'tmbId' | 'parentId'> & { parentId?: string | null }) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
     if (dataset.type === 'folder') throw Errors.missingParams(`Dataset ${dataset._id} is a folder; collections belong to datasets`);
-    // A collection's file is read through it and deleted with it: only a file of the team's datasets.
-    if (input.fileId) await findTeamFile(ctx, auth, input.fileId);
+    // A collection's file is read through it and deleted with it: only a file the caller may use.
+    if (input.fileId) await findUsableFile(ctx, auth, input.fileId);
     await importer.checkParent(auth, dataset._id, input.parentId);
     return importer.insertInTree(auth, { ...input, parentId: input.parentId ?? null, datasetId: dataset._id });
   }
@@ -76,7 +76,9 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     }
     if (collection.type === 'link' && collection.rawLink) return { type: 'url' as const, value: collection.rawLink };
     if (collection.type === 'externalFile') {
-      const value = dataset.externalReadUrl && collection.externalFileId ? dataset.externalReadUrl.replace('{{fileId}}', collection.externalFileId) : (collection.externalFileUrl ?? '');
+      // The id fills the placeholder as it is, as the reference (a function replacer: `$'` or `$&` in an id stays text).
+      const fileId = collection.externalFileId;
+      const value = dataset.externalReadUrl && fileId ? dataset.externalReadUrl.replace('{{fileId}}', () => fileId) : (collection.externalFileUrl ?? '');
       return { type: 'url' as const, value };
     }
     return { type: 'url' as const, value: '' };
