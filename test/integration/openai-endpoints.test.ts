@@ -159,12 +159,19 @@ describe('v1/audio/transcriptions', () => {
     expect((await send({ appId, duration: 30 }, authHeaders(tok))).statusCode).toBe(200);
     expect((await send({ appId, duration: 90, shareId, outLinkUid: 'visitor' })).statusCode).toBe(200);
     expect((await send({ appId }, authHeaders(tok))).statusCode).toBe(200);
+    // A long recording reported as one second is billed by what its size implies (256 kbit/s at most): 100 s.
+    const long = multipart([
+      { name: 'file', filename: 'long.mp3', type: 'audio/mpeg', content: Buffer.alloc(3_200_000, 1) },
+      { name: 'data', content: JSON.stringify({ appId, duration: 1 }) },
+    ]);
+    expect((await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: { ...authHeaders(tok), ...long.headers }, payload: long.payload })).statusCode).toBe(200);
     await t.app.identity.usage.drain();
     const records = await usages.find({ appName: 'Whisper' }).sort({ _id: 1 }).toArray();
     expect(records.map((r) => [r.source, r.totalPoints, r.list[0].duration, r.list[0].model])).toEqual([
       ['fastgpt', 3, 30, 'Whisper'],
       ['shareLink', 9, 90, 'Whisper'],
       ['fastgpt', 0, 0, 'Whisper'],
+      ['fastgpt', 10, 100, 'Whisper'],
     ]);
     // The link's records go to its creator, here the same member as the session's.
     const user = await t.app.mongo.db.collection('users').findOne({ username: 'oa' });

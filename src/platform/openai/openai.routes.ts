@@ -35,6 +35,8 @@ const embeddingsSchema = z
   .loose();
 
 const TRANSCRIPTION_MAX_BYTES = 20 * 1024 * 1024;
+/** 256 kbit/s: above what speech recordings use, so the duration it gives is a floor. */
+const AUDIO_BYTES_PER_SECOND_CEILING = 32_000;
 
 const simpleMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.union([z.string(), z.array(z.any())]) }).loose();
 const guideSchema = z.object({ messages: z.array(simpleMessage).min(1, 'messages must not be empty').max(50), shareId: z.string().optional(), outLinkUid: z.string().optional() }).loose();
@@ -171,8 +173,10 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
         const auth = await authenticateCaller(app, request, ['outLink', 'teamSpace', 'session']);
         if (!file || file.buffer.length === 0) throw Errors.missingParams("Missing field 'file' (the audio file)");
         const { text, model } = await service.transcribe(file);
-        // Billed by the duration the client reports, per 60 s, as the reference does (0 when it reports none).
-        const duration = meta.duration ?? 0;
+        // Billed by the duration the client reports, per 60 s, as the reference does, but never
+        // below what the file's size implies at a generous bitrate: a client that reports no or a
+        // tiny duration for a long recording does not get it transcribed for nothing.
+        const duration = Math.max(meta.duration ?? 0, Math.floor(file.buffer.length / AUDIO_BYTES_PER_SECOND_CEILING));
         await charge(auth, { appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: usagePoints(model, duration, 60), model: model.name, duration }] });
         return reply.send({ code: 200, statusText: '', message: '', data: text });
       },
