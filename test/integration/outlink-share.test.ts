@@ -200,6 +200,23 @@ describe('team space', () => {
     const cross = await inject('POST', '/v1/chat/completions', { teamId: otherTeam.team.teamId, teamToken: 'good-team-token', appId, messages: [{ role: 'user', content: 'x' }] });
     expect(cross.statusCode).toBe(403);
   });
+
+  it("records a team-space turn's chat and usage under the app's creator, not the team owner", async () => {
+    const me = await ok(t, tokA, 'GET', '/support/user/account/tokenLogin');
+    const teamId = me.team.teamId;
+    const creator = await createUser(t, { username: 'space-creator', password: 'password-s1', teamId, role: 'admin' });
+    const creatorApp = await createPublishedApp(t, await login(t, 'space-creator', 'password-s1'), 'Creator bot', simpleChatGraph);
+    const res = await inject('POST', '/v1/chat/completions', { teamId, teamToken: 'good-team-token', appId: creatorApp, chatId: 'team-creator-1', messages: [{ role: 'user', content: 'whose turn' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    await t.app.identity.usage.drain();
+    const chat = await t.app.mongo.db.collection('chats').findOne({ chatId: 'team-creator-1' });
+    expect(String(chat?.tmbId)).toBe(creator.tmbId);
+    const items = await t.app.mongo.db.collection('chatitems').find({ chatId: 'team-creator-1' }).toArray();
+    expect(items.map((item) => String(item.tmbId))).toEqual([creator.tmbId, creator.tmbId]);
+    const usage = await t.app.mongo.db.collection('usages').findOne({ appId: new ObjectId(creatorApp) });
+    expect(String(usage?.tmbId)).toBe(creator.tmbId);
+    expect(creator.tmbId).not.toBe(me.team.tmbId);
+  });
 });
 
 describe('chat uploads from a share page or a team space', () => {

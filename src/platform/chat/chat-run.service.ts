@@ -100,6 +100,12 @@ function pluginInputValue(value: unknown, valueType?: string): unknown {
   }
 }
 
+/**
+ * The member a turn's chat and usage are recorded under: the caller's, except in a team space,
+ * whose visitors are not members: there it is the app's creator, as the reference records them.
+ */
+const turnOwnerOf = (request: Pick<ChatTurnRequest, 'caller' | 'app'>): string => (request.caller.teamSpace ? request.app.tmbId : request.caller.auth.tmbId);
+
 export function createChatRunService(deps: ChatRunDeps) {
   /**
    * The node runners of one graph. With a guard (a graph the caller sent), its nodes search only
@@ -222,7 +228,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     let totalPoints = 0;
     if (list.length > 0 || request.mode === 'chat') {
       totalPoints = deps.usage.record(
-        { teamId: caller.auth.teamId, tmbId: caller.auth.tmbId, source: usageSourceOf(caller, request.channel), appName: request.appName ?? app.name, appId, list },
+        { teamId: caller.auth.teamId, tmbId: turnOwnerOf(request), source: usageSourceOf(caller, request.channel), appName: request.appName ?? app.name, appId, list },
         deps.now(),
       );
       await deps.chargeCredential(caller, totalPoints);
@@ -259,7 +265,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       await deps.repo.setChatAfterContinue(appId, chatId, title, result.newVariables, now);
       return;
     }
-    const base = { teamId: caller.auth.teamId, tmbId: caller.auth.tmbId, appId, chatId };
+    const base = { teamId: caller.auth.teamId, tmbId: turnOwnerOf(request), appId, chatId };
     const chatConfig = resolveChatConfig(input.graph.nodes, input.graph.chatConfig);
     await deps.repo.insertItems(
       base,
