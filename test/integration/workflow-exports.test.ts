@@ -55,6 +55,33 @@ describe('answer node escapes (4.8.10 fixed opening and ending)', () => {
   });
 });
 
+describe('the AI chat node asks the model for max_tokens as the reference computes them', () => {
+  it('200 for 0, the value within maxResponse, and what the context window leaves after a long prompt', async () => {
+    const sentMaxTokens = () => (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { max_tokens: number }).max_tokens;
+    const cases: [unknown, string, number][] = [
+      [0, 'short question', 200],
+      [3000, 'short question', 3000],
+      // fake-llm: maxContext 16000, maxResponse 4000; a prompt of about 14,000 tokens leaves about 2,000.
+      [4000, 'word '.repeat(11_000), -1],
+    ];
+    for (const [maxToken, question, expected] of cases) {
+      const workflow = loadWorkflow('fixed-opening-ending');
+      setInput(workflow, 'aiChatNode01', 'maxToken', maxToken);
+      const appId = await importWorkflow(t, tok, `max tokens ${String(maxToken)}`, workflow);
+      const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: question }] });
+      expect(res.statusCode, res.body).toBe(200);
+      const asked = sentMaxTokens();
+      if (expected > 0) {
+        expect(asked).toBe(expected);
+      } else {
+        expect(asked).toBeGreaterThan(200);
+        expect(asked).toBeLessThan(4000);
+      }
+      expect(responseOf(res.json(), 'aiChatNode01')?.maxToken).toBe(asked);
+    }
+  });
+});
+
 describe('chat variables kept in the system-config node (4.8.10 chatGuide template)', () => {
   it('core/chat/init lists them when chatConfig has none, and the run fills {{language}}', async () => {
     const appId = await importWorkflow(t, tok, 'Translator', loadWorkflow('chat-guide-variables'), 'simple');

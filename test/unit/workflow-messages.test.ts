@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, type RequestMessage, systemFirst } from '../../src/domain/workflow/messages.js';
-import { extendedQueries, MAX_SEARCH_QUERIES, parseQuestionList, presetQueries, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
+import { chatResponseTokens, extendedQueries, MAX_SEARCH_QUERIES, parseQuestionList, presetQueries, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
 import type { ChatValue } from '../../src/domain/workflow/types.js';
 import { decodeFromStorage, encodeForStorage } from '../../src/infra/storage-codec.js';
 
@@ -184,5 +184,21 @@ describe('previewItem without node responses', () => {
   it('leaves an answer without responseData as it is (no zero statistics)', async () => {
     const { previewItem } = await import('../../src/platform/chat/history.service.js');
     expect(previewItem({ obj: 'AI', value: [text('hi')] })).toEqual({ obj: 'AI', value: [text('hi')] });
+  });
+});
+
+describe('chatResponseTokens', () => {
+  const model = { maxResponse: 16000, maxContext: 20000 };
+  it('asks 4000 when the node has no value, the value within maxResponse otherwise', () => {
+    expect(chatResponseTokens(undefined, model, 100)).toBe(4000);
+    expect(chatResponseTokens('', model, 100)).toBe(4000);
+    expect(chatResponseTokens(2000, model, 100)).toBe(2000);
+    expect(chatResponseTokens('3000', model, 100)).toBe(3000);
+    expect(chatResponseTokens(50000, model, 100)).toBe(16000);
+  });
+  it('leaves room for the prompt in the context window, and asks 200 when none is left', () => {
+    expect(chatResponseTokens(16000, model, 6000)).toBe(14000);
+    expect(chatResponseTokens(4000, model, 20000)).toBe(200);
+    expect(chatResponseTokens(0, model, 100)).toBe(200);
   });
 });

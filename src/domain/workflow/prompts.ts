@@ -62,6 +62,18 @@ export function renderQuotePrompt(template: string, quote: string, question: str
   return fill(template || DEFAULT_QUOTE_PROMPT, { quote, question });
 }
 
+/**
+ * The `max_tokens` an AI chat node asks for, as the reference computes it: the node's value (4000
+ * when it has none) within the model's maxResponse, lowered to what the context window leaves
+ * after the prompt, and 200 when nothing is left.
+ */
+export function chatResponseTokens(requested: unknown, model: { maxResponse: number; maxContext: number }, promptTokens: number): number {
+  const asked = requested === undefined || requested === null || requested === '' ? 4000 : Number(requested);
+  let tokens = Math.min(Number.isFinite(asked) ? asked : 4000, model.maxResponse);
+  if (promptTokens + tokens > model.maxContext) tokens = model.maxContext - promptTokens;
+  return tokens > 0 ? tokens : 200;
+}
+
 /** Keeps the system messages and the newest others within `maxTokens`. */
 export function trimMessages<M extends { role: string; content: unknown }>(messages: M[], maxTokens: number): M[] {
   const size = (m: M) => estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));

@@ -3,6 +3,7 @@ import { selectHistories, valuesFileUrls, valuesText } from '../../../domain/wor
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import {
+  chatResponseTokens,
   estimateTokens,
   extendedQueries,
   historyPreview,
@@ -93,9 +94,10 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const vision = llm.model.vision === true && formatValueType(params.aiChatVision ?? false, 'boolean') === true;
     const images = vision ? await imageParts(deps, query) : [];
     const sent: LlmMessage[] = images.length > 0 ? trimmed.map((m, i) => (i === trimmed.length - 1 ? { role: 'user', content: [{ type: 'text', text: m.content }, ...images] } : m)) : trimmed;
+    const promptTokens = trimmed.reduce((sum, message) => sum + estimateTokens(message.content), 0);
     const result = await callModel(deps, llm, sent, {
       temperature: modelTemperature(llm.model, params.temperature ?? 0),
-      maxToken: params.maxToken as number,
+      maxToken: chatResponseTokens(params.maxToken, llm.model, promptTokens),
       onDelta: streaming ? (text) => emit({ event: 'answer', text }) : undefined,
     });
     if (!result.content) throw new LlmError('LLM model response empty');
