@@ -238,6 +238,16 @@ describe('apps inside apps', () => {
     expect(init.history[1].value).toEqual([{ type: 'text', text: { content: '\nhi Cy' } }]);
   });
 
+  it('a debug step of a plugin node shows what ran inside the plugin (its output node apart); a chat turn does not', async () => {
+    const pluginId = await createPublishedApp(t, tok, 'Greeter for debug', greeterPlugin, 'plugin');
+    const plug = { nodeId: 'plug', flowNodeType: 'pluginModule', name: 'Greeting', pluginId, isEntry: true, inputs: [{ key: 'who', valueType: 'string', value: 'Ada' }], outputs: [{ id: 'greeting', key: 'greeting' }] };
+    const debug = await ok(t, tok, 'POST', '/core/workflow/debug', { appId: pluginId, nodes: [plug], edges: [], variables: {} });
+    const detail = debug.flowResponses[0].pluginDetail as { moduleType: string }[];
+    expect(detail.length).toBeGreaterThan(0);
+    expect(detail.map((r) => r.moduleType)).not.toContain('pluginOutput');
+    expect(debug.flowResponses[0].pluginOutput).toEqual({ greeting: 'Hello, Ada!' });
+  });
+
   it('pluginModule and appModule nodes run other apps of the team', async () => {
     const pluginId = await createPublishedApp(t, tok, 'Greeter 2', greeterPlugin, 'plugin');
     const childId = await createPublishedApp(t, tok, 'Child', {

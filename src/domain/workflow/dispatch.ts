@@ -112,7 +112,8 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       query: options.query,
       runtimeNodes: nodes,
       runtimeEdges: edges,
-      mode,
+      // A node sees a debug step as a test run (as the reference hands it): only the walk differs.
+      mode: mode === 'debug' ? 'test' : mode,
       stream: options.stream ?? false,
       emit,
       isAborted,

@@ -78,7 +78,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       histories: context.histories,
       query: context.query,
       runners: deps.runners(),
-      mode: context.mode === 'debug' ? 'test' : context.mode,
+      mode: context.mode,
       // What the plugin answers (its answer or AI nodes) streams and is saved as this node's answer.
       stream: context.stream,
       emit: context.emit,
@@ -91,7 +91,13 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     return {
       outputs: output ?? {},
       assistantResponses: result.assistantResponses,
-      responseData: { moduleLogo: child.avatar, totalPoints, pluginOutput: output ?? {}, pluginDetail: context.mode === 'test' ? result.flowResponses : undefined },
+      // In a test or debug run the editor shows what ran inside the plugin (its output node apart).
+      responseData: {
+        moduleLogo: child.avatar,
+        totalPoints,
+        pluginOutput: output ?? {},
+        pluginDetail: context.mode === 'test' ? result.flowResponses.filter((r) => r.moduleType !== 'pluginOutput') : undefined,
+      },
       usages: [{ moduleName: child.name, totalPoints }],
       toolResponses: output,
     };
@@ -113,7 +119,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       histories,
       query: [{ type: 'text', text: { content: question } }],
       runners: deps.runners(),
-      mode: context.mode === 'debug' ? 'test' : context.mode,
+      mode: context.mode,
       stream: context.stream,
       emit: context.emit,
       isAborted: context.isAborted,
@@ -130,7 +136,8 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     return {
       outputs: { answerText: answer, history },
       assistantResponses: result.assistantResponses,
-      responseData: { moduleLogo: child.avatar, totalPoints, query: question, textOutput: answer, pluginDetail: result.flowResponses },
+      // No detail of the child app's nodes, as 4.8.10: a caller sees what the app answered, not how.
+      responseData: { moduleLogo: child.avatar, totalPoints, query: question, textOutput: answer },
       usages: [{ moduleName: child.name, totalPoints }],
       toolResponses: answer,
     };
