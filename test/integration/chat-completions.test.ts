@@ -278,6 +278,11 @@ describe('input guides', () => {
     expect(list.list.map((g: { text: string }) => g.text)).toEqual(['How to pay', 'How to reset password']);
     expect(await ok(t, tokA, 'POST', '/core/chat/inputGuide/query', { appId, searchKey: 'how to' })).toEqual(['How to pay', 'How to reset password']);
     expect(await ok(t, tokA, 'POST', '/core/chat/inputGuide/query', { appId, searchKey: '(' })).toEqual([]);
+    // The newest six matches, the typed text itself left out (five then), as the reference.
+    await ok(t, tokA, 'POST', '/core/chat/inputGuide/create', { appId, textList: ['tip 1', 'tip 2', 'tip 3', 'tip 4', 'tip 5', 'tip 6', 'tip'] });
+    expect(await ok(t, tokA, 'POST', '/core/chat/inputGuide/query', { appId, searchKey: 'tip' })).toHaveLength(5);
+    expect(await ok(t, tokA, 'POST', '/core/chat/inputGuide/query', { appId, searchKey: 'tip ' })).toHaveLength(6);
+    await ok(t, tokA, 'POST', '/core/chat/inputGuide/delete', { appId, dataIdList: (await ok(t, tokA, 'GET', '/core/chat/inputGuide/list', { appId, searchKey: 'tip', pageSize: 30 })).list.map((g: { _id: string }) => g._id) });
     const id = list.list[0]._id;
     await ok(t, tokA, 'PUT', '/core/chat/inputGuide/update', { appId, dataId: id, text: 'How to pay by card' });
     expect((await call(t, tokA, 'PUT', '/core/chat/inputGuide/update', { appId, dataId: id, text: 'Opening hours' })).status).toBe(409);

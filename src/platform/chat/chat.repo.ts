@@ -303,8 +303,9 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
         return { list: list.map((g) => ({ _id: g._id.toHexString(), appId: g.appId.toHexString(), text: g.text })), total };
       },
       async query(appId: string, searchRegex: RegExp, exclude: string, limit: number): Promise<string[]> {
-        const docs = await guides.find({ appId: oid(appId), text: { $regex: searchRegex } }).sort({ _id: -1 }).limit(limit + 1).toArray();
-        return docs.map((d) => d.text).filter((text) => text !== exclude).slice(0, limit);
+        // The newest `limit` matches, then the typed text itself left out (as the reference: one fewer then).
+        const docs = await guides.find({ appId: oid(appId), text: { $regex: searchRegex } }).sort({ _id: -1 }).limit(limit).toArray();
+        return docs.map((d) => d.text).filter((text) => text && text !== exclude);
       },
       /** Unordered insert; duplicates are skipped and not counted. */
       insertMany: (appId: string, texts: string[]): Promise<number> =>
