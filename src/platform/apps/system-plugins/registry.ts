@@ -35,6 +35,11 @@ export interface SystemPlugin {
   isTool: boolean;
   inputs: PluginField[];
   outputs: PluginField[];
+  /**
+   * Runs for workflows that name it, but is not offered in the plugin list: the 4.8.x plugins that
+   * 4.8.10 made node types (textEditor, customFeedback) or dropped (TFSwitch).
+   */
+  unlisted?: true;
   run(inputs: Record<string, unknown>, context: SystemPluginContext): Promise<Record<string, unknown>>;
 }
 
@@ -143,8 +148,9 @@ export const SYSTEM_PLUGINS: SystemPlugin[] = [
     id: 'community-textEditor',
     name: 'Text editor',
     intro: 'Fills {{key}} placeholders of a text with the given values.',
-    avatar: '/imgs/workflow/textEditor.svg',
+    avatar: 'core/workflow/template/textConcat',
     author: 'platform',
+    unlisted: true,
     templateType: 'tools',
     isTool: false,
     inputs: [field('text', 'string', 'Text with {{key}} placeholders', { required: true, aliases: ['文本'] }), field('customInputs', 'object', 'Values by key')],
@@ -158,8 +164,9 @@ export const SYSTEM_PLUGINS: SystemPlugin[] = [
     id: 'community-TFSwitch',
     name: 'True/false switch',
     intro: 'Outputs false for empty, "false", "0", "null" or text matching a rule line, else true.',
-    avatar: '/imgs/workflow/tfSwitch.svg',
+    avatar: 'core/workflow/template/ifelse',
     author: 'platform',
+    unlisted: true,
     templateType: 'tools',
     isTool: false,
     inputs: [field('input', 'any', 'The value to test', { required: true }), field('rule', 'string', 'Lines of exact texts or /regex/flags that mean false')],
@@ -172,8 +179,9 @@ export const SYSTEM_PLUGINS: SystemPlugin[] = [
     id: 'community-customFeedback',
     name: 'Custom feedback',
     intro: 'Adds a feedback note to the chat answer (filled from {{key}} values).',
-    avatar: '/imgs/workflow/customFeedback.svg',
+    avatar: 'core/workflow/template/customFeedback',
     author: 'platform',
+    unlisted: true,
     templateType: 'tools',
     isTool: false,
     inputs: [field('customFeedback', 'string', 'The feedback text', { required: true }), field('customInputs', 'object', 'Values by key')],

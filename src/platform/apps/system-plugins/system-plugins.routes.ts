@@ -70,12 +70,13 @@ export function registerSystemPluginRoutes(app: FastifyInstance, core: AppsCore,
     summary: 'Built-in system plugins (search by name/intro, or by parent folder)',
     tags,
     handler: async ({ input }) => {
+      const offered = SYSTEM_PLUGINS.filter((p) => !p.unlisted);
       const search = input.searchKey?.trim();
       if (search) {
         const re = new RegExp(escapeRegex(search), 'i');
-        return SYSTEM_PLUGINS.filter((p) => re.test(p.name) || re.test(p.intro)).map(listItem);
+        return offered.filter((p) => re.test(p.name) || re.test(p.intro)).map(listItem);
       }
-      return input.parentId ? [] : SYSTEM_PLUGINS.map(listItem);
+      return input.parentId ? [] : offered.map(listItem);
     },
   });
 
