@@ -40,7 +40,8 @@ export function createModelAccess(app: FastifyInstance) {
       const found = request.datasetIds.flatMap((id) => team.byId.get(id)?.doc ?? []);
       if (found.length === 0) throw new WorkflowError('core.chat.error.Select dataset empty: none of the selected datasets exists in this team');
       const vectorModel = found[0]!.vectorModel;
-      const { list, usage } = await app.datasets.search.searchQueries(request.queries, {
+      const { list, usage } = await app.datasets.search.searchPriced({
+        queries: request.queries,
         teamId: request.teamId,
         datasetIds: found.filter((doc) => doc.vectorModel === vectorModel).map((doc) => doc._id),
         vectorModel,

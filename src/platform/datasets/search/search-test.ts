@@ -30,7 +30,8 @@ export function createSearchTest(ctx: DatasetsContext, service: SearchService) {
       !preset && input.datasetSearchUsingExtensionQuery && input.datasetSearchExtensionModel
         ? await extendQuestion(ctx, { model: input.datasetSearchExtensionModel, question: input.text, background: input.datasetSearchExtensionBg })
         : undefined;
-    const { tokens: _queryTokens, usage, ...result } = await service.searchQueries(preset ?? extension?.queries ?? [input.text], {
+    const { tokens: _queryTokens, usage, ...result } = await service.searchPriced({
+      queries: preset ?? extension?.queries ?? [input.text],
       teamId: auth.teamId,
       datasetIds: [dataset._id],
       vectorModel: dataset.vectorModel,

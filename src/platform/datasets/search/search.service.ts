@@ -1,5 +1,5 @@
 import { tokenizeForSearch } from '../../../domain/full-text.js';
-import { mergeByRankFusion, reciprocalRankFusion } from '../../../domain/rank-fusion.js';
+import { reciprocalRankFusion } from '../../../domain/rank-fusion.js';
 import { countTokens } from '../../../domain/token-count.js';
 import { rerank } from '../../../infra/rerank.js';
 import type { DatasetsContext } from '../context.js';
@@ -29,7 +29,8 @@ export interface SearchParams {
   teamId: string;
   datasetIds: string[];
   vectorModel: string;
-  text: string;
+  /** The question and its rewrites (at most MAX_SEARCH_QUERIES are searched). */
+  queries: string[];
   /** Token budget of the returned items. */
   limit: number;
   similarity: number;
@@ -65,55 +66,38 @@ const RECALL: Record<SearchMode, { embedding: number; fullText: number }> = {
 type Scored = { data: IndexedItem; score: SearchResultItem['score'] };
 
 /**
- * Dataset search (searchDatasetData): embedding recall from the in-process vector index,
- * full-text recall by stored tokens + BM25 over the in-process inverted index (no `$text`:
- * FerretDB has none), RRF merge, optional
- * rerank, similarity filter and a token budget. Shared by searchTest and the workflow node.
+ * Dataset search (searchDatasetData): each query recalled from the in-process vector index and
+ * by stored tokens + BM25 over the in-process inverted index (no `$text`: FerretDB has none), the
+ * queries' lists of one kind merged by RRF, the recalled items reranked once with the queries
+ * joined, all lists fused by RRF, then the similarity filter and a token budget. The one search
+ * of searchTest and the workflow's search node.
  */
 export function createSearchService(ctx: DatasetsContext) {
-  async function embeddingRecall(params: SearchParams, entries: DatasetEntry[], forbidden: Set<string>, k: number) {
+  async function embeddingRecall(params: SearchParams, queries: string[], entries: DatasetEntry[], forbidden: Set<string>, k: number) {
     const embedder = ctx.embedders().forModel(params.vectorModel);
-    const { vectors, tokens } = await embedder.embed([params.text], 'query');
-    const hits = vectorSearchIn(entries, vectors[0] ?? [], k, forbidden);
-    const list: Scored[] = hits.map((hit, index) => ({ data: hit.item, score: [{ type: 'embedding' as const, value: hit.score, index }] }));
-    return { list, tokens };
-  }
-
-  function fullTextRecall(params: SearchParams, entries: DatasetEntry[], forbidden: Set<string>, k: number): Scored[] {
-    const queryTokens = [...new Set(tokenizeForSearch(params.text))];
-    if (queryTokens.length === 0) return [];
-    const hits = fullTextSearchIn(entries, queryTokens, k, forbidden);
-    return hits.map((hit, index) => ({ data: hit.item, score: [{ type: 'fullText' as const, value: hit.score, index }] }));
-  }
-
-  /** RRF over the non-empty lists; a single list is returned as it is (no rrf entry), as the reference does. */
-  function fuse(lists: { items: Scored[]; k: number }[]): Scored[] {
-    const nonEmpty = lists.filter((list) => list.items.length > 0);
-    if (nonEmpty.length <= 1) return nonEmpty[0]?.items ?? [];
-    const byId = new Map<string, Scored>();
-    for (const list of nonEmpty) {
-      for (const item of list.items) {
-        const existing = byId.get(item.data._id);
-        if (existing) existing.score = [...existing.score, ...item.score];
-        else byId.set(item.data._id, { data: item.data, score: [...item.score] });
-      }
-    }
-    const fused = reciprocalRankFusion(
-      nonEmpty.map((list) => list.items.map((item) => ({ id: item.data._id }))),
-      nonEmpty.map((list) => list.k),
+    // One provider call for every query; the tokens are theirs together.
+    const { vectors, tokens } = await embedder.embed(queries, 'query');
+    const lists = queries.map((_, i) =>
+      vectorSearchIn(entries, vectors[i] ?? [], k, forbidden).map((hit, index): Scored => ({ data: hit.item, score: [{ type: 'embedding', value: hit.score, index }] })),
     );
-    return fused.map((entry, index) => {
-      const item = byId.get(entry.id)!;
-      return { data: item.data, score: [...item.score, { type: 'rrf' as const, value: entry.score, index }] };
-    });
+    return { list: fuse(lists.map((items) => ({ items, k: 60 }))), tokens };
   }
 
-  async function applyRerank(params: SearchParams, items: Scored[]): Promise<Scored[]> {
+  function fullTextRecall(queries: string[], entries: DatasetEntry[], forbidden: Set<string>, k: number): Scored[] {
+    const lists = queries.map((query) => {
+      const queryTokens = [...new Set(tokenizeForSearch(query))];
+      if (queryTokens.length === 0) return [];
+      return fullTextSearchIn(entries, queryTokens, k, forbidden).map((hit, index): Scored => ({ data: hit.item, score: [{ type: 'fullText', value: hit.score, index }] }));
+    });
+    return fuse(lists.map((items) => ({ items, k: 60 })));
+  }
+
+  async function applyRerank(params: SearchParams, query: string, items: Scored[]): Promise<Scored[]> {
     const model = ctx.models.getReRankModel(params.rerankModel) ?? ctx.models.catalog.reRankModels[0];
     if (!model || items.length === 0) return [];
     try {
       const documents = items.map((item) => ({ id: item.data._id, text: `${item.data.q}\n${item.data.a}` }));
-      const ranked = await rerank(model, params.text, documents, { baseUrl: ctx.config.OPENAI_BASE_URL, apiKey: ctx.config.CHAT_API_KEY, timeoutMs: 30_000 });
+      const ranked = await rerank(model, query, documents, { baseUrl: ctx.config.OPENAI_BASE_URL, apiKey: ctx.config.CHAT_API_KEY, timeoutMs: 30_000 });
       return ranked
         .filter((entry) => items[entry.index])
         .map((entry, index) => ({ data: items[entry.index]!.data, score: [{ type: 'reRank' as const, value: entry.score, index }] }));
@@ -124,17 +108,20 @@ export function createSearchService(ctx: DatasetsContext) {
   }
 
   async function search(params: SearchParams): Promise<SearchOutcome> {
+    // Callers cap their lists already; this is the last line before the fan-out.
+    const queries = params.queries.slice(0, MAX_SEARCH_QUERIES);
+    if (queries.length === 0) throw new Error('search needs a query');
     const recall = RECALL[params.searchMode];
     // The datasets' indexes, up to date with every process's writes, and their collections (cached).
     const entries = await ctx.searchIndex.prepare(params.teamId, params.datasetIds, params.vectorModel);
     const forbidden = new Set(entries.flatMap((entry) => [...entry.forbidden()]));
-    const embedded = recall.embedding > 0 ? await embeddingRecall(params, entries, forbidden, recall.embedding) : { list: [] as Scored[], tokens: 0 };
-    const fullText = recall.fullText > 0 ? fullTextRecall(params, entries, forbidden, recall.fullText) : [];
+    const embedded = recall.embedding > 0 ? await embeddingRecall(params, queries, entries, forbidden, recall.embedding) : { list: [] as Scored[], tokens: 0 };
+    const fullText = recall.fullText > 0 ? fullTextRecall(queries, entries, forbidden, recall.fullText) : [];
     let reranked: Scored[] = [];
     if (params.usingReRank) {
-      // The rerank model sees each text once: by id, then by its letters and digits.
+      // The rerank model sees each text once (by id, then by its letters and digits), and the queries joined, once.
       const union = uniqueBy(uniqueBy([...embedded.list, ...fullText], (item) => item.data._id), sameText);
-      reranked = await applyRerank(params, union);
+      reranked = await applyRerank(params, queries.join('\n'), union);
     }
     const usingReRank = reranked.length > 0;
     let merged = fuse([
@@ -175,24 +162,48 @@ export function createSearchService(ctx: DatasetsContext) {
     });
   }
 
-  /**
-   * The one search entry point of searchTest and the workflow's search node: every query (a
-   * question and its rewrites) searched, the lists merged by rank fusion within the budget, and
-   * the usage line the query embeddings cost at the vector model's price.
-   */
-  async function searchQueries(queries: string[], params: Omit<SearchParams, 'text'>): Promise<SearchOutcome & { usage: SearchUsage }> {
-    // Callers cap their lists already; this is the last line before the fan-out.
-    const outcomes = await Promise.all(queries.slice(0, MAX_SEARCH_QUERIES).map((text) => search({ ...params, text })));
-    const [first] = outcomes;
-    if (!first) throw new Error('searchQueries needs a query');
-    const tokens = outcomes.reduce((sum, outcome) => sum + outcome.tokens, 0);
-    const list = outcomes.length === 1 ? first.list : mergeByRankFusion(outcomes.map((outcome) => outcome.list), params.limit);
+  /** A search with the usage line its query embeddings cost, at the vector model's price. */
+  async function searchPriced(params: SearchParams): Promise<SearchOutcome & { usage: SearchUsage }> {
+    const outcome = await search(params);
     const model = ctx.models.getVectorModel(params.vectorModel);
-    const usage: SearchUsage = { moduleName: 'Dataset search', totalPoints: usagePoints(model, tokens), model: model?.name ?? params.vectorModel, tokens };
-    return { ...first, list, tokens, usage };
+    const usage: SearchUsage = { moduleName: 'Dataset search', totalPoints: usagePoints(model, outcome.tokens), model: model?.name ?? params.vectorModel, tokens: outcome.tokens };
+    return { ...outcome, usage };
   }
 
-  return { search, searchQueries };
+  return { search, searchPriced };
+}
+
+/**
+ * RRF over the non-empty lists (the reference's datasetSearchResultConcat): an item in several
+ * lists keeps the best score of each kind, and every fused item gets an `rrf` score. A single list
+ * is returned as it is (no rrf entry), as the reference does.
+ */
+function fuse(lists: { items: Scored[]; k: number }[]): Scored[] {
+  const nonEmpty = lists.filter((list) => list.items.length > 0);
+  if (nonEmpty.length <= 1) return nonEmpty[0]?.items ?? [];
+  const byId = new Map<string, Scored>();
+  for (const list of nonEmpty) {
+    for (const item of list.items) {
+      const existing = byId.get(item.data._id);
+      if (!existing) {
+        byId.set(item.data._id, { data: item.data, score: item.score.map((score) => ({ ...score })) });
+        continue;
+      }
+      for (const score of item.score) {
+        const same = existing.score.find((kept) => kept.type === score.type);
+        if (same) same.value = Math.max(same.value, score.value);
+        else existing.score.push({ ...score });
+      }
+    }
+  }
+  const fused = reciprocalRankFusion(
+    nonEmpty.map((list) => list.items.map((item) => ({ id: item.data._id }))),
+    nonEmpty.map((list) => list.k),
+  );
+  return fused.map((entry, index) => {
+    const item = byId.get(entry.id)!;
+    return { data: item.data, score: [...item.score, { type: 'rrf' as const, value: entry.score, index }] };
+  });
 }
 
 /** Items whose q and a agree in their letters and digits are one text (the reference's dedupe hash). */
