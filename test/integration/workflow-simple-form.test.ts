@@ -92,10 +92,11 @@ describe('simple app forms', () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     const sent = (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content: unknown }[] }).messages.at(-1)!;
+    // The images first, then the text, as the reference builds the message.
     expect(sent.content).toEqual([
-      { type: 'text', text: 'what is this?' },
       { type: 'image_url', image_url: { url: 'https://images.example/cat.png' } },
       { type: 'image_url', image_url: { url: `data:image/png;base64,${Buffer.from('PNGDATA').toString('base64')}` } },
+      { type: 'text', text: 'what is this?' },
     ]);
   });
 

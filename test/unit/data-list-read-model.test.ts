@@ -46,7 +46,10 @@ describe('data list read model', () => {
     t.collections.set('C', [row('b', 'Beta', 1, 5), row('a', 'alpha', 1, 5), row('c', 'gamma', 0, 1), row('d', 'x.y', 1, 9, 'ALPHA answer')]);
     const sorted = (await t.page('C'))!.items;
     expect(sorted.map((item) => item._id)).toEqual(['c', 'd', 'a', 'b']);
-    expect(selectDataPage(sorted, { searchText: ' Alpha ', skip: 0, limit: 10 })).toMatchObject({ total: 2, items: [{ _id: 'd' }, { _id: 'a' }] });
+    expect(selectDataPage(sorted, { searchText: 'Alpha', skip: 0, limit: 10 })).toMatchObject({ total: 2, items: [{ _id: 'd' }, { _id: 'a' }] });
+    // Matched as typed (the reference does not trim): the spaces are part of the text.
+    expect(selectDataPage(sorted, { searchText: 'ALPHA ', skip: 0, limit: 10 })).toMatchObject({ total: 1, items: [{ _id: 'd' }] });
+    expect(selectDataPage(sorted, { searchText: '   ', skip: 0, limit: 10 }).total).toBe(4);
     expect(selectDataPage(sorted, { searchText: 'x.y', skip: 0, limit: 10 }).total).toBe(1);
     expect(selectDataPage(sorted, { searchText: 'x*', skip: 0, limit: 10 }).total).toBe(0);
     expect(selectDataPage(sorted, { skip: 1, limit: 2 })).toMatchObject({ total: 4, items: [{ _id: 'd' }, { _id: 'a' }] });

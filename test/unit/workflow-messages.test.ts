@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, type RequestMessage, systemFirst } from '../../src/domain/workflow/messages.js';
-import { chatResponseTokens, extendedQueries, MAX_SEARCH_QUERIES, parseQuestionList, presetQueries, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
+import { chatResponseTokens, extendedQueries, messagesToHistory, MAX_SEARCH_QUERIES, parseQuestionList, presetQueries, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
 import type { ChatValue } from '../../src/domain/workflow/types.js';
 import { decodeFromStorage, encodeForStorage } from '../../src/infra/storage-codec.js';
 
@@ -200,5 +200,24 @@ describe('chatResponseTokens', () => {
     expect(chatResponseTokens(16000, model, 6000)).toBe(14000);
     expect(chatResponseTokens(4000, model, 20000)).toBe(200);
     expect(chatResponseTokens(0, model, 100)).toBe(200);
+  });
+});
+
+describe('messagesToHistory', () => {
+  it('gives what an AI node sent and its answer as chat items, files before the text of the last user message', () => {
+    const image: ChatValue = { type: 'file', file: { type: 'image', name: '', url: 'https://images.example/cat.png' } };
+    const history = messagesToHistory(
+      [
+        { role: 'system', content: 'Be kind.' },
+        { role: 'user', content: 'earlier' },
+        { role: 'assistant', content: 'earlier answer' },
+        { role: 'user', content: 'Use the quote. Question: """what is this?"""' },
+        { role: 'assistant', content: 'A cat.' },
+      ],
+      [image],
+    );
+    expect(history.map((item) => item.obj)).toEqual(['System', 'Human', 'AI', 'Human', 'AI']);
+    expect(history[1]!.value).toEqual([{ type: 'text', text: { content: 'earlier' } }]);
+    expect(history[3]!.value).toEqual([image, { type: 'text', text: { content: 'Use the quote. Question: """what is this?"""' } }]);
   });
 });

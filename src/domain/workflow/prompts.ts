@@ -1,6 +1,6 @@
 /** Prompt assembly for the LLM nodes (pure). */
 import { valuesText } from './chat-values.js';
-import type { ChatItem } from './types.js';
+import type { ChatItem, ChatValue } from './types.js';
 
 /** A rough token estimate: CJK characters count one each, other text about four characters a token. */
 export function estimateTokens(text: string): number {
@@ -22,6 +22,19 @@ export function historyToMessages(histories: readonly ChatItem[]): PromptMessage
   return histories
     .map((item): PromptMessage => ({ role: item.obj === 'System' ? 'system' : item.obj === 'AI' ? 'assistant' : 'user', content: valuesText(item.value) }))
     .filter((message) => message.content !== '');
+}
+
+/**
+ * The messages an AI chat node sent, then its answer, as chat items: the node's `history` output,
+ * as the reference gives it (system prompts and the quote-filled question included; `files` go
+ * on the last user message, before its text).
+ */
+export function messagesToHistory(messages: readonly PromptMessage[], files: readonly ChatValue[] = []): ChatItem[] {
+  const lastUser = messages.map((message) => message.role).lastIndexOf('user');
+  return messages.map((message, index) => ({
+    obj: message.role === 'system' ? 'System' : message.role === 'assistant' ? 'AI' : 'Human',
+    value: [...(index === lastUser ? files : []), { type: 'text', text: { content: message.content } }],
+  }));
 }
 
 export const DEFAULT_QUOTE_TEMPLATE = '{{q}}\n{{a}}';

@@ -7,6 +7,7 @@ import {
   estimateTokens,
   extendedQueries,
   historyPreview,
+  messagesToHistory,
   historyToMessages,
   type PromptMessage,
   queryExtensionRequest,
@@ -93,7 +94,8 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const streaming = stream && formatValueType(params.isResponseAnswerText ?? true, 'boolean') !== false;
     const vision = llm.model.vision === true && formatValueType(params.aiChatVision ?? false, 'boolean') === true;
     const images = vision ? await imageParts(deps, query) : [];
-    const sent: LlmMessage[] = images.length > 0 ? trimmed.map((m, i) => (i === trimmed.length - 1 ? { role: 'user', content: [{ type: 'text', text: m.content }, ...images] } : m)) : trimmed;
+    // The images first, then the text, as the reference builds the user message.
+    const sent: LlmMessage[] = images.length > 0 ? trimmed.map((m, i) => (i === trimmed.length - 1 ? { role: 'user', content: [...images, { type: 'text', text: m.content }] } : m)) : trimmed;
     const promptTokens = trimmed.reduce((sum, message) => sum + estimateTokens(message.content), 0);
     const result = await callModel(deps, llm, sent, {
       temperature: modelTemperature(llm.model, params.temperature ?? 0),
@@ -101,11 +103,9 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
       onDelta: streaming ? (text) => emit({ event: 'answer', text }) : undefined,
     });
     if (!result.content) throw new LlmError('LLM model response empty');
-    const completeHistory: ChatItem[] = [
-      ...selectHistories(params.history ?? 6, histories),
-      { obj: 'Human', value: [{ type: 'text', text: { content: question } }] },
-      { obj: 'AI', value: [{ type: 'text', text: { content: result.content } }] },
-    ];
+    // What was sent and the answer (system prompts and the quote-filled question included), as the reference.
+    const sentImages = images.length > 0 ? query.filter((value) => value.type === 'file' && value.file.type === 'image') : [];
+    const completeHistory = messagesToHistory([...trimmed, { role: 'assistant', content: result.content }], sentImages);
     const totalPoints = pointsFor(llm.model, result.tokens);
     return {
       outputs: { answerText: result.content, history: completeHistory },
