@@ -170,7 +170,7 @@ export function createSearchService(ctx: DatasetsContext) {
     return { ...outcome, usage };
   }
 
-  return { search, searchPriced };
+  return { searchPriced };
 }
 
 /**
