@@ -4,6 +4,7 @@ import { MemoisedAnswer, sendMemoised } from '../infra/answer-memo.js';
 import { Errors } from '../infra/errors.js';
 import { describeZodError } from '../infra/error-render.js';
 import { assertSafeInput } from '../infra/input-guard.js';
+import { withoutRefusedNulls } from '../infra/null-as-absent.js';
 import type { AuthContext, AuthKind } from './auth/types.js';
 
 declare module 'fastify' {
@@ -86,7 +87,12 @@ export function mergedInput(request: FastifyRequest): Record<string, unknown> {
  */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   assertSafeInput(value);
-  const result = schema.safeParse(value);
+  let result = schema.safeParse(value);
+  if (!result.success) {
+    // An optional field sent as null reads as absent, as in every route's input (plugins/route-schemas.ts).
+    const stripped = withoutRefusedNulls(schema, value);
+    if (stripped) result = schema.safeParse(stripped);
+  }
   if (!result.success) throw Errors.missingParams(describeZodError(result.error));
   return result.data;
 }

@@ -1,8 +1,23 @@
-import type { FastifyInstance, FastifySerializerCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
 import fp from 'fastify-plugin';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { withoutRefusedNulls } from '../infra/null-as-absent.js';
 import { compileResponseSerializer } from '../infra/response-serializer.js';
+
+/** zod validation, where an optional field sent as null reads as absent (infra/null-as-absent.ts). */
+const compileValidator: FastifySchemaCompiler<z.ZodType> = (route) => {
+  // The library's validator answers `{ value }` or `{ error }` synchronously.
+  const validate = validatorCompiler(route) as (data: unknown) => { value?: unknown; error?: Error };
+  return (data) => {
+    const first = validate(data);
+    if (!first.error) return first;
+    const stripped = withoutRefusedNulls(route.schema, data);
+    if (!stripped) return first;
+    const second = validate(stripped);
+    return second.error ? first : second;
+  };
+};
 
 const compileSerializer: FastifySerializerCompiler<unknown> = ({ schema, method, url }) => {
   if (!(schema instanceof z.ZodType)) throw new Error(`${method} ${url}: response schemas are zod schemas`);
@@ -16,7 +31,7 @@ const compileSerializer: FastifySerializerCompiler<unknown> = ({ schema, method,
  */
 export default fp(
   async function routeSchemasPlugin(app: FastifyInstance) {
-    app.setValidatorCompiler(validatorCompiler);
+    app.setValidatorCompiler(compileValidator);
     app.setSerializerCompiler(compileSerializer);
   },
   { name: 'route-schemas' },
