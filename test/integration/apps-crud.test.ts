@@ -135,6 +135,21 @@ describe('bad input writes nothing', () => {
     expect((await ok(t, owner, 'POST', '/core/app/list', { parentId: folder })).length).toBe(0);
   });
 
+  it('an invalid default permission, or one changed in the same request as a move, is a 400 before anything moves', async () => {
+    const folder = await createFolder(t, owner, 'second target');
+    const appId = await createApp(t, owner, { name: 'stays put' });
+    const before = await ok(t, owner, 'GET', `/core/app/detail?appId=${appId}`);
+    for (const payload of [{ parentId: folder, defaultPermission: 5 }, { parentId: folder, defaultPermission: 4, name: 'renamed' }]) {
+      const update = await call(t, owner, 'POST', '/core/app/update', { appId, ...payload });
+      expect(update.status, JSON.stringify(update.body)).toBe(400);
+      expect(update.body.message).toMatch(/^Invalid field 'defaultPermission'/);
+    }
+    expect(await ok(t, owner, 'GET', `/core/app/detail?appId=${appId}`)).toEqual(before);
+    // A move that sends the unchanged default permission back (as a client echoing the app) goes through.
+    await ok(t, owner, 'POST', '/core/app/update', { appId, parentId: folder, defaultPermission: before.defaultPermission });
+    expect((await ok(t, owner, 'POST', '/core/app/list', { parentId: folder })).map((a: { _id: string }) => a._id)).toEqual([appId]);
+  });
+
   it('a parent that is not a folder is refused', async () => {
     const plain = await createApp(t, owner, { name: 'plain parent' });
     const r = await call(t, owner, 'POST', '/core/app/folder/create', { name: 'child', parentId: plain });

@@ -87,6 +87,21 @@ describe('datasets and folders', () => {
     expect(blank.map((item) => item._id)).toEqual([inner]);
   });
 
+  it('an invalid default permission, or one changed in the same request as a move, is a 400 before anything moves', async () => {
+    await owner.ok(owner.post('/core/dataset/folder/create', { name: 'Target folder' }));
+    const root = await owner.ok<{ _id: string; name: string }[]>(owner.post('/core/dataset/list', { parentId: null }));
+    const target = root.find((item) => item.name === 'Target folder')!._id;
+    const moved = await owner.ok<string>(owner.post('/core/dataset/create', { name: 'Stays put' }));
+    for (const payload of [{ parentId: target, defaultPermission: 5 }, { parentId: target, defaultPermission: 4, name: 'renamed' }]) {
+      const update = await owner.post('/core/dataset/update', { id: moved, ...payload });
+      expect(update.status, JSON.stringify(update.body)).toBe(400);
+      expect(update.body.message).toMatch(/^Invalid field 'defaultPermission'/);
+    }
+    const detail = await owner.ok<{ parentId: string | null; name: string; defaultPermission: number }>(owner.get('/core/dataset/detail', { id: moved }));
+    expect(detail).toMatchObject({ parentId: null, name: 'Stays put', defaultPermission: 0 });
+    await owner.ok(owner.post('/core/dataset/delete', { id: moved }));
+  });
+
   it('shows a model the configuration no longer has as the first configured one (the web client reads its fields)', async () => {
     const retired = await owner.ok<string>(owner.post('/core/dataset/create', { name: 'Retired models' }));
     await t.app.datasets.ctx.repos.datasets.update(ownerTeamId, retired, { vectorModel: 'retired-embedding', agentModel: 'retired-llm' });

@@ -3,7 +3,7 @@ import { folderBreadcrumb } from '../../domain/folder-breadcrumb.js';
 import { MemoisedAnswer } from '../../infra/answer-memo.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
-import { callerOf } from '../permissions/resource-permission.service.js';
+import { assertPermissionUpdate, callerOf } from '../permissions/resource-permission.service.js';
 import { selectApps, type TeamAppList } from './app-list.read-model.js';
 import type { App, AppDoc } from './apps.repo.js';
 import { CHAT_APP_TYPES, type createAppInput, type createFolderInput, type listAppsInput, type updateAppInput } from './apps.schema.js';
@@ -148,9 +148,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       if (input.type && isFolderType(input.type) !== isFolderType(doc.type)) {
         throw Errors.invalidAppType(`Invalid field 'type': an app of type ${doc.type} cannot become ${input.type}`);
       }
-      if (wantsPermission && ![0, 4, 6, 7].includes(input.defaultPermission as number)) {
-        throw Errors.missingParams(`Invalid field 'defaultPermission': must be one of 0, 4, 6, 7`);
-      }
+      assertPermissionUpdate(doc, input);
       // The new fields are worked out before anything is written: a failure leaves the app as it was.
       const set: Partial<AppDoc> = {};
       if (input.name) set.name = input.name;

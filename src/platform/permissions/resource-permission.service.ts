@@ -121,6 +121,21 @@ export function hasTeamPermission(auth: PermissionCaller, required: RequiredPerm
   return auth.isRoot || hasPermission(makeTeamPermission(auth.teamPermission, auth.role === 'owner'), required);
 }
 
+/**
+ * The permission part of an update, checked before the update writes anything: a default
+ * permission a client may assign, and not in the same request as a move (each is judged on the
+ * state the other changes: a move replaces an inheriting folder's permissions, and may take the
+ * caller's manage with it). Clients send the two as separate requests.
+ */
+export function assertPermissionUpdate(doc: Pick<ResourceDoc, 'parentId' | 'defaultPermission'>, update: { parentId?: string | null; defaultPermission?: number }): void {
+  if (update.defaultPermission === undefined) return;
+  if (!isAssignablePermission(update.defaultPermission)) throw Errors.missingParams(`Invalid field 'defaultPermission': must be one of 0, 4, 6, 7`);
+  const moves = update.parentId !== undefined && update.parentId !== (doc.parentId || null);
+  if (moves && update.defaultPermission !== (doc.defaultPermission ?? 0)) {
+    throw Errors.missingParams(`Invalid field 'defaultPermission': move (parentId) and change the default permission in two requests`);
+  }
+}
+
 /** Refuses (403 unAuthTeam) a caller whose team permission does not allow `required`. */
 export function assertTeamPermission(auth: PermissionCaller, required: 'read' | 'write' | 'manage'): void {
   if (!hasTeamPermission(auth, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);

@@ -2,7 +2,7 @@ import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
 import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
-import { assertTeamPermission, callerOf } from '../../permissions/resource-permission.service.js';
+import { assertPermissionUpdate, assertTeamPermission, callerOf } from '../../permissions/resource-permission.service.js';
 import { purgeDeletedDatasets, startDatasetDeletion } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import { modelView } from '../model-view.js';
@@ -140,6 +140,7 @@ export function createDatasetService(ctx: DatasetsContext) {
     const { dataset } = await ctx.auth.authDataset(auth, input.id, needsManage ? 'manage' : 'write', 'id');
     const agentModel = typeof input.agentModel === 'string' ? input.agentModel : input.agentModel?.model;
     if (agentModel && !ctx.models.getLLMModel(agentModel)) throw Errors.invalidVectorModelOrQAModel(`Unknown agent model '${agentModel}'`);
+    assertPermissionUpdate(dataset, input);
     if (input.parentId !== undefined && input.parentId !== dataset.parentId) {
       await ctx.permissions.move(auth, dataset, input.parentId);
     }
