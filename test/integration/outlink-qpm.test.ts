@@ -69,6 +69,20 @@ describe('share-link QPM across instances', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429, 429, 429]);
   });
 
+  it("a request refused before the chat starts (no messages, another visitor's chat) takes no slot", async () => {
+    const shareId = await ok(first, tok, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Careful', limit: { QPM: 1 } });
+    const empty = await first.app.inject({ method: 'POST', url: '/api/v1/chat/completions', payload: { shareId, outLinkUid: 'u1', messages: [] } });
+    expect(empty.statusCode).toBe(400);
+    const owned = await first.app.inject({ method: 'POST', url: '/api/v1/chat/completions', payload: { shareId, outLinkUid: 'owner', chatId: 'careful-chat', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(owned.statusCode, owned.body).toBe(200);
+    // The owner's turn took the one slot of this minute: move to the next minute, then try someone else's chat.
+    for (const instance of [first, second]) instance.app.identity.clock.now = () => frozenMinute + 120_000;
+    const foreign = await second.app.inject({ method: 'POST', url: '/api/v1/chat/completions', payload: { shareId, outLinkUid: 'intruder', chatId: 'careful-chat', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(foreign.statusCode).toBe(403);
+    expect((await chatVia(first, shareId, 'u2')).statusCode).toBe(200);
+    for (const instance of [first, second]) instance.app.identity.clock.now = () => frozenMinute;
+  });
+
   it('links are counted apart', async () => {
     const one = await ok(first, tok, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'One', limit: { QPM: 1 } });
     const two = await ok(first, tok, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Two', limit: { QPM: 1 } });

@@ -46,13 +46,15 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const question = items.length ? valuesText(items[items.length - 1]!.value) : JSON.stringify(input.variables);
       // Hooks receive the token the client sent (authToken), not the uid it resolved to.
       const linkToken = input.outLinkUid ?? auth.outLink?.outLinkUid ?? '';
-      const link = auth.authType === 'outLink' ? await chat.outLinks.assertChatStart(await chat.outLinks.linkOf(auth), linkToken, question) : undefined;
       const app = await chat.access.appForChat(auth, input.appId);
       const isPlugin = app.type === 'plugin';
       if (!isPlugin && input.messages.length === 0) throw chat.errors.missingParams('messages is empty');
       const appId = app._id;
       const existing = input.chatId ? await chat.repo.findChat(appId, input.chatId) : null;
       if (input.chatId && !chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      // The link's start checks come last: they take a QPM slot and tell the link's hook a chat
+      // started, which a request refused above must not do.
+      const link = auth.authType === 'outLink' ? await chat.outLinks.assertChatStart(await chat.outLinks.linkOf(auth), linkToken, question) : undefined;
       const caller = withCustomUid(callerFromAuth(auth, link?.responseDetail ?? false), input.customUid);
       const detail = input.detail || isPlugin;
       const responseChatItemId = input.responseChatItemId ?? nanoid();
