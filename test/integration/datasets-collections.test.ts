@@ -205,6 +205,28 @@ describe('collections', () => {
     expect(String(replacement?.tmbId)).toBe(String(creator));
   });
 
+  it('a link sync refused by the dataset size keeps the collection and does not use up the sync interval', async () => {
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Sized links' }));
+    const kept = page;
+    page = '<html><body><main><p>First version of the page.</p></main></body></html>';
+    const created = await api.ok<{ collectionId: string }>(api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/sized` }));
+    await t.app.datasets.trainingWorker.drain();
+    const { teamId } = await api.ok<{ team: { teamId: string } }>(api.get('/support/user/account/tokenLogin')).then((me) => me.team);
+    const used = await t.app.teamLimits.usedDatasetSize(teamId);
+    await t.app.teamLimits.setPlan(teamId, { maxDatasetSize: used, webSyncIntervalMinutes: 60 });
+    // No sync yet in this interval (the test above synced with no interval set).
+    await t.app.mongo.db.collection('teams').updateOne({ _id: new ObjectId(teamId) }, { $unset: { 'limit.lastWebsiteSyncTime': '' } });
+    page = '<html><body><main><p>Second version of the page, longer.</p></main></body></html>';
+    const refused = await api.post('/core/dataset/collection/sync/link', { collectionId: created.collectionId });
+    expect(refused.body.statusText, JSON.stringify(refused.body)).toBe('datasetSizeNotEnough');
+    expect((await api.get('/core/dataset/collection/detail', { id: created.collectionId })).status).toBe(200);
+    // Room made: the next sync goes through at once (the refused one did not start the interval).
+    await t.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 100, webSyncIntervalMinutes: 60 });
+    expect(await api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: created.collectionId }))).toBe('success');
+    await t.app.teamLimits.setPlan(teamId, { maxDatasetSize: 1_000_000, webSyncIntervalMinutes: 0 });
+    page = kept;
+  });
+
   it('uploads files, reads them back by signed link, and builds file and CSV collections', async () => {
     const md = await upload({ name: encodeURIComponent('guide é.md'), content: '# Title\n\nSome markdown body text.', type: 'text/markdown' });
     expect(md.status).toBe(200);

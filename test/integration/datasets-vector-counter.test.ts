@@ -96,6 +96,18 @@ describe('the team vector counter', () => {
     await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: 1_000_000 });
   });
 
+  it('sizes a push by the mode it queues in: Q/A pushed into a chunk collection counts as Q/A', async () => {
+    const collectionId = await collection();
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: (await realCount()) + 10 });
+    const queued = await a.app.mongo.db.collection('dataset_trainings').countDocuments({ collectionId: new ObjectId(collectionId) });
+    // Two items as chunks fit (2 vectors); as Q/A they are predicted at 20 each.
+    const refused = await onA.post('/core/dataset/data/pushData', { collectionId, trainingMode: 'qa', data: [{ q: 'one' }, { q: 'two' }] });
+    expect(refused.body).toMatchObject({ statusText: 'datasetSizeNotEnough' });
+    expect(await a.app.mongo.db.collection('dataset_trainings').countDocuments({ collectionId: new ObjectId(collectionId) })).toBe(queued);
+    await onA.ok(onA.post('/core/dataset/data/pushData', { collectionId, trainingMode: 'chunk', data: [{ q: 'one' }, { q: 'two' }] }));
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: 1_000_000 });
+  });
+
   it('a counter unchecked for an hour is recounted behind a read; a team without one is counted in full', async () => {
     await counters().updateOne({ _id: `vectors:${teamId}` }, { $set: { count: 7777, reservedAt: new Date(0), checkedAt: new Date(Date.now() - 2 * 3600_000) } });
     expect(await planUsed(onA)).toBe(7777);

@@ -55,6 +55,14 @@ export function createCollectionImportService(ctx: DatasetsContext) {
    * Limits are checked before anything is written; the collection is created, then its items
    * queued. If queueing fails the new collection is removed again, so nothing is half-imported.
    */
+  /** What refuses an import before anything is written: the parent, a folder dataset, the dataset size, an unknown vector model. */
+  async function checkImport(auth: AuthContext, dataset: DatasetRecord, collection: Pick<NewCollection, 'parentId' | 'trainingType'>, itemCount: number): Promise<void> {
+    await checkParent(auth, dataset._id, collection.parentId);
+    if (dataset.type === 'folder') throw Errors.missingParams(`Dataset ${dataset._id} is a folder; collections belong to datasets`);
+    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(itemCount, collection.trainingType));
+    if (collection.trainingType !== 'qa') ctx.embedders().vectorModel(dataset.vectorModel);
+  }
+
   async function createWithItems(
     auth: AuthContext,
     dataset: DatasetRecord,
@@ -62,10 +70,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     items: PushItem[],
     prompt?: string,
   ): Promise<ImportResult> {
-    await checkParent(auth, dataset._id, collection.parentId);
-    if (dataset.type === 'folder') throw Errors.missingParams(`Dataset ${dataset._id} is a folder; collections belong to datasets`);
-    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(items.length, collection.trainingType));
-    if (collection.trainingType !== 'qa') ctx.embedders().vectorModel(dataset.vectorModel);
+    await checkImport(auth, dataset, collection, items.length);
     const collectionId = await insertInTree(auth, { ...collection, datasetId: dataset._id });
     try {
       const results = await pushToTrainingQueue(ctx, {
@@ -157,7 +162,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     );
   }
 
-  return { fromText, fromLink, fromFileId, fromCsv, createWithItems, checkParent, insertInTree };
+  return { fromText, fromLink, fromFileId, fromCsv, createWithItems, checkImport, checkParent, insertInTree };
 }
 
 export type CollectionImportService = ReturnType<typeof createCollectionImportService>;

@@ -139,8 +139,11 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     const page = await readLink(ctx, collection.rawLink, selector);
     if (!page.text) throw Errors.missingParams(`The page ${collection.rawLink} returned no text; the collection was kept`);
     if (hashText(page.text) === collection.hashRawText) return 'sameRaw';
-    await ctx.teamLimits.assertAndRecordWebSync(auth.teamId);
     const settings = { chunkSize: collection.chunkSize || 512, trainingType: collection.trainingType, chunkSplitter: collection.chunkSplitter };
+    const chunks = chunkText(page.text, settings, LINK_OVERLAP_RATIO);
+    // A sync the import would refuse (dataset size, model) does not use up the sync interval.
+    await importer.checkImport(auth, dataset, collection, chunks.length);
+    await ctx.teamLimits.assertAndRecordWebSync(auth.teamId);
     // The replacement is complete before the old collection goes, so a failure keeps the old one.
     await importer.createWithItems(
       auth,
@@ -161,7 +164,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
         rawTextLength: page.text.length,
         createTime: collection.createTime,
       },
-      chunkText(page.text, settings, LINK_OVERLAP_RATIO),
+      chunks,
     );
     await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
     return 'success';

@@ -28,7 +28,8 @@ export function createDataService(ctx: DatasetsContext) {
   async function pushData(auth: AuthContext, input: { collectionId: string; datasetId?: string; data: PushItem[]; trainingMode: TrainingMode; prompt?: string; billId?: string }) {
     const { dataset, collection } = await ctx.auth.authCollection(auth, input.collectionId, 'write');
     assertSameDataset(collection, input.datasetId);
-    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(input.data.length, collection.trainingType));
+    // Sized by the mode the items are queued in (a Q/A push into a chunk collection makes Q/A pairs).
+    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(input.data.length, input.trainingMode));
     return pushToTrainingQueue(ctx, {
       teamId: auth.teamId,
       tmbId: auth.tmbId,
