@@ -1,3 +1,4 @@
+import { ObjectId } from 'mongodb';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -216,5 +217,18 @@ describe('training queue', () => {
     expect((await listData(collectionId)).total).toBe(total);
     const detail = await api.ok<{ vectorModel: { model: string } }>(api.get('/core/dataset/detail', { id: datasetId }));
     expect(detail.vectorModel.model).toBe('local-lexical-v1');
+  });
+
+  it('rebuildEmbedding starts a rebuild that stopped part-way over, instead of refusing it for good', async () => {
+    const teamId = String((await t.app.mongo.db.collection('datasets').findOne({ _id: new ObjectId(datasetId) }))?.teamId);
+    // A failure right after the flags went on: flagged items, the model already switched, nothing queued.
+    await t.app.datasets.ctx.repos.data.markRebuilding(teamId, datasetId);
+    expect(await queue(datasetId)).toMatchObject({ trainingCount: 0 });
+    expect(await api.ok(api.post('/core/dataset/training/rebuildEmbedding', { datasetId, vectorModel: 'local-lexical-v1' }))).toEqual({});
+    await worker().drain(LATER(60));
+    expect(await queue(datasetId)).toMatchObject({ trainingCount: 0, rebuildingCount: 0 });
+    expect(await t.app.mongo.db.collection('dataset_vectors').distinct('model', {})).toEqual(['local-lexical-v1']);
+    // Nothing flagged any more: the same model again is the usual 400.
+    expect((await api.post('/core/dataset/training/rebuildEmbedding', { datasetId, vectorModel: 'local-lexical-v1' })).status).toBe(400);
   });
 });

@@ -191,6 +191,10 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
       await listChanged([{ teamId, collectionId: doc.collectionId.toHexString(), ids: [doc._id.toHexString()] }]);
       return plain(doc);
     },
+    /** Flags one claimed item again (its rebuild could not be queued). */
+    async flagRebuilding(teamId: string, id: string) {
+      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: { rebuilding: true } });
+    },
     async countRebuilding(teamId: string, datasetId: string): Promise<number> {
       return col.countDocuments({ teamId: oid(teamId), datasetId: oid(datasetId), rebuilding: true });
     },

@@ -1,3 +1,4 @@
+import { queueNextRebuild } from './rebuild.js';
 import { randomUUID } from 'node:crypto';
 import { backoffDelay } from '../../../infra/backoff.js';
 import { describeError } from '../../../infra/database-errors.js';
@@ -123,11 +124,8 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     await data.setIndexes(item.teamId, { _id: entry.dataId, collectionId: item.collectionId }, entry.indexes);
     await removeVectors(ctx, item.teamId, item.datasetId, entry.oldVectorIds.filter((id) => !entry.indexes.some((index) => index.dataId === id)));
     // Chain the rebuild: queue the next waiting item before this one disappears.
-    const next = await data.claimRebuilding(item.teamId, item.datasetId);
-    if (next) {
-      const { _id, expireAt, lockTime, retryCount, errorMsg, ...base } = item;
-      await trainings.insertMany([{ ...base, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }]);
-    }
+    const { _id, expireAt, lockTime, retryCount, errorMsg, collectionId, dataId, chunkIndex, q, a, indexes, ...base } = item;
+    await queueNextRebuild(ctx, base);
     await trainings.deleteItems([item]);
   }
 

@@ -1,3 +1,4 @@
+import { queueNextRebuild } from './rebuild.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../../infra/errors.js';
@@ -58,35 +59,17 @@ export function registerTrainingRoutes(app: FastifyInstance, ctx: DatasetsContex
     handler: async ({ input, auth }) => {
       const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'owner');
       const model = ctx.embedders().vectorModel(input.vectorModel);
-      if (model.model === dataset.vectorModel) throw Errors.missingParams(`Invalid field 'vectorModel': the dataset already uses ${model.model}`);
       const [rebuilding, queued] = await Promise.all([data.countRebuilding(auth.teamId, dataset._id), trainings.countByDataset(auth.teamId, dataset._id)]);
-      if (rebuilding > 0 || queued > 0) throw Errors.conflict('The dataset is training or rebuilding; try again when the queue is empty');
-      // Flag first, then switch: a crash in between leaves flagged items that a retry picks up.
+      if (queued > 0) throw Errors.conflict('The dataset is training or rebuilding; try again when the queue is empty');
+      // Flagged items with nothing queued: a rebuild stopped part-way (a failure between its steps).
+      // It starts over: every item flagged again, so none keeps another model's vectors.
+      if (rebuilding === 0 && model.model === dataset.vectorModel) throw Errors.missingParams(`Invalid field 'vectorModel': the dataset already uses ${model.model}`);
+      // Flag first, then switch: each step can be done again by a retry.
       await data.markRebuilding(auth.teamId, dataset._id);
       await datasets.update(auth.teamId, dataset._id, { vectorModel: model.model });
       await ctx.searchIndex.switchModel(dataset._id, model.model);
-      for (let i = 0; i < REBUILD_IN_FLIGHT; i++) {
-        const next = await data.claimRebuilding(auth.teamId, dataset._id);
-        if (!next) break;
-        await trainings.insertMany([
-          {
-            teamId: auth.teamId,
-            tmbId: auth.tmbId,
-            datasetId: dataset._id,
-            collectionId: next.collectionId,
-            billId: '',
-            mode: 'chunk',
-            model: model.model,
-            prompt: '',
-            q: '1',
-            a: '',
-            chunkIndex: next.chunkIndex,
-            weight: model.weight ?? 0,
-            dataId: next._id,
-            indexes: [],
-          },
-        ]);
-      }
+      const item = { teamId: auth.teamId, tmbId: auth.tmbId, datasetId: dataset._id, billId: '', mode: 'chunk' as const, model: model.model, prompt: '', weight: model.weight ?? 0 };
+      for (let i = 0; i < REBUILD_IN_FLIGHT; i++) if (!(await queueNextRebuild(ctx, item))) break;
       ctx.wakeWorker();
       return {};
     },
