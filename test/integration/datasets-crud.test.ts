@@ -1,5 +1,5 @@
 import { ObjectId } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
@@ -100,6 +100,24 @@ describe('datasets and folders', () => {
     const detail = await owner.ok<{ parentId: string | null; name: string; defaultPermission: number }>(owner.get('/core/dataset/detail', { id: moved }));
     expect(detail).toMatchObject({ parentId: null, name: 'Stays put', defaultPermission: 0 });
     await owner.ok(owner.post('/core/dataset/delete', { id: moved }));
+  });
+
+  it('a folder whose inherited collaborators cannot be written is not left behind; a retry makes it whole', async () => {
+    await owner.ok(owner.post('/core/dataset/folder/create', { name: 'Shared parent' }));
+    const root = await owner.ok<{ _id: string; name: string }[]>(owner.post('/core/dataset/list', { parentId: null }));
+    const parent = root.find((item) => item.name === 'Shared parent')!._id;
+    const memberTmbId = String((await t.app.mongo.db.collection('team_members').findOne({ teamId: new ObjectId(ownerTeamId), role: 'member' }))?._id);
+    const permissions = t.app.datasets.ctx.permissions;
+    await permissions.writeCollaborators(ownerTeamId, parent, [{ tmbId: memberTmbId, permission: 6 }]);
+    const spy = vi.spyOn(permissions, 'writeCollaborators').mockRejectedValueOnce(new Error('the database went away'));
+    const failed = await owner.post('/core/dataset/folder/create', { name: 'Half made', parentId: parent });
+    spy.mockRestore();
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(await t.app.mongo.db.collection('datasets').countDocuments({ name: 'Half made' })).toBe(0);
+    // A retry makes it whole, with the parent's collaborator.
+    await owner.ok(owner.post('/core/dataset/folder/create', { name: 'Half made', parentId: parent }));
+    const made = await t.app.mongo.db.collection('datasets').findOne({ name: 'Half made' });
+    expect(await t.app.mongo.db.collection('resource_permissions').countDocuments({ resourceId: made!._id, tmbId: new ObjectId(memberTmbId) })).toBe(1);
   });
 
   it('shows a model the configuration no longer has as the first configured one (the web client reads its fields)', async () => {

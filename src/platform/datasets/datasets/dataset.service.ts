@@ -49,7 +49,17 @@ export function createDatasetService(ctx: DatasetsContext) {
         defaultPermission: initial.defaultPermission,
       });
       inserted = true;
-      if (initial.collaborators.length > 0) await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
+      if (initial.collaborators.length > 0) {
+        try {
+          await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
+        } catch (error) {
+          // A folder without the collaborators it inherits must not stay: the new, empty dataset
+          // goes again (its room is given back), and a retry creates it whole.
+          await datasets.deleteMany(auth.teamId, [id]);
+          inserted = false;
+          throw error;
+        }
+      }
       return id;
     };
     // Under the tree lock: the folder cannot be deleted between this check and the insert, and
