@@ -1,5 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyPassword } from '../../src/infra/password-hash.js';
 import { signSessionToken } from '../../src/platform/identity/session-token.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
@@ -55,6 +56,22 @@ describe('login and sessions', () => {
       expect(await restarted.app.mongo.db.collection('users').countDocuments({ username: 'root' })).toBe(1);
     } finally {
       await restarted.app.close();
+    }
+  });
+
+  it('without DEFAULT_ROOT_PSW, root gets a random password that no log line holds', async () => {
+    const fresh = await buildTestApp({ DEFAULT_ROOT_PSW: '' });
+    try {
+      const root = await fresh.app.mongo.db.collection('users').findOne({ username: 'root' });
+      expect(root?.password).toBeTruthy();
+      const logs = fresh.logs();
+      expect(logs).toContain('created the root user with a random password that is not shown');
+      // Every text value written to the log, tried as root's password: none is.
+      const values = logs.split('\n').filter(Boolean).flatMap((line) => Object.values(JSON.parse(line) as Record<string, unknown>));
+      const candidates = [...new Set(values.filter((value): value is string => typeof value === 'string' && /^[\w-]{8,40}$/.test(value)))];
+      for (const candidate of candidates) expect(await verifyPassword(candidate, root!.password as string), candidate).toBe(false);
+    } finally {
+      await fresh.close();
     }
   });
 

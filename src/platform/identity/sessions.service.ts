@@ -134,7 +134,8 @@ export function createSessionService(deps: SessionServiceDeps) {
   /**
    * Start-up: the root user and its team exist; DEFAULT_ROOT_PSW, when set, is root's password
    * (re-applied on every start; sessions end only when it actually changed). Without it, a
-   * first start generates a password and logs it once.
+   * first start gives root a random password that is shown nowhere (secrets never reach the
+   * logs): the operator sets one with DEFAULT_ROOT_PSW or `user reset-password`.
    */
   async function ensureRoot(defaultPassword: string | undefined): Promise<void> {
     let root = await users.findByUsername(ROOT_USERNAME);
@@ -146,7 +147,9 @@ export function createSessionService(deps: SessionServiceDeps) {
         // Another instance may have created it at the same moment.
         if (!(await users.findByUsername(ROOT_USERNAME))) throw error;
       }
-      if (!defaultPassword) deps.log.warn({ generatedRootPassword: password }, 'created the root user with a generated password (set DEFAULT_ROOT_PSW to choose it)');
+      if (!defaultPassword) {
+        deps.log.warn('created the root user with a random password that is not shown: set DEFAULT_ROOT_PSW, or run `npm run cli -- user reset-password --username root --password …`');
+      }
       root = await users.findByUsername(ROOT_USERNAME);
       if (!root) throw new Error('root user could not be created');
     } else if (defaultPassword && !(await verifyPassword(defaultPassword, root.password))) {
