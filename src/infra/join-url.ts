@@ -7,3 +7,17 @@ export function withoutTrailingSlashes(base: string): string {
 export function joinUrl(base: string, path: string): string {
   return `${withoutTrailingSlashes(base)}${path}`;
 }
+
+/**
+ * A URL as an error message may show it: scheme, host and path. Credentials, query and fragment
+ * are left out: provider URLs carry secrets there (`corpsecret=`, `access_token=`), and error
+ * messages reach the logs, which redaction by field name cannot see into.
+ */
+export function urlForMessage(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return (url.split(/[?#]/)[0] ?? '').slice(0, 200);
+  }
+}

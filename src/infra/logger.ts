@@ -30,11 +30,35 @@ export const redactPaths: string[] = [
   ...SECRET_FIELDS.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]),
 ];
 
-const SECRET_QUERY_PARAMS = new RegExp(`([?&](?:${SECRET_FIELDS.join('|')}|client_secret|outLinkUid|shareId)=)[^&#]*`, 'gi');
+/** Query parameters masked in logged URLs, compared lower-cased and percent-decoded (`%74oken` is `token`). */
+const SECRET_QUERY_NAMES = new Set([...SECRET_FIELDS, 'outLinkUid', 'shareId', 'corpsecret'].map((name) => name.toLowerCase()));
 
-/** Masks secret query parameters: GET forms of login and key routes carry them in the URL. */
+/** A messaging channel's receiver path ends with its link token, the only credential of some channels. */
+const CHANNEL_TOKEN_PATH = /(\/support\/outLink\/(?:feishu|wecom|offiaccount|imA|imB|imC)\/)[^/?#]+/gi;
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return name.toLowerCase();
+  }
+}
+
+/** Masks secret query parameters (GET forms of login and key routes carry them) and channel link tokens. */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY_PARAMS, '$1[redacted]');
+  const [beforeHash = '', ...hash] = url.split('#');
+  const queryAt = beforeHash.indexOf('?');
+  const path = (queryAt === -1 ? beforeHash : beforeHash.slice(0, queryAt)).replace(CHANNEL_TOKEN_PATH, '$1[redacted]');
+  if (queryAt === -1) return [path, ...hash].join('#');
+  const query = beforeHash
+    .slice(queryAt + 1)
+    .split('&')
+    .map((part) => {
+      const equals = part.indexOf('=');
+      return equals !== -1 && SECRET_QUERY_NAMES.has(decodedName(part.slice(0, equals))) ? `${part.slice(0, equals)}=[redacted]` : part;
+    })
+    .join('&');
+  return [`${path}?${query}`, ...hash].join('#');
 }
 
 interface LoggedRequest {

@@ -14,6 +14,7 @@ import https from 'node:https';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { AppError, Errors } from './errors.js';
+import { urlForMessage } from './join-url.js';
 
 export interface SafeFetchOptions {
   timeoutMs?: number;
@@ -158,7 +159,7 @@ export async function safeFetch(rawUrl: string, options: SafeFetchOptions = {}):
     const response = await requestOnce(url, current, allowed, deadline, maxBytes);
     const location = response.headers.location;
     if (![301, 302, 303, 307, 308].includes(response.status) || !location) return response;
-    if (hop >= maxRedirects) throw Errors.badGateway(`Too many redirects from ${rawUrl.slice(0, 200)}`);
+    if (hop >= maxRedirects) throw Errors.badGateway(`Too many redirects from ${urlForMessage(rawUrl)}`);
     url = parseTarget(new URL(location, url).toString());
     // 303 (and 301/302 after a POST, as browsers do) continue as a body-less GET.
     if (response.status === 303 || ((response.status === 301 || response.status === 302) && current.method && current.method !== 'GET')) {

@@ -162,3 +162,24 @@ describe.each(['imB', 'wecom'])('WeCom at /support/outLink/%s/{token}', (path) =
     expect(fake.requests.find((r) => r.path === `/wecom-${path}/cgi-bin/gettoken`)).toBeDefined();
   });
 });
+
+describe('secrets of a channel stay out of the logs', () => {
+  it('a failed provider call is logged by host and path, without its query (corpsecret) or the link token', async () => {
+    const token = await createLink('wecom', { CorpId: 'corp9', SuiteSecret: 'suite-secret-value', AgentId: '1000009', CallbackToken: 'wct', CallbackEncodingAesKey: AES_KEY, apiBaseUrl: `${fake.origin}/nowhere` });
+    const inner = '<xml><ToUserName><![CDATA[corp9]]></ToUserName><FromUserName><![CDATA[lisi]]></FromUserName><CreateTime>1700</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[hi]]></Content><MsgId>19</MsgId><AgentID>1000009</AgentID></xml>';
+    const encrypted = wecomEncrypt(inner, 'corp9');
+    const params = new URLSearchParams({ msg_signature: sha1(['wct', '1700', 'n9', encrypted]), timestamp: '1700', nonce: 'n9' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/support/outLink/wecom/${token}?${params}`,
+      headers: { 'content-type': 'text/xml' },
+      payload: `<xml><ToUserName><![CDATA[corp9]]></ToUserName><Encrypt><![CDATA[${encrypted}]]></Encrypt><AgentID><![CDATA[1000009]]></AgentID></xml>`,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    for (let i = 0; i < 100 && !t.logs().includes('messaging channel delivery failed'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const logs = t.logs();
+    expect(logs).toContain('/nowhere/cgi-bin/gettoken answered HTTP 404');
+    expect(logs).not.toContain('suite-secret-value');
+    expect(logs).not.toContain(token);
+  });
+});

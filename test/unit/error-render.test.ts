@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Errors } from '../../src/infra/errors.js';
 import { errorFormatFor, renderError, toAppError } from '../../src/infra/error-render.js';
+import { urlForMessage } from '../../src/infra/join-url.js';
 import { redactUrl } from '../../src/infra/logger.js';
 
 describe('errorFormatFor', () => {
@@ -89,7 +90,20 @@ describe('redactUrl', () => {
     ['/a?apiKey=fastgpt-1&oldPsw=2&newPsw=3', '/a?apiKey=[redacted]&oldPsw=[redacted]&newPsw=[redacted]'],
     ['/a?client_secret=s', '/a?client_secret=[redacted]'],
     ['/a?name=password', '/a?name=password'],
+    // Percent-encoded and differently cased names are the same parameter to the parser.
+    ['/a?%74oken=abc&TOKEN=def', '/a?%74oken=[redacted]&TOKEN=[redacted]'],
+    ['/a?token=abc#frag', '/a?token=[redacted]#frag'],
+    // A channel receiver's path ends with its link token.
+    ['/api/support/outLink/feishu/abcdef123?x=1', '/api/support/outLink/feishu/[redacted]?x=1'],
+    ['/api/support/outLink/wecom/abc', '/api/support/outLink/wecom/[redacted]'],
   ])('%s → %s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
+  });
+});
+
+describe('urlForMessage', () => {
+  it('keeps scheme, host and path, and drops credentials, query and fragment', () => {
+    expect(urlForMessage('https://user:pw@qyapi.example/cgi-bin/gettoken?corpid=c&corpsecret=s#x')).toBe('https://qyapi.example/cgi-bin/gettoken');
+    expect(urlForMessage('not a url?secret=1')).toBe('not a url');
   });
 });

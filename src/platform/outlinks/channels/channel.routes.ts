@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../../infra/errors.js';
+import { urlForMessage } from '../../../infra/join-url.js';
 import type { ChatModule } from '../../chat/chat-module.js';
 import { definePlatformRoute, type PlatformRouteOptions, parseWith } from '../../define-route.js';
 import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
@@ -20,13 +21,13 @@ const str = (value: unknown) => (typeof value === 'string' ? value : '');
 
 async function channelLink(chat: ChatModule, token: string, type: OutLinkType): Promise<OutLinkDoc> {
   const link = await chat.outLinks.findByShareId(token);
-  if (link.type !== type) throw Errors.channelLinkRefused(`Link ${token} is not a ${type} channel`);
+  if (link.type !== type) throw Errors.channelLinkRefused(`This link is not a ${type} channel`);
   return link;
 }
 
 async function jsonOf(chat: ChatModule, url: string, init: { method: string; headers?: Record<string, string>; body?: string }): Promise<Record<string, unknown>> {
   const response = await chat.outbound(url, { method: init.method, headers: init.headers, body: init.body, timeoutMs: 15_000 });
-  if (response.status >= 400) throw new Error(`${url} answered HTTP ${response.status}`);
+  if (response.status >= 400) throw new Error(`${urlForMessage(url)} answered HTTP ${response.status}`);
   return JSON.parse(response.text()) as Record<string, unknown>;
 }
 
