@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SELF_CALL_HEADER, selfCallToken } from '../../src/infra/self-call-token.js';
+import { SELF_CALL_HEADER, selfCallHeaders } from '../../src/infra/self-call-token.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { call, ok } from './apps-helpers.js';
@@ -194,8 +194,9 @@ describe('templates and system plugins', () => {
   });
 
   it('serves the public /api/plugins endpoints as raw JSON', async () => {
-    // customFeedback writes into chat items: only the service's own workflow runs may call it.
-    const selfCall = { [SELF_CALL_HEADER]: selfCallToken(t.config.TOKEN_KEY) };
+    // customFeedback writes into chat items: only the service's own workflow runs may call it, for their own team's chats.
+    const teamOfChats = new ObjectId().toHexString();
+    const selfCall = selfCallHeaders(t.config.TOKEN_KEY, teamOfChats);
     const post = async (url: string, payload: Record<string, unknown>) => {
       const r = await t.app.inject({ method: 'POST', url: `/api/plugins/${url}`, payload, headers: selfCall });
       return { status: r.statusCode, body: r.json() };
@@ -212,10 +213,16 @@ describe('templates and system plugins', () => {
 
     const db = t.app.mongo.db;
     const appX = new ObjectId();
-    await db.collection('chatitems').insertOne({ appId: appX, chatId: 'c1', dataId: 'd1', customFeedbacks: [] });
+    await db.collection('chatitems').insertOne({ teamId: new ObjectId(teamOfChats), appId: appX, chatId: 'c1', dataId: 'd1', customFeedbacks: [] });
     expect((await post('customFeedback/v2/index', { appId: appX.toHexString(), chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'noted' })).body).toEqual({ text: 'noted' });
     await expect.poll(async () => (await db.collection('chatitems').findOne({ chatId: 'c1' }))?.customFeedbacks).toEqual(['noted']);
-    for (const headers of [{}, { [SELF_CALL_HEADER]: 'guessed' }]) {
+    // A run of another team (its own valid proof) cannot write into this team's chat.
+    const otherTeam = selfCallHeaders(t.config.TOKEN_KEY, new ObjectId().toHexString());
+    const foreign = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers: otherTeam, payload: { appId: appX.toHexString(), chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'from another team' } });
+    expect(foreign.statusCode).toBe(200);
+    // A proof of one team sent with another team's name is no proof.
+    const forged = { ...selfCall, 'x-self-call-team': otherTeam['x-self-call-team']! };
+    for (const headers of [{}, { [SELF_CALL_HEADER]: 'guessed' }, forged]) {
       const anonymous = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers, payload: { appId: appX.toHexString(), chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'spam' } });
       expect(anonymous.statusCode).toBe(403);
     }

@@ -1,5 +1,6 @@
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SELF_CALL_HEADER, selfCallToken } from '../../src/infra/self-call-token.js';
+import { SELF_CALL_HEADER, selfCallHeaders } from '../../src/infra/self-call-token.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -27,7 +28,7 @@ const cases: [string, Record<string, unknown>, unknown][] = [
 describe('legacy plugin endpoints without /index', () => {
   it.each(cases)('POST %s answers raw JSON as /index does', async (url, payload, expected) => {
     // customFeedback answers only this service's own workflow runs (they send the self-call proof).
-    const headers = { [SELF_CALL_HEADER]: selfCallToken(t.config.TOKEN_KEY) };
+    const headers = selfCallHeaders(t.config.TOKEN_KEY, new ObjectId().toHexString());
     const bare = await t.app.inject({ method: 'POST', url, payload, headers });
     expect(bare.statusCode, bare.body).toBe(200);
     expect(bare.headers['content-type']).toContain('application/json');

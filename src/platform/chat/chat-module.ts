@@ -14,7 +14,7 @@ import { type ChatLogsRepo, createChatLogsRepo } from './chat-logs.repo.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
 import { createSelfCaller, type SelfAnswer } from './self-call.js';
-import type { SharedNodeDeps } from './workflow-nodes/node-deps.js';
+import type { HttpCall, SharedNodeDeps } from './workflow-nodes/node-deps.js';
 
 export interface ChatModule {
   repo: ChatRepo;
@@ -64,7 +64,8 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       const limits = { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES };
       const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
       let answer: SelfAnswer;
-      if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits });
+      // A file read proves itself by its signed link; the call names no team.
+      if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits }, '');
       else {
         const response = await outbound(url, limits);
         answer = { status: response.status, body: response.body, contentType: response.headers['content-type'] };
@@ -72,22 +73,23 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       if (answer.status >= 400) throw new Error(`HTTP ${answer.status}`);
       return { buffer: answer.body, contentType: answer.contentType };
     },
-    httpCall: async (call) => {
-      const ownPlugin = ownServicePath(call.url, OWN_PLUGIN_PATH);
-      if (ownPlugin) {
-        const response = await callSelf(ownPlugin, call);
-        return { status: response.status, text: response.body.toString('utf8') };
-      }
-      const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
-      return { status: response.status, text: response.text() };
-    },
+  };
+  /** An HTTP node's call, for the run of `teamId`: a relative plugin URL is this service's own route, called with the run's team. */
+  const httpCall = async (call: HttpCall, teamId: string) => {
+    const ownPlugin = ownServicePath(call.url, OWN_PLUGIN_PATH);
+    if (ownPlugin) {
+      const response = await callSelf(ownPlugin, call, teamId);
+      return { status: response.status, text: response.body.toString('utf8') };
+    }
+    const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
+    return { status: response.status, text: response.text() };
   };
   const run = createChatRunService({
     repo,
     apps,
     usage,
     now: () => new Date(now()),
-    nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps),
+    nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps, { httpCall: (call: HttpCall) => httpCall(call, base.teamId) }),
     logError: (error, message) => app.log.error({ err: error }, message),
     chargeCredential: async (caller, points) => {
       // A share link records every turn (its last use), an API key only what costs points.

@@ -248,9 +248,9 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
     },
 
     /** Answers whether the item exists (the customFeedback plugin retries once when not yet saved). */
-    async appendCustomFeedback(appId: string, chatId: string, dataId: string, text: string): Promise<boolean> {
-      if (!isObjectIdHex(appId)) return false;
-      const result = await items.updateOne({ appId: oid(appId), chatId, dataId }, { $push: { customFeedbacks: text } });
+    async appendCustomFeedback(teamId: string, appId: string, chatId: string, dataId: string, text: string): Promise<boolean> {
+      if (!isObjectIdHex(appId) || !isObjectIdHex(teamId)) return false;
+      const result = await items.updateOne({ teamId: oid(teamId), appId: oid(appId), chatId, dataId }, { $push: { customFeedbacks: text } });
       return result.matchedCount === 1;
     },
 

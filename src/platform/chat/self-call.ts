@@ -8,7 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { safeFetch } from '../../infra/outbound-fetch.js';
-import { SELF_CALL_HEADER, selfCallToken } from '../../infra/self-call-token.js';
+import { selfCallHeaders } from '../../infra/self-call-token.js';
 
 export interface SelfCall {
   method: string;
@@ -31,9 +31,9 @@ function loopbackOf(address: AddressInfo): string {
 }
 
 export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetch) {
-  const proof = selfCallToken(app.config.TOKEN_KEY);
-  return async (path: string, request: SelfCall): Promise<SelfAnswer> => {
-    const call = { ...request, headers: { ...request.headers, [SELF_CALL_HEADER]: proof } };
+  /** `teamId`: the team whose run makes the call (the proof names it). */
+  return async (path: string, request: SelfCall, teamId: string): Promise<SelfAnswer> => {
+    const call = { ...request, headers: { ...request.headers, ...selfCallHeaders(app.config.TOKEN_KEY, teamId) } };
     const address = app.server.listening ? app.server.address() : null;
     if (address && typeof address === 'object') {
       const host = loopbackOf(address);

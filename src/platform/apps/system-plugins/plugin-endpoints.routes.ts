@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Errors } from '../../../infra/errors.js';
-import { isSelfCall, SELF_CALL_HEADER } from '../../../infra/self-call-token.js';
+import { selfCallTeam } from '../../../infra/self-call-token.js';
 import { z } from 'zod';
 import { definePlatformRoute, type PlatformRouteOptions } from '../../define-route.js';
 import { fillTemplate, tfSwitch } from './text-plugins.js';
@@ -20,15 +20,18 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
   const servePlugin = <S extends z.ZodType>(path: string, options: Omit<PlatformRouteOptions<S, [], unknown>, 'methods' | 'url' | 'auth' | 'raw'>) => {
     for (const url of [`${path}/index`, path]) definePlatformRoute(app, { ...options, methods, url, auth: [], raw: true });
   };
-  /** Writing feedback into chat items is for this service's own workflow runs only (as the reference accepts only local calls). */
-  const assertSelfCall = (request: FastifyRequest) => {
-    if (!isSelfCall(request.headers[SELF_CALL_HEADER], app.config.TOKEN_KEY)) {
-      throw Errors.forbidden("The customFeedback plugin is called by this service's own workflow runs only");
-    }
+  /**
+   * Writing feedback into chat items is for this service's own workflow runs only (as the
+   * reference accepts only local calls), and only into chats of the team the run is for.
+   */
+  const selfCallTeamOf = (request: FastifyRequest): string => {
+    const teamId = selfCallTeam(request.headers, app.config.TOKEN_KEY);
+    if (!teamId) throw Errors.forbidden("The customFeedback plugin is called by this service's own workflow runs only");
+    return teamId;
   };
-  const scheduleFeedback = (appId: unknown, chatId: unknown, dataId: unknown, text: string) => {
+  const scheduleFeedback = (teamId: string, appId: unknown, chatId: unknown, dataId: unknown, text: string) => {
     if (typeof appId !== 'string' || typeof chatId !== 'string' || typeof dataId !== 'string' || !chatId || !dataId || !text) return;
-    const attempt = () => app.chat.repo.appendCustomFeedback(appId, chatId, dataId, text);
+    const attempt = () => app.chat.repo.appendCustomFeedback(teamId, appId, chatId, dataId, text);
     void attempt()
       .then((done) => {
         if (!done) setTimeout(() => void attempt().catch((error) => app.log.warn({ err: error }, 'custom feedback not saved')), FEEDBACK_RETRY_MS).unref();
@@ -62,10 +65,10 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
     summary: 'Add a custom feedback to a chat item (v1)',
     tags,
     handler: async ({ input, request, reply }) => {
-      assertSelfCall(request);
+      const teamId = selfCallTeamOf(request);
       const text = input.customFeedback || input.defaultFeedback || '';
       if (!text) return reply.send({ response: '' });
-      scheduleFeedback(input.appId, input.chatId, input.responseChatItemId, text);
+      scheduleFeedback(teamId, input.appId, input.chatId, input.responseChatItemId, text);
       const debug = !input.chatId || !input.responseChatItemId;
       return reply.send({ response: debug ? `\\n\\n**Custom feedback debug**: ${text}\\n\\n` : '' });
     },
@@ -76,10 +79,10 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
     summary: 'Add a custom feedback to a chat item (v2)',
     tags,
     handler: async ({ input, request, reply }) => {
-      assertSelfCall(request);
+      const teamId = selfCallTeamOf(request);
       if (!input.customFeedback) return reply.send({});
       const text = fillTemplate(input.customFeedback, input.customInputs ?? {}, false);
-      scheduleFeedback(input.appId, input.chatId, input.responseChatItemId, text);
+      scheduleFeedback(teamId, input.appId, input.chatId, input.responseChatItemId, text);
       const debug = !input.chatId || !input.responseChatItemId;
       return reply.send(debug ? { answerText: `\\n\\n**Custom feedback debug**: "${text}"\\n\\n`, text } : { text });
     },

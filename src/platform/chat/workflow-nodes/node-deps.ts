@@ -58,7 +58,8 @@ export interface NodeDeps {
 
 /** The node dependencies of one run; the rest (`SharedNodeDeps`) is the same for every run. */
 export type RunNodeDeps = Pick<NodeDeps, 'teamId' | 'appId' | 'chatId' | 'responseChatItemId' | 'signal' | 'customFeedbacks'>;
-export type SharedNodeDeps = Omit<NodeDeps, keyof RunNodeDeps>;
+/** `httpCall` is bound to the run's team (a call to this service's own plugin routes names it). */
+export type SharedNodeDeps = Omit<NodeDeps, keyof RunNodeDeps | 'httpCall'>;
 
 /**
  * The LLM of a node: the named model, else the default one. The reference falls back to its
