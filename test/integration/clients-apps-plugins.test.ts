@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SELF_CALL_HEADER, selfCallHeaders } from '../../src/infra/self-call-token.js';
+import { selfCallHeaders } from '../../src/infra/self-call-token.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
