@@ -91,7 +91,9 @@ describe.each(['imA', 'feishu'])('Feishu at /support/outLink/%s/{token}', (path)
     const tokenCall = fake.requests.find((r) => r.path.endsWith('tenant_access_token/internal'))!;
     expect(tokenCall.body).toEqual({ app_id: 'cli_1', app_secret: 'sec' });
     const chat = await t.app.mongo.db.collection('chats').findOne({ shareId: token });
-    expect(chat).toMatchObject({ source: 'feishu', outLinkUid: `ou_${path}`, chatId: `feishu-oc_${path}` });
+    // The link is part of the chat id: another link seeing the same chat id has a chat of its own.
+    const linkId = (await t.app.mongo.db.collection('outlinks').findOne({ shareId: token }))?._id;
+    expect(chat).toMatchObject({ source: 'feishu', outLinkUid: `ou_${path}`, chatId: `feishu-${linkId}-oc_${path}` });
   });
 
   it('decrypts an encrypted url_verification with the encryptKey', async () => {
@@ -181,5 +183,36 @@ describe('secrets of a channel stay out of the logs', () => {
     expect(logs).toContain('/nowhere/cgi-bin/gettoken answered HTTP 404');
     expect(logs).not.toContain('suite-secret-value');
     expect(logs).not.toContain(token);
+  });
+});
+
+describe('channel chats belong to their link', () => {
+  it('the same WeCom user id on two links of one app talks in two chats', async () => {
+    const send = async (token: string, corp: string, nonce: string) => {
+      const inner = `<xml><ToUserName><![CDATA[${corp}]]></ToUserName><FromUserName><![CDATA[ZhangSan]]></FromUserName><CreateTime>1700</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[hello from ${corp}]]></Content><MsgId>${nonce}</MsgId><AgentID>1000002</AgentID></xml>`;
+      const encrypted = wecomEncrypt(inner, corp);
+      const params = new URLSearchParams({ msg_signature: sha1(['wct', '1700', nonce, encrypted]), timestamp: '1700', nonce });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/support/outLink/wecom/${token}?${params}`,
+        headers: { 'content-type': 'text/xml' },
+        payload: `<xml><ToUserName><![CDATA[${corp}]]></ToUserName><Encrypt><![CDATA[${encrypted}]]></Encrypt><AgentID><![CDATA[1000002]]></AgentID></xml>`,
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    const base = `${fake.origin}/wecom-wecom`;
+    const first = await createLink('wecom', { CorpId: 'corpA', SuiteSecret: 'sa', AgentId: '1000002', CallbackToken: 'wct', CallbackEncodingAesKey: AES_KEY, apiBaseUrl: base });
+    const second = await createLink('wecom', { CorpId: 'corpB', SuiteSecret: 'sb', AgentId: '1000002', CallbackToken: 'wct', CallbackEncodingAesKey: AES_KEY, apiBaseUrl: base });
+    await send(first, 'corpA', 'na1');
+    await send(second, 'corpB', 'nb1');
+    const chats = t.app.mongo.db.collection('chats');
+    await expect.poll(async () => (await chats.find({ outLinkUid: 'ZhangSan' }).toArray()).length).toBe(2);
+    const found = await chats.find({ outLinkUid: 'ZhangSan' }).toArray();
+    expect(new Set(found.map((c) => c.shareId))).toEqual(new Set([first, second]));
+    // Each chat holds its own link's conversation only.
+    for (const c of found) {
+      const items = await t.app.mongo.db.collection('chatitems').find({ chatId: c.chatId, obj: 'Human' }).toArray();
+      expect(items.map((item) => item.value[0].text.content)).toEqual([`hello from ${c.shareId === first ? 'corpA' : 'corpB'}`]);
+    }
   });
 });

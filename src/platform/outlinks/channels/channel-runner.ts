@@ -6,6 +6,14 @@ import type { ChatModule } from '../../chat/chat-module.js';
 import { nanoid } from '../../chat/ids.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
 
+/**
+ * The chat of a conversation on one channel link. The link is part of it: two links of one app
+ * (two companies' WeCom apps, say) may see the same user or chat id, and must not share a chat.
+ */
+export function channelChatId(prefix: 'feishu' | 'wecom' | 'wechat', link: Pick<OutLinkDoc, '_id'>, conversation: string): string {
+  return `${prefix}-${link._id}-${conversation}`;
+}
+
 export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: { uid: string; chatId: string; text: string; channel: ChatSource }): Promise<string> {
   try {
     await chat.outLinks.assertChatStart(link, input.uid, input.text);

@@ -14,7 +14,7 @@ import type { ChatModule } from '../../chat/chat-module.js';
 import { definePlatformRoute, type PlatformRouteOptions, parseWith } from '../../define-route.js';
 import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
 import { feishuDecrypt, parseFlatXml, sameText, sha1Signature, wecomDecrypt } from './channel-crypto.js';
-import { runChannelTurn } from './channel-runner.js';
+import { channelChatId, runChannelTurn } from './channel-runner.js';
 
 const tokenParam = z.object({ token: z.string().min(1).max(100) });
 const str = (value: unknown) => (typeof value === 'string' ? value : '');
@@ -98,7 +98,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
       if (text && messageId) {
         background(async () => {
           if (link.immediateResponse) await feishuSend(link, messageId, link.immediateResponse);
-          const answer = await runChannelTurn(chat, link, { uid, chatId: `feishu-${str(event.message?.chat_id) || uid}`, text, channel: 'feishu' });
+          const answer = await runChannelTurn(chat, link, { uid, chatId: channelChatId('feishu', link, str(event.message?.chat_id) || uid), text, channel: 'feishu' });
           if (answer) await feishuSend(link, messageId, answer);
         });
       }
@@ -146,7 +146,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
           const user = message.FromUserName;
           background(async () => {
             if (link.immediateResponse) await wecomSend(link, user, link.immediateResponse);
-            const answer = await runChannelTurn(chat, link, { uid: user, chatId: `wecom-${user}`, text: message.Content!, channel: 'wecom' });
+            const answer = await runChannelTurn(chat, link, { uid: user, chatId: channelChatId('wecom', link, user), text: message.Content!, channel: 'wecom' });
             if (answer) await wecomSend(link, user, answer);
           });
         }
@@ -183,7 +183,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
           const user = message.FromUserName;
           background(async () => {
             if (link.immediateResponse) await wechatSend(link, user, link.immediateResponse);
-            const answer = await runChannelTurn(chat, link, { uid: user, chatId: `wechat-${user}`, text: message.Content!, channel: 'official_account' });
+            const answer = await runChannelTurn(chat, link, { uid: user, chatId: channelChatId('wechat', link, user), text: message.Content!, channel: 'official_account' });
             if (answer) await wechatSend(link, user, answer);
           });
         }
