@@ -20,6 +20,7 @@ beforeAll(async () => {
   t = await buildTestApp();
   await cli(t.app, ['user', 'add', '--username', 'frank', '--email', 'frank@example.com', '--password', 'Frank-pass1']);
   await cli(t.app, ['user', 'add', '--username', 'gina', '--email', 'gina@example.com', '--password', 'Gina-pass1']);
+  await cli(t.app, ['user', 'add', '--username', 'hanna', '--email', 'hanna@example.com', '--password', 'Hanna-pass1']);
   frank = await login(t.app, 'frank', 'Frank-pass1');
 });
 
@@ -133,6 +134,11 @@ describe('HTTP Basic is a password login, as in the reference', () => {
     await get(NODES, basic('gina', 'Wrong-pass1'));
     const failure = await t.app.mongo.db.collection('cluster_login_records').findOne({ username: 'gina', success: false });
     expect(failure).toMatchObject({ type: 'Password', reason: 'incorrect password' });
+    // Go decodes Basic credentials as padded base64: the same text without its padding is no login.
+    const padded = Buffer.from('hanna:Hanna-pass1').toString('base64');
+    expect(padded.endsWith('=')).toBe(true);
+    expect((await get(NODES, { authorization: `Basic ${padded}` })).statusCode).toBe(200);
+    expect((await get(NODES, { authorization: `Basic ${padded.replace(/=+$/, '')}` })).statusCode).toBe(401);
   });
 
   it('client credentials in a Basic header on /oauth/token are refused before the handler', async () => {

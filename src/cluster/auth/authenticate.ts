@@ -102,7 +102,8 @@ export function createAuthenticator(deps: { accounts: AccountsService; tokens: T
   async function basic(encoded: string, request: FastifyRequest): Promise<ClusterIdentity> {
     const decoded = Buffer.from(encoded, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (!/^[A-Za-z0-9+/]+=*$/.test(encoded) || colon < 0) throw unauthorized('the Basic credentials are not base64 of user:password');
+    // Standard, padded base64 only, as Go's BasicAuth decodes it: unpadded text is no credential.
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || encoded.length % 4 !== 0 || colon < 0) throw unauthorized('the Basic credentials are not base64 of user:password');
     try {
       const account = await accounts.login({
         username: decoded.slice(0, colon),
