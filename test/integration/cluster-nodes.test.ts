@@ -1,3 +1,6 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { bearer, cli, fixture, login } from '../fixtures/cluster/helpers.js';
@@ -210,6 +213,18 @@ for (const strategy of ['database', 'cache'] as const) {
       it('adds none while no pod is stored at all (reference quirk)', async () => {
         const { body } = await list();
         for (const item of body.items) expect(usageKeys(item.metadata.annotations)).toEqual([]);
+      });
+
+      it('adds none to the list while every stored pod has finished; the single GET counts them (as the reference)', async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'finished-pods-'));
+        const file = join(dir, 'finished.json');
+        const finished = { metadata: { name: 'done-x', namespace: 'batch', uid: 'u-done-x' }, spec: { nodeName: 'edge1', containers: [{ name: 'c', resources: { requests: { cpu: '100m' } } }] }, status: { phase: 'Succeeded' } };
+        await writeFile(file, JSON.stringify({ kind: 'PodList', items: [finished] }));
+        expect(await cli(t.app, ['pods', 'import', file])).toMatchObject({ created: 1 });
+        const { body } = await list();
+        for (const item of body.items) expect(usageKeys(item.metadata.annotations)).toEqual([]);
+        const single = await t.app.inject({ method: 'GET', url: `${BASE}/edge1`, headers: auth });
+        expect(single.json().metadata.annotations).toMatchObject({ 'node.kubesphere.io/cpu-requests': '100m' });
       });
 
       it('sums requests and limits of running pods per node (kubectl rules, overhead, init containers)', async () => {

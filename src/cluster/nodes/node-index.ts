@@ -32,7 +32,10 @@ export class NodeSnapshot {
     readonly version: string,
     private readonly entries: NodeIndexEntry[],
     private readonly usage: Map<string, NodeUsage>,
+    /** Pods are stored: a single node is annotated. */
     private readonly withPods: boolean,
+    /** A pod is not terminated: the list is annotated (the reference counts only those there). */
+    private readonly withActivePods: boolean,
   ) {
     this.byName = new Map(entries.map((entry) => [entry._id, entry]));
   }
@@ -59,7 +62,7 @@ export class NodeSnapshot {
   private listed(entry: NodeIndexEntry): KubeNode {
     let node = this.rendered.get(entry._id);
     if (!node) {
-      node = renderNode(entry.json, this.usage.get(entry._id)?.active, this.withPods);
+      node = renderNode(entry.json, this.usage.get(entry._id)?.active, this.withActivePods);
       this.rendered.set(entry._id, node);
     }
     return node;
@@ -125,8 +128,8 @@ export class NodeIndex {
   private async load(version: string): Promise<NodeSnapshot> {
     const order = ++this.loadsStarted;
     const { nodes, pods } = this.deps;
-    const [entries, usage, withPods] = await Promise.all([nodes.loadIndexEntries(), pods.loadUsage(), pods.hasAny()]);
-    const snapshot = new NodeSnapshot(version, entries, new Map(usage.map((entry) => [entry._id, entry])), withPods);
+    const [entries, usage, withPods, withActivePods] = await Promise.all([nodes.loadIndexEntries(), pods.loadUsage(), pods.hasAny(), pods.hasActive()]);
+    const snapshot = new NodeSnapshot(version, entries, new Map(usage.map((entry) => [entry._id, entry])), withPods, withActivePods);
     // A load started earlier but finished later must not replace a newer snapshot.
     if (order > this.newestInstalled) {
       this.newestInstalled = order;

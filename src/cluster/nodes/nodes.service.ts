@@ -58,7 +58,8 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
   /** Adds the usage annotations from the database (the `database` strategy). */
   async function renderFromDatabase(stored: { _id: string; json: string }[], includeTerminated: boolean): Promise<KubeNode[]> {
     if (stored.length === 0) return [];
-    const withPods = await pods.hasAny();
+    // A list is annotated when a pod is running, a single node when any pod is stored (as the reference).
+    const withPods = await (includeTerminated ? pods.hasAny() : pods.hasActive());
     const usage = withPods ? await pods.usageFor(stored.map((node) => node._id), includeTerminated) : new Map();
     return stored.map(({ _id, json }) => renderNode(json, usage.get(_id), withPods));
   }

@@ -65,6 +65,10 @@ export function createPodsRepo(db: Db) {
     async hasAny(): Promise<boolean> {
       return (await pods.findOne({}, { projection: { _id: 1 } })) !== null;
     },
+    /** Whether any pod is not terminated (the reference annotates a node list only then). */
+    async hasActive(): Promise<boolean> {
+      return (await pods.findOne({ phase: { $nin: [...TERMINATED] } }, { projection: { _id: 1 } })) !== null;
+    },
 
     /** Every node's summed usage, for the in-process node index (one read of the collection). */
     loadUsage: () => usage.find({}).toArray(),
