@@ -15,13 +15,18 @@ export const zParentId = z
   .transform((value) => (value === '' ? null : value));
 
 /**
- * An optional field a client may send as null (API scripts, OpenAI clients, the reference's
- * handlers that default it): null reads as absent.
+ * A nested optional field a client may send as null (OpenAI clients do): null reads as absent.
+ * Top-level fields need no wrapper: route validation reads any optional field sent as null as
+ * absent (infra/null-as-absent.ts).
  */
 export const zNullish = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
 
-/** A list filter's search text: null or blank is no search. */
-export const zSearchText = zNullish(z.string().max(200)).transform((text) => (text?.trim() ? text : undefined));
+/** A list filter's search text, kept as typed: blank is no search. */
+export const zSearchText = z
+  .string()
+  .max(200)
+  .optional()
+  .transform((text) => (text?.trim() ? text : undefined));
 
 /** A number that may arrive as a query-string text. */
 export const zNumberLike = z.union([z.number(), z.string().trim().regex(/^-?\d+(\.\d+)?$/, 'expected a number').transform(Number)]);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zBoolLike, zIntLike, zName, zNullish, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
+import { zBoolLike, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
 import { permissionResponse } from '../permissions/permission.schema.js';
 
 /** Stored AppTypeEnum values ('advanced' is the workflow type). */
@@ -71,8 +71,8 @@ export const folderPathInput = z.object({ parentId: z.union([zObjectId, z.litera
 
 export const listAppsInput = z.object({
   parentId: zParentId.optional(),
-  type: zNullish(z.union([zAppType, z.array(zAppType)])),
-  getRecentlyChat: zNullish(zBoolLike),
+  type: z.union([zAppType, z.array(zAppType)]).optional(),
+  getRecentlyChat: zBoolLike.optional(),
   searchKey: zSearchText,
 });
 

@@ -153,7 +153,7 @@ export const guideListSchema = z.object({
   offset: zIntLike.pipe(z.number().int().min(0)).optional(),
   searchKey: zSearchText,
 });
-export const guideQuerySchema = z.object({ appId: zObjectId, searchKey: zNullish(z.string().max(200)).transform((key) => key ?? ''), ...outLinkParams });
+export const guideQuerySchema = z.object({ appId: zObjectId, searchKey: z.string().max(200).default(''), ...outLinkParams });
 export const guideCreateSchema = z.object({ appId: zObjectId, textList: z.array(z.string().trim().min(1).max(500)).min(1).max(1000) });
 export const guideUpdateSchema = z.object({ appId: zObjectId, dataId: zObjectId, text: z.string().trim().min(1).max(500) });
 export const guideDeleteSchema = z.object({ appId: zObjectId, dataIdList: z.array(zObjectId).max(1000) });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zBoolLike, zHttpUrl, zIntLike, zName, zNullish, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../../infra/zod.js';
+import { zBoolLike, zHttpUrl, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../../infra/zod.js';
 import { COLLECTION_TYPES, TRAINING_MODES } from './collection.repo.js';
 
 /** The reference refuses chunk sizes above 30000; below 1 nothing could be split. */
@@ -58,9 +58,9 @@ const listFilters = {
   parentId: zParentId.optional(),
   // The reference strips single quotes from the search text.
   searchText: zSearchText.transform((text) => text?.replace(/'/g, '') || undefined),
-  selectFolder: zNullish(zBoolLike),
-  filterTags: zNullish(z.union([z.array(z.string().max(100)).max(100), z.string().max(100).transform((tag) => [tag])])),
-  simple: zNullish(zBoolLike),
+  selectFolder: zBoolLike.optional(),
+  filterTags: z.union([z.array(z.string().max(100)).max(100), z.string().max(100).transform((tag) => [tag])]).optional(),
+  simple: zBoolLike.optional(),
 };
 
 export const listCollectionsSchema = z.object({ ...listFilters, pageNum: zPageNum, pageSize: zPageSize() });

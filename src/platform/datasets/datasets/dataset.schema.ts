@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zHttpUrl, zIntLike, zName, zNullish, zObjectId, zParentId, zSearchText } from '../../../infra/zod.js';
+import { zHttpUrl, zIntLike, zName, zObjectId, zParentId, zSearchText } from '../../../infra/zod.js';
 import { DATASET_TYPES } from './dataset.repo.js';
 
 const zModelName = z.string().trim().min(1).max(200);
@@ -23,7 +23,7 @@ export const createFolderSchema = z.object({
 
 export const listDatasetsSchema = z.object({
   parentId: zParentId.optional(),
-  type: zNullish(z.union([z.enum(DATASET_TYPES), z.array(z.enum(DATASET_TYPES))])),
+  type: z.union([z.enum(DATASET_TYPES), z.array(z.enum(DATASET_TYPES))]).optional(),
   searchKey: zSearchText,
 });
 
