@@ -65,6 +65,21 @@ describe('POST /oauth/token transport', () => {
     });
     expect(duplicated.statusCode).toBe(200);
   });
+
+  it('a body Go cannot parse is 401 invalid_client with Go\'s text; escapes and + decode as Go decodes them', async () => {
+    const post = (payload: string) => t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload });
+    for (const [payload, description] of [
+      ['client_id=kubesphere&client_secret=kubesphere&grant_type=password&username=alice&password=Alice-pass1%zz', 'invalid URL escape "%zz"'],
+      ['client_id=kubesphere&client_secret=kubesphere&grant_type=password&username=alice&password=%', 'invalid URL escape "%"'],
+      ['client_id=kubesphere;client_secret=kubesphere&grant_type=password', 'invalid semicolon separator in query'],
+    ]) {
+      const response = await post(payload!);
+      expect(response.statusCode, payload).toBe(401);
+      expect(response.json()).toEqual({ error: 'invalid_client', error_description: description });
+    }
+    const encoded = await post('client_id=kube%73phere&client_secret=kubesphere&grant_type=password&username=alice&password=Alice%2Dpass1');
+    expect(encoded.statusCode, encoded.body).toBe(200);
+  });
 });
 
 describe('POST /oauth/token error table', () => {

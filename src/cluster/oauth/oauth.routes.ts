@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ClusterErrors } from '../../infra/errors.js';
 import { sourceIP } from '../auth/authenticate.js';
+import { FORM_PROBLEM, type ParsedForm, parseGoForm } from './form-body.js';
 import { logoutRedirectLocation } from './logout-redirect.js';
 import { logoutQuerySchema, tokenRequestSchema, tokenResponseSchema } from './oauth.schema.js';
 
@@ -12,7 +13,7 @@ const FORM = 'application/x-www-form-urlencoded';
 export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
   // Only form bodies here: JSON, multipart and unknown types get 415 (the reference refuses JSON).
   app.removeAllContentTypeParsers();
-  await app.register(formbody);
+  await app.register(formbody, { parser: parseGoForm });
 
   const routes = app.withTypeProvider<ZodTypeProvider>();
   routes.post(
@@ -28,6 +29,8 @@ export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
       // A request without a body is a form without fields: the grant checks name what is missing.
       preValidation: async (request) => {
         request.body ??= {} as typeof request.body;
+        const problem = (request.body as ParsedForm)[FORM_PROBLEM];
+        if (problem) throw ClusterErrors.oauthInvalidClient(problem);
       },
     },
     async (request) => app.cluster.oauth.token(request.body, { sourceIP: sourceIP(request), userAgent: request.headers['user-agent'] ?? '' }),
