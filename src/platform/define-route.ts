@@ -34,6 +34,11 @@ export interface PlatformRouteOptions<S extends z.ZodType | undefined, K extends
    * or a session (docs/decisions.md, app-bound keys).
    */
   appBoundKey?: boolean;
+  /**
+   * The route starts a chat through a share link (completions): the link's hook is asked `start`
+   * for the visitor's uid there, not `init` (startsShareChat).
+   */
+  startsShareChat?: boolean;
   /** Parameters, read from query, path and JSON body merged (body wins). */
   input?: S;
   summary?: string;
@@ -69,6 +74,11 @@ export async function authenticateCaller(app: FastifyInstance, request: FastifyR
   const auth = await app.platformAuth.authenticate(request, kinds);
   if (auth.authType === 'apikey' && auth.appId && !appBoundKey) throw Errors.appBoundKeyRefused(auth.appId);
   return auth;
+}
+
+/** Whether the request's route starts a chat through a share link (PlatformRouteOptions.startsShareChat). */
+export function startsShareChat(request: FastifyRequest): boolean {
+  return (request.routeOptions.config as { startsShareChat?: boolean } | undefined)?.startsShareChat === true;
 }
 
 export function mergedInput(request: FastifyRequest): Record<string, unknown> {
@@ -134,7 +144,7 @@ export function definePlatformRoute<S extends z.ZodType | undefined, const K ext
         ...(input ? { [inQuery ? 'querystring' : 'body']: input } : {}),
         ...(response ? { response: { 200: response } } : {}),
       },
-      config: { enveloped: !options.raw },
+      config: { enveloped: !options.raw, startsShareChat: options.startsShareChat === true },
       preValidation: async (request) => {
         if (kinds.length > 0) request.platformCaller = await authenticateCaller(app, request, kinds, options.appBoundKey);
         if (!input) return;

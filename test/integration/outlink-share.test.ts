@@ -148,12 +148,18 @@ describe('share-link chat', () => {
     const expired = await inject('POST', '/v1/chat/completions', { ...creds, messages: [{ role: 'user', content: 'late' }] });
     expect(expired.statusCode).toBe(403);
     expect(expired.json().message).toMatch(/expired/);
+    // Only chatting stops: the page and its history still open (the reference checks expiry at chat start).
+    const histories = await inject('POST', '/core/chat/getHistories', { ...creds });
+    expect(histories.statusCode, histories.body).toBe(200);
 
     const qpmLink = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Slow', limit: { QPM: 1 } });
     expect((await inject('POST', '/v1/chat/completions', { shareId: qpmLink, outLinkUid: 'q', messages: [{ role: 'user', content: 'one' }] })).statusCode).toBe(200);
     const throttled = await inject('POST', '/v1/chat/completions', { shareId: qpmLink, outLinkUid: 'q', messages: [{ role: 'user', content: 'two' }] });
     expect(throttled.statusCode).toBe(429);
     expect(throttled.json().message).toMatch(/1 requests per minute/);
+    // QPM counts each visitor address apart (as the reference): another address still chats this minute.
+    const elsewhere = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', remoteAddress: '10.1.2.3', payload: { shareId: qpmLink, outLinkUid: 'q2', messages: [{ role: 'user', content: 'three' }] } });
+    expect(elsewhere.statusCode, elsewhere.body).toBe(200);
 
     const unknown = await inject('POST', '/v1/chat/completions', { shareId: 'nosuchlink', outLinkUid: 'u', messages: [{ role: 'user', content: 'x' }] });
     expect(unknown.statusCode).toBe(403);
@@ -165,12 +171,22 @@ describe('share-link chat', () => {
     const refused = await inject('POST', '/core/chat/getHistories', { shareId: hooked, outLinkUid: 'guess' });
     expect(refused.statusCode).toBe(403);
     expect(refused.json().message).toBe('who are you');
+    const initCalls = () => fake.requests.filter((r) => r.path === '/hook/shareAuth/init').length;
+    const initsBefore = initCalls();
     const accepted = await inject('POST', '/v1/chat/completions', { shareId: hooked, outLinkUid: 'secret', chatId: 'h1', messages: [{ role: 'user', content: 'hooked' }] });
     expect(accepted.statusCode, accepted.body).toBe(200);
+    // A chat asks the hook `start` only (it names the visitor), not `init` as well.
+    expect(initCalls()).toBe(initsBefore);
     const finish = await fake.waitFor('/hook/shareAuth/finish');
     expect(finish.body).toMatchObject({ token: 'secret', appName: 'Shared bot' });
     const chats = await t.app.mongo.db.collection('chats').find({ shareId: hooked }).toArray();
     expect(chats.map((c) => c.outLinkUid)).toEqual(['real-user']);
+
+    // A start that answers {success:true} without a uid (the documented example hooks do): the token is the uid.
+    fake.route('POST', '/hook/shareAuth/start', () => ({ json: { success: true } }));
+    const bare = await inject('POST', '/v1/chat/completions', { shareId: hooked, outLinkUid: 'plain-token', chatId: 'h2', messages: [{ role: 'user', content: 'hi' }] });
+    expect(bare.statusCode, bare.body).toBe(200);
+    expect((await t.app.mongo.db.collection('chats').findOne({ shareId: hooked, chatId: 'h2' }))?.outLinkUid).toBe('plain-token');
   });
 });
 

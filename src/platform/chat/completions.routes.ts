@@ -37,24 +37,28 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
     url: '/v1/chat/completions',
     auth: ['outLink', 'teamSpace', 'apiKey', 'session'],
     appBoundKey: true,
+    startsShareChat: true,
     input: completionsSchema,
     raw: true,
     summary: 'OpenAI-compatible chat completions running the app workflow (SSE when stream=true)',
     tags: ['chat'],
-    handler: async ({ input, auth, request, reply }) => {
+    handler: async ({ input, auth: credential, request, reply }) => {
       const items = messagesToChatItems(input.messages as RequestMessage[]);
       const question = items.length ? valuesText(items[items.length - 1]!.value) : JSON.stringify(input.variables);
       // Hooks receive the token the client sent (authToken), not the uid it resolved to.
-      const linkToken = input.outLinkUid ?? auth.outLink?.outLinkUid ?? '';
-      const app = await chat.access.appForChat(auth, input.appId);
+      const linkToken = input.outLinkUid ?? credential.outLink?.outLinkUid ?? '';
+      const app = await chat.access.appForChat(credential, input.appId);
       const isPlugin = app.type === 'plugin';
       if (!isPlugin && input.messages.length === 0) throw chat.errors.missingParams('messages is empty');
+      // Through a share link: expiry and points, then the hook's `start`, which names the visitor.
+      const link = credential.authType === 'outLink' ? await chat.outLinks.linkOf(credential) : undefined;
+      const visitor = link ? await chat.outLinks.startChat(link, linkToken, question) : undefined;
+      const auth = visitor ? Object.assign({}, credential, { outLink: { shareId: link!.shareId, outLinkUid: visitor } }) : credential;
       const appId = app._id;
       const existing = input.chatId ? await chat.repo.findChat(appId, input.chatId) : null;
       if (input.chatId && !chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
-      // The link's start checks come last: they take a QPM slot and tell the link's hook a chat
-      // started, which a request refused above must not do.
-      const link = auth.authType === 'outLink' ? await chat.outLinks.assertChatStart(await chat.outLinks.linkOf(auth), linkToken, question) : undefined;
+      // The QPM slot comes last: a request refused above takes none.
+      if (link) await chat.outLinks.takeChatSlot(link, request.ip);
       const caller = withCustomUid(callerFromAuth(auth, link?.responseDetail ?? false), input.customUid);
       const detail = input.detail || isPlugin;
       const responseChatItemId = input.responseChatItemId ?? nanoid();

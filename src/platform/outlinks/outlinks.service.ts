@@ -11,7 +11,7 @@ import type { SafeFetchOptions, SafeFetchResponse } from '../../infra/outbound-f
 import type { AppsAccess } from '../apps/index.js';
 import type { AuthContext } from '../auth/types.js';
 import { shareIdToken } from '../chat/ids.js';
-import { mergedInput } from '../define-route.js';
+import { mergedInput, startsShareChat } from '../define-route.js';
 import type { OutLinkDoc, OutLinksRepo } from './outlinks.repo.js';
 import type { createOutLinkSchema, updateOutLinkSchema } from './outlinks.schema.js';
 import type { ShareQpmLimiter } from './qpm-limiter.js';
@@ -62,8 +62,11 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     return link;
   }
 
-  /** POSTs to the link's hook; the reply must be `{success:true, data:{uid}}`. */
-  async function callHook(link: OutLinkDoc, path: string, body: Record<string, unknown>): Promise<string | undefined> {
+  /**
+   * POSTs to the link's hook; the reply must be `{success:true, data:{uid}}` (`init`), or
+   * `{success:true}` with an optional uid (`start`: the token is the uid then).
+   */
+  async function callHook(link: OutLinkDoc, path: string, body: Record<string, unknown>, uidRequired = true): Promise<string | undefined> {
     const base = link.limit.hookUrl;
     if (!base) return undefined;
     let response: SafeFetchResponse;
@@ -80,8 +83,9 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     }
     if (!parsed.success) throw Errors.linkUnInvalid(parsed.message || parsed.msg || "The share link's auth hook refused this user");
     const uid = parsed.data?.uid;
-    if (typeof uid !== 'string' || uid === '') throw Errors.linkUnInvalid("The share link's auth hook returned no uid");
-    return uid;
+    if (typeof uid === 'string' && uid !== '') return uid;
+    if (uidRequired) throw Errors.linkUnInvalid("The share link's auth hook returned no uid");
+    return undefined;
   }
 
   function assertNotExpired(link: OutLinkDoc): void {
@@ -151,12 +155,15 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       return link;
     },
 
-    /** The link and the caller's uid (hook `init` when the link has one). */
-    async authenticate(shareId: string, outLinkUid: string): Promise<{ link: OutLinkDoc; context: AuthContext }> {
+    /**
+     * The link and the caller's uid: the hook's `init` answers it when the link has a hook, except
+     * for a chat start, whose `start` call answers it (startChat). An expired link still opens its
+     * page and history; only chatting stops (as the reference checks expiry at chat start).
+     */
+    async authenticate(shareId: string, outLinkUid: string, startsChat = false): Promise<{ link: OutLinkDoc; context: AuthContext }> {
       const link = await deps.repo.findByShareId(shareId);
       if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
-      assertNotExpired(link);
-      const uid = (await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
+      const uid = (startsChat ? undefined : await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
       const member = await deps.memberContext(link.tmbId);
       if (!member) throw Errors.linkUnInvalid('The creator of this share link is no longer a member of its team');
       const context: AuthContext = Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId, outLinkUid: uid } });
@@ -177,22 +184,30 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       const { shareId, outLinkUid } = input;
       if (typeof shareId !== 'string' || shareId === '') return null;
       if (typeof outLinkUid !== 'string' || outLinkUid === '') throw Errors.missingParams("Missing field 'outLinkUid' for the share link");
-      return (await service.authenticate(shareId, outLinkUid)).context;
+      return (await service.authenticate(shareId, outLinkUid, startsShareChat(request))).context;
     },
 
-    /** Chat-start checks on the link the request read: expiry, points, QPM, then the hook's `start`. */
-    async assertChatStart(link: OutLinkDoc, outLinkUid: string, question: string): Promise<OutLinkDoc> {
-      const { shareId } = link;
+    /**
+     * A chat through the link starts: expiry and points, then the hook's `start`, which answers
+     * the uid the chat is stored under (the token itself when it names none). Writes nothing.
+     */
+    async startChat(link: OutLinkDoc, token: string, question: string): Promise<string> {
       assertNotExpired(link);
       if (link.limit.maxUsagePoints > -1 && link.usagePoints >= link.limit.maxUsagePoints) {
         throw Errors.linkUnInvalid(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
       }
-      if (link.limit.QPM > 0) {
-        const start = await deps.qpm.take(shareId, link.limit.QPM);
-        if (!start.ok) throw Errors.tooManyRequest(`The share link allows ${link.limit.QPM} requests per minute`, start.retryAfterSeconds);
-      }
-      if (link.limit.hookUrl) await callHook(link, '/shareAuth/start', { token: outLinkUid, question });
-      return link;
+      if (!link.limit.hookUrl) return token;
+      return (await callHook(link, '/shareAuth/start', { token, question }, false)) ?? token;
+    },
+
+    /**
+     * Takes one of the link's QPM chats of this minute for the visitor's address (the reference
+     * counts each IP apart); a chat with no address (a messaging channel) is not counted.
+     */
+    async takeChatSlot(link: OutLinkDoc, ip: string | undefined): Promise<void> {
+      if (link.limit.QPM <= 0 || !ip) return;
+      const start = await deps.qpm.take(`${link.shareId}:${ip}`, link.limit.QPM);
+      if (!start.ok) throw Errors.tooManyRequest(`The share link allows ${link.limit.QPM} requests per minute`, start.retryAfterSeconds);
     },
 
     /**

@@ -16,10 +16,11 @@ export function channelChatId(prefix: 'feishu' | 'wecom' | 'wechat', link: Pick<
 
 export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: { uid: string; chatId: string; text: string; channel: ChatSource }): Promise<string> {
   try {
-    await chat.outLinks.assertChatStart(link, input.uid, input.text);
+    // A channel message has no visitor address: no QPM slot (as the reference); the hook's start names the user.
+    const uid = await chat.outLinks.startChat(link, input.uid, input.text);
     const member = await chat.memberContext(link.tmbId);
     if (!member) throw new Error('The creator of this link is no longer a member of its team');
-    const auth = Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId: link.shareId, outLinkUid: input.uid } });
+    const auth = Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId: link.shareId, outLinkUid: uid } });
     const app = await chat.apps.findInTeam(auth.teamId, auth.appId);
     const result = await chat.run.runTurn({
       app,
