@@ -201,6 +201,20 @@ describe('core/ai helpers', () => {
     expect((await call(t, tok, 'POST', '/core/ai/agent/createQuestionGuide', { messages: 'x' })).status).toBe(400);
   });
 
+  it('createQuestionGuide sends the chat box turns as text only (file and image parts left out)', async () => {
+    fake.reply = () => '["And then?"]';
+    const messages = [
+      { role: 'user', content: [{ type: 'file_url', name: 'a.pdf', url: '/api/common/file/read?token=x' }, { type: 'image_url', image_url: { url: '/api/common/file/read?token=y' } }, { type: 'text', text: 'what is in these?' }] },
+      { role: 'assistant', content: 'A report and a chart.' },
+    ];
+    expect(await ok(t, tok, 'POST', '/core/ai/agent/createQuestionGuide', { messages })).toEqual(['And then?']);
+    const sent = (fake.requests.filter((r) => r.path.endsWith('/chat/completions')).at(-1)!.body as { messages: { role: string; content: unknown }[] }).messages;
+    expect(sent.slice(0, 2)).toEqual([
+      { role: 'user', content: 'what is in these?' },
+      { role: 'assistant', content: 'A report and a chart.' },
+    ]);
+  });
+
   it('ai/token needs the root key', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/core/ai/token', headers: { rootkey: t.config.ROOT_KEY }, payload: { messages: [{ role: 'user', content: 'count these words please' }] } });
     expect(res.statusCode, res.body).toBe(200);

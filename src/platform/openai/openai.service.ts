@@ -16,6 +16,19 @@ const QUESTION_GUIDE_PROMPT =
   'Based on the conversation above, suggest 3 short follow-up questions the user might ask next, in the same language as the conversation, each under 20 characters. Reply with a JSON array of strings only, e.g. ["question 1","question 2","question 3"].';
 
 /** Cuts or zero-pads a vector to the reference's fixed 1536 dimensions. */
+/**
+ * A message of the chat box as the question guide sends it: text only. The web client sends the
+ * last turns with their `file_url` parts and this service's relative image links, which a
+ * provider refuses; the reference drops them too (no vision for the guide).
+ */
+function asTextMessage(message: LlmMessage): LlmMessage {
+  if (!Array.isArray(message.content)) return message;
+  const text = (message.content as { type?: string; text?: unknown }[])
+    .flatMap((part) => (part?.type === 'text' && typeof part.text === 'string' ? [part.text] : []))
+    .join('\n');
+  return { ...message, content: text };
+}
+
 export function normaliseDimensions(vector: number[], size = EMBEDDING_DIMENSIONS): number[] {
   if (vector.length >= size) return vector.slice(0, size);
   return [...vector, ...new Array<number>(size - vector.length).fill(0)];
@@ -79,8 +92,9 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       return { text: body.text ?? '', model: whisper };
     },
 
-    async questionGuide(messages: LlmMessage[]) {
+    async questionGuide(sent: LlmMessage[]) {
       const llm = chat.models.firstLlm();
+      const messages = sent.map(asTextMessage);
       const result = await completeChat(llm.endpoint, {
         model: llm.model.model,
         messages: [...messages, { role: 'user', content: QUESTION_GUIDE_PROMPT }],
