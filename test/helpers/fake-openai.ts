@@ -14,7 +14,9 @@ export interface SeenRequest {
   raw: Buffer;
 }
 
-type RouteHandler = (request: SeenRequest) => { status?: number; json?: unknown; text?: string } | Promise<{ status?: number; json?: unknown; text?: string }>;
+/** A route's answer: JSON, text, or a body the route writes itself (`stream`, for answers that arrive in parts). */
+type RouteAnswer = { status?: number; json?: unknown; text?: string; stream?: (res: ServerResponse) => Promise<void> };
+type RouteHandler = (request: SeenRequest) => RouteAnswer | Promise<RouteAnswer>;
 
 export interface FakeOpenAi {
   origin: string;
@@ -65,7 +67,8 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       const custom = routes.get(`${req.method} ${url.pathname}`);
       if (custom) {
         const answer = await custom(seen);
-        if (answer.text !== undefined) {
+        if (answer.stream) await answer.stream(res);
+        else if (answer.text !== undefined) {
           res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain' });
           res.end(answer.text);
         } else send(res, answer.status ?? 200, answer.json ?? {});

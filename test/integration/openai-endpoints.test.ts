@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
@@ -242,5 +244,46 @@ describe('core/ai helpers', () => {
     const badVoice = await call(t, tok, 'POST', '/core/chat/item/getSpeech', { ttsConfig: { model: 'tts-1', voice: 'nobody' }, input: 'x' });
     expect(badVoice.status).toBe(400);
     expect(badVoice.body.message).toMatch(/voice not found/);
+  });
+});
+
+describe('speech is relayed as it arrives', () => {
+  it('the first part of the MP3 reaches the client before the provider has sent the rest; the whole is cached', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    fake.route('POST', '/v1/audio/speech', () => ({
+      stream: async (res) => {
+        res.writeHead(200, { 'content-type': 'audio/mpeg' });
+        res.write('ID3-first');
+        await released;
+        res.end('-rest');
+      },
+    }));
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = t.app.server.address() as AddressInfo;
+      const body = await new Promise<string>((resolve, reject) => {
+        const request = httpRequest({ host: '127.0.0.1', port, path: '/api/core/chat/item/getSpeech', method: 'POST', headers: { ...authHeaders(tok), 'content-type': 'application/json' } }, (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => {
+            // The provider holds the rest back until this part has reached the client.
+            if (!text) release();
+            text += chunk.toString();
+          });
+          response.on('end', () => resolve(text));
+          response.on('error', reject);
+        });
+        request.on('error', reject);
+        request.end(JSON.stringify({ ttsConfig: { model: 'tts-1', voice: 'alloy' }, input: 'streamed words' }));
+      });
+      expect(body).toBe('ID3-first-rest');
+      const cached = await t.app.inject({ method: 'POST', url: '/api/core/chat/item/getSpeech', headers: authHeaders(tok), payload: { ttsConfig: { model: 'tts-1', voice: 'alloy' }, input: 'streamed words' } });
+      expect(cached.body).toBe('ID3-first-rest');
+    } finally {
+      release();
+      fake.unroute('POST', '/v1/audio/speech');
+    }
   });
 });

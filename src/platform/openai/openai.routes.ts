@@ -1,4 +1,5 @@
 /** v1/embeddings, v1/audio/transcriptions, core/ai/*, core/chat/item/getSpeech. */
+import { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -138,11 +139,24 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       const cached = await tts.get(bufferId, cacheKey, now);
       if (cached) return reply.header('content-type', 'audio/mpeg').send(cached);
       const { audio, model } = await service.speech({ model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
-      await tts.put(bufferId, cacheKey, audio, now);
-      // Priced per 1000 characters; an answer from the cache costs nothing (as the reference).
-      const charsLength = input.input.length;
-      await charge(auth, { appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: usagePoints(model, charsLength), model: model.name, charsLength }] });
-      return reply.header('content-type', 'audio/mpeg').send(audio);
+      // Relayed as it arrives, as the reference pipes it (the client plays while the rest comes);
+      // cached and billed once whole. A stream that breaks is neither.
+      async function* relay() {
+        const parts: Buffer[] = [];
+        for await (const chunk of audio) {
+          parts.push(chunk);
+          yield chunk;
+        }
+        try {
+          await tts.put(bufferId, cacheKey, Buffer.concat(parts), now);
+          // Priced per 1000 characters; an answer from the cache costs nothing (as the reference).
+          const charsLength = input.input.length;
+          await charge(auth, { appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: usagePoints(model, charsLength), model: model.name, charsLength }] });
+        } catch (error) {
+          app.log.warn({ err: error }, 'speech sent, but not cached or billed');
+        }
+      }
+      return reply.header('content-type', 'audio/mpeg').send(Readable.from(relay()));
     },
   });
 

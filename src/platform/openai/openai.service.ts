@@ -108,7 +108,8 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       return { questions: parseQuestionList(result.content), tokens, model: llm.model };
     },
 
-    async speech(input: { model: string; voice: string; speed?: number; text: string }): Promise<{ audio: Buffer; model: AudioSpeechModel }> {
+    /** The provider's MP3 as it arrives (a refusal before the first byte is an error here). */
+    async speech(input: { model: string; voice: string; speed?: number; text: string }): Promise<{ audio: AsyncIterable<Buffer>; model: AudioSpeechModel }> {
       const model = app.models.catalog.audioSpeechModels.find((m) => m.model === input.model || m.name === input.model);
       if (!model) throw Errors.missingParams(`model or voice not found: '${input.model}' is not a configured speech model`);
       if (model.voices && !model.voices.some((v) => v.value === input.voice)) throw Errors.missingParams(`voice not found: '${input.voice}'`);
@@ -121,7 +122,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
         throw Errors.badGateway(`The speech provider is unreachable: ${failureReason(error)}`);
       });
       if (!response.ok) await providerFailure(response, 'speech');
-      return { audio: await response.buffer(), model };
+      return { audio: response.chunks(), model };
     },
   };
 }
