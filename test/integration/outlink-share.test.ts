@@ -41,6 +41,10 @@ describe('share link CRUD', () => {
     const list = await ok(t, tokA, 'GET', '/support/outLink/list', { appId, type: 'share' });
     expect(list).toEqual([expect.objectContaining({ shareId, name: 'Public', responseDetail: true, usagePoints: 0, limit: expect.objectContaining({ QPM: 50, maxUsagePoints: -1 }) })]);
     const id = list[0]._id;
+    // Without a limit object, the reference's schema defaults: QPM 1000, points unlimited.
+    const plain = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'iframe', name: 'Defaults' });
+    const [defaults] = (await ok(t, tokA, 'GET', '/support/outLink/list', { appId, type: 'iframe' })).filter((l: { shareId: string }) => l.shareId === plain);
+    expect(defaults.limit).toMatchObject({ QPM: 1000, maxUsagePoints: -1 });
     await ok(t, tokA, 'POST', '/support/outLink/update', { _id: id, name: 'Renamed' });
     expect((await ok(t, tokA, 'GET', '/support/outLink/list', { appId, type: 'share' }))[0]).toMatchObject({ name: 'Renamed', responseDetail: true });
 

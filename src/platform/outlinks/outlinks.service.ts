@@ -107,7 +107,8 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
         responseDetail: body.responseDetail ?? false,
         limit: {
           maxUsagePoints: body.limit?.maxUsagePoints ?? -1,
-          QPM: body.limit?.QPM ?? 100,
+          // The schema default of the reference (its web client sends 100).
+          QPM: body.limit?.QPM ?? 1000,
           ...(body.limit?.expiredTime ? { expiredTime: new Date(body.limit.expiredTime) } : {}),
           ...(body.limit?.hookUrl ? { hookUrl: body.limit.hookUrl } : {}),
         },
