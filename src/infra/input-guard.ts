@@ -2,18 +2,26 @@ import { Errors } from './errors.js';
 
 /**
  * How deep request values may nest. No field of either API needs more than a handful of
- * levels; MongoDB itself refuses documents nested beyond 100, and code that walks values
- * recursively (JSON.stringify, zod, the BSON encoder) overflows the stack long before a body
- * limit is reached.
+ * levels; MongoDB refuses documents nested beyond 100, and a value stored with its nested
+ * arrays wrapped (infra/storage-codec.ts) is up to twice as deep, inside a document of its own
+ * (a chat's variables, an item's values); code that walks values recursively (JSON.stringify,
+ * zod, the BSON encoder) overflows the stack long before a body limit is reached.
  */
-export const MAX_INPUT_DEPTH = 64;
+export const MAX_INPUT_DEPTH = 32;
 
-export type InputProblem = { kind: 'nul' | 'depth' | 'proto'; path: string };
+/**
+ * Keys that would replace how JavaScript turns an object into text or a number: `String()`,
+ * `Number()` and template literals throw on an object whose `toString`/`valueOf` is not a
+ * function, and request values reach them everywhere (variables, node inputs, metadata).
+ */
+const CONVERSION_KEYS = new Set(['toString', 'valueOf']);
+
+export type InputProblem = { kind: 'nul' | 'depth' | 'proto' | 'conversion'; path: string };
 
 /**
  * The first thing wrong with a request value: a U+0000 in a string or key (PostgreSQL-backed
  * servers such as FerretDB cannot store it, and no field has a use for it), nesting deeper
- * than MAX_INPUT_DEPTH, or a `__proto__` key (JSON bodies are refused it by the parser; query
+ * than MAX_INPUT_DEPTH, a `toString`/`valueOf` key (CONVERSION_KEYS), or a `__proto__` key (JSON bodies are refused it by the parser; query
  * strings parse it into an own key, which Object.assign would turn into a prototype). `path` is
  * the dotted path, `''` for the value itself. Iterative, so a deeply nested value cannot
  * overflow the stack here.
@@ -31,6 +39,7 @@ export function findInputProblem(value: unknown): InputProblem | null {
     for (const [key, child] of Object.entries(current)) {
       if (key.includes('\0')) return { kind: 'nul', path };
       if (key === '__proto__') return { kind: 'proto', path: path ? `${path}.${key}` : key };
+      if (CONVERSION_KEYS.has(key)) return { kind: 'conversion', path: path ? `${path}.${key}` : key };
       pending.push({ value: child, path: path ? `${path}.${key}` : key, depth: depth + 1 });
     }
   }
@@ -44,5 +53,6 @@ export function assertSafeInput(value: unknown, where = 'request'): void {
   const field = problem.path || where;
   if (problem.kind === 'nul') throw Errors.missingParams(`Invalid field '${field}': must not contain the NUL character (U+0000)`);
   if (problem.kind === 'proto') throw Errors.missingParams(`Invalid field '${field}': the key __proto__ is not accepted`);
+  if (problem.kind === 'conversion') throw Errors.missingParams(`Invalid field '${field}': the keys toString and valueOf are not accepted`);
   throw Errors.missingParams(`Invalid field '${field}': nested deeper than ${MAX_INPUT_DEPTH} levels`);
 }

@@ -35,11 +35,12 @@ describe('getInitData and models', () => {
     expect(response.statusCode).toBe(200);
     const data = response.json().data;
     expect(data.feConfigs).toMatchObject({ systemTitle: 'My Platform', isPlus: false, limit: { exportDatasetLimitMinutes: 30 } });
-    expect(data.llmModels).toEqual([expect.objectContaining({ model: 'm-1', requestAuth: '' })]);
+    expect(data.llmModels).toEqual([expect.objectContaining({ model: 'm-1', requestUrl: '', requestAuth: '' })]);
     expect(data.reRankModels).toEqual([expect.objectContaining({ model: 'rr', requestUrl: '', requestAuth: '' })]);
     expect(data.vectorModels.map((m: { model: string }) => m.model)).toContain(LOCAL_LEXICAL_VECTOR_MODEL);
     expect(typeof data.systemVersion).toBe('string');
     expect(response.body).not.toContain('sk-secret');
+    expect(response.body).not.toContain('llm.local');
   });
 
   it('serves the registry to other modules', () => {

@@ -17,6 +17,10 @@ describe('request input guard', () => {
     ['a __proto__ key (as a query string parses it)', Object.assign(Object.create(null), { x: '1', ['__proto__']: ['a', 'b'] }), { kind: 'proto', path: '__proto__' }],
     ['a nested __proto__ key', { meta: JSON.parse('{"__proto__":{"polluted":true}}') }, { kind: 'proto', path: 'meta.__proto__' }],
     ['a key that only contains proto', { __proto_x: 1, constructor_name: 'a' }, null],
+    // String() and Number() throw on such an object: variables, node inputs and metadata reach them.
+    ['a toString key', { variables: { lang: { toString: 0 } } }, { kind: 'conversion', path: 'variables.lang.toString' }],
+    ['a valueOf key', { valueOf: 'x' }, { kind: 'conversion', path: 'valueOf' }],
+    ['keys that only contain them', { toStringify: 1, value_of: 2 }, null],
     ['nesting at the limit', nested(MAX_INPUT_DEPTH), null],
     ['nesting over the limit', { chatConfig: nested(MAX_INPUT_DEPTH) }, { kind: 'depth', path: `chatConfig${'.a'.repeat(MAX_INPUT_DEPTH - 1)}` }],
   ])('%s', (_name, value, expected) => {
@@ -28,7 +32,7 @@ describe('request input guard', () => {
   });
 
   it('refuses with a 400 naming the field', () => {
-    expect(() => assertSafeInput({ chatConfig: nested(1000) })).toThrow(/Invalid field 'chatConfig\.a.*': nested deeper than 64 levels/);
+    expect(() => assertSafeInput({ chatConfig: nested(1000) })).toThrow(/Invalid field 'chatConfig\.a.*': nested deeper than 32 levels/);
     expect(() => assertSafeInput('x\u0000', 'file')).toThrow(/Invalid field 'file': must not contain the NUL/);
   });
 });

@@ -19,14 +19,19 @@ export function createModelRegistry(catalog: ModelCatalog): ModelRegistry {
   };
 }
 
-const blankSecrets = <T extends { requestAuth?: string }>(model: T): T => (model.requestAuth === undefined ? model : { ...model, requestAuth: '' });
+/** A model without where and how it is called: the key, and the address (an internal gateway is nobody's business). */
+const blankSecrets = <T extends { requestUrl?: string; requestAuth?: string }>(model: T): T =>
+  model.requestAuth === undefined && model.requestUrl === undefined ? model : { ...model, requestUrl: '', requestAuth: '' };
 
-/** What getInitData shows clients: every `requestAuth` blanked; rerank URLs too, as the reference. */
+/**
+ * What getInitData shows clients, who may be anonymous: every `requestAuth` and `requestUrl`
+ * blanked (the reference blanks the rerank models' only; the web client uses neither).
+ */
 export function publicCatalog(catalog: ModelCatalog) {
   return {
     llmModels: catalog.llmModels.map(blankSecrets),
     vectorModels: catalog.vectorModels.map(blankSecrets),
-    reRankModels: catalog.reRankModels.map((model) => ({ ...model, requestUrl: '', requestAuth: '' })),
+    reRankModels: catalog.reRankModels.map(blankSecrets),
     whisperModel: catalog.whisperModel ? blankSecrets(catalog.whisperModel) : undefined,
     audioSpeechModels: catalog.audioSpeechModels.map(blankSecrets),
   };
