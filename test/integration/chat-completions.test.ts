@@ -214,6 +214,20 @@ describe('chat records', () => {
     const init = await ok(t, tokA, 'GET', '/core/chat/init', { appId: selectApp, chatId: 's1' });
     expect(init.history).toHaveLength(2);
     expect(init.history[1].value[0].interactive.params.userSelectedVal).toBe('Confirm');
+
+    // Without a chat, a client sends the question back in the history: it resumes from there.
+    const asked = first.choices[0].message.content[0].interactive;
+    const stateless = await completions(authHeaders(tokA), {
+      appId: selectApp,
+      messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: asked }, { role: 'user', content: 'Confirm' }],
+    });
+    expect(stateless.json().choices[0].message.content).toBe('\nDone: Confirm');
+    // A made-up one is a 400 naming it, not a crash of the resume.
+    for (const forged of [{}, { type: 'userSelect' }, { ...asked, entryNodeIds: 'sel' }, { ...asked, memoryEdges: [null] }]) {
+      const refused = await completions(authHeaders(tokA), { appId: selectApp, messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: forged }, { role: 'user', content: 'Confirm' }] });
+      expect(refused.statusCode, JSON.stringify(forged)).toBe(400);
+      expect(refused.json().message).toMatch(/^Invalid field 'messages\.1\.interactive/);
+    }
   });
 
   it('reads two user messages in a row as one question, and runs a turn whose question is empty (as the reference)', async () => {

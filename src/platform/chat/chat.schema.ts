@@ -13,13 +13,46 @@ const lenientBool = z
 
 const toolCall = z.object({ id: z.string(), function: nullish(z.object({ name: nullish(z.string()), arguments: nullish(z.string()) })) }).loose();
 
+/**
+ * A paused workflow's question (a userSelect node) as a client sends it back in an assistant
+ * message: the run resumes from it, so every part it reads is checked here (a 400 naming the
+ * field, never a TypeError in the resume).
+ */
+const interactive = z
+  .object({
+    type: z.literal('userSelect'),
+    params: z
+      .object({
+        description: z.string().max(10_000).default(''),
+        userSelectOptions: z.array(z.object({ key: z.string().max(200), value: z.string().max(10_000) }).loose()).max(100),
+        userSelectedVal: z.string().max(10_000).optional(),
+      })
+      .loose(),
+    entryNodeIds: z.array(z.string().max(200)).max(1000),
+    memoryEdges: z
+      .array(
+        z
+          .object({
+            source: z.string().max(200),
+            target: z.string().max(200),
+            sourceHandle: z.string().max(400).optional(),
+            targetHandle: z.string().max(400).optional(),
+            status: z.enum(['waiting', 'active', 'skipped']).optional(),
+          })
+          .loose(),
+      )
+      .max(10_000),
+    nodeOutputs: z.array(z.object({ nodeId: z.string().max(200), key: z.string().max(200), value: z.unknown() }).loose()).max(10_000),
+  })
+  .loose();
+
 const message = z
   .object({
     // OpenAI's newer SDKs name the system role `developer` for some models.
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']).transform((role) => (role === 'developer' ? 'system' : role)),
     content: z.unknown().optional(),
     dataId: nullish(z.string().max(100)),
-    interactive: z.any().optional(),
+    interactive: interactive.optional(),
     tool_calls: nullish(z.array(toolCall)),
     tool_call_id: nullish(z.string()),
     function_call: nullish(z.object({ name: nullish(z.string()), arguments: nullish(z.string()) })),
