@@ -513,5 +513,9 @@ describe('code, readFiles and customFeedback nodes', () => {
     const content = res.json().choices[0].message.content as string;
     expect(content).toContain('File: menu.txt');
     expect(content).toContain('Soup of the day: lentils.');
+    // Links a client made up are files that cannot be read, not a failed turn.
+    const odd = await completions({ appId, messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file_url', name: 'a', url: 'http://[' }, { type: 'file_url', name: 'b', url: '/x/%E0' }] }] });
+    expect(odd.statusCode, odd.body).toBe(200);
+    expect(odd.json().choices[0].message.content).toMatch(/could not be read/);
   });
 });

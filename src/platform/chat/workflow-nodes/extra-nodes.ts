@@ -8,6 +8,19 @@ import { joinUrl } from '../../../infra/join-url.js';
 
 const MAX_FILES = 20;
 
+/**
+ * A file's name from its link: this service's links name it in a `filename` parameter, others
+ * end with it. A link that does not parse (a client sent it) is named by its text.
+ */
+function fileNameOf(url: string): string {
+  try {
+    const parsed = new URL(url, 'http://local');
+    return parsed.searchParams.get('filename') || decodeURIComponent(parsed.pathname.split('/').pop() || 'file');
+  } catch {
+    return url.slice(0, 200) || 'file';
+  }
+}
+
 export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
   const code: NodeRunner = async ({ params, node }) => {
     const variables = dynamicParams(node, params);
@@ -40,9 +53,7 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const read: { url: string; name: string }[] = [];
     const parts: string[] = [];
     for (const url of urls) {
-      // File links of this service name the file in a `filename` parameter.
-      const parsed = new URL(url, 'http://local');
-      const name = parsed.searchParams.get('filename') || decodeURIComponent(parsed.pathname.split('/').pop() || 'file');
+      const name = fileNameOf(url);
       read.push({ url, name });
       try {
         const file = await deps.download(url);
