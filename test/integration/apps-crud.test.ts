@@ -133,6 +133,15 @@ describe('bad input writes nothing', () => {
     const after = await ok(t, owner, 'GET', `/core/app/detail?appId=${appId}`);
     expect(after).toEqual(before);
     expect((await ok(t, owner, 'POST', '/core/app/list', { parentId: folder })).length).toBe(0);
+    // A node sent without inputs or outputs has none: the editor's runs answer, never a 500.
+    for (const [url, payload] of [
+      ['/core/chat/chatTest', { appId, nodes: [{}], edges: [], messages: [{ role: 'user', content: 'hi' }] }],
+      ['/core/workflow/debug', { appId, nodes: [{}], edges: [{}] }],
+    ] as const) {
+      const run = await call(t, owner, 'POST', url, payload);
+      expect(run.status, url).toBeLessThan(500);
+      expect(JSON.stringify(run.body), url).not.toContain('"code":500');
+    }
   });
 
   it('an invalid default permission, or one changed in the same request as a move, is a 400 before anything moves', async () => {
