@@ -183,6 +183,9 @@ describe('collections', () => {
     expect(data.data[0]?.q).toContain('Run the installer');
     expect(data.data[0]?.q).not.toContain('menu');
 
+    // A selector that is not text is a 400 naming it; a stored one that is not text is ignored by sync.
+    const badSelector = await api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/guide`, metadata: { webPageSelector: 1 } });
+    expect([badSelector.status, badSelector.body.message]).toEqual([400, expect.stringContaining('webPageSelector')]);
     const auto = await api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/guide`, trainingType: 'auto' });
     expect([auto.status, auto.body.message]).toEqual([400, expect.stringContaining('trainingType')]);
     const slow = await api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/slow` });
@@ -192,6 +195,9 @@ describe('collections', () => {
     expect(count).toBe(1);
 
     expect(await api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: created.collectionId }))).toBe('sameRaw');
+    const oddDataset = await api.ok<string>(api.post('/core/dataset/create', { name: 'Odd selectors' }));
+    const oddSelector = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId: oddDataset, name: 'odd', type: 'link', rawLink: `${siteUrl}/guide`, metadata: { webPageSelector: 7 } }));
+    expect(await api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: oddSelector }))).toBe('success');
     page = page.replace('follow the steps', 'reboot afterwards');
     // Made by another member of the team: the replacement stays theirs.
     const creator = new ObjectId();

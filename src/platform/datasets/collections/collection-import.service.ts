@@ -6,7 +6,7 @@ import type { DatasetRecord } from '../datasets/dataset.repo.js';
 import { type PushItem, type PushResult, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
 import type { NewCollection, TrainingMode } from './collection.repo.js';
 import type { ChunkSettings } from './collection.schema.js';
-import { csvToQa, hashText, readLink, readStoredFile } from './collection-sources.js';
+import { csvToQa, hashText, pageSelectorOf, readLink, readStoredFile } from './collection-sources.js';
 
 export interface ImportResult {
   collectionId: string;
@@ -116,7 +116,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
   async function fromLink(auth: AuthContext, input: ChunkSettings & { datasetId: string; link: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
     if (input.trainingType === 'auto') throw Errors.missingParams("Invalid field 'trainingType': 'auto' is not available for a web link (chunk or qa)");
-    const selector = dataset.websiteConfig?.selector || (input.metadata?.webPageSelector as string | undefined);
+    const selector = dataset.websiteConfig?.selector || pageSelectorOf(input.metadata);
     const page = await readLink(ctx, input.link, selector);
     if (!page.text) throw Errors.missingParams(`The page ${input.link} has no text${selector ? ` under selector '${selector}'` : ''}`);
     const items = chunkText(page.text, input, LINK_OVERLAP_RATIO);

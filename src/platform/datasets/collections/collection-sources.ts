@@ -14,6 +14,10 @@ export const hashText = (text: string): string => createHash('sha256').update(te
 // biome-ignore lint/suspicious/noControlCharactersInRegex: removing NUL is the point
 export const withoutNul = (text: string): string => text.replace(/\u0000/g, '');
 
+/** The CSS selector a link collection's metadata names, if it is text (metadata is user data). */
+export const pageSelectorOf = (metadata: Record<string, unknown> | undefined): string | undefined =>
+  typeof metadata?.webPageSelector === 'string' ? metadata.webPageSelector : undefined;
+
 /** Fetches a web page through the SSRF guard and turns the selected part into Markdown. */
 export async function readLink(ctx: DatasetsContext, url: string, selector?: string): Promise<{ title: string; text: string; selector: string }> {
   let response: Awaited<ReturnType<typeof safeFetch>>;

@@ -44,7 +44,11 @@ export const createCollectionSchema = common.extend({
 });
 
 export const createTextSchema = common.extend({ name: zName, text: z.string().max(10 * 1024 * 1024) });
-export const createLinkSchema = common.extend({ link: z.string().url().max(2000) });
+/** A link's metadata may name the part of the page to read (`webPageSelector`, a CSS selector). */
+export const createLinkSchema = common.extend({
+  link: z.string().url().max(2000),
+  metadata: zMetadata.and(z.object({ webPageSelector: z.string().max(1000).optional() }).loose()).optional(),
+});
 export const createFileIdSchema = common.extend({ fileId: zObjectId });
 export const createCsvSchema = z.object({ datasetId: zObjectId, parentId: zParentId.optional(), fileId: zObjectId, metadata: zMetadata.optional() });
 /**

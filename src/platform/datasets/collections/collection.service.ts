@@ -7,7 +7,7 @@ import { fileReadUrl, signFileToken } from '../files/file-token.js';
 import type { CollectionListFilter, CollectionRecord, NewCollection } from './collection.repo.js';
 import type { CollectionImportService } from './collection-import.service.js';
 import { chunkText, LINK_OVERLAP_RATIO } from './collection-import.service.js';
-import { findUsableFile, hashText, readLink } from './collection-sources.js';
+import { findUsableFile, hashText, pageSelectorOf, readLink } from './collection-sources.js';
 
 const MANUAL_NAME = /^(手动|manual$|mark$)/;
 const PINNED_TIME = new Date('2999-09-09T00:00:00Z');
@@ -135,7 +135,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
   async function syncLink(auth: AuthContext, collectionId: string) {
     const { collection, dataset } = await ctx.auth.authCollection(auth, collectionId, 'write');
     if (collection.type !== 'link' || !collection.rawLink) throw Errors.unLinkCollection(`Collection ${collectionId} is not a link collection`);
-    const selector = dataset.websiteConfig?.selector || (collection.metadata.webPageSelector as string | undefined);
+    const selector = dataset.websiteConfig?.selector || pageSelectorOf(collection.metadata);
     const page = await readLink(ctx, collection.rawLink, selector);
     if (!page.text) throw Errors.missingParams(`The page ${collection.rawLink} returned no text; the collection was kept`);
     if (hashText(page.text) === collection.hashRawText) return 'sameRaw';
