@@ -112,11 +112,18 @@ describe('HTTP plugins', () => {
   it('invalid schemas are a 400 with the reason and create nothing', async () => {
     const count = async () => (await ok(t, tok, 'POST', '/core/app/list', {})).length;
     const before = await count();
-    for (const apiSchemaStr of ['{not json: [', 'just: yaml', JSON.stringify({ openapi: '3.0.0', paths: { '/a': { get: { requestBody: { $ref: '#/nope' } } } } })]) {
+    // Fields that are objects where text belongs (one with a toString that is not a function) too.
+    const oddVersion = '{"openapi":{"toString":1},"paths":{}}';
+    for (const apiSchemaStr of ['{not json: [', 'just: yaml', JSON.stringify({ openapi: '3.0.0', paths: { '/a': { get: { requestBody: { $ref: '#/nope' } } } } }), oddVersion]) {
       const r = await call(t, tok, 'POST', '/core/app/httpPlugin/create', { name: 'bad', pluginData: { apiSchemaStr } });
       expect(r.status).toBe(400);
       expect(r.body.message).toMatch(/Invalid Schema/);
     }
+    // Descriptions that are objects (a toString that is not a function) read as no description.
+    const oddDescriptions = '{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"odd","description":{"toString":1},"summary":{"valueOf":2}}}}}';
+    const odd = await call(t, tok, 'POST', '/core/app/httpPlugin/create', { name: 'odd descriptions', pluginData: { apiSchemaStr: oddDescriptions } });
+    expect(odd.status, JSON.stringify(odd.body)).toBe(200);
+    await ok(t, tok, 'POST', '/core/app/del', { appId: await httpPluginId('odd descriptions') });
     const badHeaders = await call(t, tok, 'POST', '/core/app/httpPlugin/create', { name: 'bad', pluginData: { apiSchemaStr: schemaYaml, customHeaders: '{x' } });
     expect(badHeaders.status).toBe(400);
     expect(await count()).toBe(before);

@@ -36,6 +36,12 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 const invalid = (reason: string) => Errors.missingParams(`Invalid Schema: ${reason}`);
 
 /** Parses JSON, else YAML; the document must be an OpenAPI 3 or Swagger 2 object with paths. */
+/**
+ * A document field as text: strings, numbers and booleans as written, anything else empty. The
+ * document is the user's JSON: `String()` throws on an object whose `toString` is not a function.
+ */
+const textOf = (value: unknown): string => (typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : '');
+
 export function parseApiSchema(text: string): Json {
   let doc: unknown;
   try {
@@ -48,7 +54,7 @@ export function parseApiSchema(text: string): Json {
     }
   }
   if (!isObject(doc)) throw invalid('the document must be an object');
-  const version = String(doc.openapi ?? doc.swagger ?? '');
+  const version = textOf(doc.openapi ?? doc.swagger);
   if (!/^3\.\d/.test(version) && version !== '2.0') throw invalid("missing 'openapi: 3.x' or 'swagger: \"2.0\"'");
   if (!isObject(doc.paths)) throw invalid("'paths' must be an object");
   return doc;
@@ -98,7 +104,7 @@ function paramsOf(doc: Json, pathItem: Json, operation: Json): Param[] {
       const required = new Set(isObject(schema) && Array.isArray(schema.required) ? schema.required : []);
       for (const [key, prop] of Object.entries(props)) {
         const resolved = resolveRef(doc, prop);
-        out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.has(key), description: isObject(resolved) ? String(resolved.description ?? '') : '' });
+        out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.has(key), description: isObject(resolved) ? textOf(resolved.description) : '' });
       }
       continue;
     }
@@ -108,7 +114,7 @@ function paramsOf(doc: Json, pathItem: Json, operation: Json): Param[] {
       in: where === 'formData' ? 'body' : where,
       valueType: valueTypeOf(resolveRef(doc, p.schema ?? p)),
       required: p.required === true || p.required === 'true' || where === 'path',
-      description: String(p.description ?? ''),
+      description: textOf(p.description),
     });
   }
   const body = resolveRef(doc, operation.requestBody);
@@ -118,7 +124,7 @@ function paramsOf(doc: Json, pathItem: Json, operation: Json): Param[] {
     const required = new Set(Array.isArray(json.required) ? json.required : []);
     for (const [key, prop] of Object.entries(json.properties)) {
       const resolved = resolveRef(doc, prop);
-      out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.has(key), description: isObject(resolved) ? String(resolved.description ?? '') : '' });
+      out.set(`body:${key}`, { key, in: 'body', valueType: valueTypeOf(resolved), required: required.has(key), description: isObject(resolved) ? textOf(resolved.description) : '' });
     }
   }
   return [...out.values()];
@@ -229,7 +235,7 @@ export function generatePlugins(schemaText: string, customHeaders?: string): Gen
       if (size > MAX_PLUGIN_WORKFLOW_CHARS) throw invalid(`operation ${method} ${path.slice(0, 100)} would make a workflow over ${MAX_PLUGIN_WORKFLOW_CHARS} characters`);
       total += size;
       if (total > MAX_GENERATED_WORKFLOW_CHARS) throw invalid(`the operations would make workflows over ${MAX_GENERATED_WORKFLOW_CHARS} characters in all`);
-      plugins.push({ name: name.slice(0, 200), intro: String(operation.description ?? operation.summary ?? '').slice(0, 5000), avatar: HTTP_AVATAR, ...workflow });
+      plugins.push({ name: name.slice(0, 200), intro: textOf(operation.description ?? operation.summary).slice(0, 5000), avatar: HTTP_AVATAR, ...workflow });
     }
   }
   return plugins;
