@@ -2,6 +2,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { isDatabaseUnavailable } from './database-errors.js';
 import { type AppError, Errors, isAppError } from './errors.js';
+import { ProviderReplyError } from './provider-client.js';
 
 /** Which body shape a URL's errors take: OAuth JSON, Kubernetes Status, or the platform envelope. */
 export type ErrorFormat = 'platform' | 'oauth' | 'k8s';
@@ -148,6 +149,7 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
     default:
       break;
   }
+  if (error instanceof ProviderReplyError) return { appError: Errors.badGateway(error.message), unexpected: false };
   if (error instanceof SyntaxError || (fastifyError.statusCode === 400 && fastifyError.message)) {
     return { appError: Errors.missingParams(`Invalid request: ${fastifyError.message}`), unexpected: false };
   }

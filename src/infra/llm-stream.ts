@@ -65,19 +65,27 @@ async function failure(response: ProviderResponse): Promise<LlmError> {
 }
 
 /** One non-streaming completion. */
+/** A tool call a model wrote with a function name (anything else is not a call to run). */
+function isToolCall(call: unknown): call is LlmToolCall {
+  const fn = (call as { function?: { name?: unknown } } | null)?.function;
+  return typeof fn?.name === 'string';
+}
+
 export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
   const response = await post(endpoint, Object.assign({}, request, { stream: false }), signal);
   if (!response.ok) throw await failure(response);
+  // The provider's JSON as it is: any part may be missing, null or of another type.
   const body = await response.json<{
-    choices?: { message?: { content?: string | null; tool_calls?: LlmToolCall[] } }[];
+    choices?: { message?: { content?: unknown; tool_calls?: unknown } }[];
     usage?: { prompt_tokens?: number; completion_tokens?: number };
-  }>();
-  const toolCalls = body.choices?.[0]?.message?.tool_calls;
+  } | null>();
+  const message = body?.choices?.[0]?.message;
+  const toolCalls = Array.isArray(message?.tool_calls) ? (message.tool_calls as unknown[]).filter(isToolCall) : [];
   return {
-    content: body.choices?.[0]?.message?.content ?? '',
-    ...(toolCalls?.length ? { toolCalls } : {}),
-    promptTokens: body.usage?.prompt_tokens,
-    completionTokens: body.usage?.completion_tokens,
+    content: typeof message?.content === 'string' ? message.content : '',
+    ...(toolCalls.length ? { toolCalls } : {}),
+    promptTokens: body?.usage?.prompt_tokens,
+    completionTokens: body?.usage?.completion_tokens,
   };
 }
 
@@ -112,12 +120,12 @@ export async function streamChat(endpoint: LlmEndpoint, request: LlmRequest, onD
     } catch {
       continue;
     }
-    const delta = parsed.choices?.[0]?.delta?.content;
-    if (delta) {
+    const delta = parsed?.choices?.[0]?.delta?.content;
+    if (typeof delta === 'string' && delta) {
       content += delta;
       onDelta(delta);
     }
-    if (parsed.usage) usage = parsed.usage;
+    if (parsed?.usage) usage = parsed.usage;
   }
   return { content, promptTokens: usage?.prompt_tokens, completionTokens: usage?.completion_tokens };
 }

@@ -25,6 +25,11 @@ const DRAIN_BYTES = 64 * 1024;
 const DRAIN_MS = 1_000;
 
 /** The exchange failed before or while the answer arrived (refused, reset, DNS, bad scheme…). */
+/** A provider's answer that is not what its API promises (a body that is not JSON): a 502, never the caller's 400. */
+export class ProviderReplyError extends Error {
+  override name = 'ProviderReplyError';
+}
+
 export class ConnectionError extends Error {
   override name = 'ConnectionError';
   readonly code?: string;
@@ -272,7 +277,14 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
       chunks,
       buffer,
       text,
-      json: async <T>() => JSON.parse(await text()) as T,
+      json: async <T>() => {
+        const body = await text();
+        try {
+          return JSON.parse(body) as T;
+        } catch {
+          throw new ProviderReplyError(`The provider at ${target.origin} answered HTTP ${status} with a body that is not JSON`);
+        }
+      },
       discard() {
         if (used) return;
         used = true;

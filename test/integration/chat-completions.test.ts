@@ -308,3 +308,23 @@ describe('input guides', () => {
     expect((await call(t, tokA, 'POST', '/core/chat/inputGuide/create', { appId, textList: 'x' })).body.message).toMatch(/textList/);
   });
 });
+
+describe('answers of the model provider that break its API', () => {
+  it('a null body, a body that is not JSON, or content that is not text: the turn fails as a gateway error, never a 500', async () => {
+    try {
+      for (const text of ['null', 'oops, not json', '{"choices":[{"message":{"content":["a","b"]}}]}', '{"choices":null}']) {
+        fake.route('POST', '/v1/chat/completions', () => ({ text }));
+        const res = await completions(authHeaders(tokA), { appId, messages: [{ role: 'user', content: 'hello' }] });
+        expect(res.statusCode, `${text}: ${res.body}`).toBeGreaterThanOrEqual(400);
+        expect(res.statusCode, `${text}: ${res.body}`).not.toBe(500);
+        expect(res.json().message).not.toMatch(/^Invalid request/);
+      }
+      // Streaming: a null chunk is skipped, the rest of the answer still arrives.
+      fake.route('POST', '/v1/chat/completions', () => ({ text: 'data: null\n\ndata: {"choices":[{"delta":{"content":"fine"}}]}\n\ndata: [DONE]\n\n' }));
+      const streamed = await completions(authHeaders(tokA), { appId, stream: true, messages: [{ role: 'user', content: 'hello' }] });
+      expect(streamed.body).toContain('fine');
+    } finally {
+      fake.unroute('POST', '/v1/chat/completions');
+    }
+  });
+});

@@ -88,8 +88,8 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
         throw Errors.badGateway(`The transcription provider is unreachable: ${failureReason(error)}`);
       });
       if (!response.ok) await providerFailure(response, 'transcription');
-      const body = await response.json<{ text?: string }>();
-      return { text: body.text ?? '', model: whisper };
+      const body = await response.json<{ text?: unknown } | null>();
+      return { text: typeof body?.text === 'string' ? body.text : '', model: whisper };
     },
 
     async questionGuide(sent: LlmMessage[]) {

@@ -81,7 +81,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     } catch {
       throw Errors.linkUnInvalid("The share link's auth hook answered with invalid JSON");
     }
-    if (!parsed.success) throw Errors.linkUnInvalid(parsed.message || parsed.msg || "The share link's auth hook refused this user");
+    if (!parsed?.success) throw Errors.linkUnInvalid(parsed?.message || parsed?.msg || "The share link's auth hook refused this user");
     const uid = parsed.data?.uid;
     if (typeof uid === 'string' && uid !== '') return uid;
     if (uidRequired) throw Errors.linkUnInvalid("The share link's auth hook returned no uid");
