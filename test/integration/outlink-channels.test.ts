@@ -216,3 +216,18 @@ describe('channel chats belong to their link', () => {
     }
   });
 });
+
+describe('WeCom crypto input', () => {
+  it('a malformed EncodingAESKey is a 400 naming it; a signed message that does not decrypt is refused, not a 500', async () => {
+    const bad = await t.app.inject({ method: 'POST', url: '/api/support/outLink/create', headers: { token: tok }, payload: { appId, type: 'wecom', name: 'bad key', app: { CorpId: 'c', CallbackToken: 'wct', CallbackEncodingAesKey: 'not-a-key' } } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toContain('CallbackEncodingAesKey');
+    const token = await createLink('wecom', { CorpId: 'corpZ', SuiteSecret: 's', AgentId: '1', CallbackToken: 'wct', CallbackEncodingAesKey: AES_KEY, apiBaseUrl: `${fake.origin}/wecom-wecom` });
+    for (const garbage of ['AAAA', 'not base64 at all', Buffer.alloc(48, 7).toString('base64')]) {
+      const params = new URLSearchParams({ msg_signature: sha1(['wct', '1700', 'nz', garbage]), timestamp: '1700', nonce: 'nz', echostr: garbage });
+      const res = await t.app.inject({ method: 'GET', url: `/api/support/outLink/wecom/${token}?${params}` });
+      expect(res.statusCode, `${garbage}: ${res.body}`).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode, res.body).toBeLessThan(500);
+    }
+  });
+});

@@ -23,7 +23,8 @@ const channelSchema = z
     CorpId: z.string().max(200).optional(),
     SuiteSecret: z.string().max(500).optional(),
     CallbackToken: z.string().max(500).optional(),
-    CallbackEncodingAesKey: z.string().max(100).optional(),
+    // WeCom's EncodingAESKey: 43 base64 characters (32 bytes once a '=' is added).
+    CallbackEncodingAesKey: z.string().regex(/^[A-Za-z0-9+/]{43}$/, 'must be the 43-character EncodingAESKey').optional(),
     secret: z.string().max(500).optional(),
     isVerified: z.boolean().optional(),
     timeoutReply: z.string().max(2000).optional(),

@@ -135,7 +135,13 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
         if (!callbackToken || aesKey.length !== 43) throw Errors.channelLinkRefused('This link has no CallbackToken or 43-character CallbackEncodingAesKey');
         const verify = (encrypted: string) => {
           if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce), encrypted]), str(q.msg_signature))) throw Errors.channelLinkRefused('The message signature does not match');
-          const plain = wecomDecrypt(encrypted, aesKey);
+          let plain: { message: string; receiveId: string };
+          try {
+            plain = wecomDecrypt(encrypted, aesKey);
+          } catch {
+            // A key that is not base64, or a message that is not this key's ciphertext.
+            throw Errors.channelLinkRefused('The message could not be decrypted with this link’s CallbackEncodingAesKey');
+          }
           if (link.app?.CorpId && plain.receiveId !== link.app.CorpId) throw Errors.channelLinkRefused('The message was not sent to this corp');
           return plain.message;
         };
