@@ -46,6 +46,18 @@ export function findInputProblem(value: unknown): InputProblem | null {
   return null;
 }
 
+/** Whether a value nests deeper than `max` levels (iterative: any depth is measured without overflowing the stack). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (pending.length > 0) {
+    const { value: current, depth } = pending.pop() as { value: unknown; depth: number };
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(current)) pending.push({ value: child, depth: depth + 1 });
+  }
+  return false;
+}
+
 /** Refuses a value with a NUL character or absurd nesting: 400 naming the field (`where` names the value itself). */
 export function assertSafeInput(value: unknown, where = 'request'): void {
   const problem = findInputProblem(value);

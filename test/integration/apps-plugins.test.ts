@@ -60,6 +60,7 @@ beforeAll(async () => {
     if (req.url === '/openapi.yaml') return res.end(schemaYaml);
     if (req.url === '/page') return res.end('<html><body><h1>Title</h1><script>x()</script><p>Body text</p></body></html>');
     if (req.url === '/not-a-schema') return res.end('{"hello": 1}');
+    if (req.url === '/deep.json') return res.end(`{"openapi":"3.0.0","paths":{},"x":${'['.repeat(5000)}${']'.repeat(5000)}}`);
     res.statusCode = 404;
     res.end();
   });
@@ -165,6 +166,10 @@ describe('getApiSchemaByUrl (SSRF guard)', () => {
     expect(await ok(open, openTok, 'POST', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/openapi.json` })).toEqual(schemaV3);
     expect((await ok(open, openTok, 'GET', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/openapi.yaml` })).swagger).toBe('2.0');
     expect((await call(open, openTok, 'POST', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/not-a-schema` })).status).toBe(400);
+    // A document nested past what a JSON writer walks is a 400 naming the url, not a 500.
+    const deep = await call(open, openTok, 'POST', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/deep.json` });
+    expect(deep.status, JSON.stringify(deep.body).slice(0, 200)).toBe(400);
+    expect(deep.body.message).toMatch(/^Invalid field 'url'/);
     expect((await call(open, openTok, 'POST', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/missing` })).status).toBe(502);
   });
   it('the fetchUrl system plugin uses the same guard', async () => {

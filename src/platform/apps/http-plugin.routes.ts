@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { parse as parseYaml } from 'yaml';
+import { nestsDeeperThan } from '../../infra/input-guard.js';
 import { Errors } from '../../infra/errors.js';
 import { type SafeFetchOptions, safeFetch } from '../../infra/outbound-fetch.js';
 import type { AuthContext } from '../auth/types.js';
@@ -9,6 +10,8 @@ import type { AppRoom, AppsCore, AppsDeps } from './apps.service.js';
 import { type GeneratedPlugin, generatePlugins, parseApiSchema, parseCustomHeaders } from './openapi-plugins.js';
 
 const tags = ['http plugins'];
+/** How deep a fetched OpenAPI document may nest (real documents stay far below; JSON writers recurse). */
+const MAX_SCHEMA_DEPTH = 256;
 
 export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, deps: AppsDeps, fetchOptions: SafeFetchOptions): void {
   const session = ['session'] as const;
@@ -112,11 +115,15 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
       if (response.status >= 400) throw Errors.badGateway(`Fetching the schema failed with HTTP ${response.status}`);
       const text = response.text();
       parseApiSchema(text);
+      let doc: unknown;
       try {
-        return JSON.parse(text) as unknown;
+        doc = JSON.parse(text);
       } catch {
-        return parseYaml(text) as unknown;
+        doc = parseYaml(text, { maxAliasCount: 100 });
       }
+      // The document goes back as JSON: one nested past what a serialiser walks is refused, not a 500.
+      if (nestsDeeperThan(doc, MAX_SCHEMA_DEPTH)) throw Errors.missingParams(`Invalid field 'url': the document nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+      return doc;
     },
   });
 }
