@@ -142,6 +142,17 @@ describe('bad input writes nothing', () => {
       expect(run.status, url).toBeLessThan(500);
       expect(JSON.stringify(run.body), url).not.toContain('"code":500');
     }
+    // Saved so (stored as sent), the graph runs: its nodes have no inputs or outputs.
+    const bare = [
+      { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start' },
+      { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say' },
+    ];
+    const edges = [{ source: 'start', sourceHandle: 'start-source-right', target: 'say', targetHandle: 'say-target-left' }];
+    await ok(t, owner, 'POST', '/core/app/version/publish', { appId, nodes: bare, edges, chatConfig: {}, isPublish: true });
+    expect((await ok(t, owner, 'POST', '/core/app/version/list', { appId, current: 1, pageSize: 1 })).list[0].nodes).toEqual(bare);
+    const turn = await call(t, owner, 'POST', '/v1/chat/completions', { appId, messages: [{ role: 'user', content: 'hi' }] });
+    expect(turn.status, JSON.stringify(turn.body)).toBe(200);
+    expect((await call(t, owner, 'GET', '/core/chat/init', { appId })).status).toBe(200);
   });
 
   it('an invalid default permission, or one changed in the same request as a move, is a 400 before anything moves', async () => {

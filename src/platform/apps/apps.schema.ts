@@ -14,8 +14,10 @@ const zAppId = zObjectId;
 /** Workflow nodes and edges: arrays of objects (their inner shape belongs to the workflow engine). */
 /** A node's inputs or outputs: objects (the workflow code reads their keys and values). */
 const zNodeParts = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of objects' });
-/** Nodes as the editor sends them; a node without inputs or outputs has none (the runtime reads both lists). */
-export const zNodes = z.array(z.object({ inputs: zNodeParts.default([]), outputs: zNodeParts.default([]) }).loose(), { message: 'must be an array of node objects' });
+/** Nodes as the editor sends them, stored as sent (a node without inputs runs as one with none: withNodeLists). */
+export const zNodes = z.array(z.object({ inputs: zNodeParts.optional(), outputs: zNodeParts.optional() }).loose(), { message: 'must be an array of node objects' });
+/** Nodes of a run the editor sends (chatTest, debug): a node without inputs or outputs has none. */
+export const zRunNodes = z.array(z.object({ inputs: zNodeParts.default([]), outputs: zNodeParts.default([]) }).loose(), { message: 'must be an array of node objects' });
 export const zEdges = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of edge objects' });
 export const zChatConfig = z.record(z.string(), z.unknown());
 const zAvatar = z.string().max(1000);

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
+import { withNodeLists } from '../../domain/workflow/node-lists.js';
 import type { StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import { requireHexId } from '../../infra/mongo.js';
@@ -45,7 +46,7 @@ export function createAppSource(app: FastifyInstance) {
     /** The graph chat runs: newest published version, else the app's own modules. */
     async runGraph(appDoc: AppDoc): Promise<RunGraph> {
       const latest = await app.apps.latestVersion(appDoc);
-      return { nodes: latest.nodes as unknown as StoreNode[], edges: latest.edges as unknown as StoreEdge[], chatConfig: latest.chatConfig ?? {} };
+      return { nodes: withNodeLists(latest.nodes as unknown as StoreNode[]), edges: latest.edges as unknown as StoreEdge[], chatConfig: latest.chatConfig ?? {} };
     },
   };
 }

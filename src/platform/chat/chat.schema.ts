@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { zBoolLike, zIntLike, zNullish, zObjectId, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
-import { zEdges, zNodes } from '../apps/apps.schema.js';
+import { zEdges, zRunNodes } from '../apps/apps.schema.js';
 
 const nullish = zNullish;
 
@@ -98,7 +98,7 @@ export const completionsSchema = z
 
 export const chatTestSchema = z.object({
   messages: z.array(message).max(1000).default([]),
-  nodes: zNodes,
+  nodes: zRunNodes,
   edges: zEdges,
   variables,
   appId: zObjectId,
@@ -107,7 +107,7 @@ export const chatTestSchema = z.object({
 });
 
 export const debugSchema = z.object({
-  nodes: zNodes,
+  nodes: zRunNodes,
   edges: zEdges,
   variables,
   appId: zObjectId,
