@@ -110,6 +110,13 @@ describe('end to end: a CLI user logs in, uses an API key, sees it expire, and c
     expect(bill).toMatchObject({ appName: 'import docs', source: 'training', totalPoints: 0, teamId: new ObjectId(teamA) });
     expect(bill?.list.map((item: { model: string }) => item.model)).toEqual(['Local lexical (hashed n-grams)', 'gpt-4o-mini', 'gpt-4o-mini']);
 
+    // Any name, as the reference: an empty one is recorded empty, a long one cut.
+    for (const [name, recorded] of [['', ''], ['n'.repeat(500), 'n'.repeat(200)]] as const) {
+      const unnamed = await t.app.inject({ method: 'POST', url: '/api/support/wallet/usage/createTrainingUsage', headers: apiKeyHeaders(key), payload: { name, datasetId: datasetId.toHexString() } });
+      expect(unnamed.statusCode, unnamed.body).toBe(200);
+      expect((await t.app.mongo.db.collection('usages').findOne({ _id: new ObjectId(unnamed.json().data as string) }))?.appName).toBe(recorded);
+    }
+
     // Team B cannot bill team A's dataset, nor see or change A's key.
     const foreign = await t.app.inject({ method: 'POST', url: '/api/support/wallet/usage/createTrainingUsage', headers: authHeaders(tokenB), payload: { name: 'x', datasetId: datasetId.toHexString() } });
     expect(foreign.statusCode).toBe(403);
@@ -117,7 +124,7 @@ describe('end to end: a CLI user logs in, uses an API key, sees it expire, and c
     const keysA = (await t.app.inject({ method: 'GET', url: '/api/support/openapi/list', headers: authHeaders(tokenA) })).json().data;
     const del = await t.app.inject({ method: 'DELETE', url: `/api/support/openapi/delete?id=${keysA[0]._id}`, headers: authHeaders(tokenB) });
     expect(del.statusCode).toBe(404);
-    expect(await t.app.mongo.db.collection('usages').countDocuments()).toBe(1);
+    expect(await t.app.mongo.db.collection('usages').countDocuments()).toBe(3);
 
     // The key expires.
     const clock = t.app.identity.clock;
@@ -129,7 +136,7 @@ describe('end to end: a CLI user logs in, uses an API key, sees it expire, and c
     } finally {
       clock.now = () => Date.now();
     }
-    expect(await t.app.mongo.db.collection('usages').countDocuments()).toBe(1);
+    expect(await t.app.mongo.db.collection('usages').countDocuments()).toBe(3);
   }, 120_000);
 });
 

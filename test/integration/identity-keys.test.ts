@@ -109,6 +109,9 @@ describe('API keys', () => {
     const renamed = await call('PUT', '/support/openapi/update', authHeaders(ownerA), { _id: id, name: 'renamed' });
     expect(renamed.json()).toEqual({ code: 200, statusText: '', message: '', data: null });
     expect((await listKeys(ownerA)).find((item) => item._id === id)).toMatchObject({ name: 'renamed', limit: { maxUsagePoints: 7 } });
+    // An empty name keeps the old one, as the reference skips it.
+    expect((await call('PUT', '/support/openapi/update', authHeaders(ownerA), { _id: id, name: '' })).statusCode).toBe(200);
+    expect((await listKeys(ownerA)).find((item) => item._id === id)?.name).toBe('renamed');
     const bad = await call('POST', '/support/openapi/create', authHeaders(ownerA), { name: 'x', limit: { maxUsagePoints: -5 } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toContain('limit.maxUsagePoints');

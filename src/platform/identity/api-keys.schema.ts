@@ -24,7 +24,8 @@ export const apiKeyListSchema = z.object({ appId });
 
 export const apiKeyUpdateSchema = z.object({
   _id: zObjectId,
-  name: zName.optional(),
+  // The reference skips an empty name (keeps the old one) rather than refusing it.
+  name: z.union([z.literal(''), zName]).optional().transform((name) => name || undefined),
   limit: apiKeyLimitSchema.optional(),
   // Sent by the reference client and ignored: a key's app binding never changes.
   appId: z.string().optional(),

@@ -67,7 +67,8 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
     methods: ['POST', 'GET'],
     url: '/support/wallet/usage/createTrainingUsage',
     auth: ['session', 'apiKey'],
-    input: z.object({ name: zName, datasetId: zObjectId }),
+    // The reference takes any name (its default is ''); a long one is cut, not refused.
+    input: z.object({ name: z.string().default('').transform((name) => name.trim().slice(0, 200)), datasetId: zObjectId }),
     summary: 'Creates a training usage record for a dataset (write permission); returns its id (billId)',
     tags,
     handler: async ({ input, auth }) => {
