@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { zIntLike, zName, zObjectId } from '../../infra/zod.js';
+import { zIntLike, zObjectId } from '../../infra/zod.js';
 import { definePlatformRoute } from '../define-route.js';
 import { createResourceAccess } from './resource-access.js';
 
