@@ -211,6 +211,23 @@ describe('collections', () => {
     expect(String(replacement?.tmbId)).toBe(String(creator));
   });
 
+  it('a sync that finds its replacement already made (an earlier sync whose old collection stayed) only removes the old one', async () => {
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Half synced' }));
+    const kept = page;
+    try {
+      page = '<html><body><main><p>Version one of the page.</p></main></body></html>';
+      const old = await api.ok<{ collectionId: string }>(api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/half` }));
+      page = '<html><body><main><p>Version two of the page.</p></main></body></html>';
+      // What a sync leaves when its delete of the old collection fails: the new one beside the old.
+      const replacement = await api.ok<{ collectionId: string }>(api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/half` }));
+      expect(await api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: old.collectionId }))).toBe('success');
+      const listed = await api.ok<{ list: { _id: string }[] }>(api.get('/core/dataset/collection/scrollList', { datasetId }));
+      expect(listed.list.map((item) => item._id)).toEqual([replacement.collectionId]);
+    } finally {
+      page = kept;
+    }
+  });
+
   it('a link sync refused by the dataset size keeps the collection and does not use up the sync interval', async () => {
     const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Sized links' }));
     const kept = page;

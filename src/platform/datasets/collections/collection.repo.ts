@@ -127,6 +127,18 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
       } as CollectionDoc);
       return insertedId.toHexString();
     },
+    /** Another link collection beside `of` (same dataset and folder) holding this page's text: a sync's replacement, if any. */
+    async findLinkReplacement(teamId: string, of: Pick<CollectionRecord, '_id' | 'datasetId' | 'parentId' | 'rawLink'>, hashRawText: string): Promise<CollectionRecord | null> {
+      const doc = await col.findOne({
+        teamId: oid(teamId),
+        datasetId: oid(of.datasetId),
+        parentId: of.parentId ? oid(of.parentId) : null,
+        rawLink: of.rawLink,
+        hashRawText,
+        _id: { $ne: oid(of._id) },
+      });
+      return doc ? toRecord(doc) : null;
+    },
     async findById(teamId: string, id: string): Promise<CollectionRecord | null> {
       const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
       return doc ? toRecord(doc) : null;

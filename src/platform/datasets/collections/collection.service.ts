@@ -138,7 +138,13 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     const selector = dataset.websiteConfig?.selector || pageSelectorOf(collection.metadata);
     const page = await readLink(ctx, collection.rawLink, selector);
     if (!page.text) throw Errors.missingParams(`The page ${collection.rawLink} returned no text; the collection was kept`);
-    if (hashText(page.text) === collection.hashRawText) return 'sameRaw';
+    const hash = hashText(page.text);
+    if (hash === collection.hashRawText) return 'sameRaw';
+    // A sync whose old collection could not be removed left its replacement: finish that one.
+    if (await collections.findLinkReplacement(auth.teamId, collection, hash)) {
+      await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
+      return 'success';
+    }
     const settings = { chunkSize: collection.chunkSize || 512, trainingType: collection.trainingType, chunkSplitter: collection.chunkSplitter };
     const chunks = chunkText(page.text, settings, LINK_OVERLAP_RATIO);
     // A sync the import would refuse (dataset size, model) does not use up the sync interval.
@@ -160,7 +166,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
         // Kept, so the next sync splits the page as this one did.
         chunkSplitter: collection.chunkSplitter,
         metadata: collection.metadata,
-        hashRawText: hashText(page.text),
+        hashRawText: hash,
         rawTextLength: page.text.length,
         createTime: collection.createTime,
       },
