@@ -64,13 +64,13 @@ async function failure(response: ProviderResponse): Promise<LlmError> {
   return new LlmError(`The model provider answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ''}`);
 }
 
-/** One non-streaming completion. */
 /** A tool call a model wrote with a function name (anything else is not a call to run). */
 function isToolCall(call: unknown): call is LlmToolCall {
   const fn = (call as { function?: { name?: unknown } } | null)?.function;
   return typeof fn?.name === 'string';
 }
 
+/** One non-streaming completion. */
 export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
   const response = await post(endpoint, Object.assign({}, request, { stream: false }), signal);
   if (!response.ok) throw await failure(response);

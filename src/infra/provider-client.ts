@@ -24,12 +24,12 @@ const MAX_REDIRECTS = 20;
 const DRAIN_BYTES = 64 * 1024;
 const DRAIN_MS = 1_000;
 
-/** The exchange failed before or while the answer arrived (refused, reset, DNS, bad scheme…). */
 /** A provider's answer that is not what its API promises (a body that is not JSON): a 502, never the caller's 400. */
 export class ProviderReplyError extends Error {
   override name = 'ProviderReplyError';
 }
 
+/** The exchange failed before or while the answer arrived (refused, reset, DNS, bad scheme…). */
 export class ConnectionError extends Error {
   override name = 'ConnectionError';
   readonly code?: string;

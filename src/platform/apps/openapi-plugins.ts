@@ -35,13 +35,13 @@ interface Param {
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const invalid = (reason: string) => Errors.missingParams(`Invalid Schema: ${reason}`);
 
-/** Parses JSON, else YAML; the document must be an OpenAPI 3 or Swagger 2 object with paths. */
 /**
  * A document field as text: strings, numbers and booleans as written, anything else empty. The
  * document is the user's JSON: `String()` throws on an object whose `toString` is not a function.
  */
 const textOf = (value: unknown): string => (typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : '');
 
+/** Parses JSON, else YAML; the document must be an OpenAPI 3 or Swagger 2 object with paths. */
 export function parseApiSchema(text: string): Json {
   let doc: unknown;
   try {

@@ -15,7 +15,6 @@ export const EMBEDDING_DIMENSIONS = 1536;
 const QUESTION_GUIDE_PROMPT =
   'Based on the conversation above, suggest 3 short follow-up questions the user might ask next, in the same language as the conversation, each under 20 characters. Reply with a JSON array of strings only, e.g. ["question 1","question 2","question 3"].';
 
-/** Cuts or zero-pads a vector to the reference's fixed 1536 dimensions. */
 /**
  * A message of the chat box as the question guide sends it: text only. The web client sends the
  * last turns with their `file_url` parts and this service's relative image links, which a
@@ -29,6 +28,7 @@ function asTextMessage(message: LlmMessage): LlmMessage {
   return { ...message, content: text };
 }
 
+/** Cuts or zero-pads a vector to the reference's fixed 1536 dimensions. */
 export function normaliseDimensions(vector: number[], size = EMBEDDING_DIMENSIONS): number[] {
   if (vector.length >= size) return vector.slice(0, size);
   return [...vector, ...new Array<number>(size - vector.length).fill(0)];
