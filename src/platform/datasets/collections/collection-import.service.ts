@@ -51,10 +51,6 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     });
   }
 
-  /**
-   * Limits are checked before anything is written; the collection is created, then its items
-   * queued. If queueing fails the new collection is removed again, so nothing is half-imported.
-   */
   /** What refuses an import before anything is written: the parent, a folder dataset, the dataset size, an unknown vector model. */
   async function checkImport(auth: AuthContext, dataset: DatasetRecord, collection: Pick<NewCollection, 'parentId' | 'trainingType'>, itemCount: number): Promise<void> {
     await checkParent(auth, dataset._id, collection.parentId);
@@ -63,14 +59,17 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     if (collection.trainingType !== 'qa') ctx.embedders().vectorModel(dataset.vectorModel);
   }
 
-  async function createWithItems(
+  /**
+   * An import checkImport passed: the collection is created, then its items queued. If queueing
+   * fails the new collection is removed again, so nothing is half-imported.
+   */
+  async function insertWithItems(
     auth: AuthContext,
     dataset: DatasetRecord,
     collection: Omit<NewCollection, 'teamId' | 'tmbId' | 'datasetId'> & { tmbId?: string },
     items: PushItem[],
     prompt?: string,
   ): Promise<ImportResult> {
-    await checkImport(auth, dataset, collection, items.length);
     const collectionId = await insertInTree(auth, { ...collection, datasetId: dataset._id });
     try {
       const results = await pushToTrainingQueue(ctx, {
@@ -88,6 +87,18 @@ export function createCollectionImportService(ctx: DatasetsContext) {
       await collections.deleteMany(auth.teamId, [collectionId]);
       throw error;
     }
+  }
+
+  /** An import: limits are checked before anything is written (checkImport), then insertWithItems. */
+  async function createWithItems(
+    auth: AuthContext,
+    dataset: DatasetRecord,
+    collection: Omit<NewCollection, 'teamId' | 'tmbId' | 'datasetId'> & { tmbId?: string },
+    items: PushItem[],
+    prompt?: string,
+  ): Promise<ImportResult> {
+    await checkImport(auth, dataset, collection, items.length);
+    return insertWithItems(auth, dataset, collection, items, prompt);
   }
 
   const base = (input: ChunkSettings & { parentId?: string | null; metadata?: Record<string, unknown>; tags?: string[] }) => ({
@@ -162,7 +173,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     );
   }
 
-  return { fromText, fromLink, fromFileId, fromCsv, createWithItems, checkImport, checkParent, insertInTree };
+  return { fromText, fromLink, fromFileId, fromCsv, checkImport, insertWithItems, checkParent, insertInTree };
 }
 
 export type CollectionImportService = ReturnType<typeof createCollectionImportService>;

@@ -151,7 +151,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     await importer.checkImport(auth, dataset, collection, chunks.length);
     await ctx.teamLimits.assertAndRecordWebSync(auth.teamId);
     // The replacement is complete before the old collection goes, so a failure keeps the old one.
-    await importer.createWithItems(
+    await importer.insertWithItems(
       auth,
       dataset,
       {
