@@ -62,10 +62,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The reference reads ids from the query of some POSTs and clients send GET parameters as
- * bodies; merging query, path and body lets one schema serve every method of a route.
- */
-/**
  * The caller of a request by the credential kinds a route accepts (an app-bound API key only
  * where the route allows it). Routes that read their credentials from a multipart body call it
  * themselves once the body is read.
@@ -81,6 +77,10 @@ export function startsShareChat(request: FastifyRequest): boolean {
   return (request.routeOptions.config as { startsShareChat?: boolean } | undefined)?.startsShareChat === true;
 }
 
+/**
+ * The reference reads ids from the query of some POSTs and clients send GET parameters as
+ * bodies; merging query, path and body lets one schema serve every method of a route.
+ */
 export function mergedInput(request: FastifyRequest): Record<string, unknown> {
   return Object.assign(
     {},
