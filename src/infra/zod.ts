@@ -14,13 +14,6 @@ export const zParentId = z
   .union([zObjectId, z.literal(''), z.null()])
   .transform((value) => (value === '' ? null : value));
 
-/**
- * A nested optional field a client may send as null (OpenAI clients do): null reads as absent.
- * Top-level fields need no wrapper: route validation reads any optional field sent as null as
- * absent (infra/null-as-absent.ts).
- */
-export const zNullish = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
-
 /** A list filter's search text, kept as typed: blank is no search. */
 export const zSearchText = z
   .string()

@@ -1,9 +1,13 @@
 import { z } from 'zod';
 import { isObjectIdHex } from '../../infra/mongo.js';
-import { zBoolLike, zIntLike, zNullish, zObjectId, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
+import { zBoolLike, zIntLike, zObjectId, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
 import { zEdges, zRunNodes } from '../apps/apps.schema.js';
 
-const nullish = zNullish;
+/**
+ * A nested optional field that OpenAI clients may send as null: null reads as absent. (Top-level
+ * fields need no wrapper: route validation reads any optional field sent as null as absent.)
+ */
+const nullish = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
 
 /** A boolean as clients send it: true/false, 1/0, or their text forms; null reads as absent. */
 const lenientBool = z
