@@ -4,7 +4,7 @@ import { MemoisedAnswer, sendMemoised } from '../infra/answer-memo.js';
 import { Errors } from '../infra/errors.js';
 import { describeZodError } from '../infra/error-render.js';
 import { assertSafeInput } from '../infra/input-guard.js';
-import { withoutRefusedNulls } from '../infra/null-as-absent.js';
+import { safeParseNullAsAbsent } from '../infra/null-as-absent.js';
 import type { AuthContext, AuthKind } from './auth/types.js';
 
 declare module 'fastify' {
@@ -97,12 +97,7 @@ export function mergedInput(request: FastifyRequest): Record<string, unknown> {
  */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   assertSafeInput(value);
-  let result = schema.safeParse(value);
-  if (!result.success) {
-    // An optional field sent as null reads as absent, as in every route's input (plugins/route-schemas.ts).
-    const stripped = withoutRefusedNulls(schema, value);
-    if (stripped) result = schema.safeParse(stripped);
-  }
+  const result = safeParseNullAsAbsent(schema, value);
   if (!result.success) throw Errors.missingParams(describeZodError(result.error));
   return result.data;
 }

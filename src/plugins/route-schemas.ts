@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifySchemaCompiler, FastifySerializerCompiler 
 import fp from 'fastify-plugin';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { withoutRefusedNulls } from '../infra/null-as-absent.js';
+import { safeParseNullAsAbsent } from '../infra/null-as-absent.js';
 import { compileResponseSerializer } from '../infra/response-serializer.js';
 
 /** zod validation, where an optional field sent as null reads as absent (infra/null-as-absent.ts). */
@@ -10,12 +10,9 @@ const compileValidator: FastifySchemaCompiler<z.ZodType> = (route) => {
   // The library's validator answers `{ value }` or `{ error }` synchronously.
   const validate = validatorCompiler(route) as (data: unknown) => { value?: unknown; error?: Error };
   return (data) => {
-    const first = validate(data);
-    if (!first.error) return first;
-    const stripped = withoutRefusedNulls(route.schema, data);
-    if (!stripped) return first;
-    const second = validate(stripped);
-    return second.error ? first : second;
+    const result = safeParseNullAsAbsent(route.schema, data);
+    // A refusal in the library's error shape, which the error handler reads.
+    return result.success ? { value: result.data } : validate(data);
   };
 };
 
