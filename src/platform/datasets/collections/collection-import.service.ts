@@ -27,6 +27,9 @@ export function chunkText(text: string, settings: { chunkSize: number; chunkSpli
   return chunks.map((q, chunkIndex) => ({ q, chunkIndex }));
 }
 
+/** A collection an import creates (its creator, when not the caller, as a sync keeps it). */
+type ImportedCollection = Omit<NewCollection, 'teamId' | 'tmbId' | 'datasetId'> & { tmbId?: string };
+
 /** Collection creation from sources (text, link, files, CSV): split, check limits, create, queue. */
 export function createCollectionImportService(ctx: DatasetsContext) {
   const { collections } = ctx.repos;
@@ -63,13 +66,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
    * An import checkImport passed: the collection is created, then its items queued. If queueing
    * fails the new collection is removed again, so nothing is half-imported.
    */
-  async function insertWithItems(
-    auth: AuthContext,
-    dataset: DatasetRecord,
-    collection: Omit<NewCollection, 'teamId' | 'tmbId' | 'datasetId'> & { tmbId?: string },
-    items: PushItem[],
-    prompt?: string,
-  ): Promise<ImportResult> {
+  async function insertWithItems(auth: AuthContext, dataset: DatasetRecord, collection: ImportedCollection, items: PushItem[], prompt?: string): Promise<ImportResult> {
     const collectionId = await insertInTree(auth, { ...collection, datasetId: dataset._id });
     try {
       const results = await pushToTrainingQueue(ctx, {
@@ -90,13 +87,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
   }
 
   /** An import: limits are checked before anything is written (checkImport), then insertWithItems. */
-  async function createWithItems(
-    auth: AuthContext,
-    dataset: DatasetRecord,
-    collection: Omit<NewCollection, 'teamId' | 'tmbId' | 'datasetId'> & { tmbId?: string },
-    items: PushItem[],
-    prompt?: string,
-  ): Promise<ImportResult> {
+  async function createWithItems(auth: AuthContext, dataset: DatasetRecord, collection: ImportedCollection, items: PushItem[], prompt?: string): Promise<ImportResult> {
     await checkImport(auth, dataset, collection, items.length);
     return insertWithItems(auth, dataset, collection, items, prompt);
   }
