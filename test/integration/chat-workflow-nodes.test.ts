@@ -301,6 +301,31 @@ describe('apps inside apps', () => {
   });
 });
 
+describe('nested apps', () => {
+  it('an app that calls itself ten times a level stops at the turn budget of node runs', async () => {
+    const appId = (await ok(t, tok, 'POST', '/core/app/create', { name: 'Fan-out', type: 'advanced', modules: [], edges: [] })) as string;
+    const start = { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] };
+    const say = { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: 'x' }], outputs: [] };
+    const calls = Array.from({ length: 10 }, (_, i) => ({
+      nodeId: `self${i}`,
+      flowNodeType: 'appModule',
+      name: `Self ${i}`,
+      pluginId: appId,
+      inputs: [{ key: 'userChatInput', value: ['start', 'userChatInput'] }, { key: 'history', value: 0 }],
+      outputs: [{ id: 'answerText', key: 'answerText' }],
+    }));
+    const edges = [say, ...calls].map((node) => ({ source: 'start', sourceHandle: 'start-source-right', target: node.nodeId, targetHandle: `${node.nodeId}-target-left` }));
+    await ok(t, tok, 'POST', `/core/app/version/publish?appId=${appId}`, { nodes: [start, say, ...calls], edges, chatConfig: {}, isPublish: true, versionName: 'v1' });
+
+    const res = await completions({ appId, messages: [{ role: 'user', content: 'go' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    // Every level answers "x": one per answer node run, all levels together within the turn's 200 runs.
+    const said = (res.json().choices[0].message.content as string).split('x').length - 1;
+    expect(said).toBeGreaterThan(10);
+    expect(said).toBeLessThan(200);
+  });
+});
+
 describe('tools node', () => {
   /** start → agent, with `tools` attached as its tools and `after` run once it answers. */
   const agentGraph = (tools: Record<string, unknown>[], after: Record<string, unknown>[] = []) => ({

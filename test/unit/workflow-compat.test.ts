@@ -19,6 +19,7 @@ const context = (node: RuntimeNode, params: Record<string, unknown>, variables: 
   stream: false,
   emit: () => undefined,
   isAborted: () => false,
+  runBudget: { remaining: 200 },
 });
 
 describe('answer node', () => {

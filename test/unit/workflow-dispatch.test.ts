@@ -192,6 +192,47 @@ describe('dispatchWorkflow', () => {
     expect(count).toBe(9);
   });
 
+  it('nested runs spend from the one budget of the turn, so fan-out across levels stays bounded', async () => {
+    let count = 0;
+    // Each nested node runs the same graph again (an app calling itself), 10 at a time.
+    const graph = () => ({
+      nodes: [node('start', 'workflowStart', { isEntry: true }), ...Array.from({ length: 10 }, (_, i) => node(`n${i}`, 'nested'))],
+      edges: Array.from({ length: 10 }, (_, i) => edge('start', `n${i}`)),
+    });
+    const runners: Record<string, NodeRunner> = {
+      ...pureRunners,
+      nested: async (context) => {
+        count += 1;
+        await dispatchWorkflow({ ...graph(), variables: {}, histories: [], query: [], runners, mode: 'chat', runBudget: context.runBudget, newId: () => 'x' });
+        return { responseData: {} };
+      },
+    };
+    await dispatchWorkflow({ ...graph(), variables: {}, histories: [], query: [], runners, mode: 'chat', maxRunTimes: 50, newId: () => 'x' });
+    // 50 runs in all, starts included (each nested graph's start spends one too).
+    expect(count).toBeGreaterThan(10);
+    expect(count).toBeLessThan(50);
+  });
+
+  it('a failing node stops the rest of the turn, nested runs included', async () => {
+    let started = 0;
+    const runners: Record<string, NodeRunner> = {
+      ...pureRunners,
+      slow: async () => {
+        started += 1;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return { responseData: {} };
+      },
+      fail: async () => {
+        throw new Error('broken');
+      },
+    };
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('bad', 'fail'), node('s1', 'slow'), node('s2', 'slow'), node('s3', 'slow')];
+    const edges = [edge('start', 'bad'), edge('start', 's1'), edge('s1', 's2'), edge('s2', 's3')];
+    await expect(dispatchWorkflow({ nodes, edges, variables: {}, histories: [], query: [], runners, mode: 'chat', newId: () => 'x' })).rejects.toThrow('broken');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(started).toBe(1);
+  });
+
   it('variableUpdate changes a global variable used later', async () => {
     const nodes = [
       node('start', 'workflowStart', { isEntry: true }),

@@ -13,6 +13,7 @@ import {
   type NodeRunResult,
   type NodeRunner,
   type NodeUsage,
+  type RunBudget,
   type RunMode,
   type RuntimeEdge,
   type RuntimeNode,
@@ -30,7 +31,10 @@ export interface DispatchOptions {
   runners: Record<string, NodeRunner>;
   mode: RunMode;
   stream?: boolean;
+  /** Node runs allowed in this run when no shared budget is given (default 200). */
   maxRunTimes?: number;
+  /** A budget shared with the run this one is nested in: its runs spend from the same total. */
+  runBudget?: RunBudget;
   emit?: (event: WorkflowEvent) => void;
   isAborted?: () => boolean;
   /** Id for each node response; injected so tests are deterministic. */
@@ -84,7 +88,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const isAborted = options.isAborted ?? (() => false);
   const variables = options.variables;
   let histories = options.histories;
-  let remainingRuns = options.maxRunTimes ?? 200;
+  const budget: RunBudget = options.runBudget ?? { remaining: options.maxRunTimes ?? 200 };
 
   const flowResponses: NodeResponse[] = [];
   const flowUsages: NodeUsage[] = [];
@@ -98,7 +102,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const edgeIndex = new EdgeIndex(edges);
 
   const runNode = async (node: RuntimeNode): Promise<NodeRunResult> => {
-    remainingRuns -= 1;
+    budget.remaining -= 1;
     if (node.showStatus) emit({ event: 'flowNodeStatus', status: 'running', name: node.name ?? node.flowNodeType });
     const runner = runners[node.flowNodeType];
     if (!runner) throw new WorkflowError(`Node type '${node.flowNodeType}' (node '${node.name ?? node.nodeId}') is not supported`);
@@ -117,6 +121,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       stream: options.stream ?? false,
       emit,
       isAborted,
+      runBudget: budget,
     });
     if (result.responseData) {
       flowResponses.push({
@@ -180,12 +185,21 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   };
 
   const checkNode = async (node: RuntimeNode, skippedIds: Set<string>): Promise<void> => {
-    if (isAborted() || remainingRuns <= 0) return;
     await Promise.resolve();
+    // Checked after the yield: siblings started together must each see what the others spent.
+    if (isAborted() || budget.remaining <= 0) return;
     const status = nodeRunStatus(node, edgeIndex);
     let next: { active: RuntimeNode[]; skip: RuntimeNode[] };
     if (status === 'run') {
-      const result = await runNode(node);
+      let result: NodeRunResult;
+      try {
+        result = await runNode(node);
+      } catch (error) {
+        // The turn fails with this error: nothing else of it starts (branches running beside
+        // this one, nested runs included, would otherwise go on after the caller got the error).
+        budget.remaining = 0;
+        throw error;
+      }
       ranNodeIds.add(node.nodeId);
       afterNode(node);
       if (result.interactive) {
@@ -195,7 +209,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       next = propagate(node, result, false);
     } else if (status === 'skip' && !skippedIds.has(node.nodeId)) {
       skippedIds.add(node.nodeId);
-      remainingRuns -= 0.1;
+      budget.remaining -= 0.1;
       afterNode(node);
       next = propagate(node, {}, true);
     } else return;

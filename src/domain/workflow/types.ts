@@ -151,6 +151,16 @@ export interface NodeRunContext {
   stream: boolean;
   emit: (event: WorkflowEvent) => void;
   isAborted: () => boolean;
+  /** The turn's node-run budget, shared with every run nested in it (apps, plugins, tools). */
+  runBudget: RunBudget;
+}
+
+/**
+ * What is left of a turn's node runs. One object for the whole turn: a nested run (an app or
+ * plugin node, a tool call) spends from it too, so fan-out across nesting levels stays bounded.
+ */
+export interface RunBudget {
+  remaining: number;
 }
 
 export interface NodeRunResult {

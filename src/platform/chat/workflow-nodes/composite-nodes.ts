@@ -83,6 +83,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       stream: context.stream,
       emit: context.emit,
       isAborted: context.isAborted,
+      runBudget: context.runBudget,
       newId: () => nanoid(),
       now: () => Date.now(),
     });
@@ -123,6 +124,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       stream: context.stream,
       emit: context.emit,
       isAborted: context.isAborted,
+      runBudget: context.runBudget,
       newId: () => nanoid(),
       now: () => Date.now(),
     });

@@ -64,7 +64,7 @@ function toolSchema(node: RuntimeNode) {
 }
 
 export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<string, NodeRunner>): NodeRunner {
-  return async ({ node, params, histories, query, runtimeNodes, runtimeEdges, variables, mode, stream, emit, isAborted }) => {
+  return async ({ node, params, histories, query, runtimeNodes, runtimeEdges, variables, mode, stream, emit, isAborted, runBudget }) => {
     const llm = nodeLlm(deps, params.model);
     const toolIds = runtimeEdges.filter((e) => e.source === node.nodeId && e.sourceHandle === SELECTED_TOOLS_HANDLE).map((e) => e.target);
     const tools = runtimeNodes.filter((n) => toolIds.includes(n.nodeId));
@@ -126,6 +126,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
             mode,
             stream: false,
             isAborted,
+            runBudget,
             newId: () => nanoid(),
             now: () => Date.now(),
           });
