@@ -100,6 +100,35 @@ describe('simple app forms', () => {
     ]);
   });
 
+  it('a question naming many images sends each once, at most 20, and leaves out an upload over 20 MB', async () => {
+    const appId = (await ok(t, tok, 'POST', '/core/app/create', { name: 'Vision flood', type: 'simple', aiSettings: { model: 'fake-llm' } })) as string;
+    const uploadImage = async (name: string, bytes: Buffer) => {
+      const boundary = '----many';
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="bucketName"\r\n\r\nchat\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: image/png\r\n\r\n`;
+      const upload = await t.app.inject({
+        method: 'POST',
+        url: '/api/common/file/upload',
+        headers: { token: tok, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        payload: Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+      });
+      expect(upload.statusCode, upload.body).toBe(200);
+      return (upload.json().data as { previewUrl: string }).previewUrl;
+    };
+    const small = await uploadImage('dot.png', Buffer.from('PNGDATA'));
+    const large = await uploadImage('huge.png', Buffer.alloc(20 * 1024 * 1024 + 1, 1));
+    const image = (url: string) => ({ type: 'image_url', image_url: { url } });
+    const web = Array.from({ length: 30 }, (_, i) => image(`https://images.example/${i}.png`));
+    const res = await completions({
+      appId,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }, image(large), image(small), image(small), image(small), ...web] }],
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const sent = (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { messages: { content: { type: string; image_url?: { url: string } }[] }[] }).messages.at(-1)!;
+    const urls = sent.content.filter((part) => part.type === 'image_url').map((part) => part.image_url!.url);
+    // The large upload is left out, the small one inlined once, then the first web images up to 20 in all.
+    expect(urls).toEqual([`data:image/png;base64,${Buffer.from('PNGDATA').toString('base64')}`, ...web.slice(0, 18).map((part) => part.image_url.url)]);
+  });
+
   it('a form with knowledge bases searches them before the AI chat', async () => {
     const datasetId = (await ok(t, tok, 'POST', '/core/dataset/create', { name: 'Manual' })) as string;
     const collectionId = await ok(t, tok, 'POST', '/core/dataset/collection/create', { datasetId, name: 'faq', type: 'virtual' });

@@ -60,8 +60,8 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     searchDatasets: models.searchDatasets(),
     sandboxUrl: app.config.SANDBOX_URL,
     runSystemPlugin: (name, inputs) => app.apps.runSystemPlugin(name, inputs),
-    download: async (url) => {
-      const limits = { timeoutMs: 30_000, maxBytes: app.config.UPLOAD_LIMIT_BYTES };
+    download: async (url, maxBytes) => {
+      const limits = { timeoutMs: 30_000, maxBytes: Math.min(maxBytes ?? Infinity, app.config.UPLOAD_LIMIT_BYTES) };
       const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
       let answer: SelfAnswer;
       // A file read proves itself by its signed link; the call names no team.

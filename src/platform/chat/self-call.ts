@@ -7,6 +7,7 @@
 
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { Errors } from '../../infra/errors.js';
 import type { safeFetch } from '../../infra/outbound-fetch.js';
 import { selfCallHeaders } from '../../infra/self-call-token.js';
 
@@ -50,6 +51,8 @@ export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetc
       return { status: response.status, body: response.body, contentType: response.headers['content-type'] };
     }
     const response = await app.inject({ method: call.method as 'POST', url: path, headers: call.headers, ...(call.body !== undefined ? { payload: call.body } : {}) });
+    // The same cap as over the socket (here the answer is already in memory, but callers size by it).
+    if (call.maxBytes && response.rawPayload.length > call.maxBytes) throw Errors.badGateway(`The response from this service exceeds ${call.maxBytes} bytes`);
     const contentType = response.headers['content-type'];
     return { status: response.statusCode, body: response.rawPayload, contentType: typeof contentType === 'string' ? contentType : undefined };
   };

@@ -39,25 +39,33 @@ function imageType(url: string, served?: string): string {
   return ext === 'jpg' || ext === 'jpeg' ? 'image/jpeg' : ext === 'gif' || ext === 'webp' ? `image/${ext}` : 'image/png';
 }
 
+/** Images one turn sends to a model: the first ones, once each (the reference sets no count). */
+export const MAX_VISION_IMAGES = 20;
+/** An inlined image's size cap: what the common providers accept per image. */
+export const MAX_VISION_IMAGE_BYTES = 20 * 1024 * 1024;
+
 /**
  * The question's images as `image_url` parts (the reference's vision switch on a vision model):
  * web addresses as they are, this service's own file links inlined as data URLs since the
- * model cannot fetch them. An image that cannot be read is left out.
+ * model cannot fetch them. An image that cannot be read is left out. Own files are read one at a
+ * time and capped in count and size: a question may name any number of links, each of which
+ * would otherwise be held in memory at once.
  */
 async function imageParts(deps: NodeDeps, query: ChatValue[]): Promise<{ type: 'image_url'; image_url: { url: string } }[]> {
-  const urls = query.flatMap((value) => (value.type === 'file' && value.file.type === 'image' ? [value.file.url] : []));
-  const parts = await Promise.all(
-    urls.map(async (url) => {
-      if (/^(https?|data):/i.test(url)) return url;
+  const urls = new Set(query.flatMap((value) => (value.type === 'file' && value.file.type === 'image' ? [value.file.url] : [])));
+  const parts: { type: 'image_url'; image_url: { url: string } }[] = [];
+  for (const url of [...urls].slice(0, MAX_VISION_IMAGES)) {
+    if (/^(https?|data):/i.test(url)) parts.push({ type: 'image_url', image_url: { url } });
+    else {
       try {
-        const file = await deps.download(url);
-        return `data:${imageType(url, file.contentType)};base64,${file.buffer.toString('base64')}`;
+        const file = await deps.download(url, MAX_VISION_IMAGE_BYTES);
+        parts.push({ type: 'image_url', image_url: { url: `data:${imageType(url, file.contentType)};base64,${file.buffer.toString('base64')}` } });
       } catch {
-        return undefined;
+        // Unreadable or too large: left out, as a missing image is.
       }
-    }),
-  );
-  return parts.filter((url): url is string => Boolean(url)).map((url) => ({ type: 'image_url' as const, image_url: { url } }));
+    }
+  }
+  return parts;
 }
 
 /** Query extension (the cfr node, and dataset search's extension): the question first, then up to 3 rewrites, de-duplicated. */

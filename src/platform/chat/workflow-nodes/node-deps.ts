@@ -48,8 +48,8 @@ export interface NodeDeps {
   signal: AbortSignal;
   /** The code node's sandbox base URL (SANDBOX_URL). */
   sandboxUrl?: string;
-  /** Downloads a file for readFiles (through the SSRF guard). */
-  download: (url: string) => Promise<{ buffer: Buffer; contentType?: string }>;
+  /** Downloads a file for readFiles and vision (through the SSRF guard), up to `maxBytes` (default: the upload limit). */
+  download: (url: string, maxBytes?: number) => Promise<{ buffer: Buffer; contentType?: string }>;
   /** customFeedback texts collected during the run, saved on the AI item. */
   customFeedbacks: string[];
   /** Runs a built-in system plugin (`community-*` id or bare name); rejects when there is none. */
