@@ -124,6 +124,24 @@ describe('training queue', () => {
     expect((await listData(collectionId)).total).toBe(4);
   });
 
+  it('unlockTask leaves batches in progress to the worker that claimed them', async () => {
+    await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: [{ q: 'retried while unlocked' }] }));
+    failuresLeft = 1;
+    await worker().drain();
+    await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: [{ q: 'fresh while unlocked' }] }));
+    // Worker A (another replica) is working on both: the failed one's backoff is over by then.
+    const { trainings } = t.app.datasets.ctx.repos;
+    const at = LATER(10);
+    const batch = await trainings.claimBatch(at, 15_000, 10, 'worker-a');
+    expect(batch.map((item) => item.q).sort()).toEqual(['fresh while unlocked', 'retried while unlocked']);
+    expect((await api.ok<{ unlocked: number }>(api.get('/common/system/unlockTask'))).unlocked).toBe(1);
+    // Worker B finds nothing to take: both are still worker A's.
+    expect(await trainings.claimBatch(at, 15_000, 10, 'worker-b')).toEqual([]);
+    await trainings.release(batch.map((item) => item._id));
+    await worker().drain(at);
+    expect((await queue(datasetId)).trainingCount).toBe(0);
+  });
+
   it('QA mode turns text into Q/A pairs through the LLM', async () => {
     const qaCollection = await api.ok<{ collectionId: string }>(
       api.post('/core/dataset/collection/create/text', { datasetId, name: 'qa source', text: 'The sky is blue. Grass is green.', trainingType: 'qa', chunkSize: 4000 }),

@@ -322,10 +322,11 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     /**
      * Makes every locked item of the team claimable now, with a fresh retry budget. Only failed
      * items are locked (a failure is the only other writer of lockTime): the update reads those,
-     * by their flag, not the team's whole queue.
+     * by their flag, not the team's whole queue. Claims are left alone: a claim is a batch in
+     * progress on some worker (deleting it hands the batch to a second worker), or one left by a
+     * crash, which lapses within the lease by itself (claimBatch sweeps it).
      */
     async unlockTeam(teamId: string): Promise<number> {
-      await claims.deleteMany({ teamId: oid(teamId) });
       const { modifiedCount } = await col.updateMany({ teamId: oid(teamId), failed: true }, { $set: { lockTime: QUEUED_AT, retryCount: 0, stopped: false } });
       return modifiedCount;
     },
