@@ -113,6 +113,36 @@ describe('node and pod writes that fail part-way still reach every process', () 
   });
 });
 
+describe('a writer stopped between its write and its stamp bump', () => {
+  const stopsBeforeBump = () => Object.assign(Object.create(createClusterStamps(t.app.mongo.db)), { bump: async () => undefined });
+
+  it('its nodes reach another process once the snapshot there is a minute old', async () => {
+    const { access_token } = await login(replica, 'uma', 'Uma-pass-1');
+    expect(await namesOn(replica, access_token, '?names=unbumped')).toEqual([]);
+    const writer = createNodesService({ nodes: createNodesRepo(t.app.mongo.db), pods: createPodsRepo(t.app.mongo.db), clock: new MovableClock(), stamps: stopsBeforeBump(), strategy: 'auto' });
+    await writer.importNodes(nodeFile(node('unbumped')));
+    expect(await namesOn(replica, access_token, '?names=unbumped')).toEqual([]);
+    replica.cluster.clock.advance(61_000);
+    try {
+      expect(await namesOn(replica, access_token, '?names=unbumped')).toEqual(['unbumped']);
+    } finally {
+      replica.cluster.clock.advance(-61_000);
+    }
+  });
+
+  it('its revoked token is refused by another process within a minute', async () => {
+    const { access_token } = await login(t.app, 'wren', 'Wren-pass-1');
+    expect(await statusOn(replica, access_token)).toBe(200);
+    await deleteEntriesBehindTheStamp('wren');
+    replica.cluster.clock.advance(61_000);
+    try {
+      expect(await statusOn(replica, access_token)).toBe(401);
+    } finally {
+      replica.cluster.clock.advance(-61_000);
+    }
+  });
+});
+
 describe('revocations that find their work already done still wait for every process', () => {
   it('a logout whose entries a concurrent revocation already deleted answers only once other processes refuse the token', async () => {
     const { access_token } = await login(t.app, 'uma', 'Uma-pass-1');
@@ -130,6 +160,28 @@ describe('revocations that find their work already done still wait for every pro
     await deleteEntriesBehindTheStamp('vlad');
     await cli(t.app, ['user', 'reset-password', '--username', 'vlad', '--password', 'Vlad-pass-2']);
     expect(await statusOn(replica, access_token)).toBe(401);
+  });
+
+  it('a password reset stopped before its write has already ended the tokens everywhere', async () => {
+    const { access_token } = await login(t.app, 'wren', 'Wren-pass-1');
+    expect(await statusOn(replica, access_token)).toBe(200);
+    const repo = createAccountsRepo(t.app.mongo.db);
+    const stopped: typeof repo = Object.assign(Object.create(repo), {
+      setPassword: async () => {
+        throw new Error('process stopped before the password was written');
+      },
+    });
+    const accounts = createAccountsService({
+      accounts: stopped,
+      clock: new MovableClock(),
+      revokeTokens: t.app.cluster.tokens.revokeAll,
+      accountStateChanged: async () => undefined,
+      attempts: { clear: async () => undefined } as unknown as AttemptLimiter,
+    });
+    await expect(accounts.resetPassword('wren', 'Wren-pass-2')).rejects.toThrow(/process stopped/);
+    expect(await statusOn(replica, access_token)).toBe(401);
+    // The password did not change.
+    await login(t.app, 'wren', 'Wren-pass-1');
   });
 
   it('disabling an account reaches every process even when a later step of the write fails', async () => {

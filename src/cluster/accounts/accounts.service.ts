@@ -183,7 +183,10 @@ export function createAccountsService(deps: {
       const problem = passwordPolicyProblem(password);
       if (problem) throw Errors.missingParams(`Invalid field 'password': ${problem}`);
       await requireAccount(username);
-      await accounts.setPassword(username, await hashPassword(password), clock.now());
+      const hash = await hashPassword(password);
+      // Tokens end before the write too: a process stopped in between leaves none of the old password.
+      await deps.revokeTokens(username);
+      await accounts.setPassword(username, hash, clock.now());
       await deps.revokeTokens(username);
       return requireAccount(username);
     },

@@ -52,11 +52,11 @@ const FRESH_MARGIN_SECONDS = 5;
  */
 export function createAuthenticator(deps: { accounts: AccountsService; tokens: TokensService; stamps: VersionStamps; clock: Clock }) {
   const { accounts, tokens, stamps, clock } = deps;
-  // Kept while the accounts stamp is unchanged; no age limit (every cluster revocation bumps it).
+  // Kept while the accounts stamp is unchanged (every cluster revocation bumps it), and at most the
+  // cache's age limit: a revoking process stopped between its write and its bump is honoured then.
   const resolved = createCredentialCache<ResolvedBearer>({
     epoch: { current: () => stamps.read(CLUSTER_STAMPS.accounts) },
     now: () => clock.now().getTime(),
-    maxAgeMs: Number.POSITIVE_INFINITY,
   });
 
   function checkTokenType(claims: ClusterClaims, options: AuthenticateOptions): void {

@@ -1,6 +1,7 @@
 import { AnswerMemo, MemoisedAnswer } from '../../infra/answer-memo.js';
 import { LruMap } from '../../infra/lru-map.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
+import type { Clock } from '../clock.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
 import { compileFilter, sortComparator } from './filter-eval.js';
 import { type KubeNode, renderNode } from './node-document.js';
@@ -17,6 +18,9 @@ export interface NodePage {
   totalItems: number;
 }
 
+/** A snapshot is loaded again after this long even when the nodes stamp has not moved. */
+export const NODE_SNAPSHOT_MAX_AGE_MS = 60_000;
+
 /**
  * One version of every stored node, with its pods' usage: the read model the list and the single
  * GET are served from. Immutable but for what it memoises: each node's rendered API object (shared
@@ -30,6 +34,8 @@ export class NodeSnapshot {
 
   constructor(
     readonly version: string,
+    /** Clock milliseconds when its load started. */
+    readonly loadedAt: number,
     private readonly entries: NodeIndexEntry[],
     private readonly usage: Map<string, NodeUsage>,
     /** Pods are stored: a single node is annotated. */
@@ -102,19 +108,23 @@ export class NodeSnapshot {
  */
 export class NodeIndex {
   private snapshot: NodeSnapshot | null = null;
-  private loading: { version: string; snapshot: Promise<NodeSnapshot> } | null = null;
+  private loading: { version: string; startedAt: number; snapshot: Promise<NodeSnapshot> } | null = null;
   private loadsStarted = 0;
   private newestInstalled = 0;
 
-  constructor(private readonly deps: { nodes: NodesRepo; pods: PodsRepo; stamps: VersionStamps }) {}
+  constructor(private readonly deps: { nodes: NodesRepo; pods: PodsRepo; stamps: VersionStamps; clock: Clock }) {}
 
   async current(): Promise<NodeSnapshot> {
     // Read before loading: a write in between only causes one more load on a later request.
     const version = await this.deps.stamps.read(CLUSTER_STAMPS.nodes);
-    if (this.snapshot?.version === version) return this.snapshot;
+    const now = this.deps.clock.now().getTime();
+    // An old snapshot is loaded again even at the same stamp: a writer stopped before its bump
+    // (its documents written, the stamp not moved) is seen within that time.
+    const fresh = (loadedAt: number) => now - loadedAt >= 0 && now - loadedAt < NODE_SNAPSHOT_MAX_AGE_MS;
+    if (this.snapshot?.version === version && fresh(this.snapshot.loadedAt)) return this.snapshot;
     let loading = this.loading;
-    if (loading?.version !== version) {
-      const started = { version, snapshot: this.load(version) };
+    if (loading?.version !== version || !fresh(loading.startedAt)) {
+      const started = { version, startedAt: now, snapshot: this.load(version, now) };
       const done = () => {
         if (this.loading === started) this.loading = null;
       };
@@ -125,11 +135,11 @@ export class NodeIndex {
     return loading.snapshot;
   }
 
-  private async load(version: string): Promise<NodeSnapshot> {
+  private async load(version: string, loadedAt: number): Promise<NodeSnapshot> {
     const order = ++this.loadsStarted;
     const { nodes, pods } = this.deps;
     const [entries, usage, withPods, withActivePods] = await Promise.all([nodes.loadIndexEntries(), pods.loadUsage(), pods.hasAny(), pods.hasActive()]);
-    const snapshot = new NodeSnapshot(version, entries, new Map(usage.map((entry) => [entry._id, entry])), withPods, withActivePods);
+    const snapshot = new NodeSnapshot(version, loadedAt, entries, new Map(usage.map((entry) => [entry._id, entry])), withPods, withActivePods);
     // A load started earlier but finished later must not replace a newer snapshot.
     if (order > this.newestInstalled) {
       this.newestInstalled = order;

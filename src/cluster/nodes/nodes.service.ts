@@ -29,7 +29,7 @@ export type ImportProgress = (progress: { step: 'validated' | 'written'; done: n
 
 export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clock: Clock; stamps: VersionStamps; strategy: NodeQueryStrategy }) {
   const { nodes, pods, clock, stamps } = deps;
-  const index = new NodeIndex({ nodes, pods, stamps });
+  const index = new NodeIndex({ nodes, pods, stamps, clock });
   const inDatabase = deps.strategy === 'database';
   /**
    * Every node and pod write goes through here: other processes reload their index at their next
