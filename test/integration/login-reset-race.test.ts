@@ -92,6 +92,27 @@ describe('platform: a login racing a password reset or change', () => {
     expect((await tokenLogin(a, owner)).statusCode).toBe(200);
   });
 
+  it('a password change stopped before its write has already ended the other sessions', async () => {
+    const user = await newUser();
+    const changer = await login(a, user.username, PASSWORD);
+    const other = await login(b, user.username, PASSWORD);
+    const users = a.app.identity.users;
+    const setPassword = users.setPassword;
+    users.setPassword = async () => {
+      throw new Error('process stopped before the password was written');
+    };
+    try {
+      const changed = await a.app.inject({ method: 'POST', url: '/api/support/user/account/updatePasswordByOld', headers: authHeaders(changer), payload: { oldPsw: PASSWORD, newPsw: 'race-pass-4' } });
+      expect(changed.statusCode).toBe(500);
+    } finally {
+      users.setPassword = setPassword;
+    }
+    expect((await tokenLogin(b, other)).statusCode).toBe(401);
+    expect((await tokenLogin(a, changer)).statusCode).toBe(200);
+    // The change did not happen: the old password still opens a session.
+    await login(a, user.username, PASSWORD);
+  });
+
   it('without a race the login is unchanged (one session, usable at once)', async () => {
     const user = await newUser();
     const token = await login(a, user.username, PASSWORD);

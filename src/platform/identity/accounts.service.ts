@@ -2,6 +2,7 @@ import { Errors } from '../../infra/errors.js';
 import { isDuplicateKeyError, requireHexId } from '../../infra/mongo.js';
 import type { TeamRole } from '../auth/types.js';
 import { hashPassword } from './password.js';
+import { replacePassword } from './password-change.js';
 import type { SessionsRepo } from './sessions.repo.js';
 import { resolveTeamPermission } from './team-permission.js';
 import type { MemberRecord, TeamRecord, TeamsRepo } from './teams.repo.js';
@@ -107,8 +108,7 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
     checkCredentials(input.username, input.password);
     const user = await users.findByUsername(input.username);
     if (!user) throw Errors.notFound(`User '${input.username}' not found`);
-    await users.setPassword(user._id, await hashPassword(input.password));
-    await sessions.revokeAllOf(user._id);
+    await replacePassword({ users, sessions }, user._id, await hashPassword(input.password));
     return { userId: user._id };
   }
 

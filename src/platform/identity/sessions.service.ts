@@ -5,6 +5,7 @@ import { Errors } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { type AccountsService, type ResolvedMember, ROOT_USERNAME } from './accounts.service.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
+import { replacePassword } from './password-change.js';
 import { SESSION_TTL_SECONDS, signSessionToken } from './session-token.js';
 import type { SessionsRepo } from './sessions.repo.js';
 import type { TeamsRepo } from './teams.repo.js';
@@ -126,8 +127,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     if (!slot.ok) throw tooManyFailures(slot.retryAfterSeconds);
     if (!(await verifyPassword(input.oldPsw, user.password))) throw Errors.accountRefused('The old password is wrong');
     await limiter.clear(accountKey);
-    await users.setPassword(user._id, await hashPassword(input.newPsw));
-    await sessions.revokeAllOf(user._id, input.sessionId);
+    await replacePassword({ users, sessions }, user._id, await hashPassword(input.newPsw), input.sessionId);
     return { user: publicUserDocument(user) };
   }
 
@@ -153,8 +153,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       root = await users.findByUsername(ROOT_USERNAME);
       if (!root) throw new Error('root user could not be created');
     } else if (defaultPassword && !(await verifyPassword(defaultPassword, root.password))) {
-      await users.setPassword(root._id, await hashPassword(defaultPassword));
-      await sessions.revokeAllOf(root._id);
+      await replacePassword({ users, sessions }, root._id, await hashPassword(defaultPassword));
     }
     let member = await teams.findDefaultMember(root._id);
     if (!member) {
