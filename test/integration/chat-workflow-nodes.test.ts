@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simpleFormToWorkflow } from '../../src/domain/workflow/simple-app.js';
+import { formatChatTime } from '../../src/platform/chat/chat-time.js';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
@@ -298,6 +299,37 @@ describe('apps inside apps', () => {
     const refused = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(strangerTok), payload: { appId: foreign, messages: [{ role: 'user', content: 'x' }] } });
     expect(refused.statusCode).toBe(403);
     expect(refused.json().statusText).toBe('unAuthApp');
+  });
+});
+
+describe('system variables', () => {
+  it("cTime is the time in the caller's time zone (Asia/Shanghai by default), with the weekday", async () => {
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: '{{cTime}}' }], outputs: [] },
+      ],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'say', targetHandle: 'say-target-left' }],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'Clock', graph);
+    await createUser(t, { username: 'new-yorker', password: 'password-ny1' });
+    const nyToken = await login(t, 'new-yorker', 'password-ny1');
+    await ok(t, nyToken, 'POST', '/support/user/account/update', { timezone: 'America/New_York' });
+    const nyAppId = await createPublishedApp(t, await login(t, 'new-yorker', 'password-ny1'), 'Clock', graph);
+
+    const timeIn = async (token: string, id: string, zone: string) => {
+      const before = Date.now();
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(token), payload: { appId: id, messages: [{ role: 'user', content: 'now?' }] } });
+      const seconds: string[] = [];
+      for (let at = Math.floor(before / 1000) * 1000; at <= Date.now(); at += 1000) seconds.push(formatChatTime(new Date(at), zone));
+      expect(res.statusCode, res.body).toBe(200);
+      const said = (res.json().choices[0].message.content as string).trim();
+      expect(seconds).toContain(said);
+      return said;
+    };
+    expect(await timeIn(tok, appId, 'Asia/Shanghai')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [A-Z][a-z]+day$/);
+    await timeIn(await login(t, 'new-yorker', 'password-ny1'), nyAppId, 'America/New_York');
   });
 });
 

@@ -23,4 +23,15 @@ describe('formatChatTime', () => {
     expect(formatChatTime(new Date('1969-12-31T23:59:59.500Z'))).toBe('1969-12-31 23:59:59 Wednesday');
     expect(formatChatTime(new Date('2024-03-10T10:00:01.999Z'))).toBe('2024-03-10 10:00:01 Sunday');
   });
+
+  it("writes the time in the user's zone, and UTC for a zone it does not know", () => {
+    const date = new Date('2024-03-10T23:59:58.999Z');
+    expect(formatChatTime(date, 'Asia/Shanghai')).toBe('2024-03-11 07:59:58 Monday');
+    expect(formatChatTime(date, 'America/New_York')).toBe('2024-03-10 19:59:58 Sunday');
+    expect(formatChatTime(new Date('2024-03-10T16:00:00Z'), 'Asia/Shanghai')).toBe('2024-03-11 00:00:00 Monday');
+    expect(formatChatTime(date, 'Mars/Olympus_Mons')).toBe('2024-03-10 23:59:58 Sunday');
+    // The memo is per zone: the same second in another zone is formatted for that zone.
+    expect(formatChatTime(date)).toBe('2024-03-10 23:59:58 Sunday');
+    expect(formatChatTime(date, 'Asia/Shanghai')).toBe('2024-03-11 07:59:58 Monday');
+  });
 });

@@ -79,6 +79,7 @@ export function memberFieldsOf(resolved: ResolvedMember): Omit<AuthContext, 'aut
     role: resolved.member.role,
     teamPermission: resolved.teamPermission,
     isRoot: resolved.isRoot,
+    timezone: resolved.user.timezone,
   };
 }
 

@@ -28,6 +28,8 @@ export interface AuthContext {
   teamPermission: number;
   isRoot: boolean;
   outLink?: { shareId: string; outLinkUid: string };
+  /** The member's user's time zone (IANA name), for the time a workflow sees. */
+  timezone?: string;
   /** The API key's or share link's name (the reference's `sourceName`, 4.8.13+). */
   sourceName?: string;
 }

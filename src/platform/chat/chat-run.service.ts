@@ -190,7 +190,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       chatId: chatId ?? '',
       responseChatItemId: request.responseChatItemId,
       histories,
-      cTime: formatChatTime(now),
+      cTime: formatChatTime(now, caller.auth.timezone),
       ...variables,
     };
 
@@ -254,7 +254,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     const { caller, app } = request;
     const now = deps.now();
     // A plugin run has no question: its chat is titled with the time, as the reference (YYYY-MM-DD HH:mm:ss dddd).
-    const title = input.isPlugin ? formatChatTime(now) : chatTitle(question.value as ChatValue[]);
+    const title = input.isPlugin ? formatChatTime(now, caller.auth.timezone) : chatTitle(question.value as ChatValue[]);
     if (input.interactiveFromDb) {
       const [lastAi] = input.dbItems.filter((item) => item.obj === 'AI').slice(-1);
       const last = lastAi?.value[lastAi.value.length - 1];
