@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Client, client } from '../fixtures/datasets/client.js';
+import { queueNextRebuild } from '../../src/platform/datasets/training/rebuild.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type FakeModelProvider, openAiEmbeddingAnswer, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -248,5 +249,60 @@ describe('training queue', () => {
     expect(await t.app.mongo.db.collection('dataset_vectors').distinct('model', {})).toEqual(['local-lexical-v1']);
     // Nothing flagged any more: the same model again is the usual 400.
     expect((await api.post('/core/dataset/training/rebuildEmbedding', { datasetId, vectorModel: 'local-lexical-v1' })).status).toBe(400);
+  });
+
+  it('a rebuild whose process dies right after the first write of a chain link loses no item', async () => {
+    const rebuilt = await api.ok<string>(api.post('/core/dataset/create', { name: 'Rebuilt', vectorModel: 'fake-embed' }));
+    const target = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId: rebuilt, name: 'c', type: 'virtual' }));
+    await api.ok(api.post('/core/dataset/data/pushData', { collectionId: target, data: [{ q: 'rebuilt one' }, { q: 'rebuilt two' }] }));
+    await worker().drain();
+    const db = t.app.mongo.db;
+    const teamId = String((await db.collection('datasets').findOne({ _id: new ObjectId(rebuilt) }))?.teamId);
+    const { ctx } = t.app.datasets;
+    const model = 'local-lexical-v1';
+    // rebuildEmbedding's first steps: every item flagged, the model switched.
+    await ctx.repos.data.markRebuilding(teamId, rebuilt);
+    await ctx.repos.datasets.update(teamId, rebuilt, { vectorModel: model });
+    await ctx.searchIndex.switchModel(rebuilt, model);
+    // The first link of the chain: the process dies once its first write landed (nothing after it runs).
+    const repos = ctx.repos;
+    let dead = false;
+    const dying = <T extends object>(repo: T, reads: string[]): T =>
+      new Proxy(repo, {
+        get(target, name) {
+          const method = Reflect.get(target, name) as unknown;
+          if (typeof method !== 'function') return method;
+          return async (...args: unknown[]) => {
+            if (dead) throw new Error('killed');
+            const result = await method.apply(target, args);
+            if (!reads.includes(String(name))) dead = true;
+            return result;
+          };
+        },
+      });
+    ctx.repos = { ...repos, data: dying(repos.data, ['nextRebuilding', 'findById', 'countRebuilding']), trainings: dying(repos.trainings, ['countByDataset']) };
+    const base = { teamId, tmbId: String((await db.collection('datasets').findOne({ _id: new ObjectId(rebuilt) }))?.tmbId), datasetId: rebuilt, billId: '', mode: 'chunk' as const, model, prompt: '', weight: 0 };
+    try {
+      await expect(queueNextRebuild(ctx, base)).rejects.toThrow('killed');
+    } finally {
+      ctx.repos = repos;
+    }
+    // After the restart the queue finishes the rebuild: both items carry vectors of the new model only.
+    await worker().drain(LATER(60));
+    expect(await queue(rebuilt)).toMatchObject({ trainingCount: 0, rebuildingCount: 0 });
+    const vectors = await db.collection('dataset_vectors').find({ datasetId: new ObjectId(rebuilt) }).toArray();
+    expect(vectors.map((vector) => vector.model)).toEqual([model, model]);
+    expect((await api.post('/core/dataset/training/rebuildEmbedding', { datasetId: rebuilt, vectorModel: model })).status).toBe(400);
+
+    // Chains reaching the same item at once queue it once, and each still queues an item while any waits.
+    await ctx.repos.data.markRebuilding(teamId, rebuilt);
+    await ctx.repos.datasets.update(teamId, rebuilt, { vectorModel: 'fake-embed' });
+    await ctx.searchIndex.switchModel(rebuilt, 'fake-embed');
+    const links = await Promise.all([1, 2, 3].map(() => queueNextRebuild(ctx, { ...base, model: 'fake-embed' })));
+    expect(links.sort()).toEqual([false, true, true]);
+    expect(await queue(rebuilt)).toMatchObject({ trainingCount: 2, rebuildingCount: 0 });
+    await worker().drain(LATER(60));
+    const back = await db.collection('dataset_vectors').find({ datasetId: new ObjectId(rebuilt) }).toArray();
+    expect(back.map((vector) => vector.model)).toEqual(['fake-embed', 'fake-embed']);
   });
 });

@@ -176,24 +176,16 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
     async markRebuilding(teamId: string, datasetId: string) {
       await col.updateMany({ teamId: oid(teamId), datasetId: oid(datasetId) }, { $set: { rebuilding: true } });
     },
-    /**
-     * Atomically takes one data item still waiting for a rebuild. Its new `updateTime` moves it in
-     * the list, so its collection's list is bumped; a claim whose answer was lost names no
-     * collection, and its list catches up with the read model's age limit.
-     */
-    async claimRebuilding(teamId: string, datasetId: string): Promise<DataRecord | null> {
-      const doc = await col.findOneAndUpdate(
-        { teamId: oid(teamId), datasetId: oid(datasetId), rebuilding: true },
-        { $unset: { rebuilding: '' }, $set: { updateTime: new Date() } },
-        { returnDocument: 'after' },
-      );
-      if (!doc) return null;
-      await listChanged([{ teamId, collectionId: doc.collectionId.toHexString(), ids: [doc._id.toHexString()] }]);
-      return plain(doc);
+    /** One data item still flagged for the dataset's rebuild (queued or not yet). */
+    async nextRebuilding(teamId: string, datasetId: string): Promise<DataRecord | null> {
+      const doc = await col.findOne({ teamId: oid(teamId), datasetId: oid(datasetId), rebuilding: true });
+      return doc ? plain(doc) : null;
     },
-    /** Flags one claimed item again (its rebuild could not be queued). */
-    async flagRebuilding(teamId: string, id: string) {
-      await col.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: { rebuilding: true } });
+    /** Unflags an item whose rebuild is queued. Its new `updateTime` moves it in the list, so its collection's list is bumped. */
+    async clearRebuilding(teamId: string, item: DataRef) {
+      await changing(byCollection([{ ...item, teamId }]), () =>
+        col.updateOne({ _id: oid(item._id), teamId: oid(teamId), rebuilding: true }, { $unset: { rebuilding: '' }, $set: { updateTime: new Date() } }),
+      );
     },
     async countRebuilding(teamId: string, datasetId: string): Promise<number> {
       return col.countDocuments({ teamId: oid(teamId), datasetId: oid(datasetId), rebuilding: true });

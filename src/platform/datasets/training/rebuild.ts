@@ -7,18 +7,17 @@ export type RebuildItem = Omit<NewTraining, 'collectionId' | 'dataId' | 'chunkIn
 
 /**
  * Queues the next data item of the dataset still flagged for its rebuild; false when none waits.
- * A claimed item whose queue insert fails is flagged again (best effort), so it is not left with
- * the old model's vectors while the rest of the dataset moves on.
+ * The item is queued first (under an id derived from it: idempotent), then unflagged, so a
+ * process killed in between leaves it queued and flagged, never neither. An item another chain
+ * queued already is unflagged here too and the next one is tried, so no chain link is lost.
  */
 export async function queueNextRebuild(ctx: DatasetsContext, item: RebuildItem): Promise<boolean> {
   const { data, trainings } = ctx.repos;
-  const next = await data.claimRebuilding(item.teamId, item.datasetId);
-  if (!next) return false;
-  try {
-    await trainings.insertMany([{ ...item, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }]);
-  } catch (error) {
-    await data.flagRebuilding(item.teamId, next._id).catch(() => undefined);
-    throw error;
+  for (;;) {
+    const next = await data.nextRebuilding(item.teamId, item.datasetId);
+    if (!next) return false;
+    const queued = await trainings.insertRebuild({ ...item, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }, next.indexes.map((index) => index.dataId));
+    await data.clearRebuilding(item.teamId, next);
+    if (queued) return true;
   }
-  return true;
 }

@@ -182,6 +182,18 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       return inserted;
     },
     /**
+     * Queues the rebuild of a data item under an id derived from the item, the target model and
+     * the item's current vector ids: queueing it again (a retry, or two rebuild chains reaching
+     * the same item) adds nothing, while a later rebuild of the item, which finds other vector
+     * ids, gets a new id (the rebuild's vector ids derive from it). False when it was queued already.
+     */
+    async insertRebuild(item: NewTraining & { dataId: string }, vectorIds: string[]): Promise<boolean> {
+      const _id = derivedId(oid(item.dataId), `rebuild\u0000${item.model}\u0000${vectorIds.join('\u0000')}`);
+      const inserted = await insertManyNew(col, [{ ...toDoc(item), _id }] as TrainingDoc[]);
+      await counts.record([change(item, inserted)]);
+      return inserted === 1;
+    },
+    /**
      * Queues the items a source (QA) item produced, under ids derived from the source and each
      * item's text: inserting them again (a retry) adds nothing. They carry `sourceId` and wait
      * until the source item is deleted.
