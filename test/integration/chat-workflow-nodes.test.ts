@@ -107,6 +107,34 @@ describe('workflow nodes through completions', () => {
     expect(received.at(-1)).toEqual({ url: '/weather?q=Oslo', method: 'POST', body: { question: 'how cold "is" it', chat: 'h1' } });
   });
 
+  it('HTTP JSON body: a reference standing bare is inserted as it is (JSON text from a node), a quoted one escaped', async () => {
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        {
+          nodeId: 'http',
+          flowNodeType: 'httpRequest468',
+          name: 'Poster',
+          inputs: [
+            { key: 'system_httpMethod', value: 'POST' },
+            { key: 'system_httpReqUrl', value: `${serviceUrl}/json` },
+            { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+            { key: 'extra', canEdit: true, valueType: 'string', value: '{"k":[1,2]}' },
+            { key: 'system_httpJsonBody', value: '{"data": {{$start.userChatInput$}}, "text": "{{$start.userChatInput$}}", "extra": {{extra}}, "n": {{count}}, "say": "{{count}} \\"items\\""}' },
+          ],
+          outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', type: 'static' }],
+        },
+      ],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'http', targetHandle: 'http-target-left' }],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'JSON poster', graph);
+    const question = '{"a": "b", "list": [1, "x"]}';
+    const res = await completions({ appId, variables: { count: 3 }, messages: [{ role: 'user', content: question }] });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(received.at(-1)).toEqual({ url: '/json', method: 'POST', body: { data: { a: 'b', list: [1, 'x'] }, text: question, extra: { k: [1, 2] }, n: 3, say: '3 "items"' } });
+  });
+
   it('a Laf node posts its inputs to the function and maps the reply', async () => {
     const graph = {
       nodes: [

@@ -22,15 +22,49 @@ export function flattenObject(value: unknown, prefix = '', out: Record<string, u
   return out;
 }
 
-/** The HTTP node's own `{{key}}` substitution: values JSON-encoded without outer quotes. */
-function replaceHttpVariables(text: string, scope: Record<string, unknown>, json: boolean): string {
+/**
+ * Where a template value lands: plain text (URL, headers, forms), inside a JSON string literal of
+ * a body (`"{{x}}"`: JSON-escaped without the outer quotes), or bare in a body (`{{x}}`: a string
+ * as it is, so a JSON text from an earlier node becomes part of the body, as the reference's
+ * insertion does; anything else as JSON).
+ */
+type Placement = 'text' | 'quoted' | 'bare';
+
+function placedText(value: unknown, placement: Placement): string {
+  if (value === undefined || value === null) return placement === 'text' ? '' : 'null';
+  if (typeof value === 'string') return placement === 'quoted' ? JSON.stringify(value).slice(1, -1) : value;
+  return JSON.stringify(value);
+}
+
+/** The HTTP node's own `{{key}}` substitution. */
+function replaceHttpVariables(text: string, scope: Record<string, unknown>, placement: Placement): string {
   return text.replace(/\{\{([^{}$]+)\}\}/g, (whole, key: string) => {
-    if (!(key in scope)) return json ? 'null' : whole;
-    const value = scope[key];
-    if (value === undefined || value === null) return json ? 'null' : '';
-    if (typeof value === 'string') return json ? JSON.stringify(value).slice(1, -1) : value;
-    return JSON.stringify(value);
+    if (!(key in scope)) return placement === 'text' ? whole : 'null';
+    return placedText(scope[key], placement);
   });
+}
+
+/**
+ * A JSON body template cut where its double-quoted strings start and end (the quotes stay in the
+ * bare runs), so each placeholder is filled for where it stands.
+ */
+export function jsonTemplateRuns(template: string): { text: string; quoted: boolean }[] {
+  const runs: { text: string; quoted: boolean }[] = [];
+  let quoted = false;
+  let start = 0;
+  for (let i = 0; i < template.length; i++) {
+    const char = template[i];
+    if (quoted && char === '\\') i++;
+    else if (char === '"') {
+      // The opening quote ends a bare run, the closing one starts the next.
+      const end = quoted ? i : i + 1;
+      runs.push({ text: template.slice(start, end), quoted });
+      start = end;
+      quoted = !quoted;
+    }
+  }
+  runs.push({ text: template.slice(start), quoted });
+  return runs.filter((run) => run.text !== '');
 }
 
 type KeyValue = { key?: string; value?: unknown; type?: string };
@@ -86,9 +120,15 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
       responseChatItemId: deps.responseChatItemId,
       histories: histories.slice(-10),
     };
-    const jsonText = (value: unknown) => (value === undefined ? 'null' : typeof value === 'string' ? JSON.stringify(value).slice(1, -1) : JSON.stringify(value));
-    const sub = (text: unknown, json = false) =>
-      replaceEditorVariables(replaceHttpVariables(String(text ?? ''), scope, json), runtimeNodes, variables, node, json ? jsonText : undefined);
+    const sub = (text: unknown, placement: Placement = 'text') =>
+      replaceEditorVariables(
+        replaceHttpVariables(String(text ?? ''), scope, placement),
+        runtimeNodes,
+        variables,
+        node,
+        placement === 'text' ? undefined : (value) => placedText(value, placement),
+      );
+    const subJson = (template: string) => jsonTemplateRuns(template).map((run) => sub(run.text, run.quoted ? 'quoted' : 'bare')).join('');
     const method = String(rawMethod || 'POST').toUpperCase();
     const timeoutSeconds = Math.min(600, Math.max(5, Number(rawTimeout ?? 30) || 30));
     let url = sub(rawUrl).trim();
@@ -104,7 +144,7 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     let bodyObject: unknown;
     if (!['GET', 'HEAD'].includes(method)) {
       if (contentType === 'json' && typeof rawBody === 'string' && rawBody.trim()) {
-        const raw = sub(rawBody, true);
+        const raw = subJson(rawBody);
         try {
           bodyObject = parseLooseJson(raw);
         } catch (error) {
