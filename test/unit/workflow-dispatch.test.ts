@@ -233,6 +233,33 @@ describe('dispatchWorkflow', () => {
     expect(started).toBe(1);
   });
 
+  it('a loop with a branch inside skips the branch not taken on every pass', async () => {
+    // start → a → pick; pick chooses b (first two passes) or c (after); b and c join at j; j → a again.
+    let passes = 0;
+    const ran: string[] = [];
+    const runners: Record<string, NodeRunner> = {
+      ...pureRunners,
+      step: async ({ node }) => {
+        ran.push(node.nodeId);
+        return { responseData: {} };
+      },
+      pick: async () => {
+        passes += 1;
+        ran.push(`pick${passes}`);
+        return { responseData: {}, skipHandleIds: [passes <= 2 ? 'pick-source-c' : 'pick-source-b'] };
+      },
+      join: async () => {
+        ran.push('j');
+        // Two passes through the join, then the loop edge is skipped.
+        return { responseData: {}, skipHandleIds: passes >= 2 ? ['j-source-loop'] : [] };
+      },
+    };
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('a', 'step'), node('pick', 'pick'), node('b', 'step'), node('c', 'step'), node('j', 'join')];
+    const edges = [edge('start', 'a'), edge('a', 'pick'), edge('pick', 'b', 'b'), edge('pick', 'c', 'c'), edge('b', 'j'), edge('c', 'j'), edge('j', 'a', 'loop')];
+    await dispatchWorkflow({ nodes, edges, variables: {}, histories: [], query: [], runners, mode: 'chat', newId: () => 'x' });
+    expect(ran).toEqual(['a', 'pick1', 'b', 'j', 'a', 'pick2', 'b', 'j']);
+  });
+
   it('variableUpdate changes a global variable used later', async () => {
     const nodes = [
       node('start', 'workflowStart', { isEntry: true }),

@@ -218,7 +218,9 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       for (const target of [...next.active, ...next.skip]) debugNextNodes.set(target.nodeId, target);
       return;
     }
-    await Promise.all(next.active.map((target) => checkNode(target, skippedIds)));
+    // A node that ran starts a fresh skip record for what it activates (a loop's next pass may
+    // skip the same branch again); skipping carries the record on so a skipped cycle ends.
+    await Promise.all(next.active.map((target) => checkNode(target, new Set())));
     await Promise.all(next.skip.map((target) => checkNode(target, skippedIds)));
   };
 
