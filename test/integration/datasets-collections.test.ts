@@ -228,6 +228,28 @@ describe('collections', () => {
     }
   });
 
+  it('two syncs of one link collection at once import one replacement', async () => {
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Synced twice' }));
+    const kept = page;
+    try {
+      page = '<html><body><main><p>Version one of the twice synced page.</p></main></body></html>';
+      const old = await api.ok<{ collectionId: string }>(api.post('/core/dataset/collection/create/link', { datasetId, link: `${siteUrl}/twice` }));
+      await t.app.datasets.trainingWorker.drain();
+      page = `<html><body><main>${Array.from({ length: 40 }, (_, i) => `<p>Version two, paragraph ${i} of the twice synced page, long enough to make several chunks.</p>`).join('')}</main></body></html>`;
+      const sync = () => api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: old.collectionId }));
+      expect(await Promise.all([sync(), sync()])).toEqual(['success', 'success']);
+      const listed = await api.ok<{ list: { _id: string }[] }>(api.get('/core/dataset/collection/scrollList', { datasetId }));
+      expect(listed.list).toHaveLength(1);
+      // Every queued chunk is the replacement's, once.
+      const trainings = t.app.mongo.db.collection('dataset_trainings');
+      const chunks = await trainings.countDocuments({ collectionId: new ObjectId(listed.list[0]!._id) });
+      expect(chunks).toBeGreaterThan(1);
+      expect(await trainings.countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(chunks);
+    } finally {
+      page = kept;
+    }
+  });
+
   it('a link sync refused by the dataset size keeps the collection and does not use up the sync interval', async () => {
     const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Sized links' }));
     const kept = page;

@@ -96,6 +96,8 @@ export function createDatasetsContext(app: FastifyInstance) {
      * delete takes it too, so no collection is created into a dataset that is going away).
      */
     withCollectionTree: <T>(datasetId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
+    /** One link sync of a collection at a time, across processes (two would each import a replacement). */
+    withLinkSync: <T>(collectionId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_link_sync:${collectionId}`, run),
     auth: createDatasetAuth({ permissions, datasetList, collections: collectionCache, data: repos.data }),
     datasetList,
     dataList,

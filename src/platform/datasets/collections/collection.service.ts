@@ -140,40 +140,46 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     if (!page.text) throw Errors.missingParams(`The page ${collection.rawLink} returned no text; the collection was kept`);
     const hash = hashText(page.text);
     if (hash === collection.hashRawText) return 'sameRaw';
-    // A sync whose old collection could not be removed left its replacement: finish that one.
-    if (await collections.findLinkReplacement(auth.teamId, collection, hash)) {
-      await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
-      return 'success';
-    }
     const settings = { chunkSize: collection.chunkSize || 512, trainingType: collection.trainingType, chunkSplitter: collection.chunkSplitter };
     const chunks = chunkText(page.text, settings, LINK_OVERLAP_RATIO);
-    // A sync the import would refuse (dataset size, model) does not use up the sync interval.
-    await importer.checkImport(auth, dataset, collection, chunks.length);
-    await ctx.teamLimits.assertAndRecordWebSync(auth.teamId);
-    // The replacement is complete before the old collection goes, so a failure keeps the old one.
-    await importer.insertWithItems(
-      auth,
-      dataset,
-      {
-        // The replacement is still the original creator's collection (as the reference).
-        tmbId: collection.tmbId,
-        parentId: collection.parentId,
-        type: 'link',
-        name: collection.name,
-        rawLink: collection.rawLink,
-        trainingType: collection.trainingType,
-        chunkSize: collection.chunkSize,
-        // Kept, so the next sync splits the page as this one did.
-        chunkSplitter: collection.chunkSplitter,
-        metadata: collection.metadata,
-        hashRawText: hash,
-        rawTextLength: page.text.length,
-        createTime: collection.createTime,
-      },
-      chunks,
-    );
-    await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
-    return 'success';
+    // Under the collection's sync lock: two syncs at once would each find no replacement and
+    // each import one (every chunk twice); the second now finds the first one's.
+    return ctx.withLinkSync(collection._id, async () => {
+      // A sync that ran meanwhile, or one whose old collection could not be removed, left the replacement: finish that one.
+      if (await collections.findLinkReplacement(auth.teamId, collection, hash)) {
+        await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
+        return 'success';
+      }
+      // Replaced meanwhile by a sync that read another version of the page, or deleted.
+      if (!(await collections.findById(auth.teamId, collection._id))) throw Errors.collectionNotFound(collection._id);
+      // A sync the import would refuse (dataset size, model) does not use up the sync interval.
+      await importer.checkImport(auth, dataset, collection, chunks.length);
+      await ctx.teamLimits.assertAndRecordWebSync(auth.teamId);
+      // The replacement is complete before the old collection goes, so a failure keeps the old one.
+      await importer.insertWithItems(
+        auth,
+        dataset,
+        {
+          // The replacement is still the original creator's collection (as the reference).
+          tmbId: collection.tmbId,
+          parentId: collection.parentId,
+          type: 'link',
+          name: collection.name,
+          rawLink: collection.rawLink,
+          trainingType: collection.trainingType,
+          chunkSize: collection.chunkSize,
+          // Kept, so the next sync splits the page as this one did.
+          chunkSplitter: collection.chunkSplitter,
+          metadata: collection.metadata,
+          hashRawText: hash,
+          rawTextLength: page.text.length,
+          createTime: collection.createTime,
+        },
+        chunks,
+      );
+      await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
+      return 'success';
+    });
   }
 
   return { create, listItems, detail, paths, read, update, remove, syncLink };
