@@ -294,6 +294,14 @@ describe('dispatchWorkflow', () => {
     const nodes = build().map((n) => ({ ...n, isEntry: interactive.entryNodeIds.includes(n.nodeId) }));
     const second = await run(nodes, interactive.memoryEdges, {}, {}, [text('Confirm')]);
     expect(second.result.assistantResponses).toEqual([text('\ndone')]);
+
+    // A reply naming no option ends both branches, the reply as typed being the result.
+    const typed = build().map((n) => ({ ...n, isEntry: interactive.entryNodeIds.includes(n.nodeId) }));
+    const third = await run(typed, interactive.memoryEdges, {}, {}, [text('maybe later')]);
+    expect(third.result.assistantResponses).toEqual([]);
+    expect(third.result.interactive).toBeUndefined();
+    expect(third.result.flowResponses.find((r) => r.moduleType === 'userSelect')?.userSelectResult).toBe('maybe later');
+    expect(typed.find((n) => n.nodeId === 'sel')?.outputs[0]?.value).toBe('maybe later');
   });
 
   it('rejects an unsupported node type with a clear error', async () => {

@@ -96,14 +96,14 @@ const userSelect: NodeRunner = async ({ node, params, query, histories }) => {
   const description = typeof params.description === 'string' ? params.description : '';
   const interactive = { type: 'userSelect' as const, params: { description, userSelectOptions: options } };
   if (!node.isEntry) return { interactive };
+  // A reply naming no option (typed instead of clicked) skips every option's branch and is the
+  // result as typed, as in the reference.
   const chosenText = valuesText(query).trim();
-  const chosen = options.find((option) => option.value === chosenText);
-  if (!chosen) return { interactive };
   return {
-    outputs: { selectResult: chosen.value },
-    skipHandleIds: options.filter((o) => o.key !== chosen.key).map((o) => `${node.nodeId}-source-${o.key}`),
+    outputs: { selectResult: chosenText },
+    skipHandleIds: options.filter((o) => o.value !== chosenText).map((o) => `${node.nodeId}-source-${o.key}`),
     rewriteHistories: histories.slice(0, -2),
-    responseData: { userSelectResult: chosen.value },
+    responseData: { userSelectResult: chosenText },
   };
 };
 
