@@ -35,23 +35,22 @@ afterAll(async () => {
   await service?.close();
 });
 
-describe('answer node escapes (4.8.10 fixed opening and ending)', () => {
-  it('turns a stored \\n into a line break in the answer and the stream', async () => {
+describe('answer node texts (4.8.10 fixed opening and ending)', () => {
+  it('sends a stored backslash-n as it is, in the answer and the stream, as the reference', async () => {
     const appId = await importWorkflow(t, tok, 'Fixed opening and ending', loadWorkflow('fixed-opening-ending'));
     const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'opening hours?' }] });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(ranNodes(body)).toEqual(['448745', 'openingReply', 'aiChatNode01', 'endingReply']);
     const content = body.choices[0].message.content as string;
-    expect(content).toMatch(/^\nThanks for asking\.\nHere is what I found:Echo: opening hours\?\n\n---\nAsked at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \w+\. Anything else\?$/);
-    expect(content).not.toContain('\\n');
-    expect(responseOf(body, 'openingReply')?.textOutput).toBe('Thanks for asking.\nHere is what I found:');
+    expect(content).toMatch(/^\nThanks for asking\.\\nHere is what I found:Echo: opening hours\?\n\\n---\\nAsked at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \w+\. Anything else\?$/);
+    expect(responseOf(body, 'openingReply')?.textOutput).toBe('Thanks for asking.\\nHere is what I found:');
     // The editor's 0–10 temperature is scaled onto the model's range (5 → half of it).
     expect(chatCalls().at(-1)!.temperature).toBe(0.5);
 
     const streamed = await completions({ appId, stream: true, detail: true, messages: [{ role: 'user', content: 'again' }] });
     const fast = sseFrames(streamed.body).filter((f) => f.event === 'fastAnswer').map((f) => JSON.parse(f.data).choices[0].delta.content as string);
-    expect(fast[0]).toBe('\nThanks for asking.\nHere is what I found:');
+    expect(fast[0]).toBe('\nThanks for asking.\\nHere is what I found:');
   });
 });
 

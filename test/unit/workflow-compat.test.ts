@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveChatConfig } from '../../src/domain/workflow/chat-config.js';
 import { dynamicParams, buildNodeParams, replaceEditorVariables } from '../../src/domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../src/domain/workflow/loose-json.js';
-import { normaliseBranches, pureRunners, unescapeNewlines } from '../../src/domain/workflow/pure-runners.js';
+import { normaliseBranches, pureRunners } from '../../src/domain/workflow/pure-runners.js';
 import type { NodeRunContext, RuntimeNode } from '../../src/domain/workflow/types.js';
 import { modelTemperature, nodeLlm } from '../../src/platform/chat/workflow-nodes/node-deps.js';
 
@@ -23,12 +23,9 @@ const context = (node: RuntimeNode, params: Record<string, unknown>, variables: 
 });
 
 describe('answer node', () => {
-  it('a stored backslash-n is a line break; other backslashes stay', () => {
-    expect(unescapeNewlines('a\\nb\\\\t')).toBe('a\nb\\\\t');
-  });
-  it('answers the text after a new line, objects as indented JSON (their escapes untouched)', async () => {
+  it('answers the text after a new line as it is (a backslash-n stays), objects as indented JSON', async () => {
     const node: RuntimeNode = { nodeId: 'a', flowNodeType: 'answerNode', inputs: [], outputs: [] };
-    expect((await pureRunners.answerNode!(context(node, { text: 'x\\ny' }))).answerText).toBe('\nx\ny');
+    expect((await pureRunners.answerNode!(context(node, { text: 'x\\ny C:\\new' }))).answerText).toBe('\nx\\ny C:\\new');
     expect((await pureRunners.answerNode!(context(node, { text: { s: 'p\nq' } }))).answerText).toBe('\n{\n  "s": "p\\nq"\n}');
   });
 });

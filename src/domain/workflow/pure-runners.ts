@@ -19,15 +19,12 @@ const workflowStart: NodeRunner = async ({ query, params }) => {
   };
 };
 
-/** Answer texts typed or imported as `\n` (backslash, n) mean a line break, as the reference reads them. */
-export function unescapeNewlines(text: string): string {
-  return text.replaceAll('\\n', '\n');
-}
-
 const answerNode: NodeRunner = async ({ params, emit }) => {
   const raw = params.text;
   // Nothing to say (a reference to an output that was never produced) answers an empty line.
-  const text = typeof raw === 'string' ? unescapeNewlines(raw) : raw === undefined ? '' : JSON.stringify(raw, null, 2);
+  // Text as it is (a backslash-n stays two characters, as the reference sends it: a path or a
+  // JSON text must not change on its way to the user).
+  const text = typeof raw === 'string' ? raw : raw === undefined ? '' : JSON.stringify(raw, null, 2);
   // The streamed answer starts on a new line; the recorded textOutput is the text itself.
   const answer = `\n${text}`;
   emit({ event: 'fastAnswer', text: answer });
