@@ -121,6 +121,21 @@ describe('dataset search across two processes on one database', () => {
     expect(found.list.map((item) => item.q)).toEqual([q]);
   });
 
+  it('a dataset deleted through one process: the other frees its index at its next sweep', async () => {
+    const doomed = await apiOne.ok<string>(apiOne.post('/core/dataset/create', { name: 'Doomed' }));
+    const target = await apiOne.ok<string>(apiOne.post('/core/dataset/collection/create', { datasetId: doomed, name: 'c', type: 'virtual' }));
+    await apiOne.ok(apiOne.post('/core/dataset/data/insertData', { collectionId: target, q: 'Soon deleted: the lighthouse keeper diary.' }));
+    await apiTwo.ok(apiTwo.post('/core/dataset/searchTest', { datasetId: doomed, text: 'lighthouse keeper' }));
+    const index = two.app.datasets.ctx.searchIndex;
+    expect(index.isLoaded(doomed)).toBe(true);
+    await apiOne.ok(apiOne.post('/core/dataset/delete', { id: doomed }));
+    expect(index.isLoaded(doomed)).toBe(true);
+    expect(await index.evictDeleted()).toBe(1);
+    expect(index.isLoaded(doomed)).toBe(false);
+    expect(index.isLoaded(datasetId)).toBe(true);
+    expect(await two.app.mongo.db.collection('dataset_index_meta').countDocuments({ _id: doomed as never })).toBe(0);
+  });
+
   it('a warm searchTest reads no collection, data item, vector or stored index: only auth and its leased stamps, each at most once', async () => {
     await search(apiTwo, 'lighthouses', 'mixedRecall');
     for (const searchMode of ['embedding', 'fullTextRecall', 'mixedRecall']) {

@@ -108,8 +108,12 @@ function sources(stored: { items: IndexedItem[]; vectors: VectorRow[] }, gate?: 
     },
   } as unknown as VectorRepo;
   const collections = { byDatasets: async () => [] } as unknown as CollectionRepo;
-  return { data, vectors, collections, streamed, loading };
+  const datasets = { existingIds: async (ids: string[]) => new Set(ids.filter((id) => !deletedDatasets.has(id))) };
+  return { data, vectors, collections, datasets, streamed, loading };
 }
+
+/** Datasets deleted (their documents gone), as every process's dataset repository answers. */
+const deletedDatasets = new Set<string>();
 
 function process(shared: { store: IndexStore; stamps: VersionStamps }, source = sources({ items: [], vectors: [] }), options = {}) {
   return createDatasetIndex({ ...source, ...shared, bumps: shared.stamps, log: { info: () => undefined, warn: () => undefined } }, { minRows: 1_000_000, maxChanges: 1_000_000, ...options });
@@ -192,6 +196,26 @@ describe('dataset search index: change log, snapshots, several processes', () =>
     const partsRead = memory.reads.parts;
     expect((await text(behind, 'eta')).sort()).toEqual(['b0', 'b1', 'b2', 'b3', 'b4']);
     expect(memory.reads.parts).toBe(partsRead + 1);
+  });
+
+  it('a dataset deleted through one process is freed by the sweep of the others', async () => {
+    const memory = memoryStore();
+    const shared = { store: memory.store, stamps: memoryStamps() };
+    const deleting = process(shared);
+    const other = process(shared);
+    await deleting.putItems([item('g1', 'kappa')]);
+    await other.warm('d1', 'm');
+    expect(other.isLoaded('d1')).toBe(true);
+    deletedDatasets.add('d1');
+    try {
+      await deleting.dropDataset('d1');
+      expect(other.isLoaded('d1')).toBe(true);
+      expect(await other.evictDeleted()).toBe(1);
+      expect(other.isLoaded('d1')).toBe(false);
+      expect([...memory.changes.values(), ...memory.segments.values()]).toEqual([]);
+    } finally {
+      deletedDatasets.delete('d1');
+    }
   });
 
   it('a model switch empties the vectors until vectors of the new model arrive', async () => {

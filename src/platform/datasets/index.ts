@@ -46,6 +46,8 @@ declare module 'fastify' {
 const IMAGE_CLEANUP_MS = 10 * 60 * 1000;
 /** The data change log holds minutes of writes; swept often, so a list's read of it stays small on FerretDB. */
 const DATA_CHANGES_SWEEP_MS = 60 * 1000;
+/** How soon the search index of a dataset another process deleted is freed here. */
+const SEARCH_INDEX_EVICTION_MS = 60 * 1000;
 const WARM_UP_RETRY = { firstMs: 2_000, maxMs: 60_000 };
 const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
 
@@ -99,6 +101,13 @@ export const datasetsServices = fp(
           task: () => ctx.repos.dataChanges.sweep(new Date(Date.now() - DATA_CHANGES_KEPT_MS)),
           log: api.log,
           onFailure: (error) => api.opsMetrics.databaseError('data-change-sweep', error),
+        }),
+        startPeriodicTask({
+          name: 'deleted datasets search index eviction',
+          intervalMs: SEARCH_INDEX_EVICTION_MS,
+          task: () => ctx.searchIndex.evictDeleted(),
+          log: api.log,
+          onFailure: (error) => api.opsMetrics.databaseError('search-index-eviction', error),
         }),
       );
     });

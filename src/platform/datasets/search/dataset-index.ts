@@ -2,6 +2,7 @@ import { groupBy } from '../../../domain/group-by.js';
 import type { VersionStamps } from '../../../infra/version-stamps.js';
 import type { CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRepo } from '../data/data.repo.js';
+import type { DatasetRepo } from '../datasets/dataset.repo.js';
 import type { CollectionInfo, DatasetEntry, Hit, IndexChange, IndexedItem } from './dataset-entry.js';
 import { decodeChange, encodeChange } from './index-codec.js';
 import { type CompactionOptions, createCompactor } from './index-compaction.js';
@@ -15,6 +16,8 @@ export interface DatasetIndexDeps {
   data: DataRepo;
   vectors: VectorRepo;
   collections: CollectionRepo;
+  /** Which datasets still exist (the sweep freeing the indexes of deleted ones). */
+  datasets: Pick<DatasetRepo, 'existingIds'>;
   store: IndexStore;
   /** Read with a lease (~1 s): a search checks the database at most that often. */
   stamps: VersionStamps;
@@ -265,6 +268,25 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       entries.delete(datasetId);
       heads.delete(datasetId);
       await deps.bumps.bump(searchStampKey(datasetId));
+    },
+    /**
+     * Frees the indexes of datasets deleted since they were opened: the process that deleted one
+     * dropped only its own, and nobody searches a deleted dataset (what refreshes an index). Run
+     * periodically; one `_id` read per dataset held. A snapshot this process was writing for one
+     * is waited for and its stored parts dropped again. Returns how many went.
+     */
+    async evictDeleted(): Promise<number> {
+      const held = [...entries.keys()];
+      if (held.length === 0) return 0;
+      const existing = await deps.datasets.existingIds(held);
+      const gone = held.filter((id) => !existing.has(id));
+      for (const datasetId of gone) {
+        entries.delete(datasetId);
+        heads.delete(datasetId);
+        await compactor.finished(datasetId);
+        await deps.store.dropDataset(datasetId);
+      }
+      return gone.length;
     },
 
     // Searches by dataset ids (tests and tools); the search service works on prepared entries.
