@@ -127,7 +127,7 @@ describe('apps called as nodes', () => {
       .slice(-2)
       .map((r) => (r.body as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'system')?.content);
     expect(systemPrompts[0]).toBe('Translate my question into English; do not answer it.');
-    expect(body.choices[0].message.content).toMatch(/^Echo: good morning\nThanks for asking\.\nHere is what I found:Echo: good morning\n\n---\nAsked at .+\. Anything else\?$/);
+    expect(body.choices[0].message.content).toMatch(/^Echo: good morning\nThanks for asking\.\\nHere is what I found:Echo: good morning\n\\n---\\nAsked at .+\. Anything else\?$/);
     // As 4.8.10: the app's answer, not the detail of its nodes.
     expect(responseOf(body, 'legacyRunApp')?.textOutput).toMatch(/^\nThanks for asking\./);
     expect(responseOf(body, 'legacyRunApp')).not.toHaveProperty('pluginDetail');
