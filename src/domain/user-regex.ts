@@ -20,6 +20,32 @@ const FLAG_BITS: Record<string, number> = {
 };
 
 /**
+ * JavaScript's `\uXXXX` and `\u{X…}` escapes in RE2's spelling (`\x{X…}`); every other escape is
+ * left as written (an escaped backslash is skipped whole, so `\\u0041` stays literal).
+ */
+export function toRe2Escapes(pattern: string): string {
+  if (!pattern.includes('\\u')) return pattern;
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (char !== '\\') {
+      out += char;
+      continue;
+    }
+    const rest = pattern.slice(i + 1);
+    const unicode = /^u([0-9a-fA-F]{4})/.exec(rest) ?? /^u\{([0-9a-fA-F]{1,6})\}/.exec(rest);
+    if (unicode) {
+      out += `\\x{${unicode[1]}}`;
+      i += unicode[0].length;
+    } else {
+      out += char + (pattern[i + 1] ?? '');
+      i++;
+    }
+  }
+  return out;
+}
+
+/**
  * Compiles a user pattern with JavaScript-style flags (`i`, `m`, `s`; `g`, `y` and `u` do not
  * change a yes/no test and are ignored). Returns undefined when the pattern is too long, uses
  * a feature RE2 lacks (backreferences, lookaround) or is not a valid expression.
@@ -32,7 +58,7 @@ export function compileUserRegex(pattern: string, flags = ''): UserRegex | undef
     else if (!'guy'.includes(flag)) return undefined;
   }
   try {
-    const compiled = RE2JS.compile(pattern, bits);
+    const compiled = RE2JS.compile(toRe2Escapes(pattern), bits);
     return { test: (text: string) => compiled.matcher(text).find() };
   } catch {
     return undefined;

@@ -52,6 +52,24 @@ describe('ifElse conditions', () => {
     ['abc', 'reg', '/^a.c$/', true],
     ['abc', 'lengthGreaterThan', '2', true],
     [10, 'lessThan', '9', false],
+    // The reference's coercions: String() of the value, lengths only of text and lists.
+    [['a'], 'equalTo', 'a', true],
+    [['a', 'b'], 'equalTo', 'a,b', true],
+    [undefined, 'equalTo', '', false],
+    [undefined, 'equalTo', 'undefined', true],
+    [null, 'notEqual', '', true],
+    [{ a: 1 }, 'equalTo', '{"a":1}', true],
+    [123, 'include', '2', false],
+    [[1, 2], 'include', '2', true],
+    [5, 'lengthEqualTo', '0', false],
+    [5, 'lengthNotEqualTo', '0', true],
+    [undefined, 'lengthLessThan', '3', false],
+    ['ab', 'lengthLessThan', '3', true],
+    [12, 'startWith', '1', false],
+    [12, 'reg', '1', false],
+    ['abc', 'reg', '', false],
+    ['中文', 'reg', '[\\u4e00-\\u9fa5]', true],
+    ['latin', 'reg', '^[\\u4e00-\\u9fa5]+$', false],
   ];
   for (const [value, condition, expected, result] of cases) {
     it(`${JSON.stringify(value)} ${condition} ${expected}`, () => expect(checkCondition(value, condition, expected)).toBe(result));
@@ -63,6 +81,9 @@ describe('ifElse conditions', () => {
     ];
     expect(chooseBranch(branches, () => '3')).toBe('ELSE IF 1');
     expect(chooseBranch(branches, () => '9')).toBe('ELSE');
+  });
+  it('a branch without conditions holds when joined by AND, not by OR', () => {
+    expect(chooseBranch([{ condition: 'OR', list: [] }, { condition: 'AND', list: [] }], () => '')).toBe('ELSE IF 1');
   });
 });
 

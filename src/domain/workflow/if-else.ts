@@ -22,14 +22,23 @@ export function isEmptyValue(value: unknown): boolean {
   return false;
 }
 
+/**
+ * A value as the reference compares it: String() (an unset value is "undefined", a list its
+ * items joined by commas), except a plain object, which is compared as its JSON.
+ */
 function asText(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? JSON.stringify(value) : String(value);
 }
 
-function lengthOf(value: unknown): number {
-  if (typeof value === 'string' || Array.isArray(value)) return value.length;
-  return 0;
+/** Text and lists have a length; other values none, so every length test but "not equal" fails. */
+function lengthOf(value: unknown): number | undefined {
+  return typeof value === 'string' || Array.isArray(value) ? value.length : undefined;
+}
+
+/** Whether a list holds the text among its items (as text), or a text contains it; other values never. */
+function includes(value: unknown, target: string): boolean {
+  if (Array.isArray(value)) return value.some((item) => String(item) === target);
+  return typeof value === 'string' && value.includes(target);
 }
 
 /** A `reg` condition's pattern, slashes optional; run on RE2 (linear time, see user-regex). */
@@ -38,11 +47,12 @@ function toRegExp(pattern: string): UserRegex | undefined {
   return slashed ? compileUserRegex(slashed.pattern, slashed.flags) : compileUserRegex(pattern.replace(/^\//, '').replace(/\/$/, ''));
 }
 
-/** Evaluates one condition against an already resolved variable value. */
+/** Evaluates one condition against an already resolved variable value, with the reference's coercions. */
 export function checkCondition(variableValue: unknown, condition: string | undefined, expected: unknown): boolean {
-  const target = asText(expected);
+  const target = expected === undefined || expected === null ? '' : asText(expected);
   const n = Number(variableValue);
   const m = Number(target);
+  const length = lengthOf(variableValue);
   switch (condition) {
     case 'isEmpty':
       return isEmptyValue(variableValue);
@@ -61,27 +71,28 @@ export function checkCondition(variableValue: unknown, condition: string | undef
     case 'lessThanOrEqualTo':
       return n <= m;
     case 'include':
-      return Array.isArray(variableValue) ? variableValue.map(asText).includes(target) : asText(variableValue).includes(target);
+      return includes(variableValue, target);
     case 'notInclude':
-      return Array.isArray(variableValue) ? !variableValue.map(asText).includes(target) : !asText(variableValue).includes(target);
+      return !includes(variableValue, target);
+    // The reference calls the text's own method (a non-text value fails its run); here it is false.
     case 'startWith':
-      return asText(variableValue).startsWith(target);
+      return typeof variableValue === 'string' && variableValue.startsWith(target);
     case 'endWith':
-      return asText(variableValue).endsWith(target);
+      return typeof variableValue === 'string' && variableValue.endsWith(target);
     case 'reg':
-      return toRegExp(target)?.test(asText(variableValue)) ?? false;
+      return typeof variableValue === 'string' && target !== '' && (toRegExp(target)?.test(variableValue) ?? false);
     case 'lengthEqualTo':
-      return lengthOf(variableValue) === m;
+      return length === m;
     case 'lengthNotEqualTo':
-      return lengthOf(variableValue) !== m;
+      return length !== m;
     case 'lengthGreaterThan':
-      return lengthOf(variableValue) > m;
+      return length !== undefined && length > m;
     case 'lengthGreaterThanOrEqualTo':
-      return lengthOf(variableValue) >= m;
+      return length !== undefined && length >= m;
     case 'lengthLessThan':
-      return lengthOf(variableValue) < m;
+      return length !== undefined && length < m;
     case 'lengthLessThanOrEqualTo':
-      return lengthOf(variableValue) <= m;
+      return length !== undefined && length <= m;
     default:
       return false;
   }
@@ -92,11 +103,13 @@ export function branchName(index: number): string {
   return index === 0 ? 'IF' : `ELSE IF ${index}`;
 }
 
-/** Picks the first branch whose conditions hold; `resolve` turns a variable reference into a value. */
+/**
+ * Picks the first branch whose conditions hold; `resolve` turns a variable reference into a value.
+ * A branch without conditions holds when joined by AND and not by OR (every / some of nothing).
+ */
 export function chooseBranch(branches: readonly IfElseBranch[], resolve: (variable: unknown) => unknown): string {
   for (const [index, branch] of branches.entries()) {
     const list = branch.list ?? [];
-    if (list.length === 0) continue;
     const results = list.map((item) => checkCondition(resolve(item.variable), item.condition, item.value));
     const holds = branch.condition === 'OR' ? results.some(Boolean) : results.every(Boolean);
     if (holds) return branchName(index);
