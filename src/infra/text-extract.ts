@@ -2,12 +2,13 @@
  * Uploaded file → plain text / Markdown for datasets (the reference's file import; docs/datasets.md), with well-kept parsers:
  * txt/md decoded (UTF-8/UTF-16 by BOM, else UTF-8, else GB18030 for legacy Chinese files);
  * html → Markdown; csv → a Markdown table (first row as header); docx via mammoth → HTML →
- * Markdown; pdf via pdfjs-dist in a worker thread (page headers/footers dropped).
+ * Markdown, unpacked within limits and converted in a worker thread; pdf via pdfjs-dist in a
+ * worker thread (page headers/footers dropped).
  * Empty, binary-as-text, unreadable or unsupported files are 400 errors saying why.
  */
 import path from 'node:path';
-import mammoth from 'mammoth';
 import { csvRowsToMarkdownTable, parseCsv } from './csv.js';
+import { readDocxHtml } from './docx-html.js';
 import { Errors } from './errors.js';
 import { htmlToMarkdownBounded } from './html-to-markdown.js';
 import { joinPdfPages, readPdfPages } from './pdf-text.js';
@@ -109,8 +110,7 @@ async function extractDocx(buffer: Buffer, filename: string): Promise<string> {
   if (!startsWith(buffer, [0x50, 0x4b, 0x03, 0x04])) throw Errors.missingParams(`File '${filename}' is not a .docx document`);
   let html: string;
   try {
-    // Embedded images are not imported (they would become base64 data URIs in the text).
-    html = (await mammoth.convertToHtml({ buffer }, { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) })).value;
+    html = await readDocxHtml(buffer);
   } catch (error) {
     throw Errors.missingParams(`Cannot read the .docx file '${filename}' (${(error as Error).message}); convert it to PDF and retry`);
   }

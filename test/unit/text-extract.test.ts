@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { readDocxHtml } from '../../src/infra/docx-html.js';
 import { isAppError } from '../../src/infra/errors.js';
 import { joinPdfPages, type PdfPage, readPdfPages } from '../../src/infra/pdf-text.js';
 import { DOCX_MIME, extractText, sniffContentType } from '../../src/infra/text-extract.js';
-import { makeDocx, makePdf, makeZip } from '../fixtures/files/make-fixtures.js';
+import { makeDocx, makeEmptyParagraphsDocx, makePdf, makeZip } from '../fixtures/files/make-fixtures.js';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16]);
@@ -63,8 +64,12 @@ describe('extractText', () => {
     expect(result).toEqual({ format: 'pdf', text: 'First line of text continues here.\nSecond (para) line.\nPage two text.' });
   });
 
-  it('reads a DOCX as Markdown (headings kept)', async () => {
-    const docx = makeDocx([{ heading: 1, text: 'Handbook' }, 'Welcome & hello.', { heading: 2, text: 'Rules' }, 'Be kind.']);
+  it.each([
+    ['stored', {}],
+    ['deflated, as Word writes it', { deflate: true }],
+    ['with ZIP64 records', { deflate: true, zip64: true }],
+  ])('reads a DOCX as Markdown (headings kept): %s', async (_name, options) => {
+    const docx = makeDocx([{ heading: 1, text: 'Handbook' }, 'Welcome & hello.', { heading: 2, text: 'Rules' }, 'Be kind.'], options);
     const result = await extractText({ buffer: docx, filename: 'handbook.docx' });
     expect(result).toEqual({ format: 'docx', text: '# Handbook\n\nWelcome & hello.\n\n## Rules\n\nBe kind.' });
   });
@@ -92,6 +97,61 @@ describe('extractText', () => {
     expect(error.httpStatus).toBe(400);
     expect(error.statusText).toBe('missingParams');
     expect(error.message).toMatch(message);
+  });
+});
+
+describe('DOCX limits', () => {
+  /** The largest gap between timer ticks while `work` runs: how long the event loop was blocked. */
+  async function longestStall(work: () => Promise<unknown>): Promise<number> {
+    let last = performance.now();
+    let longest = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 10);
+    try {
+      await work();
+    } finally {
+      clearInterval(timer);
+    }
+    return longest;
+  }
+
+  it.each([
+    ['a part declared over 50 MB', makeEmptyParagraphsDocx(10_000_000, { deflate: true }), /entry "word\/document\.xml" unpacks to 58 MB, over the limit of 50 MB per entry/],
+    [
+      'a part larger than it declares',
+      makeEmptyParagraphsDocx(10_000_000, { deflate: true, declaredSizes: { 'word/document.xml': 1000 } }),
+      /entry "word\/document\.xml" unpacks to more than the 1000 bytes it declares/,
+    ],
+    ['more than 5000 entries', makeZip(Object.fromEntries(Array.from({ length: 5001 }, (_, i) => [`word/media/${i}.txt`, 'x']))), /5001 entries, over the limit of 5000/],
+  ])('a zip bomb with %s is refused before it is unpacked (400)', async (_name, docx, message) => {
+    expect(docx.length).toBeLessThan(1024 * 1024);
+    const started = performance.now();
+    const error = await rejection(extractText({ buffer: docx, filename: 'bomb.docx' }));
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(error.httpStatus).toBe(400);
+    expect(error.statusText).toBe('missingParams');
+    expect(error.message).toMatch(/^Cannot read the \.docx file 'bomb\.docx' \(/);
+    expect(error.message).toMatch(message);
+  });
+
+  it('a small docx that expands within the caps but past the heap limit is refused without blocking the event loop (400)', async () => {
+    // The security review's file: 10 KB, a million empty paragraphs, 1.5 GB to convert.
+    const docx = makeEmptyParagraphsDocx(1_000_000, { deflate: true });
+    expect(docx.length).toBeLessThan(16 * 1024);
+    let error: Awaited<ReturnType<typeof rejection>> | undefined;
+    const stall = await longestStall(async () => {
+      error = await rejection(extractText({ buffer: docx, filename: 'bomb.docx' }));
+    });
+    expect(error?.httpStatus).toBe(400);
+    expect(error?.message).toMatch(/^Cannot read the \.docx file 'bomb\.docx' \(.*memory limit/);
+    expect(stall).toBeLessThan(1000);
+  });
+
+  it('a conversion that exceeds its time limit is stopped with a clear error', async () => {
+    await expect(readDocxHtml(makeDocx(['x']), 1)).rejects.toThrow(/took longer than 1 ms/);
   });
 });
 
