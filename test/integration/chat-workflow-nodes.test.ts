@@ -442,6 +442,32 @@ describe('tools node', () => {
     expect(content[1].text.content).toMatch(/^Tool said: .*Oslo/s);
   });
 
+  it('text the model writes beside its tool calls is part of the answer and of answerText', async () => {
+    fake.route('POST', '/v1/chat/completions', (seen) => {
+      const messages = (seen.body as { messages: { role: string }[] }).messages;
+      if (!messages.some((m) => m.role === 'tool')) {
+        const call = { id: 'call_9', type: 'function', function: { name: 'weather', arguments: '{"city":"Bodo"}' } };
+        return { json: { choices: [{ message: { role: 'assistant', content: 'Let me check. ', tool_calls: [call] } }], usage: { prompt_tokens: 10, completion_tokens: 5 } } };
+      }
+      return { json: { choices: [{ message: { role: 'assistant', content: 'It is mild.' } }], usage: { prompt_tokens: 10, completion_tokens: 5 } } };
+    });
+    try {
+      const graph = agentGraph([weatherTool()], [{ nodeId: 'after', flowNodeType: 'answerNode', name: 'After', inputs: [{ key: 'text', value: 'said: {{$agent.answerText$}}' }], outputs: [] }]);
+      const appId = await createPublishedApp(t, tok, 'Talking agent', graph);
+      const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'Bodo' }] });
+      expect(res.statusCode, res.body).toBe(200);
+      const content = res.json().choices[0].message.content as { type: string; text?: { content: string } }[];
+      expect(content.map((value) => value.type)).toEqual(['text', 'tool', 'text']);
+      expect(content[0]!.text!.content).toBe('Let me check. ');
+      expect(content[2]!.text!.content).toBe('It is mild.\nsaid: Let me check. It is mild.');
+      const streamed = await completions({ appId, stream: true, detail: true, messages: [{ role: 'user', content: 'Bodo' }] });
+      const answers = sseFrames(streamed.body).filter((frame) => frame.event === 'answer').map((frame) => frame.data);
+      expect(answers.some((data) => data.includes('Let me check.'))).toBe(true);
+    } finally {
+      fake.unroute('POST', '/v1/chat/completions');
+    }
+  });
+
   it('a node after the agent reads what a called tool produced', async () => {
     const graph = agentGraph([weatherTool()], [{ nodeId: 'after', flowNodeType: 'answerNode', name: 'After', inputs: [{ key: 'text', value: 'raw: {{$weather.httpRawResponse$}}' }], outputs: [] }]);
     const appId = await createPublishedApp(t, tok, 'Agent then answer', graph);

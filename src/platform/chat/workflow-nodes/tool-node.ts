@@ -2,7 +2,7 @@
  * The `tools` (agent) node with the tool_choice strategy: the nodes attached by `selectedTools`
  * edges are offered as functions (name = nodeId, description = intro, parameters = inputs with a
  * toolDescription). Each call runs a nested dispatch with that node as the entry; its tool
- * response goes back to the model until it answers without calling a tool (at most 6 rounds)
+ * response goes back to the model until it answers without calling a tool (at most 30 rounds)
  * or a stopTool node ran.
  */
 
@@ -17,7 +17,8 @@ import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
 import { nanoid } from '../ids.js';
 import { modelTemperature, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
 
-const MAX_ROUNDS = 6;
+/** Model calls per run of the node, as the reference's `maxRunToolTimes`. */
+const MAX_ROUNDS = 30;
 
 /** A message of the agent's conversation as the response detail shows it: text only (a tool's answer as the AI's). */
 function previewMessage(message: LlmMessage): PromptMessage[] {
@@ -98,6 +99,11 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         break;
       }
       messages.push({ role: 'assistant', content: result.content || null, tool_calls: result.toolCalls });
+      // Text the model wrote beside its calls ("Let me check…") is part of the answer, as in the reference.
+      if (result.content) {
+        if (stream) emit({ event: 'answer', text: result.content });
+        assistant.push({ type: 'text', text: { content: result.content } });
+      }
       const value: ToolValue = { type: 'tool', tools: [] };
       for (const call of result.toolCalls) {
         const tool = tools.find((t) => t.nodeId === call.function.name);
@@ -149,8 +155,10 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
     const totalPoints = pointsFor(llm.model, tokens);
     const toolPoints = toolUsages.reduce((sum, usage) => sum + usage.totalPoints, 0);
     const preview = historyPreview([...messages, ...(answer ? [{ role: 'assistant' as const, content: answer }] : [])].flatMap(previewMessage));
+    // The node's text output is all it said, across rounds (the reference joins its text values).
+    const answerText = assistant.flatMap((value) => (value.type === 'text' ? [value.text.content] : [])).join('');
     return {
-      outputs: { answerText: answer },
+      outputs: { answerText },
       assistantResponses: assistant,
       responseData: {
         totalPoints: totalPoints + toolPoints,
