@@ -135,6 +135,53 @@ describe('workflow nodes through completions', () => {
     expect(received.at(-1)).toEqual({ url: '/json', method: 'POST', body: { data: { a: 'b', list: [1, 'x'] }, text: question, extra: { k: [1, 2] }, n: 3, say: '3 "items"' } });
   });
 
+  it("HTTP node failures and a response's own error field fill the error output as the reference's client reports them", async () => {
+    fake.route('GET', '/missing', () => ({ status: 404, json: { message: 'no such city' } }));
+    fake.route('GET', '/soft-error', () => ({ json: { error: { code: 7 }, tool: 'picked' } }));
+    try {
+      const httpNode = (path: string) => ({
+        nodeId: 'http',
+        flowNodeType: 'httpRequest468',
+        name: 'Caller',
+        inputs: [
+          { key: 'system_httpMethod', value: 'GET' },
+          { key: 'system_httpReqUrl', value: `${fake.origin}${path}` },
+        ],
+        outputs: [
+          { id: 'error', key: 'error', valueType: 'object' },
+          { id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' },
+        ],
+      });
+      const graphFor = (path: string) => ({
+        nodes: [
+          { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+          httpNode(path),
+          { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: '{{$http.httpRawResponse$}} | {{$http.error$}}' }], outputs: [] },
+        ],
+        edges: [
+          { source: 'start', sourceHandle: 'start-source-right', target: 'http', targetHandle: 'http-target-left' },
+          { source: 'http', sourceHandle: 'http-source-right', target: 'say', targetHandle: 'say-target-left' },
+        ],
+        chatConfig: {},
+      });
+      const failing = await createPublishedApp(t, tok, 'Failing caller', graphFor('/missing'));
+      const failed = await completions({ appId: failing, messages: [{ role: 'user', content: 'x' }] });
+      expect(failed.statusCode, failed.body).toBe(200);
+      const [raw, error] = (failed.json().choices[0].message.content as string).trim().split(' | ');
+      expect(raw).toBe('no such city');
+      expect(JSON.parse(error!)).toMatchObject({ message: 'Request failed with status code 404', name: 'AxiosError', code: 'ERR_BAD_REQUEST', status: 404, data: { message: 'no such city' } });
+
+      const soft = await createPublishedApp(t, tok, 'Soft error caller', graphFor('/soft-error'));
+      const answered = await completions({ appId: soft, messages: [{ role: 'user', content: 'x' }] });
+      expect(answered.statusCode, answered.body).toBe(200);
+      const [, softError] = (answered.json().choices[0].message.content as string).trim().split(' | ');
+      expect(JSON.parse(softError!)).toEqual({ code: 7 });
+    } finally {
+      fake.unroute('GET', '/missing');
+      fake.unroute('GET', '/soft-error');
+    }
+  });
+
   it('a Laf node posts its inputs to the function and maps the reply', async () => {
     const graph = {
       nodes: [
@@ -466,6 +513,15 @@ describe('tools node', () => {
     } finally {
       fake.unroute('POST', '/v1/chat/completions');
     }
+  });
+
+  it('an HTTP tool with declared outputs answers the model with the values it picked', async () => {
+    const picking = { ...weatherTool(), outputs: [{ id: 'temp', key: 'weather.temp', valueType: 'number', type: 'dynamic' }, { id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }] };
+    const appId = await createPublishedApp(t, tok, 'Picking agent', agentGraph([picking]));
+    const res = await completions({ appId, messages: [{ role: 'user', content: 'Oslo' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const toolMessage = (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool');
+    expect(JSON.parse(toolMessage!.content)).toEqual({ 'weather.temp': 3 });
   });
 
   it('a node after the agent reads what a called tool produced', async () => {

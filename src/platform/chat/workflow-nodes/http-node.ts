@@ -67,6 +67,19 @@ export function jsonTemplateRuns(template: string): { text: string; quoted: bool
   return runs.filter((run) => run.text !== '');
 }
 
+/**
+ * An error status as the reference's HTTP client reports it (workflows branch on these fields):
+ * its message, name and code, the status and the parsed body as `data`.
+ */
+function statusFailure(status: number, data: unknown): Error & { status: number; data: unknown; code: string } {
+  return Object.assign(new Error(`Request failed with status code ${status}`), {
+    name: 'AxiosError',
+    status,
+    data,
+    code: status >= 500 ? 'ERR_BAD_RESPONSE' : 'ERR_BAD_REQUEST',
+  });
+}
+
 type KeyValue = { key?: string; value?: unknown; type?: string };
 
 const asList = (value: unknown): KeyValue[] => (Array.isArray(value) ? (value.filter((item) => typeof item === 'object' && item !== null) as KeyValue[]) : []);
@@ -171,7 +184,9 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
         defaultHeader(headers, 'content-type', contentType === 'xml' ? 'application/xml' : 'text/plain');
       }
     }
-    const declared = node.outputs.filter((o) => o.type === 'dynamic' || (o.key !== 'error' && o.key !== 'httpRawResponse' && o.key !== 'system_addOutputParam'));
+    // Every output a response key can fill, `error` included (a 200 answer's own error field
+    // sets it, as in the reference); the raw response stays what was received.
+    const declared = node.outputs.filter((o) => o.type === 'dynamic' || (o.key !== 'httpRawResponse' && o.key !== 'system_addOutputParam'));
     const shown = { params: Object.fromEntries(query), body: bodyObject ?? body, headers };
     try {
       const response =
@@ -179,19 +194,24 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
           ? { status: 200, text: JSON.stringify(await deps.runSystemPlugin(url, { ...Object.fromEntries(query), ...((bodyObject as Record<string, unknown>) ?? {}) })) }
           : await deps.httpCall({ url, method, headers, body, timeoutMs: timeoutSeconds * 1000 });
       const parsed = parseResponse(response.text);
-      if (response.status >= 400) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status, data: parsed });
-      const outputs: Record<string, unknown> = { httpRawResponse: parsed };
+      if (response.status >= 400) throw statusFailure(response.status, parsed);
+      const picked: Record<string, unknown> = {};
       if (typeof parsed === 'object' && parsed !== null) {
         const flat = flattenObject(parsed);
-        for (const output of declared) if (output.key in flat) outputs[output.key] = formatValueType(flat[output.key], output.valueType);
+        for (const output of declared) if (output.key in flat) picked[output.key] = formatValueType(flat[output.key], output.valueType);
         const answerText = (parsed as { answerText?: unknown }).answerText;
         if (typeof answerText === 'string') emit({ event: 'fastAnswer', text: answerText });
       }
-      return { outputs, responseData: { totalPoints: 0, ...shown, httpResult: parsed }, toolResponses: parsed };
+      const outputs = Object.assign({ httpRawResponse: parsed }, picked);
+      // As a tool, the node answers the model with the values it picked (the whole response without any).
+      const toolResponses = Object.keys(picked).length > 0 ? picked : parsed;
+      return { outputs, responseData: { totalPoints: 0, ...shown, httpResult: parsed }, toolResponses };
     } catch (error) {
       const failure = error as Error & { status?: number; data?: unknown; code?: string };
       const detail = { message: failure.message, data: failure.data, name: failure.name, method, code: failure.code, status: failure.status };
-      return { outputs: { error: detail, httpRawResponse: failure.message }, responseData: { totalPoints: 0, ...shown, httpResult: { error: detail } } };
+      const apiMessage = (failure.data as { message?: unknown } | undefined)?.message;
+      const rawText = typeof apiMessage === 'string' && apiMessage ? apiMessage : failure.message;
+      return { outputs: { error: detail, httpRawResponse: rawText }, responseData: { totalPoints: 0, ...shown, httpResult: { error: detail } } };
     }
   };
 
