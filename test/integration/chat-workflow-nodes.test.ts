@@ -561,7 +561,7 @@ describe('tools node', () => {
 
     await t.app.identity.usage.drain();
     const record = await t.app.mongo.db.collection('usages').findOne({ appId: new ObjectId(appId) });
-    expect(record?.list.map((line: { moduleName: string }) => line.moduleName)).toEqual(['Agent', 'AI chat']);
+    expect(record?.list.map((line: { moduleName: string }) => line.moduleName)).toEqual(['Agent', 'Writer']);
     expect(record?.totalPoints).toBeCloseTo(agent.totalPoints, 6);
   });
 });

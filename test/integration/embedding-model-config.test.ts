@@ -162,13 +162,15 @@ describe('usage of dataset model calls', () => {
     // The simple form's search extends the question first (one rewrite: two queries embedded).
     fake.reply = (messages) => (JSON.stringify(messages).includes('office hours') && messages.length === 1 ? '["when is the office open"]' : 'It opens at nine.');
     const graph = simpleFormToWorkflow({ aiSettings: { model: 'fake-llm' }, dataset: { datasets: [{ datasetId }], searchMode: 'embedding', similarity: 0 } });
+    // Usage lines carry the node's own name, as the reference records them.
+    for (const node of graph.nodes) if (node.flowNodeType === 'datasetSearchNode') node.name = 'Office handbook';
     const appId = await createPublishedApp(t, token, 'Typed bot', { ...graph, chatConfig: {} });
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(token), payload: { appId, detail: true, messages: [{ role: 'user', content: 'office hours' }] } });
     expect(res.statusCode, res.body).toBe(200);
     const search = res.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'datasetSearchNode');
     expect(search).toMatchObject({ totalPoints: 6 + 1.5, model: 'Typed embedding', tokens: 6 });
     const [turn] = await recorded();
-    expect(turn?.[3]).toContainEqual(['Dataset search', 6, 'Typed embedding', 6]);
+    expect(turn?.[3]).toContainEqual(['Office handbook', 6, 'Typed embedding', 6]);
     expect(turn?.[3]).toContainEqual(['Query extension', 1.5, 'Fake LLM', 15]);
   });
 });

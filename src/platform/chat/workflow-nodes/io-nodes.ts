@@ -16,7 +16,7 @@ const LEGACY_SEARCH_MODES: Record<string, { searchMode: string; usingReRank: boo
 const isOn = (value: unknown) => value === true || value === 'true';
 
 export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
-  const datasetSearchNode: NodeRunner = async ({ params, histories }) => {
+  const datasetSearchNode: NodeRunner = async ({ params, histories, node }) => {
     const datasets = (Array.isArray(params.datasets) ? params.datasets : []) as { datasetId: string }[];
     if (datasets.length === 0) throw new WorkflowError('core.chat.error.Select dataset empty');
     const text = String(params.userChatInput ?? '');
@@ -43,7 +43,8 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
     }
     const { list, usage } = await search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), queries, limit, similarity, searchMode, usingReRank });
     const { model, tokens } = usage;
-    usages.unshift(usage);
+    // Billed under the node's name, as the reference lists a run's usage.
+    usages.unshift(Object.assign({}, usage, { moduleName: node.name ?? usage.moduleName }));
     return {
       outputs: { quoteQA: list },
       responseData: {

@@ -80,7 +80,7 @@ export async function extendQuery(deps: NodeDeps, llm: ResolvedLlm, input: { que
 }
 
 export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
-  const chatNode: NodeRunner = async ({ params, histories, query, stream, emit }) => {
+  const chatNode: NodeRunner = async ({ params, histories, query, stream, emit, node }) => {
     const llm = nodeLlm(deps, params.model);
     const question = typeof params.userChatInput === 'string' ? params.userChatInput : valuesText(query);
     const files = valuesFileUrls(query);
@@ -129,7 +129,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
         historyPreview: historyPreview([...trimmed, { role: 'assistant', content: result.content }]),
         contextTotalLen: trimmed.length + 1,
       },
-      usages: [{ moduleName: 'AI chat', totalPoints, model: llm.model.name, tokens: result.tokens }],
+      usages: [{ moduleName: node.name ?? 'AI chat', totalPoints, model: llm.model.name, tokens: result.tokens }],
       toolResponses: result.content,
     };
   };
@@ -155,7 +155,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
       outputs: { cqResult: chosen?.value ?? '' },
       skipHandleIds: agents.filter((a) => a.key !== chosen?.key).map((a) => `${node.nodeId}-source-${a.key}`),
       responseData: { totalPoints, model: llm.model.name, query: question, tokens: result.tokens, cqList: agents, cqResult: chosen?.value ?? '', contextTotalLen: messages.length },
-      usages: [{ moduleName: 'Question classification', totalPoints, model: llm.model.name, tokens: result.tokens }],
+      usages: [{ moduleName: node.name ?? 'Question classification', totalPoints, model: llm.model.name, tokens: result.tokens }],
     };
   };
 
@@ -193,7 +193,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     return {
       outputs: { success, fields: JSON.stringify(fields), ...fields },
       responseData: { totalPoints, model: llm.model.name, query: content, tokens: result.tokens, extractDescription: params.description, extractResult: fields },
-      usages: [{ moduleName: 'Content extraction', totalPoints, model: llm.model.name, tokens: result.tokens }],
+      usages: [{ moduleName: node.name ?? 'Content extraction', totalPoints, model: llm.model.name, tokens: result.tokens }],
     };
   };
 
@@ -206,7 +206,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     return {
       outputs: { system_text: text },
       responseData: { totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens, query: question, textOutput: text },
-      usages: [{ moduleName: 'Query extension', totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens }],
+      usages: [{ moduleName: node.name ?? 'Query extension', totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens }],
     };
   };
 
