@@ -620,7 +620,7 @@ describe('code, readFiles and customFeedback nodes', () => {
     expect(after.history[1].customFeedbacks).toEqual([]);
   });
 
-  it("a failing sandbox gives the code node's error output as text (what a following node shows)", async () => {
+  it("a failing sandbox gives the code node's error output as the reference's error object (what a following node shows)", async () => {
     fake.route('POST', '/sandbox/js', () => ({ json: { success: false, message: 'main is not defined' } }));
     const graph = {
       nodes: [
@@ -647,7 +647,14 @@ describe('code, readFiles and customFeedback nodes', () => {
     const appId = await createPublishedApp(t, tok, 'Broken code', graph);
     const res = await completions({ appId, messages: [{ role: 'user', content: 'go' }] });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().choices[0].message.content).toBe('\nfailed: main is not defined');
+    const shown = (res.json().choices[0].message.content as string).replace(/^\nfailed: /, '');
+    expect(JSON.parse(shown)).toEqual({ message: 'Run code failed', name: 'Error', method: 'post', data: { success: false, message: 'main is not defined' } });
+
+    // A sandbox that fails with an error status is reported as the reference's HTTP client reports it.
+    fake.route('POST', '/sandbox/js', () => ({ status: 500, json: { success: false, message: 'crashed' } }));
+    const crashed = await completions({ appId, messages: [{ role: 'user', content: 'go' }] });
+    const error = JSON.parse((crashed.json().choices[0].message.content as string).replace(/^\nfailed: /, ''));
+    expect(error).toMatchObject({ message: 'Request failed with status code 500', name: 'AxiosError', code: 'ERR_BAD_RESPONSE', status: 500, data: { message: 'crashed' } });
   });
 
   it('readFiles reads a chat upload by its relative link, as the web client sends it', async () => {

@@ -3,6 +3,7 @@ import { valuesFileUrls } from '../../../domain/workflow/chat-values.js';
 import { dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { extractText } from '../../../infra/text-extract.js';
+import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
 import { joinUrl } from '../../../infra/join-url.js';
 
@@ -18,6 +19,18 @@ function fileNameOf(url: string): string {
     return parsed.searchParams.get('filename') || decodeURIComponent(parsed.pathname.split('/').pop() || 'file');
   } catch {
     return url.slice(0, 200) || 'file';
+  }
+}
+
+type SandboxAnswer = { success?: boolean; data?: { codeReturn?: Record<string, unknown>; log?: string }; message?: string };
+
+/** The sandbox's JSON answer, or undefined when it is not JSON (a proxy's error page). */
+function parseSandboxAnswer(text: string): SandboxAnswer | undefined {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return typeof parsed === 'object' && parsed !== null ? (parsed as SandboxAnswer) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -37,12 +50,15 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
         body: JSON.stringify({ code: source, variables }),
         timeoutMs: 60_000,
       });
-      const body = JSON.parse(response.text) as { success?: boolean; data?: { codeReturn?: Record<string, unknown>; log?: string }; message?: string };
-      if (!body.success || typeof body.data?.codeReturn !== 'object' || body.data.codeReturn === null) throw new Error(body.message || `The sandbox answered HTTP ${response.status}`);
+      const body = parseSandboxAnswer(response.text);
+      if (response.status >= 400) throw statusFailure(response.status, body);
+      if (!body?.success || typeof body.data?.codeReturn !== 'object' || body.data.codeReturn === null) throw Object.assign(new Error('Run code failed'), { data: body });
       const returned = body.data.codeReturn;
       return { outputs: { ...returned, system_rawResponse: returned }, responseData: { customInputs: variables, customOutputs: returned, codeLog: body.data.log ?? '' }, toolResponses: returned };
     } catch (error) {
-      return { outputs: { error: (error as Error).message }, responseData: { customInputs: variables, customOutputs: {}, codeLog: '', error: (error as Error).message } };
+      // The error output is an object, as the reference's (message, data, name, method, code, status).
+      const detail = failureDetail(error, 'post');
+      return { outputs: { error: detail }, responseData: { customInputs: variables, customOutputs: {}, codeLog: '', error: detail } };
     }
   };
 

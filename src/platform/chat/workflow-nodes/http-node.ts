@@ -9,6 +9,7 @@ import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { dynamicParams, formatValueType, replaceEditorVariables } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
+import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
 
 /** Flattens an object to `a.b` / `list[0].c` keys, keeping every intermediate value too. */
@@ -65,19 +66,6 @@ export function jsonTemplateRuns(template: string): { text: string; quoted: bool
   }
   runs.push({ text: template.slice(start), quoted });
   return runs.filter((run) => run.text !== '');
-}
-
-/**
- * An error status as the reference's HTTP client reports it (workflows branch on these fields):
- * its message, name and code, the status and the parsed body as `data`.
- */
-function statusFailure(status: number, data: unknown): Error & { status: number; data: unknown; code: string } {
-  return Object.assign(new Error(`Request failed with status code ${status}`), {
-    name: 'AxiosError',
-    status,
-    data,
-    code: status >= 500 ? 'ERR_BAD_RESPONSE' : 'ERR_BAD_REQUEST',
-  });
 }
 
 type KeyValue = { key?: string; value?: unknown; type?: string };
@@ -207,10 +195,9 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
       const toolResponses = Object.keys(picked).length > 0 ? picked : parsed;
       return { outputs, responseData: { totalPoints: 0, ...shown, httpResult: parsed }, toolResponses };
     } catch (error) {
-      const failure = error as Error & { status?: number; data?: unknown; code?: string };
-      const detail = { message: failure.message, data: failure.data, name: failure.name, method, code: failure.code, status: failure.status };
-      const apiMessage = (failure.data as { message?: unknown } | undefined)?.message;
-      const rawText = typeof apiMessage === 'string' && apiMessage ? apiMessage : failure.message;
+      const detail = failureDetail(error, method);
+      const apiMessage = (detail.data as { message?: unknown } | undefined)?.message;
+      const rawText = typeof apiMessage === 'string' && apiMessage ? apiMessage : (error as Error).message;
       return { outputs: { error: detail, httpRawResponse: rawText }, responseData: { totalPoints: 0, ...shown, httpResult: { error: detail } } };
     }
   };
