@@ -688,8 +688,21 @@ describe('code, readFiles and customFeedback nodes', () => {
     expect(content).toContain('File: menu.txt');
     expect(content).toContain('Soup of the day: lentils.');
     // Links a client made up are files that cannot be read, not a failed turn.
-    const odd = await completions({ appId, messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file_url', name: 'a', url: 'http://[' }, { type: 'file_url', name: 'b', url: '/x/%E0' }] }] });
+    const odd = await completions({ appId, messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file_url', name: 'a', url: 'http://[a.pdf' }, { type: 'file_url', name: 'b', url: '/x/%E0.txt' }] }] });
     expect(odd.statusCode, odd.body).toBe(200);
     expect(odd.json().choices[0].message.content).toMatch(/could not be read/);
+
+    // Documents only, this question's first, then earlier questions' (as the reference): an image
+    // or a link without an extension is not read; the detail previews 100 characters a file.
+    const later = await completions({
+      appId,
+      chatId: 'f1',
+      detail: true,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'and this?' }, { type: 'image_url', image_url: { url: 'https://img.example/cat.png' } }, { type: 'file_url', name: 'x', url: 'https://files.example/no-extension' }] }],
+    });
+    expect(later.statusCode, later.body).toBe(200);
+    const detail = later.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'readFiles');
+    expect(detail.readFiles).toEqual([{ url: previewUrl, name: 'menu.txt' }]);
+    expect(detail.readFilesResult).toBe('File: menu.txt\n<Content>\nSoup of the day: lentils.\n</Content>');
   });
 });

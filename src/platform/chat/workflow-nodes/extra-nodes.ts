@@ -7,7 +7,11 @@ import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
 import { joinUrl } from '../../../infra/join-url.js';
 
+/** Files one run reads: the first ones (the reference's default `maxFiles`). */
 const MAX_FILES = 20;
+const IMAGE_EXTENSIONS = new Set(['jpg', 'jpeg', 'png', 'gif', 'bmp', 'webp', 'svg', 'ico', 'tif', 'tiff', 'heic', 'avif']);
+/** How much of each file the run detail shows. */
+const PREVIEW_CHARS = 100;
 
 /**
  * A file's name from its link: this service's links name it in a `filename` parameter, others
@@ -32,6 +36,14 @@ function parseSandboxAnswer(text: string): SandboxAnswer | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A link naming a document: its file name has an extension that is not an image's. */
+function isDocumentLink(url: string): boolean {
+  if (url.startsWith('data:')) return false;
+  const name = fileNameOf(url);
+  const dot = name.lastIndexOf('.');
+  return dot >= 0 && dot < name.length - 1 && !IMAGE_EXTENSIONS.has(name.slice(dot + 1).toLowerCase());
 }
 
 export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
@@ -62,25 +74,33 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
     }
   };
 
+  /**
+   * The node's own files first, then those of earlier questions, documents only (a link whose
+   * name has no extension or an image's is left out), the first 20, as the reference reads them.
+   */
   const readFiles: NodeRunner = async ({ params, histories }) => {
     const fromInput = Array.isArray(params.fileUrlList) ? params.fileUrlList.filter((u): u is string => typeof u === 'string') : [];
     const fromHistory = histories.filter((item) => item.obj === 'Human').flatMap((item) => valuesFileUrls(item.value));
-    const urls = [...new Set([...fromHistory, ...fromInput])].slice(-MAX_FILES);
+    const urls = [...new Set([...fromInput, ...fromHistory])].filter(isDocumentLink).slice(0, MAX_FILES);
     const read: { url: string; name: string }[] = [];
     const parts: string[] = [];
+    const previews: string[] = [];
     for (const url of urls) {
       const name = fileNameOf(url);
       read.push({ url, name });
+      let content: string;
       try {
         const file = await deps.download(url);
-        const { text } = await extractText({ buffer: file.buffer, filename: name, mimetype: file.contentType });
-        parts.push(`File: ${name}\n<Content>\n${text}\n</Content>`);
+        content = (await extractText({ buffer: file.buffer, filename: name, mimetype: file.contentType })).text;
       } catch (error) {
-        parts.push(`File: ${name}\n<Content>\nThe file could not be read: ${(error as Error).message}\n</Content>`);
+        content = `The file could not be read: ${(error as Error).message}`;
       }
+      parts.push(`File: ${name}\n<Content>\n${content}\n</Content>`);
+      const preview = content.length > PREVIEW_CHARS ? `${content.slice(0, PREVIEW_CHARS)}......` : content;
+      previews.push(`File: ${name}\n<Content>\n${preview}\n</Content>`);
     }
     const text = parts.join('\n******\n');
-    return { outputs: { system_text: text }, responseData: { readFiles: read, readFilesResult: text.slice(0, 2000) }, toolResponses: text };
+    return { outputs: { system_text: text }, responseData: { readFiles: read, readFilesResult: previews.join('\n******\n') }, toolResponses: { fileContent: text } };
   };
 
   /** The reference appends the text 60 s later; here it is saved with the AI item of this turn. */
