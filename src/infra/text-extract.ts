@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { csvRowsToMarkdownTable, parseCsv } from './csv.js';
 import { readDocxHtml } from './docx-html.js';
-import { Errors } from './errors.js';
+import { Errors, isAppError } from './errors.js';
 import { htmlToMarkdownBounded } from './html-to-markdown.js';
 import { joinPdfPages, readPdfPages } from './pdf-text.js';
 
@@ -112,6 +112,8 @@ async function extractDocx(buffer: Buffer, filename: string): Promise<string> {
   try {
     html = await readDocxHtml(buffer);
   } catch (error) {
+    // A busy service (429) is not the file's fault.
+    if (isAppError(error)) throw error;
     throw Errors.missingParams(`Cannot read the .docx file '${filename}' (${(error as Error).message}); convert it to PDF and retry`);
   }
   return (await htmlToMarkdownBounded(html)).markdown;
@@ -122,6 +124,7 @@ async function extractPdf(buffer: Buffer, filename: string): Promise<string> {
   try {
     return joinPdfPages(await readPdfPages(buffer));
   } catch (error) {
+    if (isAppError(error)) throw error;
     throw Errors.missingParams(`Cannot read the PDF file '${filename}': ${(error as Error).message}`);
   }
 }
