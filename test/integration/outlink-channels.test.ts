@@ -1,6 +1,6 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
+import { buildReplica, type TestApp } from '../helpers/app.js';
 import type { FakeOpenAi, SeenRequest } from '../helpers/fake-openai.js';
 import { createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
@@ -229,5 +229,42 @@ describe('WeCom crypto input', () => {
       expect(res.statusCode, `${garbage}: ${res.body}`).toBeGreaterThanOrEqual(400);
       expect(res.statusCode, res.body).toBeLessThan(500);
     }
+  });
+});
+
+describe('deliveries across processes and shutdowns', () => {
+  const feishuEvent = (eventId: string, messageId: string, text: string) => ({
+    schema: '2.0',
+    header: { event_id: eventId, event_type: 'im.message.receive_v1', create_time: '1700000000000', token: 'vt', app_id: 'cli_9', tenant_key: 'tk' },
+    event: {
+      sender: { sender_id: { open_id: 'ou_twice' }, sender_type: 'user', tenant_key: 'tk' },
+      message: { message_id: messageId, chat_id: 'oc_twice', chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text }) },
+    },
+  });
+  const replicaOf = () => buildReplica(t, { MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH as string, SSRF_ALLOW_PRIVATE: 'true' });
+
+  it('a message Feishu delivers again to another process runs one turn and gets one reply', async () => {
+    const token = await createLink('feishu', { appId: 'cli_9', appSecret: 'sec', verificationToken: 'vt', apiBaseUrl: `${fake.origin}/feishu` });
+    fake.route('POST', '/feishu/open-apis/im/v1/messages/om_twice/reply', () => ({ json: { code: 0 } }));
+    const [first, second] = [await replicaOf(), await replicaOf()];
+    const payload = JSON.stringify(feishuEvent('ev-twice', 'om_twice', 'only once'));
+    const url = `/api/support/outLink/feishu/${token}`;
+    expect((await first.app.inject({ method: 'POST', url, headers: feishuHeaders, payload })).statusCode).toBe(200);
+    expect((await second.app.inject({ method: 'POST', url, headers: feishuHeaders, payload })).statusCode).toBe(200);
+    // Closing a process waits for the turns it started: then every reply there will be is sent.
+    await first.close();
+    await second.close();
+    expect(fake.requests.filter((r) => r.path === '/feishu/open-apis/im/v1/messages/om_twice/reply')).toHaveLength(1);
+  });
+
+  it('a shutdown lets a running channel turn send its answer before the database closes', async () => {
+    const token = await createLink('feishu', { appId: 'cli_9', appSecret: 'sec', verificationToken: 'vt', apiBaseUrl: `${fake.origin}/feishu` });
+    fake.route('POST', '/feishu/open-apis/im/v1/messages/om_slow/reply', () => ({ json: { code: 0 } }));
+    const replica = await replicaOf();
+    const payload = JSON.stringify(feishuEvent('ev-slow', 'om_slow', 'take your time'));
+    expect((await replica.app.inject({ method: 'POST', url: `/api/support/outLink/feishu/${token}`, headers: feishuHeaders, payload })).statusCode).toBe(200);
+    await replica.close();
+    const reply = fake.requests.find((r) => r.path === '/feishu/open-apis/im/v1/messages/om_slow/reply');
+    expect(reply?.body).toEqual({ msg_type: 'text', content: JSON.stringify({ text: 'Echo: take your time' }) });
   });
 });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { startPeriodicTask } from '../../infra/backoff.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
+import { CHANNEL_EVENT_INDEXES, CHANNEL_EVENT_RETENTION_MS, type ChannelEventsRepo, createChannelEventsRepo } from './channels/channel-events.repo.js';
 import { registerChannelRoutes } from './channels/channel.routes.js';
 import { createOutLinksRepo, OUTLINK_INDEXES } from './outlinks.repo.js';
 import { registerOutLinkRoutes } from './outlinks.routes.js';
@@ -13,6 +14,8 @@ const QPM_CLEANUP_MS = 10 * 60_000;
 declare module 'fastify' {
   interface FastifyInstance {
     outlinks: OutLinkService;
+    /** Messages the channels delivered (one turn per message across replicas). */
+    channelEvents: ChannelEventsRepo;
   }
 }
 
@@ -33,19 +36,32 @@ export const outlinksServices = fp(
       qpm,
     });
     app.decorate('outlinks', outLinks);
+    const channelEvents = createChannelEventsRepo(app.mongo.db);
+    app.decorate('channelEvents', channelEvents);
     app.platformAuth.registerResolver('outLink', outLinks.resolver);
-    app.startup.add('indexes: share links', () => app.mongo.ensureIndexes([...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES]));
-    let cleanup: { stop(): void } | undefined;
-    app.startup.add('share links: QPM slot cleanup', async () => {
-      cleanup = startPeriodicTask({
-        name: 'share-link QPM slot cleanup',
-        intervalMs: QPM_CLEANUP_MS,
-        task: () => qpm.deleteExpired(),
-        log: app.log,
-        onFailure: (error) => app.opsMetrics.databaseError('outlink-qpm-cleanup', error),
-      });
+    app.startup.add('indexes: share links', () => app.mongo.ensureIndexes([...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES, ...CHANNEL_EVENT_INDEXES]));
+    const cleanups: { stop(): void }[] = [];
+    app.startup.add('share links: QPM slot and channel message cleanup', async () => {
+      cleanups.push(
+        startPeriodicTask({
+          name: 'share-link QPM slot cleanup',
+          intervalMs: QPM_CLEANUP_MS,
+          task: () => qpm.deleteExpired(),
+          log: app.log,
+          onFailure: (error) => app.opsMetrics.databaseError('outlink-qpm-cleanup', error),
+        }),
+        startPeriodicTask({
+          name: 'channel message cleanup',
+          intervalMs: QPM_CLEANUP_MS,
+          task: () => channelEvents.deleteBefore(new Date(app.identity.clock.now() - CHANNEL_EVENT_RETENTION_MS)),
+          log: app.log,
+          onFailure: (error) => app.opsMetrics.databaseError('outlink-channel-event-cleanup', error),
+        }),
+      );
     });
-    app.addHook('onClose', async () => cleanup?.stop());
+    app.addHook('onClose', async () => {
+      for (const cleanup of cleanups) cleanup.stop();
+    });
   },
   { name: 'platform-outlinks', dependencies: ['platform-identity', 'platform-apps'] },
 );
@@ -53,5 +69,5 @@ export const outlinksServices = fp(
 /** Share-link management and the messaging channels' callbacks (which run chats). */
 export async function outlinksRoutes(api: FastifyInstance): Promise<void> {
   registerOutLinkRoutes(api, api.outlinks);
-  registerChannelRoutes(api, api.chat);
+  registerChannelRoutes(api, api.chat, api.channelEvents);
 }

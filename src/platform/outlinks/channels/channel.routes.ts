@@ -13,6 +13,7 @@ import { urlForMessage } from '../../../infra/join-url.js';
 import type { ChatModule } from '../../chat/chat-module.js';
 import { definePlatformRoute, type PlatformRouteOptions, parseWith } from '../../define-route.js';
 import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
+import type { ChannelEventsRepo } from './channel-events.repo.js';
 import { feishuDecrypt, parseFlatXml, sameText, sha1Signature, wecomDecrypt } from './channel-crypto.js';
 import { channelChatId, runChannelTurn } from './channel-runner.js';
 
@@ -39,11 +40,30 @@ function defineChannelRoute(app: FastifyInstance, names: [string, string], optio
   }
 }
 
-export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): void {
-  const seenEvents = new Set<string>();
+/** How long a shutdown waits for channel turns still running (their answers are sent then). */
+export const CHANNEL_DRAIN_MS = 5_000;
+
+export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, events: ChannelEventsRepo): void {
+  // A turn runs after the channel got its answer: tracked, so that a shutdown lets it finish.
+  const running = new Set<Promise<void>>();
   const background = (work: () => Promise<void>) => {
-    work().catch((error: unknown) => app.log.warn({ err: error }, 'messaging channel delivery failed'));
+    const turn: Promise<void> = work()
+      .catch((error: unknown) => app.log.warn({ err: error }, 'messaging channel delivery failed'))
+      .finally(() => running.delete(turn));
+    running.add(turn);
   };
+  app.addHook('onClose', async () => {
+    if (running.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CHANNEL_DRAIN_MS);
+    });
+    await Promise.race([Promise.allSettled([...running]), late]);
+    clearTimeout(timer);
+  });
+  /** The first delivery of a message to a link, on any replica (a channel's retry is not run again). */
+  const firstDelivery = (link: OutLinkDoc, messageId: string | undefined) =>
+    messageId ? events.claim(String(link._id), messageId, new Date(app.identity.clock.now())) : Promise.resolve(true);
 
   // ---- imA: Feishu / Lark (JSON events, optional encryption) ----
   async function feishuSend(link: OutLinkDoc, messageId: string, text: string) {
@@ -84,9 +104,8 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
       if (body.type === 'url_verification') return reply.send({ challenge: body.challenge });
       const event = (body.event ?? {}) as { message?: Record<string, unknown>; sender?: { sender_id?: Record<string, unknown> } };
       const eventId = str(header.event_id);
-      if (header.event_type !== 'im.message.receive_v1' || event.message?.message_type !== 'text' || (eventId && seenEvents.has(eventId))) return reply.send({});
-      if (eventId) seenEvents.add(eventId);
-      if (seenEvents.size > 5000) seenEvents.clear();
+      if (header.event_type !== 'im.message.receive_v1' || event.message?.message_type !== 'text') return reply.send({});
+      if (!(await firstDelivery(link, eventId))) return reply.send({});
       let text = '';
       try {
         text = str((JSON.parse(str(event.message.content)) as { text?: unknown }).text).replace(/@_user_\d+/g, '').trim();
@@ -148,7 +167,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
         if (request.method === 'GET') return reply.type('text/plain').send(verify(str(q.echostr)));
         const outer = parseFlatXml(str(request.body));
         const message = parseFlatXml(verify(outer.Encrypt ?? ''));
-        if (message.MsgType === 'text' && message.FromUserName && message.Content) {
+        if (message.MsgType === 'text' && message.FromUserName && message.Content && (await firstDelivery(link, message.MsgId))) {
           const user = message.FromUserName;
           background(async () => {
             if (link.immediateResponse) await wecomSend(link, user, link.immediateResponse);
@@ -185,7 +204,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule): v
         if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce)]), str(q.signature))) throw Errors.channelLinkRefused('The signature does not match');
         if (request.method === 'GET') return reply.type('text/plain').send(str(q.echostr));
         const message = parseFlatXml(str(request.body));
-        if (message.MsgType === 'text' && message.FromUserName && message.Content) {
+        if (message.MsgType === 'text' && message.FromUserName && message.Content && (await firstDelivery(link, message.MsgId))) {
           const user = message.FromUserName;
           background(async () => {
             if (link.immediateResponse) await wechatSend(link, user, link.immediateResponse);
