@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
+import { latestVersionReader, PUBLISHED_VERSION_MAX_AGE_MS } from '../../src/platform/apps/versions.routes.js';
 import { call, createApp, ok, simpleNodes } from './apps-helpers.js';
 
 let t: TestApp;
@@ -73,6 +74,20 @@ describe('versions', () => {
     expect(limitIn((await ok(t, tok, 'GET', '/core/app/detail', { appId })).modules)).toBe(120000);
     await ok(t, tok, 'POST', `/core/app/version/publish?appId=${appId}`, { nodes: graph(5000), edges: [], chatConfig: {}, isPublish: true });
     expect(limitIn((await ok(t, tok, 'GET', '/core/app/version/latest', { appId })).nodes)).toBe(5000);
+  });
+
+  it('a published version cached under an unchanged stamp is read again after a minute (a publish stopped before stamping the app)', async () => {
+    const appId = await createApp(t, tok, { name: 'half published', type: 'advanced' });
+    await ok(t, tok, 'POST', `/core/app/version/publish?appId=${appId}`, { nodes: nodes(1), edges: [], isPublish: true, versionName: 'one' });
+    let clock = 1_000_000;
+    const latest = latestVersionReader(t.app.apps.deps.versions, () => clock);
+    const appDoc = (await t.app.apps.findApp(appId))!;
+    expect((await latest(appDoc)).nodes).toEqual(nodes(1));
+    // The version is written, the process stops before the app is stamped.
+    await t.app.apps.deps.versions.insert({ appId, nodes: nodes(2), edges: [], isPublish: true, versionName: 'two' });
+    expect((await latest(appDoc)).nodes).toEqual(nodes(1));
+    clock += PUBLISHED_VERSION_MAX_AGE_MS;
+    expect((await latest(appDoc)).nodes).toEqual(nodes(2));
   });
 
   it('a version must belong to the app named in the request', async () => {

@@ -105,7 +105,7 @@ export const appsServices = fp(
       pluginContext,
       findApp: (appId: string) => deps.apps.findById(appId),
       findInTeam: (teamId: string, appId: string) => appDocs.findInTeam(teamId, appId),
-      latestVersion: latestVersionReader(deps.versions),
+      latestVersion: latestVersionReader(deps.versions, () => app.identity.clock.now()),
       // A read is judged in memory, as core.authorize does; a write on the database.
       authorize: (auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') =>
         required === 'read' ? authorizeToView(auth, appId, required, field) : core.authorizeWrite(auth, appId, required, field),

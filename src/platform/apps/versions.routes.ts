@@ -23,6 +23,8 @@ export async function latestVersionOf(versions: VersionsRepo, app: App) {
 }
 
 const PUBLISHED_VERSIONS_CACHED = 1000;
+/** A cached published version is read again after this long. */
+export const PUBLISHED_VERSION_MAX_AGE_MS = 60_000;
 
 /**
  * latestVersionOf with each app's published version kept in process under the app's publish
@@ -31,14 +33,17 @@ const PUBLISHED_VERSIONS_CACHED = 1000;
  * next chat sees. Only the published version is cached (versions are immutable); the draft and
  * chatConfig fallbacks come from the app as read. Cached versions are shared, hence frozen.
  */
-export function latestVersionReader(versions: VersionsRepo) {
-  const cache = new LruMap<{ stamp: string; version: AppVersion | null }>(PUBLISHED_VERSIONS_CACHED);
+export function latestVersionReader(versions: VersionsRepo, now: () => number = Date.now) {
+  const cache = new LruMap<{ stamp: string; version: AppVersion | null; loadedAt: number }>(PUBLISHED_VERSIONS_CACHED);
   return async (app: App) => {
     const appId = app._id;
     const stamp = `${new Date(app.updateTime).getTime()}:${app.pluginData?.nodeVersion ?? ''}`;
     let entry = cache.get(appId);
-    if (entry?.stamp !== stamp) {
-      entry = { stamp, version: deepFreeze(await versions.latestPublished(appId)) };
+    const at = now();
+    // Read again after a while even at the same stamp: a publish stopped between writing its
+    // version and stamping the app leaves warm replicas on the old version only that long.
+    if (entry?.stamp !== stamp || at - entry.loadedAt >= PUBLISHED_VERSION_MAX_AGE_MS || at < entry.loadedAt) {
+      entry = { stamp, version: deepFreeze(await versions.latestPublished(appId)), loadedAt: at };
       cache.set(appId, entry);
     }
     return runnableVersion(entry.version, app);
