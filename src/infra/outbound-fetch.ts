@@ -147,6 +147,15 @@ function requestOnce(url: URL, options: SafeFetchOptions, allowed: (address: str
   });
 }
 
+/** Headers that describe the request, not who sends it: kept when a redirect leaves the origin. */
+const CROSS_ORIGIN_SAFE_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'content-language', 'user-agent', 'cache-control', 'pragma']);
+
+function crossOriginHeaders(headers: Record<string, string>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (CROSS_ORIGIN_SAFE_HEADERS.has(name.toLowerCase())) kept[name] = value;
+  return kept;
+}
+
 /** Fetches a user-supplied URL with the SSRF guard, following up to `maxRedirects` redirects. */
 export async function safeFetch(rawUrl: string, options: SafeFetchOptions = {}): Promise<SafeFetchResponse> {
   const allowed = options.isAddressAllowed ?? ((address: string) => options.allowPrivate === true || !isForbiddenAddress(address));
@@ -160,7 +169,11 @@ export async function safeFetch(rawUrl: string, options: SafeFetchOptions = {}):
     const location = response.headers.location;
     if (![301, 302, 303, 307, 308].includes(response.status) || !location) return response;
     if (hop >= maxRedirects) throw Errors.badGateway(`Too many redirects from ${urlForMessage(rawUrl)}`);
-    url = parseTarget(new URL(location, url).toString());
+    const next = parseTarget(new URL(location, url).toString());
+    // Another origin gets none of the headers a workflow or plugin set but the harmless ones:
+    // they may carry its credentials (Authorization, an API key header), meant for the first host.
+    if (next.origin !== url.origin && current.headers) current = { ...current, headers: crossOriginHeaders(current.headers) };
+    url = next;
     // 303 (and 301/302 after a POST, as browsers do) continue as a body-less GET.
     if (response.status === 303 || ((response.status === 301 || response.status === 302) && current.method && current.method !== 'GET')) {
       current = { ...current, method: 'GET', body: undefined };

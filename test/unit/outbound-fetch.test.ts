@@ -115,6 +115,15 @@ describe('safeFetch against a local server', () => {
         res.writeHead(302, { location: '/ok' });
         return res.end();
       }
+      if (req.url === '/headers') return res.end(JSON.stringify(req.headers));
+      if (req.url === '/redirect-same-origin-headers') {
+        res.writeHead(307, { location: '/headers' });
+        return res.end();
+      }
+      if (req.url === '/redirect-cross-origin-headers') {
+        res.writeHead(307, { location: `http://localhost:${port}/headers` });
+        return res.end();
+      }
       if (req.url === '/redirect-other') {
         res.writeHead(302, { location: `http://127.0.0.2:${port}/ok` });
         return res.end();
@@ -169,6 +178,17 @@ describe('safeFetch against a local server', () => {
     expect(ok.finalUrl).toBe(`${base}/ok`);
     await expect(safeFetch(`${base}/redirect-other`, { isAddressAllowed: onlyFirstLoopback })).rejects.toMatchObject({ httpStatus: 400 });
     await expect(safeFetch(`${base}/loop`, { allowPrivate: true, maxRedirects: 3 })).rejects.toMatchObject({ httpStatus: 502 });
+  });
+
+  it('keeps the credentials of the caller on its own origin only when redirected', async () => {
+    const headers = { authorization: 'Bearer secret', 'x-api-key': 'k-1', cookie: 'sid=1', accept: 'application/json', 'content-type': 'application/json' };
+    const same = JSON.parse((await safeFetch(`${base}/redirect-same-origin-headers`, { allowPrivate: true, headers })).text());
+    expect(same).toMatchObject({ authorization: 'Bearer secret', 'x-api-key': 'k-1', cookie: 'sid=1' });
+    const other = JSON.parse((await safeFetch(`${base}/redirect-cross-origin-headers`, { allowPrivate: true, headers })).text());
+    expect(other).toMatchObject({ accept: 'application/json', 'content-type': 'application/json' });
+    expect(other.authorization).toBeUndefined();
+    expect(other['x-api-key']).toBeUndefined();
+    expect(other.cookie).toBeUndefined();
   });
 
   it('caps the size', async () => {
