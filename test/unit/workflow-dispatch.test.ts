@@ -131,13 +131,14 @@ describe('dispatchWorkflow', () => {
           { key: 'ok', canEdit: true, value: true, valueType: 'boolean' },
           { key: 'obj', canEdit: true, value: { a: 1 }, valueType: 'object' },
           { key: 'name', canEdit: true, value: 'from the node', valueType: 'string' },
-          { key: 'system_textareaInput', value: '{{ok}} {{obj}} {{name}}' },
+          { key: 'system_textareaInput', value: '{{ok}} {{obj}} {{name}} {{list}}' },
         ],
         outputs: [{ id: 'system_text', key: 'system_text', valueType: 'string' }],
       }),
     ];
-    const { result } = await run(nodes, [edge('start', 'fmt')], {}, { name: 'global' });
-    expect(result.flowResponses.find((r) => r.moduleType === 'textEditor')?.textOutput).toBe('true {\n  "a": 1\n} global');
+    // A global that is neither text nor a number is left as written.
+    const { result } = await run(nodes, [edge('start', 'fmt')], {}, { name: 'global', list: [1, 2] });
+    expect(result.flowResponses.find((r) => r.moduleType === 'textEditor')?.textOutput).toBe('true {\n  "a": 1\n} global {{list}}');
   });
 
   it('an answer node with nothing to say answers an empty line, not a JSON empty string', async () => {

@@ -115,9 +115,9 @@ const editorInputText = (value: unknown) => (typeof value === 'object' && value 
 const textEditor: NodeRunner = async ({ params, variables, node }) => {
   const dynamic = Object.fromEntries(Object.entries(dynamicParams(node, params)).map(([k, v]) => [k, editorInputText(v)]));
   const text = typeof params.system_textareaInput === 'string' ? params.system_textareaInput : '';
-  // Global variables win over the node's inputs of the same name, as in the reference.
-  const scope = Object.assign({}, dynamic, variables);
-  const out = replaceVariables(text, Object.fromEntries(Object.entries(scope).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v])));
+  // Global variables win over the node's inputs of the same name, as in the reference; one that is
+  // not text or a number (the histories) is left as written, as the reference's substitution does.
+  const out = replaceVariables(text, Object.assign({}, dynamic, variables));
   return { outputs: { system_text: out }, responseData: { textOutput: out } };
 };
 
