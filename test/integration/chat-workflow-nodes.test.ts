@@ -182,6 +182,35 @@ describe('workflow nodes through completions', () => {
     }
   });
 
+  it('HTTP node: a DELETE sends no body, as the reference client (its values go in the query)', async () => {
+    const graph = {
+      nodes: [
+        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
+        {
+          nodeId: 'http',
+          flowNodeType: 'httpRequest468',
+          name: 'Remover',
+          inputs: [
+            { key: 'system_httpMethod', value: 'DELETE' },
+            { key: 'system_httpReqUrl', value: `${serviceUrl}/items` },
+            { key: 'system_httpParams', value: [{ key: 'id', value: '{{$start.userChatInput$}}' }] },
+            { key: 'system_httpJsonBody', value: '{"id": "{{$start.userChatInput$}}"}' },
+          ],
+          outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', type: 'static' }],
+        },
+      ],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'http', targetHandle: 'http-target-left' }],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, tok, 'Remover', graph);
+    const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'i-7' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(received.at(-1)).toEqual({ url: '/items?id=i-7', method: 'DELETE', body: null });
+    const detail = res.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'httpRequest468');
+    expect(detail.params).toEqual({ id: 'i-7' });
+    expect(detail.body).toBeUndefined();
+  });
+
   it('a Laf node posts its inputs to the function and maps the reply', async () => {
     const graph = {
       nodes: [

@@ -143,7 +143,8 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const contentType = String(rawContentType || 'json');
     let body: string | undefined;
     let bodyObject: unknown;
-    if (!['GET', 'HEAD'].includes(method)) {
+    // A body only where the reference's client sends one (a DELETE carries its values in the query).
+    if (['POST', 'PUT', 'PATCH'].includes(method)) {
       if (contentType === 'json' && typeof rawBody === 'string' && rawBody.trim()) {
         const raw = subJson(rawBody);
         try {
