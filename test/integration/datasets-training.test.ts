@@ -305,4 +305,18 @@ describe('training queue', () => {
     const back = await db.collection('dataset_vectors').find({ datasetId: new ObjectId(rebuilt) }).toArray();
     expect(back.map((vector) => vector.model)).toEqual(['fake-embed', 'fake-embed']);
   });
+
+  it('trains a batch that spans teams (each dataset written on its own)', async () => {
+    await createUser(t, { username: 'other-trainer', password: 'password-t2' });
+    const other = client(t, await login(t, 'other-trainer', 'password-t2'));
+    const otherDataset = await other.ok<string>(other.post('/core/dataset/create', { name: 'Other team', vectorModel: 'local-lexical-v1' }));
+    const otherCollection = await other.ok<string>(other.post('/core/dataset/collection/create', { datasetId: otherDataset, name: 'c', type: 'virtual' }));
+    // The first dataset uses this model since its rebuild above: both items go in one batch.
+    await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: [{ q: 'first team item' }] }));
+    await other.ok(other.post('/core/dataset/data/pushData', { collectionId: otherCollection, data: [{ q: 'second team item' }] }));
+    expect(await worker().runOnce()).toBe(2);
+    expect((await queue(datasetId)).trainingCount).toBe(0);
+    expect((await other.ok<{ total: number }>(other.post('/core/dataset/data/list', { collectionId: otherCollection }))).total).toBe(1);
+    expect((await listData(collectionId)).data.map((item) => item.q)).toContain('first team item');
+  });
 });

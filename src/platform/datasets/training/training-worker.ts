@@ -6,6 +6,7 @@ import type { DatasetsContext } from '../context.js';
 import type { DataIndex } from '../data/data.repo.js';
 import { buildIndexes } from '../data/data-indexes.js';
 import { removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
+import { groupBy } from '../../../domain/group-by.js';
 import { removeWritesOfDeletedOwners } from './deleted-datasets.js';
 import { processQaItem } from './qa-training.js';
 import { PERMANENT_LOCK, type TrainingRecord } from './training.repo.js';
@@ -96,11 +97,15 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       vector: vectors[i] ?? [],
     }));
 
-  /** New items of a batch: all vectors, then all data items, then the queue items go (in that order). */
+  /**
+   * New items of a batch, dataset by dataset (a batch may span datasets and teams, and one vector
+   * write holds one team's): its vectors, then its data items; then the queue items go.
+   */
   async function finishInserts(entries: { entry: Planned; vectors: number[][] }[]) {
     if (entries.length === 0) return;
-    await storeVectors(ctx, entries.flatMap(({ entry, vectors }) => vectorRows(entry, vectors)));
-    const items = entries.map(({ entry: { item, dataId, indexes } }) => ({
+    for (const group of groupBy(entries, ({ entry }) => entry.item.datasetId).values()) {
+      await storeVectors(ctx, group.flatMap(({ entry, vectors }) => vectorRows(entry, vectors)));
+      const items = group.map(({ entry: { item, dataId, indexes } }) => ({
         _id: dataId,
         teamId: item.teamId,
         tmbId: item.tmbId,
@@ -110,10 +115,11 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
         a: item.a,
         chunkIndex: item.chunkIndex,
         indexes,
-      fullTextTokens: searchTokens(item.q, item.a),
-    }));
-    await data.insertNew(items);
-    await ctx.searchIndex.putItems(items);
+        fullTextTokens: searchTokens(item.q, item.a),
+      }));
+      await data.insertNew(items);
+      await ctx.searchIndex.putItems(items);
+    }
     await trainings.deleteItems(entries.map(({ entry }) => entry.item));
   }
 
