@@ -3,7 +3,7 @@ import type { VersionStamps } from '../../src/infra/version-stamps.js';
 import type { CollectionRepo } from '../../src/platform/datasets/collections/collection.repo.js';
 import type { DataRepo } from '../../src/platform/datasets/data/data.repo.js';
 import type { IndexedItem } from '../../src/platform/datasets/search/dataset-entry.js';
-import { createDatasetIndex } from '../../src/platform/datasets/search/dataset-index.js';
+import { CATCH_UP_MAX_AGE_MS, createDatasetIndex } from '../../src/platform/datasets/search/dataset-index.js';
 import type { SnapshotPart, StoredChange } from '../../src/platform/datasets/search/index-codec.js';
 import type { IndexMeta, IndexStore } from '../../src/platform/datasets/search/index-store.repo.js';
 import type { VectorRepo, VectorRow } from '../../src/platform/datasets/search/vector.repo.js';
@@ -216,6 +216,27 @@ describe('dataset search index: change log, snapshots, several processes', () =>
     } finally {
       deletedDatasets.delete('d1');
     }
+  });
+
+  it('a writer killed between its log append and its stamp bump: the others replay the log within the catch-up age', async () => {
+    const memory = memoryStore();
+    const stamps = memoryStamps();
+    let clock = 1_000_000;
+    const collections = [{ _id: 'c1', name: 'c', forbid: false }];
+    const source = { ...sources({ items: [], vectors: [] }), collections: { byDatasets: async () => collections.map((c) => ({ ...c })) } as unknown as CollectionRepo };
+    const reader = process({ store: memory.store, stamps }, source, { now: () => clock });
+    const forbidden = async () => [...(await reader.prepare('t1', ['d1'], 'm'))[0]!.forbidden()];
+    expect(await forbidden()).toEqual([]);
+    const killed = { ...stamps, bump: async () => Promise.reject(new Error('killed')) };
+    const dying = createDatasetIndex({ ...sources({ items: [], vectors: [] }), store: memory.store, stamps, bumps: killed, log: { info: () => undefined, warn: () => undefined } });
+    await expect(dying.putItems([item('k1', 'lambda')])).rejects.toThrow('killed');
+    // A forbid whose process died before logging it.
+    collections[0]!.forbid = true;
+    expect(await text(reader, 'lambda')).toEqual([]);
+    expect(await forbidden()).toEqual([]);
+    clock += CATCH_UP_MAX_AGE_MS;
+    expect(await text(reader, 'lambda')).toEqual(['k1']);
+    expect(await forbidden()).toEqual(['c1']);
   });
 
   it('a model switch empties the vectors until vectors of the new model arrive', async () => {

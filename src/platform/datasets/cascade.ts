@@ -1,22 +1,23 @@
+import { groupBy } from '../../domain/group-by.js';
 import type { CollectionRecord } from './collections/collection.repo.js';
 import type { DatasetsContext } from './context.js';
 import type { DatasetDeletion } from './datasets/dataset.repo.js';
+import { withIndexWrite } from './search/index-writes.js';
 
 /**
  * Deletes collections with everything that hangs off them. Children go first (queue items, so
- * the worker stops producing data; vectors; data; files and images) and the collections last:
- * a crash midway leaves the collection in place to delete again, never orphans pointing nowhere.
- * Vectors and data are deleted once more after the collections (writes that raced the delete).
- * Every step is filtered by the team, so ids shared with another team's records never reach them.
+ * the worker stops producing data; vectors and data, with their removal from the search index;
+ * files and images) and the collections last: a crash midway leaves the collection in place to
+ * delete again, never orphans pointing nowhere. Vectors and data are deleted once more after the
+ * collections (writes that raced the delete). Every step is filtered by the team, so ids shared
+ * with another team's records never reach them.
  */
 export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: string, collections: CollectionRecord[]): Promise<void> {
   if (collections.length === 0) return;
   const ids = collections.map((collection) => collection._id);
-  const { trainings, vectors, data, files, collections: repo } = ctx.repos;
+  const { trainings, files, collections: repo } = ctx.repos;
   await trainings.deleteByCollections(teamId, collections);
-  await vectors.deleteByCollections(teamId, ids);
-  await ctx.searchIndex.removeCollections(collections);
-  await data.deleteByCollections(teamId, ids);
+  await deleteCollectionContent(ctx, teamId, collections);
   // A file imported twice (two collections, one fileId) stays while another collection uses it.
   const fileIds = [...new Set(collections.flatMap((collection) => (collection.fileId ? [collection.fileId] : [])))];
   const stillUsed = new Set(await repo.fileIdsUsedElsewhere(teamId, fileIds, ids));
@@ -32,9 +33,23 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
   // Writers that checked the collection before it went (training worker, data/insertData) may
   // have landed after the first pass; they check again after writing, so this pass and theirs
   // leave nothing behind whichever runs last.
-  await vectors.deleteByCollections(teamId, ids);
-  await ctx.searchIndex.removeCollections(collections);
-  await data.deleteByCollections(teamId, ids);
+  await deleteCollectionContent(ctx, teamId, collections);
+}
+
+/**
+ * The collections' vectors and data items, and their removal from the search index: one index
+ * write per dataset (search/index-writes.ts), which a repair finishes if the process dies in it.
+ */
+async function deleteCollectionContent(ctx: DatasetsContext, teamId: string, collections: CollectionRecord[]): Promise<void> {
+  const { vectors, data } = ctx.repos;
+  for (const group of groupBy(collections, (collection) => collection.datasetId).values()) {
+    const ids = group.map((collection) => collection._id);
+    await withIndexWrite(ctx, group[0]!.datasetId, { teamId, collections: ids }, async () => {
+      await vectors.deleteByCollections(teamId, ids);
+      await data.deleteByCollections(teamId, ids);
+      await ctx.searchIndex.removeCollections(group);
+    });
+  }
 }
 
 /**

@@ -18,6 +18,7 @@ import { createFileRepo } from './files/file.repo.js';
 import { createDatasetIndex } from './search/dataset-index.js';
 import { createEmbedderRegistry } from './search/embedder.js';
 import { createIndexStore } from './search/index-store.repo.js';
+import { createIndexWriteLocks } from './search/index-write-lock.repo.js';
 import { createVectorRepo } from './search/vector.repo.js';
 import { createTrainingRepo } from './training/training.repo.js';
 
@@ -55,6 +56,7 @@ export function createDatasetsContext(app: FastifyInstance) {
     trainings: createTrainingRepo(db, (error) => app.log.warn(`training queue counts: upkeep failed: ${describeError(error)}`)),
     vectors: createVectorRepo(db, (teamId, delta) => (app.teamLimits as TeamLimits).vectorsStored(teamId, delta)),
     files: createFileRepo(db),
+    indexWrites: createIndexWriteLocks(db),
   };
   const permissions = createDatasetPermissions(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });
   /** The team's datasets and permission rows, per process: the dataset lists and dataset authorisation. */

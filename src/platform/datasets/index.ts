@@ -19,6 +19,8 @@ import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
 import { createFileService } from './files/file.service.js';
 import { INDEX_STORE_INDEXES } from './search/index-store.repo.js';
+import { INDEX_WRITE_LOCK_INDEXES } from './search/index-write-lock.repo.js';
+import { repairAbandonedIndexWrites } from './search/index-writes.js';
 import { createSearchService, type SearchService } from './search/search.service.js';
 import { registerSearchRoutes } from './search/search.routes.js';
 import { VECTOR_INDEXES } from './search/vector.repo.js';
@@ -48,6 +50,8 @@ const IMAGE_CLEANUP_MS = 10 * 60 * 1000;
 const DATA_CHANGES_SWEEP_MS = 60 * 1000;
 /** How soon the search index of a dataset another process deleted is freed here. */
 const SEARCH_INDEX_EVICTION_MS = 60 * 1000;
+/** How often index writes a dead process left (its lock's lease over) are repaired when nobody writes the dataset. */
+const INDEX_WRITE_REPAIR_MS = 60 * 1000;
 const WARM_UP_RETRY = { firstMs: 2_000, maxMs: 60_000 };
 const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
 
@@ -79,6 +83,7 @@ export const datasetsServices = fp(
         ...TRAINING_INDEXES,
         ...VECTOR_INDEXES,
         ...INDEX_STORE_INDEXES,
+        ...INDEX_WRITE_LOCK_INDEXES,
         ...FILE_INDEXES,
         ...RESOURCE_PERMISSION_INDEXES,
       ]),
@@ -101,6 +106,16 @@ export const datasetsServices = fp(
           task: () => ctx.repos.dataChanges.sweep(new Date(Date.now() - DATA_CHANGES_KEPT_MS)),
           log: api.log,
           onFailure: (error) => api.opsMetrics.databaseError('data-change-sweep', error),
+        }),
+        startPeriodicTask({
+          name: 'search index repair of abandoned writes',
+          intervalMs: INDEX_WRITE_REPAIR_MS,
+          task: async () => {
+            const repaired = await repairAbandonedIndexWrites(ctx);
+            if (repaired > 0) api.log.info(`search index: repaired ${repaired} write(s) a stopped process left unfinished`);
+          },
+          log: api.log,
+          onFailure: (error) => api.opsMetrics.databaseError('search-index-repair', error),
         }),
         startPeriodicTask({
           name: 'deleted datasets search index eviction',

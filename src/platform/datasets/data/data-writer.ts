@@ -1,6 +1,7 @@
 import { newId } from '../../../infra/plain-record.js';
 import { tokenizeForSearch } from '../../../domain/full-text.js';
 import type { DatasetsContext } from '../context.js';
+import { withIndexWrite } from '../search/index-writes.js';
 import type { VectorRow } from '../search/vector.repo.js';
 import type { DataIndex } from './data.repo.js';
 
@@ -15,37 +16,34 @@ export interface Owner {
   dataId: string;
 }
 
-/** Embeds texts with the model and stores the vectors under the given ids (idempotent upserts). */
-export async function embedAndStore(ctx: DatasetsContext, model: string, owner: Owner, entries: { id: string; text: string }[]): Promise<number> {
-  if (entries.length === 0) return 0;
+/** Embeds texts with the model as vector rows of `owner` under the given ids (stored by the caller, inside its index write). */
+export async function embedRows(ctx: DatasetsContext, model: string, owner: Owner, entries: { id: string; text: string }[]): Promise<{ rows: VectorRow[]; tokens: number }> {
+  if (entries.length === 0) return { rows: [], tokens: 0 };
   const { vectors, tokens } = await ctx.embedders().forModel(model).embed(entries.map((entry) => entry.text), 'db');
-  await storeVectors(
-    ctx,
-    entries.map((entry, i) => ({ ...owner, id: entry.id, model, vector: vectors[i] ?? [] })),
-  );
-  return tokens;
+  return { rows: entries.map((entry, i) => ({ ...owner, id: entry.id, model, vector: vectors[i] ?? [] })), tokens };
 }
 
-/** Stores vectors under fresh ids (insert; an id written by an earlier attempt is kept). */
+/** Stores vectors under fresh ids (insert; an id written by an earlier attempt is kept), inside an index write. */
 export async function storeVectors(ctx: DatasetsContext, rows: VectorRow[]): Promise<void> {
   if (rows.some((row) => row.vector.length === 0)) throw new Error('The embedding provider returned fewer vectors than texts');
   await ctx.repos.vectors.insertNew(rows);
   await ctx.searchIndex.addVectors(rows);
 }
 
+/** Inside an index write. */
 export async function removeVectors(ctx: DatasetsContext, teamId: string, datasetId: string, ids: string[]): Promise<void> {
   await ctx.repos.vectors.deleteByIds(teamId, ids);
   await ctx.searchIndex.removeVectors(datasetId, ids);
 }
 
-/** Inserts one data item now (data/insertData): vectors first, then the item that points to them. */
+/** Inserts one data item now (data/insertData): embedded, then vectors and the item that points to them, as one index write. */
 export async function insertDataNow(
   ctx: DatasetsContext,
   input: { teamId: string; tmbId: string; datasetId: string; collectionId: string; model: string; q: string; a: string; chunkIndex: number; indexes: { text: string; defaultIndex: boolean }[] },
 ): Promise<{ dataId: string; tokens: number }> {
   const dataId = newId();
   const indexes: DataIndex[] = input.indexes.map((index) => ({ ...index, dataId: newVectorId() }));
-  const tokens = await embedAndStore(
+  const { rows, tokens } = await embedRows(
     ctx,
     input.model,
     { teamId: input.teamId, datasetId: input.datasetId, collectionId: input.collectionId, dataId },
@@ -63,7 +61,10 @@ export async function insertDataNow(
     indexes,
     fullTextTokens: searchTokens(input.q, input.a),
   };
-  await ctx.repos.data.insertNew([item]);
-  await ctx.searchIndex.putItems([item]);
+  await withIndexWrite(ctx, input.datasetId, { teamId: input.teamId, items: [dataId], vectors: rows.map((row) => row.id) }, async () => {
+    await storeVectors(ctx, rows);
+    await ctx.repos.data.insertNew([item]);
+    await ctx.searchIndex.putItems([item]);
+  });
   return { dataId, tokens };
 }

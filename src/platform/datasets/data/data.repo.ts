@@ -37,6 +37,10 @@ export const DATA_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_datas', key: { rebuilding: 1, teamId: 1, datasetId: 1 } },
 ];
 
+/** What the search index is built from: no indexes, owner or time. */
+export type IndexedRow = Omit<DataRecord, 'indexes' | 'teamId' | 'tmbId' | 'updateTime'>;
+const INDEX_FIELDS = { q: 1, a: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, fullTextTokens: 1 } as const;
+
 export interface NewData {
   _id: string;
   teamId: string;
@@ -141,8 +145,10 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
     async sameExists(teamId: string, collectionId: string, q: string, a: string): Promise<boolean> {
       return (await col.countDocuments({ teamId: oid(teamId), collectionId: oid(collectionId), q, a }, { limit: 1 })) > 0;
     },
-    async update(teamId: string, item: DataRef, set: { q?: string; a?: string; indexes: DataIndex[]; fullTextTokens: string[] }) {
-      await changing(byCollection([{ ...item, teamId }]), () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { ...set, updateTime: new Date() } }));
+    /** False when the item is gone (deleted meanwhile). */
+    async update(teamId: string, item: DataRef, set: { q?: string; a?: string; indexes: DataIndex[]; fullTextTokens: string[] }): Promise<boolean> {
+      const result = await changing(byCollection([{ ...item, teamId }]), () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { ...set, updateTime: new Date() } }));
+      return result.matchedCount > 0;
     },
     /** Also moves the item's `updateTime`, the list's second sort key. */
     async setIndexes(teamId: string, item: DataRef, indexes: DataIndex[]) {
@@ -163,9 +169,14 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
       await deleteEach(col, oids(datasetIds).map((datasetId) => ({ teamId: oid(teamId), datasetId })));
     },
+    /** Those of `ids` still in the dataset, with what its search index holds of them and their vector ids (an index write's repair). */
+    async findForIndex(teamId: string, datasetId: string, ids: string[]): Promise<(IndexedRow & Pick<DataRecord, 'indexes'>)[]> {
+      const docs = await findWithAnyOf(col, { teamId: oid(teamId) }, '_id', oids(ids), { ...INDEX_FIELDS, indexes: 1 });
+      return docs.filter((doc) => doc.datasetId.toHexString() === datasetId).map((doc) => plain(doc));
+    },
     /** Streams a dataset's items (no indexes) to build the in-process search index. */
-    async *streamDataset(datasetId: string): AsyncGenerator<Omit<DataRecord, 'indexes' | 'teamId' | 'tmbId' | 'updateTime'>> {
-      const cursor = col.find({ datasetId: oid(datasetId) }, { projection: { q: 1, a: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, fullTextTokens: 1 } }).batchSize(2000);
+    async *streamDataset(datasetId: string): AsyncGenerator<IndexedRow> {
+      const cursor = col.find({ datasetId: oid(datasetId) }, { projection: INDEX_FIELDS }).batchSize(2000);
       for await (const doc of cursor) yield plain(doc);
     },
     /** A cursor over q/a for export; never loads the dataset into memory. */

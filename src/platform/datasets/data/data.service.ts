@@ -7,7 +7,8 @@ import type { DatasetsContext } from '../context.js';
 import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';
 import { type PushItem, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
 import { buildIndexes, type IndexInput, indexIdOf, planIndexUpdate, simpleText } from './data-indexes.js';
-import { embedAndStore, insertDataNow, newVectorId, removeVectors, searchTokens } from './data-writer.js';
+import { withIndexWrite } from '../search/index-writes.js';
+import { embedRows, insertDataNow, newVectorId, removeVectors, searchTokens, storeVectors } from './data-writer.js';
 import { usagePoints } from '../../../domain/usage-points.js';
 
 export function createDataService(ctx: DatasetsContext) {
@@ -56,12 +57,18 @@ export function createDataService(ctx: DatasetsContext) {
     const owner = { teamId: auth.teamId, datasetId: dataset._id, collectionId: collection._id };
     const { dataId, tokens } = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
     await chargeEmbedding(auth, model, tokens);
-    // The dataset or collection may have been deleted since it was authorised: after the write,
-    // as the training worker does, so that this check or the delete's cascade removes it.
-    const gone = await removeWritesOfDeletedOwners(ctx, [owner]);
-    if (gone.datasets.size > 0) throw Errors.unExistDataset(`Dataset ${dataset._id} was deleted while the data was written`);
-    if (gone.collections.size > 0) throw Errors.collectionNotFound(collection._id);
+    await assertOwnersAfterWrite(owner);
     return dataId;
+  }
+
+  /**
+   * The dataset or collection may have been deleted since it was authorised: checked after the
+   * write, as the training worker does, so that this check or the delete's cascade removes it.
+   */
+  async function assertOwnersAfterWrite(owner: { teamId: string; datasetId: string; collectionId: string }) {
+    const gone = await removeWritesOfDeletedOwners(ctx, [owner]);
+    if (gone.datasets.size > 0) throw Errors.unExistDataset(`Dataset ${owner.datasetId} was deleted while the data was written`);
+    if (gone.collections.size > 0) throw Errors.collectionNotFound(owner.collectionId);
   }
 
   async function list(auth: AuthContext, input: { collectionId: string; searchText?: string; skip: number; limit: number }) {
@@ -92,7 +99,11 @@ export function createDataService(ctx: DatasetsContext) {
     };
   }
 
-  /** Re-embeds only the indexes whose text changed; new vectors are stored before the item points to them. */
+  /**
+   * Re-embeds only the indexes whose text changed; new vectors are stored before the item points
+   * to them. The writes are one index write (index-writes.ts): an item deleted meanwhile is not
+   * put back in the search index, and its new vectors go again.
+   */
   async function update(auth: AuthContext, input: { dataId: string; q?: string; a?: string; indexes?: IndexInput[] }) {
     const { data: item, dataset } = await ctx.auth.authData(auth, input.dataId, 'write');
     // Nothing given (empty texts count as nothing, as the reference) changes nothing.
@@ -103,27 +114,39 @@ export function createDataService(ctx: DatasetsContext) {
     const plan = planIndexUpdate(item.indexes, input.indexes ?? [], q, a);
     const created = plan.embed.map((entry) => ({ dataId: newVectorId(), text: entry.text, defaultIndex: entry.defaultIndex }));
     const model = ctx.embedders().vectorModel(dataset.vectorModel);
-    const tokens = await embedAndStore(
-      ctx,
-      model.model,
-      { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId, dataId: item._id },
-      created.map((entry) => ({ id: entry.dataId, text: entry.text })),
-    );
+    const owner = { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId };
+    const { rows, tokens } = await embedRows(ctx, model.model, { ...owner, dataId: item._id }, created.map((entry) => ({ id: entry.dataId, text: entry.text })));
     if (created.length > 0) await chargeEmbedding(auth, model, tokens);
     const indexes = [...plan.keep, ...created].sort((x, y) => Number(y.defaultIndex) - Number(x.defaultIndex));
     const fullTextTokens = searchTokens(q, a);
-    await data.update(auth.teamId, item, { q, a, indexes, fullTextTokens });
-    await ctx.searchIndex.putItems([{ ...item, q, a, fullTextTokens }]);
-    await removeVectors(ctx, auth.teamId, item.datasetId, plan.removeVectorIds);
+    const intent = { teamId: auth.teamId, items: [item._id], vectors: [...rows.map((row) => row.id), ...plan.removeVectorIds] };
+    const updated = await withIndexWrite(ctx, item.datasetId, intent, async () => {
+      await storeVectors(ctx, rows);
+      if (!(await data.update(auth.teamId, item, { q, a, indexes, fullTextTokens }))) {
+        await removeVectors(ctx, auth.teamId, item.datasetId, rows.map((row) => row.id));
+        return false;
+      }
+      await ctx.searchIndex.putItems([{ ...item, q, a, fullTextTokens }]);
+      await removeVectors(ctx, auth.teamId, item.datasetId, plan.removeVectorIds);
+      return true;
+    });
+    if (!updated) throw Errors.dataNotFound(item._id);
+    await assertOwnersAfterWrite(owner);
     return null;
   }
 
   async function remove(auth: AuthContext, id: string) {
-    const { data: item } = await ctx.auth.authData(auth, id, 'write');
-    // The item goes first so search never shows it; its vectors are then unreachable and removed.
-    await data.deleteById(auth.teamId, item);
-    await ctx.searchIndex.removeItems(item.datasetId, [item._id]);
-    await removeVectors(ctx, auth.teamId, item.datasetId, item.indexes.map((index) => index.dataId));
+    const { data: found } = await ctx.auth.authData(auth, id, 'write');
+    await withIndexWrite(ctx, found.datasetId, undefined, async (intend) => {
+      // Read again under the lock: an update that finished meanwhile replaced some vectors.
+      const item = await data.findById(auth.teamId, id);
+      if (!item) return;
+      await intend({ teamId: auth.teamId, items: [item._id], vectors: item.indexes.map((index) => index.dataId) });
+      // The item goes first so search never shows it; its vectors are then unreachable and removed.
+      await data.deleteById(auth.teamId, item);
+      await ctx.searchIndex.removeItems(item.datasetId, [item._id]);
+      await removeVectors(ctx, auth.teamId, item.datasetId, item.indexes.map((index) => index.dataId));
+    });
     return 'success';
   }
 

@@ -82,6 +82,8 @@ export class DatasetEntry {
   rowsSinceSnapshot = 0;
   /** The dataset's version stamp when the log was last read. */
   stamp: string | undefined;
+  /** When the log was last read to its end (process clock). */
+  caughtUpAt = 0;
 
   constructor(
     readonly datasetId: string,
@@ -131,10 +133,15 @@ export class DatasetEntry {
         this.owners.clear();
         return;
       case 'collectionsChanged':
-        this.collections = undefined;
-        this.collectionsVersion += 1;
+        this.forgetCollections();
         return;
     }
+  }
+
+  /** The collections are read again by the next search that needs them. */
+  forgetCollections(): void {
+    this.collections = undefined;
+    this.collectionsVersion += 1;
   }
 
   /** How many items each of `collectionIds` holds (the collection list's data amounts). */

@@ -31,14 +31,21 @@ export const searchStampKey = (datasetId: string) => `dataset:${datasetId}:searc
 /** A head of the change log learned from the database is trusted this long for numbering appends. */
 const HEAD_TRUST_MS = 10 * 60_000;
 const APPEND_ATTEMPTS = 20;
+/**
+ * A dataset's index replays the log at least this often when searched, stamp moved or not (a
+ * writer killed between its log append and its bump moves no stamp), and reads its collections
+ * again (a rename or forbid whose process died before logging it).
+ */
+export const CATCH_UP_MAX_AGE_MS = 60_000;
 
 /**
  * The search indexes of this process, one per dataset, kept consistent with every process of
  * the deployment through MongoDB:
  * - every index-changing write appends a numbered change to the dataset's log (after the data
- *   write it describes), applies it here at once and bumps the dataset's version stamp;
- * - a search reads the stamp (leased ~1 s) and, when it moved, replays the log from where this
- *   process stands: another replica's write is searchable here within about a second;
+ *   write it describes, inside the same index write: index-writes.ts, which makes the log match
+ *   MongoDB whatever process dies when), applies it here at once and bumps the dataset's stamp;
+ * - a search reads the stamp (leased ~1 s) and, when it moved or a minute passed, replays the log
+ *   from where this process stands: another replica's write is searchable here within a second;
  * - the index is opened from a stored snapshot plus the changes after it, and rebuilt from the
  *   data items only when there is none (an older deployment, a model switch nobody logged);
  *   a process holding the index writes the next snapshot once enough changed since the last.
@@ -73,6 +80,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       entry.seq = record.seq;
       applied += 1;
     }
+    entry.caughtUpAt = now();
     noteHead(entry.datasetId, entry.seq, true);
     return { complete: true, applied };
   }
@@ -115,7 +123,8 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     return pending;
   }
 
-  async function refresh(entry: DatasetEntry, stamp: string): Promise<void> {
+  async function refresh(entry: DatasetEntry, stamp: string, aged: boolean): Promise<void> {
+    if (aged) entry.forgetCollections();
     const { complete, applied } = await catchUp(entry);
     let behind = !complete;
     // Nothing new although the stamp moved: this process's own write, changes long folded away,
@@ -137,10 +146,11 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
   async function current(datasetId: string, model: string): Promise<DatasetEntry> {
     let entry = entries.get(datasetId) ?? (await open(datasetId, model));
     const stamp = await deps.stamps.read(searchStampKey(datasetId));
-    if (entry.stamp !== stamp) {
+    const aged = now() - entry.caughtUpAt >= CATCH_UP_MAX_AGE_MS;
+    if (entry.stamp !== stamp || aged) {
       let pending = refreshing.get(datasetId);
       if (!pending) {
-        pending = refresh(entry, stamp).finally(() => refreshing.delete(datasetId));
+        pending = refresh(entry, stamp, aged).finally(() => refreshing.delete(datasetId));
         refreshing.set(datasetId, pending);
       }
       await pending;
@@ -239,7 +249,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       return found;
     },
 
-    // Writes: each after the database write it describes, awaited (the log is what other processes read).
+    // Writes: each after the database write it describes, inside its index write (index-writes.ts), awaited (the log is what other processes read).
     addVectors: async (rows: VectorRow[]) => {
       for (const [datasetId, group] of byDataset(rows)) {
         for (const model of new Set(group.map((row) => row.model))) {

@@ -1,5 +1,5 @@
 import { Binary, type Db, type ObjectId } from 'mongodb';
-import { deleteEach, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
+import { deleteEach, findWithAnyOf, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import { oid, oids } from '../../../infra/plain-record.js';
 
 /** One embedded index text. `_id` is the index's `dataId`, so retried writes replace, never duplicate. */
@@ -85,6 +85,10 @@ export function createVectorRepo(db: Db, counted: (teamId: string, delta: number
     },
     async deleteByDatasets(teamId: string, datasetIds: string[]) {
       await deleted(teamId, deleteEach(col, oids(datasetIds).map((datasetId) => ({ teamId: oid(teamId), datasetId }))));
+    },
+    /** Those of `ids` the team still has (an index write's repair). */
+    async findByIds(teamId: string, ids: string[]): Promise<VectorRow[]> {
+      return (await findWithAnyOf(col, { teamId: oid(teamId) }, '_id', ids)).map(toRow);
     },
     /** Streams the vectors of one dataset and model (index rebuild at start or first search). */
     async *streamDataset(datasetId: string, model: string): AsyncGenerator<VectorRow> {

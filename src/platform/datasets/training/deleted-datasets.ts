@@ -42,9 +42,11 @@ export async function removeWritesOfDeletedCollections(
   for (const { teamId, datasetId, collectionId } of owners) {
     if (existing.has(collectionId)) continue;
     gone.add(collectionId);
+    // Out of the search index first: the collection is gone for good, so a crash after this
+    // leaves rows nobody can reach rather than search results from a deleted collection.
+    await ctx.searchIndex.removeCollections([{ _id: collectionId, datasetId }]);
     await trainings.deleteByCollections(teamId, [{ _id: collectionId, datasetId }]);
     await vectors.deleteByCollections(teamId, [collectionId]);
-    await ctx.searchIndex.removeCollections([{ _id: collectionId, datasetId }]);
     await data.deleteByCollections(teamId, [collectionId]);
   }
   return gone;

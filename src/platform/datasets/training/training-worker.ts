@@ -7,6 +7,7 @@ import type { DataIndex } from '../data/data.repo.js';
 import { buildIndexes } from '../data/data-indexes.js';
 import { removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
 import { groupBy } from '../../../domain/group-by.js';
+import { withIndexWrite } from '../search/index-writes.js';
 import { removeWritesOfDeletedOwners } from './deleted-datasets.js';
 import { processQaItem } from './qa-training.js';
 import { PERMANENT_LOCK, type TrainingRecord } from './training.repo.js';
@@ -44,6 +45,9 @@ interface Planned {
   /** Vector ids replaced by a rebuild. */
   oldVectorIds: string[];
 }
+
+/** A planned item with the vectors embedded for its indexes. */
+type Embedded = { entry: Planned; vectors: number[][] };
 
 /**
  * The training queue worker: claims items atomically (one insert of claim documents keyed by the
@@ -98,13 +102,13 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     }));
 
   /**
-   * New items of a batch, dataset by dataset (a batch may span datasets and teams, and one vector
-   * write holds one team's): its vectors, then its data items; then the queue items go.
+   * New items of a batch, one index write per dataset (a batch may span datasets and teams): its
+   * vectors, then its data items; then the queue items go.
    */
-  async function finishInserts(entries: { entry: Planned; vectors: number[][] }[]) {
+  async function finishInserts(entries: Embedded[]) {
     if (entries.length === 0) return;
     for (const group of groupBy(entries, ({ entry }) => entry.item.datasetId).values()) {
-      await storeVectors(ctx, group.flatMap(({ entry, vectors }) => vectorRows(entry, vectors)));
+      const rows = group.flatMap(({ entry, vectors }) => vectorRows(entry, vectors));
       const items = group.map(({ entry: { item, dataId, indexes } }) => ({
         _id: dataId,
         teamId: item.teamId,
@@ -117,22 +121,37 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
         indexes,
         fullTextTokens: searchTokens(item.q, item.a),
       }));
-      await data.insertNew(items);
-      await ctx.searchIndex.putItems(items);
+      const { teamId, datasetId } = group[0]!.entry.item;
+      await withIndexWrite(ctx, datasetId, { teamId, items: items.map((item) => item._id), vectors: rows.map((row) => row.id) }, async () => {
+        await storeVectors(ctx, rows);
+        await data.insertNew(items);
+        await ctx.searchIndex.putItems(items);
+      });
     }
     await trainings.deleteItems(entries.map(({ entry }) => entry.item));
   }
 
-  /** A rebuild item: new vectors, the item re-pointed, old vectors removed, the next rebuild queued. */
-  async function finishRebuild(entry: Planned, vectors: number[][]) {
-    const { item } = entry;
-    await storeVectors(ctx, vectorRows(entry, vectors));
-    await data.setIndexes(item.teamId, { _id: entry.dataId, collectionId: item.collectionId }, entry.indexes);
-    await removeVectors(ctx, item.teamId, item.datasetId, entry.oldVectorIds.filter((id) => !entry.indexes.some((index) => index.dataId === id)));
-    // Chain the rebuild: queue the next waiting item before this one disappears.
-    const { _id, expireAt, lockTime, retryCount, errorMsg, collectionId, dataId, chunkIndex, q, a, indexes, ...base } = item;
-    await queueNextRebuild(ctx, base);
-    await trainings.deleteItems([item]);
+  /**
+   * Rebuild items of a batch, one index write per dataset: new vectors, the items re-pointed, old
+   * vectors removed; then each queues the next waiting item before it disappears (the chain).
+   */
+  async function finishRebuilds(entries: Embedded[]) {
+    if (entries.length === 0) return;
+    for (const group of groupBy(entries, ({ entry }) => entry.item.datasetId).values()) {
+      const rows = group.flatMap(({ entry, vectors }) => vectorRows(entry, vectors));
+      const old = group.flatMap(({ entry }) => entry.oldVectorIds.filter((id) => !entry.indexes.some((index) => index.dataId === id)));
+      const { teamId, datasetId } = group[0]!.entry.item;
+      await withIndexWrite(ctx, datasetId, { teamId, vectors: [...rows.map((row) => row.id), ...old] }, async () => {
+        await storeVectors(ctx, rows);
+        for (const { entry } of group) await data.setIndexes(teamId, { _id: entry.dataId, collectionId: entry.item.collectionId }, entry.indexes);
+        await removeVectors(ctx, teamId, datasetId, old);
+      });
+    }
+    for (const { entry } of entries) {
+      const { _id, expireAt, lockTime, retryCount, errorMsg, collectionId, dataId, chunkIndex, q, a, indexes, ...base } = entry.item;
+      await queueNextRebuild(ctx, base);
+    }
+    await trainings.deleteItems(entries.map(({ entry }) => entry.item));
   }
 
   async function processVectorBatch(batch: TrainingRecord[], now: Date) {
@@ -166,26 +185,23 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       return;
     }
     let offset = 0;
-    const inserts: { entry: Planned; vectors: number[][] }[] = [];
+    const inserts: Embedded[] = [];
+    const rebuilds: Embedded[] = [];
     for (const entry of planned) {
       const own = vectors.slice(offset, offset + entry.indexes.length);
       offset += entry.indexes.length;
-      if (!entry.item.dataId) {
-        inserts.push({ entry, vectors: own });
-        continue;
-      }
+      (entry.item.dataId ? rebuilds : inserts).push({ entry, vectors: own });
+    }
+    // Writes are idempotent by id: a retry rewrites whatever part already landed.
+    const finishing = async (finish: (entries: Embedded[]) => Promise<void>, entries: Embedded[]) => {
       try {
-        await finishRebuild(entry, own);
+        await finish(entries);
       } catch (error) {
-        await fail(entry.item, error, now);
+        for (const { entry } of entries) await fail(entry.item, error, now);
       }
-    }
-    try {
-      await finishInserts(inserts);
-    } catch (error) {
-      // Writes are idempotent by id: the retry rewrites whatever part already landed.
-      for (const { entry } of inserts) await fail(entry.item, error, now);
-    }
+    };
+    await finishing(finishRebuilds, rebuilds);
+    await finishing(finishInserts, inserts);
   }
 
   /**
