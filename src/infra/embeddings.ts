@@ -21,7 +21,7 @@ export interface EmbeddingProvider {
   readonly model: string;
   /** Vector length when known up front (always for the local model and configured dimensions). */
   readonly dimensions?: number;
-  embed(texts: string[], purpose?: EmbeddingPurpose): Promise<{ vectors: number[][]; tokens: number }>;
+  embed(texts: string[], purpose?: EmbeddingPurpose, signal?: AbortSignal): Promise<{ vectors: number[][]; tokens: number }>;
 }
 
 export interface ProviderDefaults {
@@ -98,7 +98,7 @@ function createOpenAiProvider(model: VectorModel, defaults: ProviderDefaults): E
   return {
     model: model.model,
     dimensions: model.dimensions,
-    async embed(texts, purpose) {
+    async embed(texts, purpose, signal) {
       if (texts.length === 0) return { vectors: [], tokens: 0 };
       if (!base) throw new ProviderError(`The ${label} has no request URL (set its requestUrl or OPENAI_BASE_URL)`, 'not_configured');
       const blank = texts.findIndex((text) => !text?.trim());
@@ -115,6 +115,7 @@ function createOpenAiProvider(model: VectorModel, defaults: ProviderDefaults): E
           timeoutMs: defaults.timeoutMs,
           label,
           body: { ...extras, model: model.model, input: batch },
+          signal,
         });
         for (const vector of readVectors(body, batch.length, label)) vectors.push(shapeVector(vector, model.dimensions));
         const reported = Number(body.usage?.total_tokens ?? body.usage?.prompt_tokens);

@@ -32,7 +32,7 @@ export async function chatCompletion(
   model: LLMModel,
   messages: ChatMessage[],
   defaults: ProviderDefaults,
-  options: { temperature?: number; maxTokens?: number } = {},
+  options: { temperature?: number; maxTokens?: number; signal?: AbortSignal } = {},
 ): Promise<ChatResult> {
   const label = `language model ${model.model}`;
   const base = model.requestUrl ?? defaults.baseUrl;
@@ -45,6 +45,7 @@ export async function chatCompletion(
     apiKey: model.requestAuth ?? defaults.apiKey,
     timeoutMs: defaults.timeoutMs,
     label,
+    signal: options.signal,
     body: {
       ...(model.defaultConfig ?? {}),
       model: model.model,

@@ -57,10 +57,12 @@ export interface ProviderRequest {
   timeoutMs: number;
   /** Names the provider in messages, e.g. "embedding model text-embedding-3-small". */
   label: string;
+  /** Ends the call early (a worker stopping). */
+  signal?: AbortSignal;
 }
 
 export async function postProviderJson<T>(request: ProviderRequest): Promise<T> {
-  const { url, body, apiKey, timeoutMs, label } = request;
+  const { url, body, apiKey, timeoutMs, label, signal } = request;
   let target: URL;
   try {
     target = new URL(url);
@@ -78,6 +80,7 @@ export async function postProviderJson<T>(request: ProviderRequest): Promise<T> 
       },
       body: JSON.stringify(body),
       timeoutMs,
+      signal,
     });
   } catch (error) {
     if (isAbortError(error)) throw new ProviderError(`The ${label} did not answer within ${timeoutMs} ms`, 'timeout');

@@ -15,10 +15,13 @@ let api: Client;
 let env: Record<string, string>;
 /** Embedding calls still to fail before the fake provider answers. */
 let failuresLeft = 0;
+/** While set, chat calls wait for it (a QA call that takes minutes); `chatSeen` resolves on the first. */
+let chatGate: Promise<void> | undefined;
+let chatSeen: (() => void) | undefined;
 const LATER = (minutes: number) => new Date(Date.now() + minutes * 60_000);
 
 beforeAll(async () => {
-  provider = await startFakeModelProvider((request) => {
+  provider = await startFakeModelProvider(async (request) => {
     if (request.path.endsWith('/embeddings')) {
       if (failuresLeft > 0) {
         failuresLeft--;
@@ -27,6 +30,10 @@ beforeAll(async () => {
       return openAiEmbeddingAnswer((request.body as { input: string[] }).input);
     }
     if (request.path.endsWith('/chat/completions')) {
+      if (chatGate) {
+        chatSeen?.();
+        await chatGate;
+      }
       return { json: { choices: [{ message: { content: 'Q1: What colour is the sky?\nA1: Blue on a clear day.\nQ2: What colour is grass?\nA2: Green.' } }] } };
     }
     return { status: 404, json: {} };
@@ -160,6 +167,32 @@ describe('training queue', () => {
       ['What colour is grass?', 'Green.'],
       ['What colour is the sky?', 'Blue on a clear day.'],
     ]);
+  });
+
+  it('a stopping worker ends its QA model call at once and hands the item back unharmed', async () => {
+    let open: () => void = () => undefined;
+    chatGate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const seen = new Promise<void>((resolve) => {
+      chatSeen = resolve;
+    });
+    try {
+      await api.ok(api.post('/core/dataset/collection/create/text', { datasetId, name: 'slow qa', text: 'Rivers flow to the sea.', trainingType: 'qa', chunkSize: 4000 }));
+      worker().start();
+      await seen;
+      // Without ending the call, stop() would wait out the 10-minute model timeout.
+      await worker().stop();
+      const { trainings } = t.app.datasets.ctx.repos;
+      const [item] = await trainings.claimBatch(new Date(), 15_000, 10, 'after-stop');
+      expect(item).toMatchObject({ mode: 'qa', retryCount: 0 });
+      await trainings.release([item!._id]);
+    } finally {
+      chatGate = undefined;
+      open();
+    }
+    await worker().drain();
+    expect((await queue(datasetId)).trainingCount).toBe(0);
   });
 
   it('survives a restart mid-queue without losing or duplicating items', async () => {

@@ -5,7 +5,7 @@ import type { ModelRegistry, VectorModel } from '../../system/model-types.js';
 
 export interface Embedder {
   model: VectorModel;
-  embed(texts: string[], purpose?: EmbeddingPurpose): Promise<{ vectors: number[][]; tokens: number }>;
+  embed(texts: string[], purpose?: EmbeddingPurpose, signal?: AbortSignal): Promise<{ vectors: number[][]; tokens: number }>;
 }
 
 /** Resolves vector model names to embedding providers (one per model, reused). */
@@ -27,7 +27,7 @@ export function createEmbedderRegistry(models: ModelRegistry, config: Config) {
         apiKey: config.CHAT_API_KEY,
         timeoutMs: config.OUTBOUND_TIMEOUT_MS,
       });
-      const embedder: Embedder = { model, embed: (texts, purpose) => provider.embed(texts, purpose) };
+      const embedder: Embedder = { model, embed: (texts, purpose, signal) => provider.embed(texts, purpose, signal) };
       cache.set(name, embedder);
       return embedder;
     },

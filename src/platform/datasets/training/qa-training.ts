@@ -14,14 +14,14 @@ import type { TrainingRecord } from './training.repo.js';
  * from the QA item and their text (queueing again adds nothing), and they wait while the QA item
  * exists (none is trained before the QA item is deleted, its last step).
  */
-export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord): Promise<void> {
+export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord, signal?: AbortSignal): Promise<void> {
   const { trainings, datasets, collections } = ctx.repos;
   const dataset = await datasets.findById(item.teamId, item.datasetId);
   if (!dataset || !(await collections.exists(item.teamId, item.collectionId))) {
     await trainings.deleteItems([item]);
     return;
   }
-  const pairs = item.qaPairs ?? (await trainings.storeQaPairs(item._id, await askForPairs(ctx, item)));
+  const pairs = item.qaPairs ?? (await trainings.storeQaPairs(item._id, await askForPairs(ctx, item, signal)));
   if (!pairs) return; // deleted meanwhile (its collection went)
   const { docs } = prepareTrainingItems(ctx, {
     teamId: item.teamId,
@@ -38,14 +38,14 @@ export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord):
   ctx.wakeWorker();
 }
 
-async function askForPairs(ctx: DatasetsContext, item: TrainingRecord): Promise<{ q: string; a: string }[]> {
+async function askForPairs(ctx: DatasetsContext, item: TrainingRecord, signal?: AbortSignal): Promise<{ q: string; a: string }[]> {
   const llm = ctx.models.getLLMModel(item.model) ?? ctx.models.defaultLLMModel();
   if (!llm) throw new Error(`LLM '${item.model}' is not configured`);
   const answer = await chatCompletion(
     llm,
     buildQaPrompt(item.q, item.prompt || undefined),
     { baseUrl: ctx.config.OPENAI_BASE_URL, apiKey: ctx.config.CHAT_API_KEY, timeoutMs: 10 * 60_000 },
-    { temperature: 0.3 },
+    { temperature: 0.3, signal },
   );
   const pairs = parseQaPairs(answer.content);
   if (pairs.length > 0) return pairs.map((pair) => ({ q: pair.q, a: pair.a }));

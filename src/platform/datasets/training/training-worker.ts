@@ -69,8 +69,15 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
   let running = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
+  // Aborted by stop(): provider calls in flight end at once (a QA call may take minutes), so a
+  // shutdown is not held up; their items are handed back unharmed, not counted as failed.
+  let halt = new AbortController();
 
   async function fail(item: TrainingRecord, error: unknown, now: Date) {
+    if (halt.signal.aborted) {
+      await trainings.release([item._id]);
+      return;
+    }
     const attempts = item.retryCount + 1;
     const message = (error instanceof Error ? error.message : String(error)).slice(0, 500);
     const lockTime = attempts >= maxRetries ? PERMANENT_LOCK : new Date(now.getTime() - lockMs + backoffMs * 2 ** (attempts - 1));
@@ -177,7 +184,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     if (texts.length === 0) return;
     let vectors: number[][];
     try {
-      const embedded = await ctx.embedders().forModel(planned[0]!.item.model).embed(texts, 'db');
+      const embedded = await ctx.embedders().forModel(planned[0]!.item.model).embed(texts, 'db', halt.signal);
       if (embedded.vectors.length !== texts.length) throw new Error(`Embedding provider returned ${embedded.vectors.length} vectors for ${texts.length} texts`);
       vectors = embedded.vectors;
     } catch (error) {
@@ -241,7 +248,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
         return batch.length;
       }
       try {
-        await processQaItem(ctx, first);
+        await processQaItem(ctx, first, halt.signal);
       } catch (error) {
         await fail(first, error, now);
       }
@@ -302,8 +309,11 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
 
   async function stop() {
     running = false;
+    halt.abort(new Error('the training worker is stopping'));
     wake?.();
     await loop;
+    // Later calls (a drain, a restart) run with calls of their own.
+    halt = new AbortController();
   }
 
   return { runOnce, drain, start, stop, get running() {
