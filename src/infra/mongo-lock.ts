@@ -11,15 +11,18 @@ const LOCK_WAIT_MS = 10_000;
 /**
  * Named mutual exclusion across processes, kept in MongoDB (no multi-document transactions on
  * FerretDB). A lock document with an expiry survives a crash; a long holder keeps renewing it.
- * Used to serialise changes to a folder tree (moves, creates into a folder, folder deletes).
+ * Used to serialise changes to a folder tree (moves, creates into a folder, folder deletes), a
+ * collection's link syncs, counter recounts.
  */
-export function createMongoLocks(db: Db) {
+export function createMongoLocks(db: Db, options: { waitMs?: number } = {}) {
+  const waitMs = options.waitMs ?? LOCK_WAIT_MS;
   const locks = db.collection<{ _id: string; holder: string; expiresAt: Date }>(LOCKS_COLLECTION);
 
   return {
-    async withLock<T>(key: string, run: () => Promise<T>): Promise<T> {
+    /** `busy`: the 409's message when the lock stays taken (what the caller was waiting for). */
+    async withLock<T>(key: string, run: () => Promise<T>, busy = 'Another change to this folder tree is in progress, try again'): Promise<T> {
       const holder = randomUUID();
-      const deadline = Date.now() + LOCK_WAIT_MS;
+      const deadline = Date.now() + waitMs;
       for (;;) {
         const expiresAt = new Date(Date.now() + LOCK_TTL_MS);
         try {
@@ -30,7 +33,7 @@ export function createMongoLocks(db: Db) {
         }
         const stolen = await locks.findOneAndUpdate({ _id: key, expiresAt: { $lt: new Date() } }, { $set: { holder, expiresAt } });
         if (stolen) break;
-        if (Date.now() > deadline) throw Errors.conflict('Another change to this folder tree is in progress, try again');
+        if (Date.now() > deadline) throw Errors.conflict(busy);
         await new Promise((resolve) => setTimeout(resolve, 15 + Math.random() * 20));
       }
       const renew = setInterval(() => {

@@ -99,7 +99,7 @@ export function createDatasetsContext(app: FastifyInstance) {
      */
     withCollectionTree: <T>(datasetId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
     /** One link sync of a collection at a time, across processes (two would each import a replacement). */
-    withLinkSync: <T>(collectionId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_link_sync:${collectionId}`, run),
+    withLinkSync: <T>(collectionId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_link_sync:${collectionId}`, run, 'This collection is being synced already, try again'),
     auth: createDatasetAuth({ permissions, datasetList, collections: collectionCache, data: repos.data }),
     datasetList,
     dataList,
