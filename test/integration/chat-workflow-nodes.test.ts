@@ -19,6 +19,15 @@ const received: unknown[] = [];
 
 const completions = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(tok), payload });
 
+const START_NODE = { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] };
+
+/** A publishable graph: the start node, then each node after the one before (a straight chain). */
+function chain(...nodes: Record<string, unknown>[]) {
+  const all = [START_NODE, ...nodes] as { nodeId: string }[];
+  const edges = all.slice(1).map((node, i) => ({ source: all[i]!.nodeId, sourceHandle: `${all[i]!.nodeId}-source-right`, target: node.nodeId, targetHandle: `${node.nodeId}-target-left` }));
+  return { nodes: all, edges, chatConfig: {} };
+}
+
 beforeAll(async () => {
   ({ t, fake } = await startChatApp((f) => ({ SANDBOX_URL: f.origin })));
   await createUser(t, { username: 'builder', password: 'password-w1' });
@@ -108,10 +117,7 @@ describe('workflow nodes through completions', () => {
   });
 
   it('HTTP JSON body: a reference standing bare is inserted as it is (JSON text from a node), a quoted one escaped', async () => {
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-        {
+    const graph = chain({
           nodeId: 'http',
           flowNodeType: 'httpRequest468',
           name: 'Poster',
@@ -123,11 +129,7 @@ describe('workflow nodes through completions', () => {
             { key: 'system_httpJsonBody', value: '{"data": {{$start.userChatInput$}}, "text": "{{$start.userChatInput$}}", "extra": {{extra}}, "n": {{count}}, "say": "{{count}} \\"items\\""}' },
           ],
           outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', type: 'static' }],
-        },
-      ],
-      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'http', targetHandle: 'http-target-left' }],
-      chatConfig: {},
-    };
+    });
     const appId = await createPublishedApp(t, tok, 'JSON poster', graph);
     const question = '{"a": "b", "list": [1, "x"]}';
     const res = await completions({ appId, variables: { count: 3 }, messages: [{ role: 'user', content: question }] });
@@ -152,18 +154,8 @@ describe('workflow nodes through completions', () => {
           { id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' },
         ],
       });
-      const graphFor = (path: string) => ({
-        nodes: [
-          { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-          httpNode(path),
-          { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: '{{$http.httpRawResponse$}} | {{$http.error$}}' }], outputs: [] },
-        ],
-        edges: [
-          { source: 'start', sourceHandle: 'start-source-right', target: 'http', targetHandle: 'http-target-left' },
-          { source: 'http', sourceHandle: 'http-source-right', target: 'say', targetHandle: 'say-target-left' },
-        ],
-        chatConfig: {},
-      });
+      const graphFor = (path: string) =>
+        chain(httpNode(path), { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: '{{$http.httpRawResponse$}} | {{$http.error$}}' }], outputs: [] });
       const failing = await createPublishedApp(t, tok, 'Failing caller', graphFor('/missing'));
       const failed = await completions({ appId: failing, messages: [{ role: 'user', content: 'x' }] });
       expect(failed.statusCode, failed.body).toBe(200);
@@ -183,10 +175,7 @@ describe('workflow nodes through completions', () => {
   });
 
   it('HTTP node: a DELETE sends no body, as the reference client (its values go in the query)', async () => {
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-        {
+    const graph = chain({
           nodeId: 'http',
           flowNodeType: 'httpRequest468',
           name: 'Remover',
@@ -197,11 +186,7 @@ describe('workflow nodes through completions', () => {
             { key: 'system_httpJsonBody', value: '{"id": "{{$start.userChatInput$}}"}' },
           ],
           outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', type: 'static' }],
-        },
-      ],
-      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'http', targetHandle: 'http-target-left' }],
-      chatConfig: {},
-    };
+    });
     const appId = await createPublishedApp(t, tok, 'Remover', graph);
     const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'i-7' }] });
     expect(res.statusCode, res.body).toBe(200);
@@ -408,14 +393,7 @@ describe('apps inside apps', () => {
 
 describe('system variables', () => {
   it("cTime is the time in the caller's time zone (Asia/Shanghai by default), with the weekday", async () => {
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-        { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: '{{cTime}}' }], outputs: [] },
-      ],
-      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'say', targetHandle: 'say-target-left' }],
-      chatConfig: {},
-    };
+    const graph = chain({ nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: '{{cTime}}' }], outputs: [] });
     const appId = await createPublishedApp(t, tok, 'Clock', graph);
     await createUser(t, { username: 'new-yorker', password: 'password-ny1' });
     const nyToken = await login(t, 'new-yorker', 'password-ny1');
