@@ -5,6 +5,9 @@ import { isDuplicateKeyError } from './mongo.js';
 /** The collection of version stamps; every process of the deployment reads the same ones. */
 export const VERSION_STAMPS_COLLECTION = 'version_stamps';
 
+/** Stamps one bump replaces concurrently (the rest follow in turn). */
+export const STAMPS_REPLACED_AT_ONCE = 8;
+
 /** The lease of the app and dataset list stamps: writes that change a list wait this long. */
 export const LIST_STAMP_LEASE_MS = 100;
 
@@ -69,7 +72,11 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
     async bump(...keys: string[]): Promise<void> {
       if (keys.length === 0) return;
       const at = new Date(now());
-      await Promise.all(keys.map((key) => replaceStamp(key, at)));
+      // A few at a time: a dataset delete bumps one stamp per collection, and 50 update
+      // statements in flight at once stall FerretDB 1.24 for good (infra/mongo.ts, bulkUpdate).
+      for (let start = 0; start < keys.length; start += STAMPS_REPLACED_AT_ONCE) {
+        await Promise.all(keys.slice(start, start + STAMPS_REPLACED_AT_ONCE).map((key) => replaceStamp(key, at)));
+      }
       for (const key of keys) leased.delete(key);
       if (options.leaseMs > 0) await new Promise((resolve) => setTimeout(resolve, options.leaseMs));
     },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVersionStamps } from '../../src/infra/version-stamps.js';
+import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
+import { createVersionStamps, STAMPS_REPLACED_AT_ONCE } from '../../src/infra/version-stamps.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring } from '../helpers/command-counter.js';
 
@@ -21,6 +22,37 @@ describe('version stamps', () => {
     const after = await reader.read('k1');
     expect(after).not.toBe(before);
     expect(await writer.read('k1')).toBe(after);
+  });
+
+  it('a bump of many keys (a dataset delete names every collection) keeps a few updates in flight, not all', async () => {
+    const client = t.app.mongo.client;
+    let inFlight = 0;
+    let most = 0;
+    const started = (event: CommandStartedEvent) => {
+      if (event.commandName !== 'update') return;
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+    };
+    const ended = (event: CommandSucceededEvent | CommandFailedEvent) => {
+      if (event.commandName === 'update') inFlight -= 1;
+    };
+    client.on('commandStarted', started);
+    client.on('commandSucceeded', ended);
+    client.on('commandFailed', ended);
+    try {
+      const stamps = createVersionStamps(t.app.mongo.db, { leaseMs: 0 });
+      const keys = Array.from({ length: 60 }, (_, i) => `many:${i}`);
+      const before = await Promise.all(keys.map((key) => stamps.read(key)));
+      await stamps.bump(...keys);
+      const after = await Promise.all(keys.map((key) => stamps.read(key)));
+      expect(after.every((value, i) => value !== before[i])).toBe(true);
+    } finally {
+      client.off('commandStarted', started);
+      client.off('commandSucceeded', ended);
+      client.off('commandFailed', ended);
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(STAMPS_REPLACED_AT_ONCE);
   });
 
   it('reads inside a lease cost no command; concurrent readers share one', async () => {
