@@ -11,6 +11,8 @@ import { fileReadUrl, signFileToken, verifyFileToken } from './file-token.js';
 import type { UploadedFile } from './multipart.js';
 
 const MAX_BASE64_CHARS = 12 * 1024 * 1024;
+/** An image is stored in one document (MongoDB's limit: 16 MB); the base64 cap above decodes to 9 MB. */
+export const MAX_IMAGE_BYTES = (MAX_BASE64_CHARS / 4) * 3;
 
 export type SourceType = 'fileLocal' | 'link' | 'externalFile';
 
@@ -61,6 +63,7 @@ export function createFileService(ctx: DatasetsContext) {
       binary = Buffer.from(match?.[1] ?? text, 'base64');
     }
     if (binary.length === 0) throw Errors.missingParams(`Invalid field '${field}': no image data`);
+    if (binary.length > MAX_IMAGE_BYTES) throw Errors.payloadTooLarge(`Image too large: at most ${MAX_IMAGE_BYTES} bytes`);
     const mime = rasterImageType(binary);
     if (!mime) throw Errors.missingParams(`Invalid field '${field}': only PNG, JPEG, GIF and WebP images are accepted (judged by their content)`);
     const id = await files.insertImage({ teamId: auth.teamId, binary, mime, type: input.type, expiredTime: input.expiredTime, relatedId: input.relatedId });
