@@ -225,3 +225,32 @@ describe('HTTP node URLs', () => {
     expect(blocked.true).toBeUndefined();
   });
 });
+
+describe('node inputs of another shape than the node reads', () => {
+  const node = (nodeId: string, flowNodeType: string, inputs: { key: string; value: unknown }[]) => ({ nodeId, flowNodeType, name: nodeId, inputs, outputs: [] });
+  const cases: [string, Record<string, unknown>][] = [
+    ['ifElse list that is text', node('n', 'ifElseNode', [{ key: 'ifElseList', value: [{ list: 'x' }] }])],
+    ['ifElse condition that is null', node('n', 'ifElseNode', [{ key: 'ifElseList', value: [{ condition: 'AND', list: [null] }, null] }])],
+    ['variableUpdate item that is null', node('n', 'variableUpdate', [{ key: 'updateList', value: [null, 3] }])],
+    ['datasetConcat list of nulls', node('n', 'datasetConcatNode', [{ key: 'quotes', value: [null, { id: 7 }] }, { key: 'limit', value: 100 }])],
+    ['chat history of numbers and half items', node('n', 'chatNode', [{ key: 'model', value: 'fake-llm' }, { key: 'userChatInput', value: 'hi' }, { key: 'history', value: [1, { obj: 'Human', value: [{ type: 'text' }] }] }])],
+    ['chat quotes that are null', node('n', 'chatNode', [{ key: 'model', value: 'fake-llm' }, { key: 'userChatInput', value: 'hi' }, { key: 'quoteQA', value: [null, 'q'] }])],
+  ];
+  for (const [name, bad] of cases) {
+    it(`${name}: the turn answers (the node reads what it can), never a 500`, async () => {
+      const res = await chatTest(ownerToken, { nodes: [start, bad], edges: [edge('start', 'n')] }, { stream: false });
+      expect(res.statusCode, res.body).toBe(200);
+    });
+  }
+
+  it('a userSelect resumed with options that are null answers', async () => {
+    const select = node('n', 'userSelect', [{ key: 'userSelectOptions', value: [null, { key: 'a', value: 'A' }] }]);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/core/workflow/debug',
+      headers: authHeaders(ownerToken),
+      payload: { appId, nodes: [start, { ...select, isEntry: true }], edges: [edge('start', 'n')], variables: {} },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dispatchWorkflow, nodeRunStatus, persistedVariables } from '../../src/domain/workflow/dispatch.js';
+import { dispatchWorkflow, nodeRunStatus, persistedVariables, WorkflowError } from '../../src/domain/workflow/dispatch.js';
 import { EdgeIndex } from '../../src/domain/workflow/edge-index.js';
 import { pureRunners } from '../../src/domain/workflow/pure-runners.js';
 import { type NodeRunner, type RuntimeEdge, type RuntimeNode, SELECTED_TOOLS_HANDLE, type StoreNode, type WorkflowEvent } from '../../src/domain/workflow/types.js';
@@ -259,6 +259,14 @@ describe('dispatchWorkflow', () => {
     const edges = [edge('start', 'a'), edge('a', 'pick'), edge('pick', 'b', 'b'), edge('pick', 'c', 'c'), edge('b', 'j'), edge('c', 'j'), edge('j', 'a', 'loop')];
     await dispatchWorkflow({ nodes, edges, variables: {}, histories: [], query: [], runners, mode: 'chat', newId: () => 'x' });
     expect(ran).toEqual(['a', 'pick1', 'b', 'j', 'a', 'pick2', 'b', 'j']);
+  });
+
+  it('a runner tripping over an input of another shape fails the run as a workflow error naming the node', async () => {
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('odd', 'reads', { name: 'Reader' })];
+    const reads: NodeRunner = async ({ params }) => ({ outputs: { n: (params.missing as { length: number }).length } });
+    const failure = await run(nodes, [edge('start', 'odd')], { reads }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkflowError);
+    expect((failure as Error).message).toMatch(/^Node 'Reader' \(reads\) cannot use its inputs: /);
   });
 
   it('variableUpdate changes a global variable used later', async () => {

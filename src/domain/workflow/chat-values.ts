@@ -1,4 +1,5 @@
 /** Helpers over chat values shared by the runtime and the chat service. */
+import { historyItemsOf } from './input-shapes.js';
 import type { ChatItem, ChatValue } from './types.js';
 
 export function valuesText(values: readonly ChatValue[]): string {
@@ -12,9 +13,9 @@ export function valuesFileUrls(values: readonly ChatValue[]): string[] {
   return values.flatMap((value) => (value.type === 'file' ? [value.file.url] : []));
 }
 
-/** The history an AI node sees: n rounds (2n items) plus every System item; an array is used as is. */
+/** The history an AI node sees: n rounds (2n items) plus every System item; an array is used as is (its readable items). */
 export function selectHistories(history: unknown, histories: readonly ChatItem[]): ChatItem[] {
-  if (Array.isArray(history)) return history as ChatItem[];
+  if (Array.isArray(history)) return historyItemsOf(history) as unknown as ChatItem[];
   const rounds = Number(history);
   if (!rounds || rounds <= 0) return [];
   const system = histories.filter((item) => item.obj === 'System');

@@ -107,22 +107,30 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
     const runner = runners[node.flowNodeType];
     if (!runner) throw new WorkflowError(`Node type '${node.flowNodeType}' (node '${node.name ?? node.nodeId}') is not supported`);
     const started = now();
-    const params = buildNodeParams(node, nodes, variables);
-    const result = await runner({
-      node,
-      params,
-      variables,
-      histories,
-      query: options.query,
-      runtimeNodes: nodes,
-      runtimeEdges: edges,
-      // A node sees a debug step as a test run (as the reference hands it): only the walk differs.
-      mode: mode === 'debug' ? 'test' : mode,
-      stream: options.stream ?? false,
-      emit,
-      isAborted,
-      runBudget: budget,
-    });
+    let result: NodeRunResult;
+    try {
+      const params = buildNodeParams(node, nodes, variables);
+      result = await runner({
+        node,
+        params,
+        variables,
+        histories,
+        query: options.query,
+        runtimeNodes: nodes,
+        runtimeEdges: edges,
+        // A node sees a debug step as a test run (as the reference hands it): only the walk differs.
+        mode: mode === 'debug' ? 'test' : mode,
+        stream: options.stream ?? false,
+        emit,
+        isAborted,
+        runBudget: budget,
+      });
+    } catch (error) {
+      // A runner that trips over an input of another shape than it reads (a stored value the
+      // editor never writes) fails the turn as a workflow it cannot run, naming the node.
+      if (error instanceof TypeError) throw new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}) cannot use its inputs: ${error.message}`);
+      throw error;
+    }
     if (result.responseData) {
       flowResponses.push({
         id: options.newId(),

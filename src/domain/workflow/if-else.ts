@@ -1,5 +1,6 @@
 /** Condition evaluation of the ifElse node. */
 import { compileUserRegex, parseSlashedRegex, type UserRegex } from '../user-regex.js';
+import { isRecord } from './input-shapes.js';
 
 export interface IfElseCondition {
   variable?: unknown;
@@ -109,8 +110,10 @@ export function branchName(index: number): string {
  */
 export function chooseBranch(branches: readonly IfElseBranch[], resolve: (variable: unknown) => unknown): string {
   for (const [index, branch] of branches.entries()) {
-    const list = branch.list ?? [];
-    const results = list.map((item) => checkCondition(resolve(item.variable), item.condition, item.value));
+    // A branch stored without a list of conditions (or not an object) is never taken.
+    if (!isRecord(branch) || (branch.list !== undefined && !Array.isArray(branch.list))) continue;
+    const list = (branch.list ?? []) as unknown[];
+    const results = list.map((item) => isRecord(item) && checkCondition(resolve(item.variable), item.condition as string | undefined, item.value));
     const holds = branch.condition === 'OR' ? results.some(Boolean) : results.every(Boolean);
     if (holds) return branchName(index);
   }

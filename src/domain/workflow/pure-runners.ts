@@ -5,6 +5,7 @@
 import { mergeByRankFusion } from '../rank-fusion.js';
 import { valuesFileUrls, valuesText } from './chat-values.js';
 import { chooseBranch, type IfElseBranch } from './if-else.js';
+import { recordsOf } from './input-shapes.js';
 import { dynamicParams, formatValueType, isReference, replaceEditorVariables, replaceVariables, resolveReference } from './interpolate.js';
 import { type NodeRunner, type UserSelectOption, VARIABLE_NODE_ID } from './types.js';
 import { persistedVariables } from './dispatch.js';
@@ -64,7 +65,7 @@ interface UpdateItem {
 }
 
 const variableUpdate: NodeRunner = async ({ params, runtimeNodes, variables, emit, node }) => {
-  const list = (Array.isArray(params.updateList) ? params.updateList : []) as UpdateItem[];
+  const list = recordsOf(params.updateList) as UpdateItem[];
   const results: unknown[] = [];
   for (const item of list) {
     if (!isReference(item.variable)) continue;
@@ -89,7 +90,7 @@ const variableUpdate: NodeRunner = async ({ params, runtimeNodes, variables, emi
 };
 
 const userSelect: NodeRunner = async ({ node, params, query, histories }) => {
-  const options = (Array.isArray(params.userSelectOptions) ? params.userSelectOptions : []) as UserSelectOption[];
+  const options = recordsOf(params.userSelectOptions) as unknown as UserSelectOption[];
   const description = typeof params.description === 'string' ? params.description : '';
   const interactive = { type: 'userSelect' as const, params: { description, userSelectOptions: options } };
   if (!node.isEntry) return { interactive };
@@ -133,7 +134,8 @@ const datasetConcatNode: NodeRunner = async ({ params, node }) => {
   const lists = node.inputs
     .filter((input) => input.key !== 'limit')
     .map((input) => params[input.key])
-    .filter((value): value is Quote[] => Array.isArray(value));
+    .filter(Array.isArray)
+    .map((list) => recordsOf(list).filter((quote) => typeof quote.id === 'string') as unknown as Quote[]);
   const quoteQA = mergeByRankFusion(lists, limit);
   return { outputs: { quoteQA }, responseData: { limit, quoteList: quoteQA } };
 };

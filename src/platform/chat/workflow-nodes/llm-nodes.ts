@@ -1,6 +1,7 @@
 /** The LLM-backed node runners: chatNode, classifyQuestion, contentExtract, cfr (query extension). */
 import { selectHistories, valuesFileUrls, valuesText } from '../../../domain/workflow/chat-values.js';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
+import { recordsOf } from '../../../domain/workflow/input-shapes.js';
 import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import {
   chatResponseTokens,
@@ -94,7 +95,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     messages.push(...historyToMessages(selectHistories(params.history ?? 6, histories)));
     let userText = question;
     if (Array.isArray(params.quoteQA)) {
-      const quote = renderQuotes(params.quoteQA as never[], String(params.quoteTemplate ?? ''), llm.model.quoteMaxToken);
+      const quote = renderQuotes(recordsOf(params.quoteQA) as never[], String(params.quoteTemplate ?? ''), llm.model.quoteMaxToken);
       userText = renderQuotePrompt(String(params.quotePrompt ?? ''), quote, question);
     }
     messages.push({ role: 'user', content: userText });
