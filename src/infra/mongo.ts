@@ -31,9 +31,12 @@ export interface Mongo {
  * Fail fast when the database is unreachable: a request answers 503 within about a second
  * instead of waiting the driver's 30 s. Server selection is instant while the server is known
  * up, and connectTimeoutMS bounds a silent peer during each step of opening a connection (not a
- * running query), so normal operation does not feel them. Options in the URI win.
+ * running query), so normal operation does not feel them. socketTimeoutMS bounds a command a
+ * server took and never answers (a stalled server that still answers its heartbeats, such as a
+ * FerretDB whose pool deadlocked): a 503 after two minutes instead of a request held for good;
+ * no single command of ours runs near that long. Options in the URI win.
  */
-const FAIL_FAST_OPTIONS = { serverSelectionTimeoutMS: 1000, connectTimeoutMS: 1000 } as const;
+const FAIL_FAST_OPTIONS = { serverSelectionTimeoutMS: 1000, connectTimeoutMS: 1000, socketTimeoutMS: 120_000 } as const;
 
 function uriOptionNames(uri: string): Set<string> {
   const query = uri.split('?')[1] ?? '';
