@@ -4,6 +4,7 @@
  * caller (chatTest, debug) may only use resources the caller can read, so these are checked
  * before it runs. Values wired from other nodes are only known at run time and are checked then.
  */
+import { isRecord, recordsOf } from './input-shapes.js';
 
 const APP_NODE_TYPES = new Set(['pluginModule', 'appModule']);
 
@@ -12,12 +13,9 @@ export interface GraphResources {
   appIds: string[];
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Dataset ids of a `datasets` input value: `[{datasetId}]` (a reference tuple names none). */
 export function datasetIdsOf(value: unknown): string[] {
-  if (!Array.isArray(value)) return [];
-  return value.flatMap((entry) => (isRecord(entry) && typeof entry.datasetId === 'string' ? [entry.datasetId] : []));
+  return recordsOf(value).flatMap((entry) => (typeof entry.datasetId === 'string' ? [entry.datasetId] : []));
 }
 
 export function graphResources(nodes: readonly unknown[]): GraphResources {

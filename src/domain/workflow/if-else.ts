@@ -28,7 +28,7 @@ export function isEmptyValue(value: unknown): boolean {
  * items joined by commas), except a plain object, which is compared as its JSON.
  */
 function asText(value: unknown): string {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? JSON.stringify(value) : String(value);
+  return isRecord(value) ? JSON.stringify(value) : String(value);
 }
 
 /** Text and lists have a length; other values none, so every length test but "not equal" fails. */

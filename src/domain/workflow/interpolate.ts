@@ -2,6 +2,7 @@
  * Building a node's params: `{{key}}` from global variables, then
  * `{{$nodeId.outputId$}}` from node outputs, then reference tuples, then value-type formatting.
  */
+import { isRecord } from './input-shapes.js';
 import { type FlowNodeInput, type RuntimeNode, VARIABLE_NODE_ID } from './types.js';
 
 export type ReferenceTuple = [string, string];
@@ -125,7 +126,7 @@ export function dynamicInputOf(node: Pick<RuntimeNode, 'inputs'>): FlowNodeInput
 export function dynamicParams(node: Pick<RuntimeNode, 'inputs'>, params: Record<string, unknown>): Record<string, unknown> {
   const key = dynamicInputOf(node)?.key;
   const value = key ? params[key] : undefined;
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return isRecord(value) ? value : {};
 }
 
 /** Builds a node's params from its inputs. */
