@@ -3,6 +3,7 @@ import { valuesFileUrls } from '../../../domain/workflow/chat-values.js';
 import { dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { extractText } from '../../../infra/text-extract.js';
+import { fileExtensionOf, fileNameOf } from './file-links.js';
 import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
 import { joinUrl } from '../../../infra/join-url.js';
@@ -12,19 +13,6 @@ const MAX_FILES = 20;
 const IMAGE_EXTENSIONS = new Set(['jpg', 'jpeg', 'png', 'gif', 'bmp', 'webp', 'svg', 'ico', 'tif', 'tiff', 'heic', 'avif']);
 /** How much of each file the run detail shows. */
 const PREVIEW_CHARS = 100;
-
-/**
- * A file's name from its link: this service's links name it in a `filename` parameter, others
- * end with it. A link that does not parse (a client sent it) is named by its text.
- */
-function fileNameOf(url: string): string {
-  try {
-    const parsed = new URL(url, 'http://local');
-    return parsed.searchParams.get('filename') || decodeURIComponent(parsed.pathname.split('/').pop() || 'file');
-  } catch {
-    return url.slice(0, 200) || 'file';
-  }
-}
 
 type SandboxAnswer = { success?: boolean; data?: { codeReturn?: Record<string, unknown>; log?: string }; message?: string };
 
@@ -41,9 +29,8 @@ function parseSandboxAnswer(text: string): SandboxAnswer | undefined {
 /** A link naming a document: its file name has an extension that is not an image's. */
 function isDocumentLink(url: string): boolean {
   if (url.startsWith('data:')) return false;
-  const name = fileNameOf(url);
-  const dot = name.lastIndexOf('.');
-  return dot >= 0 && dot < name.length - 1 && !IMAGE_EXTENSIONS.has(name.slice(dot + 1).toLowerCase());
+  const extension = fileExtensionOf(url);
+  return extension !== '' && !IMAGE_EXTENSIONS.has(extension);
 }
 
 export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {

@@ -18,6 +18,7 @@ import {
 } from '../../../domain/workflow/prompts.js';
 import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
 import { completeChat, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
+import { fileExtensionOf } from './file-links.js';
 import { missingInput, modelTemperature, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
 async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature?: number; maxToken?: number; onDelta?: (t: string) => void }) {
@@ -35,8 +36,7 @@ async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[
 /** An image's media type: the one served when it is an image type, else from the file name. */
 function imageType(url: string, served?: string): string {
   if (served?.startsWith('image/')) return served.split(';')[0]!;
-  const name = new URL(url, 'http://local').searchParams.get('filename') ?? url;
-  const ext = /\.([a-z0-9]+)(?:$|[?#])/i.exec(name)?.[1]?.toLowerCase();
+  const ext = fileExtensionOf(url);
   return ext === 'jpg' || ext === 'jpeg' ? 'image/jpeg' : ext === 'gif' || ext === 'webp' ? `image/${ext}` : 'image/png';
 }
 
