@@ -287,3 +287,44 @@ describe('speech is relayed as it arrives', () => {
     }
   });
 });
+
+describe('a share link pays for every model call through it', () => {
+  it('counts transcriptions against the link, then refuses the question guide, speech and transcription once its points are used or it has expired', async () => {
+    const appId = await createPublishedApp(t, tok, 'Limited voice', simpleChatGraph);
+    const shareId = await ok(t, tok, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'limited link', limit: { maxUsagePoints: 10 } });
+    const links = t.app.mongo.db.collection('outlinks');
+    const visitor = { shareId, outLinkUid: 'visitor-limited' };
+    const transcribe = (duration: number) => {
+      const form = multipart([
+        { name: 'file', filename: 'recording.mp3', type: 'audio/mpeg', content: Buffer.from('ID3-audio') },
+        { name: 'data', content: JSON.stringify({ appId, duration, ...visitor }) },
+      ]);
+      return t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: form.headers, payload: form.payload });
+    };
+    const guide = () => t.app.inject({ method: 'POST', url: '/api/core/ai/agent/createQuestionGuide', payload: { messages: [{ role: 'user', content: 'hi' }], ...visitor } });
+    const speak = () => t.app.inject({ method: 'POST', url: '/api/core/chat/item/getSpeech', payload: { ttsConfig: { model: 'tts-1', voice: 'alloy' }, input: `limited ${Date.now()}`, ...visitor } });
+    const modelCalls = () => fake.requests.length;
+
+    // 90 s and 60 s of whisper: 9 then 6 points, both counted on the link (it had points left before each).
+    expect((await transcribe(90)).statusCode).toBe(200);
+    expect((await links.findOne({ shareId }))!.usagePoints).toBe(9);
+    expect((await transcribe(60)).statusCode).toBe(200);
+    expect((await links.findOne({ shareId }))!.usagePoints).toBe(15);
+
+    const before = modelCalls();
+    for (const send of [guide, speak, () => transcribe(30)]) {
+      const refused = await send();
+      expect(refused.statusCode, refused.body).toBe(403);
+      expect(refused.json()).toMatchObject({ statusText: 'linkUnInvalid', message: expect.stringMatching(/used all of its 10 usage points/) });
+    }
+    expect(modelCalls()).toBe(before);
+    expect((await links.findOne({ shareId }))!.usagePoints).toBe(15);
+
+    // Unlimited again, but expired: refused as well; the owner's own calls are unaffected.
+    await links.updateOne({ shareId }, { $set: { 'limit.maxUsagePoints': -1, 'limit.expiredTime': new Date(Date.now() - 60_000) } });
+    for (const send of [guide, speak, () => transcribe(30)]) expect((await send()).json().message).toMatch(/expired/);
+    expect(modelCalls()).toBe(before);
+    fake.reply = () => '["Next?"]';
+    expect(await ok(t, tok, 'POST', '/core/ai/agent/createQuestionGuide', { messages: [{ role: 'user', content: 'hi' }] })).toEqual(['Next?']);
+  });
+});

@@ -21,8 +21,8 @@ export function usageSourceOfCaller(caller: AuthContext): UsageSource {
 /**
  * Every request that calls a model outside a chat turn (embeddings, search, data writes, question
  * guide, speech, transcription) records its usage through this one function, and the points count
- * against the API key it came with at once, so a key's point limit holds for all of them. Share
- * links are charged by chat turns only, as the reference does.
+ * against the API key it came with at once, so a key's point limit holds for all of them. A share
+ * link's points are counted by the chat module (turns) and the OpenAI-style routes, which know links.
  */
 export function createUsageCharger(deps: { usage: UsageRepo; auth: Pick<PlatformAuthenticator, 'addApiKeyUsage'>; now: () => number }): ChargeUsage {
   return async (caller, usage) => {

@@ -8,6 +8,7 @@ import { Errors } from '../../infra/errors.js';
 import type { LlmMessage } from '../../infra/llm-stream.js';
 import { zObjectId } from '../../infra/zod.js';
 import type { ChatModule } from '../chat/chat-module.js';
+import type { ChargeUsage } from '../identity/usage-charge.js';
 import { readMultipart } from '../datasets/files/multipart.js';
 import { authenticateCaller, definePlatformRoute, parseWith } from '../define-route.js';
 import { createOpenAiService, float32Base64 } from './openai.service.js';
@@ -69,7 +70,13 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     sweeper.unref();
   });
   app.addHook('onClose', async () => clearInterval(sweeper));
-  const charge = app.identity.chargeUsage;
+  const chargeCaller = app.identity.chargeUsage;
+  /** Records a call's usage for its caller; through a share link the points count against the link too, so its limit holds for every model call. */
+  const charge: ChargeUsage = async (auth, usage) => {
+    const points = await chargeCaller(auth, usage);
+    if (auth.authType === 'outLink' && auth.outLink?.shareId) await chat.outLinks.recordUsage(auth.outLink.shareId, points);
+    return points;
+  };
 
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
@@ -102,6 +109,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     summary: 'Suggests 3 follow-up questions for a conversation',
     tags: ['openai'],
     handler: async ({ input, auth }) => {
+      await chat.outLinks.assertMaySpend(auth);
       const result = await service.questionGuide(input.messages as LlmMessage[]);
       const points = usagePoints(result.model, result.tokens);
       await charge(auth, { appName: 'Question guide', list: [{ moduleName: 'Question guide', totalPoints: points, model: result.model.name, tokens: result.tokens }] });
@@ -133,6 +141,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     summary: 'Text to speech (raw MP3 bytes)',
     tags: ['openai'],
     handler: async ({ input, auth, reply }) => {
+      await chat.outLinks.assertMaySpend(auth);
       const bufferId = `${input.ttsConfig.model}-${input.ttsConfig.voice}`;
       const cacheKey = JSON.stringify({ text: input.input, speed: input.ttsConfig.speed ?? 1 });
       const now = new Date(chat.now());
@@ -186,6 +195,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
         request.body = meta;
         const auth = await authenticateCaller(app, request, ['outLink', 'teamSpace', 'session']);
         if (!file || file.buffer.length === 0) throw Errors.missingParams("Missing field 'file' (the audio file)");
+        await chat.outLinks.assertMaySpend(auth);
         const { text, model } = await service.transcribe(file);
         // Billed by the duration the client reports, per 60 s, as the reference does, but never
         // below what the file's size implies at a generous bitrate: a client that reports no or a

@@ -88,9 +88,13 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     return undefined;
   }
 
-  function assertNotExpired(link: OutLinkDoc): void {
+  /** Expiry and points: what a link must pass before anything through it calls a model. */
+  function assertMaySpend(link: OutLinkDoc): void {
     const expired = link.limit.expiredTime;
     if (expired && new Date(expired).getTime() <= deps.now()) throw Errors.linkUnInvalid(`The share link expired at ${new Date(expired).toISOString()}`);
+    if (link.limit.maxUsagePoints > -1 && link.usagePoints >= link.limit.maxUsagePoints) {
+      throw Errors.linkUnInvalid(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
+    }
   }
 
   const service = {
@@ -193,12 +197,17 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
      * the uid the chat is stored under (the token itself when it names none). Writes nothing.
      */
     async startChat(link: OutLinkDoc, token: string, question: string): Promise<string> {
-      assertNotExpired(link);
-      if (link.limit.maxUsagePoints > -1 && link.usagePoints >= link.limit.maxUsagePoints) {
-        throw Errors.linkUnInvalid(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
-      }
+      assertMaySpend(link);
       if (!link.limit.hookUrl) return token;
       return (await callHook(link, '/shareAuth/start', { token, question }, false)) ?? token;
+    },
+
+    /**
+     * Outside a chat turn (speech, transcription, the question guide): a caller that came through a
+     * link may call a model only while the link is unexpired and has points left. Other callers pass.
+     */
+    async assertMaySpend(auth: AuthContext): Promise<void> {
+      if (auth.authType === 'outLink') assertMaySpend(await service.linkOf(auth));
     },
 
     /**
