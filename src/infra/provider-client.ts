@@ -23,6 +23,12 @@ const MAX_REDIRECTS = 20;
 /** How much of an unread body is drained to keep its socket, and for how long, before destroying it. */
 const DRAIN_BYTES = 64 * 1024;
 const DRAIN_MS = 1_000;
+/**
+ * The most of one decoded answer that is read (64 MiB: a batch of 64 embeddings of 3,072
+ * dimensions is about 4 MiB as JSON). A provider's compressed answer can inflate a thousandfold,
+ * so the decoded bytes are counted, not the wire's.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 /** A provider's answer that is not what its API promises (a body that is not JSON): a 502, never the caller's 400. */
 export class ProviderReplyError extends Error {
@@ -48,6 +54,8 @@ export interface ProviderRequestInit {
   signal?: AbortSignal;
   /** Covers the whole exchange, body included (as AbortSignal.timeout on fetch did). */
   timeoutMs?: number;
+  /** The most decoded bytes read of the answer (MAX_ANSWER_BYTES): beyond it the read fails. */
+  maxBytes?: number;
 }
 
 export interface ProviderResponse {
@@ -209,6 +217,13 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
     // The signal and the timeout stay armed until the body is read or discarded.
     source.once('end', settle);
     let used = false;
+    const maxBytes = init.maxBytes ?? MAX_ANSWER_BYTES;
+    let received = 0;
+    /** Counts a decoded chunk; past the cap, the error that ends the read. */
+    const overCap = (chunk: Buffer): ProviderReplyError | undefined => {
+      received += chunk.length;
+      return received > maxBytes ? new ProviderReplyError(`The provider at ${target.origin} answered more than ${maxBytes} bytes`) : undefined;
+    };
     /** A body is read once, as with fetch: a second reader is refused. */
     const claimBody = () => {
       if (used) throw new TypeError('Body is unusable: Body has already been read');
@@ -220,7 +235,11 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
       let ended = false;
       try {
         // Not destroyed when the reader stops early (e.g. at `[DONE]`): release() may keep the socket.
-        for await (const chunk of source.iterator({ destroyOnReturn: false })) yield chunk as Buffer;
+        for await (const chunk of source.iterator({ destroyOnReturn: false })) {
+          const tooLarge = overCap(chunk as Buffer);
+          if (tooLarge) throw tooLarge;
+          yield chunk as Buffer;
+        }
         ended = true;
       } catch (error) {
         throw failure ?? error;
@@ -244,7 +263,11 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
           source.off('error', onError);
           source.off('close', onClose);
         };
-        const onData = (chunk: Buffer) => parts.push(chunk);
+        const onData = (chunk: Buffer) => {
+          const tooLarge = overCap(chunk);
+          if (tooLarge) onError(tooLarge);
+          else parts.push(chunk);
+        };
         const onEnd = () => {
           stop();
           resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts));

@@ -3,7 +3,7 @@
  * errors that say what went wrong: the HTTP status and the provider's own message, never the
  * API key. Callers decide whether an error is permanent (`isInvalidRequest`) or worth a retry.
  */
-import { ConnectionError, isAbortError, type ProviderResponse, providerRequest } from './provider-client.js';
+import { ConnectionError, isAbortError, ProviderReplyError, type ProviderResponse, providerRequest } from './provider-client.js';
 import { withoutTrailingSlashes } from './join-url.js';
 
 export type ProviderErrorKind = 'http' | 'timeout' | 'network' | 'invalid_response' | 'invalid_input' | 'not_configured';
@@ -92,7 +92,7 @@ export async function postProviderJson<T>(request: ProviderRequest): Promise<T> 
   try {
     text = await response.text();
   } catch (error) {
-    const kind = isAbortError(error) ? 'timeout' : 'network';
+    const kind = isAbortError(error) ? 'timeout' : error instanceof ProviderReplyError ? 'invalid_response' : 'network';
     throw new ProviderError(`The ${label} answer could not be read: ${(error as Error).message}`, kind, response.status);
   }
   if (!response.ok) {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { completeChat, LlmError, streamChat } from '../../src/infra/llm-stream.js';
-import { ConnectionError, providerRequest } from '../../src/infra/provider-client.js';
+import { ConnectionError, ProviderReplyError, providerRequest } from '../../src/infra/provider-client.js';
 import { ProviderError, postProviderJson } from '../../src/infra/provider-http.js';
 
 interface TestServer {
@@ -161,6 +161,30 @@ describe('providerRequest', () => {
       res.end(gzipSync('{"data":[1,2]}'));
     });
     expect(await (await providerRequest(server.url)).json()).toEqual({ data: [1, 2] });
+  });
+
+  it('stops reading a compressed answer that inflates past the cap, whole or streamed, and for the JSON helper', async () => {
+    // 100 MB of zeros is about 100 KB gzipped: without a cap it would all be held in memory.
+    const bomb = gzipSync(Buffer.alloc(100 * 1024 * 1024));
+    expect(bomb.length).toBeLessThan(200 * 1024);
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' });
+      res.end(bomb);
+    });
+    const whole = await errorOf((await providerRequest(server.url)).text());
+    expect(whole).toBeInstanceOf(ProviderReplyError);
+    expect(whole?.message).toMatch(/answered more than 67108864 bytes/);
+    let streamed = 0;
+    const streaming = await errorOf(
+      (async () => {
+        for await (const chunk of (await providerRequest(server.url, { maxBytes: 1024 * 1024 })).chunks()) streamed += chunk.length;
+      })(),
+    );
+    expect(streaming).toBeInstanceOf(ProviderReplyError);
+    expect(streamed).toBeLessThanOrEqual(1024 * 1024);
+    const json = await errorOf(postProviderJson({ url: server.url, body: {}, timeoutMs: 10_000, label: 'embedding model test' }));
+    expect(json).toBeInstanceOf(ProviderError);
+    expect((json as ProviderError).kind).toBe('invalid_response');
   });
 
   it('follows a 307 with the same method and body', async () => {
