@@ -328,6 +328,51 @@ describe('apps inside apps', () => {
     expect(init.history[1].value).toEqual([{ type: 'text', text: { content: '\nhi Cy' } }]);
   });
 
+  it('a plugin whose output node is skipped reports no output: no pluginOutput response, none on its node, and its answer is not kept', async () => {
+    const gated = {
+      nodes: [
+        { nodeId: 'pin', flowNodeType: 'pluginInput', name: 'Inputs', inputs: [{ key: 'who', valueType: 'string', required: true }], outputs: [{ id: 'who', key: 'who', valueType: 'string' }] },
+        {
+          nodeId: 'gate',
+          flowNodeType: 'ifElseNode',
+          name: 'Gate',
+          inputs: [{ key: 'ifElseList', value: [{ condition: 'AND', list: [{ variable: ['pin', 'who'], condition: 'equalTo', value: 'open' }] }] }],
+          outputs: [{ id: 'ifElseResult', key: 'ifElseResult' }],
+        },
+        { nodeId: 'hi', flowNodeType: 'answerNode', name: 'Hi', inputs: [{ key: 'text', value: 'hi {{$pin.who$}}' }], outputs: [] },
+        { nodeId: 'pout', flowNodeType: 'pluginOutput', name: 'Outputs', inputs: [{ key: 'who', valueType: 'string', value: ['pin', 'who'] }], outputs: [] },
+      ],
+      edges: [
+        { source: 'pin', sourceHandle: 'pin-source-right', target: 'hi', targetHandle: 'hi-target-left' },
+        { source: 'pin', sourceHandle: 'pin-source-right', target: 'gate', targetHandle: 'gate-target-left' },
+        { source: 'gate', sourceHandle: 'gate-source-IF', target: 'pout', targetHandle: 'pout-target-left' },
+      ],
+      chatConfig: {},
+    };
+    const pluginId = await createPublishedApp(t, tok, 'Gated plugin', gated, 'plugin');
+    const direct = await completions({ appId: pluginId, detail: true, variables: { who: 'closed' } });
+    expect(direct.statusCode, direct.body).toBe(200);
+    expect(direct.json().responseData.map((r: { moduleType: string }) => r.moduleType)).not.toContain('pluginOutput');
+
+    const parentId = await createPublishedApp(t, tok, 'Uses a gated plugin', {
+      nodes: [
+        START_NODE,
+        { nodeId: 'plug', flowNodeType: 'pluginModule', name: 'Gated', pluginId, inputs: [{ key: 'who', valueType: 'string', value: ['start', 'userChatInput'] }], outputs: [{ id: 'who', key: 'who' }] },
+      ],
+      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'plug', targetHandle: 'plug-target-left' }],
+      chatConfig: {},
+    });
+    const closed = await completions({ appId: parentId, detail: true, messages: [{ role: 'user', content: 'closed' }] });
+    expect(closed.statusCode, closed.body).toBe(200);
+    const plug = closed.json().responseData.find((r: { nodeId: string }) => r.nodeId === 'plug');
+    expect(plug).toBeDefined();
+    expect(plug).not.toHaveProperty('pluginOutput');
+    expect(closed.json().choices[0].message.content).toBe('');
+    const open = await completions({ appId: parentId, detail: true, messages: [{ role: 'user', content: 'open' }] });
+    expect(open.json().responseData.find((r: { nodeId: string }) => r.nodeId === 'plug').pluginOutput).toEqual({ who: 'open' });
+    expect(open.json().choices[0].message.content).toBe('\nhi open');
+  });
+
   it('a debug step of a plugin node shows what ran inside the plugin (its output node apart); a chat turn does not', async () => {
     const pluginId = await createPublishedApp(t, tok, 'Greeter for debug', greeterPlugin, 'plugin');
     const plug = { nodeId: 'plug', flowNodeType: 'pluginModule', name: 'Greeting', pluginId, isEntry: true, inputs: [{ key: 'who', valueType: 'string', value: 'Ada' }], outputs: [{ id: 'greeting', key: 'greeting' }] };

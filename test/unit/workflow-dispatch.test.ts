@@ -157,6 +157,40 @@ describe('dispatchWorkflow', () => {
     expect(result.flowResponses[1]?.pluginOutput).toEqual({ who: 'Ada' });
   });
 
+  it('a pluginOutput whose branch was skipped, or that nothing reaches, leaves no response (the reference drops its forced run)', async () => {
+    const pluginGraph = () => [
+      node('pin', 'pluginInput', { isEntry: true, inputs: [{ key: 'n', valueType: 'string', value: '1' }], outputs: [{ id: 'n', key: 'n', valueType: 'string' }] }),
+      node('if', 'ifElseNode', {
+        inputs: [{ key: 'ifElseList', value: [{ condition: 'AND', list: [{ variable: ['pin', 'n'], condition: 'equalTo', value: '2' }] }] }],
+        outputs: [{ id: 'ifElseResult', key: 'ifElseResult' }],
+      }),
+      node('pout', 'pluginOutput', { inputs: [{ key: 'n', valueType: 'string', value: ['pin', 'n'] }] }),
+    ];
+    const skipped = await run(pluginGraph(), [edge('pin', 'if'), edge('if', 'pout', 'IF')]);
+    expect(skipped.result.flowResponses.map((r) => r.moduleType)).toEqual(['pluginInput', 'ifElseNode']);
+    const unreached = await run(pluginGraph(), [edge('pin', 'if')]);
+    expect(unreached.result.flowResponses.map((r) => r.moduleType)).toEqual(['pluginInput', 'ifElseNode']);
+    // Reached, it answers once.
+    const reached = await run(pluginGraph(), [edge('pin', 'if'), edge('if', 'pout', 'ELSE')]);
+    expect(reached.result.flowResponses.map((r) => r.moduleType)).toEqual(['pluginInput', 'ifElseNode', 'pluginOutput']);
+  });
+
+  it("a node's empty tool response ({} or []) keeps its usage but none of its answer, as the reference's bookkeeping", async () => {
+    const answering = (toolResponses: unknown): NodeRunner => async () => ({
+      responseData: {},
+      usages: [{ moduleName: 'x', totalPoints: 1 }],
+      assistantResponses: [text('said')],
+      toolResponses,
+    });
+    for (const [toolResponses, kept] of [[{}, false], [[], false], [{ a: 1 }, true], ['', true]] as const) {
+      const nodes = [node('start', 'workflowStart', { isEntry: true }), node('p', 'answering')];
+      const { result } = await run(nodes, [edge('start', 'p')], { answering: answering(toolResponses) });
+      expect(result.flowUsages).toHaveLength(1);
+      expect(result.assistantResponses).toEqual(kept ? [text('said')] : []);
+      expect(result.toolResponses).toEqual(kept ? [toolResponses] : []);
+    }
+  });
+
   const ifElseCases = [
     { input: '5', expected: 'IF', answer: '\nbig' },
     { input: '1', expected: 'ELSE', answer: '\nsmall' },

@@ -73,6 +73,11 @@ export function mergeAssistantValues(values: ChatValue[]): ChatValue[] {
 
 const NOT_PERSISTED = new Set<string>(NON_PERSISTED_VARIABLES);
 
+function isEmptyToolResponse(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+}
+
 export function persistedVariables(variables: Record<string, unknown>): Record<string, unknown> {
   // Copied key by key rather than spread and deleted from: deleting turns an object slow.
   const out: Record<string, unknown> = {};
@@ -95,7 +100,6 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const assistantResponses: ChatValue[] = [];
   const toolResponses: unknown[] = [];
   const debugNextNodes = new Map<string, RuntimeNode>();
-  const ranNodeIds = new Set<string>();
   let interactiveStop: { nodeId: string; payload: NonNullable<NodeRunResult['interactive']> } | undefined;
 
   const nodeById = new Map(nodes.map((node) => [node.nodeId, node]));
@@ -158,8 +162,10 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
 
   /** Stores a result and marks outgoing edges; returns the next nodes (active first). */
   const propagate = (node: RuntimeNode, result: NodeRunResult, skipped: boolean): { active: RuntimeNode[]; skip: RuntimeNode[] } => {
-    if (!skipped) {
-      if (result.usages) flowUsages.push(...result.usages);
+    if (!skipped && result.usages) flowUsages.push(...result.usages);
+    // An empty tool response ({} or []) ends the reference's bookkeeping of the node there: its
+    // answer values and history rewrite are not kept (a plugin with no outputs saves no answer).
+    if (!skipped && !isEmptyToolResponse(result.toolResponses)) {
       if (result.toolResponses !== undefined) toolResponses.push(result.toolResponses);
       if (result.assistantResponses) assistantResponses.push(...result.assistantResponses);
       else {
@@ -172,6 +178,8 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
         }
       }
       if (result.rewriteHistories) histories = result.rewriteHistories;
+    }
+    if (!skipped) {
       for (const output of node.outputs) {
         const value = result.outputs?.[output.key];
         if (value !== undefined) output.value = value;
@@ -208,7 +216,6 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
         budget.remaining = 0;
         throw error;
       }
-      ranNodeIds.add(node.nodeId);
       afterNode(node);
       if (result.interactive) {
         if (!interactiveStop) interactiveStop = { nodeId: node.nodeId, payload: result.interactive };
@@ -235,12 +242,9 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const entries = nodes.filter((node) => node.isEntry);
   await Promise.all(entries.map((node) => checkNode(node, new Set())));
 
-  // Plugin outputs are collected even when their branch was skipped (once: not again when it ran).
-  const pluginOutput = nodes.find((node) => node.flowNodeType === 'pluginOutput');
-  if (pluginOutput && mode !== 'debug' && !isAborted() && !ranNodeIds.has(pluginOutput.nodeId)) {
-    const result = await runNode(pluginOutput);
-    propagate(pluginOutput, result, false);
-  }
+  // The reference "forces" a pluginOutput node to run once more here, but drops what that run
+  // returns: a pluginOutput that was skipped or never reached leaves no response (so a plugin
+  // whose output branch was not taken answers no outputs). Nothing to do, then.
 
   let interactive: WorkflowInteractive | undefined;
   if (interactiveStop) {

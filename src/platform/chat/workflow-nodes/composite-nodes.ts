@@ -93,14 +93,16 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       outputs: output ?? {},
       assistantResponses: result.assistantResponses,
       // In a test or debug run the editor shows what ran inside the plugin (its output node apart).
+      // A plugin whose output node did not run reports no pluginOutput, and an empty tool
+      // response (with which the run keeps none of the plugin's answer), as the reference.
       responseData: {
         moduleLogo: child.avatar,
         totalPoints,
-        pluginOutput: output ?? {},
+        pluginOutput: output,
         pluginDetail: context.mode === 'test' ? result.flowResponses.filter((r) => r.moduleType !== 'pluginOutput') : undefined,
       },
       usages: [{ moduleName: child.name, totalPoints }],
-      toolResponses: output,
+      toolResponses: output ?? {},
     };
   };
 
