@@ -1,5 +1,6 @@
 import { AnswerMemo, MemoisedAnswer } from '../../infra/answer-memo.js';
 import { LruMap } from '../../infra/lru-map.js';
+import { createStampedCache } from '../../infra/stamped-read-model.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import type { Clock } from '../clock.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
@@ -33,9 +34,6 @@ export class NodeSnapshot {
   private readonly pages = new AnswerMemo(MAX_PAGES);
 
   constructor(
-    readonly version: string,
-    /** Clock milliseconds when its load started. */
-    readonly loadedAt: number,
     private readonly entries: NodeIndexEntry[],
     private readonly usage: Map<string, NodeUsage>,
     /** Pods are stored: a single node is annotated. */
@@ -102,49 +100,27 @@ export class NodeSnapshot {
 
 /**
  * The per-process node index. Each request reads the nodes stamp (leased, so at most a few small
- * reads a second) and gets the snapshot of that version, loaded once (three reads: nodes, usage,
- * whether any pod exists) when the stamp moved. Every node or pod write of any process bumps the
- * stamp before it answers, so the next request anywhere sees it. A page costs no node read.
+ * reads a second) and gets the snapshot of that version, loaded once (four reads: nodes, usage,
+ * whether any pod exists, whether one runs) when the stamp moved. Every node or pod write of any
+ * process bumps the stamp before it answers, so the next request anywhere sees it. A page costs
+ * no node read. An old snapshot is loaded again even at the same stamp: a writer stopped before
+ * its bump (its documents written, the stamp not moved) is seen within NODE_SNAPSHOT_MAX_AGE_MS.
  */
-export class NodeIndex {
-  private snapshot: NodeSnapshot | null = null;
-  private loading: { version: string; startedAt: number; snapshot: Promise<NodeSnapshot> } | null = null;
-  private loadsStarted = 0;
-  private newestInstalled = 0;
-
-  constructor(private readonly deps: { nodes: NodesRepo; pods: PodsRepo; stamps: VersionStamps; clock: Clock }) {}
-
-  async current(): Promise<NodeSnapshot> {
-    // Read before loading: a write in between only causes one more load on a later request.
-    const version = await this.deps.stamps.read(CLUSTER_STAMPS.nodes);
-    const now = this.deps.clock.now().getTime();
-    // An old snapshot is loaded again even at the same stamp: a writer stopped before its bump
-    // (its documents written, the stamp not moved) is seen within that time.
-    const fresh = (loadedAt: number) => now - loadedAt >= 0 && now - loadedAt < NODE_SNAPSHOT_MAX_AGE_MS;
-    if (this.snapshot?.version === version && fresh(this.snapshot.loadedAt)) return this.snapshot;
-    let loading = this.loading;
-    if (loading?.version !== version || !fresh(loading.startedAt)) {
-      const started = { version, startedAt: now, snapshot: this.load(version, now) };
-      const done = () => {
-        if (this.loading === started) this.loading = null;
-      };
-      started.snapshot.then(done, done);
-      this.loading = started;
-      loading = started;
-    }
-    return loading.snapshot;
-  }
-
-  private async load(version: string, loadedAt: number): Promise<NodeSnapshot> {
-    const order = ++this.loadsStarted;
-    const { nodes, pods } = this.deps;
-    const [entries, usage, withPods, withActivePods] = await Promise.all([nodes.loadIndexEntries(), pods.loadUsage(), pods.hasAny(), pods.hasActive()]);
-    const snapshot = new NodeSnapshot(version, loadedAt, entries, new Map(usage.map((entry) => [entry._id, entry])), withPods, withActivePods);
-    // A load started earlier but finished later must not replace a newer snapshot.
-    if (order > this.newestInstalled) {
-      this.newestInstalled = order;
-      this.snapshot = snapshot;
-    }
-    return snapshot;
-  }
+export function createNodeIndex(deps: { nodes: NodesRepo; pods: PodsRepo; stamps: VersionStamps; clock: Clock }) {
+  const { nodes, pods, stamps, clock } = deps;
+  const cache = createStampedCache<null, NodeSnapshot>({
+    cacheKey: () => 'nodes',
+    stampOf: () => stamps.read(CLUSTER_STAMPS.nodes),
+    load: async () => {
+      const [entries, usage, withPods, withActivePods] = await Promise.all([nodes.loadIndexEntries(), pods.loadUsage(), pods.hasAny(), pods.hasActive()]);
+      return new NodeSnapshot(entries, new Map(usage.map((entry) => [entry._id, entry])), withPods, withActivePods);
+    },
+    maxViews: 1,
+    maxAgeMs: NODE_SNAPSHOT_MAX_AGE_MS,
+    now: () => clock.now().getTime(),
+  });
+  return {
+    /** The snapshot of the stored nodes as of now. */
+    current: (): Promise<NodeSnapshot> => cache.view(null),
+  };
 }

@@ -6,7 +6,7 @@ import { CLUSTER_STAMPS } from '../stamps.js';
 import { describeHostNode } from './host-node.js';
 import { parseNodeFile, parsePodFile } from './kube-import.js';
 import { type KubeNode, nodeSchema, renderNode, toStoredNode } from './node-document.js';
-import { NodeIndex } from './node-index.js';
+import { createNodeIndex } from './node-index.js';
 import { compileCodeFilters, type NodeListPlan, planNodeList, type QueryValue } from './node-query.js';
 import type { NodesRepo } from './nodes.repo.js';
 import type { PodsRepo } from './pods.repo.js';
@@ -29,7 +29,7 @@ export type ImportProgress = (progress: { step: 'validated' | 'written'; done: n
 
 export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clock: Clock; stamps: VersionStamps; strategy: NodeQueryStrategy }) {
   const { nodes, pods, clock, stamps } = deps;
-  const index = new NodeIndex({ nodes, pods, stamps, clock });
+  const index = createNodeIndex({ nodes, pods, stamps, clock });
   const inDatabase = deps.strategy === 'database';
   /**
    * Every node and pod write goes through here: other processes reload their index at their next

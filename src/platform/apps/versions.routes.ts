@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { deepFreeze } from '../../infra/deep-freeze.js';
 import { Errors } from '../../infra/errors.js';
-import { LruMap } from '../../infra/lru-map.js';
+import { createStampedCache } from '../../infra/stamped-read-model.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { App } from './apps.repo.js';
 import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput } from './apps.schema.js';
@@ -34,20 +34,17 @@ export const PUBLISHED_VERSION_MAX_AGE_MS = 60_000;
  * chatConfig fallbacks come from the app as read. Cached versions are shared, hence frozen.
  */
 export function latestVersionReader(versions: VersionsRepo, now: () => number = Date.now) {
-  const cache = new LruMap<{ stamp: string; version: AppVersion | null; loadedAt: number }>(PUBLISHED_VERSIONS_CACHED);
-  return async (app: App) => {
-    const appId = app._id;
-    const stamp = `${new Date(app.updateTime).getTime()}:${app.pluginData?.nodeVersion ?? ''}`;
-    let entry = cache.get(appId);
-    const at = now();
+  const published = createStampedCache<App, AppVersion | null>({
+    cacheKey: (app) => app._id,
+    stampOf: (app) => `${new Date(app.updateTime).getTime()}:${app.pluginData?.nodeVersion ?? ''}`,
+    load: async (app) => deepFreeze(await versions.latestPublished(app._id)),
+    maxViews: PUBLISHED_VERSIONS_CACHED,
     // Read again after a while even at the same stamp: a publish stopped between writing its
     // version and stamping the app leaves warm replicas on the old version only that long.
-    if (entry?.stamp !== stamp || at - entry.loadedAt >= PUBLISHED_VERSION_MAX_AGE_MS || at < entry.loadedAt) {
-      entry = { stamp, version: deepFreeze(await versions.latestPublished(appId)), loadedAt: at };
-      cache.set(appId, entry);
-    }
-    return runnableVersion(entry.version, app);
-  };
+    maxAgeMs: PUBLISHED_VERSION_MAX_AGE_MS,
+    now,
+  });
+  return async (app: App) => runnableVersion(await published.view(app), app);
 }
 
 const listItem = (v: AppVersion) => ({ _id: v._id, appId: v.appId, versionName: v.versionName, time: v.time, isPublish: v.isPublish, tmbId: v.tmbId });
