@@ -141,6 +141,35 @@ describe('dispatchWorkflow', () => {
     expect(result.flowResponses.find((r) => r.moduleType === 'textEditor')?.textOutput).toBe('true {\n  "a": 1\n} global {{list}}');
   });
 
+  it('a null reaching text inputs is written `null`, as 4.8.10 formats it (string inputs, editor references, text editor inputs)', async () => {
+    const nodes = [
+      node('start', 'workflowStart', { isEntry: true }),
+      node('src', 'emits', { outputs: [{ id: 'nil', key: 'nil', valueType: 'any' }] }),
+      node('fmt', 'textEditor', {
+        inputs: [
+          { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+          { key: 'raw', canEdit: true, value: ['src', 'nil'], valueType: 'any' },
+          { key: 'system_textareaInput', value: 'raw={{raw}}' },
+        ],
+        outputs: [{ id: 'system_text', key: 'system_text', valueType: 'string' }],
+      }),
+      node('ans', 'answerNode', { inputs: [{ key: 'text', valueType: 'string', value: ['src', 'nil'] }] }),
+      node('ans2', 'answerNode', { inputs: [{ key: 'text', valueType: 'string', value: 'ref={{$src.nil$}}' }] }),
+    ];
+    const emits: NodeRunner = async () => ({ outputs: { nil: null }, responseData: {} });
+    const { result } = await run(nodes, [edge('start', 'src'), edge('src', 'fmt'), edge('fmt', 'ans'), edge('ans', 'ans2')], { emits });
+    expect(result.flowResponses.find((r) => r.nodeId === 'fmt')?.textOutput).toBe('raw=null');
+    expect(result.flowResponses.find((r) => r.nodeId === 'ans')?.textOutput).toBe('null');
+    expect(result.flowResponses.find((r) => r.nodeId === 'ans2')?.textOutput).toBe('ref=null');
+  });
+
+  it('an isResponseAnswerText switch stored as null still answers, as the reference reads it', async () => {
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('says', 'says', { inputs: [{ key: 'isResponseAnswerText', valueType: 'boolean', value: null }] })];
+    const says: NodeRunner = async () => ({ answerText: 'hi', responseData: {} });
+    const { result } = await run(nodes, [edge('start', 'says')], { says });
+    expect(result.assistantResponses).toEqual([text('hi')]);
+  });
+
   it('an answer node with nothing to say answers an empty line, not a JSON empty string', async () => {
     const nodes = [node('start', 'workflowStart', { isEntry: true }), node('ans', 'answerNode', { inputs: [{ key: 'text', valueType: 'any', value: undefined }] })];
     const { result } = await run(nodes, [edge('start', 'ans')]);

@@ -16,14 +16,19 @@ describe('replaceVariables', () => {
 });
 
 describe('replaceEditorVariables', () => {
-  const nodes: RuntimeNode[] = [{ nodeId: 'n1', flowNodeType: 'x', inputs: [], outputs: [{ id: 'o1', key: 'k', value: { a: 1 } }, { id: 'b', key: 'b', value: true }] }];
+  const nodes: RuntimeNode[] = [
+    { nodeId: 'n1', flowNodeType: 'x', inputs: [], outputs: [{ id: 'o1', key: 'k', value: { a: 1 } }, { id: 'b', key: 'b', value: true }, { id: 'nil', key: 'nil', value: null }] },
+  ];
   const cases: [string, string][] = [
     ['{{$n1.o1$}}', '{"a":1}'],
     ['{{$VARIABLE_NODE_ID.v$}}!', 'V!'],
     ['{{$n1.b$}}', '{{$n1.b$}}'],
     ['{{$n2.o1$}}', '{{$n2.o1$}}'],
+    // A null is written as JSON (`null`), as the reference inserts any object.
+    ['[{{$n1.nil$}}]', '[null]'],
+    ['{{$VARIABLE_NODE_ID.none$}}', 'null'],
   ];
-  for (const [text, expected] of cases) it(`${text} → ${expected}`, () => expect(replaceEditorVariables(text, nodes, { v: 'V' })).toBe(expected));
+  for (const [text, expected] of cases) it(`${text} → ${expected}`, () => expect(replaceEditorVariables(text, nodes, { v: 'V', none: null })).toBe(expected));
 });
 
 describe('formatValueType', () => {
@@ -35,6 +40,13 @@ describe('formatValueType', () => {
     ['yes', 'boolean', false],
     ['[{"id":"1"}]', 'datasetQuote', [{ id: '1' }]],
     ['x', 'any', 'x'],
+    // 4.8.10 formats a null like any value; only undefined passes untouched.
+    [null, 'string', 'null'],
+    [null, 'number', 0],
+    [null, 'boolean', false],
+    [null, 'datasetQuote', null],
+    [null, 'any', null],
+    [undefined, 'string', undefined],
   ];
   for (const [value, type, expected] of cases) it(`${JSON.stringify(value)} as ${type}`, () => expect(formatValueType(value, type)).toEqual(expected));
 });

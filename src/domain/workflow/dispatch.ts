@@ -170,9 +170,9 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       if (result.assistantResponses) assistantResponses.push(...result.assistantResponses);
       else {
         const answer = result.answerText ?? result.outputs?.answerText;
-        // The switch may be stored as its text ("false") by older exports.
+        // The switch may be stored as its text ("false") by older exports; unset (or null) means on.
         const responseInput = node.inputs.find((input) => input.key === 'isResponseAnswerText');
-        const respond = responseInput?.value === undefined || formatValueType(responseInput.value, 'boolean') !== false;
+        const respond = responseInput?.value == null || formatValueType(responseInput.value, 'boolean') !== false;
         if (typeof answer === 'string' && answer !== '' && respond) {
           assistantResponses.push({ type: 'text', text: { content: answer } });
         }

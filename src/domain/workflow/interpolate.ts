@@ -27,9 +27,9 @@ export function replaceVariables(text: string, variables: Record<string, unknown
   return out;
 }
 
-/** Inserts strings and numbers as text and objects as JSON; undefined and booleans stay. */
+/** Inserts strings and numbers as text and objects (null too: `null`) as JSON; undefined and booleans stay. */
 function editorText(value: unknown): string | undefined {
-  if (value === undefined || value === null || typeof value === 'boolean') return undefined;
+  if (value === undefined || typeof value === 'boolean') return undefined;
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return String(value);
   return JSON.stringify(value);
@@ -74,9 +74,13 @@ export function replaceEditorVariables(
   });
 }
 
-/** The reference's valueTypeFormat. */
+/**
+ * The reference's valueTypeFormat. Only undefined passes untouched: a null is formatted like any
+ * value (`"null"` as text, 0 as a number, false as a boolean), as 4.8.10 does.
+ */
 export function formatValueType(value: unknown, valueType?: string): unknown {
-  if (value === undefined || value === null) return value;
+  if (value === undefined) return value;
+  if (value === null) return valueType === 'string' ? 'null' : valueType === 'number' ? 0 : valueType === 'boolean' ? false : null;
   switch (valueType) {
     case 'string':
       return typeof value === 'object' ? JSON.stringify(value) : String(value);

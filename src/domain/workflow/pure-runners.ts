@@ -110,8 +110,8 @@ const pluginInput: NodeRunner = async ({ params }) => ({ outputs: { ...params },
 
 const pluginOutput: NodeRunner = async ({ params }) => ({ responseData: { totalPoints: 0, pluginOutput: params } });
 
-/** A text editor's own input as text, as the reference formats it: JSON (indented), numbers and booleans as written. */
-const editorInputText = (value: unknown) => (typeof value === 'object' && value !== null ? JSON.stringify(value, null, 2) : typeof value === 'boolean' ? String(value) : value);
+/** A text editor's own input as text, as the reference formats it: JSON (indented, null as `null`), numbers and booleans as written. */
+const editorInputText = (value: unknown) => (typeof value === 'object' ? JSON.stringify(value, null, 2) : typeof value === 'boolean' ? String(value) : value);
 
 const textEditor: NodeRunner = async ({ params, variables, node }) => {
   const dynamic = Object.fromEntries(Object.entries(dynamicParams(node, params)).map(([k, v]) => [k, editorInputText(v)]));

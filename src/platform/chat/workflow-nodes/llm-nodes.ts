@@ -186,7 +186,8 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const fields: Record<string, unknown> = {};
     for (const key of keys) {
       const value = parsed[key.key];
-      if (value !== undefined && value !== '') fields[key.key] = key.valueType ? formatValueType(value, key.valueType) : value;
+      // (A null the model wrote stays null: the reference does not type these values.)
+      if (value !== undefined && value !== '') fields[key.key] = key.valueType && value !== null ? formatValueType(value, key.valueType) : value;
       else if (key.required) fields[key.key] = key.defaultValue || '';
     }
     const success = keys.every((key) => key.key in fields);
