@@ -137,6 +137,41 @@ describe('workflow nodes through completions', () => {
     expect(received.at(-1)).toEqual({ url: '/json', method: 'POST', body: { data: { a: 'b', list: [1, 'x'] }, text: question, extra: { k: [1, 2] }, n: 3, say: '3 "items"' } });
   });
 
+  it('HTTP node without a chat: a JSON body leaves out a key that was only {{chatId}}, a null reads null, an unknown key stays as written', async () => {
+    const httpNode = (contentType: string, body: string) => ({
+      nodeId: 'http',
+      flowNodeType: 'httpRequest468',
+      name: 'Poster',
+      inputs: [
+        { key: 'system_httpMethod', value: 'POST' },
+        { key: 'system_httpReqUrl', value: `${serviceUrl}/systemvars` },
+        { key: 'system_httpParams', value: [{ key: 'nil', value: '{{nil}}' }] },
+        { key: 'system_httpContentType', value: contentType },
+        { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+        // A reference to an output nothing produced: a dynamic input without a value.
+        { key: 'never', canEdit: true, valueType: 'string', value: ['nowhere', 'x'] },
+        { key: 'system_httpJsonBody', value: body },
+      ],
+      outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', type: 'static' }],
+    });
+    const jsonBody = '{"chat": "{{chatId}}", "item": "{{responseChatItemId}}", "list": ["{{chatId}}", "{{never}}"], "note": "c-{{chatId}}", "nil": "{{nil}}", "bareNil": {{nil}}, "unknown": "{{notAKey}}"}';
+    const appId = await createPublishedApp(t, tok, 'System variables poster', chain(httpNode('json', jsonBody)));
+    const res = await completions({ appId, variables: { nil: null }, messages: [{ role: 'user', content: 'x', dataId: 'reply-item' }], responseChatItemId: 'reply-item' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(received.at(-1)).toEqual({
+      url: '/systemvars?nil=null',
+      method: 'POST',
+      body: { item: 'reply-item', list: [null, null], note: 'c-null', nil: 'null', bareNil: null, unknown: '{{notAKey}}' },
+    });
+    // With a chat, its id is inserted.
+    await completions({ appId, chatId: 'with-chat', variables: { nil: null }, messages: [{ role: 'user', content: 'x' }] });
+    expect((received.at(-1) as { body: { chat?: string } }).body.chat).toBe('with-chat');
+    // A raw-text body writes an undefined value as null.
+    const rawId = await createPublishedApp(t, tok, 'Raw poster', chain(httpNode('raw-text', '{"chat": "{{chatId}}", "never": "{{never}}"}')));
+    await completions({ appId: rawId, messages: [{ role: 'user', content: 'x' }] });
+    expect((received.at(-1) as { body: unknown }).body).toEqual({ chat: 'null', never: 'null' });
+  });
+
   it("HTTP node failures and a response's own error field fill the error output as the reference's client reports them", async () => {
     fake.route('GET', '/missing', () => ({ status: 404, json: { message: 'no such city' } }));
     fake.route('GET', '/soft-error', () => ({ json: { error: { code: 7 }, tool: 'picked' } }));
@@ -219,6 +254,8 @@ describe('workflow nodes through completions', () => {
     const res = await completions({ appId, detail: true, messages: [{ role: 'user', content: 'ping' }] });
     expect(res.statusCode, res.body).toBe(200);
     expect(received.at(-1)).toMatchObject({ url: '/laf', method: 'POST', body: { q: 'ping', systemParams: { appId } } });
+    // No chat, no chatId (the reference's undefined leaves the key out).
+    expect((received.at(-1) as { body: { systemParams: object } }).body.systemParams).not.toHaveProperty('chatId');
     expect(res.json().responseData[1].httpResult).toMatchObject({ weather: { city: 'Oslo' } });
   });
 

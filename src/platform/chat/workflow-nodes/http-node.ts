@@ -2,7 +2,8 @@
  * The HTTP request node (httpRequest468) and the Laf node. As in the reference, the `{{key}}`
  * templates of the URL, headers, query and body see the global variables, every other input of
  * the node (dynamic inputs under any dynamic-input key, older exports' plain inputs), then
- * appId, chatId, responseChatItemId and the last 10 histories.
+ * appId, chatId, responseChatItemId and the last 10 histories. A run without a chat has no
+ * chatId (undefined, not ''), as the reference's runs without one.
  */
 import { randomBytes } from 'node:crypto';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
@@ -24,25 +25,45 @@ export function flattenObject(value: unknown, prefix = '', out: Record<string, u
 }
 
 /**
- * Where a template value lands: plain text (URL, headers, forms), inside a JSON string literal of
- * a body (`"{{x}}"`: JSON-escaped without the outer quotes), or bare in a body (`{{x}}`: a string
- * as it is, so a JSON text from an earlier node becomes part of the body, as the reference's
- * insertion does; anything else as JSON).
+ * Where a template value lands: plain text (URL, headers, forms), a raw-text or XML body, inside a
+ * JSON string literal of a body (`"{{x}}"`: JSON-escaped without the outer quotes), or bare in a
+ * body (`{{x}}`: a string as it is, so a JSON text from an earlier node becomes part of the body,
+ * as the reference's insertion does; anything else as JSON).
  */
-type Placement = 'text' | 'quoted' | 'bare';
+type Placement = 'text' | 'rawBody' | 'quoted' | 'bare';
 
+/**
+ * Stands for an undefined value inside a JSON string literal until the body is parsed: a string
+ * that was only that placeholder (`"chat": "{{chatId}}"` without a chat) leaves its key out, as
+ * the reference's body does (an array item becomes null); within other text it reads `null`.
+ */
+const ABSENT = `\u{F8FF}absent-${randomBytes(6).toString('hex')}\u{F8FF}`;
+
+/** A null is `null` wherever it lands, as the reference writes it (JSON). */
 function placedText(value: unknown, placement: Placement): string {
-  if (value === undefined || value === null) return placement === 'text' ? '' : 'null';
+  if (value === undefined) return placement === 'quoted' ? ABSENT : placement === 'text' ? '' : 'null';
   if (typeof value === 'string') return placement === 'quoted' ? JSON.stringify(value).slice(1, -1) : value;
   return JSON.stringify(value);
 }
 
-/** The HTTP node's own `{{key}}` substitution. */
+/** The HTTP node's own `{{key}}` substitution; a key it does not know stays as written (bare in JSON, null). */
 function replaceHttpVariables(text: string, scope: Record<string, unknown>, placement: Placement): string {
   return text.replace(/\{\{([^{}$]+)\}\}/g, (whole, key: string) => {
-    if (!(key in scope)) return placement === 'text' ? whole : 'null';
+    if (!(key in scope)) return placement === 'bare' ? 'null' : whole;
     return placedText(scope[key], placement);
   });
+}
+
+/** The parsed body without the undefined placeholders (see ABSENT). */
+function withoutAbsent(value: unknown): unknown {
+  if (typeof value === 'string') return value === ABSENT ? null : value.replaceAll(ABSENT, 'null');
+  if (Array.isArray(value)) return value.map(withoutAbsent);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) if (item !== ABSENT) out[key.replaceAll(ABSENT, 'null')] = withoutAbsent(item);
+    return out;
+  }
+  return value;
 }
 
 /**
@@ -117,8 +138,8 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
       ...otherInputs,
       ...dynamicParams(node, params),
       appId: deps.appId,
-      chatId: deps.chatId,
-      responseChatItemId: deps.responseChatItemId,
+      chatId: deps.chatId || undefined,
+      responseChatItemId: deps.responseChatItemId || undefined,
       histories: histories.slice(-10),
     };
     const sub = (text: unknown, placement: Placement = 'text') =>
@@ -127,7 +148,8 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
         runtimeNodes,
         variables,
         node,
-        placement === 'text' ? undefined : (value) => placedText(value, placement),
+        // A reference (`{{$node.output$}}`) that has no value reads null in a JSON body, as before.
+        placement === 'quoted' || placement === 'bare' ? (value) => (value === undefined ? 'null' : placedText(value, placement)) : undefined,
       );
     const subJson = (template: string) => jsonTemplateRuns(template).map((run) => sub(run.text, run.quoted ? 'quoted' : 'bare')).join('');
     const method = String(rawMethod || 'POST').toUpperCase();
@@ -148,7 +170,7 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
       if (contentType === 'json' && typeof rawBody === 'string' && rawBody.trim()) {
         const raw = subJson(rawBody);
         try {
-          bodyObject = parseLooseJson(raw);
+          bodyObject = withoutAbsent(parseLooseJson(raw));
         } catch (error) {
           throw new WorkflowError(`Invalid JSON body: ${(error as Error).message}`);
         }
@@ -169,7 +191,7 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
         for (const name of Object.keys(headers)) if (name.toLowerCase() === 'content-type') delete headers[name];
         headers['content-type'] = `multipart/form-data; boundary=${multipart.boundary}`;
       } else if (contentType === 'xml' || contentType === 'raw-text') {
-        body = sub(rawBody);
+        body = sub(rawBody, 'rawBody');
         defaultHeader(headers, 'content-type', contentType === 'xml' ? 'application/xml' : 'text/plain');
       }
     }
@@ -208,7 +230,8 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const url = String(params.system_httpReqUrl ?? '').trim();
     if (!url) throw new WorkflowError('Http url is empty');
     const dynamic = dynamicParams(node, params);
-    const body = JSON.stringify({ systemParams: { appId: deps.appId, chatId: deps.chatId, responseChatItemId: deps.responseChatItemId, histories: histories.slice(-10) }, ...dynamic });
+    const systemParams = { appId: deps.appId, chatId: deps.chatId || undefined, responseChatItemId: deps.responseChatItemId || undefined, histories: histories.slice(-10) };
+    const body = JSON.stringify({ systemParams, ...dynamic });
     try {
       const response = await deps.httpCall({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body, timeoutMs: 60_000 });
       if (response.status >= 400) throw new Error(`HTTP ${response.status}`);
