@@ -27,6 +27,11 @@ interface DataDoc {
   /** Search tokens of q and a (the in-process full-text index is built from them; FerretDB has no `$text`). */
   fullTextTokens: string[];
   updateTime: Date;
+  /**
+   * Moves with every write of q, a or indexes (missing until the first): a writer names the one
+   * it planned from, and a write in between makes it plan again (no transactions on FerretDB).
+   */
+  version?: number;
   rebuilding?: boolean;
 }
 
@@ -67,6 +72,11 @@ export interface DataRef {
   collectionId: string;
 }
 
+/** An item as a writer read it: its writes apply only while the item still has that version. */
+export interface ReadDataRef extends DataRef {
+  version?: number;
+}
+
 /**
  * The only code touching `dataset_datas`. `listChanged` tells the data lists of the touched
  * collections (data-list.read-model.ts) which items changed; every write that changes what a
@@ -82,6 +92,7 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
       collectionId: group[0]!.collectionId,
       ids: group.map((item) => item._id),
     }));
+  const atVersion = (teamId: string, item: ReadDataRef) => ({ _id: oid(item._id), teamId: oid(teamId), version: item.version ?? { $exists: false } });
   const scope = (teamId: string, datasetIds: string[]) => ({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
   const ofCollection = (owner: CollectionOwner) => ({ teamId: oid(owner.teamId), datasetId: oid(owner.datasetId), collectionId: oid(owner.collectionId) });
   const LIST_FIELDS = { q: 1, a: 1, chunkIndex: 1, updateTime: 1 } as const;
@@ -145,14 +156,15 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
     async sameExists(teamId: string, collectionId: string, q: string, a: string): Promise<boolean> {
       return (await col.countDocuments({ teamId: oid(teamId), collectionId: oid(collectionId), q, a }, { limit: 1 })) > 0;
     },
-    /** False when the item is gone (deleted meanwhile). */
-    async update(teamId: string, item: DataRef, set: { q?: string; a?: string; indexes: DataIndex[]; fullTextTokens: string[] }): Promise<boolean> {
-      const result = await changing(byCollection([{ ...item, teamId }]), () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { ...set, updateTime: new Date() } }));
+    /** False when the item changed since `item` was read, or is gone: nothing was written then. */
+    async update(teamId: string, item: ReadDataRef, set: { q: string; a: string; indexes: DataIndex[]; fullTextTokens: string[] }): Promise<boolean> {
+      const result = await changing(byCollection([{ ...item, teamId }]), () => col.updateOne(atVersion(teamId, item), { $set: { ...set, updateTime: new Date() }, $inc: { version: 1 } }));
       return result.matchedCount > 0;
     },
-    /** Also moves the item's `updateTime`, the list's second sort key. */
-    async setIndexes(teamId: string, item: DataRef, indexes: DataIndex[]) {
-      await changing(byCollection([{ ...item, teamId }]), () => col.updateOne({ _id: oid(item._id), teamId: oid(teamId) }, { $set: { indexes, updateTime: new Date() } }));
+    /** As `update`, for the indexes alone. Also moves the item's `updateTime`, the list's second sort key. */
+    async setIndexes(teamId: string, item: ReadDataRef, indexes: DataIndex[]): Promise<boolean> {
+      const result = await changing(byCollection([{ ...item, teamId }]), () => col.updateOne(atVersion(teamId, item), { $set: { indexes, updateTime: new Date() }, $inc: { version: 1 } }));
+      return result.matchedCount > 0;
     },
     async deleteById(teamId: string, item: DataRef) {
       await changing(byCollection([{ ...item, teamId }]), () => col.deleteOne({ _id: oid(item._id), teamId: oid(teamId) }));

@@ -8,8 +8,20 @@ import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';
 import { type PushItem, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
 import { buildIndexes, type IndexInput, indexIdOf, planIndexUpdate, simpleText } from './data-indexes.js';
 import { withIndexWrite } from '../search/index-writes.js';
+import type { VectorRow } from '../search/vector.repo.js';
+import type { DataRecord } from './data.repo.js';
 import { embedRows, insertDataNow, newVectorId, removeVectors, searchTokens, storeVectors } from './data-writer.js';
 import { usagePoints } from '../../../domain/usage-points.js';
+
+/** Tries of an update whose item other writes keep changing between its read and its write. */
+const UPDATE_TRIES = 4;
+
+interface UpdateInput {
+  dataId: string;
+  q?: string;
+  a?: string;
+  indexes?: IndexInput[];
+}
 
 export function createDataService(ctx: DatasetsContext) {
   const { data } = ctx.repos;
@@ -101,26 +113,46 @@ export function createDataService(ctx: DatasetsContext) {
 
   /**
    * Re-embeds only the indexes whose text changed; new vectors are stored before the item points
-   * to them. The writes are one index write (index-writes.ts): an item deleted meanwhile is not
-   * put back in the search index, and its new vectors go again.
+   * to them. Planned from the item as read, and written only while it is unchanged: a write in
+   * between (another update, a rebuild) makes it plan again from what is stored, as if it had come
+   * second, up to UPDATE_TRIES times, then 409. The writes are one index write (index-writes.ts):
+   * an item deleted meanwhile is not put back in the search index, and its new vectors go again.
    */
-  async function update(auth: AuthContext, input: { dataId: string; q?: string; a?: string; indexes?: IndexInput[] }) {
-    const { data: item, dataset } = await ctx.auth.authData(auth, input.dataId, 'write');
+  async function update(auth: AuthContext, input: UpdateInput) {
+    const { data: read, dataset } = await ctx.auth.authData(auth, input.dataId, 'write');
     // Nothing given (empty texts count as nothing, as the reference) changes nothing.
     if (!input.q && !input.a && !input.indexes?.length) return null;
+    const model = ctx.embedders().vectorModel(dataset.vectorModel);
+    // Texts embedded by an earlier try, so that planning again is not paid for again.
+    const embedded = new Map<string, VectorRow>();
+    let item = read;
+    for (let tries = 1; !(await updateFrom(auth, item, model, input, embedded)); tries++) {
+      const stored = await data.findById(auth.teamId, read._id);
+      if (!stored) throw Errors.dataNotFound(read._id);
+      if (tries >= UPDATE_TRIES) throw Errors.conflict(`Data ${read._id} kept changing while this update was written; read it again and retry`);
+      item = stored;
+    }
+    await assertOwnersAfterWrite({ teamId: auth.teamId, datasetId: read.datasetId, collectionId: read.collectionId });
+    return null;
+  }
+
+  /** One try of `update` from `item` as read: false when the item changed or went meanwhile (nothing kept then). */
+  async function updateFrom(auth: AuthContext, item: DataRecord, model: VectorModel, input: UpdateInput, embedded: Map<string, VectorRow>): Promise<boolean> {
     // Without q the stored q is kept (the reference would blank the default index).
     const q = simpleText(input.q ?? '') || item.q;
     const a = input.a !== undefined ? simpleText(input.a) : item.a;
     const plan = planIndexUpdate(item.indexes, input.indexes ?? [], q, a);
+    const missing = [...new Set(plan.embed.map((entry) => entry.text))].filter((text) => !embedded.has(text)).map((text) => ({ id: newVectorId(), text }));
+    const { rows: fresh, tokens } = await embedRows(ctx, model.model, { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId, dataId: item._id }, missing);
+    if (missing.length > 0) await chargeEmbedding(auth, model, tokens);
+    for (const [i, row] of fresh.entries()) embedded.set(missing[i]!.text, row);
+    // A fresh vector id per index and try: a lost try's vectors are removed, never shared.
     const created = plan.embed.map((entry) => ({ dataId: newVectorId(), text: entry.text, defaultIndex: entry.defaultIndex }));
-    const model = ctx.embedders().vectorModel(dataset.vectorModel);
-    const owner = { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId };
-    const { rows, tokens } = await embedRows(ctx, model.model, { ...owner, dataId: item._id }, created.map((entry) => ({ id: entry.dataId, text: entry.text })));
-    if (created.length > 0) await chargeEmbedding(auth, model, tokens);
+    const rows = created.map((entry) => ({ ...embedded.get(entry.text)!, id: entry.dataId }));
     const indexes = [...plan.keep, ...created].sort((x, y) => Number(y.defaultIndex) - Number(x.defaultIndex));
     const fullTextTokens = searchTokens(q, a);
     const intent = { teamId: auth.teamId, items: [item._id], vectors: [...rows.map((row) => row.id), ...plan.removeVectorIds] };
-    const updated = await withIndexWrite(ctx, item.datasetId, intent, async () => {
+    return withIndexWrite(ctx, item.datasetId, intent, async () => {
       await storeVectors(ctx, rows);
       if (!(await data.update(auth.teamId, item, { q, a, indexes, fullTextTokens }))) {
         await removeVectors(ctx, auth.teamId, item.datasetId, rows.map((row) => row.id));
@@ -130,9 +162,6 @@ export function createDataService(ctx: DatasetsContext) {
       await removeVectors(ctx, auth.teamId, item.datasetId, plan.removeVectorIds);
       return true;
     });
-    if (!updated) throw Errors.dataNotFound(item._id);
-    await assertOwnersAfterWrite(owner);
-    return null;
   }
 
   async function remove(auth: AuthContext, id: string) {

@@ -5,7 +5,7 @@ import { describeError } from '../../../infra/database-errors.js';
 import type { DatasetsContext } from '../context.js';
 import type { DataIndex } from '../data/data.repo.js';
 import { buildIndexes } from '../data/data-indexes.js';
-import { removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
+import { newVectorId, removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
 import { groupBy } from '../../../domain/group-by.js';
 import { withIndexWrite } from '../search/index-writes.js';
 import { removeWritesOfDeletedOwners } from './deleted-datasets.js';
@@ -44,6 +44,8 @@ interface Planned {
   indexes: DataIndex[];
   /** Vector ids replaced by a rebuild. */
   oldVectorIds: string[];
+  /** The rebuilt item's version when planned: its indexes are set only while it still has it. */
+  version?: number;
 }
 
 /** A planned item with the vectors embedded for its indexes. */
@@ -90,8 +92,10 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     if (item.dataId) {
       const existing = await data.findById(item.teamId, item.dataId);
       if (!existing) return null;
-      const indexes = existing.indexes.map((index, i) => ({ ...index, dataId: `${item._id}-${i}` }));
-      return { item, dataId: existing._id, indexes, oldVectorIds: existing.indexes.map((index) => index.dataId) };
+      // Fresh vector ids (not derived from the queue item): the vectors of a try that lost to an
+      // update are removed, and must not be ones a try before it left the item pointing to.
+      const indexes = existing.indexes.map((index) => ({ ...index, dataId: newVectorId() }));
+      return { item, dataId: existing._id, indexes, oldVectorIds: existing.indexes.map((index) => index.dataId), version: existing.version };
     }
     const indexes = buildIndexes(item.q, item.a, item.indexes).map((index, i) => ({ ...index, dataId: `${item._id}-${i}` }));
     return { item, dataId: item._id, indexes, oldVectorIds: [] };
@@ -140,25 +144,39 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
 
   /**
    * Rebuild items of a batch, one index write per dataset: new vectors, the items re-pointed, old
-   * vectors removed; then each queues the next waiting item before it disappears (the chain).
+   * vectors removed; then each queues the next waiting item before it disappears (the chain). An
+   * item changed since it was planned (an update raced the embedding) keeps what the update wrote:
+   * its new vectors go, and its queue item is released to be planned again from the item as stored.
    */
   async function finishRebuilds(entries: Embedded[]) {
     if (entries.length === 0) return;
+    const lost = new Set<Embedded>();
     for (const group of groupBy(entries, ({ entry }) => entry.item.datasetId).values()) {
       const rows = group.flatMap(({ entry, vectors }) => vectorRows(entry, vectors));
-      const old = group.flatMap(({ entry }) => entry.oldVectorIds.filter((id) => !entry.indexes.some((index) => index.dataId === id)));
+      const old = group.flatMap(({ entry }) => entry.oldVectorIds);
       const { teamId, datasetId } = group[0]!.entry.item;
       await withIndexWrite(ctx, datasetId, { teamId, vectors: [...rows.map((row) => row.id), ...old] }, async () => {
         await storeVectors(ctx, rows);
-        for (const { entry } of group) await data.setIndexes(teamId, { _id: entry.dataId, collectionId: entry.item.collectionId }, entry.indexes);
-        await removeVectors(ctx, teamId, datasetId, old);
+        const unused: string[] = [];
+        for (const embedded of group) {
+          const { entry } = embedded;
+          const ref = { _id: entry.dataId, collectionId: entry.item.collectionId, version: entry.version };
+          if (await data.setIndexes(teamId, ref, entry.indexes)) unused.push(...entry.oldVectorIds);
+          else {
+            lost.add(embedded);
+            unused.push(...entry.indexes.map((index) => index.dataId));
+          }
+        }
+        await removeVectors(ctx, teamId, datasetId, unused);
       });
     }
-    for (const { entry } of entries) {
+    const done = entries.filter((embedded) => !lost.has(embedded));
+    for (const { entry } of done) {
       const { _id, expireAt, lockTime, retryCount, errorMsg, collectionId, dataId, chunkIndex, q, a, indexes, ...base } = entry.item;
       await queueNextRebuild(ctx, base);
     }
-    await trainings.deleteItems(entries.map(({ entry }) => entry.item));
+    await trainings.deleteItems(done.map(({ entry }) => entry.item));
+    await trainings.release([...lost].map(({ entry }) => entry.item._id));
   }
 
   async function processVectorBatch(batch: TrainingRecord[], now: Date) {
