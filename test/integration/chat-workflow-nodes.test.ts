@@ -604,6 +604,65 @@ describe('tools node', () => {
     }
   });
 
+  it('streams a tool-calling round as the model writes it: answer tokens, the call, its argument pieces, then the next round', async () => {
+    const sse = (chunks: unknown[]) => async (res: import('node:http').ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      res.end('data: [DONE]\n\n');
+    };
+    const delta = (d: unknown) => ({ choices: [{ index: 0, delta: d }] });
+    fake.route('POST', '/v1/chat/completions', (seen) => {
+      const messages = (seen.body as { messages: { role: string }[] }).messages;
+      if (!messages.some((m) => m.role === 'tool')) {
+        return {
+          stream: sse([
+            delta({ role: 'assistant', content: 'Let me ' }),
+            delta({ content: 'check. ' }),
+            delta({ tool_calls: [{ index: 0, id: 'call_s', type: 'function', function: { name: 'weather', arguments: '' } }] }),
+            delta({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+            delta({ tool_calls: [{ index: 0, function: { arguments: '"Molde"}' } }] }),
+            { choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } },
+          ]),
+        };
+      }
+      return { stream: sse([delta({ content: 'It is ' }), delta({ content: 'cold.' })]) };
+    });
+    try {
+      const appId = await createPublishedApp(t, tok, 'Streaming agent', agentGraph([weatherTool()]));
+      const res = await completions({ appId, stream: true, detail: true, chatId: 'agent-stream', messages: [{ role: 'user', content: 'Molde' }] });
+      expect(res.statusCode, res.body).toBe(200);
+      const frames = sseFrames(res.body).filter((f) => f.data !== '[DONE]' && f.event !== 'flowResponses');
+      const seen = frames.map((f) => {
+        const data = JSON.parse(f.data);
+        if (f.event === 'answer') return `answer:${data.choices[0].delta.content ?? ''}`;
+        if (f.event === 'toolCall') return `toolCall:${data.tool.id}:${data.tool.functionName}:${data.tool.params}`;
+        if (f.event === 'toolParams') return `toolParams:${data.tool.id}:${data.tool.params}`;
+        if (f.event === 'toolResponse') return `toolResponse:${data.tool.id}`;
+        return `${f.event}:${data.name ?? ''}`;
+      });
+      expect(seen.filter((line) => line !== 'answer:')).toEqual([
+        'flowNodeStatus:Agent',
+        'answer:Let me ',
+        'answer:check. ',
+        'toolCall:call_s:weather:',
+        'toolParams:call_s:{"city":',
+        'toolParams:call_s:"Molde"}',
+        'toolResponse:call_s',
+        'flowNodeStatus:Agent',
+        'answer:It is ',
+        'answer:cold.',
+      ]);
+      expect(received.at(-1)).toMatchObject({ url: '/weather?city=Molde', method: 'GET' });
+      const init = await ok(t, tok, 'GET', '/core/chat/init', { appId, chatId: 'agent-stream' });
+      const saved = init.history[1].value as { type: string; text?: { content: string }; tools?: { params: string }[] }[];
+      expect(saved.map((value) => value.type)).toEqual(['text', 'tool', 'text']);
+      expect(saved[1]!.tools![0]!.params).toBe('{"city":"Molde"}');
+      expect(saved[2]!.text!.content).toBe('It is cold.');
+    } finally {
+      fake.unroute('POST', '/v1/chat/completions');
+    }
+  });
+
   it('an HTTP tool with declared outputs answers the model with the values it picked', async () => {
     const picking = { ...weatherTool(), outputs: [{ id: 'temp', key: 'weather.temp', valueType: 'number', type: 'dynamic' }, { id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }] };
     const appId = await createPublishedApp(t, tok, 'Picking agent', agentGraph([picking]));

@@ -3,7 +3,7 @@
  * edges are offered as functions (name = nodeId, description = intro, parameters = inputs with a
  * toolDescription). Each call runs a nested dispatch with that node as the entry; its tool
  * response goes back to the model until it answers without calling a tool (at most 30 rounds)
- * or a stopTool node ran.
+ * or a stopTool node ran. A streamed run streams every round (tool-stream.ts).
  */
 
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
@@ -16,6 +16,7 @@ import { deepClone } from '../../../infra/deep-clone.js';
 import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
 import { nanoid } from '../ids.js';
 import { modelTemperature, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
+import { streamToolRound, type ToolRoundHandlers } from './tool-stream.js';
 
 /** Model calls per run of the node, as the reference's `maxRunToolTimes`. */
 const MAX_ROUNDS = 30;
@@ -81,18 +82,27 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
     // What the tools' own nodes used (searches, nested model calls): billed with the agent's call.
     const toolUsages: NodeUsage[] = [];
     let stopped = false;
+    const toolOf = (name: string) => tools.find((t) => t.nodeId === name);
+    // Streaming, a round's text goes out as it arrives and each call is announced as it starts
+    // (its arguments following in pieces), as the reference streams its tool-calling rounds.
+    const roundEvents: ToolRoundHandlers = {
+      onText: (text) => emit({ event: 'answer', text }),
+      onToolCall: (call) => {
+        const tool = toolOf(call.function.name);
+        emit({ event: 'toolCall', tool: { id: call.id, toolName: tool?.name ?? call.function.name, toolAvatar: tool?.avatar ?? '', functionName: call.function.name, params: call.function.arguments, response: '' } });
+      },
+      onToolParams: (call, fragment) => emit({ event: 'toolParams', tool: { id: call.id, toolName: '', toolAvatar: '', params: fragment, response: '' } }),
+    };
     for (let round = 0; round < MAX_ROUNDS && !isAborted() && !stopped; round += 1) {
-      const result = await completeChat(
-        llm.endpoint,
-        {
-          model: llm.model.model,
-          messages,
-          temperature: modelTemperature(llm.model, params.temperature ?? 0),
-          max_tokens: Math.min(Number(params.maxToken) || llm.model.maxResponse, llm.model.maxResponse),
-          ...(tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : {}),
-        },
-        deps.signal,
-      );
+      if (round > 0 && node.showStatus) emit({ event: 'flowNodeStatus', status: 'running', name: node.name ?? node.flowNodeType });
+      const request = {
+        model: llm.model.model,
+        messages,
+        temperature: modelTemperature(llm.model, params.temperature ?? 0),
+        max_tokens: Math.min(Number(params.maxToken) || llm.model.maxResponse, llm.model.maxResponse),
+        ...(tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : {}),
+      };
+      const result = stream ? await streamToolRound(llm.endpoint, request, roundEvents, () => nanoid(), deps.signal) : await completeChat(llm.endpoint, request, deps.signal);
       tokens += (result.promptTokens ?? estimateTokens(JSON.stringify(messages))) + (result.completionTokens ?? estimateTokens(result.content));
       if (!result.toolCalls?.length) {
         answer = result.content;
@@ -100,13 +110,10 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
       }
       messages.push({ role: 'assistant', content: result.content || null, tool_calls: result.toolCalls });
       // Text the model wrote beside its calls ("Let me check…") is part of the answer, as in the reference.
-      if (result.content) {
-        if (stream) emit({ event: 'answer', text: result.content });
-        assistant.push({ type: 'text', text: { content: result.content } });
-      }
+      if (result.content) assistant.push({ type: 'text', text: { content: result.content } });
       const value: ToolValue = { type: 'tool', tools: [] };
       for (const call of result.toolCalls) {
-        const tool = tools.find((t) => t.nodeId === call.function.name);
+        const tool = toolOf(call.function.name);
         let args: Record<string, unknown> = {};
         try {
           // Models write loose JSON at times (comments, trailing commas); the reference reads it as JSON5.
@@ -115,7 +122,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         } catch {
           args = {};
         }
-        emit({ event: 'toolCall', tool: { id: call.id, toolName: tool?.name ?? call.function.name, toolAvatar: tool?.avatar ?? '', functionName: call.function.name, params: call.function.arguments, response: '' } });
+        if (!stream) roundEvents.onToolCall(call);
         let response = `Unknown tool ${call.function.name}`;
         if (tool) {
           const entry: RuntimeNode = { ...deepClone(tool), isEntry: true };
@@ -148,10 +155,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
       }
       assistant.push(value);
     }
-    if (answer) {
-      if (stream) emit({ event: 'answer', text: answer });
-      assistant.push({ type: 'text', text: { content: answer } });
-    }
+    if (answer) assistant.push({ type: 'text', text: { content: answer } });
     const totalPoints = pointsFor(llm.model, tokens);
     const toolPoints = toolUsages.reduce((sum, usage) => sum + usage.totalPoints, 0);
     const preview = historyPreview([...messages, ...(answer ? [{ role: 'assistant' as const, content: answer }] : [])].flatMap(previewMessage));
