@@ -4,7 +4,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { commandsDuring } from '../helpers/command-counter.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
-import { ok } from './apps-helpers.js';
+import { call, ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
 
 /**
@@ -252,5 +252,72 @@ describe('node inputs of another shape than the node reads', () => {
       payload: { appId, nodes: [start, { ...select, isEntry: true }], edges: [edge('start', 'n')], variables: {} },
     });
     expect(res.statusCode, res.body).toBe(200);
+  });
+});
+
+describe('datasets in a stored workflow', () => {
+  let editorToken: string;
+  beforeAll(async () => {
+    const owner = await t.app.mongo.db.collection('users').findOne({ username: 'wf-owner' });
+    const member = await t.app.mongo.db.collection('team_members').findOne({ userId: owner!._id });
+    await createUser(t, { username: 'wf-editor', password: 'password-w3', teamId: String(member!.teamId), role: 'member', permission: 6 });
+    editorToken = await login(t, 'wf-editor', 'password-w3');
+    expect((await t.app.inject({ method: 'GET', url: `/api/core/dataset/detail?id=${secretDatasetId}`, headers: authHeaders(editorToken) })).statusCode).toBe(403);
+  });
+
+  const apps = () => t.app.mongo.db.collection('apps');
+  const complete = (token: string, id: string, variables: Record<string, unknown> = {}) =>
+    t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(token), payload: { appId: id, variables, messages: [{ role: 'user', content: 'vault code canteen' }] } });
+
+  it('an editor cannot save a graph naming a dataset he cannot read: not at create, update or publish', async () => {
+    const secret = searchGraph([{ datasetId: secretDatasetId }]);
+    const created = await call(t, editorToken, 'POST', '/core/app/create', { name: 'Exfiltrate', type: 'advanced', modules: secret.nodes, edges: secret.edges });
+    expect(created.status).toBe(403);
+    expect(created.body.statusText).toBe('unAuthDataset');
+    expect(await apps().countDocuments({ name: 'Exfiltrate' })).toBe(0);
+
+    const open = searchGraph([{ datasetId: openDatasetId }]);
+    const own = await ok(t, editorToken, 'POST', '/core/app/create', { name: 'Editor own', type: 'advanced', modules: open.nodes, edges: open.edges });
+    const stored = (await apps().findOne({ name: 'Editor own' }))!.modulesJson;
+    const versions = await t.app.mongo.db.collection('app_versions').countDocuments();
+    const updated = await call(t, editorToken, 'POST', '/core/app/update', { appId: own, nodes: secret.nodes, edges: secret.edges });
+    expect([updated.status, updated.body.statusText]).toEqual([403, 'unAuthDataset']);
+    const published = await call(t, editorToken, 'POST', `/core/app/version/publish?appId=${own}`, { ...secret, isPublish: true, versionName: 'v2' });
+    expect([published.status, published.body.statusText]).toEqual([403, 'unAuthDataset']);
+    expect((await apps().findOne({ name: 'Editor own' }))!.modulesJson).toBe(stored);
+    expect(await t.app.mongo.db.collection('app_versions').countDocuments()).toBe(versions);
+  });
+
+  it('an editor may save the owner app that already names it, and chats with it as the owner chose; a copy he owns cannot search it', async () => {
+    const ownersApp = await createPublishedApp(t, ownerToken, 'Vault answers', searchGraph([{ datasetId: secretDatasetId }]));
+    await ok(t, ownerToken, 'POST', '/core/app/update', { appId: ownersApp, defaultPermission: 6 });
+    // The editor renames a node and publishes: the dataset was there already.
+    const renamed = searchGraph([{ datasetId: secretDatasetId }]);
+    renamed.nodes[1] = { ...(renamed.nodes[1] as object), name: 'Vault search' } as (typeof renamed.nodes)[number];
+    await ok(t, editorToken, 'POST', '/core/app/update', { appId: ownersApp, nodes: renamed.nodes, edges: renamed.edges });
+    await ok(t, editorToken, 'POST', `/core/app/version/publish?appId=${ownersApp}`, { ...renamed, isPublish: true, versionName: 'v2' });
+    const viaOwnersApp = await complete(editorToken, ownersApp);
+    expect(viaOwnersApp.statusCode, viaOwnersApp.body).toBe(200);
+    expect(viaOwnersApp.body).toContain('7741');
+
+    // A copy is the editor's own app: it searches only what he can read.
+    const { appId: copy } = await ok(t, editorToken, 'POST', '/core/app/copy', { appId: ownersApp });
+    const viaCopy = await complete(editorToken, copy);
+    expect(viaCopy.body).not.toContain('7741');
+    expect(viaCopy.body).toContain('unAuthDataset');
+  });
+
+  it('a dataset list wired from a variable runs with the app owner rights, whoever chats', async () => {
+    const wired = searchGraph(['VARIABLE_NODE_ID', 'datasetList']);
+    const own = await createPublishedApp(t, editorToken, 'Editor wired', wired);
+    const refused = await complete(editorToken, own, { datasetList: [{ datasetId: secretDatasetId }] });
+    expect(refused.body).not.toContain('7741');
+    expect(refused.body).toContain('unAuthDataset');
+    const allowed = await complete(editorToken, own, { datasetList: [{ datasetId: openDatasetId }] });
+    expect(allowed.statusCode, allowed.body).toBe(200);
+    expect(allowed.body).toContain('canteen');
+    // The owner's wired app reads the secret dataset for him.
+    const ownersWired = await createPublishedApp(t, ownerToken, 'Owner wired', wired);
+    expect((await complete(ownerToken, ownersWired, { datasetList: [{ datasetId: secretDatasetId }] })).body).toContain('7741');
   });
 });

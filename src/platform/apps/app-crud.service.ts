@@ -7,7 +7,7 @@ import { assertPermissionUpdate, callerOf } from '../permissions/resource-permis
 import { selectApps, type TeamAppList } from './app-list.read-model.js';
 import type { App, AppDoc } from './apps.repo.js';
 import { CHAT_APP_TYPES, type createAppInput, type createFolderInput, type listAppsInput, type updateAppInput } from './apps.schema.js';
-import { type AppsCore, type AppsDeps, isFolderType } from './apps.service.js';
+import { type AppsCore, type AppsDeps, isFolderType, type SavedGraphCheck } from './apps.service.js';
 import { simpleWorkflowOf } from './simple-form.js';
 import { clampDatasetSearchLimits } from '../../domain/workflow/quote-limits.js';
 
@@ -51,7 +51,7 @@ export function presentApp(app: App, permission: unknown, defaultPermission: num
   };
 }
 
-export function createAppCrud(core: AppsCore, deps: AppsDeps) {
+export function createAppCrud(core: AppsCore, deps: AppsDeps, checkSavedGraph: SavedGraphCheck) {
   /** The apps of a team version the caller may read, as `core/app/list` answers them. */
   async function listFrom(team: TeamAppList, auth: AuthContext, input: z.output<typeof listAppsInput>) {
     const own = team.rows.get(auth.tmbId);
@@ -100,7 +100,9 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       if (!input.modules && !built) throw Errors.missingParams("Invalid field 'modules': must be an array of node objects (or send a simple app's form)");
       core.assertTeam(auth, 'write');
       await core.assertWritableParent(auth, input.parentId);
-      return core.insertApp(auth, { ...fields, modules: built?.nodes ?? input.modules, edges: built?.edges ?? input.edges, parentId: input.parentId ?? null });
+      const modules = built?.nodes ?? input.modules ?? [];
+      await checkSavedGraph(auth, modules, []);
+      return core.insertApp(auth, { ...fields, modules, edges: built?.edges ?? input.edges, parentId: input.parentId ?? null });
     },
 
     async createFolder(auth: AuthContext, input: z.output<typeof createFolderInput>): Promise<null> {
@@ -159,7 +161,10 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps) {
       const built = input.nodes ? undefined : simpleWorkflowOf(input.type ?? doc.type, input);
       if (built) set.edgesJson = JSON.stringify(built.edges);
       const nodes = input.nodes ?? built?.nodes;
-      if (nodes) set.modulesJson = JSON.stringify(clampDatasetSearchLimits(nodes, deps.quoteMaxTokenOf));
+      if (nodes) {
+        await checkSavedGraph(auth, nodes, (await deps.appDocs.findInTeam(auth.teamId, input.appId))?.modules ?? []);
+        set.modulesJson = JSON.stringify(clampDatasetSearchLimits(nodes, deps.quoteMaxTokenOf));
+      }
       if (input.edges) set.edgesJson = JSON.stringify(input.edges);
       if (input.chatConfig) set.chatConfigJson = JSON.stringify(input.chatConfig);
       const currentParent = doc.parentId || null;

@@ -34,6 +34,12 @@ export interface AppsDeps {
   now?: () => Date;
 }
 
+/**
+ * Checks a graph about to be saved against the app's current one: what it newly names (datasets,
+ * apps) the saver must be able to read (the chat module's rule, chat-access.ts assertSavedGraph).
+ */
+export type SavedGraphCheck = (auth: AuthContext, nodes: readonly unknown[], previous: readonly unknown[]) => Promise<void>;
+
 export const isFolderType = (type: string) => APP_FOLDER_TYPES.includes(type as AppType);
 export const DEFAULT_APP_AVATAR = '/icon/logo.svg';
 export const FOLDER_AVATAR = '/imgs/files/folder.svg';

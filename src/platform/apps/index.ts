@@ -14,7 +14,7 @@ import { createAppPermissionService } from './app-permissions.js';
 import { APP_INDEXES, type App, createAppsRepo } from './apps.repo.js';
 import { registerAppRoutes } from './apps.routes.js';
 import { CHAT_APP_TYPES } from './apps.schema.js';
-import { type AppsCore, type AppsDeletedListener, type AppsDeps, createAppsCore } from './apps.service.js';
+import { type AppsCore, type AppsDeletedListener, type AppsDeps, createAppsCore, type SavedGraphCheck } from './apps.service.js';
 import { registerHttpPluginRoutes } from './http-plugin.routes.js';
 import { registerPluginEndpoints } from './system-plugins/plugin-endpoints.routes.js';
 import { runSystemPlugin, type SystemPluginContext } from './system-plugins/registry.js';
@@ -121,8 +121,10 @@ export const appsServices = fp(
 /** The apps module's routes: apps, folders, permissions, versions, plugins, templates. */
 export async function appsRoutes(api: FastifyInstance): Promise<void> {
   const { core, deps, pluginContext } = api.apps;
-  registerAppRoutes(api, createAppCrud(core, deps), core, deps, api.chat.logs);
-  registerVersionRoutes(api, core, deps);
+  // The chat module judges what a saved graph may name: it runs the graphs (registered before any route).
+  const checkSavedGraph: SavedGraphCheck = (auth, nodes, previous) => api.chat.access.assertSavedGraph(auth, nodes, previous);
+  registerAppRoutes(api, createAppCrud(core, deps, checkSavedGraph), core, deps, api.chat.logs);
+  registerVersionRoutes(api, core, deps, checkSavedGraph);
   registerHttpPluginRoutes(api, core, deps, pluginContext.fetchOptions);
   registerTemplateRoutes(api);
   registerSystemPluginRoutes(api, core, deps);

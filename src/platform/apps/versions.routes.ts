@@ -5,7 +5,7 @@ import { createStampedCache } from '../../infra/stamped-read-model.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { App } from './apps.repo.js';
 import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput } from './apps.schema.js';
-import type { AppsCore, AppsDeps } from './apps.service.js';
+import type { AppsCore, AppsDeps, SavedGraphCheck } from './apps.service.js';
 import { simpleWorkflowOf } from './simple-form.js';
 import { clampDatasetSearchLimits } from '../../domain/workflow/quote-limits.js';
 import type { AppVersion, VersionsRepo } from './versions.repo.js';
@@ -49,7 +49,7 @@ export function latestVersionReader(versions: VersionsRepo, now: () => number = 
 
 const listItem = (v: AppVersion) => ({ _id: v._id, appId: v.appId, versionName: v.versionName, time: v.time, isPublish: v.isPublish, tmbId: v.tmbId });
 
-export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps: AppsDeps): void {
+export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps: AppsDeps, checkSavedGraph: SavedGraphCheck): void {
   const session = ['session'] as const;
   const mustBeWorkflow = (a: App) => {
     if (a.type === 'folder' || a.type === 'httpPlugin') throw Errors.invalidAppType(`App ${a._id} is a ${a.type}; it has no versions`);
@@ -92,6 +92,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       const { app: current } = await core.authorizeWrite(auth, input.appId, 'write');
       mustBeWorkflow(current);
       const given = (input.nodes.length === 0 ? simpleWorkflowOf(input.type ?? current.type, input) : undefined) ?? input;
+      await checkSavedGraph(auth, given.nodes, current.modules);
       const nodes = clampDatasetSearchLimits(given.nodes, deps.quoteMaxTokenOf);
       const edges = given.edges;
       const versionId = await deps.versions.insert({

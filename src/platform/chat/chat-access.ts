@@ -28,7 +28,12 @@ export interface DatasetPermissions {
   authorize(auth: AuthContext, datasetId: string, required: 'read'): Promise<unknown>;
 }
 
-export function createChatAccess(deps: { repo: ChatRepo; apps: AppSource; datasets: DatasetPermissions }) {
+export function createChatAccess(deps: {
+  repo: ChatRepo;
+  apps: AppSource;
+  datasets: DatasetPermissions;
+  memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
+}) {
   /** The app a chat request runs, by credential kind. */
   async function appForChat(auth: AuthContext, bodyAppId: string | undefined): Promise<AppDoc> {
     if (auth.authType === 'outLink') return deps.apps.findInTeam(auth.teamId, auth.appId!);
@@ -108,7 +113,46 @@ export function createChatAccess(deps: { repo: ChatRepo; apps: AppSource; datase
     return guard;
   }
 
-  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph };
+  /**
+   * A graph being saved (create, update, version save or publish): the datasets and apps it names
+   * that the app's current graph did not must be readable by the one saving it, so write on an
+   * app never becomes read on a dataset or an app. What the graph already named was checked when
+   * it was added (or is the owner's own: see ownerGuard).
+   */
+  async function assertSavedGraph(auth: AuthContext, nodes: readonly unknown[], previous: readonly unknown[]): Promise<void> {
+    const before = graphResources(previous);
+    const after = graphResources(nodes);
+    const guard = callerGuard(auth);
+    await guard.datasets(after.datasetIds.filter((id) => !before.datasetIds.includes(id)));
+    for (const id of after.appIds) if (!before.appIds.includes(id)) await guard.app(id);
+  }
+
+  /**
+   * What a stored graph may read when it runs: what its app's owner can read. It covers what
+   * only the run knows (dataset ids wired from variables a visitor sets, apps opened by id) and
+   * copies (the copier owns the copy). The owner's context is read at the first check only; an
+   * owner no longer in the team reads nothing.
+   */
+  function ownerGuard(app: { tmbId: string }): CallerGuard {
+    let owner: Promise<AuthContext> | undefined;
+    const ownerAuth = () => {
+      owner ??= deps.memberContext(app.tmbId).then((member) => {
+        if (!member) throw Errors.unAuthApp("This app's owner is no longer a member of its team: it reads no dataset or app");
+        return Object.assign({}, member, { authType: 'token' as const });
+      });
+      return owner;
+    };
+    return {
+      async datasets(ids) {
+        if (ids.length > 0) await callerGuard(await ownerAuth()).datasets(ids);
+      },
+      async app(id) {
+        await callerGuard(await ownerAuth()).app(id);
+      },
+    };
+  }
+
+  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph, assertSavedGraph, ownerGuard };
 }
 
 export type ChatAccess = ReturnType<typeof createChatAccess>;

@@ -53,7 +53,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   const outLinks = app.outlinks;
   // The datasets module's own check: judged on its team read model (no read when warm).
   const datasets = { authorize: (auth: AuthContext, datasetId: string, required: 'read') => app.datasets.ctx.auth.authDataset(auth, datasetId, required) };
-  const access = createChatAccess({ repo, apps, datasets });
+  const access = createChatAccess({ repo, apps, datasets, memberContext });
   // What every run's nodes share, built once: only the per-run fields change between turns.
   const sharedNodeDeps: SharedNodeDeps = {
     resolveLlm: models.resolveLlm,
@@ -96,6 +96,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       if (caller.shareId) await outLinks.recordUsage(caller.shareId, points);
       else if (caller.auth.apiKeyId && points > 0) await app.platformAuth.addApiKeyUsage(caller.auth.apiKeyId, points);
     },
+    ownerGuard: access.ownerGuard,
   });
   return { repo, files, logs: createChatLogsRepo(db), apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };
 }

@@ -41,13 +41,15 @@ export interface ChatRunDeps {
   logError: (error: unknown, message: string) => void;
   /** Adds points to the credential that paid (API key, share link). */
   chargeCredential: (caller: ChatCaller, points: number) => Promise<void>;
+  /** What a stored graph may read when it runs: what its app's owner can read (chat-access.ts). */
+  ownerGuard: (app: AppDoc) => CallerGuard;
 }
 
 export interface ChatTurnRequest {
   app: AppDoc;
   /** The graph to run; the latest published one when absent. */
   graph?: RunGraph;
-  /** Set when the caller sent the graph: what it may read (see chat-access.ts). */
+  /** Set when the caller sent the graph: what it may read (see chat-access.ts); else the app owner's. */
   guard?: CallerGuard;
   caller: ChatCaller;
   chatId?: string;
@@ -108,9 +110,9 @@ const turnOwnerOf = (request: Pick<ChatTurnRequest, 'caller' | 'app'>): string =
 
 export function createChatRunService(deps: ChatRunDeps) {
   /**
-   * The node runners of one graph. With a guard (a graph the caller sent), its nodes search only
-   * datasets and open only apps the caller can read, including values wired at run time; the
-   * stored graphs of the apps it opens run as their editors made them.
+   * The node runners of one graph. Its nodes search only datasets and open only apps the guard
+   * allows, values wired at run time included: the caller's rights for a graph the caller sent,
+   * the app owner's for a stored one. The stored graphs of the apps it opens run unguarded.
    */
   function runners(nodeDeps: NodeDeps, depth = 0, guard?: CallerGuard): Record<string, NodeRunner> {
     const search = nodeDeps.searchDatasets;
@@ -204,7 +206,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         variables: runVariables,
         histories,
         query: question.value as ChatValue[],
-        runners: runners(nodeDeps, 0, request.guard),
+        runners: runners(nodeDeps, 0, request.guard ?? deps.ownerGuard(app)),
         mode: request.mode,
         stream: request.stream,
         maxRunTimes: MAX_RUN_TIMES,
