@@ -634,7 +634,7 @@ describe('tools node', () => {
       const frames = sseFrames(res.body).filter((f) => f.data !== '[DONE]' && f.event !== 'flowResponses');
       const seen = frames.map((f) => {
         const data = JSON.parse(f.data);
-        if (f.event === 'answer') return `answer:${data.choices[0].delta.content ?? ''}`;
+        if (f.event === 'answer' || f.event === 'fastAnswer') return `${f.event}:${data.choices[0].delta.content ?? ''}`;
         if (f.event === 'toolCall') return `toolCall:${data.tool.id}:${data.tool.functionName}:${data.tool.params}`;
         if (f.event === 'toolParams') return `toolParams:${data.tool.id}:${data.tool.params}`;
         if (f.event === 'toolResponse') return `toolResponse:${data.tool.id}`;
@@ -647,6 +647,8 @@ describe('tools node', () => {
         'toolCall:call_s:weather:',
         'toolParams:call_s:{"city":',
         'toolParams:call_s:"Molde"}',
+        // The tool (an HTTP node) answers on its own too: its response's answerText.
+        'fastAnswer:Looked it up.',
         'toolResponse:call_s',
         'flowNodeStatus:Agent',
         'answer:It is ',
@@ -661,6 +663,35 @@ describe('tools node', () => {
     } finally {
       fake.unroute('POST', '/v1/chat/completions');
     }
+  });
+
+  it("what a called tool's own nodes answer streams as they answer it and is part of the agent's answer, before the tool item", async () => {
+    const writerTool = {
+      nodeId: 'writer',
+      flowNodeType: 'chatNode',
+      name: 'Writer',
+      intro: 'Writes a short text about a topic',
+      showStatus: true,
+      inputs: [
+        { key: 'model', value: 'fake-llm' },
+        { key: 'userChatInput', valueType: 'string', toolDescription: 'the topic', required: true },
+      ],
+      outputs: [{ id: 'answerText', key: 'answerText' }],
+    };
+    const appId = await createPublishedApp(t, tok, 'Writing agent', agentGraph([writerTool]));
+    const res = await completions({ appId, stream: true, detail: true, chatId: 'agent-writer', messages: [{ role: 'user', content: 'waves' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const frames = sseFrames(res.body).filter((f) => f.data !== '[DONE]');
+    const writerText = fake.reply([{ role: 'user', content: 'waves' }]);
+    const before = frames.slice(0, frames.findIndex((f) => f.event === 'toolResponse'));
+    const streamedByTool = before.filter((f) => f.event === 'answer').map((f) => JSON.parse(f.data).choices[0].delta.content ?? '').join('');
+    expect(streamedByTool).toBe(writerText);
+    // As a tool, the writer shows no status of its own.
+    expect(frames.filter((f) => f.event === 'flowNodeStatus').map((f) => JSON.parse(f.data).name)).not.toContain('Writer');
+    const init = await ok(t, tok, 'GET', '/core/chat/init', { appId, chatId: 'agent-writer' });
+    const saved = init.history[1].value as { type: string; text?: { content: string } }[];
+    expect(saved.map((value) => value.type)).toEqual(['text', 'tool', 'text']);
+    expect(saved[0]!.text!.content).toBe(writerText);
   });
 
   it('an HTTP tool with declared outputs answers the model with the values it picked', async () => {

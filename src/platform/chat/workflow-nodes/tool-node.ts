@@ -112,6 +112,8 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
       // Text the model wrote beside its calls ("Let me check…") is part of the answer, as in the reference.
       if (result.content) assistant.push({ type: 'text', text: { content: result.content } });
       const value: ToolValue = { type: 'tool', tools: [] };
+      // What the called tools answered is part of the agent's answer, before the round's tool item (as the reference).
+      const toolAnswers: ChatValue[] = [];
       for (const call of result.toolCalls) {
         const tool = toolOf(call.function.name);
         let args: Record<string, unknown> = {};
@@ -137,7 +139,12 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
             query,
             runners: nestedRunners(),
             mode,
-            stream: false,
+            // What the tool's own nodes answer streams as they answer it (a model node's tokens, an
+            // answer node's text); as a tool call, a node shows no status and stops for no user.
+            stream,
+            emit: (event) => {
+              if (event.event !== 'flowNodeStatus' && event.event !== 'interactive') emit(event);
+            },
             isAborted,
             runBudget,
             newId: () => nanoid(),
@@ -145,6 +152,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
           });
           keepOutputs(toolRunNodes, runtimeNodes);
           response = toolResponseText(nested.toolResponses, valuesText(nested.assistantResponses));
+          toolAnswers.push(...nested.assistantResponses);
           details.push(...nested.flowResponses);
           if (nested.flowResponses.some((r) => r.toolStop === true)) stopped = true;
           toolUsages.push(...nested.flowUsages);
@@ -153,7 +161,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         value.tools.push({ id: call.id, toolName: tool?.name ?? call.function.name, toolAvatar: tool?.avatar ?? '', functionName: call.function.name, params: call.function.arguments, response: cut(response) });
         messages.push({ role: 'tool', tool_call_id: call.id, content: response });
       }
-      assistant.push(value);
+      assistant.push(...toolAnswers.filter((item) => item.type !== 'interactive'), value);
     }
     if (answer) assistant.push({ type: 'text', text: { content: answer } });
     const totalPoints = pointsFor(llm.model, tokens);
