@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { RequiredPermission, SerializedPermission } from '../../../domain/permission.js';
-import { Errors } from '../../../infra/errors.js';
+import { Errors, isAppError } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import { createResourcePermissionService, type MemberProfiles } from '../../permissions/resource-permission.service.js';
 import type { CollectionRecord } from '../collections/collection.repo.js';
@@ -70,7 +70,25 @@ export function createDatasetAuth(deps: { permissions: DatasetPermissions; datas
     return { ...authorized, data };
   }
 
-  return { authDataset, authCollection, authData };
+  /**
+   * Of `ids` (a folder and what lies under it), those the caller holds `required` on, each judged
+   * on its own: a dataset under a folder that stopped inheriting is not the folder's to give.
+   */
+  async function permittedDatasets(auth: AuthContext, ids: readonly string[], required: RequiredPermission): Promise<string[]> {
+    const team = await deps.datasetList.team(auth.teamId);
+    const permitted: string[] = [];
+    for (const id of ids) {
+      try {
+        await deps.permissions.authorizeIn(team, auth, id, required);
+        permitted.push(id);
+      } catch (error) {
+        if (!isAppError(error)) throw error;
+      }
+    }
+    return permitted;
+  }
+
+  return { authDataset, authCollection, authData, permittedDatasets };
 }
 
 export type DatasetAuth = ReturnType<typeof createDatasetAuth>;

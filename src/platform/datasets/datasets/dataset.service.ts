@@ -154,7 +154,9 @@ export function createDatasetService(ctx: DatasetsContext) {
     if (input.parentId !== undefined && input.parentId !== dataset.parentId) {
       await ctx.permissions.move(auth, dataset, input.parentId);
     }
-    if (input.defaultPermission !== undefined && input.defaultPermission !== dataset.defaultPermission) {
+    // Compared with the default in force, not the stored one: an inheriting dataset shows its
+    // folder's, and making it private (0, as stored) must still break the inheritance.
+    if (input.defaultPermission !== undefined) {
       const fresh = (await datasets.findById(auth.teamId, dataset._id)) ?? dataset;
       await ctx.permissions.changeDefaultPermission(auth, fresh, input.defaultPermission);
     }

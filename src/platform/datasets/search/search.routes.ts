@@ -55,7 +55,7 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: DatasetsContext,
     handler: async ({ input, auth, reply }) => {
       const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
       await ctx.teamLimits.assertAndRecordExport(auth.teamId);
-      const ids = await ctx.repos.datasets.withDescendants(auth.teamId, dataset._id);
+      const ids = await ctx.auth.permittedDatasets(auth, await ctx.repos.datasets.withDescendants(auth.teamId, dataset._id), 'write');
       const cursor = ctx.repos.data.exportCursor(auth.teamId, ids, EXPORT_MAX_ROWS);
       // Streamed from a cursor: memory stays flat whatever the dataset size.
       async function* rows() {
