@@ -100,14 +100,33 @@ describe('account state behind a valid token', () => {
     expect((await get(NODES, { authorization: `bearer ${frank.access_token}` })).statusCode).toBe(200);
   });
 
-  it('a disabled account is refused, and accepted again once enabled', async () => {
+  it('a disabled account is refused, gets no new pair by refresh, and its old sessions stay ended once enabled', async () => {
     const gina = await login(t.app, 'gina', 'Gina-pass1');
+    const other = await login(t.app, 'frank', 'Frank-pass1');
     await cli(t.app, ['user', 'disable', 'gina']);
     const refused = await get(NODES, bearer(gina.access_token));
     expect(refused.statusCode).toBe(401);
-    expect(refused.json().message).toBe('Unauthorized: account is not active');
+    expect(refused.json().message).toMatch(/^Unauthorized: /);
+    const refreshOf = (pair: { refresh_token: string }) =>
+      postToken(t.app, { grant_type: 'refresh_token', refresh_token: pair.refresh_token, client_id: 'kubesphere', client_secret: 'kubesphere' });
+    const refresh = await refreshOf(gina);
+    expect(refresh.statusCode).toBe(400);
+    expect(refresh.json().error).toBe('invalid_grant');
     await cli(t.app, ['user', 'enable', 'gina']);
-    expect((await get(NODES, bearer(gina.access_token))).statusCode).toBe(200);
+    expect((await get(NODES, bearer(gina.access_token))).statusCode).toBe(401);
+    expect((await refreshOf(gina)).statusCode).toBe(400);
+    const fresh = await login(t.app, 'gina', 'Gina-pass1');
+    expect((await get(NODES, bearer(fresh.access_token))).statusCode).toBe(200);
+    // Nobody else's sessions end.
+    expect((await get(NODES, bearer(other.access_token))).statusCode).toBe(200);
+    // A disable whose revocation never ran (its process stopped after the state write): the refresh grant reads the state.
+    const users = t.app.mongo.db.collection('cluster_users');
+    await users.updateOne({ _id: 'gina' as never }, { $set: { state: 'Disabled' } });
+    try {
+      expect((await refreshOf(fresh)).json()).toEqual({ error: 'invalid_grant', error_description: 'account is not active' });
+    } finally {
+      await cli(t.app, ['user', 'enable', 'gina']);
+    }
   });
 
   it('a deleted account is refused', async () => {

@@ -175,6 +175,9 @@ export function createAccountsService(deps: {
         // Failures before a transition no longer count (the reference counts from the last one).
         await attempts.clear(username);
       }, deps.accountStateChanged);
+      // A disabled account's sessions end (the state already refuses them at use): enabling it
+      // again does not bring them back.
+      if (disabled) await deps.revokeTokens(username);
       return requireAccount(username);
     },
 

@@ -69,6 +69,10 @@ export function createOAuthService(deps: {
     }
     // "ivalid" is the reference's spelling; clients may match on it.
     if (claims.token_type !== 'refresh_token') throw ClusterErrors.oauthInvalidGrant(`ivalid token type ${claims.token_type} want refresh_token`);
+    // Unlike the reference, a disabled (or deleted) account gets no new pair: its tokens would work
+    // again the moment it is enabled.
+    const account = await accounts.findByName(claims.username);
+    if (!account || account.state === 'Disabled') throw ClusterErrors.oauthInvalidGrant('account is not active');
     // The new pair is stored before the refresh token is looked up again: a revocation (reset,
     // logout) deleting the user's tokens either removed it by then or deletes the new pair too.
     // So the earlier sessions end only after that check (multiple login off), sparing the new pair.
