@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipart } from '../fixtures/datasets/client.js';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
-import { createUser, login } from '../helpers/platform.js';
+import { apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 import { call, ok } from './apps-helpers.js';
 import { answerOnlyGraph, createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
 
@@ -276,5 +276,63 @@ describe('chat uploads from a share page or a team space', () => {
     expect((await upload({ bucketName: 'chat' })).statusCode).toBe(401);
     const files = await t.app.mongo.db.collection('chat.files').countDocuments({ teamId: new ObjectId(teamId) });
     expect(files).toBe(2);
+  });
+});
+
+describe('credentials that must not reach each other', () => {
+  it('a team-space visitor cannot open or clear the chat of a share visitor who chose the same uid', async () => {
+    const me = await ok(t, tokA, 'GET', '/support/user/account/tokenLogin');
+    const teamId = me.team.teamId;
+    const shareId = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Uid clash' });
+    // The team checker answers uid team-user-1; a share visitor picks that very uid.
+    const planted = await inject('POST', '/v1/chat/completions', { shareId, outLinkUid: 'team-user-1', chatId: 'clash-c1', messages: [{ role: 'user', content: 'share secret words' }] });
+    expect(planted.statusCode, planted.body).toBe(200);
+    const team = { teamId, teamToken: 'good-team-token' };
+    const opened = await inject('GET', `/core/chat/team/init?teamId=${teamId}&appId=${appId}&teamToken=good-team-token&chatId=clash-c1`);
+    expect(opened.body).not.toContain('share secret words');
+    expect(opened.statusCode).toBe(403);
+    const written = await inject('POST', '/v1/chat/completions', { ...team, appId, chatId: 'clash-c1', messages: [{ role: 'user', content: 'x' }] });
+    expect(written.statusCode).toBe(403);
+    await inject('DELETE', `/core/chat/clearHistories?teamId=${teamId}&appId=${appId}&teamToken=good-team-token`);
+    expect(await t.app.mongo.db.collection('chats').countDocuments({ chatId: 'clash-c1' })).toBe(1);
+    expect(await t.app.mongo.db.collection('chatitems').countDocuments({ chatId: 'clash-c1' })).toBe(2);
+  });
+
+  it('a messaging channel link is no web share link', async () => {
+    const feishu = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'feishu', name: 'Feishu bot', app: { appId: 'cli_x', appSecret: 's' } });
+    for (const [method, url, payload] of [
+      ['POST', '/v1/chat/completions', { shareId: feishu, outLinkUid: 'web-visitor', messages: [{ role: 'user', content: 'hi' }] }],
+      ['GET', `/core/chat/outLink/init?shareId=${feishu}&outLinkUid=web-visitor`, undefined],
+      ['POST', '/core/chat/getHistories', { shareId: feishu, outLinkUid: 'web-visitor' }],
+    ] as const) {
+      const res = await inject(method, url, payload);
+      expect(res.statusCode, url).toBe(403);
+      expect(res.json().statusText).toBe('linkUnInvalid');
+    }
+  });
+
+  it('an app key reads node responses of its creator chats only, not of other members (the manager fallback is for sessions)', async () => {
+    const me = await ok(t, tokA, 'GET', '/support/user/account/tokenLogin');
+    await createUser(t, { username: 'resdata-manager', password: 'password-r0', teamId: me.team.teamId, role: 'member', permission: 6 });
+    await createUser(t, { username: 'resdata-member', password: 'password-r1', teamId: me.team.teamId, role: 'member', permission: 4 });
+    const managerToken = await login(t, 'resdata-manager', 'password-r0');
+    const memberToken = await login(t, 'resdata-member', 'password-r1');
+    // The manager owns his app (manage on it) and makes a key bound to it; a member chats with it.
+    const managersApp = await createPublishedApp(t, managerToken, 'Manager bot', simpleChatGraph);
+    await ok(t, managerToken, 'POST', '/core/app/update', { appId: managersApp, defaultPermission: 4 });
+    const chatted = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/completions',
+      headers: authHeaders(memberToken),
+      payload: { appId: managersApp, chatId: 'member-c1', responseChatItemId: 'member-a1', messages: [{ dataId: 'member-q1', role: 'user', content: 'member question' }] },
+    });
+    expect(chatted.statusCode, chatted.body).toBe(200);
+    const key = await createApiKey(t, managerToken, { appId: managersApp });
+    const viaKey = await t.app.inject({ method: 'GET', url: `/api/core/chat/getResData?appId=${managersApp}&chatId=member-c1&dataId=member-a1`, headers: apiKeyHeaders(key) });
+    expect(viaKey.statusCode, viaKey.body).toBe(403);
+    expect(viaKey.json().statusText).toBe('unAuthChat');
+    // The app manager with a session still reads it, from the logs page.
+    const viaSession = await ok(t, managerToken, 'GET', '/core/chat/getResData', { appId: managersApp, chatId: 'member-c1', dataId: 'member-a1' });
+    expect(viaSession.map((r: { moduleType: string }) => r.moduleType)).toContain('chatNode');
   });
 });

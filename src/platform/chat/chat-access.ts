@@ -56,7 +56,8 @@ export function createChatAccess(deps: {
   function mayUseChat(auth: AuthContext, chat: ChatDoc | null, required: 'read' | 'write'): boolean {
     if (!chat) return true;
     if (auth.authType === 'outLink') return chat.shareId === auth.outLink?.shareId && chat.outLinkUid === auth.outLink?.outLinkUid;
-    if (auth.authType === 'teamDomain') return chat.teamId === auth.teamId && chat.outLinkUid === auth.outLink?.outLinkUid;
+    // A team-space visitor's chats only: a share visitor or an API end user (customUid) may carry the same uid.
+    if (auth.authType === 'teamDomain') return chat.teamId === auth.teamId && chat.source === 'team' && !chat.shareId && chat.outLinkUid === auth.outLink?.outLinkUid;
     if (chat.teamId !== auth.teamId) return false;
     if (isTeamOwner(auth) || chat.tmbId === auth.tmbId) return true;
     return required === 'write' && hasTeamManage(auth);
@@ -77,13 +78,14 @@ export function createChatAccess(deps: {
   /**
    * authChatCrud, else manage permission on the app: an app manager reads and annotates any
    * chat of the app from the logs page (as the reference). Only "someone else's chat" falls
-   * back; share and team callers, and keys bound to another app, never do.
+   * back, and only for a session or the root key (the reference asks a user token): share and
+   * team callers and API keys never do.
    */
   async function authChatOrAppManager(auth: AuthContext, appId: string, chatId: string): Promise<ChatDoc | null> {
     try {
       return await authChatCrud(auth, appId, chatId, 'read');
     } catch (error) {
-      if (!isAppError(error) || error.statusText !== 'unAuthChat' || auth.authType === 'outLink' || auth.authType === 'teamDomain') throw error;
+      if (!isAppError(error) || error.statusText !== 'unAuthChat' || (auth.authType !== 'token' && auth.authType !== 'root')) throw error;
       await deps.apps.authorize(auth, appId, 'manage');
       return deps.repo.findChat(appId, chatId);
     }

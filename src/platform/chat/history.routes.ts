@@ -55,7 +55,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
       const link = await chat.outLinks.linkOf(auth);
       const appDoc = await chat.apps.findInTeam(auth.teamId, link.appId);
       const existing = input.chatId ? await chat.repo.findChat(appDoc._id, input.chatId, { shareId: input.shareId }) : null;
-      if (existing && existing.outLinkUid !== auth.outLink?.outLinkUid) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      if (!chat.access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       const detail = link.responseDetail || appDoc.type === 'plugin';
       // The visitor's messages show the link creator's avatar, as the reference's share page.
       const creator = (await app.identity.teams.memberProfiles(link.teamId, [link.tmbId])).get(link.tmbId);
@@ -73,7 +73,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     handler: async ({ input, auth }) => {
       const appDoc = await chat.apps.findInTeam(auth.teamId, input.appId);
       const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId, { teamId: appDoc.teamId }) : null;
-      if (existing && existing.outLinkUid !== auth.outLink?.outLinkUid) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      if (!chat.access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       // The team's avatar on the user's messages, as the reference's team space.
       const team = await app.identity.teams.findTeam(auth.teamId);
       return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: 'team', userAvatar: team?.avatar || undefined });

@@ -102,7 +102,8 @@ export function createHistoryService(chat: ChatModule) {
     }
     if (!appId) throw Errors.missingParams("Missing field 'appId' (Params are error)");
     requireHexId(appId, 'appId');
-    if (auth.authType === 'teamDomain') return { filter: { appId, teamId: auth.teamId, outLinkUid: auth.outLink!.outLinkUid, ...(forClear ? {} : { source: 'team' }) }, limit: 30, appId };
+    // Cleared as listed: the team space's own chats, not a share visitor's or an API end user's with the same uid.
+    if (auth.authType === 'teamDomain') return { filter: { appId, teamId: auth.teamId, outLinkUid: auth.outLink!.outLinkUid, source: 'team' }, limit: 30, appId };
     return { filter: { appId, tmbId: auth.tmbId, source: auth.authType === 'apikey' ? 'api' : 'online' }, limit: 30, appId };
   }
 

@@ -50,6 +50,9 @@ export function serializeOutLink(doc: OutLinkDoc) {
 /** A free turn writes the link's `lastTime` at most this often. */
 export const LINK_TOUCH_INTERVAL_MS = 60_000;
 
+/** The link types a visitor may use as a web credential (shareId + outLinkUid). */
+const WEB_LINK_TYPES = new Set<string>(['share', 'iframe']);
+
 export function createOutLinkService(deps: OutLinkServiceDeps) {
   const lastTouched = new LruMap<number>(10_000);
   /** The link each share-link credential was resolved from, for the rest of its request. */
@@ -167,7 +170,9 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
      */
     async authenticate(shareId: string, outLinkUid: string, startsChat = false): Promise<{ link: OutLinkDoc; context: AuthContext }> {
       const link = await deps.repo.findByShareId(shareId);
-      if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
+      // A messaging channel's id sits in the receiver URL given to that platform: it is no web
+      // credential (its messages are checked by the channel's signature, which this would skip).
+      if (!link || !WEB_LINK_TYPES.has(link.type)) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
       const uid = (startsChat ? undefined : await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
       const member = await deps.memberContext(link.tmbId);
       if (!member) throw Errors.linkUnInvalid('The creator of this share link is no longer a member of its team');
