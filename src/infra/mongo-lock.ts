@@ -7,45 +7,127 @@ import { isDuplicateKeyError } from './mongo.js';
 export const LOCKS_COLLECTION = 'resource_tree_locks';
 const LOCK_TTL_MS = 15_000;
 const LOCK_WAIT_MS = 10_000;
+const DEFAULT_BUSY = 'Another change to this folder tree is in progress, try again';
+
+interface LockDoc {
+  _id: string;
+  holder: string;
+  /** The holder renews this while it works; past it, the holder is taken for dead. */
+  expiresAt: Date;
+  /** What the holder is doing, for whoever takes the lock after it died (see `acquire`). */
+  payload?: unknown;
+}
+
+export interface LocksOptions {
+  /** Where the locks live (default LOCKS_COLLECTION). */
+  collection?: string;
+  /** How long `acquire` and `withLock` wait for a live holder before a 409. */
+  waitMs?: number;
+}
+
+export interface AcquireOptions<P> {
+  /** Stored with the lock; a taker after this holder died gets it as `left`. */
+  payload?: P;
+  /** The 409's message when the lock stays taken (what the caller was waiting for). */
+  busy?: string;
+  /** The caller's clock at the call (tests of expiry pass a later one); it advances with real time. */
+  now?: Date;
+}
+
+/** A lock held by this process, renewed until released or abandoned. */
+export interface HeldLock<P> {
+  /** The payload of a holder that died with the lock (it stays stored until `carry` replaces it), or null. */
+  readonly left: P | null;
+  /** Replaces the stored payload (null: none). */
+  carry(payload: P | null): Promise<void>;
+  release(): Promise<void>;
+  /** Stops renewing and keeps the lock: it lapses, and its next taker gets the stored payload as `left`. */
+  abandon(): void;
+}
 
 /**
  * Named mutual exclusion across processes, kept in MongoDB (no multi-document transactions on
- * FerretDB). A lock document with an expiry survives a crash; a long holder keeps renewing it.
- * Used to serialise changes to a folder tree (moves, creates into a folder, folder deletes), a
- * collection's link syncs, counter recounts.
+ * FerretDB). A lock document with an expiry survives a crash; a live holder keeps renewing it,
+ * and one unrenewed past its expiry is taken over. Used to serialise changes to a folder tree
+ * (moves, creates into a folder, folder deletes), a collection's link syncs, counter recounts,
+ * and (with a payload a dead holder hands to the next) writes of a dataset's search index.
  */
-export function createMongoLocks(db: Db, options: { waitMs?: number } = {}) {
+export function createMongoLocks(db: Db, options: LocksOptions = {}) {
   const waitMs = options.waitMs ?? LOCK_WAIT_MS;
-  const locks = db.collection<{ _id: string; holder: string; expiresAt: Date }>(LOCKS_COLLECTION);
+  const locks = db.collection<LockDoc>(options.collection ?? LOCKS_COLLECTION);
+  const lapsedAt = (now: Date) => ({ expiresAt: { $lt: now } });
+
+  /**
+   * One attempt: inserts the lock, or takes it over from a holder taken for dead, keeping that
+   * holder's payload stored (a taker dying before it dealt with it leaves it to the next one).
+   * Null while a live holder has it.
+   */
+  async function take(key: string, holder: string, payload: unknown, now: Date, expiresAt: Date): Promise<{ left: unknown } | null> {
+    try {
+      await locks.insertOne({ _id: key, holder, expiresAt, ...(payload === undefined ? {} : { payload }) });
+      return { left: null };
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+    const dead = await locks.findOneAndUpdate({ _id: key, ...lapsedAt(now) }, { $set: { holder, expiresAt } }, { returnDocument: 'before' });
+    if (!dead) return null;
+    const left = dead.payload ?? null;
+    if (left === null && payload !== undefined) await locks.updateOne({ _id: key, holder }, { $set: { payload } });
+    return { left };
+  }
+
+  async function acquireOrNull<P>(key: string, options: AcquireOptions<P>, wait: boolean): Promise<HeldLock<P> | null> {
+    const holder = randomUUID();
+    const started = Date.now();
+    const clock = () => new Date((options.now ?? new Date(started)).getTime() + Date.now() - started);
+    const expiry = () => new Date(clock().getTime() + LOCK_TTL_MS);
+    for (let attempt = 0; ; attempt++) {
+      const taken = await take(key, holder, options.payload, clock(), expiry());
+      if (taken) return held(key, holder, taken.left as P | null, expiry);
+      if (!wait) return null;
+      if (Date.now() - started > waitMs) throw Errors.conflict(options.busy ?? DEFAULT_BUSY);
+      // Short waits first (most holds take milliseconds), then at most 5 tries a second.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200, 10 * 1.5 ** attempt) * (1 + Math.random())));
+    }
+  }
+
+  function held<P>(key: string, holder: string, left: P | null, expiry: () => Date): HeldLock<P> {
+    const mine = { _id: key, holder };
+    const renew = setInterval(() => void locks.updateOne(mine, { $set: { expiresAt: expiry() } }).catch(() => undefined), LOCK_TTL_MS / 3);
+    renew.unref();
+    return {
+      left,
+      async carry(payload) {
+        await locks.updateOne(mine, payload === null ? { $unset: { payload: '' } } : { $set: { payload } });
+      },
+      async release() {
+        clearInterval(renew);
+        await locks.deleteOne(mine);
+      },
+      abandon: () => clearInterval(renew),
+    };
+  }
+
+  /** Takes the lock, waiting for a live holder up to `waitMs` (then 409). */
+  const acquire = async <P>(key: string, options: AcquireOptions<P> = {}): Promise<HeldLock<P>> => (await acquireOrNull(key, options, true))!;
 
   return {
+    acquire,
+    /** Takes the lock if no live holder has it; null otherwise. */
+    tryAcquire: <P>(key: string, options: AcquireOptions<P> = {}): Promise<HeldLock<P> | null> => acquireOrNull(key, options, false),
     /** `busy`: the 409's message when the lock stays taken (what the caller was waiting for). */
-    async withLock<T>(key: string, run: () => Promise<T>, busy = 'Another change to this folder tree is in progress, try again'): Promise<T> {
-      const holder = randomUUID();
-      const deadline = Date.now() + waitMs;
-      for (;;) {
-        const expiresAt = new Date(Date.now() + LOCK_TTL_MS);
-        try {
-          await locks.insertOne({ _id: key, holder, expiresAt });
-          break;
-        } catch (error) {
-          if (!isDuplicateKeyError(error)) throw error;
-        }
-        const stolen = await locks.findOneAndUpdate({ _id: key, expiresAt: { $lt: new Date() } }, { $set: { holder, expiresAt } });
-        if (stolen) break;
-        if (Date.now() > deadline) throw Errors.conflict(busy);
-        await new Promise((resolve) => setTimeout(resolve, 15 + Math.random() * 20));
-      }
-      const renew = setInterval(() => {
-        void locks.updateOne({ _id: key, holder }, { $set: { expiresAt: new Date(Date.now() + LOCK_TTL_MS) } }).catch(() => undefined);
-      }, LOCK_TTL_MS / 3);
-      renew.unref();
+    async withLock<T>(key: string, run: () => Promise<T>, busy = DEFAULT_BUSY): Promise<T> {
+      const lock = await acquire(key, { busy });
       try {
         return await run();
       } finally {
-        clearInterval(renew);
-        await locks.deleteOne({ _id: key, holder });
+        await lock.release();
       }
+    },
+    /** Keys of locks whose holders are taken for dead at `now` (a sweep takes them to finish what they left). */
+    async lapsed(now = new Date()): Promise<string[]> {
+      const docs = await locks.find(lapsedAt(now), { projection: { _id: 1 } }).toArray();
+      return docs.map((doc) => doc._id);
     },
   };
 }

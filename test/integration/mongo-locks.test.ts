@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/infra/errors.js';
-import { createMongoLocks } from '../../src/infra/mongo-lock.js';
+import { createMongoLocks, LOCKS_COLLECTION } from '../../src/infra/mongo-lock.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 describe('named locks', () => {
@@ -19,8 +19,16 @@ describe('named locks', () => {
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const holding = first.withLock('sync:c1', () => held);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Waits until the first holds it (its first insert may create the collection: slow on FerretDB).
+    let holds: () => void = () => undefined;
+    const holdsNow = new Promise<void>((resolve) => {
+      holds = resolve;
+    });
+    const holding = first.withLock('sync:c1', () => {
+      holds();
+      return held;
+    });
+    await holdsNow;
     const refused = await second.withLock('sync:c1', async () => 'ran', 'This collection is being synced already, try again').catch((error: unknown) => error);
     expect(isAppError(refused) && [refused.httpStatus, refused.message]).toEqual([409, 'This collection is being synced already, try again']);
     const other = await second.withLock('sync:c2', async () => 'ran');
@@ -28,5 +36,41 @@ describe('named locks', () => {
     release();
     await holding;
     expect(await second.withLock('sync:c1', async () => 'ran')).toBe('ran');
+  });
+
+  it('a lock carries a payload: the taker of a lapsed lock learns its dead holder\'s, kept stored until the taker carries its own', async () => {
+    const locks = createMongoLocks(t.app.mongo.db, { waitMs: 300 });
+    const stored = async (key: string) => (await t.app.mongo.db.collection<{ _id: string; payload?: unknown }>(LOCKS_COLLECTION).findOne({ _id: key }))?.payload;
+    const later = (minutes: number) => new Date(Date.now() + minutes * 60_000);
+
+    const dying = await locks.acquire('job:1', { payload: { step: 'a' } });
+    expect(dying.left).toBeNull();
+    expect(await stored('job:1')).toEqual({ step: 'a' });
+    // Killed: no more renewals, the lock stays. Live until it lapses.
+    dying.abandon();
+    expect(await locks.tryAcquire('job:1', { payload: { step: 'b' } })).toBeNull();
+    expect(await locks.lapsed(later(1))).toContain('job:1');
+
+    // A taker killed before it dealt with what it was left leaves that to the next one.
+    const second = await locks.tryAcquire<{ step: string }>('job:1', { payload: { step: 'b' }, now: later(1) });
+    expect(second?.left).toEqual({ step: 'a' });
+    expect(await stored('job:1')).toEqual({ step: 'a' });
+    second!.abandon();
+    const third = await locks.tryAcquire<{ step: string }>('job:1', { payload: { step: 'c' }, now: later(2) });
+    expect(third?.left).toEqual({ step: 'a' });
+    await third!.carry({ step: 'c' });
+    expect(await stored('job:1')).toEqual({ step: 'c' });
+    await third!.carry(null);
+    expect(await stored('job:1')).toBeUndefined();
+    await third!.release();
+    expect(await t.app.mongo.db.collection(LOCKS_COLLECTION).countDocuments({ _id: 'job:1' as never })).toBe(0);
+
+    // A dead holder that left nothing: the taker's own payload is stored at once.
+    (await locks.acquire('job:2')).abandon();
+    const taker = await locks.tryAcquire('job:2', { payload: { step: 'x' }, now: later(1) });
+    expect(taker?.left).toBeNull();
+    expect(await stored('job:2')).toEqual({ step: 'x' });
+    await taker!.release();
+    expect(await locks.withLock('job:2', async () => 'ran')).toBe('ran');
   });
 });
