@@ -19,7 +19,7 @@ import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
 import { createFileService } from './files/file.service.js';
 import { INDEX_STORE_INDEXES } from './search/index-store.repo.js';
-import { INDEX_WRITE_LOCK_INDEXES } from './search/index-write-lock.repo.js';
+import { INDEX_WRITE_LOCK_INDEXES, upgradeIndexWriteLocks } from './search/index-write-lock.repo.js';
 import { repairAbandonedIndexWrites } from './search/index-writes.js';
 import { createSearchService, type SearchService } from './search/search.service.js';
 import { registerSearchRoutes } from './search/search.routes.js';
@@ -88,6 +88,8 @@ export const datasetsServices = fp(
         ...RESOURCE_PERMISSION_INDEXES,
       ]),
     );
+    // Before the worker's or the sweep's first index write: what a stopped process of the previous version left is still repaired.
+    api.startup.add('datasets: index write locks of the previous version', () => upgradeIndexWriteLocks(api.mongo.db));
     const cleanups: { stop(): void }[] = [];
     api.startup.add('datasets: training worker and cleanups', async () => {
       await ctx.repos.trainings.flagEarlierFailures();

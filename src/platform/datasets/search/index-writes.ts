@@ -1,13 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { Errors } from '../../../infra/errors.js';
+import type { HeldLock } from '../../../infra/mongo-lock.js';
 import type { DatasetsContext } from '../context.js';
 import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';
 import type { IndexWriteIntent } from './index-write-lock.repo.js';
-
-/** A holder renews its lock every third of this; a lock unrenewed this long is taken for dead. */
-const LEASE_MS = 15_000;
-/** How long a writer waits for the dataset's lock before answering 409. */
-const WAIT_MS = 30_000;
 
 export type { IndexWriteIntent } from './index-write-lock.repo.js';
 
@@ -35,8 +29,8 @@ export async function withIndexWrite<T>(
   intent: IndexWriteIntent | undefined,
   run: (intend: (intent: IndexWriteIntent) => Promise<void>) => Promise<T>,
 ): Promise<T> {
-  const lock = await takeLock(ctx, datasetId, intent, true, new Date());
-  return runLocked(ctx, datasetId, lock!, intent, run);
+  const lock = await ctx.repos.indexWrites.acquire<IndexWriteIntent>(datasetId, { payload: intent, busy: `Another write to dataset ${datasetId} is in progress; try again` });
+  return runLocked(ctx, datasetId, lock, intent, run);
 }
 
 /**
@@ -45,9 +39,9 @@ export async function withIndexWrite<T>(
  */
 export async function repairAbandonedIndexWrites(ctx: DatasetsContext, now = new Date()): Promise<number> {
   let repaired = 0;
-  for (const datasetId of await ctx.repos.indexWrites.abandoned(now)) {
+  for (const datasetId of await ctx.repos.indexWrites.lapsed(now)) {
     // Taken by a live writer meanwhile: that writer repairs.
-    const lock = await takeLock(ctx, datasetId, undefined, false, now);
+    const lock = await ctx.repos.indexWrites.tryAcquire<IndexWriteIntent>(datasetId, { now });
     if (!lock) continue;
     if (lock.left) repaired += 1;
     await runLocked(ctx, datasetId, lock, undefined, async () => undefined);
@@ -55,64 +49,39 @@ export async function repairAbandonedIndexWrites(ctx: DatasetsContext, now = new
   return repaired;
 }
 
-interface Lock {
-  holder: string;
-  /** The intent a dead holder left, to repair first. */
-  left: IndexWriteIntent | null;
-  leaseEnd: () => Date;
-}
-
-/** Takes the dataset's lock, waiting for it (up to WAIT_MS, then 409) or not (null). */
-async function takeLock(ctx: DatasetsContext, datasetId: string, intent: IndexWriteIntent | undefined, wait: boolean, now: Date): Promise<Lock | null> {
-  const holder = randomUUID();
-  const started = Date.now();
-  // On the caller's clock (the sweep's tests move it), advancing with real time.
-  const clock = () => new Date(now.getTime() + Date.now() - started);
-  const leaseEnd = () => new Date(clock().getTime() + LEASE_MS);
-  for (let attempt = 0; ; attempt++) {
-    const taken = await ctx.repos.indexWrites.take(datasetId, holder, intent, clock(), leaseEnd());
-    if (taken) return { holder, left: taken.left, leaseEnd };
-    if (!wait) return null;
-    if (Date.now() - started > WAIT_MS) throw Errors.conflict(`Another write to dataset ${datasetId} is in progress; try again`);
-    // Short waits first (most writes take milliseconds), then at most 5 tries a second.
-    await new Promise((resolve) => setTimeout(resolve, Math.min(200, 10 * 1.5 ** attempt) * (1 + Math.random())));
-  }
-}
-
-/** Repairs what a dead holder left, runs the write with the lock renewed, and releases it. */
+/** Repairs what a dead holder left, runs the write, and releases the lock (or leaves it, with its intent, to the next taker). */
 async function runLocked<T>(
   ctx: DatasetsContext,
   datasetId: string,
-  { holder, left, leaseEnd }: Lock,
+  lock: HeldLock<IndexWriteIntent>,
   intent: IndexWriteIntent | undefined,
   write: (intend: (intent: IndexWriteIntent) => Promise<void>) => Promise<T>,
 ): Promise<T> {
-  const locks = ctx.repos.indexWrites;
-  const renew = setInterval(() => void locks.renew(datasetId, holder, leaseEnd()).catch(() => undefined), LEASE_MS / 3);
-  renew.unref();
   let current = intent;
   // The dead holder's intent stays stored until repaired: a failure before leaves it to the next taker.
-  let repaired = left === null;
+  let repaired = lock.left === null;
   try {
-    if (left) {
-      await repair(ctx, datasetId, left);
-      await locks.intend(datasetId, holder, intent ?? null);
+    if (lock.left) {
+      await repair(ctx, datasetId, lock.left);
+      await lock.carry(intent ?? null);
       repaired = true;
     }
     const result = await write(async (next) => {
       current = next;
-      await locks.intend(datasetId, holder, next);
+      await lock.carry(next);
     });
-    await locks.release(datasetId, holder);
+    await lock.release();
     return result;
   } catch (error) {
-    if (repaired) {
-      const mended = current ? repair(ctx, datasetId, current) : Promise.resolve();
-      await mended.then(() => locks.release(datasetId, holder)).catch(() => undefined);
+    // Released once what the write did is repaired; otherwise left to lapse with its intent stored.
+    try {
+      if (!repaired) throw error;
+      if (current) await repair(ctx, datasetId, current);
+      await lock.release();
+    } catch {
+      lock.abandon();
     }
     throw error;
-  } finally {
-    clearInterval(renew);
   }
 }
 
