@@ -307,7 +307,7 @@ describe('datasets in a stored workflow', () => {
     expect(viaCopy.body).toContain('unAuthDataset');
   });
 
-  it('a dataset list wired from a variable runs with the app owner rights, whoever chats', async () => {
+  it('a dataset list wired from a variable needs the rights of both the app owner and the caller', async () => {
     const wired = searchGraph(['VARIABLE_NODE_ID', 'datasetList']);
     const own = await createPublishedApp(t, editorToken, 'Editor wired', wired);
     const refused = await complete(editorToken, own, { datasetList: [{ datasetId: secretDatasetId }] });
@@ -316,8 +316,39 @@ describe('datasets in a stored workflow', () => {
     const allowed = await complete(editorToken, own, { datasetList: [{ datasetId: openDatasetId }] });
     expect(allowed.statusCode, allowed.body).toBe(200);
     expect(allowed.body).toContain('canteen');
-    // The owner's wired app reads the secret dataset for him.
+    // The owner's wired app reads the secret dataset for him, not for a caller who cannot read it.
     const ownersWired = await createPublishedApp(t, ownerToken, 'Owner wired', wired);
+    await ok(t, ownerToken, 'POST', '/core/app/update', { appId: ownersWired, defaultPermission: 4 });
     expect((await complete(ownerToken, ownersWired, { datasetList: [{ datasetId: secretDatasetId }] })).body).toContain('7741');
+    const readerTry = await complete(readerToken, ownersWired, { datasetList: [{ datasetId: secretDatasetId }] });
+    expect(readerTry.body).not.toContain('7741');
+    expect(readerTry.body).toContain('unAuthDataset');
+    expect((await complete(readerToken, ownersWired, { datasetList: [{ datasetId: openDatasetId }] })).body).toContain('canteen');
+  });
+
+  it('an app run as a node reads its own datasets with its owner rights, and what the parent hands it with the parent rights too', async () => {
+    // The owner's child app searches the secret dataset itself, and a list given as its variable.
+    const literalChild = await createPublishedApp(t, ownerToken, 'Vault child', searchGraph([{ datasetId: secretDatasetId }]));
+    const wiredChild = await createPublishedApp(t, ownerToken, 'Wired child', searchGraph(['VARIABLE_NODE_ID', 'datasetList']));
+    for (const id of [literalChild, wiredChild]) await ok(t, ownerToken, 'POST', '/core/app/update', { appId: id, defaultPermission: 4 });
+    const parentOf = (childId: string, extra: { key: string; value: unknown }[] = []) => ({
+      nodes: [
+        start,
+        { nodeId: 'child', flowNodeType: 'appModule', name: 'Child', pluginId: childId, inputs: [{ key: 'userChatInput', value: ['start', 'userChatInput'] }, { key: 'history', value: 0 }, ...extra], outputs: [{ id: 'answerText', key: 'answerText' }] },
+      ],
+      edges: [edge('start', 'child')],
+      chatConfig: {},
+    });
+    // As chatting with the child itself would: its own dataset, chosen by its owner.
+    const viaLiteral = await complete(editorToken, await createPublishedApp(t, editorToken, 'Parent literal', parentOf(literalChild)));
+    expect(viaLiteral.statusCode, viaLiteral.body).toBe(200);
+    expect(viaLiteral.body).toContain('7741');
+    // A list the editor hands the child: the editor cannot read it, so the child may not search it for him.
+    const handed = await createPublishedApp(t, editorToken, 'Parent handing', parentOf(wiredChild, [{ key: 'datasetList', value: [{ datasetId: secretDatasetId }] }]));
+    const viaHanded = await complete(editorToken, handed);
+    expect(viaHanded.body).not.toContain('7741');
+    expect(viaHanded.body).toContain('unAuthDataset');
+    const openHanded = await createPublishedApp(t, editorToken, 'Parent handing open', parentOf(wiredChild, [{ key: 'datasetList', value: [{ datasetId: openDatasetId }] }]));
+    expect((await complete(editorToken, openHanded)).body).toContain('canteen');
   });
 });

@@ -3,7 +3,7 @@
  * whether an existing chat is theirs.
  */
 import { PermissionValue } from '../../domain/permission.js';
-import { graphResources } from '../../domain/workflow/graph-resources.js';
+import { type GraphResources, graphResources } from '../../domain/workflow/graph-resources.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { requireHexId } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
@@ -130,31 +130,39 @@ export function createChatAccess(deps: {
   }
 
   /**
-   * What a stored graph may read when it runs: what its app's owner can read. It covers what
-   * only the run knows (dataset ids wired from variables a visitor sets, apps opened by id) and
-   * copies (the copier owns the copy). The owner's context is read at the first check only; an
-   * owner no longer in the team reads nothing.
+   * What a stored graph reads when it runs. The datasets and apps it names itself were chosen by
+   * its owner or an editor (checked when saved): they are read with the app owner's rights. Any
+   * other id reaches the run from outside (a variable the caller sets, a parent graph's input):
+   * it needs the owner's rights and also those of `supplier` (the caller's guard, or the parent
+   * run's), so nobody reads through an app what they could not read themselves. Copies are
+   * covered too: the copier owns the copy. An owner no longer in the team reads nothing.
    */
-  function ownerGuard(app: { tmbId: string }): CallerGuard {
-    let owner: Promise<AuthContext> | undefined;
-    const ownerAuth = () => {
+  function storedGraphGuard(app: { tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard): CallerGuard {
+    let own: GraphResources | undefined;
+    const ownIds = () => (own ??= graphResources(nodes));
+    let owner: Promise<CallerGuard> | undefined;
+    const ownerGuard = () => {
       owner ??= deps.memberContext(app.tmbId).then((member) => {
         if (!member) throw Errors.unAuthApp("This app's owner is no longer a member of its team: it reads no dataset or app");
-        return Object.assign({}, member, { authType: 'token' as const });
+        return callerGuard(Object.assign({}, member, { authType: 'token' as const }));
       });
       return owner;
     };
     return {
       async datasets(ids) {
-        if (ids.length > 0) await callerGuard(await ownerAuth()).datasets(ids);
+        if (ids.length === 0) return;
+        await (await ownerGuard()).datasets(ids);
+        const supplied = ids.filter((id) => !ownIds().datasetIds.includes(id));
+        if (supplied.length > 0) await supplier.datasets(supplied);
       },
       async app(id) {
-        await callerGuard(await ownerAuth()).app(id);
+        await (await ownerGuard()).app(id);
+        if (!ownIds().appIds.includes(id)) await supplier.app(id);
       },
     };
   }
 
-  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph, assertSavedGraph, ownerGuard };
+  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph, assertSavedGraph, callerGuard, storedGraphGuard };
 }
 
 export type ChatAccess = ReturnType<typeof createChatAccess>;

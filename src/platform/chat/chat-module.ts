@@ -96,7 +96,8 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       if (caller.shareId) await outLinks.recordUsage(caller.shareId, points);
       else if (caller.auth.apiKeyId && points > 0) await app.platformAuth.addApiKeyUsage(caller.auth.apiKeyId, points);
     },
-    ownerGuard: access.ownerGuard,
+    callerGuard: access.callerGuard,
+    storedGraphGuard: access.storedGraphGuard,
   });
   return { repo, files, logs: createChatLogsRepo(db), apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };
 }

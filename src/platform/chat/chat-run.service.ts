@@ -12,6 +12,7 @@ import { deepClone } from '../../infra/deep-clone.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
 import { isProviderError } from '../../infra/provider-http.js';
+import type { AuthContext } from '../auth/types.js';
 import type { UsageRepo } from '../identity/usage.repo.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.js';
 import type { ChatDoc, ChatItemDoc, ChatRepo, ChatSource } from './chat.repo.js';
@@ -41,8 +42,10 @@ export interface ChatRunDeps {
   logError: (error: unknown, message: string) => void;
   /** Adds points to the credential that paid (API key, share link). */
   chargeCredential: (caller: ChatCaller, points: number) => Promise<void>;
-  /** What a stored graph may read when it runs: what its app's owner can read (chat-access.ts). */
-  ownerGuard: (app: AppDoc) => CallerGuard;
+  /** What a caller may read (chat-access.ts). */
+  callerGuard: (auth: AuthContext) => CallerGuard;
+  /** What a stored graph may read when it runs (chat-access.ts): its own ids with its owner's rights, others with the supplier's too. */
+  storedGraphGuard: (app: { tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard) => CallerGuard;
 }
 
 export interface ChatTurnRequest {
@@ -112,24 +115,27 @@ export function createChatRunService(deps: ChatRunDeps) {
   /**
    * The node runners of one graph. Its nodes search only datasets and open only apps the guard
    * allows, values wired at run time included: the caller's rights for a graph the caller sent,
-   * the app owner's for a stored one. The stored graphs of the apps it opens run unguarded.
+   * storedGraphGuard for a stored one; an app it opens runs its own stored graph under a guard
+   * built from that app's owner and this run's guard.
    */
-  function runners(nodeDeps: NodeDeps, depth = 0, guard?: CallerGuard): Record<string, NodeRunner> {
+  function runners(nodeDeps: NodeDeps, depth: number, guard: CallerGuard): Record<string, NodeRunner> {
     const search = nodeDeps.searchDatasets;
     const guardedSearch: NodeDeps['searchDatasets'] = async (request) => {
-      await guard?.datasets(request.datasetIds);
+      await guard.datasets(request.datasetIds);
       return search!(request);
     };
-    const ownDeps: NodeDeps = guard && search ? Object.assign({}, nodeDeps, { searchDatasets: guardedSearch }) : nodeDeps;
+    const ownDeps: NodeDeps = search ? Object.assign({}, nodeDeps, { searchDatasets: guardedSearch }) : nodeDeps;
     const composite = createCompositeRunners({
       depth,
       runSystemPlugin: nodeDeps.runSystemPlugin,
       customFeedbacks: nodeDeps.customFeedbacks,
-      runners: () => runners(nodeDeps, depth + 1),
       loadGraph: async (childId) => {
-        if (guard) await guard.app(childId);
+        await guard.app(childId);
         const child = await deps.apps.findInTeam(nodeDeps.teamId, childId);
-        return { graph: await deps.apps.runGraph(child), type: child.type, name: child.name, avatar: child.avatar };
+        const graph = await deps.apps.runGraph(child);
+        // The child's own ids with its owner's rights; what this run hands it, with this run's too.
+        const childGuard = deps.storedGraphGuard(child, graph.nodes, guard);
+        return { graph, type: child.type, name: child.name, avatar: child.avatar, runners: runners(nodeDeps, depth + 1, childGuard) };
       },
     });
     // The agent's tools are nodes of the same graph: the same guard applies.
@@ -206,7 +212,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         variables: runVariables,
         histories,
         query: question.value as ChatValue[],
-        runners: runners(nodeDeps, 0, request.guard ?? deps.ownerGuard(app)),
+        runners: runners(nodeDeps, 0, request.guard ?? deps.storedGraphGuard(app, graph.nodes, deps.callerGuard(caller.auth))),
         mode: request.mode,
         stream: request.stream,
         maxRunTimes: MAX_RUN_TIMES,

@@ -14,9 +14,11 @@ import { nanoid } from '../ids.js';
 export const MAX_NESTING = 5;
 
 export interface CompositeDeps {
-  /** The child app's runnable graph within the caller's team (throws when missing or foreign). */
-  loadGraph: (appId: string) => Promise<{ graph: RunGraph; type: string; name: string; avatar?: string }>;
-  runners: () => Record<string, NodeRunner>;
+  /**
+   * The child app's runnable graph within the caller's team (throws when missing or foreign), and
+   * the runners it runs with (what it may read depends on the child app).
+   */
+  loadGraph: (appId: string) => Promise<{ graph: RunGraph; type: string; name: string; avatar?: string; runners: Record<string, NodeRunner> }>;
   depth: number;
   /** Runs a built-in system plugin (`community-*`); absent where none are served. */
   runSystemPlugin?: (name: string, inputs: Record<string, unknown>) => Promise<Record<string, unknown>>;
@@ -77,7 +79,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       variables: { ...context.variables },
       histories: context.histories,
       query: context.query,
-      runners: deps.runners(),
+      runners: child.runners,
       mode: context.mode,
       // What the plugin answers (its answer or AI nodes) streams and is saved as this node's answer.
       stream: context.stream,
@@ -121,7 +123,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       variables: { ...context.variables, ...childVariables },
       histories,
       query: [{ type: 'text', text: { content: question } }],
-      runners: deps.runners(),
+      runners: child.runners,
       mode: context.mode,
       stream: context.stream,
       emit: context.emit,
