@@ -106,10 +106,16 @@ export async function* readSseData(body: AsyncIterable<Uint8Array>): AsyncGenera
   if (buffer.startsWith('data:')) yield buffer.slice(5).trim();
 }
 
-/** A streaming completion; `onDelta` receives each content fragment as it arrives. */
-export async function streamChat(endpoint: LlmEndpoint, request: LlmRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<LlmResult> {
+/** Starts a streamed completion (usage included at its end); an answer other than 2xx is an LlmError. */
+export async function postStreamingChat(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<ProviderResponse> {
   const response = await post(endpoint, Object.assign({}, request, { stream: true, stream_options: { include_usage: true } }), signal);
   if (!response.ok) throw await failure(response);
+  return response;
+}
+
+/** A streaming completion; `onDelta` receives each content fragment as it arrives. */
+export async function streamChat(endpoint: LlmEndpoint, request: LlmRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<LlmResult> {
+  const response = await postStreamingChat(endpoint, request, signal);
   let content = '';
   let usage: { prompt_tokens?: number; completion_tokens?: number } | undefined;
   for await (const data of readSseData(response.chunks())) {

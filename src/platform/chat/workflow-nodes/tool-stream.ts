@@ -4,9 +4,7 @@
  * round (`answer` tokens, a `toolCall` when a call starts, `toolParams` for its argument pieces).
  * The plain streamChat helper reads text only.
  */
-import { joinUrl } from '../../../infra/join-url.js';
-import { LlmError, type LlmEndpoint, type LlmRequest, type LlmResult, type LlmToolCall, readSseData } from '../../../infra/llm-stream.js';
-import { failureReason, providerRequest } from '../../../infra/provider-client.js';
+import { type LlmEndpoint, type LlmRequest, type LlmResult, type LlmToolCall, postStreamingChat, readSseData } from '../../../infra/llm-stream.js';
 
 export interface ToolRoundHandlers {
   onText: (text: string) => void;
@@ -31,19 +29,6 @@ interface ChoicePart {
 interface StreamChunk {
   choices?: { delta?: ChoicePart; message?: ChoicePart }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number };
-}
-
-async function send(endpoint: LlmEndpoint, request: LlmRequest, signal: AbortSignal | undefined) {
-  const headers = { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) };
-  const body = JSON.stringify(Object.assign({}, request, { stream: true, stream_options: { include_usage: true } }));
-  const response = await providerRequest(joinUrl(endpoint.baseUrl, '/chat/completions'), { method: 'POST', headers, body, signal }).catch((error: unknown) => {
-    throw new LlmError(`The model provider is unreachable: ${failureReason(error)}`);
-  });
-  if (!response.ok) {
-    const text = await response.text().catch(() => '');
-    throw new LlmError(`The model provider answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ''}`);
-  }
-  return response;
 }
 
 /** A call of a streamed round, built up from its fragments (keyed by the index the provider gives it). */
@@ -94,7 +79,7 @@ class CallAssembler {
 
 /** A streamed completion with tools; a provider answering the streamed request with one JSON completion is read as such. */
 export async function streamToolRound(endpoint: LlmEndpoint, request: LlmRequest, handlers: ToolRoundHandlers, newId: () => string, signal?: AbortSignal): Promise<LlmResult> {
-  const response = await send(endpoint, request, signal);
+  const response = await postStreamingChat(endpoint, request, signal);
   const assembler = new CallAssembler(handlers);
   let content = '';
   let usage: StreamChunk['usage'];
