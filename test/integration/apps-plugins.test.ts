@@ -98,8 +98,14 @@ describe('HTTP plugins', () => {
     expect(preview.inputs.map((i: { key: string }) => i.key)).toEqual(['id']);
     expect(preview.outputs.map((o: { key: string }) => o.key)).toEqual(['result']);
 
+    // A plugin someone moved into the container (named as an operation the new schema drops) is not the schema's to delete.
+    const handMade = await ok(t, tok, 'POST', '/core/app/create', { name: 'getPet', type: 'plugin', intro: 'hand made', modules: [], edges: [] });
+    await ok(t, tok, 'POST', '/core/app/update', { appId: handMade, parentId: id });
     await ok(t, tok, 'POST', '/core/app/httpPlugin/update', { appId: id, name: 'Pets v2', pluginData: { apiSchemaStr: schemaYaml } });
-    const after = await children(id);
+    const inContainer = await children(id);
+    expect(inContainer.find((c: { _id: string }) => c._id === handMade)).toMatchObject({ name: 'getPet', intro: 'hand made' });
+    await ok(t, tok, 'POST', '/core/app/del', { appId: handMade });
+    const after = inContainer.filter((c: { _id: string }) => c._id !== handMade);
     expect(after.map((c: { name: string }) => c.name)).toEqual(['listOwners', 'listPets']);
     const kept = after.find((c: { name: string }) => c.name === 'listPets');
     expect(kept._id).toBe(before.find((c: { name: string }) => c.name === 'listPets')._id);

@@ -67,12 +67,14 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
       parseCustomHeaders(next.customHeaders);
       if (changed && next.apiSchemaStr.trim()) {
         const plugins = generatePlugins(next.apiSchemaStr, next.customHeaders);
-        // Only the generated plugins are reconciled; anything else moved into the container stays.
-        const children = (await deps.apps.children(auth.teamId, input.appId)).filter((c) => c.type === 'plugin');
+        // Only the generated plugins (they carry the operation they came from) are reconciled: a
+        // plugin someone moved into the container stays, whatever its name (deleting it would be
+        // an owner's act, done here with manage on the container).
+        const children = (await deps.apps.children(auth.teamId, input.appId)).filter((c) => c.type === 'plugin' && c.pluginData?.pluginUniId);
         const wanted = new Map(plugins.map((p) => [p.name, p]));
-        const existing = new Map(children.map((c) => [c.pluginData?.pluginUniId ?? c.name, c]));
+        const existing = new Map(children.map((c) => [c.pluginData?.pluginUniId as string, c]));
         const added = plugins.filter((p) => !existing.has(p.name));
-        const removed = children.filter((c) => !wanted.has(c.pluginData?.pluginUniId ?? c.name));
+        const removed = children.filter((c) => !wanted.has(c.pluginData?.pluginUniId as string));
         // Room for the difference only: what the removed children free is reused by the added ones.
         await core.withAppRoom(auth.teamId, Math.max(0, added.length - removed.length), async (room) => {
           for (const child of removed) await core.deleteTree(auth.teamId, child._id, room);
