@@ -91,10 +91,7 @@ export function createChatAccess(deps: {
     }
   }
 
-  /**
-   * A graph the caller sent (chatTest, debug) searches only datasets and runs only apps the
-   * caller can read; a stored, published graph uses what its editor chose.
-   */
+  /** What a caller can read: a graph the caller sent (chatTest, debug) reads only that; also the supplier side of storedGraphGuard. */
   function callerGuard(auth: AuthContext): CallerGuard {
     return {
       async datasets(ids) {
@@ -119,7 +116,7 @@ export function createChatAccess(deps: {
    * A graph being saved (create, update, version save or publish): the datasets and apps it names
    * that the app's current graph did not must be readable by the one saving it, so write on an
    * app never becomes read on a dataset or an app. What the graph already named was checked when
-   * it was added (or is the owner's own: see ownerGuard).
+   * it was added (and is read with the owner's rights: see storedGraphGuard).
    */
   async function assertSavedGraph(auth: AuthContext, nodes: readonly unknown[], previous: readonly unknown[]): Promise<void> {
     const before = graphResources(previous);
