@@ -1,4 +1,3 @@
-import { queueNextRebuild } from './rebuild.js';
 import { randomUUID } from 'node:crypto';
 import { backoffDelay } from '../../../infra/backoff.js';
 import { describeError } from '../../../infra/database-errors.js';
@@ -10,6 +9,7 @@ import { groupBy } from '../../../domain/group-by.js';
 import { withIndexWrite } from '../search/index-writes.js';
 import { removeWritesOfDeletedOwners } from './deleted-datasets.js';
 import { processQaItem } from './qa-training.js';
+import { continueRebuildChain } from './rebuild.js';
 import { PERMANENT_LOCK, type TrainingRecord } from './training.repo.js';
 
 export interface TrainingWorkerOptions {
@@ -82,7 +82,10 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     }
     const attempts = item.retryCount + 1;
     const message = (error instanceof Error ? error.message : String(error)).slice(0, 500);
-    const lockTime = attempts >= maxRetries ? PERMANENT_LOCK : new Date(now.getTime() - lockMs + backoffMs * 2 ** (attempts - 1));
+    const givingUp = attempts >= maxRetries;
+    const lockTime = givingUp ? PERMANENT_LOCK : new Date(now.getTime() - lockMs + backoffMs * 2 ** (attempts - 1));
+    // A rebuild item that gives up stays queued with its error; its chain goes on without it.
+    if (givingUp) await continueRebuildChain(ctx, item);
     await trainings.recordFailure(item._id, message, lockTime);
     ctx.log.warn({ trainingId: item._id, attempts, error: message }, 'training item failed');
   }
@@ -171,10 +174,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       });
     }
     const done = entries.filter((embedded) => !lost.has(embedded));
-    for (const { entry } of done) {
-      const { _id, expireAt, lockTime, retryCount, errorMsg, collectionId, dataId, chunkIndex, q, a, indexes, ...base } = entry.item;
-      await queueNextRebuild(ctx, base);
-    }
+    for (const { entry } of done) await continueRebuildChain(ctx, entry.item);
     await trainings.deleteItems(done.map(({ entry }) => entry.item));
     await trainings.release([...lost].map(({ entry }) => entry.item._id));
   }
@@ -188,9 +188,12 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     const planned: Planned[] = [];
     for (const item of batch) {
       const entry = await plan(item, collectionExists);
-      // The collection or data item is gone (deleted meanwhile): the item has nothing left to do.
-      if (!entry) await trainings.deleteItems([item]);
-      else planned.push(entry);
+      // The collection or data item is gone (deleted meanwhile): the item has nothing left to do
+      // but, for a rebuild, hand its chain on first.
+      if (!entry) {
+        await continueRebuildChain(ctx, item);
+        await trainings.deleteItems([item]);
+      } else planned.push(entry);
     }
     await embedAndWrite(planned, now);
     // A dataset or collection deleted while the batch was written: remove what landed after its cascade.

@@ -281,13 +281,15 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
      * Removes the items of collections being deleted, one collection and model at a time (each
      * removal counted). The models come from a read of the collection's items; an item queued
      * after it stays, and the worker drops it (its collection is gone) and counts it then.
+     * Rebuild items stay too: each is a link of its dataset's rebuild chain, which the worker
+     * hands on to the next flagged item as it drops it (they write no new data items meanwhile).
      */
     async deleteByCollections(teamId: string, collections: { _id: string; datasetId: string }[]) {
       const changes: QueueChange[] = [];
       for (const collection of collections) {
         const scope = { teamId: oid(teamId), collectionId: oid(collection._id) };
         for (const { model } of (await countByCollectionAndModel(scope)).map((row) => row._id)) {
-          const { deletedCount } = await col.deleteMany({ ...scope, model });
+          const { deletedCount } = await col.deleteMany({ ...scope, model, dataId: { $exists: false } });
           changes.push(change({ teamId, datasetId: collection.datasetId, collectionId: collection._id, model }, -deletedCount));
         }
       }
