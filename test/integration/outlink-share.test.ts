@@ -311,7 +311,7 @@ describe('credentials that must not reach each other', () => {
     }
   });
 
-  it('an app key reads node responses of its creator chats only, not of other members (the manager fallback is for sessions)', async () => {
+  it('an app key reads its creator chats only, not other members ones (init and node responses: the manager fallback is for sessions)', async () => {
     const me = await ok(t, tokA, 'GET', '/support/user/account/tokenLogin');
     await createUser(t, { username: 'resdata-manager', password: 'password-r0', teamId: me.team.teamId, role: 'member', permission: 6 });
     await createUser(t, { username: 'resdata-member', password: 'password-r1', teamId: me.team.teamId, role: 'member', permission: 4 });
@@ -331,6 +331,14 @@ describe('credentials that must not reach each other', () => {
     const viaKey = await t.app.inject({ method: 'GET', url: `/api/core/chat/getResData?appId=${managersApp}&chatId=member-c1&dataId=member-a1`, headers: apiKeyHeaders(key) });
     expect(viaKey.statusCode, viaKey.body).toBe(403);
     expect(viaKey.json().statusText).toBe('unAuthChat');
+    const initViaKey = await t.app.inject({ method: 'GET', url: `/api/core/chat/init?appId=${managersApp}&chatId=member-c1`, headers: apiKeyHeaders(key) });
+    expect(initViaKey.statusCode, initViaKey.body).toBe(403);
+    expect(initViaKey.body).not.toContain('member question');
+    // A chat made through the key itself is the key creator's: the key reads it.
+    const own = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: apiKeyHeaders(key), payload: { chatId: 'key-c1', messages: [{ role: 'user', content: 'key question' }] } });
+    expect(own.statusCode, own.body).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: `/api/core/chat/init?appId=${managersApp}&chatId=key-c1`, headers: apiKeyHeaders(key) })).body).toContain('key question');
+    expect((await ok(t, managerToken, 'GET', '/core/chat/init', { appId: managersApp, chatId: 'member-c1' })).history).toHaveLength(2);
     // The app manager with a session still reads it, from the logs page.
     const viaSession = await ok(t, managerToken, 'GET', '/core/chat/getResData', { appId: managersApp, chatId: 'member-c1', dataId: 'member-a1' });
     expect(viaSession.map((r: { moduleType: string }) => r.moduleType)).toContain('chatNode');

@@ -18,6 +18,12 @@ export function assertKeyMayUseApp(auth: AuthContext, appId: string | undefined)
   if (auth.authType === 'apikey' && auth.appId && appId && auth.appId !== appId) throw Errors.unAuthApp(`This API key is bound to app ${auth.appId}, not to app ${appId}`);
 }
 
+/**
+ * Whether an app manager's rights reach other members' chats for this caller: for a session or
+ * the root key (the logs page), never for share and team callers or API keys.
+ */
+export const managerRightsReachChats = (auth: AuthContext): boolean => auth.authType === 'token' || auth.authType === 'root';
+
 /** Read checks of the resources a caller-supplied graph uses (see graph-resources.ts). */
 export interface CallerGuard {
   datasets(ids: readonly string[]): Promise<void>;
@@ -85,7 +91,7 @@ export function createChatAccess(deps: {
     try {
       return await authChatCrud(auth, appId, chatId, 'read');
     } catch (error) {
-      if (!isAppError(error) || error.statusText !== 'unAuthChat' || (auth.authType !== 'token' && auth.authType !== 'root')) throw error;
+      if (!isAppError(error) || error.statusText !== 'unAuthChat' || !managerRightsReachChats(auth)) throw error;
       await deps.apps.authorize(auth, appId, 'manage');
       return deps.repo.findChat(appId, chatId);
     }

@@ -17,7 +17,7 @@ import {
   teamInitSchema,
   updateHistorySchema,
 } from './chat.schema.js';
-import { assertKeyMayUseApp } from './chat-access.js';
+import { assertKeyMayUseApp, managerRightsReachChats } from './chat-access.js';
 import type { ChatModule } from './chat-module.js';
 import { createHistoryService } from './history.service.js';
 
@@ -39,7 +39,8 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
       assertKeyMayUseApp(auth, input.appId);
       const { app: appDoc, permission } = await chat.apps.authorize(auth, input.appId, 'read');
       const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId) : null;
-      if (existing && !permission.hasManagePer && existing.tmbId !== auth.tmbId) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      const managerMayRead = permission.hasManagePer && managerRightsReachChats(auth);
+      if (!managerMayRead && !chat.access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, loadCustomFeedbacks: input.loadCustomFeedbacks, fields: 'owner' });
     },
   });
