@@ -5,8 +5,6 @@
  */
 export type NodeStatus = 'running' | 'warning' | 'unschedulable';
 
-export const NODE_STATUSES: readonly NodeStatus[] = ['running', 'warning', 'unschedulable'];
-
 /** Condition types whose healthy status is "False" / "True". */
 const HEALTHY_WHEN_FALSE = new Set(['MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable']);
 const HEALTHY_WHEN_TRUE = new Set(['Ready', 'ConfigOK', 'KubeletReady']);

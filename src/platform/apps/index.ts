@@ -90,7 +90,6 @@ export const appsServices = fp(
     // API keys belong to the identity module, which is registered before this one.
     deps.onDeleted.push((teamId, appIds) => app.identity.apiKeys.deleteByApps(teamId, appIds));
     const pluginContext: SystemPluginContext = {
-      db,
       fetchOptions: { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES },
     };
     const core = createAppsCore(deps);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zBoolLike, zIntLike, zName, zObjectId } from '../../infra/zod.js';
+import { zBoolLike, zName, zObjectId } from '../../infra/zod.js';
 
 export const OUTLINK_TYPES = ['share', 'iframe', 'apikey', 'feishu', 'wecom', 'official_account'] as const;
 
@@ -62,5 +62,3 @@ export const outLinkInitSchema = z.object({
   outLinkUid: z.string().min(1).max(500),
   chatId: z.string().max(250).optional(),
 });
-
-export const qpmLike = zIntLike;

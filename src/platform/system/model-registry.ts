@@ -1,3 +1,4 @@
+import { LOCAL_LEXICAL_MODEL } from './model-config.js';
 import type { ModelCatalog, ModelRegistry } from './model-types.js';
 
 const byModelOrName = <T extends { model: string; name: string }>(list: T[], key: string | undefined) =>
@@ -11,11 +12,8 @@ export function createModelRegistry(catalog: ModelCatalog): ModelRegistry {
     getVectorModel: (model) => byModelOrName(catalog.vectorModels, model),
     getReRankModel: (model) => byModelOrName(catalog.reRankModels, model),
     defaultLLMModel: () => catalog.llmModels[0],
-    defaultVectorModel: () => {
-      const first = catalog.vectorModels[0];
-      if (!first) throw new Error('no vector model configured');
-      return first;
-    },
+    // loadModelCatalog always lists the local model: the fallback is for the type only.
+    defaultVectorModel: () => catalog.vectorModels[0] ?? LOCAL_LEXICAL_MODEL,
   };
 }
 

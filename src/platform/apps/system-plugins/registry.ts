@@ -2,14 +2,12 @@
  * Built-in system plugins ("community-*" ids). Each declares its inputs and outputs (for the
  * node template) and a callback the workflow engine runs through `app.apps.runSystemPlugin`.
  */
-import type { Db } from 'mongodb';
 import { Errors } from '../../../infra/errors.js';
 import { type SafeFetchOptions, safeFetch } from '../../../infra/outbound-fetch.js';
 import { evaluateMathExpression, MathExpressionError } from './math-expression.js';
 import { fillTemplate, tfSwitch } from './text-plugins.js';
 
 export interface SystemPluginContext {
-  db: Db;
   fetchOptions: SafeFetchOptions;
   now?: () => Date;
 }
