@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
@@ -286,6 +287,28 @@ describe('datasets in a stored workflow', () => {
     expect([published.status, published.body.statusText]).toEqual([403, 'unAuthDataset']);
     expect((await apps().findOne({ name: 'Editor own' }))!.modulesJson).toBe(stored);
     expect(await t.app.mongo.db.collection('app_versions').countDocuments()).toBe(versions);
+  });
+
+  it('an editor cannot bring the dataset in by a revert either: not as the edit state kept, not as the version restored', async () => {
+    const open = searchGraph([{ datasetId: openDatasetId }]);
+    const secret = searchGraph([{ datasetId: secretDatasetId }]);
+    const shared = await createPublishedApp(t, ownerToken, 'Revert target', open);
+    await ok(t, ownerToken, 'POST', '/core/app/update', { appId: shared, defaultPermission: 6 });
+    const versions = t.app.mongo.db.collection('app_versions');
+    const [firstVersion] = await versions.find({ appId: new ObjectId(shared) }).sort({ _id: 1 }).toArray();
+    const before = await versions.countDocuments({ appId: new ObjectId(shared) });
+    const kept = await call(t, editorToken, 'POST', '/core/app/version/revert', { appId: shared, versionId: String(firstVersion!._id), editNodes: secret.nodes, editEdges: secret.edges });
+    expect([kept.status, kept.body.statusText]).toEqual([403, 'unAuthDataset']);
+    expect(await versions.countDocuments({ appId: new ObjectId(shared) })).toBe(before);
+    // A version naming it that the owner saved, then moved away from: the editor may not restore it.
+    await ok(t, ownerToken, 'POST', `/core/app/version/publish?appId=${shared}`, { ...secret, isPublish: false, versionName: 'with secret' });
+    const withSecret = await versions.findOne({ appId: new ObjectId(shared), versionName: 'with secret' });
+    await ok(t, ownerToken, 'POST', `/core/app/version/publish?appId=${shared}`, { ...open, isPublish: true, versionName: 'without' });
+    const restored = await call(t, editorToken, 'POST', '/core/app/version/revert', { appId: shared, versionId: String(withSecret!._id) });
+    expect([restored.status, restored.body.statusText]).toEqual([403, 'unAuthDataset']);
+    expect((await apps().findOne({ _id: new ObjectId(shared) }))!.modulesJson).not.toContain(secretDatasetId);
+    // The owner may.
+    await ok(t, ownerToken, 'POST', '/core/app/version/revert', { appId: shared, versionId: String(withSecret!._id) });
   });
 
   it('an editor may save the owner app that already names it, and chats with it as the owner chose; a copy he owns cannot search it', async () => {

@@ -121,8 +121,8 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       handler: async ({ input, auth }) => {
         // Full versions hold the workflow (HTTP node headers included): editors only, as the editable detail.
         await core.authorizeToView(auth, input.appId, full ? 'write' : 'read');
-        const skip = input.offset ?? ((input.current ?? 1) - 1) * input.pageSize;
-        const page = await deps.versions.page(input.appId, skip, input.pageSize);
+        const { skip, limit } = pageSkipLimit(input.current ?? 1, input.pageSize, input.offset);
+        const page = await deps.versions.page(input.appId, skip, limit);
         return { total: page.total, list: full ? page.list : page.list.map(listItem) };
       },
     });
@@ -166,6 +166,10 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       const { app: current } = await core.authorizeWrite(auth, input.appId, 'write');
       mustBeWorkflow(current);
       const target = await versionOf(input.appId, input.versionId);
+      // Both graphs become versions (the edit state) or the draft (the target, which may be an
+      // earlier revert's edit state): each may newly name only what the reverting editor can read.
+      await checkSavedGraph(auth, input.editNodes, current.modules);
+      await checkSavedGraph(auth, target.nodes, current.modules);
       await deps.versions.insert({ appId: input.appId, nodes: input.editNodes, edges: input.editEdges, chatConfig: input.editChatConfig });
       const copyId = await deps.versions.insert({ appId: input.appId, nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig });
       await applyDraft(auth.teamId, current, { nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig, versionId: copyId, keepTrigger: false });
