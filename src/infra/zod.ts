@@ -38,7 +38,11 @@ export const zPageSize = (max = 30, fallback = 10) =>
 
 export const zPageNum = zIntLike.pipe(z.number().int().min(1)).default(1);
 
-export const zOffset = zIntLike.pipe(z.number().int().min(0)).default(0);
+/** How many items to skip (an offset-paged list); each list says whether it is optional. */
+export const zOffset = zIntLike.pipe(z.number().int().min(0));
+
+/** The skip and limit of a page: the client's offset when it sent one, else page `pageNum` (from 1). */
+export const pageSkipLimit = (pageNum: number, pageSize: number, offset?: number) => ({ skip: offset ?? (pageNum - 1) * pageSize, limit: pageSize });
 
 /** Short display names as the reference limits them. */
 export const zName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');

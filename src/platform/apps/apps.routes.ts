@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { pageSkipLimit } from '../../infra/zod.js';
 import type { ChatLogsRepo } from '../chat/chat-logs.repo.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { createAppCrud } from './app-crud.service.js';
@@ -131,7 +132,7 @@ export function registerAppRoutes(
       await core.authorizeToView(auth, input.appId, 'write');
       const to = input.dateEnd ?? new Date();
       const from = input.dateStart ?? new Date(to.getTime() - 7 * DAY_MS);
-      const page = await chatLogs.page({ teamId: auth.teamId, appId: input.appId, from, to, skip: (input.pageNum - 1) * input.pageSize, limit: input.pageSize });
+      const page = await chatLogs.page({ teamId: auth.teamId, appId: input.appId, from, to, ...pageSkipLimit(input.pageNum, input.pageSize) });
       return { pageNum: input.pageNum, pageSize: input.pageSize, data: page.list, total: page.total };
     },
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zBoolLike, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
+import { zBoolLike, zIntLike, zName, zObjectId, zOffset, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
 import { permissionResponse } from '../permissions/permission.schema.js';
 
 /** Stored AppTypeEnum values ('advanced' is the workflow type). */
@@ -118,7 +118,7 @@ export const publishInput = z.object({
 export const versionListInput = z.object({
   appId: zAppId,
   current: zPageNum.optional(),
-  offset: zIntLike.pipe(z.number().int().min(0)).optional(),
+  offset: zOffset.optional(),
   pageSize: zPageSize(30, 10),
 });
 

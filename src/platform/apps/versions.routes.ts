@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { deepFreeze } from '../../infra/deep-freeze.js';
 import { Errors } from '../../infra/errors.js';
 import { createStampedCache } from '../../infra/stamped-read-model.js';
+import { pageSkipLimit } from '../../infra/zod.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { App } from './apps.repo.js';
 import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput } from './apps.schema.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isObjectIdHex } from '../../infra/mongo.js';
-import { zBoolLike, zIntLike, zObjectId, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
+import { zBoolLike, zIntLike, zObjectId, zOffset, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
 import { zEdges, zRunNodes } from '../apps/apps.schema.js';
 
 /**
@@ -187,7 +187,7 @@ export const guideListSchema = z.object({
   appId: zObjectId,
   current: zPageNum,
   pageSize: zPageSize(30, 10),
-  offset: zIntLike.pipe(z.number().int().min(0)).optional(),
+  offset: zOffset.optional(),
   searchKey: zSearchText,
 });
 export const guideQuerySchema = z.object({ appId: zObjectId, searchKey: z.string().max(200).default(''), ...outLinkParams });

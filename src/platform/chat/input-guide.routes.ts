@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../../infra/errors.js';
 import { escapeRegex } from '../../infra/mongo.js';
+import { pageSkipLimit } from '../../infra/zod.js';
 import { definePlatformRoute } from '../define-route.js';
 import {
   guideCountSchema,
@@ -42,8 +43,8 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
       await chat.apps.authorize(auth, input.appId, 'read');
       // The reference used the search key unescaped; we escape it.
       const regex = input.searchKey ? new RegExp(escapeRegex(input.searchKey), 'i') : undefined;
-      const skip = input.offset ?? (input.current - 1) * input.pageSize;
-      return guides.list(input.appId, regex, skip, input.pageSize);
+      const { skip, limit } = pageSkipLimit(input.current, input.pageSize, input.offset);
+      return guides.list(input.appId, regex, skip, limit);
     },
   });
 

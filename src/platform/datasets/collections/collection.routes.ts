@@ -1,5 +1,6 @@
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { Errors } from '../../../infra/errors.js';
+import { pageSkipLimit } from '../../../infra/zod.js';
 import { definePlatformRoute, parseWith } from '../../define-route.js';
 import type { DatasetsContext } from '../context.js';
 import type { FileService } from '../files/file.service.js';
@@ -79,7 +80,7 @@ export function registerCollectionRoutes(app: FastifyInstance, ctx: DatasetsCont
       const { list, total } = await service.listItems(
         auth,
         { ...filter, parentId: filter.parentId ?? null, tags: filterTags ? { ids: filterTags, mode: 'in' } : undefined },
-        filter.simple ? undefined : { skip: (pageNum - 1) * pageSize, limit: pageSize },
+        filter.simple ? undefined : pageSkipLimit(pageNum, pageSize),
       );
       return { pageNum, pageSize, data: list, total };
     },
@@ -95,7 +96,7 @@ export function registerCollectionRoutes(app: FastifyInstance, ctx: DatasetsCont
       return service.listItems(
         auth,
         { ...filter, parentId: filter.parentId ?? null, tags: filterTags ? { ids: filterTags, mode: 'all' } : undefined },
-        { skip: (current - 1) * pageSize, limit: pageSize },
+        pageSkipLimit(current, pageSize),
       );
     },
   });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { zIntLike, zObjectId, zPageNum, zPageSize, zSearchText } from '../../../infra/zod.js';
+import { pageSkipLimit, zIntLike, zObjectId, zOffset, zPageNum, zPageSize, zSearchText } from '../../../infra/zod.js';
 import { definePlatformRoute } from '../../define-route.js';
 import { TRAINING_MODES } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
@@ -30,7 +30,7 @@ const insertSchema = z.object({ collectionId: zObjectId, datasetId: zObjectId.op
 // The client sends every index back, the default one (and q's) included.
 const updateSchema = z.object({ dataId: zObjectId, q: zText.optional(), a: zText.optional(), indexes: z.array(zIndex).max(MAX_INDEXES, `at most ${MAX_INDEXES} indexes`).optional() });
 const listSchema = z.object({ collectionId: zObjectId, pageNum: zPageNum, pageSize: zPageSize(), searchText: zSearchText });
-const listV2Schema = z.object({ collectionId: zObjectId, offset: zIntLike.pipe(z.number().int().min(0)).default(0), pageSize: zPageSize(), searchText: zSearchText });
+const listV2Schema = z.object({ collectionId: zObjectId, offset: zOffset.default(0), pageSize: zPageSize(), searchText: zSearchText });
 const idSchema = z.object({ id: zObjectId });
 
 export function registerDataRoutes(app: FastifyInstance, ctx: DatasetsContext): void {
@@ -48,7 +48,7 @@ export function registerDataRoutes(app: FastifyInstance, ctx: DatasetsContext): 
     response: dataListResponse,
     summary: 'Paged data of a collection ({pageNum, pageSize, data, total})',
     handler: async ({ input, auth }) => {
-      const { items, total } = await service.list(auth, { ...input, skip: (input.pageNum - 1) * input.pageSize, limit: input.pageSize });
+      const { items, total } = await service.list(auth, { ...input, ...pageSkipLimit(input.pageNum, input.pageSize) });
       return { pageNum: input.pageNum, pageSize: input.pageSize, data: items, total };
     },
   });
