@@ -177,3 +177,34 @@ describe('deleting chats stays inside the team', () => {
     await expectOnlyOwnGone(files, 'same-id-2');
   });
 });
+
+describe('a turn goes only into a chat of its own', () => {
+  it('a team manager cannot talk in a member chat (nor take it over); the team owner may, and the chat stays the member one', async () => {
+    const me = await ok(t, ownerToken, 'GET', '/support/user/account/tokenLogin');
+    const teamId = me.team.teamId;
+    await createUser(t, { username: 'rec-member', password: 'password-m1', teamId, role: 'member', permission: 4 });
+    await createUser(t, { username: 'rec-manager', password: 'password-m2', teamId, role: 'admin', permission: 7 });
+    const memberToken = await login(t, 'rec-member', 'password-m1');
+    const managerToken = await login(t, 'rec-manager', 'password-m2');
+    const appId = await createPublishedApp(t, ownerToken, 'Member chats', simpleChatGraph);
+    await ok(t, ownerToken, 'POST', '/core/app/update', { appId, defaultPermission: 4 });
+    const say = (token: string, content: string) => completions(authHeaders(token), { appId, chatId: 'member-own', messages: [{ role: 'user', content }] });
+    expect((await say(memberToken, 'member words')).statusCode).toBe(200);
+    const before = await recordsOf(appId);
+
+    const taken = await say(managerToken, 'manager words');
+    expect(taken.statusCode, taken.body).toBe(403);
+    expect(taken.json().statusText).toBe('unAuthChat');
+    expect(await recordsOf(appId)).toBe(before);
+    const histories = await ok(t, memberToken, 'POST', '/core/chat/getHistories', { appId });
+    expect(histories.map((h: { chatId: string }) => h.chatId)).toContain('member-own');
+
+    // The team owner may add a turn; the chat stays the member's, in the member's list.
+    expect((await say(ownerToken, 'owner words')).statusCode).toBe(200);
+    const chat = await db().collection('chats').findOne({ chatId: 'member-own' });
+    const member = await db().collection('team_members').findOne({ _id: chat!.tmbId });
+    const memberUser = await db().collection('users').findOne({ _id: member!.userId });
+    expect(memberUser!.username).toBe('rec-member');
+    expect((await ok(t, memberToken, 'POST', '/core/chat/getHistories', { appId })).map((h: { chatId: string }) => h.chatId)).toContain('member-own');
+  });
+});

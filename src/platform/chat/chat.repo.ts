@@ -264,25 +264,30 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
       return true;
     },
 
-    /** Creates or updates the chat; `metadata` replaces the stored one (the caller merges). */
+    /** Creates or updates the chat (its owner and source as created); `metadata` replaces the stored one (the caller merges). */
     async upsertChat(data: ChatUpsert, now: Date): Promise<void> {
       await chats.updateOne(
         { appId: oid(data.appId), chatId: data.chatId },
         {
           $set: {
-            teamId: oid(data.teamId),
-            tmbId: oid(data.tmbId),
             title: data.title,
-            source: data.source,
-            ...(data.shareId ? { shareId: data.shareId } : {}),
-            ...(data.outLinkUid ? { outLinkUid: data.outLinkUid } : {}),
             variableList: encodeForStorage(data.variableList ?? []) as unknown[],
             welcomeText: data.welcomeText ?? '',
             variables: encodeForStorage(data.variables) as Record<string, unknown>,
             metadata: encodeForStorage(data.metadata ?? {}) as Record<string, unknown>,
             updateTime: now,
           },
-          $setOnInsert: { customTitle: '', top: false },
+          // Whose chat it is, and through what, is fixed when it starts: a later turn (a team
+          // owner's in a member's chat) never moves it to another owner or list.
+          $setOnInsert: {
+            teamId: oid(data.teamId),
+            tmbId: oid(data.tmbId),
+            source: data.source,
+            ...(data.shareId ? { shareId: data.shareId } : {}),
+            ...(data.outLinkUid ? { outLinkUid: data.outLinkUid } : {}),
+            customTitle: '',
+            top: false,
+          },
         },
         { upsert: true },
       );

@@ -56,7 +56,9 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const auth = visitor ? Object.assign({}, credential, { outLink: { shareId: link!.shareId, outLinkUid: visitor } }) : credential;
       const appId = app._id;
       const existing = input.chatId ? await chat.repo.findChat(appId, input.chatId) : null;
-      if (input.chatId && !chat.access.mayUseChat(auth, existing, 'write')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+      // A turn goes into the caller's own chat (a team owner's: any): a team manager's right to
+      // delete or rename other members' chats is no right to talk in them.
+      if (input.chatId && !chat.access.mayUseChat(auth, existing, 'read')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
       // The QPM slot comes last: a request refused above takes none.
       if (link) await chat.outLinks.takeChatSlot(link, request.ip);
       const caller = withCustomUid(callerFromAuth(auth, link?.responseDetail ?? false), input.customUid);
