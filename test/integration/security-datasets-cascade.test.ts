@@ -65,6 +65,24 @@ describe('dataset and collection deletes filter by team', () => {
     expect(await fileExists(fileId)).toBe(false);
   });
 
+  it('a file images go with the file only: not with a collection naming them in its metadata, not while another import uses the file', async () => {
+    const datasetId = await alice.ok<string>(alice.post('/core/dataset/create', { name: 'Alice pictures' }));
+    const fileId = await upload(aliceToken, 'pictures.txt', 'A document with pictures.');
+    const image = await alice.ok<string>(alice.post('/common/file/uploadImage', { base64Img: `data:image/png;base64,${PNG.toString('base64')}`, metadata: { relatedId: fileId } }));
+    const imageServed = async () => (await t.app.inject({ method: 'GET', url: image })).statusCode === 200;
+    const first = await alice.ok<{ collectionId: string }>(alice.post('/core/dataset/collection/create/fileId', { datasetId, fileId }));
+    const second = await alice.ok<{ collectionId: string }>(alice.post('/core/dataset/collection/create/fileId', { datasetId, fileId }));
+    // A collection whose metadata names the file: its delete is no delete of the file's images.
+    const naming = await alice.ok<string>(alice.post('/core/dataset/collection/create', { datasetId, name: 'names it', metadata: { relatedImgId: fileId } }));
+    await alice.ok(alice.del('/core/dataset/collection/delete', { id: naming }));
+    expect(await imageServed()).toBe(true);
+    await alice.ok(alice.del('/core/dataset/collection/delete', { id: first.collectionId }));
+    expect(await imageServed()).toBe(true);
+    await alice.ok(alice.del('/core/dataset/collection/delete', { id: second.collectionId }));
+    expect(await imageServed()).toBe(false);
+    expect(await fileExists(fileId)).toBe(false);
+  });
+
   it("another team's images, data, vectors, queue items and collections sharing the ids survive", async () => {
     const db = t.app.mongo.db;
     const datasetId = await alice.ok<string>(alice.post('/core/dataset/create', { name: 'Alice content' }));

@@ -21,14 +21,12 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
   // A file imported twice (two collections, one fileId) stays while another collection uses it.
   const fileIds = [...new Set(collections.flatMap((collection) => (collection.fileId ? [collection.fileId] : [])))];
   const stillUsed = new Set(await repo.fileIdsUsedElsewhere(teamId, fileIds, ids));
-  await files.deleteMany('dataset', teamId, fileIds.filter((id) => !stillUsed.has(id)));
-  await files.deleteImagesRelated(
-    teamId,
-    collections.flatMap((collection) => {
-      const related = collection.metadata.relatedImgId;
-      return typeof related === 'string' ? [related] : [];
-    }),
-  );
+  const leaving = fileIds.filter((id) => !stillUsed.has(id));
+  await files.deleteMany('dataset', teamId, leaving);
+  // A file's images (a document's pictures) are related to the file's id, as an import records
+  // it in `metadata.relatedImgId`: they go with the file. The metadata itself is not read here, as
+  // a client may write any value there (another collection's file, whose images would go).
+  await files.deleteImagesRelated(teamId, leaving);
   await repo.deleteMany(teamId, ids);
   // Writers that checked the collection before it went (training worker, data/insertData) may
   // have landed after the first pass; they check again after writing, so this pass and theirs
