@@ -2,7 +2,9 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { isDatabaseUnavailable } from './database-errors.js';
 import { type AppError, Errors, isAppError } from './errors.js';
+import { LlmError } from './llm-stream.js';
 import { ProviderReplyError } from './provider-client.js';
+import { isProviderError } from './provider-http.js';
 
 /** Which body shape a URL's errors take: OAuth JSON, Kubernetes Status, or the platform envelope. */
 export type ErrorFormat = 'platform' | 'oauth' | 'k8s';
@@ -149,7 +151,9 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
     default:
       break;
   }
-  if (error instanceof ProviderReplyError) return { appError: Errors.badGateway(error.message), unexpected: false };
+  // A model provider that failed (refused, unreachable, timed out, answered nonsense): the
+  // service is a gateway to it here, whichever route called it (search, data writes, chat).
+  if (error instanceof ProviderReplyError || error instanceof LlmError || isProviderError(error)) return { appError: Errors.badGateway(error.message), unexpected: false };
   if (error instanceof SyntaxError || (fastifyError.statusCode === 400 && fastifyError.message)) {
     return { appError: Errors.missingParams(`Invalid request: ${fastifyError.message}`), unexpected: false };
   }

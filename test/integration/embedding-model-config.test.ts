@@ -174,3 +174,23 @@ describe('usage of dataset model calls', () => {
     expect(turn?.[3]).toContainEqual(['Query extension', 1.5, 'Fake LLM', 15]);
   });
 });
+
+describe('a failing embedding provider', () => {
+  it('is a 502 naming the provider on searchTest and insertData, never a 500, and stores nothing', async () => {
+    fake.route('POST', '/v1/embeddings', () => ({ status: 401, json: { error: { message: 'Incorrect API key provided' } } }));
+    try {
+      const before = await t.app.mongo.db.collection('dataset_datas').countDocuments({ collectionId: { $exists: true } });
+      for (const [path, body] of [
+        ['/core/dataset/searchTest', { datasetId, text: 'anything', searchMode: 'embedding' }],
+        ['/core/dataset/data/insertData', { collectionId, q: 'never stored' }],
+      ] as const) {
+        const response = await t.app.inject({ method: 'POST', url: `/api${path}`, headers: authHeaders(token), payload: body });
+        expect(response.statusCode, `${path}: ${response.body}`).toBe(502);
+        expect(response.json().message).toMatch(/Incorrect API key provided/);
+      }
+      expect(await t.app.mongo.db.collection('dataset_datas').countDocuments({ collectionId: { $exists: true } })).toBe(before);
+    } finally {
+      fake.route('POST', '/v1/embeddings', (request) => openAiEmbeddingAnswer((request.body as { input: string[] }).input));
+    }
+  });
+});
