@@ -1,6 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import { groupBy } from '../../domain/group-by.js';
 import { oid } from '../../infra/plain-record.js';
+import { CHAT_ITEMS, CHATS } from './chat.repo.js';
 
 export interface ChatLogItem {
   _id: string;
@@ -24,7 +25,7 @@ export function createChatLogsRepo(db: Db) {
   return {
     async page(input: { teamId: string; appId: string; from: Date; to: Date; skip: number; limit: number }): Promise<{ total: number; list: ChatLogItem[] }> {
       const filter = { teamId: oid(input.teamId), appId: oid(input.appId), updateTime: { $gte: input.from, $lte: input.to } };
-      const chats = db.collection('chats');
+      const chats = db.collection(CHATS);
       // The count runs alongside the page and the items (it is needed but for the last page):
       // FerretDB 1.24 reads all the app's chats of the window for each, sorting them for the page.
       const counting = chats.countDocuments(filter);
@@ -36,7 +37,7 @@ export function createChatLogsRepo(db: Db) {
       // there, as on MongoDB (the `appId, chatId` index).
       const itemsOfChat = (chatId: string) =>
         db
-          .collection('chatitems')
+          .collection(CHAT_ITEMS)
           .find({ teamId: oid(input.teamId), appId: oid(input.appId), chatId }, { projection: { chatId: 1, userGoodFeedback: 1, userBadFeedback: 1, customFeedbacks: 1, adminFeedback: 1 } })
           .toArray();
       const items = (await Promise.all(chatIds.map(itemsOfChat))).flat();

@@ -3,6 +3,7 @@
  * plugins. Raw JSON replies (no envelope), as the reference.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { createDeferredWork } from '../../../infra/deferred-work.js';
 import { Errors } from '../../../infra/errors.js';
 import { selfCallTeam } from '../../../infra/self-call-token.js';
 import { z } from 'zod';
@@ -29,14 +30,19 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
     if (!teamId) throw Errors.forbidden("The customFeedback plugin is called by this service's own workflow runs only");
     return teamId;
   };
+  /**
+   * A retry still waiting when the app closes is made at close, before the database client
+   * closes: the requests in flight have ended by then, so the answer item is saved if it ever
+   * will be, and the feedback is kept rather than dropped (or written to a closed client).
+   */
+  const feedbackWrites = createDeferredWork((error) => app.log.warn({ err: error }, 'custom feedback not saved'));
+  app.addHook('onClose', () => feedbackWrites.flush());
   const scheduleFeedback = (teamId: string, appId: unknown, chatId: unknown, dataId: unknown, text: string) => {
     if (typeof appId !== 'string' || typeof chatId !== 'string' || typeof dataId !== 'string' || !chatId || !dataId || !text) return;
     const attempt = () => app.chat.repo.appendCustomFeedback(teamId, appId, chatId, dataId, text);
-    void attempt()
-      .then((done) => {
-        if (!done) setTimeout(() => void attempt().catch((error) => app.log.warn({ err: error }, 'custom feedback not saved')), FEEDBACK_RETRY_MS).unref();
-      })
-      .catch((error) => app.log.warn({ err: error }, 'custom feedback not saved'));
+    feedbackWrites.now(async () => {
+      if (!(await attempt())) feedbackWrites.later(FEEDBACK_RETRY_MS, attempt);
+    });
   };
 
   servePlugin('/plugins/TFSwitch', {
