@@ -268,3 +268,34 @@ describe('deliveries across processes and shutdowns', () => {
     expect(reply?.body).toEqual({ msg_type: 'text', content: JSON.stringify({ text: 'Echo: take your time' }) });
   });
 });
+
+describe('a channel turn that fails unexpectedly', () => {
+  it('tells the channel user only that the app could not answer, and logs the error', async () => {
+    const token = await createLink('feishu', { appId: 'cli_2', appSecret: 'sec', verificationToken: 'vt2', apiBaseUrl: `${fake.origin}/feishu` });
+    fake.route('POST', '/feishu/open-apis/im/v1/messages/om_broken/reply', () => ({ json: { code: 0 } }));
+    const run = t.app.chat.run;
+    const runTurn = run.runTurn;
+    // A fault inside the service (a bug, a database error): its text names internals.
+    run.runTurn = async () => {
+      throw new Error('cannot reach mongodb://internal-db.example:27017');
+    };
+    try {
+      const event = {
+        schema: '2.0',
+        header: { event_id: 'ev-broken', event_type: 'im.message.receive_v1', create_time: '1700000000000', token: 'vt2', app_id: 'cli_2', tenant_key: 'tk' },
+        event: {
+          sender: { sender_id: { open_id: 'ou_broken' }, sender_type: 'user', tenant_key: 'tk' },
+          message: { message_id: 'om_broken', chat_id: 'oc_broken', chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text: 'hello' }) },
+        },
+      };
+      const res = await t.app.inject({ method: 'POST', url: `/api/support/outLink/feishu/${token}`, headers: feishuHeaders, payload: JSON.stringify(event) });
+      expect(res.statusCode).toBe(200);
+      const reply: SeenRequest = await fake.waitFor('/feishu/open-apis/im/v1/messages/om_broken/reply');
+      expect(reply.body).toEqual({ msg_type: 'text', content: JSON.stringify({ text: 'Sorry, the app could not answer right now.' }) });
+      expect(t.logs()).toContain('messaging channel turn failed');
+      expect(t.logs()).toContain('internal-db.example');
+    } finally {
+      run.runTurn = runTurn;
+    }
+  });
+});

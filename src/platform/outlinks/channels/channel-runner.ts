@@ -1,5 +1,6 @@
 /** Runs a link's app for one incoming channel message and returns the text to send back. */
 import { valuesText } from '../../../domain/workflow/chat-values.js';
+import { Errors, isAppError } from '../../../infra/errors.js';
 import type { ChatSource } from '../../chat/chat.repo.js';
 import { callerFromAuth } from '../../chat/chat-caller.js';
 import type { ChatModule } from '../../chat/chat-module.js';
@@ -14,12 +15,17 @@ export function channelChatId(prefix: 'feishu' | 'wecom' | 'wechat', link: Pick<
   return `${prefix}-${link._id}-${conversation}`;
 }
 
-export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: { uid: string; chatId: string; text: string; channel: ChatSource }): Promise<string> {
+export async function runChannelTurn(
+  chat: ChatModule,
+  link: OutLinkDoc,
+  input: { uid: string; chatId: string; text: string; channel: ChatSource },
+  logUnexpected: (error: unknown) => void,
+): Promise<string> {
   try {
     // A channel message has no visitor address: no QPM slot (as the reference); the hook's start names the user.
     const uid = await chat.outLinks.startChat(link, input.uid, input.text);
     const member = await chat.memberContext(link.tmbId);
-    if (!member) throw new Error('The creator of this link is no longer a member of its team');
+    if (!member) throw Errors.linkUnInvalid('The creator of this link is no longer a member of its team');
     const auth = Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId: link.shareId, outLinkUid: uid } });
     const app = await chat.apps.findInTeam(auth.teamId, auth.appId);
     const result = await chat.run.runTurn({
@@ -38,6 +44,10 @@ export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: 
     });
     return valuesText(result.assistantResponses).trim() || link.defaultResponse || '';
   } catch (error) {
-    return link.defaultResponse || `Sorry, the app could not answer: ${(error as Error).message}`;
+    // The channel's users read a known refusal as it is written for clients (an expired link, its
+    // points used up, a provider failure); anything else stays in the log, as a 500 would.
+    if (isAppError(error)) return link.defaultResponse || `Sorry, the app could not answer: ${error.message}`;
+    logUnexpected(error);
+    return link.defaultResponse || 'Sorry, the app could not answer right now.';
   }
 }

@@ -44,6 +44,7 @@ function defineChannelRoute(app: FastifyInstance, names: [string, string], optio
 export const CHANNEL_DRAIN_MS = 5_000;
 
 export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, events: ChannelEventsRepo): void {
+  const logTurnFailure = (error: unknown) => app.log.error({ err: error }, 'messaging channel turn failed');
   // A turn runs after the channel got its answer: tracked, so that a shutdown lets it finish.
   const running = new Set<Promise<void>>();
   const background = (work: () => Promise<void>) => {
@@ -117,7 +118,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
       if (text && messageId) {
         background(async () => {
           if (link.immediateResponse) await feishuSend(link, messageId, link.immediateResponse);
-          const answer = await runChannelTurn(chat, link, { uid, chatId: channelChatId('feishu', link, str(event.message?.chat_id) || uid), text, channel: 'feishu' });
+          const answer = await runChannelTurn(chat, link, { uid, chatId: channelChatId('feishu', link, str(event.message?.chat_id) || uid), text, channel: 'feishu' }, logTurnFailure);
           if (answer) await feishuSend(link, messageId, answer);
         });
       }
@@ -171,7 +172,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
           const user = message.FromUserName;
           background(async () => {
             if (link.immediateResponse) await wecomSend(link, user, link.immediateResponse);
-            const answer = await runChannelTurn(chat, link, { uid: user, chatId: channelChatId('wecom', link, user), text: message.Content!, channel: 'wecom' });
+            const answer = await runChannelTurn(chat, link, { uid: user, chatId: channelChatId('wecom', link, user), text: message.Content!, channel: 'wecom' }, logTurnFailure);
             if (answer) await wecomSend(link, user, answer);
           });
         }
@@ -208,7 +209,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
           const user = message.FromUserName;
           background(async () => {
             if (link.immediateResponse) await wechatSend(link, user, link.immediateResponse);
-            const answer = await runChannelTurn(chat, link, { uid: user, chatId: channelChatId('wechat', link, user), text: message.Content!, channel: 'official_account' });
+            const answer = await runChannelTurn(chat, link, { uid: user, chatId: channelChatId('wechat', link, user), text: message.Content!, channel: 'official_account' }, logTurnFailure);
             if (answer) await wechatSend(link, user, answer);
           });
         }
