@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ObjectId } from 'mongodb';
@@ -38,7 +38,7 @@ describe('getInitData and models', () => {
     expect(data.llmModels).toEqual([expect.objectContaining({ model: 'm-1', requestUrl: '', requestAuth: '' })]);
     expect(data.reRankModels).toEqual([expect.objectContaining({ model: 'rr', requestUrl: '', requestAuth: '' })]);
     expect(data.vectorModels.map((m: { model: string }) => m.model)).toContain(LOCAL_LEXICAL_VECTOR_MODEL);
-    expect(typeof data.systemVersion).toBe('string');
+    expect(data.systemVersion).toBe(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
     expect(response.body).not.toContain('sk-secret');
     expect(response.body).not.toContain('llm.local');
   });

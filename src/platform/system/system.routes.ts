@@ -4,6 +4,7 @@ import { Errors } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
 import { publicCatalog } from './model-registry.js';
 
+/** The version in package.json, found from src/ and from the built dist/ alike (both sit one level below it). */
 function packageVersion(): string {
   try {
     const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
@@ -17,7 +18,7 @@ const tags = ['system'];
 
 /** getInitData (public) and the fnApi catch-all. */
 export async function systemRoutes(app: FastifyInstance): Promise<void> {
-  const systemVersion = process.env.npm_package_version ?? packageVersion();
+  const systemVersion = packageVersion();
 
   definePlatformRoute(app, {
     methods: ['GET', 'POST'],
