@@ -91,11 +91,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     now: () => new Date(now()),
     nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps, { httpCall: (call: HttpCall) => httpCall(call, base.teamId) }),
     logError: (error, message) => app.log.error({ err: error }, message),
-    chargeCredential: async (caller, points) => {
-      // A share link records every turn (its last use), an API key only what costs points.
-      if (caller.shareId) await outLinks.recordUsage(caller.shareId, points);
-      else if (caller.auth.apiKeyId && points > 0) await app.platformAuth.addApiKeyUsage(caller.auth.apiKeyId, points);
-    },
+    chargeCredential: (caller, points) => app.identity.credentials.charge(caller.auth, points),
     callerGuard: access.callerGuard,
     storedGraphGuard: access.storedGraphGuard,
   });

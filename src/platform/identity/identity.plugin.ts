@@ -12,7 +12,7 @@ import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
 import { createSessionService, type SessionService } from './sessions.service.js';
 import { createTeamsRepo, TEAM_INDEXES, type TeamsRepo } from './teams.repo.js';
 import { createUsageRepo, USAGE_INDEXES, USAGE_RETENTION_MS, type UsageRepo } from './usage.repo.js';
-import { type ChargeUsage, createUsageCharger } from './usage-charge.js';
+import { type ChargeUsage, type CredentialCharger, createCredentialCharger, createUsageCharger } from './usage-charge.js';
 import { createUsersRepo, USER_INDEXES, type UsersRepo } from './users.repo.js';
 
 /** A replaceable clock: tests move time to check expiry and rate-limit windows. */
@@ -28,8 +28,10 @@ export interface IdentityServices {
   sessions: SessionService;
   limiter: AttemptLimiter;
   usage: UsageRepo;
-  /** Records a request's model usage for its caller and counts it against the caller's API key. */
+  /** Records a request's model usage for its caller and counts it against the caller's credential. */
   chargeUsage: ChargeUsage;
+  /** Counts points against a caller's API key or share link (chat turns record their usage themselves). */
+  credentials: CredentialCharger;
   /** The module's clock: replace `clock.now` to move time (expiry, rate-limit windows). */
   clock: IdentityClock;
   /** The auth fields of a team member (share links, team spaces, channels act as one). */
@@ -77,8 +79,9 @@ export default fp(
         app.log.error({ usageRecord: record }, `a usage record could not be written and is given up: ${describeError(error)}`);
       },
     });
-    const chargeUsage = createUsageCharger({ usage, auth: platformAuth, now });
-    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage, chargeUsage, clock, memberContext };
+    const credentials = createCredentialCharger({ auth: platformAuth });
+    const chargeUsage = createUsageCharger({ usage, credentials, now });
+    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage, chargeUsage, credentials, clock, memberContext };
     app.decorate('identity', services);
     app.decorate('platformAuth', platformAuth);
 

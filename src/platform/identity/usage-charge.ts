@@ -19,15 +19,37 @@ export function usageSourceOfCaller(caller: AuthContext): UsageSource {
 }
 
 /**
+ * Counts points against the credential a request came with: an API key here; a share link
+ * through the sink the share-link module registers (identity does not know links). Chat turns
+ * and every call outside them go through it, so each credential's point limit holds for all.
+ * A share link is told of free turns too (its last use); a key only of what costs points.
+ */
+export function createCredentialCharger(deps: { auth: Pick<PlatformAuthenticator, 'addApiKeyUsage'> }) {
+  let shareLinkSink: ((shareId: string, points: number) => Promise<void>) | undefined;
+  return {
+    async charge(caller: AuthContext, points: number): Promise<void> {
+      const shareId = caller.authType === 'outLink' ? caller.outLink?.shareId : undefined;
+      if (shareId) await shareLinkSink?.(shareId, points);
+      else if (caller.apiKeyId && points > 0) await deps.auth.addApiKeyUsage(caller.apiKeyId, points);
+    },
+    /** The share-link module's: adds a turn's points (and its time) to the link. */
+    onShareLinkUsage(sink: (shareId: string, points: number) => Promise<void>): void {
+      shareLinkSink = sink;
+    },
+  };
+}
+
+export type CredentialCharger = ReturnType<typeof createCredentialCharger>;
+
+/**
  * Every request that calls a model outside a chat turn (embeddings, search, data writes, question
  * guide, speech, transcription) records its usage through this one function, and the points count
- * against the API key it came with at once, so a key's point limit holds for all of them. A share
- * link's points are counted by the chat module (turns) and the OpenAI-style routes, which know links.
+ * against the credential it came with at once (createCredentialCharger).
  */
-export function createUsageCharger(deps: { usage: UsageRepo; auth: Pick<PlatformAuthenticator, 'addApiKeyUsage'>; now: () => number }): ChargeUsage {
+export function createUsageCharger(deps: { usage: UsageRepo; credentials: CredentialCharger; now: () => number }): ChargeUsage {
   return async (caller, usage) => {
     const points = deps.usage.record({ teamId: caller.teamId, tmbId: caller.tmbId, source: usageSourceOfCaller(caller), ...usage }, new Date(deps.now()));
-    if (caller.apiKeyId && points > 0) await deps.auth.addApiKeyUsage(caller.apiKeyId, points);
+    await deps.credentials.charge(caller, points);
     return points;
   };
 }

@@ -8,7 +8,6 @@ import { Errors } from '../../infra/errors.js';
 import type { LlmMessage } from '../../infra/llm-stream.js';
 import { zObjectId } from '../../infra/zod.js';
 import type { ChatModule } from '../chat/chat-module.js';
-import type { ChargeUsage } from '../identity/usage-charge.js';
 import { readMultipart } from '../datasets/files/multipart.js';
 import { authenticateCaller, definePlatformRoute, parseWith } from '../define-route.js';
 import { createOpenAiService, float32Base64 } from './openai.service.js';
@@ -70,13 +69,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     sweeper.unref();
   });
   app.addHook('onClose', async () => clearInterval(sweeper));
-  const chargeCaller = app.identity.chargeUsage;
-  /** Records a call's usage for its caller; through a share link the points count against the link too, so its limit holds for every model call. */
-  const charge: ChargeUsage = async (auth, usage) => {
-    const points = await chargeCaller(auth, usage);
-    if (auth.authType === 'outLink' && auth.outLink?.shareId) await chat.outLinks.recordUsage(auth.outLink.shareId, points);
-    return points;
-  };
+  const charge = app.identity.chargeUsage;
 
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],

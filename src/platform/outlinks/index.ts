@@ -39,6 +39,8 @@ export const outlinksServices = fp(
     const channelEvents = createChannelEventsRepo(app.mongo.db);
     app.decorate('channelEvents', channelEvents);
     app.platformAuth.registerResolver('outLink', outLinks.resolver);
+    // What a caller through a link spends counts against the link (chat turns and calls outside them).
+    app.identity.credentials.onShareLinkUsage((shareId, points) => outLinks.recordUsage(shareId, points));
     app.startup.add('indexes: share links', () => app.mongo.ensureIndexes([...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES, ...CHANNEL_EVENT_INDEXES]));
     const cleanups: { stop(): void }[] = [];
     app.startup.add('share links: QPM slot and channel message cleanup', async () => {
