@@ -58,6 +58,7 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     if (req.url === '/openapi.json') return res.end(JSON.stringify(schemaV3));
     if (req.url === '/openapi.yaml') return res.end(schemaYaml);
+    if (req.url === '/typed.yaml') return res.end('swagger: 2.0\npaths:\n  /a:\n    get:\n      operationId: 404\n      deprecated: false\n');
     if (req.url === '/page') return res.end('<html><body><h1>Title</h1><script>x()</script><p>Body text</p></body></html>');
     if (req.url === '/not-a-schema') return res.end('{"hello": 1}');
     if (req.url === '/deep.json') return res.end(`{"openapi":"3.0.0","paths":{},"x":${'['.repeat(5000)}${']'.repeat(5000)}}`);
@@ -171,6 +172,8 @@ describe('getApiSchemaByUrl (SSRF guard)', () => {
   it('fetches JSON and YAML documents when private targets are allowed', async () => {
     expect(await ok(open, openTok, 'POST', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/openapi.json` })).toEqual(schemaV3);
     expect((await ok(open, openTok, 'GET', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/openapi.yaml` })).swagger).toBe('2.0');
+    // YAML's numbers and booleans come back typed; the version is judged as written (`2.0`, not 2).
+    expect(await ok(open, openTok, 'GET', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/typed.yaml` })).toEqual({ swagger: 2, paths: { '/a': { get: { operationId: 404, deprecated: false } } } });
     expect((await call(open, openTok, 'POST', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/not-a-schema` })).status).toBe(400);
     // A document nested past what a JSON writer walks is a 400 naming the url, not a 500.
     const deep = await call(open, openTok, 'POST', '/core/app/httpPlugin/getApiSchemaByUrl', { url: `${base}/deep.json` });

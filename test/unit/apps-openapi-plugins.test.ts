@@ -7,13 +7,25 @@ describe('parseApiSchema', () => {
     ['openapi: 3.0.3\npaths: {}', true],
     ['swagger: "2.0"\npaths: {}', true],
     ['swagger: 2.0\npaths: {}', true],
+    ['v: &v 3.0\nopenapi: *v\npaths: {}', true],
+    ['openapi: 3\npaths: {}', false],
+    ['openapi: ~\nswagger: "2.0"\npaths: {}', false],
     ['{"openapi":"2.5","paths":{}}', false],
     ['{"openapi":"3.0.0"}', false],
     ['[1,2]', false],
     ['a: [', false],
   ])('%j valid: %s', (text, valid) => {
-    if (valid) expect(parseApiSchema(text)).toBeTruthy();
-    else expect(() => parseApiSchema(text)).toThrow(/Invalid Schema/);
+    // The version is judged as written whichever way YAML scalars are read.
+    for (const scalars of ['failsafe', 'core'] as const) {
+      if (valid) expect(parseApiSchema(text, scalars)).toBeTruthy();
+      else expect(() => parseApiSchema(text, scalars)).toThrow(/Invalid Schema/);
+    }
+  });
+
+  it('reads YAML scalars as text, or as YAML 1.2 types when asked', () => {
+    const text = 'swagger: 2.0\npaths:\n  /a:\n    get:\n      operationId: 404\n      deprecated: true\n      x-limit: 10\n';
+    expect(parseApiSchema(text)).toEqual({ swagger: '2.0', paths: { '/a': { get: { operationId: '404', deprecated: 'true', 'x-limit': '10' } } } });
+    expect(parseApiSchema(text, 'core')).toEqual({ swagger: 2, paths: { '/a': { get: { operationId: 404, deprecated: true, 'x-limit': 10 } } } });
   });
 });
 

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { parse as parseYaml } from 'yaml';
 import { nestsDeeperThan } from '../../infra/input-guard.js';
 import { Errors } from '../../infra/errors.js';
 import { type SafeFetchOptions, safeFetch } from '../../infra/outbound-fetch.js';
@@ -115,14 +114,8 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
     handler: async ({ input }) => {
       const response = await safeFetch(input.url, { ...fetchOptions, headers: { accept: 'application/json, application/yaml, text/yaml, */*' } });
       if (response.status >= 400) throw Errors.badGateway(`Fetching the schema failed with HTTP ${response.status}`);
-      const text = response.text();
-      parseApiSchema(text);
-      let doc: unknown;
-      try {
-        doc = JSON.parse(text);
-      } catch {
-        doc = parseYaml(text, { maxAliasCount: 100 });
-      }
+      // The client gets YAML's numbers and booleans back as such.
+      const doc = parseApiSchema(response.text(), 'core');
       // The document goes back as JSON: one nested past what a serialiser walks is refused, not a 500.
       if (nestsDeeperThan(doc, MAX_SCHEMA_DEPTH)) throw Errors.missingParams(`Invalid field 'url': the document nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
       return doc;

@@ -3,7 +3,7 @@
  * operation: pluginInput (the operation's parameters) → HTTP request → pluginOutput (result).
  * Only local `$ref`s are followed; a malformed document is a 400 naming the reason.
  */
-import { parse as parseYaml } from 'yaml';
+import { isAlias, isScalar, parseDocument } from 'yaml';
 import { Errors } from '../../infra/errors.js';
 
 type Json = Record<string, unknown>;
@@ -41,20 +41,43 @@ const invalid = (reason: string) => Errors.missingParams(`Invalid Schema: ${reas
  */
 const textOf = (value: unknown): string => (typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : '');
 
-/** Parses JSON, else YAML; the document must be an OpenAPI 3 or Swagger 2 object with paths. */
-export function parseApiSchema(text: string): Json {
-  let doc: unknown;
+/**
+ * How YAML scalars are read: `failsafe` keeps each as the text written (names and keys stay
+ * text: an operationId of 404 is "404"), `core` reads YAML 1.2 numbers, booleans and nulls.
+ */
+export type YamlScalars = 'failsafe' | 'core';
+
+/**
+ * A YAML document as JavaScript with its version field as written: to YAML 1.2 a plain
+ * `swagger: 2.0` is the number 2, which names no version.
+ */
+function readYaml(text: string, schema: YamlScalars): { doc: unknown; version: string } {
   try {
-    doc = JSON.parse(text);
-  } catch {
-    try {
-      doc = parseYaml(text, { schema: 'failsafe', maxAliasCount: 100 });
-    } catch (error) {
-      throw invalid(`not JSON or YAML (${(error as Error).message.split('\n')[0]})`);
-    }
+    const document = parseDocument(text, { schema });
+    if (document.errors[0]) throw document.errors[0];
+    const doc: unknown = document.toJS({ maxAliasCount: 100 });
+    if (!isObject(doc)) return { doc, version: '' };
+    // `openapi: ~` is refused as the text "~" would be, not passed over for `swagger`.
+    const key = doc.openapi !== undefined ? 'openapi' : 'swagger';
+    const field = document.get(key, true);
+    const node = isAlias(field) ? field.resolve(document) : field;
+    return { doc, version: isScalar(node) && typeof node.source === 'string' ? node.source : textOf(doc[key]) };
+  } catch (error) {
+    throw invalid(`not JSON or YAML (${(error as Error).message.split('\n')[0]})`);
   }
+}
+
+/** Parses JSON, else YAML; the document must be an OpenAPI 3 or Swagger 2 object with paths. */
+export function parseApiSchema(text: string, yamlScalars: YamlScalars = 'failsafe'): Json {
+  let parsed: { doc: unknown; version: string };
+  try {
+    const doc: unknown = JSON.parse(text);
+    parsed = { doc, version: isObject(doc) ? textOf(doc.openapi ?? doc.swagger) : '' };
+  } catch {
+    parsed = readYaml(text, yamlScalars);
+  }
+  const { doc, version } = parsed;
   if (!isObject(doc)) throw invalid('the document must be an object');
-  const version = textOf(doc.openapi ?? doc.swagger);
   if (!/^3\.\d/.test(version) && version !== '2.0') throw invalid("missing 'openapi: 3.x' or 'swagger: \"2.0\"'");
   if (!isObject(doc.paths)) throw invalid("'paths' must be an object");
   return doc;
