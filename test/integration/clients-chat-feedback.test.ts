@@ -106,7 +106,29 @@ describe('core/chat/feedback/adminUpdate', () => {
       expect(res.status, field).toBe(400);
       expect(res.body.message).toMatch(pattern);
     }
-    const missing = await call(t, ownerToken, 'POST', '/core/chat/feedback/adminUpdate', { ...body, chatItemId: 'no-such-item' });
+    const entry = await annotation('question', 'answer');
+    const missing = await call(t, ownerToken, 'POST', '/core/chat/feedback/adminUpdate', { ...body, dataId: entry.dataId, chatItemId: 'no-such-item' });
     expect(missing.status).toBe(404);
+    expect(missing.body.message).toMatch(/no-such-item/);
+  });
+
+  it('the entry must be one the caller can read, in the dataset and collection named; nothing changes otherwise', async () => {
+    const before = await adminFeedbackOf(ANSWER);
+    const body = { appId, chatId: CHAT, chatItemId: ANSWER, datasetId, collectionId, q: 'pointing elsewhere' };
+    // An entry of another dataset of the owner's, named as if it were in this one.
+    const otherDataset = await ok(t, ownerToken, 'POST', '/core/dataset/create', { name: 'Other corrections' });
+    const otherCollection = await ok(t, ownerToken, 'POST', '/core/dataset/collection/create', { datasetId: otherDataset, name: 'Other', type: 'virtual' });
+    const elsewhere = await ok(t, ownerToken, 'POST', '/core/dataset/data/insertData', { collectionId: otherCollection, q: 'other entry' });
+    const misplaced = await call(t, ownerToken, 'POST', '/core/chat/feedback/adminUpdate', { ...body, dataId: elsewhere });
+    expect(misplaced.status).toBe(400);
+    expect(misplaced.body.message).toMatch(/feedbackDataId/);
+    // An entry of another team.
+    const strangerDataset = await ok(t, strangerToken, 'POST', '/core/dataset/create', { name: 'Stranger corrections' });
+    const strangerCollection = await ok(t, strangerToken, 'POST', '/core/dataset/collection/create', { datasetId: strangerDataset, name: 'S', type: 'virtual' });
+    const foreignEntry = await ok(t, strangerToken, 'POST', '/core/dataset/data/insertData', { collectionId: strangerCollection, q: 'stranger entry' });
+    expect((await call(t, ownerToken, 'POST', '/core/chat/feedback/adminUpdate', { ...body, dataId: foreignEntry })).status).toBe(403);
+    // No such entry.
+    expect((await call(t, ownerToken, 'POST', '/core/chat/feedback/adminUpdate', { ...body, dataId: new ObjectId().toHexString() })).status).toBe(404);
+    expect(await adminFeedbackOf(ANSWER)).toEqual(before);
   });
 });

@@ -28,7 +28,11 @@ export interface ChatModule {
   usage: UsageRepo;
   models: ModelAccess;
   /** Dataset permission checks (the datasets module's rules). */
-  datasets: { authorize: (auth: AuthContext, datasetId: string, required: 'read') => Promise<unknown> };
+  datasets: {
+    authorize: (auth: AuthContext, datasetId: string, required: 'read') => Promise<unknown>;
+    /** A data item the caller can read, with where it lives. */
+    authorizeData: (auth: AuthContext, dataId: string) => Promise<{ datasetId: string; collectionId: string }>;
+  };
   errors: typeof Errors;
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
   /** Outbound HTTP to user-configured URLs (hooks, channels, the HTTP node). */
@@ -52,7 +56,13 @@ export function createChatModule(app: FastifyInstance): ChatModule {
 
   const outLinks = app.outlinks;
   // The datasets module's own check: judged on its team read model (no read when warm).
-  const datasets = { authorize: (auth: AuthContext, datasetId: string, required: 'read') => app.datasets.ctx.auth.authDataset(auth, datasetId, required) };
+  const datasets = {
+    authorize: (auth: AuthContext, datasetId: string, required: 'read') => app.datasets.ctx.auth.authDataset(auth, datasetId, required),
+    authorizeData: async (auth: AuthContext, dataId: string) => {
+      const { data } = await app.datasets.ctx.auth.authData(auth, dataId, 'read');
+      return { datasetId: data.datasetId, collectionId: data.collectionId };
+    },
+  };
   const access = createChatAccess({ repo, apps, datasets, memberContext });
   // What every run's nodes share, built once: only the per-run fields change between turns.
   const sharedNodeDeps: SharedNodeDeps = {

@@ -197,8 +197,13 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     tags: ['chat'],
     handler: async ({ input, auth }) => {
       await chat.access.authChatOrAppManager(auth, input.appId, input.chatId);
-      // The annotation points at a dataset entry: the dataset must be one the caller can read.
+      // The annotation points at a dataset entry: one the caller can read, in the dataset (and
+      // collection) it names, so the stored annotation never points elsewhere.
       await chat.datasets.authorize(auth, input.datasetId, 'read');
+      const entry = await chat.datasets.authorizeData(auth, input.feedbackDataId);
+      if (entry.datasetId !== input.datasetId || (input.collectionId && entry.collectionId !== input.collectionId)) {
+        throw Errors.missingParams(`Invalid field 'feedbackDataId': entry ${input.feedbackDataId} is not in the dataset${input.collectionId ? ' and collection' : ''} named`);
+      }
       const feedback = { datasetId: input.datasetId, ...(input.collectionId ? { collectionId: input.collectionId } : {}), dataId: input.feedbackDataId, q: input.q, ...(input.a !== undefined ? { a: input.a } : {}) };
       if (!(await chat.repo.setAdminFeedback(input.appId, input.chatId, input.chatItemId, feedback))) {
         throw Errors.notFound(`Chat item ${input.chatItemId} not found in chat ${input.chatId}`);
