@@ -215,9 +215,10 @@ describe('templates and system plugins', () => {
   });
 
   it('serves the public /api/plugins endpoints as raw JSON', async () => {
-    // customFeedback writes into chat items: only the service's own workflow runs may call it, for their own team's chats.
+    // customFeedback writes into chat items: only the service's own workflow runs may call it, into the chat item the run saves.
     const teamOfChats = new ObjectId().toHexString();
-    const selfCall = selfCallHeaders(t.config.TOKEN_KEY, teamOfChats);
+    const appX = new ObjectId();
+    const selfCall = selfCallHeaders(t.config.TOKEN_KEY, { teamId: teamOfChats, appId: '', chatId: '', dataId: '' });
     const post = async (url: string, payload: Record<string, unknown>) => {
       const r = await t.app.inject({ method: 'POST', url: `/api/plugins/${url}`, payload, headers: selfCall });
       return { status: r.statusCode, body: r.json() };
@@ -233,16 +234,24 @@ describe('templates and system plugins', () => {
     expect((await post('customFeedback/v2/index', { customFeedback: 'score {{s}}', customInputs: { s: 5 } })).body).toEqual({ answerText: '\\n\\n**Custom feedback debug**: "score 5"\\n\\n', text: 'score 5' });
 
     const db = t.app.mongo.db;
-    const appX = new ObjectId();
     await db.collection('chatitems').insertOne({ teamId: new ObjectId(teamOfChats), appId: appX, chatId: 'c1', dataId: 'd1', customFeedbacks: [] });
-    expect((await post('customFeedback/v2/index', { appId: appX.toHexString(), chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'noted' })).body).toEqual({ text: 'noted' });
+    const runOfC1 = selfCallHeaders(t.config.TOKEN_KEY, { teamId: teamOfChats, appId: appX.toHexString(), chatId: 'c1', dataId: 'd1' });
+    const body = { appId: appX.toHexString(), chatId: 'c1', responseChatItemId: 'd1' };
+    const saved = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers: runOfC1, payload: { ...body, customFeedback: 'noted' } });
+    expect(saved.json()).toEqual({ text: 'noted' });
     await expect.poll(async () => (await db.collection('chatitems').findOne({ chatId: 'c1' }))?.customFeedbacks).toEqual(['noted']);
+    // A run that saves no chat (chatTest) or saves another one cannot name this item in its body.
+    const runOfOther = selfCallHeaders(t.config.TOKEN_KEY, { teamId: teamOfChats, appId: appX.toHexString(), chatId: 'c2', dataId: 'd2' });
+    for (const headers of [selfCall, runOfOther]) {
+      const named = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers, payload: { ...body, customFeedback: 'into another chat' } });
+      expect(named.statusCode).toBe(403);
+    }
     // A run of another team (its own valid proof) cannot write into this team's chat.
-    const otherTeam = selfCallHeaders(t.config.TOKEN_KEY, new ObjectId().toHexString());
-    const foreign = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers: otherTeam, payload: { appId: appX.toHexString(), chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'from another team' } });
+    const otherTeam = selfCallHeaders(t.config.TOKEN_KEY, { teamId: new ObjectId().toHexString(), appId: appX.toHexString(), chatId: 'c1', dataId: 'd1' });
+    const foreign = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers: otherTeam, payload: { ...body, customFeedback: 'from another team' } });
     expect(foreign.statusCode).toBe(200);
-    // A proof of one team sent with another team's name is no proof.
-    const forged = { ...selfCall, 'x-self-call-team': otherTeam['x-self-call-team']! };
+    // A proof of one run sent with another run's scope is no proof.
+    const forged = { ...runOfC1, 'x-self-call-scope': otherTeam['x-self-call-scope']! };
     for (const headers of [{}, { [SELF_CALL_HEADER]: 'guessed' }, forged]) {
       const anonymous = await t.app.inject({ method: 'POST', url: '/api/plugins/customFeedback/v2/index', headers, payload: { appId: appX.toHexString(), chatId: 'c1', responseChatItemId: 'd1', customFeedback: 'spam' } });
       expect(anonymous.statusCode).toBe(403);

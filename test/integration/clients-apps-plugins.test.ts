@@ -28,7 +28,8 @@ const cases: [string, Record<string, unknown>, unknown][] = [
 describe('legacy plugin endpoints without /index', () => {
   it.each(cases)('POST %s answers raw JSON as /index does', async (url, payload, expected) => {
     // customFeedback answers only this service's own workflow runs (they send the self-call proof).
-    const headers = selfCallHeaders(t.config.TOKEN_KEY, new ObjectId().toHexString());
+    // A run that saves no chat (chatTest, debug) of app 'a': its proof names no chat.
+    const headers = selfCallHeaders(t.config.TOKEN_KEY, { teamId: new ObjectId().toHexString(), appId: 'a', chatId: '', dataId: '' });
     const bare = await t.app.inject({ method: 'POST', url, payload, headers });
     expect(bare.statusCode, bare.body).toBe(200);
     expect(bare.headers['content-type']).toContain('application/json');

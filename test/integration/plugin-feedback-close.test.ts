@@ -31,7 +31,7 @@ describe('customFeedback retries at close', () => {
       const response = await t.app.inject({
         method: 'POST',
         url: '/api/plugins/customFeedback/v2/index',
-        headers: selfCallHeaders(t.config.TOKEN_KEY, teamId.toHexString()),
+        headers: selfCallHeaders(t.config.TOKEN_KEY, { teamId: teamId.toHexString(), appId: appId.toHexString(), chatId: 'late-chat', dataId: 'late-item' }),
         payload: { appId: appId.toHexString(), chatId: 'late-chat', responseChatItemId: 'late-item', customFeedback: 'kept' },
       });
       expect(response.json()).toEqual({ text: 'kept' });
@@ -53,11 +53,12 @@ describe('customFeedback retries at close', () => {
   it('a retry whose answer item never came is given up at close, quietly', async () => {
     const t = await buildTestApp();
     const firstAttempt = nextChatItemUpdate(t);
+    const scope = { teamId: new ObjectId().toHexString(), appId: new ObjectId().toHexString(), chatId: 'no-chat', dataId: 'no-item' };
     const response = await t.app.inject({
       method: 'POST',
       url: '/api/plugins/customFeedback/index',
-      headers: selfCallHeaders(t.config.TOKEN_KEY, new ObjectId().toHexString()),
-      payload: { appId: new ObjectId().toHexString(), chatId: 'no-chat', responseChatItemId: 'no-item', customFeedback: 'lost' },
+      headers: selfCallHeaders(t.config.TOKEN_KEY, scope),
+      payload: { appId: scope.appId, chatId: scope.chatId, responseChatItemId: scope.dataId, customFeedback: 'lost' },
     });
     expect(response.statusCode).toBe(200);
     expect(await firstAttempt).toBe(0);

@@ -172,7 +172,7 @@ describe('datasets in a workflow the caller sends', () => {
 
 describe('HTTP node URLs', () => {
   /** start → HTTP node (POST JSON) with its raw response in responseData. */
-  function httpGraph(url: string) {
+  function httpGraph(url: string, body = '{"input":"yes please","rule":"yes"}') {
     const http = {
       nodeId: 'http',
       flowNodeType: 'httpRequest468',
@@ -180,7 +180,7 @@ describe('HTTP node URLs', () => {
       inputs: [
         { key: 'system_httpMethod', value: 'POST' },
         { key: 'system_httpReqUrl', value: url },
-        { key: 'system_httpJsonBody', value: '{"input":"yes please","rule":"yes"}' },
+        { key: 'system_httpJsonBody', value: body },
         { key: 'system_httpContentType', value: 'json' },
       ],
       outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse' }],
@@ -195,6 +195,24 @@ describe('HTTP node URLs', () => {
     const node = res.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'httpRequest468');
     return node.httpResult as Record<string, unknown>;
   }
+
+  it('the customFeedback plugin writes only into the chat its run saves: a chatTest naming another chat in its body writes nothing', async () => {
+    const victim = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/completions',
+      headers: authHeaders(ownerToken),
+      payload: { appId, chatId: 'victim-chat', responseChatItemId: 'victim-answer', messages: [{ role: 'user', content: 'private question' }] },
+    });
+    expect(victim.statusCode, victim.body).toBe(200);
+    const body = JSON.stringify({ appId, chatId: 'victim-chat', responseChatItemId: 'victim-answer', customFeedback: 'written by the reader' });
+    const graph = httpGraph('/api/plugins/customFeedback/v2', body);
+    const res = await chatTest(readerToken, graph);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).toMatch(/403|customFeedback plugin writes only/);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const item = await t.app.mongo.db.collection('chatitems').findOne({ chatId: 'victim-chat', dataId: 'victim-answer' });
+    expect(item?.customFeedbacks ?? []).toEqual([]);
+  });
 
   it('a relative /api/plugins URL calls this service (injected before it listens)', async () => {
     expect(await httpResult('/api/plugins/TFSwitch/index')).toEqual({ true: true });

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { OWN_FILE_READ_PATH, OWN_PLUGIN_PATH, ownServicePath } from '../../domain/workflow/own-service-url.js';
 import { Errors } from '../../infra/errors.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
+import type { SelfCallScope } from '../../infra/self-call-token.js';
 import type { AuthContext } from '../auth/types.js';
 import type { UsageRepo } from '../identity/usage.repo.js';
 import type { OutLinkService } from '../outlinks/outlinks.service.js';
@@ -15,6 +16,9 @@ import { type ChatRunService, createChatRunService } from './chat-run.service.js
 import { createModelAccess, type ModelAccess } from './model-access.js';
 import { createSelfCaller, type SelfAnswer } from './self-call.js';
 import type { HttpCall, SharedNodeDeps } from './workflow-nodes/node-deps.js';
+
+/** A file read proves itself by its signed link: the call names no team or chat. */
+const NO_RUN_SCOPE: SelfCallScope = { teamId: '', appId: '', chatId: '', dataId: '' };
 
 export interface ChatModule {
   repo: ChatRepo;
@@ -74,8 +78,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       const limits = { timeoutMs: 30_000, maxBytes: Math.min(maxBytes ?? Infinity, app.config.UPLOAD_LIMIT_BYTES) };
       const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
       let answer: SelfAnswer;
-      // A file read proves itself by its signed link; the call names no team.
-      if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits }, '');
+      if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits }, NO_RUN_SCOPE);
       else {
         const response = await outbound(url, limits);
         answer = { status: response.status, body: response.body, contentType: response.headers['content-type'] };
@@ -84,11 +87,14 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       return { buffer: answer.body, contentType: answer.contentType };
     },
   };
-  /** An HTTP node's call, for the run of `teamId`: a relative plugin URL is this service's own route, called with the run's team. */
-  const httpCall = async (call: HttpCall, teamId: string) => {
+  /**
+   * An HTTP node's call, for the run `scope` names: a relative plugin URL is this service's own
+   * route, called with the proof of the run's team and the chat item it saves.
+   */
+  const httpCall = async (call: HttpCall, scope: SelfCallScope) => {
     const ownPlugin = ownServicePath(call.url, OWN_PLUGIN_PATH);
     if (ownPlugin) {
-      const response = await callSelf(ownPlugin, call, teamId);
+      const response = await callSelf(ownPlugin, call, scope);
       return { status: response.status, text: response.body.toString('utf8') };
     }
     const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
@@ -99,7 +105,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     apps,
     usage,
     now: () => new Date(now()),
-    nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps, { httpCall: (call: HttpCall) => httpCall(call, base.teamId) }),
+    nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps, { httpCall: (call: HttpCall) => httpCall(call, { teamId: base.teamId, appId: base.appId, chatId: base.chatId, dataId: base.responseChatItemId }) }),
     logError: (error, message) => app.log.error({ err: error }, message),
     chargeCredential: (caller, points) => app.identity.credentials.charge(caller.auth, points),
     callerGuard: access.callerGuard,

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../../infra/errors.js';
 import type { safeFetch } from '../../infra/outbound-fetch.js';
-import { selfCallHeaders } from '../../infra/self-call-token.js';
+import { type SelfCallScope, selfCallHeaders } from '../../infra/self-call-token.js';
 
 export interface SelfCall {
   method: string;
@@ -32,9 +32,9 @@ function loopbackOf(address: AddressInfo): string {
 }
 
 export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetch) {
-  /** `teamId`: the team whose run makes the call (the proof names it). */
-  return async (path: string, request: SelfCall, teamId: string): Promise<SelfAnswer> => {
-    const call = { ...request, headers: { ...request.headers, ...selfCallHeaders(app.config.TOKEN_KEY, teamId) } };
+  /** `scope`: the run that makes the call (its team, and the chat it saves), which the proof names. */
+  return async (path: string, request: SelfCall, scope: SelfCallScope): Promise<SelfAnswer> => {
+    const call = { ...request, headers: { ...request.headers, ...selfCallHeaders(app.config.TOKEN_KEY, scope) } };
     const address = app.server.listening ? app.server.address() : null;
     if (address && typeof address === 'object') {
       const host = loopbackOf(address);

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createDeferredWork } from '../../../infra/deferred-work.js';
 import { Errors } from '../../../infra/errors.js';
-import { selfCallTeam } from '../../../infra/self-call-token.js';
+import { type SelfCallScope, selfCallScope } from '../../../infra/self-call-token.js';
 import { z } from 'zod';
 import { definePlatformRoute, type PlatformRouteOptions } from '../../define-route.js';
 import { fillTemplate, tfSwitch } from './text-plugins.js';
@@ -23,12 +23,22 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
   };
   /**
    * Writing feedback into chat items is for this service's own workflow runs only (as the
-   * reference accepts only local calls), and only into chats of the team the run is for.
+   * reference accepts only local calls), and only into the answer item of the chat the run
+   * saves: the proof names it. The body's ids (which a graph author or a chatTest caller writes)
+   * must be those or absent; a run that saves no chat writes nothing.
    */
-  const selfCallTeamOf = (request: FastifyRequest): string => {
-    const teamId = selfCallTeam(request.headers, app.config.TOKEN_KEY);
-    if (!teamId) throw Errors.forbidden("The customFeedback plugin is called by this service's own workflow runs only");
-    return teamId;
+  const runScopeOf = (request: FastifyRequest, body: { appId?: string; chatId?: string; responseChatItemId?: string }): SelfCallScope => {
+    const scope = selfCallScope(request.headers, app.config.TOKEN_KEY);
+    if (!scope) throw Errors.forbidden("The customFeedback plugin is called by this service's own workflow runs only");
+    const named: [string | undefined, string][] = [
+      [body.appId, scope.appId],
+      [body.chatId, scope.chatId],
+      [body.responseChatItemId, scope.dataId],
+    ];
+    if (named.some(([given, proven]) => given !== undefined && given !== '' && given !== proven)) {
+      throw Errors.forbidden('The customFeedback plugin writes only into the answer of the chat its run saves');
+    }
+    return scope;
   };
   /**
    * A retry still waiting when the app closes is made at close, before the database client
@@ -37,8 +47,8 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
    */
   const feedbackWrites = createDeferredWork((error) => app.log.warn({ err: error }, 'custom feedback not saved'));
   app.addHook('onClose', () => feedbackWrites.flush());
-  const scheduleFeedback = (teamId: string, appId: unknown, chatId: unknown, dataId: unknown, text: string) => {
-    if (typeof appId !== 'string' || typeof chatId !== 'string' || typeof dataId !== 'string' || !chatId || !dataId || !text) return;
+  const scheduleFeedback = ({ teamId, appId, chatId, dataId }: SelfCallScope, text: string) => {
+    if (!appId || !chatId || !dataId || !text) return;
     const attempt = () => app.chat.repo.appendCustomFeedback(teamId, appId, chatId, dataId, text);
     feedbackWrites.now(async () => {
       if (!(await attempt())) feedbackWrites.later(FEEDBACK_RETRY_MS, attempt);
@@ -71,11 +81,11 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
     summary: 'Add a custom feedback to a chat item (v1)',
     tags,
     handler: async ({ input, request, reply }) => {
-      const teamId = selfCallTeamOf(request);
+      const scope = runScopeOf(request, input);
       const text = input.customFeedback || input.defaultFeedback || '';
       if (!text) return reply.send({ response: '' });
-      scheduleFeedback(teamId, input.appId, input.chatId, input.responseChatItemId, text);
-      const debug = !input.chatId || !input.responseChatItemId;
+      scheduleFeedback(scope, text);
+      const debug = !scope.chatId || !scope.dataId;
       return reply.send({ response: debug ? `\\n\\n**Custom feedback debug**: ${text}\\n\\n` : '' });
     },
   });
@@ -85,11 +95,11 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
     summary: 'Add a custom feedback to a chat item (v2)',
     tags,
     handler: async ({ input, request, reply }) => {
-      const teamId = selfCallTeamOf(request);
+      const scope = runScopeOf(request, input);
       if (!input.customFeedback) return reply.send({});
       const text = fillTemplate(input.customFeedback, input.customInputs ?? {}, false);
-      scheduleFeedback(teamId, input.appId, input.chatId, input.responseChatItemId, text);
-      const debug = !input.chatId || !input.responseChatItemId;
+      scheduleFeedback(scope, text);
+      const debug = !scope.chatId || !scope.dataId;
       return reply.send(debug ? { answerText: `\\n\\n**Custom feedback debug**: "${text}"\\n\\n`, text } : { text });
     },
   });
