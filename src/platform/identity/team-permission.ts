@@ -1,7 +1,8 @@
+import { hasPermission, makeTeamPermission, PermissionValue, type RequiredPermission } from '../../domain/permission.js';
 import type { TeamRole } from '../auth/types.js';
 
-/** Team permission bits as the reference: read 4, write 6, manage 7, owner all bits. */
-export const TeamPermission = { read: 4, write: 6, manage: 7, owner: 0xffffffff } as const;
+/** Team permission bits as the reference: read 4, write 6, manage 7, owner all bits (the domain's values). */
+export const TeamPermission = { read: PermissionValue.read, write: PermissionValue.write, manage: PermissionValue.manage, owner: PermissionValue.owner } as const;
 
 /**
  * A member's team permission: owners (and root) hold every bit; otherwise the member's own
@@ -15,23 +16,12 @@ export function resolveTeamPermission(input: { role: TeamRole; isRoot: boolean; 
   return input.teamDefault ? input.teamDefault >>> 0 : TeamPermission.read;
 }
 
-/** The reference's check: owner needs every bit; manage passes anything else; else the bits. */
-export function teamPermissionAllows(value: number, required: keyof typeof TeamPermission): boolean {
-  const v = value >>> 0;
-  if (required === 'owner') return v === TeamPermission.owner;
-  if ((v & TeamPermission.manage) === TeamPermission.manage) return true;
-  const bits = TeamPermission[required];
-  return (v & bits) === bits;
+/** The serialised team permission: the domain's one rule (owner needs every bit; manage passes anything else). */
+export function serializeTeamPermission(value: number) {
+  return makeTeamPermission(value, value >>> 0 === TeamPermission.owner);
 }
 
-/** The serialised permission object of the reference's user detail. */
-export function serializeTeamPermission(value: number) {
-  const v = value >>> 0;
-  return {
-    value: v,
-    isOwner: v === TeamPermission.owner,
-    hasManagePer: teamPermissionAllows(v, 'manage'),
-    hasWritePer: teamPermissionAllows(v, 'write'),
-    hasReadPer: teamPermissionAllows(v, 'read'),
-  };
+/** Whether a team permission value allows `required` (the same rule as every resource check). */
+export function teamPermissionAllows(value: number, required: RequiredPermission): boolean {
+  return hasPermission(serializeTeamPermission(value), required);
 }
