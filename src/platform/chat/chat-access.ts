@@ -2,16 +2,14 @@
  * Chat permission rules: which app a caller chats with and
  * whether an existing chat is theirs.
  */
-import { PermissionValue } from '../../domain/permission.js';
 import { type GraphResources, graphResources } from '../../domain/workflow/graph-resources.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { requireHexId } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
+import { hasTeamPermission } from '../permissions/resource-permission.service.js';
 import type { AppDoc, AppSource } from './app-source.js';
 import type { ChatDoc, ChatRepo } from './chat.repo.js';
 
-const isTeamOwner = (auth: AuthContext) => auth.role === 'owner' || auth.isRoot || auth.teamPermission === PermissionValue.owner;
-const hasTeamManage = (auth: AuthContext) => (auth.teamPermission & PermissionValue.manage) === PermissionValue.manage;
 
 /** An API key bound to one app acts only on that app (403 unAuthApp otherwise). */
 export function assertKeyMayUseApp(auth: AuthContext, appId: string | undefined): void {
@@ -65,8 +63,8 @@ export function createChatAccess(deps: {
     // A team-space visitor's chats only: a share visitor or an API end user (customUid) may carry the same uid.
     if (auth.authType === 'teamDomain') return chat.teamId === auth.teamId && chat.source === 'team' && !chat.shareId && chat.outLinkUid === auth.outLink?.outLinkUid;
     if (chat.teamId !== auth.teamId) return false;
-    if (isTeamOwner(auth) || chat.tmbId === auth.tmbId) return true;
-    return required === 'write' && hasTeamManage(auth);
+    if (hasTeamPermission(auth, 'owner') || chat.tmbId === auth.tmbId) return true;
+    return required === 'write' && hasTeamPermission(auth, 'manage');
   }
 
   /** authChatCrud: the app must be the caller's; an existing chat must be theirs. */
