@@ -11,7 +11,6 @@ export const CHAT_APP_TYPES: readonly AppType[] = ['simple', 'advanced', 'plugin
 
 export const zAppType = z.enum(APP_TYPES, { message: `must be one of ${APP_TYPES.join(', ')}` });
 const zAppId = zObjectId;
-/** Workflow nodes and edges: arrays of objects (their inner shape belongs to the workflow engine). */
 /** A node's inputs or outputs: objects (the workflow code reads their keys and values). */
 const zNodeParts = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of objects' });
 /** Nodes as the editor sends them, stored as sent (a node without inputs runs as one with none: withNodeLists). */
