@@ -5,6 +5,7 @@ import { Errors } from '../../infra/errors.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import type { SelfCallScope } from '../../infra/self-call-token.js';
 import type { AuthContext } from '../auth/types.js';
+import type { DatasetsAccess } from '../datasets/index.js';
 import type { UsageRepo } from '../identity/usage.repo.js';
 import type { OutLinkService } from '../outlinks/outlinks.service.js';
 import { type AppSource, createAppSource } from './app-source.js';
@@ -32,11 +33,7 @@ export interface ChatModule {
   usage: UsageRepo;
   models: ModelAccess;
   /** Dataset permission checks (the datasets module's rules). */
-  datasets: {
-    authorize: (auth: AuthContext, datasetId: string, required: 'read') => Promise<unknown>;
-    /** A data item the caller can read, with where it lives. */
-    authorizeData: (auth: AuthContext, dataId: string) => Promise<{ datasetId: string; collectionId: string }>;
-  };
+  datasets: Pick<DatasetsAccess, 'authorize' | 'authorizeData'>;
   errors: typeof Errors;
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
   /** Outbound HTTP to user-configured URLs (hooks, channels, the HTTP node). */
@@ -60,13 +57,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
 
   const outLinks = app.outlinks;
   // The datasets module's own check: judged on its team read model (no read when warm).
-  const datasets = {
-    authorize: (auth: AuthContext, datasetId: string, required: 'read') => app.datasets.ctx.auth.authDataset(auth, datasetId, required),
-    authorizeData: async (auth: AuthContext, dataId: string) => {
-      const { data } = await app.datasets.ctx.auth.authData(auth, dataId, 'read');
-      return { datasetId: data.datasetId, collectionId: data.collectionId };
-    },
-  };
+  const datasets: ChatModule['datasets'] = app.datasets;
   const access = createChatAccess({ repo, apps, datasets, memberContext });
   // What every run's nodes share, built once: only the per-run fields change between turns.
   const sharedNodeDeps: SharedNodeDeps = {

@@ -36,8 +36,7 @@ export function createModelAccess(app: FastifyInstance) {
     return async (request) => {
       // The team's datasets as the datasets module keeps them (whole documents under the team's
       // stamp, which every dataset write bumps): a knowledge-base turn reads no dataset document.
-      const team = await app.datasets.ctx.datasetList.team(request.teamId);
-      const found = request.datasetIds.flatMap((id) => team.byId.get(id)?.doc ?? []);
+      const found = await app.datasets.findInTeam(request.teamId, request.datasetIds);
       if (found.length === 0) throw new WorkflowError('core.chat.error.Select dataset empty: none of the selected datasets exists in this team');
       const vectorModel = found[0]!.vectorModel;
       const { list, usage } = await app.datasets.search.searchPriced({

@@ -1,8 +1,11 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import type { RequiredPermission } from '../../domain/permission.js';
 import { startPeriodicTask, startRetryingTask } from '../../infra/backoff.js';
 import { describeError } from '../../infra/database-errors.js';
+import type { EmbeddingPurpose } from '../../infra/embeddings.js';
+import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/resource-permissions.repo.js';
 import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
 import { COLLECTION_INDEXES } from './collections/collection.repo.js';
@@ -12,7 +15,8 @@ import { DATA_INDEXES } from './data/data.repo.js';
 import { DATA_CHANGE_INDEXES } from './data/data-changes.repo.js';
 import { DATA_CHANGES_KEPT_MS } from './data/data-list.read-model.js';
 import { registerDataRoutes } from './data/data.routes.js';
-import { DATASET_INDEXES } from './datasets/dataset.repo.js';
+import { DATASET_INDEXES, type DatasetRecord } from './datasets/dataset.repo.js';
+import type { AuthorizedDataset } from './datasets/dataset-auth.js';
 import { registerDatasetRoutes } from './datasets/dataset.routes.js';
 import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
 import { FILE_INDEXES } from './files/file.repo.js';
@@ -31,17 +35,33 @@ import { createTrainingWorker, type TrainingWorker } from './training/training-w
 
 export type { SearchParams, SearchResultItem, SearchService } from './search/search.service.js';
 
-export interface DatasetsHandles {
+/** What other modules (chat, openai, identity) use of datasets. */
+export interface DatasetsAccess {
+  /** The dataset, if it is in the caller's team and the caller holds `required` on it (judged on the team's read model). */
+  authorize(auth: AuthContext, datasetId: string, required: RequiredPermission, field?: string): Promise<AuthorizedDataset>;
+  /** A data item the caller can read, with where it lives. */
+  authorizeData(auth: AuthContext, dataId: string): Promise<{ datasetId: string; collectionId: string }>;
+  /**
+   * Of `datasetIds`, the team's datasets in that order, from the team's read model (whole
+   * documents under the team's stamp, which every dataset write bumps: usually no read).
+   */
+  findInTeam(teamId: string, datasetIds: readonly string[]): Promise<DatasetRecord[]>;
+  /** One vector per text with the configured vector model `model`, and the tokens the provider counted. */
+  embed(model: string, texts: string[], purpose?: EmbeddingPurpose): Promise<{ vectors: number[][]; tokens: number }>;
+  /** Dataset search: searchTest and the workflow's search node. */
+  search: SearchService;
+}
+
+/** The datasets module's services: what other modules use (`DatasetsAccess`) and what its routes and tests use. */
+export interface DatasetsModule extends DatasetsAccess {
   ctx: DatasetsContext;
   /** The training worker; tests drive it with runOnce()/drain() when TRAINING_WORKER=false. */
   trainingWorker: TrainingWorker;
-  search: SearchService;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The datasets module: its context, training worker and search (the workflow's search node). */
-    datasets: DatasetsHandles;
+    datasets: DatasetsModule;
   }
 }
 
@@ -61,7 +81,21 @@ export const datasetsServices = fp(
     const ctx = createDatasetsContext(api);
     const trainingWorker = createTrainingWorker(ctx, { onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
-    api.decorate('datasets', { ctx, trainingWorker, search });
+    api.decorate('datasets', {
+      ctx,
+      trainingWorker,
+      search,
+      authorize: (auth: AuthContext, datasetId: string, required: RequiredPermission, field?: string) => ctx.auth.authDataset(auth, datasetId, required, field),
+      authorizeData: async (auth: AuthContext, dataId: string) => {
+        const { data } = await ctx.auth.authData(auth, dataId, 'read');
+        return { datasetId: data.datasetId, collectionId: data.collectionId };
+      },
+      findInTeam: async (teamId: string, datasetIds: readonly string[]) => {
+        const team = await ctx.datasetList.team(teamId);
+        return datasetIds.flatMap((id) => team.byId.get(id)?.doc ?? []);
+      },
+      embed: (model: string, texts: string[], purpose?: EmbeddingPurpose) => ctx.embedders().forModel(model).embed(texts, purpose),
+    } satisfies DatasetsModule);
     api.teamLimits.countUsing('datasets', (teamId) => ctx.repos.datasets.countNonFolder(teamId));
     api.teamLimits.countUsing('vectors', (teamId) => ctx.repos.vectors.countByTeam(teamId));
     registerTrainingQueueMetrics({

@@ -51,10 +51,8 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
     /** One vector per input, in input order; tokens summed over the batch. */
     async embed(inputs: string[], model: string | undefined, purpose: EmbeddingPurpose | undefined) {
       const vectorModel = (model ? app.models.getVectorModel(model) : undefined) ?? app.models.defaultVectorModel();
-      const { vectors, tokens } = await app.datasets.ctx
-        .embedders()
-        .forModel(vectorModel.model)
-        .embed(inputs, purpose)
+      const { vectors, tokens } = await app.datasets
+        .embed(vectorModel.model, inputs, purpose)
         .catch((error: unknown) => {
           // The provider failing is the gateway's problem, not ours (502, not 500).
           if (error instanceof ProviderError) throw Errors.badGateway(`The embedding provider failed: ${error.message}`);
