@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { definePlatformRoute } from '../define-route.js';
 import { apiKeyCreateSchema, apiKeyDeleteSchema, apiKeyListSchema, apiKeyUpdateSchema } from './api-keys.schema.js';
 import { createApiKeysService } from './api-keys.service.js';
-import { createResourceAccess } from './resource-access.js';
 
 const tags = ['API keys'];
 
@@ -10,7 +9,8 @@ const tags = ['API keys'];
 export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const service = createApiKeysService({
     keys: app.identity.apiKeys,
-    access: createResourceAccess(app.mongo.db, app.identity.teams.memberProfiles),
+    // The apps module's services exist before any route is registered.
+    authorizeApp: (auth, appId, required) => app.apps.authorize(auth, appId, required),
     prefix: () => String(app.models.catalog.systemEnv.openapiPrefix || 'fastgpt'),
   });
 

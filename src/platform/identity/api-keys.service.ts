@@ -2,7 +2,6 @@ import { Errors } from '../../infra/errors.js';
 import { ALPHANUMERIC, LOWERCASE, randomBelow, randomString } from '../../infra/random-string.js';
 import type { AuthContext } from '../auth/types.js';
 import { type ApiKeyRecord, type ApiKeysRepo, digestApiKey } from './api-keys.repo.js';
-import type { ResourceAccess } from './resource-access.js';
 import { teamPermissionAllows } from './team-permission.js';
 
 /** Keys per member and per app (or per member for global keys), as the reference. */
@@ -37,14 +36,17 @@ const toLimit = (limit: LimitInput | undefined): ApiKeyRecord['limit'] => ({
   ...(limit?.expiredTime ? { expiredTime: limit.expiredTime } : {}),
 });
 
-export function createApiKeysService(deps: { keys: ApiKeysRepo; access: ResourceAccess; prefix: () => string }) {
-  const { keys, access } = deps;
+/** The apps module's check: the app, in the caller's team, on which the caller holds `required`. */
+type AuthorizeApp = (auth: AuthContext, appId: string, required: 'manage' | 'owner') => Promise<unknown>;
+
+export function createApiKeysService(deps: { keys: ApiKeysRepo; authorizeApp: AuthorizeApp; prefix: () => string }) {
+  const { keys, authorizeApp } = deps;
 
   /** Update and delete need owner level: the bound app's owner, or the team owner or key creator. */
   async function ownKey(auth: AuthContext, id: string): Promise<ApiKeyRecord> {
     const key = await keys.findInTeam(id, auth.teamId);
     if (!key) throw Errors.openapiUnExist(`API key ${id} not found in your team`);
-    if (key.appId) await access.authApp(auth, key.appId, 'owner');
+    if (key.appId) await authorizeApp(auth, key.appId, 'owner');
     else if (!teamPermissionAllows(auth.teamPermission, 'owner') && key.tmbId !== auth.tmbId) {
       throw Errors.openapiUnAuth('Only the team owner or the creator of this API key can change it');
     }
@@ -53,7 +55,7 @@ export function createApiKeysService(deps: { keys: ApiKeysRepo; access: Resource
 
   return {
     async create(auth: AuthContext, input: { appId?: string; name: string; limit?: LimitInput }): Promise<string> {
-      if (input.appId) await access.authApp(auth, input.appId, 'manage');
+      if (input.appId) await authorizeApp(auth, input.appId, 'manage');
       else if (!teamPermissionAllows(auth.teamPermission, 'write')) throw Errors.unAuthTeam('Creating an API key needs write permission on the team');
       const { teamId, tmbId } = auth;
       if ((await keys.countOfMember(teamId, tmbId, input.appId)) >= MAX_KEYS_PER_SCOPE) {
@@ -66,7 +68,7 @@ export function createApiKeysService(deps: { keys: ApiKeysRepo; access: Resource
 
     /** App keys: every key of the app (app manage needed). Global keys: the team's, or only your own unless you manage the team. */
     async list(auth: AuthContext, appId: string | undefined) {
-      if (appId) await access.authApp(auth, appId, 'manage');
+      if (appId) await authorizeApp(auth, appId, 'manage');
       const ownOnly = !appId && !teamPermissionAllows(auth.teamPermission, 'manage');
       const docs = await keys.list(auth.teamId, appId, ownOnly ? auth.tmbId : undefined);
       return docs.map(serializeApiKey);

@@ -2,13 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { zIntLike, zObjectId } from '../../infra/zod.js';
 import { definePlatformRoute } from '../define-route.js';
-import { createResourceAccess } from './resource-access.js';
 
 const tags = ['teams, limits and usage'];
 
 /** Team limit checks, plan status and training usage records. */
 export async function teamRoutes(app: FastifyInstance): Promise<void> {
-  const access = createResourceAccess(app.mongo.db, app.identity.teams.memberProfiles);
+  // The datasets module's services exist before any route is registered.
+  const datasets = app.datasets;
   const usages = app.identity.usage;
 
   definePlatformRoute(app, {
@@ -32,7 +32,7 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
     summary: 'Checks that the team may export a dataset now (write permission on the dataset; export interval)',
     tags,
     handler: async ({ input, auth }) => {
-      await access.authDataset(auth, input.datasetId, 'write');
+      await datasets.authorize(auth, input.datasetId, 'write');
       await app.teamLimits.checkExport(auth.teamId);
       return null;
     },
@@ -72,9 +72,9 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
     summary: 'Creates a training usage record for a dataset (write permission); returns its id (billId)',
     tags,
     handler: async ({ input, auth }) => {
-      const { doc } = await access.authDataset(auth, input.datasetId, 'write');
-      const vectorName = (app.models.getVectorModel(doc.vectorModel) ?? app.models.defaultVectorModel()).name;
-      const llmName = (app.models.getLLMModel(doc.agentModel) ?? app.models.defaultLLMModel())?.name ?? '';
+      const { dataset } = await datasets.authorize(auth, input.datasetId, 'write');
+      const vectorName = (app.models.getVectorModel(dataset.vectorModel) ?? app.models.defaultVectorModel()).name;
+      const llmName = (app.models.getLLMModel(dataset.agentModel) ?? app.models.defaultLLMModel())?.name ?? '';
       const usage = await usages.insert({
         teamId: auth.teamId,
         tmbId: auth.tmbId,
