@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { Errors } from './errors.js';
+import { startLeaseRenewal } from './lease-renewal.js';
 import { isDuplicateKeyError } from './mongo.js';
 
 /** The collection of named locks; every process of the deployment sees the same ones. */
@@ -93,18 +94,17 @@ export function createMongoLocks(db: Db, options: LocksOptions = {}) {
 
   function held<P>(key: string, holder: string, left: P | null, expiry: () => Date): HeldLock<P> {
     const mine = { _id: key, holder };
-    const renew = setInterval(() => void locks.updateOne(mine, { $set: { expiresAt: expiry() } }).catch(() => undefined), LOCK_TTL_MS / 3);
-    renew.unref();
+    const renewal = startLeaseRenewal(LOCK_TTL_MS / 3, () => locks.updateOne(mine, { $set: { expiresAt: expiry() } }));
     return {
       left,
       async carry(payload) {
         await locks.updateOne(mine, payload === null ? { $unset: { payload: '' } } : { $set: { payload } });
       },
       async release() {
-        clearInterval(renew);
+        renewal.stop();
         await locks.deleteOne(mine);
       },
-      abandon: () => clearInterval(renew),
+      abandon: () => renewal.stop(),
     };
   }
 

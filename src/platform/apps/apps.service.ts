@@ -1,6 +1,7 @@
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
 import { allDescendants } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
+import { withLeaseRenewal } from '../../infra/lease-renewal.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import { assertTeamPermission, type Authorized, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
@@ -166,19 +167,15 @@ export function createAppsCore(deps: AppsDeps) {
         if (reserved) await deps.teamLimits.releaseApps(teamId, reserved).catch(() => undefined);
         throw error;
       }
-      const renew = setInterval(() => void deps.inserts.renew(appId).catch(() => undefined), APP_INSERT_LEASE_MS / 3);
-      renew.unref();
       try {
-        await writeApp(auth, appId, input);
+        await withLeaseRenewal(APP_INSERT_LEASE_MS / 3, () => deps.inserts.renew(appId), () => writeApp(auth, appId, input));
       } catch (error) {
-        clearInterval(renew);
         // Failing here too leaves the record: the start-up and the sweep settle it.
         const settled = await core.settleInsert({ appId, teamId, reserved }).catch(() => undefined);
         // The app landed before the failure (its list stamp could not be bumped): it counts.
         if (settled === 'kept' && counted) room?.counted(1);
         throw error;
       }
-      clearInterval(renew);
       if (counted) room?.counted(1);
       // The app is whole; a record left behind by a failure here is settled as kept.
       await deps.inserts.close(appId).catch(() => undefined);

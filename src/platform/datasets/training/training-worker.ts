@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { backoffDelay } from '../../../infra/backoff.js';
 import { describeError } from '../../../infra/database-errors.js';
+import { withLeaseRenewal } from '../../../infra/lease-renewal.js';
 import type { DatasetsContext } from '../context.js';
 import type { DataIndex } from '../data/data.repo.js';
 import { buildIndexes } from '../data/data-indexes.js';
@@ -256,14 +257,11 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     recheckCounts = true;
     // Renewed on the claim's own clock (tests pass a later `now`).
     const started = Date.now();
-    const renew = setInterval(() => {
-      const lockTime = new Date(now.getTime() + Date.now() - started);
-      trainings.renewClaims(batch.map((item) => item._id), owner, lockTime).catch((error: unknown) => {
+    const renew = () =>
+      trainings.renewClaims(batch.map((item) => item._id), owner, new Date(now.getTime() + Date.now() - started)).catch((error: unknown) => {
         ctx.log.warn(`training worker: renewing claims failed: ${describeError(error)}`);
       });
-    }, lockMs / 3);
-    renew.unref();
-    try {
+    return withLeaseRenewal(lockMs / 3, renew, async () => {
       if (first.mode !== 'qa') {
         await processVectorBatch(batch, now);
         return batch.length;
@@ -274,9 +272,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
         await fail(first, error, now);
       }
       return 1;
-    } finally {
-      clearInterval(renew);
-    }
+    });
   }
 
   /** Runs until nothing is claimable at `now` (tests pass a later `now` to skip backoff waits). */
