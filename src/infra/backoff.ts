@@ -5,11 +5,13 @@ export interface BackoffOptions {
   firstMs: number;
   /** The longest wait, whatever the number of failures. */
   maxMs: number;
+  /** How much each failure multiplies the wait (default 2). */
+  factor?: number;
 }
 
 /** Exponential backoff with a cap: the wait after `failures` failures in a row (1 = the first). */
 export function backoffDelay(failures: number, options: BackoffOptions): number {
-  return Math.min(options.maxMs, options.firstMs * 2 ** Math.max(0, failures - 1));
+  return Math.min(options.maxMs, options.firstMs * (options.factor ?? 2) ** Math.max(0, failures - 1));
 }
 
 export interface LoopLogger {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
+import { type BackoffOptions, backoffDelay } from './backoff.js';
 import { Errors } from './errors.js';
 import { startLeaseRenewal } from './lease-renewal.js';
 import { isDuplicateKeyError } from './mongo.js';
@@ -9,6 +10,8 @@ export const LOCKS_COLLECTION = 'resource_tree_locks';
 const LOCK_TTL_MS = 15_000;
 const LOCK_WAIT_MS = 10_000;
 const DEFAULT_BUSY = 'Another change to this folder tree is in progress, try again';
+/** Short waits first (most holds take milliseconds), then at most 5 tries a second. */
+const LOCK_RETRY: BackoffOptions = { firstMs: 10, maxMs: 200, factor: 1.5 };
 
 interface LockDoc {
   _id: string;
@@ -82,13 +85,13 @@ export function createMongoLocks(db: Db, options: LocksOptions = {}) {
     const started = Date.now();
     const clock = () => new Date((options.now ?? new Date(started)).getTime() + Date.now() - started);
     const expiry = () => new Date(clock().getTime() + LOCK_TTL_MS);
-    for (let attempt = 0; ; attempt++) {
+    for (let failures = 1; ; failures++) {
       const taken = await take(key, holder, options.payload, clock(), expiry());
       if (taken) return held(key, holder, taken.left as P | null, expiry);
       if (!wait) return null;
       if (Date.now() - started > waitMs) throw Errors.conflict(options.busy ?? DEFAULT_BUSY);
-      // Short waits first (most holds take milliseconds), then at most 5 tries a second.
-      await new Promise((resolve) => setTimeout(resolve, Math.min(200, 10 * 1.5 ** attempt) * (1 + Math.random())));
+      // Jittered so waiters that met at one lock do not retry in step.
+      await new Promise((resolve) => setTimeout(resolve, backoffDelay(failures, LOCK_RETRY) * (1 + Math.random())));
     }
   }
 

@@ -1,6 +1,7 @@
 import type { Db, MongoClient } from 'mongodb';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { backoffDelay } from '../infra/backoff.js';
 import { describeError } from '../infra/database-errors.js';
 import { createMongo, ensureIndexes, type IndexDeclaration } from '../infra/mongo.js';
 
@@ -17,6 +18,7 @@ export interface MongoPluginOptions {
 }
 
 const CONNECT_WAIT_MS = 30_000;
+const CONNECT_RETRY = { firstMs: 500, maxMs: 4000 };
 
 /** One MongoDB client for the process; closed when the app closes. */
 export default fp<MongoPluginOptions>(
@@ -34,7 +36,7 @@ export default fp<MongoPluginOptions>(
         } catch (error) {
           if (Date.now() >= deadline) throw error;
           app.log.warn(`database not reachable yet (attempt ${attempt}): ${describeError(error)}`);
-          await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** (attempt - 1), 4000)));
+          await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt, CONNECT_RETRY)));
         }
       }
     });

@@ -74,6 +74,11 @@ describe('backoffDelay', () => {
     const options = { firstMs: 2000, maxMs: 60_000 };
     expect([1, 2, 3, 4, 5, 6, 7, 20].map((failures) => backoffDelay(failures, options))).toEqual([2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000, 60_000]);
   });
+
+  it('grows by another factor when given one', () => {
+    const options = { firstMs: 10, maxMs: 200, factor: 1.5 };
+    expect([1, 2, 3, 8, 9].map((failures) => backoffDelay(failures, options))).toEqual([10, 15, 22.5, 170.859375, 200]);
+  });
 });
 
 describe('startPeriodicTask', () => {
