@@ -4,6 +4,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { estimateTokens } from '../../domain/workflow/prompts.js';
+import { startPeriodicTask } from '../../infra/backoff.js';
 import { Errors } from '../../infra/errors.js';
 import type { LlmMessage } from '../../infra/llm-stream.js';
 import { zObjectId } from '../../infra/zod.js';
@@ -38,6 +39,8 @@ const embeddingsSchema = z
 const TRANSCRIPTION_MAX_BYTES = 20 * 1024 * 1024;
 /** 256 kbit/s: above what speech recordings use, so the duration it gives is a floor. */
 const AUDIO_BYTES_PER_SECOND_CEILING = 32_000;
+/** How often expired speech cache entries are removed. */
+const TTS_SWEEP_MS = 60 * 60 * 1000;
 
 const simpleMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.union([z.string(), z.array(z.any())]) }).loose();
 const guideSchema = z.object({ messages: z.array(simpleMessage).min(1, 'messages must not be empty').max(50), shareId: z.string().optional(), outLinkUid: z.string().optional() }).loose();
@@ -60,15 +63,18 @@ const transcriptionData = z.object({
 export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): void {
   const service = createOpenAiService(app, chat);
   const tts = createTtsCache(app.mongo.db);
-  let sweeper: NodeJS.Timeout | undefined;
+  let sweeper: { stop(): void } | undefined;
   app.startup.add('indexes: speech cache', async () => {
     await app.mongo.ensureIndexes(TTS_INDEXES);
-    sweeper = setInterval(() => {
-      tts.sweep(new Date(chat.now())).catch((error: unknown) => app.log.warn({ err: error }, 'speech cache sweep failed'));
-    }, 60 * 60 * 1000);
-    sweeper.unref();
+    sweeper = startPeriodicTask({
+      name: 'speech cache sweep',
+      intervalMs: TTS_SWEEP_MS,
+      task: () => tts.sweep(new Date(chat.now())),
+      log: app.log,
+      onFailure: (error) => app.opsMetrics.databaseError('speech-cache-sweep', error),
+    });
   });
-  app.addHook('onClose', async () => clearInterval(sweeper));
+  app.addHook('onClose', async () => sweeper?.stop());
   const charge = app.identity.chargeUsage;
 
   definePlatformRoute(app, {
