@@ -11,7 +11,7 @@ import { withIndexWrite } from '../search/index-writes.js';
 import { removeWritesOfDeletedOwners } from './deleted-datasets.js';
 import { processQaItem } from './qa-training.js';
 import { continueRebuildChain } from './rebuild.js';
-import { PERMANENT_LOCK, type TrainingRecord } from './training.repo.js';
+import type { TrainingRecord } from './training.repo.js';
 
 export interface TrainingWorkerOptions {
   /** Items embedded per provider call. */
@@ -84,10 +84,11 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     const attempts = item.retryCount + 1;
     const message = (error instanceof Error ? error.message : String(error)).slice(0, 500);
     const givingUp = attempts >= maxRetries;
-    const lockTime = givingUp ? PERMANENT_LOCK : new Date(now.getTime() - lockMs + backoffMs * 2 ** (attempts - 1));
     // A rebuild item that gives up stays queued with its error; its chain goes on without it.
     if (givingUp) await continueRebuildChain(ctx, item);
-    await trainings.recordFailure(item._id, message, lockTime);
+    // One lock window before the retry time: claimable once the backoff has passed.
+    const retryAt = now.getTime() + backoffMs * 2 ** (attempts - 1);
+    await trainings.recordFailure(item._id, message, givingUp ? { givingUp } : { givingUp, lockTime: new Date(retryAt - lockMs) });
     ctx.log.warn({ trainingId: item._id, attempts, error: message }, 'training item failed');
   }
 

@@ -6,8 +6,9 @@ import type { TrainingMode } from '../collections/collection.repo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { createTrainingCounts, type QueueChange, TRAINING_COUNT_INDEXES } from './training-counts.js';
 
-/** lockTime of an item nobody may claim (failed too often, or paused); below it items are live. */
-export const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
+/** lockTime of an item that gave up (failed too often): nobody claims it until its team unlocks it. */
+const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
+/** Items with a lockTime below it are live: a retry's backoff stays far below it, PERMANENT_LOCK above. */
 const QUEUE_LIVE_BEFORE = new Date('2040-01-01T00:00:00Z');
 /** lockTime of an item queued and never failed (or unlocked again). */
 const QUEUED_AT = new Date('2000-01-01T00:00:00Z');
@@ -56,6 +57,8 @@ interface TrainingDoc {
 
 export type TrainingRecord = Plain<TrainingDoc>;
 export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg' | 'failed' | 'stopped'>;
+/** What becomes of a failed item: retried after its backoff, or given up. */
+export type FailureOutcome = { givingUp: true } | { givingUp: false; lockTime: Date };
 /** What a queue item's removal needs to know of it. */
 export type QueuedItem = Pick<TrainingRecord, '_id' | 'teamId' | 'datasetId' | 'collectionId' | 'model'>;
 
@@ -259,9 +262,14 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     async deleteItems(items: QueuedItem[]) {
       if (items.length > 0) await removeItems(items);
     },
-    /** Records a failure; the item becomes claimable again at `retryAt` (or never, when permanent). */
-    async recordFailure(id: string, errorMsg: string, lockTime: Date) {
-      await col.updateOne({ _id: oid(id) }, { $set: { errorMsg, failed: true, stopped: lockTime >= QUEUE_LIVE_BEFORE, lockTime }, $inc: { retryCount: 1 } });
+    /**
+     * Records a failure and ends its claim. A retried item becomes claimable again once its
+     * `lockTime` is a lock window old (see claimBatch); one giving up is locked for good
+     * (PERMANENT_LOCK, flagged stopped) until its team unlocks it.
+     */
+    async recordFailure(id: string, errorMsg: string, outcome: FailureOutcome) {
+      const lockTime = outcome.givingUp ? PERMANENT_LOCK : outcome.lockTime;
+      await col.updateOne({ _id: oid(id) }, { $set: { errorMsg, failed: true, stopped: outcome.givingUp, lockTime }, $inc: { retryCount: 1 } });
       await claims.deleteOne({ _id: oid(id) });
     },
     /** Flags items that failed before the flags existed (run at start; cheap when none are queued). */
