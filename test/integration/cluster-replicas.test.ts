@@ -118,15 +118,19 @@ describe('revocation through one process is exact on another', () => {
     expect(await acceptedOnReplica(access_token)).toBe(401);
   });
 
-  it('disabling the account (CLI) refuses its cached token on the other process; enabling accepts it again', async () => {
+  it('disabling the account (CLI) refuses its cached token on the other process; enabling lets it log in again, not revive the old token', async () => {
     const { access_token } = await login(t.app, 'olga', 'Olga-pass1');
     expect(await acceptedOnReplica(access_token)).toBe(200);
-    await cli(t.app, ['user', 'disable', 'olga']);
-    const refused = await replica.inject({ method: 'GET', url: NODES, headers: bearer(access_token) });
-    expect(refused.statusCode).toBe(401);
-    expect(refused.json().message).toBe('Unauthorized: account is not active');
-    await cli(t.app, ['user', 'enable', 'olga']);
-    expect(await acceptedOnReplica(access_token)).toBe(200);
+    try {
+      await cli(t.app, ['user', 'disable', 'olga']);
+      const refused = await replica.inject({ method: 'GET', url: NODES, headers: bearer(access_token) });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json().message).toMatch(/^Unauthorized: (account is not active|token not found in cache)$/);
+    } finally {
+      await cli(t.app, ['user', 'enable', 'olga']);
+    }
+    expect((await replica.inject({ method: 'GET', url: NODES, headers: bearer(access_token) })).statusCode).toBe(401);
+    expect(await acceptedOnReplica((await login(replica, 'olga', 'Olga-pass1')).access_token)).toBe(200);
   });
 
   it('a password reset on one process ends the sessions on the other', async () => {
