@@ -84,7 +84,7 @@ export const appsServices = fp(
       onDeleted: [],
       inserts: createAppInsertsRepo(db),
       // The system module (model configuration) is registered before this one.
-      quoteMaxTokenOf: (model) => (app.models.getLLMModel(typeof model === 'string' ? model : '') ?? app.models.defaultLLMModel())?.quoteMaxToken,
+      quoteMaxTokenOf: (model) => app.models.llmModelOrDefault(model)?.quoteMaxToken,
     };
     app.teamLimits.countUsing('apps', (teamId) => deps.apps.countByTypes(teamId, CHAT_APP_TYPES));
     // API keys belong to the identity module, which is registered before this one.

@@ -73,8 +73,8 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
     tags,
     handler: async ({ input, auth }) => {
       const { dataset } = await datasets.authorize(auth, input.datasetId, 'write');
-      const vectorName = (app.models.getVectorModel(dataset.vectorModel) ?? app.models.defaultVectorModel()).name;
-      const llmName = (app.models.getLLMModel(dataset.agentModel) ?? app.models.defaultLLMModel())?.name ?? '';
+      const vectorName = app.models.vectorModelOrDefault(dataset.vectorModel).name;
+      const llmName = app.models.llmModelOrDefault(dataset.agentModel)?.name ?? '';
       const usage = await usages.insert({
         teamId: auth.teamId,
         tmbId: auth.tmbId,

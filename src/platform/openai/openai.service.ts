@@ -50,7 +50,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
   return {
     /** One vector per input, in input order; tokens summed over the batch. */
     async embed(inputs: string[], model: string | undefined, purpose: EmbeddingPurpose | undefined) {
-      const vectorModel = (model ? app.models.getVectorModel(model) : undefined) ?? app.models.defaultVectorModel();
+      const vectorModel = app.models.vectorModelOrDefault(model);
       const { vectors, tokens } = await app.datasets
         .embed(vectorModel.model, inputs, purpose)
         .catch((error: unknown) => {

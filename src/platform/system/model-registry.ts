@@ -6,7 +6,7 @@ const byModelOrName = <T extends { model: string; name: string }>(list: T[], key
 
 /** Look-ups over a loaded catalogue; models are found by id (`model`) or display name. */
 export function createModelRegistry(catalog: ModelCatalog): ModelRegistry {
-  return {
+  const registry: ModelRegistry = {
     catalog,
     getLLMModel: (model) => byModelOrName(catalog.llmModels, model),
     getVectorModel: (model) => byModelOrName(catalog.vectorModels, model),
@@ -14,7 +14,10 @@ export function createModelRegistry(catalog: ModelCatalog): ModelRegistry {
     defaultLLMModel: () => catalog.llmModels[0],
     // loadModelCatalog always lists the local model: the fallback is for the type only.
     defaultVectorModel: () => catalog.vectorModels[0] ?? LOCAL_LEXICAL_MODEL,
+    llmModelOrDefault: (model) => registry.getLLMModel(typeof model === 'string' ? model : undefined) ?? registry.defaultLLMModel(),
+    vectorModelOrDefault: (model) => registry.getVectorModel(typeof model === 'string' ? model : undefined) ?? registry.defaultVectorModel(),
   };
+  return registry;
 }
 
 /** A model without where and how it is called: the key, and the address (an internal gateway is nobody's business). */

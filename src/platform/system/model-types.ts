@@ -90,6 +90,10 @@ export interface ModelRegistry {
   getReRankModel(model?: string): ReRankModel | undefined;
   defaultLLMModel(): LLMModel | undefined;
   defaultVectorModel(): VectorModel;
+  /** The named language model, else the default one (a name this deployment lacks falls back too). */
+  llmModelOrDefault(model?: unknown): LLMModel | undefined;
+  /** The named vector model, else the default one. */
+  vectorModelOrDefault(model?: unknown): VectorModel;
 }
 
 declare module 'fastify' {

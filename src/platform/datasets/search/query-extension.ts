@@ -21,7 +21,7 @@ export interface ExtendedQuestion {
  * failed rerank keeps the results without it.
  */
 export async function extendQuestion(ctx: DatasetsContext, input: { model: string; question: string; background: string }): Promise<ExtendedQuestion> {
-  const llm = ctx.models.getLLMModel(input.model) ?? ctx.models.defaultLLMModel();
+  const llm = ctx.models.llmModelOrDefault(input.model);
   if (!llm) throw Errors.missingParams('No LLM model is configured for the query extension (datasetSearchExtensionModel)');
   try {
     const answer = await chatCompletion(

@@ -53,7 +53,7 @@ export function prepareTrainingItems(ctx: DatasetsContext, input: QueueInput): {
   let limit: number;
   let weight = 0;
   if (qa) {
-    const llm = ctx.models.getLLMModel(input.dataset.agentModel) ?? ctx.models.defaultLLMModel();
+    const llm = ctx.models.llmModelOrDefault(input.dataset.agentModel);
     if (!llm) throw Errors.invalidVectorModelOrQAModel('No LLM is configured for QA training');
     model = llm.model;
     limit = llm.maxContext * 0.8;

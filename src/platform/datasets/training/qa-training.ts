@@ -39,7 +39,7 @@ export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord, 
 }
 
 async function askForPairs(ctx: DatasetsContext, item: TrainingRecord, signal?: AbortSignal): Promise<{ q: string; a: string }[]> {
-  const llm = ctx.models.getLLMModel(item.model) ?? ctx.models.defaultLLMModel();
+  const llm = ctx.models.llmModelOrDefault(item.model);
   if (!llm) throw new Error(`LLM '${item.model}' is not configured`);
   const answer = await chatCompletion(
     llm,
