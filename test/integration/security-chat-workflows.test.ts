@@ -365,6 +365,16 @@ describe('datasets in a stored workflow', () => {
     expect(readerTry.body).not.toContain('7741');
     expect(readerTry.body).toContain('unAuthDataset');
     expect((await complete(readerToken, ownersWired, { datasetList: [{ datasetId: openDatasetId }] })).body).toContain('canteen');
+    // Through a share link the caller is a stand-in (the link's creator, here the owner): a
+    // variable cannot name a dataset there, or an editor could wire one to reach the owner's.
+    const shareId = await ok(t, ownerToken, 'POST', '/support/outLink/create', { appId: ownersWired, type: 'share', name: 'wired link' });
+    const viaLink = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/completions',
+      payload: { shareId, outLinkUid: 'visitor-wired', variables: { datasetList: [{ datasetId: secretDatasetId }] }, messages: [{ role: 'user', content: 'vault code canteen' }] },
+    });
+    expect(viaLink.body).not.toContain('7741');
+    expect(viaLink.body).toContain('unAuthDataset');
   });
 
   it('an app run as a node reads its own datasets with its owner rights, and what the parent hands it with the parent rights too', async () => {

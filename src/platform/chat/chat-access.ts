@@ -107,6 +107,27 @@ export function createChatAccess(deps: {
     };
   }
 
+  /**
+   * Who answers for the ids a caller supplies to a stored graph (variables): a member, with their
+   * own rights. A share link or a team space acts through a stand-in member (the link's creator,
+   * the team owner), whose rights are not the visitor's, and an editor could wire a variable to
+   * reach them: through those, a stored graph searches only what it names itself.
+   */
+  function supplierGuard(auth: AuthContext): CallerGuard {
+    if (auth.authType !== 'outLink' && auth.authType !== 'teamDomain') return callerGuard(auth);
+    const refuse = (what: string) => {
+      throw Errors.unAuthDataset(`Through a share link or team space this app reads only the ${what} its workflow names itself, not one given at run time`);
+    };
+    return {
+      async datasets(ids) {
+        if (ids.length > 0) refuse('datasets');
+      },
+      async app() {
+        refuse('apps');
+      },
+    };
+  }
+
   /** Checks every dataset and app the graph names before anything runs (403 otherwise). */
   async function assertCallerGraph(auth: AuthContext, nodes: readonly unknown[]): Promise<CallerGuard> {
     const guard = callerGuard(auth);
@@ -163,7 +184,7 @@ export function createChatAccess(deps: {
     };
   }
 
-  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph, assertSavedGraph, callerGuard, storedGraphGuard };
+  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph, assertSavedGraph, callerGuard, supplierGuard, storedGraphGuard };
 }
 
 export type ChatAccess = ReturnType<typeof createChatAccess>;

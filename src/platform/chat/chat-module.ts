@@ -99,7 +99,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps, { httpCall: (call: HttpCall) => httpCall(call, { teamId: base.teamId, appId: base.appId, chatId: base.chatId, dataId: base.responseChatItemId }) }),
     logError: (error, message) => app.log.error({ err: error }, message),
     chargeCredential: (caller, points) => app.identity.credentials.charge(caller.auth, points),
-    callerGuard: access.callerGuard,
+    supplierGuard: access.supplierGuard,
     storedGraphGuard: access.storedGraphGuard,
   });
   return { repo, files, logs: createChatLogsRepo(db), apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };

@@ -42,8 +42,8 @@ export interface ChatRunDeps {
   logError: (error: unknown, message: string) => void;
   /** Adds points to the credential that paid (API key, share link). */
   chargeCredential: (caller: ChatCaller, points: number) => Promise<void>;
-  /** What a caller may read (chat-access.ts). */
-  callerGuard: (auth: AuthContext) => CallerGuard;
+  /** Who answers for ids a caller supplies to a stored graph (chat-access.ts supplierGuard). */
+  supplierGuard: (auth: AuthContext) => CallerGuard;
   /** What a stored graph may read when it runs (chat-access.ts): its own ids with its owner's rights, others with the supplier's too. */
   storedGraphGuard: (app: { tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard) => CallerGuard;
 }
@@ -212,7 +212,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         variables: runVariables,
         histories,
         query: question.value as ChatValue[],
-        runners: runners(nodeDeps, 0, request.guard ?? deps.storedGraphGuard(app, graph.nodes, deps.callerGuard(caller.auth))),
+        runners: runners(nodeDeps, 0, request.guard ?? deps.storedGraphGuard(app, graph.nodes, deps.supplierGuard(caller.auth))),
         mode: request.mode,
         stream: request.stream,
         maxRunTimes: MAX_RUN_TIMES,
