@@ -286,6 +286,56 @@ describe('speech is relayed as it arrives', () => {
       fake.unroute('POST', '/v1/audio/speech');
     }
   });
+  it('a client closing the connection after the first part is still billed, and nothing is cached', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    fake.route('POST', '/v1/audio/speech', () => ({
+      stream: async (res) => {
+        res.writeHead(200, { 'content-type': 'audio/mpeg' });
+        res.write('ID3-part');
+        await released;
+        res.end('-never-heard');
+      },
+    }));
+    const input = `aborted words ${Date.now()}`;
+    const speechRecords = async () => {
+      await t.app.identity.usage.drain();
+      return t.app.mongo.db.collection('usages').countDocuments({ appName: 'Speech', 'list.charsLength': input.length });
+    };
+    try {
+      if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = t.app.server.address() as AddressInfo;
+      const before = await speechRecords();
+      await new Promise<void>((resolve, reject) => {
+        const request = httpRequest({ host: '127.0.0.1', port, path: '/api/core/chat/item/getSpeech', method: 'POST', headers: { ...authHeaders(tok), 'content-type': 'application/json' } }, (response) => {
+          response.once('data', () => {
+            request.destroy();
+            resolve();
+          });
+          response.on('error', () => undefined);
+        });
+        request.on('error', () => undefined);
+        request.on('close', () => resolve());
+        request.end(JSON.stringify({ ttsConfig: { model: 'tts-1', voice: 'alloy' }, input })).on('error', reject);
+      });
+      // Once the server has seen the connection close, the provider sends the rest: the relay
+      // stops there (the client is gone), bills what was made and caches nothing.
+      const openConnections = () => new Promise<number>((resolve) => t.app.server.getConnections((_error, count) => resolve(count)));
+      await expect.poll(openConnections, { timeout: 5000 }).toBe(0);
+      release();
+      await expect.poll(speechRecords, { timeout: 5000 }).toBe(before + 1);
+      const calls = () => fake.requests.filter((r) => r.path === '/v1/audio/speech').length;
+      const callsBefore = calls();
+      fake.route('POST', '/v1/audio/speech', () => ({ stream: async (res) => res.end('ID3-again') }));
+      await t.app.inject({ method: 'POST', url: '/api/core/chat/item/getSpeech', headers: authHeaders(tok), payload: { ttsConfig: { model: 'tts-1', voice: 'alloy' }, input } });
+      expect(calls()).toBe(callsBefore + 1);
+    } finally {
+      release();
+      fake.unroute('POST', '/v1/audio/speech');
+    }
+  });
 });
 
 describe('a share link pays for every model call through it', () => {

@@ -148,15 +148,25 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       if (cached) return reply.header('content-type', 'audio/mpeg').send(cached);
       const { audio, model } = await service.speech({ model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
       // Relayed as it arrives, as the reference pipes it (the client plays while the rest comes);
-      // cached and billed once whole. A stream that breaks is neither.
+      // cached once whole. Billed once any audio was sent, whole or not: a client closing the
+      // connection before the end still had it made (and would otherwise never pay).
       async function* relay() {
         const parts: Buffer[] = [];
-        for await (const chunk of audio) {
-          parts.push(chunk);
-          yield chunk;
-        }
+        let whole = false;
         try {
-          await tts.put(bufferId, cacheKey, Buffer.concat(parts), now);
+          for await (const chunk of audio) {
+            parts.push(chunk);
+            yield chunk;
+          }
+          whole = true;
+        } finally {
+          await settle(parts, whole);
+        }
+      }
+      async function settle(parts: Buffer[], whole: boolean) {
+        try {
+          if (whole) await tts.put(bufferId, cacheKey, Buffer.concat(parts), now);
+          if (parts.length === 0) return;
           // Priced per 1000 characters; an answer from the cache costs nothing (as the reference).
           const charsLength = input.input.length;
           await charge(auth, { appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: usagePoints(model, charsLength), model: model.name, charsLength }] });
