@@ -328,7 +328,9 @@ describe('speech is relayed as it arrives', () => {
       await expect.poll(speechRecords, { timeout: 5000 }).toBe(before + 1);
       const calls = () => fake.requests.filter((r) => r.path === '/v1/audio/speech').length;
       const callsBefore = calls();
-      fake.route('POST', '/v1/audio/speech', () => ({ stream: async (res) => res.end('ID3-again') }));
+      fake.route('POST', '/v1/audio/speech', () => ({ stream: async (res) => {
+        res.end('ID3-again');
+      } }));
       await t.app.inject({ method: 'POST', url: '/api/core/chat/item/getSpeech', headers: authHeaders(tok), payload: { ttsConfig: { model: 'tts-1', voice: 'alloy' }, input } });
       expect(calls()).toBe(callsBefore + 1);
     } finally {
