@@ -2,7 +2,7 @@ import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReplica, type TestApp } from '../helpers/app.js';
 import type { FakeOpenAi, SeenRequest } from '../helpers/fake-openai.js';
-import { createUser, login } from '../helpers/platform.js';
+import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
 
@@ -297,5 +297,31 @@ describe('a channel turn that fails unexpectedly', () => {
     } finally {
       run.runTurn = runTurn;
     }
+  });
+});
+
+describe('a channel conversation writes only into its own chat', () => {
+  it('a chat of the channel id started elsewhere (through the web) receives nothing from the channel', async () => {
+    const token = await createLink('feishu', { appId: 'cli_3', appSecret: 'sec', verificationToken: 'vt3', apiBaseUrl: `${fake.origin}/feishu` });
+    fake.route('POST', '/feishu/open-apis/im/v1/messages/om_planted/reply', () => ({ json: { code: 0 } }));
+    const link = await t.app.mongo.db.collection('outlinks').findOne({ shareId: token });
+    const plantedId = `feishu-${link!._id}-oc_planted`;
+    // A member who learnt the link's id starts that chat through the web first.
+    const planted = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(tok), payload: { appId, chatId: plantedId, messages: [{ role: 'user', content: 'planted' }] } });
+    expect(planted.statusCode, planted.body).toBe(200);
+    const event = {
+      schema: '2.0',
+      header: { event_id: 'ev-planted', event_type: 'im.message.receive_v1', create_time: '1700000000000', token: 'vt3', app_id: 'cli_3', tenant_key: 'tk' },
+      event: {
+        sender: { sender_id: { open_id: 'ou_victim' }, sender_type: 'user', tenant_key: 'tk' },
+        message: { message_id: 'om_planted', chat_id: 'oc_planted', chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text: 'my private message' }) },
+      },
+    };
+    expect((await t.app.inject({ method: 'POST', url: `/api/support/outLink/feishu/${token}`, headers: feishuHeaders, payload: JSON.stringify(event) })).statusCode).toBe(200);
+    const reply: SeenRequest = await fake.waitFor('/feishu/open-apis/im/v1/messages/om_planted/reply');
+    expect(JSON.stringify(reply.body)).toMatch(/belongs to someone else/);
+    const items = await t.app.mongo.db.collection('chatitems').find({ chatId: plantedId }).toArray();
+    expect(JSON.stringify(items)).not.toContain('my private message');
+    expect(items).toHaveLength(2);
   });
 });

@@ -28,10 +28,15 @@ export async function runChannelTurn(
     if (!member) throw Errors.linkUnInvalid('The creator of this link is no longer a member of its team');
     const auth = Object.assign({}, member, { authType: 'outLink' as const, appId: link.appId, outLink: { shareId: link.shareId, outLinkUid: uid } });
     const app = await chat.apps.findInTeam(auth.teamId, auth.appId);
+    // The conversation's chat must be this channel user's (a chat of that id started elsewhere,
+    // by someone who learnt the link's id, would otherwise receive the user's messages).
+    const existing = await chat.repo.findChat(app._id, input.chatId);
+    if (!chat.access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
     const result = await chat.run.runTurn({
       app,
       caller: callerFromAuth(auth, link.responseDetail),
       chatId: input.chatId,
+      chat: existing,
       items: [{ dataId: nanoid(22), obj: 'Human', value: [{ type: 'text', text: { content: input.text } }] }],
       variables: {},
       responseChatItemId: nanoid(),
