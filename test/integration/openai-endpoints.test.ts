@@ -248,7 +248,8 @@ describe('core/ai helpers', () => {
 });
 
 describe('speech is relayed as it arrives', () => {
-  it('the first part of the MP3 reaches the client before the provider has sent the rest; the whole is cached', async () => {
+  /** A speech provider that sends `first`, then holds `rest` back until released. */
+  function heldSpeech(first: string, rest: string): () => void {
     let release!: () => void;
     const released = new Promise<void>((resolve) => {
       release = resolve;
@@ -256,11 +257,16 @@ describe('speech is relayed as it arrives', () => {
     fake.route('POST', '/v1/audio/speech', () => ({
       stream: async (res) => {
         res.writeHead(200, { 'content-type': 'audio/mpeg' });
-        res.write('ID3-first');
+        res.write(first);
         await released;
-        res.end('-rest');
+        res.end(rest);
       },
     }));
+    return release;
+  }
+
+  it('the first part of the MP3 reaches the client before the provider has sent the rest; the whole is cached', async () => {
+    const release = heldSpeech('ID3-first', '-rest');
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const { port } = t.app.server.address() as AddressInfo;
@@ -286,19 +292,9 @@ describe('speech is relayed as it arrives', () => {
       fake.unroute('POST', '/v1/audio/speech');
     }
   });
+
   it('a client closing the connection after the first part is still billed, and nothing is cached', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    fake.route('POST', '/v1/audio/speech', () => ({
-      stream: async (res) => {
-        res.writeHead(200, { 'content-type': 'audio/mpeg' });
-        res.write('ID3-part');
-        await released;
-        res.end('-never-heard');
-      },
-    }));
+    const release = heldSpeech('ID3-part', '-never-heard');
     const input = `aborted words ${Date.now()}`;
     const speechRecords = async () => {
       await t.app.identity.usage.drain();

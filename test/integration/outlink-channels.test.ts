@@ -63,6 +63,16 @@ afterAll(async () => {
 
 const createLink = (type: string, app: Record<string, unknown>) => ok(t, tok, 'POST', '/support/outLink/create', { appId, type, name: type, app }) as Promise<string>;
 
+/** A Feishu text message event (schema 2.0) from `openId` in chat `chatId`, verified by `token`. */
+const feishuTextEvent = (input: { eventId: string; token: string; appId: string; openId: string; messageId: string; chatId: string; text: string }) => ({
+  schema: '2.0',
+  header: { event_id: input.eventId, event_type: 'im.message.receive_v1', create_time: '1700000000000', token: input.token, app_id: input.appId, tenant_key: 'tk' },
+  event: {
+    sender: { sender_id: { open_id: input.openId }, sender_type: 'user', tenant_key: 'tk' },
+    message: { message_id: input.messageId, chat_id: input.chatId, chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text: input.text }) },
+  },
+});
+
 // Each receiver answers at the specification's name and at the path the channel consoles are given.
 describe.each(['imA', 'feishu'])('Feishu at /support/outLink/%s/{token}', (path) => {
   it('answers url_verification, checks the token, and replies to a text message through the API', async () => {
@@ -280,14 +290,7 @@ describe('a channel turn that fails unexpectedly', () => {
       throw new Error('cannot reach mongodb://internal-db.example:27017');
     };
     try {
-      const event = {
-        schema: '2.0',
-        header: { event_id: 'ev-broken', event_type: 'im.message.receive_v1', create_time: '1700000000000', token: 'vt2', app_id: 'cli_2', tenant_key: 'tk' },
-        event: {
-          sender: { sender_id: { open_id: 'ou_broken' }, sender_type: 'user', tenant_key: 'tk' },
-          message: { message_id: 'om_broken', chat_id: 'oc_broken', chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text: 'hello' }) },
-        },
-      };
+      const event = feishuTextEvent({ eventId: 'ev-broken', token: 'vt2', appId: 'cli_2', openId: 'ou_broken', messageId: 'om_broken', chatId: 'oc_broken', text: 'hello' });
       const res = await t.app.inject({ method: 'POST', url: `/api/support/outLink/feishu/${token}`, headers: feishuHeaders, payload: JSON.stringify(event) });
       expect(res.statusCode).toBe(200);
       const reply: SeenRequest = await fake.waitFor('/feishu/open-apis/im/v1/messages/om_broken/reply');
@@ -309,14 +312,7 @@ describe('a channel conversation writes only into its own chat', () => {
     // A member who learnt the link's id starts that chat through the web first.
     const planted = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(tok), payload: { appId, chatId: plantedId, messages: [{ role: 'user', content: 'planted' }] } });
     expect(planted.statusCode, planted.body).toBe(200);
-    const event = {
-      schema: '2.0',
-      header: { event_id: 'ev-planted', event_type: 'im.message.receive_v1', create_time: '1700000000000', token: 'vt3', app_id: 'cli_3', tenant_key: 'tk' },
-      event: {
-        sender: { sender_id: { open_id: 'ou_victim' }, sender_type: 'user', tenant_key: 'tk' },
-        message: { message_id: 'om_planted', chat_id: 'oc_planted', chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text: 'my private message' }) },
-      },
-    };
+    const event = feishuTextEvent({ eventId: 'ev-planted', token: 'vt3', appId: 'cli_3', openId: 'ou_victim', messageId: 'om_planted', chatId: 'oc_planted', text: 'my private message' });
     expect((await t.app.inject({ method: 'POST', url: `/api/support/outLink/feishu/${token}`, headers: feishuHeaders, payload: JSON.stringify(event) })).statusCode).toBe(200);
     const reply: SeenRequest = await fake.waitFor('/feishu/open-apis/im/v1/messages/om_planted/reply');
     expect(JSON.stringify(reply.body)).toMatch(/belongs to someone else/);
