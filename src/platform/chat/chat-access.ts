@@ -131,10 +131,14 @@ export function createChatAccess(deps: {
   /** Checks every dataset and app the graph names before anything runs (403 otherwise). */
   async function assertCallerGraph(auth: AuthContext, nodes: readonly unknown[]): Promise<CallerGuard> {
     const guard = callerGuard(auth);
-    const { datasetIds, appIds } = graphResources(nodes);
-    await guard.datasets(datasetIds);
-    for (const id of appIds) await guard.app(id);
+    await assertReadable(guard, graphResources(nodes));
     return guard;
+  }
+
+  /** Every dataset and app of `resources` passes `guard` (403 at the first that does not). */
+  async function assertReadable(guard: CallerGuard, resources: GraphResources): Promise<void> {
+    await guard.datasets(resources.datasetIds);
+    for (const id of resources.appIds) await guard.app(id);
   }
 
   /**
@@ -146,9 +150,10 @@ export function createChatAccess(deps: {
   async function assertSavedGraph(auth: AuthContext, nodes: readonly unknown[], previous: readonly unknown[]): Promise<void> {
     const before = graphResources(previous);
     const after = graphResources(nodes);
-    const guard = callerGuard(auth);
-    await guard.datasets(after.datasetIds.filter((id) => !before.datasetIds.includes(id)));
-    for (const id of after.appIds) if (!before.appIds.includes(id)) await guard.app(id);
+    await assertReadable(callerGuard(auth), {
+      datasetIds: after.datasetIds.filter((id) => !before.datasetIds.includes(id)),
+      appIds: after.appIds.filter((id) => !before.appIds.includes(id)),
+    });
   }
 
   /**
@@ -184,7 +189,7 @@ export function createChatAccess(deps: {
     };
   }
 
-  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph, assertSavedGraph, callerGuard, supplierGuard, storedGraphGuard };
+  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph, assertSavedGraph, supplierGuard, storedGraphGuard };
 }
 
 export type ChatAccess = ReturnType<typeof createChatAccess>;
