@@ -92,7 +92,12 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
       collectionId: group[0]!.collectionId,
       ids: group.map((item) => item._id),
     }));
-  const atVersion = (teamId: string, item: ReadDataRef) => ({ _id: oid(item._id), teamId: oid(teamId), version: item.version ?? { $exists: false } });
+  /** Writes `set` (and a new updateTime and version) only while the item still has the version it was read at. */
+  const setAtVersion = async (teamId: string, item: ReadDataRef, set: Partial<DataDoc>): Promise<boolean> => {
+    const filter = { _id: oid(item._id), teamId: oid(teamId), version: item.version ?? { $exists: false } };
+    const result = await changing(byCollection([{ ...item, teamId }]), () => col.updateOne(filter, { $set: { ...set, updateTime: new Date() }, $inc: { version: 1 } }));
+    return result.matchedCount > 0;
+  };
   const scope = (teamId: string, datasetIds: string[]) => ({ teamId: oid(teamId), datasetId: { $in: oids(datasetIds) } });
   const ofCollection = (owner: CollectionOwner) => ({ teamId: oid(owner.teamId), datasetId: oid(owner.datasetId), collectionId: oid(owner.collectionId) });
   const LIST_FIELDS = { q: 1, a: 1, chunkIndex: 1, updateTime: 1 } as const;
@@ -157,15 +162,10 @@ export function createDataRepo(db: Db, listChanged: (changes: DataListChange[]) 
       return (await col.countDocuments({ teamId: oid(teamId), collectionId: oid(collectionId), q, a }, { limit: 1 })) > 0;
     },
     /** False when the item changed since `item` was read, or is gone: nothing was written then. */
-    async update(teamId: string, item: ReadDataRef, set: { q: string; a: string; indexes: DataIndex[]; fullTextTokens: string[] }): Promise<boolean> {
-      const result = await changing(byCollection([{ ...item, teamId }]), () => col.updateOne(atVersion(teamId, item), { $set: { ...set, updateTime: new Date() }, $inc: { version: 1 } }));
-      return result.matchedCount > 0;
-    },
+    update: (teamId: string, item: ReadDataRef, set: { q: string; a: string; indexes: DataIndex[]; fullTextTokens: string[] }): Promise<boolean> =>
+      setAtVersion(teamId, item, set),
     /** As `update`, for the indexes alone. Also moves the item's `updateTime`, the list's second sort key. */
-    async setIndexes(teamId: string, item: ReadDataRef, indexes: DataIndex[]): Promise<boolean> {
-      const result = await changing(byCollection([{ ...item, teamId }]), () => col.updateOne(atVersion(teamId, item), { $set: { indexes, updateTime: new Date() }, $inc: { version: 1 } }));
-      return result.matchedCount > 0;
-    },
+    setIndexes: (teamId: string, item: ReadDataRef, indexes: DataIndex[]): Promise<boolean> => setAtVersion(teamId, item, { indexes }),
     async deleteById(teamId: string, item: DataRef) {
       await changing(byCollection([{ ...item, teamId }]), () => col.deleteOne({ _id: oid(item._id), teamId: oid(teamId) }));
     },
