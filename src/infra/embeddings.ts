@@ -10,8 +10,8 @@
  */
 import { DEFAULT_LEXICAL_DIMENSIONS, lexicalEmbed, normalizeVector } from '../domain/lexical-embedding.js';
 import { countTokens } from '../domain/token-count.js';
-import type { VectorModel } from '../platform/system/model-types.js';
-import { LOCAL_LEXICAL_VECTOR_MODEL } from '../platform/system/model-types.js';
+import type { VectorModel } from '../domain/models.js';
+import { LOCAL_LEXICAL_VECTOR_MODEL } from '../domain/models.js';
 import { endpointUrl, ProviderError, postProviderJson } from './provider-http.js';
 
 /** What the vectors are for: stored with data (`db`) or compared with stored ones (`query`). */

@@ -5,7 +5,7 @@
  * estimated locally when it reports none.
  */
 import { countTokens } from '../domain/token-count.js';
-import type { LLMModel } from '../platform/system/model-types.js';
+import type { LLMModel } from '../domain/models.js';
 import type { ProviderDefaults } from './embeddings.js';
 import { endpointUrl, ProviderError, postProviderJson } from './provider-http.js';
 

@@ -4,7 +4,7 @@
  * relevance_score}]}`. The model's `requestUrl` is the full endpoint (as in the reference);
  * without one, `{baseUrl}/rerank` is used.
  */
-import type { ReRankModel } from '../platform/system/model-types.js';
+import type { ReRankModel } from '../domain/models.js';
 import { endpointUrl, ProviderError, postProviderJson } from './provider-http.js';
 import type { ProviderDefaults } from './embeddings.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_LEXICAL_VECTOR_MODEL } from '../../src/platform/system/model-types.js';
+import { LOCAL_LEXICAL_VECTOR_MODEL } from '../../src/domain/models.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser } from '../helpers/platform.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lexicalEmbed } from '../../src/domain/lexical-embedding.js';
 import { createEmbeddingProvider, EMBEDDING_BATCH_SIZE } from '../../src/infra/embeddings.js';
 import { ProviderError } from '../../src/infra/provider-http.js';
-import { LOCAL_LEXICAL_VECTOR_MODEL, type VectorModel } from '../../src/platform/system/model-types.js';
+import { LOCAL_LEXICAL_VECTOR_MODEL, type VectorModel } from '../../src/domain/models.js';
 import { type FakeModelProvider, letterVector, openAiEmbeddingAnswer, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 
 const remoteModel = (extra: Partial<VectorModel> = {}): VectorModel => ({

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQaPrompt, parseQaPairs } from '../../src/domain/qa-extract.js';
 import { chatCompletion } from '../../src/infra/llm-chat.js';
 import { ProviderError } from '../../src/infra/provider-http.js';
-import type { LLMModel } from '../../src/platform/system/model-types.js';
+import type { LLMModel } from '../../src/domain/models.js';
 import { type FakeModelProvider, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 
 const llm = (extra: Partial<LLMModel> = {}): LLMModel => ({

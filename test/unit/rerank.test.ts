@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../src/infra/provider-http.js';
 import { rerank } from '../../src/infra/rerank.js';
-import type { ReRankModel } from '../../src/platform/system/model-types.js';
+import type { ReRankModel } from '../../src/domain/models.js';
 import { type FakeModelProvider, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 
 const documents = [

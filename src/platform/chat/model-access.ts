@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { WorkflowError } from '../../domain/workflow/dispatch.js';
 import { Errors } from '../../infra/errors.js';
 import type { LlmEndpoint } from '../../infra/llm-stream.js';
-import type { LLMModel } from '../system/model-types.js';
+import type { LLMModel } from '../../domain/models.js';
 import type { DatasetSearcher, ResolvedLlm } from './workflow-nodes/node-deps.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';

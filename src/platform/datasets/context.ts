@@ -5,7 +5,7 @@ import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-stamps.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import type { ChargeUsage } from '../identity/usage-charge.js';
-import type { ModelRegistry } from '../system/model-types.js';
+import type { ModelRegistry } from '../../domain/models.js';
 import { createCollectionRepo } from './collections/collection.repo.js';
 import { collectionStampKey, createCollectionCache } from './collections/collection-cache.js';
 import { createDataRepo } from './data/data.repo.js';

@@ -1,4 +1,4 @@
-import type { LLMModel, VectorModel } from '../system/model-types.js';
+import type { LLMModel, VectorModel } from '../../domain/models.js';
 
 /**
  * A dataset's model as clients see it: never the provider URL or key. A model the configuration

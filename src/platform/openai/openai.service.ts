@@ -7,7 +7,7 @@ import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
 import { failureReason, type ProviderResponse, providerRequest } from '../../infra/provider-client.js';
 import { ProviderError } from '../../infra/provider-http.js';
 import type { ChatModule } from '../chat/chat-module.js';
-import type { AudioSpeechModel, WhisperModel } from '../system/model-types.js';
+import type { AudioSpeechModel, WhisperModel } from '../../domain/models.js';
 import { joinUrl } from '../../infra/join-url.js';
 
 export const EMBEDDING_DIMENSIONS = 1536;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
-import { LOCAL_LEXICAL_VECTOR_MODEL, type ModelCatalog, type VectorModel } from './model-types.js';
+import { LOCAL_LEXICAL_VECTOR_MODEL, type ModelCatalog, type VectorModel } from '../../domain/models.js';
 
 /** Removes `//` and `/* *\/` comments outside strings (the reference reads config.json as JSON5). */
 export function stripJsonComments(text: string): string {

@@ -1,5 +1,5 @@
 import { LOCAL_LEXICAL_MODEL } from './model-config.js';
-import type { ModelCatalog, ModelRegistry } from './model-types.js';
+import type { ModelCatalog, ModelRegistry } from '../../domain/models.js';
 
 const byModelOrName = <T extends { model: string; name: string }>(list: T[], key: string | undefined) =>
   key ? (list.find((item) => item.model === key) ?? list.find((item) => item.name === key)) : undefined;

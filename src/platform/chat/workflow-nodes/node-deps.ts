@@ -1,7 +1,7 @@
 /** What the I/O node runners need, built once per run by the chat service. */
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import type { LlmEndpoint } from '../../../infra/llm-stream.js';
-import type { LLMModel } from '../../system/model-types.js';
+import type { LLMModel } from '../../../domain/models.js';
 import { usagePoints } from '../../../domain/usage-points.js';
 
 export interface ResolvedLlm {

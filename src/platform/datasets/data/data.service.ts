@@ -1,7 +1,7 @@
 import { countTokens } from '../../../domain/token-count.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
-import type { VectorModel } from '../../system/model-types.js';
+import type { VectorModel } from '../../../domain/models.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
 import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';

@@ -1,7 +1,7 @@
 import type { Config } from '../../../config.js';
 import { createEmbeddingProvider, type EmbeddingPurpose } from '../../../infra/embeddings.js';
 import { Errors } from '../../../infra/errors.js';
-import type { ModelRegistry, VectorModel } from '../../system/model-types.js';
+import type { ModelRegistry, VectorModel } from '../../../domain/models.js';
 
 export interface Embedder {
   model: VectorModel;

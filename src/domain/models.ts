@@ -1,7 +1,8 @@
 /**
  * The model configuration, in the shape of the reference's config.json (llmModels,
- * vectorModels, reRankModels, audioSpeechModels, whisperModel). Loaded by the system module
- * from MODEL_CONFIG_PATH, with built-in defaults; `requestAuth` values are secrets.
+ * vectorModels, reRankModels, audioSpeechModels, whisperModel). Plain types: the system module
+ * loads it (MODEL_CONFIG_PATH, with built-in defaults); infra's provider clients take its
+ * entries. `requestAuth` values are secrets.
  */
 export interface LLMModel {
   model: string;
@@ -94,10 +95,4 @@ export interface ModelRegistry {
   llmModelOrDefault(model?: unknown): LLMModel | undefined;
   /** The named vector model, else the default one. */
   vectorModelOrDefault(model?: unknown): VectorModel;
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    models: ModelRegistry;
-  }
 }
