@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Client, client } from '../fixtures/datasets/client.js';
 import { queueNextRebuild } from '../../src/platform/datasets/training/rebuild.js';
+import { createTrainingWorker } from '../../src/platform/datasets/training/training-worker.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type FakeModelProvider, openAiEmbeddingAnswer, startFakeModelProvider } from '../helpers/fake-model-provider.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -130,6 +131,24 @@ describe('training queue', () => {
     await worker().drain();
     expect((await queue(datasetId)).trainingCount).toBe(0);
     expect((await listData(collectionId)).total).toBe(4);
+  });
+
+  it('caps an item retry delay at the longest backoff, however many attempts are allowed', async () => {
+    const patient = createTrainingWorker(t.app.datasets.ctx, { maxRetries: 60, backoffMs: 1_000, maxBackoffMs: 30_000, lockMs: 5_000 });
+    await api.ok(api.post('/core/dataset/data/pushData', { collectionId, data: [{ q: 'slow to train' }] }));
+    const items = t.app.mongo.db.collection('dataset_trainings');
+    // Many failures already: uncapped, 2^40 s would put the retry after the permanent lock.
+    await items.updateOne({ q: 'slow to train' }, { $set: { retryCount: 40 } });
+    failuresLeft = 1;
+    const now = new Date();
+    await patient.drain(now);
+    const item = await items.findOne({ q: 'slow to train' });
+    expect(item).toMatchObject({ retryCount: 41 });
+    // Claimable one lock window before the retry time: at most 30 s - 5 s after the failure.
+    expect(item!.lockTime.getTime() - now.getTime()).toBeLessThanOrEqual(25_000 + 5_000);
+    expect(item!.lockTime.getTime()).toBeGreaterThan(now.getTime());
+    await patient.drain(new Date(now.getTime() + 60_000));
+    expect(await items.countDocuments({ q: 'slow to train' })).toBe(0);
   });
 
   it('unlockTask leaves batches in progress to the worker that claimed them', async () => {

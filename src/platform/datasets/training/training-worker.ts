@@ -23,11 +23,11 @@ export interface TrainingWorkerOptions {
   lockMs?: number;
   /** Failed attempts after which an item stays in the queue, locked, with its error. */
   maxRetries?: number;
-  /** First retry delay; doubles per failure. */
+  /** First retry delay of an item; doubles per failure, up to maxBackoffMs. */
   backoffMs?: number;
   /** Poll interval when the queue is empty. */
   idleMs?: number;
-  /** Longest wait after failed iterations in a row (they back off from idleMs). */
+  /** Longest wait after failed iterations in a row (they back off from idleMs), and an item's longest retry delay. */
   maxBackoffMs?: number;
   /** Told of each failed iteration (metrics). */
   onIterationFailure?: (error: unknown) => void;
@@ -86,8 +86,9 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     const givingUp = attempts >= maxRetries;
     // A rebuild item that gives up stays queued with its error; its chain goes on without it.
     if (givingUp) await continueRebuildChain(ctx, item);
-    // One lock window before the retry time: claimable once the backoff has passed.
-    const retryAt = now.getTime() + backoffMs * 2 ** (attempts - 1);
+    // One lock window before the retry time: claimable once the backoff has passed. Capped like
+    // the loop's own backoff, so that no retry time nears PERMANENT_LOCK whatever maxRetries is.
+    const retryAt = now.getTime() + backoffDelay(attempts, { firstMs: backoffMs, maxMs: maxBackoffMs });
     await trainings.recordFailure(item._id, message, givingUp ? { givingUp } : { givingUp, lockTime: new Date(retryAt - lockMs) });
     ctx.log.warn({ trainingId: item._id, attempts, error: message }, 'training item failed');
   }
