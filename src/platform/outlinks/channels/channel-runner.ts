@@ -1,4 +1,4 @@
-/** Runs a link's app for one incoming channel message and returns the text to send back. */
+/** Answers one incoming channel message: runs the link's app and sends its answer back through the channel. */
 import { valuesText } from '../../../domain/workflow/chat-values.js';
 import { Errors, isAppError } from '../../../infra/errors.js';
 import type { ChatSource } from '../../chat/chat.repo.js';
@@ -15,12 +15,28 @@ export function channelChatId(prefix: 'feishu' | 'wecom' | 'wechat', link: Pick<
   return `${prefix}-${link._id}-${conversation}`;
 }
 
-export async function runChannelTurn(
+/** One incoming text message: who sent it, the chat it belongs to, and the channel it came by. */
+export interface ChannelMessage {
+  uid: string;
+  chatId: string;
+  text: string;
+  channel: ChatSource;
+}
+
+/** Answers a message through `send`: the link's immediate response first, if it has one, then the turn's answer. */
+export async function answerChannelMessage(
   chat: ChatModule,
   link: OutLinkDoc,
-  input: { uid: string; chatId: string; text: string; channel: ChatSource },
+  input: ChannelMessage,
+  send: (text: string) => Promise<void>,
   logUnexpected: (error: unknown) => void,
-): Promise<string> {
+): Promise<void> {
+  if (link.immediateResponse) await send(link.immediateResponse);
+  const answer = await runChannelTurn(chat, link, input, logUnexpected);
+  if (answer) await send(answer);
+}
+
+async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: ChannelMessage, logUnexpected: (error: unknown) => void): Promise<string> {
   try {
     // A channel message has no visitor address: no QPM slot (as the reference); the hook's start names the user.
     const uid = await chat.outLinks.startChat(link, input.uid, input.text);
