@@ -1,13 +1,13 @@
 /** v1/chat/completions, chatTest and workflow/debug. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { valuesText } from '../../domain/workflow/chat-values.js';
 import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { toAppError } from '../../infra/error-render.js';
 import { definePlatformRoute } from '../define-route.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
-import { callerFromAuth, withCustomUid } from './chat-caller.js';
+import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
+import { admitCompletion, finishTurn } from './completion-admission.js';
 import { nanoid } from './ids.js';
 import { SseWriter, textChunk } from './sse.js';
 
@@ -43,25 +43,8 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
     summary: 'OpenAI-compatible chat completions running the app workflow (SSE when stream=true)',
     tags: ['chat'],
     handler: async ({ input, auth: credential, request, reply }) => {
-      const items = messagesToChatItems(input.messages as RequestMessage[]);
-      const question = items.length ? valuesText(items[items.length - 1]!.value) : JSON.stringify(input.variables);
-      // Hooks receive the token the client sent (authToken), not the uid it resolved to.
-      const linkToken = input.outLinkUid ?? credential.outLink?.outLinkUid ?? '';
-      const app = await chat.access.appForChat(credential, input.appId);
-      const isPlugin = app.type === 'plugin';
-      if (!isPlugin && input.messages.length === 0) throw chat.errors.missingParams('messages is empty');
-      // Through a share link: expiry and points, then the hook's `start`, which names the visitor.
-      const link = credential.authType === 'outLink' ? await chat.outLinks.linkOf(credential) : undefined;
-      const visitor = link ? await chat.outLinks.startChat(link, linkToken, question) : undefined;
-      const auth = visitor ? Object.assign({}, credential, { outLink: { shareId: link!.shareId, outLinkUid: visitor } }) : credential;
-      const appId = app._id;
-      const existing = input.chatId ? await chat.repo.findChat(appId, input.chatId) : null;
-      // A turn goes into the caller's own chat (a team owner's: any): a team manager's right to
-      // delete or rename other members' chats is no right to talk in them.
-      if (input.chatId && !chat.access.mayUseChat(auth, existing, 'read')) throw chat.errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
-      // The QPM slot comes last: a request refused above takes none.
-      if (link) await chat.outLinks.takeChatSlot(link, request.ip);
-      const caller = withCustomUid(callerFromAuth(auth, link?.responseDetail ?? false), input.customUid);
+      const admitted = await admitCompletion(chat, credential, input, request.ip);
+      const { app, isPlugin, caller } = admitted;
       const detail = input.detail || isPlugin;
       const responseChatItemId = input.responseChatItemId ?? nanoid();
       const controller = abortOnClose(request, reply);
@@ -70,8 +53,8 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         app,
         caller,
         chatId: input.chatId,
-        chat: existing,
-        items,
+        chat: admitted.existing,
+        items: admitted.items,
         variables: input.variables,
         responseChatItemId,
         stream: input.stream,
@@ -84,7 +67,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       };
       if (!writer) {
         const result = await chat.run.runTurn(turn);
-        if (link) chat.outLinks.finish(link, { token: linkToken, appName: app.name, responseData: result.flowResponses });
+        finishTurn(chat, admitted, result.flowResponses);
         const responses = caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses;
         return reply.send({
           id: input.chatId ?? '',
@@ -97,7 +80,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       writer.start();
       try {
         const result = await chat.run.runTurn(turn);
-        if (link) chat.outLinks.finish(link, { token: linkToken, appName: app.name, responseData: result.flowResponses });
+        finishTurn(chat, admitted, result.flowResponses);
         writer.write('answer', textChunk('', true));
         writer.write('answer', '[DONE]');
         if (detail && (caller.responseDetail || isPlugin)) {
