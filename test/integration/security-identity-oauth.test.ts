@@ -33,6 +33,11 @@ describe('/oauth/logout redirects only where allowed', () => {
     'https://sso.example.com/elsewhere',
     'javascript:alert(1)',
     'https://lea:secret@localhost/login',
+    // Dot segments that resolve to a path beginning with two slashes: a browser reads the
+    // relative location `//evil.example` as another host.
+    '/.//evil.example',
+    '/..//evil.example/x',
+    '/a/..//evil.example/x',
   ])('%s is a 400 and the session survives', async (uri) => {
     const pair = await clusterLogin(t.app, 'lea', 'Lea-pass12');
     const response = await logout(`post_logout_redirect_uri=${encodeURIComponent(uri)}`, bearer(pair.access_token));

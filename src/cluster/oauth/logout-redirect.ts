@@ -32,6 +32,10 @@ export function logoutRedirectLocation(raw: string, state: string | undefined, r
   if (!sameHost && !matchesConfigured(target, configured)) throw notAllowed(`points to ${target.host}, which is not allowed`);
   if (state) target.searchParams.set('state', state);
   const absolute = /^[a-z][a-z0-9+.-]*:/i.test(raw);
-  // A relative URI stays relative (its path, query and fragment as resolved): never another host.
-  return sameHost && !absolute ? `${target.pathname}${target.search}${target.hash}` : target.href;
+  if (!sameHost || absolute) return target.href;
+  // A relative URI stays relative (its path, query and fragment as resolved). Dot segments can
+  // resolve to a path beginning with `//` (`/.//evil.example`), which a browser reads as another
+  // host: such a path is refused.
+  if (target.pathname.startsWith('//')) throw notAllowed('resolves to a path beginning with //');
+  return `${target.pathname}${target.search}${target.hash}`;
 }
