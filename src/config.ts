@@ -63,8 +63,13 @@ const isProxyAddress = (item: string) => {
 };
 
 /** Fastify's trustProxy: true/false, a hop count, or the addresses/CIDRs of the trusted proxies. */
-const trustProxy = z.string().transform((text, ctx): boolean | number | string[] => {
-  if (/^(true|false)$/.test(text)) return text === 'true';
+/**
+ * `true` means one proxy (hop count 1), not Fastify's "believe every X-Forwarded-For entry":
+ * the leftmost entry is whatever the client wrote, so the login limits would count attackers'
+ * made-up addresses. With one hop the client is the address the proxy itself appended.
+ */
+const trustProxy = z.string().transform((text, ctx): false | number | string[] => {
+  if (/^(true|false)$/.test(text)) return text === 'true' ? 1 : false;
   if (/^\d+$/.test(text)) return Number(text);
   const items = text
     .split(',')

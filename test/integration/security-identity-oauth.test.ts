@@ -123,6 +123,26 @@ describe('the platform session cookie is Secure over https', () => {
     }
   });
 
+  it('TRUST_PROXY=true is one proxy: addresses a client writes before the one the proxy appended do not escape the login limits', async () => {
+    const proxied = await buildTestApp({ TRUST_PROXY: 'true' });
+    try {
+      const pinned = Date.now();
+      proxied.app.identity.clock.now = () => pinned;
+      // The proxy appends the real client (203.0.113.9) to whatever the client sent.
+      const attempt = (n: number) =>
+        proxied.app.inject({
+          method: 'POST',
+          url: '/api/support/user/account/loginByPassword',
+          headers: { 'x-forwarded-for': `198.51.100.${n}, 203.0.113.9` },
+          payload: { username: `spoofer-${n}`, password: 'nope-nope' },
+        });
+      for (let i = 0; i < 10; i++) expect((await attempt(i)).statusCode).toBe(401);
+      expect((await attempt(10)).statusCode).toBe(429);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('COOKIE_SECURE=true marks it Secure whatever the transport', async () => {
     const forced = await buildTestApp({ COOKIE_SECURE: 'true' });
     try {

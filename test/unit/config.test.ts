@@ -75,7 +75,8 @@ describe('loadConfig', () => {
     expect(config.CORS_ORIGINS).toEqual(['https://app.example.com', 'http://localhost:5173/']);
     expect(config.OAUTH_LOGOUT_REDIRECT_URIS).toEqual(['https://console.example.com', 'https://sso.example.com/out']);
     expect(config).toMatchObject({ HSTS_MAX_AGE_SECONDS: 600, COOKIE_SECURE: true });
-    expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    // `true` is one proxy: the address it appended, never the client's own leftmost entries.
+    expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(1);
     expect(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
   });
 
