@@ -72,7 +72,9 @@ function guardedLookup(allowed: (address: string) => boolean) {
     dns.lookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses) => {
       if (error) return callback(error, []);
       const refused = addresses.find((a) => !allowed(a.address));
-      if (refused) return callback(new RefusedAddress(`${hostname} resolves to ${refused.address}, which is not allowed`), []);
+      // The address itself stays out of the message: callers see it, and it would map the
+      // internal network's names to addresses for them.
+      if (refused) return callback(new RefusedAddress(`${hostname} resolves to an address that is not allowed (private, loopback or reserved)`), []);
       if (options.all) return callback(null, addresses);
       const first = addresses[0];
       if (!first) return callback(Object.assign(new Error(`No address for ${hostname}`), { code: 'ENOTFOUND' }), []);
