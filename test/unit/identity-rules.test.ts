@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiKeyRefusal, createAuthenticator, parseApiKeyCredential } from '../../src/platform/auth/authenticator.js';
+import { apiKeyRefusal, createAuthenticator, isBearerAuthorization, parseApiKeyCredential } from '../../src/platform/auth/authenticator.js';
 import { generateApiKey } from '../../src/platform/identity/api-keys.service.js';
 import { hashPassword, normalizePassword, verifyPassword } from '../../src/platform/identity/password.js';
 import { signSessionToken, verifySessionToken } from '../../src/platform/identity/session-token.js';
@@ -60,6 +60,20 @@ describe('API key credentials', () => {
     ['fastgpt-abc', null],
   ])('parses %s', (header, expected) => {
     expect(parseApiKeyCredential(header)).toEqual(expected);
+  });
+
+  it.each([
+    ['Bearer fastgpt-abc', true],
+    ['bearer fastgpt-abc', true],
+    ['  BEARER\tfastgpt-abc', true],
+    ['Bearer', true],
+    ['Basic dXNlcjpwYXNz', false],
+    ['Digest username="proxy-user", realm="x"', false],
+    ['Token fastgpt-abc', false],
+    ['Bearerfastgpt-abc', false],
+    ['fastgpt-abc', false],
+  ])('reads %j as an API key attempt: %s', (header, expected) => {
+    expect(isBearerAuthorization(header)).toBe(expected);
   });
 
   it.each([

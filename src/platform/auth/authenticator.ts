@@ -47,6 +47,14 @@ function sessionTokenOf(request: FastifyRequest): string | undefined {
   return header(request, 'token') ?? (cookies[SESSION_COOKIE] || undefined) ?? (cookies[LEGACY_SESSION_COOKIE] || undefined);
 }
 
+/**
+ * Whether an `Authorization` header is an API key attempt: only the `Bearer` scheme is. A proxy in
+ * front of the web client (Basic, Digest, ...) adds its own header next to the session's.
+ */
+export function isBearerAuthorization(authorization: string): boolean {
+  return /^bearer(?:\s|$)/i.test(authorization.trim());
+}
+
 /** `fastgpt-xxx` or the deprecated `fastgpt-xxx-<appId>`; anything else is not an API key. */
 export function parseApiKeyCredential(authorization: string): { key: string; appId?: string } | null {
   const credential = authorization.trim().split(/\s+/)[1];
@@ -90,8 +98,9 @@ export function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> 
 
 /**
  * Credential precedence follows the reference: registered resolvers (share link, team space),
- * then `Authorization` (API key), then the `token` header or session cookie, then `rootkey`.
- * The first kind present decides; a failing credential never falls back to another kind.
+ * then a Bearer `Authorization` (API key), then the `token` header or session cookie, then `rootkey`.
+ * The first kind present decides; a failing credential never falls back to another kind. Another
+ * `Authorization` scheme is no API key credential at all, so it is skipped rather than refused.
  */
 export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthenticator {
   const resolvers = new Map<'outLink' | 'teamSpace', AuthResolver>();
@@ -175,13 +184,14 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
         if (context) return context;
       }
       const authorization = header(request, 'authorization');
-      if (kinds.includes('apiKey') && authorization) return byApiKey(authorization);
+      if (kinds.includes('apiKey') && authorization && isBearerAuthorization(authorization)) return byApiKey(authorization);
       const token = kinds.includes('session') ? sessionTokenOf(request) : undefined;
       if (token) return bySession(token);
       const rootKey = header(request, 'rootkey');
       if (kinds.includes('rootKey') && rootKey) return byRootKey(rootKey);
       const accepted = kinds.filter((kind) => (kind !== 'outLink' && kind !== 'teamSpace') || resolvers.has(kind));
-      throw Errors.unAuthorization(`Missing credentials: this endpoint accepts ${accepted.join(', ') || 'no credential kind available'}`);
+      const skipped = kinds.includes('apiKey') && authorization ? "; an Authorization header other than 'Bearer <API key>' is not read as an API key" : '';
+      throw Errors.unAuthorization(`Missing credentials: this endpoint accepts ${accepted.join(', ') || 'no credential kind available'}${skipped}`);
     },
     registerResolver(kind, resolver) {
       resolvers.set(kind, resolver);
