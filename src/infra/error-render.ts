@@ -65,11 +65,38 @@ export function renderError(error: AppError, requested: ErrorFormat): RenderedEr
       },
     };
   }
-  return {
-    status: error.httpStatus,
-    headers,
-    body: { code: error.code, statusText: error.statusText, message: error.message, data: null },
-  };
+  return { status: error.httpStatus, headers, body: platformErrorBody(error) };
+}
+
+/** The platform envelope of an error. */
+export type PlatformErrorBody = { code: number; statusText: string; message: string; data: null };
+
+export function platformErrorBody(error: AppError): PlatformErrorBody {
+  return { code: error.code, statusText: error.statusText, message: error.message, data: null };
+}
+
+function isPlatformErrorBody(value: unknown): value is PlatformErrorBody {
+  const body = value as Partial<PlatformErrorBody> | null;
+  return typeof body === 'object' && body !== null && typeof body.message === 'string' && typeof body.statusText === 'string' && !('error' in body);
+}
+
+const OPENAI_ERROR_TYPES: Record<number, string> = { 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 429: 'rate_limit_error' };
+
+/** OpenAI's error `type` for an HTTP status: its names for 401/403/404/429, `server_error` for 5xx, else `invalid_request_error`. */
+export function openAiErrorType(status: number): string {
+  if (status >= 500) return 'server_error';
+  return OPENAI_ERROR_TYPES[status] ?? 'invalid_request_error';
+}
+
+/**
+ * The envelope with OpenAI's `error` object beside its fields, for the OpenAI-style routes and
+ * their stream error frames: OpenAI SDKs read only `error.message` (and raise on a frame only
+ * when it has `error`), FastGPT's clients keep reading `message` and `statusText`. `code` is
+ * the statusText (null when empty). Anything but an error envelope is returned as it is.
+ */
+export function withOpenAiError<T>(status: number, body: T): T | (PlatformErrorBody & { error: { message: string; type: string; code: string | null } }) {
+  if (status < 400 || !isPlatformErrorBody(body)) return body;
+  return { ...body, error: { message: body.message, type: openAiErrorType(status), code: body.statusText || null } };
 }
 
 /** `Invalid field 'parentId': expected string (and 2 more)`; an empty path is the request itself. */

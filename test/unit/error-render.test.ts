@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Errors } from '../../src/infra/errors.js';
-import { errorFormatFor, renderError, toAppError } from '../../src/infra/error-render.js';
+import { errorFormatFor, openAiErrorType, platformErrorBody, renderError, toAppError, withOpenAiError } from '../../src/infra/error-render.js';
 import { urlForMessage } from '../../src/infra/join-url.js';
 import { redactUrl } from '../../src/infra/logger.js';
 
@@ -53,6 +53,42 @@ describe('renderError', () => {
 
   it('carries extra headers', () => {
     expect(renderError(Errors.tooManyRequest('slow down', 600), 'platform').headers).toEqual({ 'retry-after': '600' });
+  });
+});
+
+describe('withOpenAiError', () => {
+  it.each([
+    [400, 'invalid_request_error'],
+    [401, 'authentication_error'],
+    [403, 'permission_error'],
+    [404, 'not_found_error'],
+    [413, 'invalid_request_error'],
+    [429, 'rate_limit_error'],
+    [500, 'server_error'],
+    [502, 'server_error'],
+    [503, 'server_error'],
+  ])('names status %i %s', (status, type) => {
+    expect(openAiErrorType(status)).toBe(type);
+  });
+
+  it("adds OpenAI's error object beside the envelope, code the statusText or null", () => {
+    const refused = Errors.unAuthApiKey('The API key is not valid');
+    expect(withOpenAiError(401, platformErrorBody(refused))).toEqual({
+      code: 514,
+      statusText: 'unAuthApiKey',
+      message: 'The API key is not valid',
+      data: null,
+      error: { message: 'The API key is not valid', type: 'authentication_error', code: 'unAuthApiKey' },
+    });
+    expect(withOpenAiError(500, platformErrorBody(Errors.internal('r1')))).toMatchObject({ error: { message: 'Internal error (request id r1)', type: 'server_error', code: null } });
+  });
+
+  it('leaves success bodies and bodies that are not the envelope as they are', () => {
+    const answer = { object: 'list', data: [] };
+    expect(withOpenAiError(200, { code: 200, statusText: '', message: '', data: 'text' })).toEqual({ code: 200, statusText: '', message: '', data: 'text' });
+    expect(withOpenAiError(400, answer)).toBe(answer);
+    expect(withOpenAiError(400, 'plain text')).toBe('plain text');
+    expect(withOpenAiError(400, null)).toBeNull();
   });
 });
 

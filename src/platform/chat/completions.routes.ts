@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
-import { toAppError } from '../../infra/error-render.js';
+import { platformErrorBody, toAppError, withOpenAiError } from '../../infra/error-render.js';
 import { definePlatformRoute } from '../define-route.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
 import { callerFromAuth } from './chat-caller.js';
@@ -22,13 +22,14 @@ function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortContro
 
 /**
  * An error met while streaming, as the central handler would render it (a database outage is a
- * 503, a bug an internal error with the request id and no internals), for the SSE error frame.
+ * 503, a bug an internal error with the request id and no internals), for the SSE error frame:
+ * with OpenAI's `error` object, without which OpenAI SDKs yield the frame as an empty chunk.
  */
 function streamedError(error: unknown, request: FastifyRequest, what: string) {
   const { appError, unexpected } = toAppError(error, String(request.id));
   if (unexpected || appError.httpStatus >= 500) request.log.error({ err: error }, `${what} failed while streaming`);
   else request.log.info({ statusText: appError.statusText, msg: appError.message }, `${what} refused while streaming`);
-  return { status: appError.httpStatus, frame: { code: appError.code, statusText: appError.statusText, message: appError.message, data: null } };
+  return { status: appError.httpStatus, frame: withOpenAiError(appError.httpStatus, platformErrorBody(appError)) };
 }
 
 export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule): void {
@@ -38,6 +39,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
     auth: ['outLink', 'teamSpace', 'apiKey', 'session'],
     appBoundKey: true,
     startsShareChat: true,
+    openAiErrors: true,
     input: completionsSchema,
     raw: true,
     summary: 'OpenAI-compatible chat completions running the app workflow (SSE when stream=true)',
