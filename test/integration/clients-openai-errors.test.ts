@@ -9,7 +9,8 @@ import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './
 
 /**
  * The official openai SDK (and LangChain over it) on a real port, where they fail: a refused
- * call and a completion failing while it streams raise errors carrying our message.
+ * call and a completion failing while it streams raise errors carrying our message, and the
+ * answers carry the fields strictly typed clients require (object, created).
  */
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -154,5 +155,27 @@ describe('a completion failing while it streams', () => {
     } finally {
       fake.unroute('POST', '/v1/chat/completions');
     }
+  });
+});
+
+describe('fields strictly typed clients require', () => {
+  it('a JSON answer is a chat.completion with created; stream chunks are chat.completion.chunk with created', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const answer = await sdk(appKey).chat.completions.create({ model: 'gpt-4o-mini', messages: question });
+    const after = Math.ceil(Date.now() / 1000);
+    expect(answer.object).toBe('chat.completion');
+    expect(answer.created).toBeGreaterThanOrEqual(before);
+    expect(answer.created).toBeLessThanOrEqual(after);
+    expect(answer.choices[0]!.message.content).toBe('Echo: hello');
+
+    const stream = await sdk(appKey).chat.completions.create({ model: 'gpt-4o-mini', messages: question, stream: true });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      expect(chunk.object).toBe('chat.completion.chunk');
+      expect(chunk.created).toBeGreaterThanOrEqual(before);
+    }
+    expect(new Set(chunks.map((chunk) => chunk.created)).size).toBe(1);
   });
 });

@@ -50,7 +50,8 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const detail = input.detail || isPlugin;
       const responseChatItemId = input.responseChatItemId ?? nanoid();
       const controller = abortOnClose(request, reply);
-      const writer = input.stream ? new SseWriter(reply, detail) : undefined;
+      const created = Math.floor(chat.now() / 1000);
+      const writer = input.stream ? new SseWriter(reply, detail, created) : undefined;
       const turn = {
         app,
         caller,
@@ -73,6 +74,8 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         const responses = caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses;
         return reply.send({
           id: input.chatId ?? '',
+          object: 'chat.completion',
+          created,
           model: '',
           usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 1 },
           choices: [{ message: { role: 'assistant', content: answerContent(result.assistantResponses, detail) }, finish_reason: 'stop', index: 0 }],
@@ -83,7 +86,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       try {
         const result = await chat.run.runTurn(turn);
         finishTurn(chat, admitted, result.flowResponses);
-        writer.write('answer', textChunk('', true));
+        writer.write('answer', textChunk('', true, created));
         writer.write('answer', '[DONE]');
         if (detail && (caller.responseDetail || isPlugin)) {
           writer.write('flowResponses', caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses);
@@ -110,7 +113,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       if (appDoc.type !== 'plugin' && items.length === 0) throw chat.errors.missingParams('Params Error: messages must end with the question');
       const guard = await chat.access.assertCallerGraph(auth, input.nodes);
       const controller = abortOnClose(request, reply);
-      const writer = new SseWriter(reply, true);
+      const writer = new SseWriter(reply, true, Math.floor(chat.now() / 1000));
       try {
         const graph = { nodes: input.nodes as unknown as StoreNode[], edges: input.edges as unknown as StoreEdge[], chatConfig: input.chatConfig ?? {} };
         const result = await chat.run.runTurn({

@@ -5,11 +5,12 @@
 import type { FastifyReply } from 'fastify';
 import type { WorkflowEvent } from '../../domain/workflow/types.js';
 
-export function textChunk(text: string, finish: boolean) {
+/** An OpenAI chunk; `created` (unix seconds) is the answer's start, the same on each of its chunks. */
+export function textChunk(text: string, finish: boolean, created: number) {
   return {
     id: '',
-    object: '',
-    created: 0,
+    object: 'chat.completion.chunk',
+    created,
     model: '',
     choices: [{ delta: finish ? {} : { role: 'assistant', content: text }, index: 0, finish_reason: finish ? 'stop' : null }],
   };
@@ -20,6 +21,7 @@ export class SseWriter {
   constructor(
     private readonly reply: FastifyReply,
     private readonly detail: boolean,
+    private readonly created: number,
   ) {}
 
   get closed(): boolean {
@@ -52,7 +54,7 @@ export class SseWriter {
   /** Forwards a workflow event; without detail only answer text is written. */
   emit(event: WorkflowEvent): void {
     if (event.event === 'answer' || event.event === 'fastAnswer') {
-      this.write(event.event, textChunk(event.text, false));
+      this.write(event.event, textChunk(event.text, false, this.created));
       return;
     }
     if (!this.detail) return;
