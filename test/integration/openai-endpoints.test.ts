@@ -94,6 +94,51 @@ describe('v1/embeddings', () => {
     expect((await embed({ input: 'x', encoding_format: 'hex' })).statusCode).toBe(400);
   });
 
+  it('shortens vectors to `dimensions` as text-embedding-3 does: the first components, back to unit length, float and base64', async () => {
+    const text = 'refund policy for orders shipped abroad, with the opening hours of every office';
+    const full: number[] = (await embed({ input: text })).json().data[0].embedding;
+    const prefixNorm = Math.hypot(...full.slice(0, 100));
+    // The prefix alone is shorter than unit length, so the renormalisation shows.
+    expect(prefixNorm).toBeGreaterThan(0);
+    expect(prefixNorm).toBeLessThan(0.999);
+    const res = await embed({ input: [text, 'second text'], dimensions: 100, encoding_format: 'float' });
+    expect(res.statusCode, res.body).toBe(200);
+    const short: number[] = res.json().data[0].embedding;
+    expect(short).toHaveLength(100);
+    expect(res.json().data[1].embedding).toHaveLength(100);
+    for (const [i, value] of short.entries()) expect(value).toBeCloseTo(full[i]! / prefixNorm, 9);
+    expect(Math.hypot(...short)).toBeCloseTo(1, 9);
+    const base64 = await embed({ input: text, dimensions: 100, encoding_format: 'base64' });
+    expect(base64.statusCode, base64.body).toBe(200);
+    const decoded = fromBase64(base64.json().data[0].embedding);
+    expect(decoded).toHaveLength(100);
+    for (const [i, value] of decoded.entries()) expect(value).toBeCloseTo(short[i]!, 6);
+    // The full size is the vectors as they are.
+    expect((await embed({ input: text, dimensions: 1536 })).json().data[0].embedding).toEqual(full);
+  });
+
+  it('refuses `dimensions` above the vectors\' 1536, below 1 or not an integer with a 400 naming it', async () => {
+    for (const dimensions of [1537, 3072, 0, -5, 12.5, '256']) {
+      const res = await embed({ input: 'x', dimensions });
+      expect(res.statusCode, JSON.stringify(dimensions)).toBe(400);
+      expect(res.json().message).toMatch(/'dimensions'/);
+    }
+    expect((await embed({ input: 'x', dimensions: 4000 })).json().message).toMatch(/1536/);
+  });
+
+  it('refuses token-id input (LangChain-Python\'s default) with a 400 that says to send text', async () => {
+    for (const input of [[15339, 1917], [[15339, 1917], [40, 1097]]]) {
+      const res = await embed({ input, model: 'text-embedding-ada-002' });
+      expect(res.statusCode, JSON.stringify(input)).toBe(400);
+      const { message } = res.json();
+      expect(message).toMatch(/^Invalid field 'input': token ids are not accepted/);
+      expect(message).toMatch(/send the text/);
+      expect(message).toMatch(/check_embedding_ctx_length=False/);
+    }
+    // Anything else that is not text keeps the plain message.
+    expect((await embed({ input: { text: 'x' } })).json().message).toMatch(/input must be a string or an array of strings/);
+  });
+
   it('takes a session or a global API key; anonymous callers get 401', async () => {
     const key = await createApiKey(t, tok, { name: 'emb' });
     const viaKey = await embed({ input: ['hello', 'world'] }, apiKeyHeaders(key));

@@ -11,16 +11,26 @@ import { zObjectId } from '../../infra/zod.js';
 import type { ChatModule } from '../chat/chat-module.js';
 import { readMultipart } from '../datasets/files/multipart.js';
 import { authenticateCaller, definePlatformRoute, parseWith } from '../define-route.js';
-import { createOpenAiService, float32Base64 } from './openai.service.js';
+import { createOpenAiService, EMBEDDING_DIMENSIONS, float32Base64 } from './openai.service.js';
 import { createTtsCache, TTS_INDEXES } from './tts-cache.repo.js';
 import { usagePoints } from '../../domain/usage-points.js';
 
 /** OpenAI's own cap on the inputs of one embeddings request. */
 const EMBEDDING_BATCH_MAX = 2048;
 
+/** `number[]` or `number[][]`: tiktoken ids, as OpenAI's API allows and LangChain-Python sends by default. */
+function isTokenIds(input: unknown): boolean {
+  return Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === 'number' || (Array.isArray(item) && item.every((id) => typeof id === 'number')));
+}
+
+const TOKEN_IDS_REFUSED =
+  'token ids are not accepted (there is no tokenizer here to decode them): send the text itself, a string or an array of strings (LangChain OpenAIEmbeddings: set check_embedding_ctx_length=False)';
+
 const embeddingsSchema = z
   .object({
-    input: z.union([z.string(), z.array(z.string())], { error: 'input must be a string or an array of strings' }).superRefine((input, context) => {
+    input: z.union([z.string(), z.array(z.string())], {
+      error: (issue) => (isTokenIds(issue.input) ? TOKEN_IDS_REFUSED : 'input must be a string or an array of strings'),
+    }).superRefine((input, context) => {
       const list = typeof input === 'string' ? [input] : input;
       if (list.length === 0) context.addIssue({ code: 'custom', message: 'input is empty' });
       if (list.length > EMBEDDING_BATCH_MAX) context.addIssue({ code: 'custom', message: `at most ${EMBEDDING_BATCH_MAX} inputs per request (split the batch)` });
@@ -30,7 +40,13 @@ const embeddingsSchema = z
     model: z.string().max(200).nullish(),
     encoding_format: z.enum(['float', 'base64']).nullish(),
     type: z.enum(['query', 'db']).optional(),
-    dimensions: z.number().nullish(),
+    // OpenAI's text-embedding-3 shortening; the answered vectors are EMBEDDING_DIMENSIONS long.
+    dimensions: z
+      .number({ error: 'must be an integer' })
+      .int('must be an integer')
+      .min(1, 'must be at least 1')
+      .max(EMBEDDING_DIMENSIONS, `must be at most ${EMBEDDING_DIMENSIONS}, the size of the vectors this service answers`)
+      .nullish(),
     billId: z.string().optional(),
   })
   // Other OpenAI fields (user …) are accepted and ignored.
@@ -84,11 +100,11 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     openAiErrors: true,
     input: embeddingsSchema,
     raw: true,
-    summary: 'OpenAI-compatible embeddings: one 1536-dimension vector per input, in order (float or base64)',
+    summary: 'OpenAI-compatible embeddings: one 1536-dimension vector per input, in order (float or base64); `dimensions` shortens them (prefix renormalised)',
     tags: ['openai'],
     handler: async ({ input, auth, reply }) => {
       const texts = Array.isArray(input.input) ? input.input : [input.input];
-      const result = await service.embed(texts, input.model ?? undefined, input.type);
+      const result = await service.embed(texts, input.model ?? undefined, input.type, input.dimensions ?? undefined);
       const points = usagePoints(result.model, result.tokens);
       await charge(auth, { appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] });
       return reply.send({

@@ -9,6 +9,7 @@ import { ProviderError } from '../../infra/provider-http.js';
 import type { ChatModule } from '../chat/chat-module.js';
 import type { AudioSpeechModel, WhisperModel } from '../../domain/models.js';
 import { joinUrl } from '../../infra/join-url.js';
+import { shortenEmbedding } from '../../domain/embedding-shortening.js';
 
 export const EMBEDDING_DIMENSIONS = 1536;
 
@@ -48,8 +49,11 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
   }
 
   return {
-    /** One vector per input, in input order; tokens summed over the batch. */
-    async embed(inputs: string[], model: string | undefined, purpose: EmbeddingPurpose | undefined) {
+    /**
+     * One vector per input, in input order; tokens summed over the batch. `dimensions` below the
+     * answered size shortens each vector as OpenAI does (prefix, back to unit length).
+     */
+    async embed(inputs: string[], model: string | undefined, purpose: EmbeddingPurpose | undefined, dimensions?: number) {
       const vectorModel = app.models.vectorModelOrDefault(model);
       const { vectors, tokens } = await app.datasets
         .embed(vectorModel.model, inputs, purpose)
@@ -60,7 +64,10 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
         });
       if (vectors.length !== inputs.length) throw Errors.badGateway(`The embedding provider answered ${vectors.length} vectors for ${inputs.length} inputs`);
       return {
-        vectors: vectors.map((vector) => normaliseDimensions(vector)),
+        vectors: vectors.map((vector) => {
+          const sized = normaliseDimensions(vector);
+          return dimensions !== undefined && dimensions < sized.length ? shortenEmbedding(sized, dimensions) : sized;
+        }),
         tokens: tokens || inputs.reduce((sum, input) => sum + estimateTokens(input), 0),
         model: vectorModel,
       };
