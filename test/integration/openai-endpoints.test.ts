@@ -157,7 +157,8 @@ describe('v1/audio/transcriptions', () => {
     ]);
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: { ...authHeaders(tok), ...form.headers }, payload: form.payload });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toEqual({ code: 200, statusText: '', message: '', data: 'transcribed words' });
+    // The envelope for FastGPT's web client (data), and `text` where OpenAI's SDKs read it.
+    expect(res.json()).toEqual({ code: 200, statusText: '', message: '', data: 'transcribed words', text: 'transcribed words' });
     const seen = fake.requests.find((r) => r.path === '/v1/audio/transcriptions')!;
     expect(seen.raw.includes(Buffer.from('ID3-audio-bytes'))).toBe(true);
     expect(seen.raw.includes(Buffer.from('whisper-1'))).toBe(true);
@@ -224,6 +225,53 @@ describe('v1/audio/transcriptions', () => {
     const user = await t.app.mongo.db.collection('users').findOne({ username: 'oa' });
     const member = await t.app.mongo.db.collection('team_members').findOne({ userId: user!._id });
     for (const record of records) expect([String(record.teamId), String(record.tmbId)]).toEqual([String(member!.teamId), String(member!._id)]);
+  });
+});
+
+describe('v1/audio/transcriptions from OpenAI SDK clients', () => {
+  const audio = { name: 'file', filename: 'recording.mp3', type: 'audio/mpeg', content: Buffer.alloc(1024, 7) };
+  const transcribe = (parts: Parameters<typeof multipart>[0], headers: Record<string, string>) => {
+    const form = multipart(parts);
+    return t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: { ...headers, ...form.headers }, payload: form.payload });
+  };
+
+  it("takes the SDK's form (model, language, prompt, response_format, temperature, timestamp_granularities[]) and answers `text`", async () => {
+    const sdkFields = [
+      ['model', 'whisper-1'],
+      ['language', 'en'],
+      ['prompt', 'A support call.'],
+      ['response_format', 'verbose_json'],
+      ['temperature', '0'],
+      ['timestamp_granularities[]', 'word'],
+      ['timestamp_granularities[]', 'segment'],
+    ].map(([name, content]) => ({ name: name!, content: content! }));
+    const res = await transcribe([...sdkFields, audio], authHeaders(tok));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ code: 200, data: 'transcribed words', text: 'transcribed words' });
+  });
+
+  it('takes 20 text fields; more is a 400 saying too many form fields (not 413), wherever the file is', async () => {
+    const fields = (count: number) => Array.from({ length: count }, (_, i) => ({ name: `field${i}`, content: 'x' }));
+    expect((await transcribe([...fields(20), audio], authHeaders(tok))).statusCode).toBe(200);
+    for (const parts of [[...fields(21), audio], [audio, ...fields(21)], [...fields(60), audio]]) {
+      const res = await transcribe(parts, authHeaders(tok));
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().message).toMatch(/^Too many form fields: at most 20/);
+    }
+  });
+
+  it('refuses an API key (as the reference) with a 401 saying API keys are not accepted here', async () => {
+    const key = await createApiKey(t, tok, { name: 'whisper key' });
+    const res = await transcribe([{ name: 'model', content: 'whisper-1' }, audio], apiKeyHeaders(key));
+    expect(res.statusCode, res.body).toBe(401);
+    expect(res.json().message).toMatch(/API key is not accepted here; this endpoint accepts outLink, teamSpace, session/);
+    expect(res.json().message).not.toMatch(/Missing credentials/);
+    // Without any credential the message stays the plain one.
+    expect((await transcribe([audio], {})).json().message).toMatch(/^Missing credentials: this endpoint accepts/);
+    // The same on any route that takes no API key (ai/token takes the root key only).
+    const token = await t.app.inject({ method: 'POST', url: '/api/core/ai/token', headers: apiKeyHeaders(key), payload: { messages: [] } });
+    expect(token.statusCode).toBe(401);
+    expect(token.json().message).toBe('An API key is not accepted here; this endpoint accepts rootKey');
   });
 });
 

@@ -190,6 +190,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
       const rootKey = header(request, 'rootkey');
       if (kinds.includes('rootKey') && rootKey) return byRootKey(rootKey);
       const accepted = kinds.filter((kind) => (kind !== 'outLink' && kind !== 'teamSpace') || resolvers.has(kind));
+      // A Bearer credential was sent, just not one this route takes: "missing" would mislead.
+      if (!kinds.includes('apiKey') && authorization && isBearerAuthorization(authorization)) throw Errors.unAuthorization(`An API key is not accepted here; this endpoint accepts ${accepted.join(', ')}`);
       const skipped = kinds.includes('apiKey') && authorization ? "; an Authorization header other than 'Bearer <API key>' is not read as an API key" : '';
       throw Errors.unAuthorization(`Missing credentials: this endpoint accepts ${accepted.join(', ') || 'no credential kind available'}${skipped}`);
     },

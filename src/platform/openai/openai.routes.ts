@@ -1,7 +1,7 @@
 /** v1/embeddings, v1/audio/transcriptions, core/ai/*, core/chat/item/getSpeech. */
 import { Readable } from 'node:stream';
-import multipart from '@fastify/multipart';
-import type { FastifyInstance } from 'fastify';
+import multipart, { type Multipart } from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { estimateTokens } from '../../domain/workflow/prompts.js';
 import { startPeriodicTask } from '../../infra/backoff.js';
@@ -53,6 +53,11 @@ const embeddingsSchema = z
   .loose();
 
 const TRANSCRIPTION_MAX_BYTES = 20 * 1024 * 1024;
+/**
+ * Text fields of one transcription form: FastGPT's client sends `data`; the OpenAI SDK sends
+ * model, language, prompt, response_format, temperature and one `timestamp_granularities[]` per value.
+ */
+const TRANSCRIPTION_MAX_FIELDS = 20;
 /** 256 kbit/s: above what speech recordings use, so the duration it gives is a floor. */
 const AUDIO_BYTES_PER_SECOND_CEILING = 32_000;
 /** How often expired speech cache entries are removed. */
@@ -197,18 +202,17 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
 
   // Multipart needs its own encapsulated scope (the parser is registered per context).
   app.register(async (scope) => {
-    await scope.register(multipart, { limits: { fileSize: TRANSCRIPTION_MAX_BYTES, files: 1, fields: 5 } });
+    await scope.register(multipart, { limits: { fileSize: TRANSCRIPTION_MAX_BYTES, files: 1, fields: TRANSCRIPTION_MAX_FIELDS + 1 } });
     definePlatformRoute(scope, {
       methods: ['POST', 'GET'],
       url: '/v1/audio/transcriptions',
       auth: [],
       openAiErrors: true,
       raw: true,
-      summary: "Speech to text through the configured whisper model (multipart: file + data JSON); answers the text in the envelope",
+      summary: 'Speech to text through the configured whisper model (multipart: file + data JSON); answers the text in the envelope (`data`) and as `text`',
       tags: ['openai'],
       handler: async ({ request, reply }) => {
-        // Read errors (a truncated body, a file over the limit) go to the central error handler as they are.
-        const { file, fields } = await readMultipart(request, TRANSCRIPTION_MAX_BYTES);
+        const { file, fields } = await readTranscriptionForm(request);
         let data: unknown = {};
         if (fields.data !== undefined) {
           try {
@@ -229,8 +233,38 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
         // tiny duration for a long recording does not get it transcribed for nothing.
         const duration = Math.max(meta.duration ?? 0, Math.floor(file.buffer.length / AUDIO_BYTES_PER_SECOND_CEILING));
         await charge(auth, { appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: usagePoints(model, duration, 60), model: model.name, duration }] });
-        return reply.send({ code: 200, statusText: '', message: '', data: text });
+        // `text` beside the envelope's `data` (which FastGPT's web client reads): where OpenAI's SDKs look.
+        return reply.send({ code: 200, statusText: '', message: '', data: text, text });
       },
     });
   });
 }
+
+/**
+ * The transcription form, its text fields counted as they are read: past TRANSCRIPTION_MAX_FIELDS
+ * a 400 saying so. The parser's own limit (one field more) stays as the safety net; when it fires,
+ * the central handler would call it a 413 (the body is not too large, the form has too many
+ * fields), or, when it cuts a file short, a truncated upload, hence the count here.
+ */
+async function readTranscriptionForm(request: FastifyRequest): ReturnType<typeof readMultipart> {
+  // The shared reader takes a request: hand it one whose parts() counts on the way.
+  const counted = Object.create(request) as FastifyRequest;
+  counted.parts = (options) => countFields(request.parts(options));
+  try {
+    return await readMultipart(counted, TRANSCRIPTION_MAX_BYTES);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw tooManyFields();
+    throw error;
+  }
+}
+
+async function* countFields(parts: AsyncIterableIterator<Multipart>): AsyncGenerator<Multipart> {
+  let fields = 0;
+  for await (const part of parts) {
+    if (part.type === 'field' && ++fields > TRANSCRIPTION_MAX_FIELDS) throw tooManyFields();
+    yield part;
+  }
+}
+
+const tooManyFields = () => Errors.missingParams(`Too many form fields: at most ${TRANSCRIPTION_MAX_FIELDS} text fields besides the one 'file'`);
