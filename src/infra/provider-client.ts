@@ -224,6 +224,13 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
       received += chunk.length;
       return received > maxBytes ? new ProviderReplyError(`The provider at ${target.origin} answered more than ${maxBytes} bytes`) : undefined;
     };
+    /**
+     * Why a read of the body failed: our own abort or timeout as it is; the provider's answer
+     * breaking off (a reset socket reads as `ECONNRESET aborted`, which the error renderer
+     * would take for the caller's own upload cut short) is the provider's failure, a 502.
+     */
+    const readFailure = (error: Error): Error =>
+      failure ?? (error instanceof ProviderReplyError ? error : new ProviderReplyError(`The provider at ${target.origin} broke off its answer: ${error.message}`, { cause: error }));
     /** A body is read once, as with fetch: a second reader is refused. */
     const claimBody = () => {
       if (used) throw new TypeError('Body is unusable: Body has already been read');
@@ -242,7 +249,7 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
         }
         ended = true;
       } catch (error) {
-        throw failure ?? error;
+        throw readFailure(error as Error);
       } finally {
         if (!ended) {
           settle();
@@ -276,7 +283,7 @@ export async function providerRequest(url: string | URL, init: ProviderRequestIn
           stop();
           settle();
           release(source);
-          reject(failure ?? error);
+          reject(readFailure(error));
         };
         const onClose = () => {
           if (!source.readableEnded) onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));

@@ -138,7 +138,11 @@ describe('a completion failing while it streams', () => {
       expect(text).toBe('Half an ans');
       expect(error).toBeInstanceOf(OpenAI.APIError);
       const raw = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: apiKeyHeaders(appKey), payload: { messages: question, stream: true } });
-      expect(error!.message).toBe(JSON.parse(sseFrames(raw.body).find((f) => f.event === 'error')!.data).message);
+      const frame = JSON.parse(sseFrames(raw.body).find((f) => f.event === 'error')!.data);
+      expect(error!.message).toBe(frame.message);
+      // The provider's failure, not the caller's: a reset provider socket is no aborted upload.
+      expect(frame).toMatchObject({ code: 502, statusText: 'badGateway', error: { type: 'server_error' } });
+      expect(frame.message).toMatch(/broke off its answer/);
     } finally {
       fake.unroute('POST', '/v1/chat/completions');
     }

@@ -135,7 +135,23 @@ describe('providerRequest', () => {
       res.write('{"partial":', () => res.socket?.destroy());
     });
     const response = await providerRequest(`${server.url}/cut`);
-    expect(await errorOf(response.json())).toBeInstanceOf(Error);
+    // The provider's failure (a 502), never the reset socket's `aborted`, which reads as the caller's upload cut short.
+    const error = await errorOf(response.json());
+    expect(error).toBeInstanceOf(ProviderReplyError);
+    expect(error?.message).toMatch(/broke off its answer/);
+  });
+
+  it('rejects a streamed read as the provider failure when the provider cuts the stream short', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: 1\n\n', () => res.socket?.destroy());
+    });
+    const response = await providerRequest(`${server.url}/cut-stream`);
+    const iterator = response.chunks()[Symbol.asyncIterator]();
+    expect(String((await iterator.next()).value)).toBe('data: 1\n\n');
+    const error = await errorOf(iterator.next());
+    expect(error).toBeInstanceOf(ProviderReplyError);
+    expect(error?.message).toMatch(/broke off its answer/);
   });
 
   it('joins a body sent in several chunks, and refuses to read it twice', async () => {
