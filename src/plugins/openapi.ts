@@ -28,7 +28,8 @@ const envelope = (data: Json): Json => ({
 });
 
 const ERROR_SCHEMA: Json = {
-  description: 'Platform envelope under /api, OAuth error on /oauth, Kubernetes Status on /kapis',
+  description:
+    "Platform envelope under /api (on the OpenAI-style /api/v1 routes also OpenAI's `error` object: message, type, code), OAuth error on /oauth, Kubernetes Status on /kapis",
   oneOf: [
     envelope({ nullable: true }),
     { type: 'object', properties: { error: { type: 'string' }, error_description: { type: 'string' } } },
