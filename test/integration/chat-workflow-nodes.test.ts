@@ -172,6 +172,16 @@ describe('workflow nodes through completions', () => {
     expect((received.at(-1) as { body: unknown }).body).toEqual({ chat: 'null', never: 'null' });
   });
 
+  it('a text without a chat keeps {{chatId}} as written (no value, as the reference), and inserts the id with one', async () => {
+    const say = { nodeId: 'say', flowNodeType: 'answerNode', name: 'Say', inputs: [{ key: 'text', value: 'chat={{chatId}} app={{appId}}' }], outputs: [] };
+    const appId = await createPublishedApp(t, tok, 'Chat id sayer', chain(say));
+    const without = await completions({ appId, messages: [{ role: 'user', content: 'x' }] });
+    expect(without.statusCode, without.body).toBe(200);
+    expect((without.json().choices[0].message.content as string).trim()).toBe(`chat={{chatId}} app=${appId}`);
+    const withChat = await completions({ appId, chatId: 'chat-for-text', messages: [{ role: 'user', content: 'x' }] });
+    expect((withChat.json().choices[0].message.content as string).trim()).toBe(`chat=chat-for-text app=${appId}`);
+  });
+
   it("HTTP node failures and a response's own error field fill the error output as the reference's client reports them", async () => {
     fake.route('GET', '/missing', () => ({ status: 404, json: { message: 'no such city' } }));
     fake.route('GET', '/soft-error', () => ({ json: { error: { code: 7 }, tool: 'picked' } }));

@@ -195,7 +195,9 @@ export function createChatRunService(deps: ChatRunDeps) {
     const runVariables: Record<string, unknown> = {
       userId: caller.uid,
       appId,
-      chatId: chatId ?? '',
+      // A run without a chat has no chatId (the reference's undefined): `{{chatId}}` stays as
+      // written, as any variable without a value does, instead of reading ''.
+      ...(chatId ? { chatId } : {}),
       responseChatItemId: request.responseChatItemId,
       histories,
       cTime: formatChatTime(now, caller.auth.timezone),
