@@ -31,7 +31,7 @@ describe('kill -9 during a folder move', () => {
     const folder = (name: string, parentId: string | null) => root.ok<string>('POST', '/core/app/create', { name, type: 'folder', parentId, modules: [] });
 
     // OLD shares with alice (read), NEW with bob (write), carol and dave (read); F inherits OLD's
-    // rows down 155 folders.
+    // rows down 84 folders (three levels of four below it).
     const oldParent = await folder('OLD', null);
     const newParent = await folder('NEW', null);
     await root.ok('POST', '/core/app/collaborator/update', { appId: oldParent, tmbIds: [members.alice], permission: 4 });
@@ -42,7 +42,7 @@ describe('kill -9 during a folder move', () => {
     let level = [moved];
     for (let depth = 0; depth < 3; depth++) {
       const next: string[] = [];
-      for (const parentId of level) for (let i = 0; i < 5; i++) next.push(await folder(`F-${depth}-${i}`, parentId));
+      for (const parentId of level) for (let i = 0; i < 4; i++) next.push(await folder(`F-${depth}-${i}`, parentId));
       subtree.push(...next);
       level = next;
     }
@@ -56,8 +56,8 @@ describe('kill -9 during a folder move', () => {
       expect(await access(bob, id)).toBe('none');
     }
 
-    // The move rewrites the rows of all 156 folders: alice's go first (one delete), then NEW's
-    // three are written one by one (468 upserts), then the folder moves. Killed once alice's
+    // The move rewrites the rows of all 85 folders: alice's go first (one delete), then NEW's
+    // three are written one by one (255 upserts), then the folder moves. Killed once alice's
     // rows are gone.
     const rows = db.collection('resource_permissions');
     const aliceRows = () => rows.countDocuments({ resourceType: 'app', tmbId: oid(members.alice), resourceId: { $in: subtree.map(oid) } });
