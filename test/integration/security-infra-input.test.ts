@@ -109,6 +109,25 @@ describe('truncated or malformed multipart bodies are a 400 on every upload rout
     expect(t.logs()).not.toContain('unexpected error');
   });
 
+  it.each(uploads)('%s: more than 20 text fields, or a field over 1 MiB, is a 400 (never held in memory without bound)', async (url, fields, withSession) => {
+    const auth = withSession ? { token } : {};
+    const form = (extra: Record<string, string>) => {
+      const body = [...Object.entries({ ...fields, ...extra })].map(([name, value]) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+      body.push(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${BOUNDARY}--\r\n`);
+      return body.join('');
+    };
+    const headers = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, ...auth };
+    // The fields before the file, as a flood would send them: refused, not read on.
+    const flood = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`pad${i}`, 'x']));
+    const many = await t.app.inject({ method: 'POST', url, headers, payload: form(flood) });
+    expect(many.statusCode, many.body).toBe(400);
+    expect(many.json().message).toMatch(/^Too many form fields: at most 20 /);
+    const long = await t.app.inject({ method: 'POST', url, headers, payload: form({ pad: 'y'.repeat(1024 * 1024 + 10) }) });
+    expect(long.statusCode, long.body).toBe(400);
+    expect(long.json().message).toBe(`Invalid field 'pad': longer than ${1024 * 1024} bytes`);
+    expect(t.logs()).not.toContain('unexpected error');
+  });
+
   it('a NUL inside a multipart JSON field is a 400 too', async () => {
     const body = [
       `--${BOUNDARY}\r\nContent-Disposition: form-data; name="data"\r\n\r\n{"shareId":"s\\u0000","outLinkUid":"u"}\r\n`,

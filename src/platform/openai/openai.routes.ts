@@ -1,7 +1,7 @@
 /** v1/embeddings, v1/audio/transcriptions, core/ai/*, core/chat/item/getSpeech. */
 import { Readable } from 'node:stream';
-import multipart, { type Multipart } from '@fastify/multipart';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { estimateTokens } from '../../domain/workflow/prompts.js';
 import { startPeriodicTask } from '../../infra/backoff.js';
@@ -202,7 +202,8 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
 
   // Multipart needs its own encapsulated scope (the parser is registered per context).
   app.register(async (scope) => {
-    await scope.register(multipart, { limits: { fileSize: TRANSCRIPTION_MAX_BYTES, files: 1, fields: TRANSCRIPTION_MAX_FIELDS + 1 } });
+    // Limits per request in readMultipart (file size, one file, TRANSCRIPTION_MAX_FIELDS text fields).
+    await scope.register(multipart);
     definePlatformRoute(scope, {
       methods: ['POST', 'GET'],
       url: '/v1/audio/transcriptions',
@@ -212,7 +213,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       summary: 'Speech to text through the configured whisper model (multipart: file + data JSON); answers the text in the envelope (`data`) and as `text`',
       tags: ['openai'],
       handler: async ({ request, reply }) => {
-        const { file, fields } = await readTranscriptionForm(request);
+        const { file, fields } = await readMultipart(request, TRANSCRIPTION_MAX_BYTES, TRANSCRIPTION_MAX_FIELDS);
         let data: unknown = {};
         if (fields.data !== undefined) {
           try {
@@ -239,32 +240,3 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     });
   });
 }
-
-/**
- * The transcription form, its text fields counted as they are read: past TRANSCRIPTION_MAX_FIELDS
- * a 400 saying so. The parser's own limit (one field more) stays as the safety net; when it fires,
- * the central handler would call it a 413 (the body is not too large, the form has too many
- * fields), or, when it cuts a file short, a truncated upload, hence the count here.
- */
-async function readTranscriptionForm(request: FastifyRequest): ReturnType<typeof readMultipart> {
-  // The shared reader takes a request: hand it one whose parts() counts on the way.
-  const counted = Object.create(request) as FastifyRequest;
-  counted.parts = (options) => countFields(request.parts(options));
-  try {
-    return await readMultipart(counted, TRANSCRIPTION_MAX_BYTES);
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw tooManyFields();
-    throw error;
-  }
-}
-
-async function* countFields(parts: AsyncIterableIterator<Multipart>): AsyncGenerator<Multipart> {
-  let fields = 0;
-  for await (const part of parts) {
-    if (part.type === 'field' && ++fields > TRANSCRIPTION_MAX_FIELDS) throw tooManyFields();
-    yield part;
-  }
-}
-
-const tooManyFields = () => Errors.missingParams(`Too many form fields: at most ${TRANSCRIPTION_MAX_FIELDS} text fields besides the one 'file'`);

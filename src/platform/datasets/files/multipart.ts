@@ -24,31 +24,51 @@ function cleanFilename(raw: string): string {
   return filename || 'file';
 }
 
+/** Text fields of one form by default: the upload forms send a handful (bucketName, metadata, data…). */
+export const DEFAULT_MAX_FIELDS = 20;
+/** The longest text field value (busboy's own default, which it truncates silently past). */
+const MAX_FIELD_BYTES = 1024 * 1024;
+
+const tooManyFields = (maxFields: number) => Errors.missingParams(`Too many form fields: at most ${maxFields} text fields besides the one 'file'`);
+
 /**
  * Reads one multipart request: the `file` part into memory (bounded by the upload limit) and
- * text fields. Nothing is stored until the whole body has been read, so a truncated or
- * malformed body is a 400 and never a partial write.
+ * at most `maxFields` text fields of at most 1 MiB each (text fields are held in memory too, and
+ * the body limit does not bound a multipart stream). Nothing is stored until the whole body has
+ * been read, so a truncated or malformed body is a 400 and never a partial write.
  */
-export async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<{ file?: UploadedFile; fields: Record<string, string> }> {
+export async function readMultipart(
+  request: FastifyRequest,
+  maxBytes: number,
+  maxFields = DEFAULT_MAX_FIELDS,
+): Promise<{ file?: UploadedFile; fields: Record<string, string> }> {
   if (!request.isMultipart()) throw Errors.unsupportedMediaType('Expected a multipart/form-data body');
   const fields: Record<string, string> = {};
   let file: UploadedFile | undefined;
+  let fieldCount = 0;
   try {
-    for await (const part of request.parts({ limits: { fileSize: maxBytes, files: 1 } })) {
+    // The parser's field limit is one above ours: the field past ours still arrives and is
+    // refused here, before the parser could cut a later file short (a "truncated upload").
+    for await (const part of request.parts({ limits: { fileSize: maxBytes, files: 1, fields: maxFields + 1, fieldSize: MAX_FIELD_BYTES } })) {
       if (part.type === 'file') {
         const buffer = await part.toBuffer();
         file = { buffer, filename: cleanFilename(part.filename), mimetype: part.mimetype };
-      } else if (typeof part.value === 'string') {
+        continue;
+      }
+      if (++fieldCount > maxFields) throw tooManyFields(maxFields);
+      if (part.valueTruncated) throw Errors.missingParams(`Invalid field '${part.fieldname}': longer than ${MAX_FIELD_BYTES} bytes`);
+      if (typeof part.value === 'string') {
         assertSafeInput(part.value, part.fieldname);
         fields[part.fieldname] = part.value;
       }
     }
   } catch (error) {
     // A truncated or malformed body is mapped to a 400 by the central error handler; nothing
-    // was stored, since the whole body is read first. These two deserve a precise message.
+    // was stored, since the whole body is read first. These deserve a precise message.
     const code = (error as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw Errors.payloadTooLarge(`The file is larger than the upload limit of ${maxBytes} bytes`);
     if (code === 'FST_FILES_LIMIT') throw Errors.missingParams('Only one file may be uploaded per request');
+    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw tooManyFields(maxFields);
     throw error;
   }
   return { file, fields };
