@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { z } from 'zod';
 import { MemoisedAnswer, sendMemoised } from '../infra/answer-memo.js';
 import { Errors } from '../infra/errors.js';
-import { describeZodError, withOpenAiError } from '../infra/error-render.js';
+import { describeZodError } from '../infra/error-render.js';
 import { assertSafeInput } from '../infra/input-guard.js';
 import { safeParseNullAsAbsent } from '../infra/null-as-absent.js';
 import type { AuthContext, AuthKind } from './auth/types.js';
@@ -40,8 +40,8 @@ export interface PlatformRouteOptions<S extends z.ZodType | undefined, K extends
    */
   startsShareChat?: boolean;
   /**
-   * An OpenAI-style route (v1/*): its error bodies carry OpenAI's `error` object beside the
-   * envelope's fields (withOpenAiError), the only part OpenAI SDKs read.
+   * An OpenAI-style route (v1/*): the error handler adds OpenAI's `error` object to its error
+   * bodies beside the envelope's fields (withOpenAiError), the only part OpenAI SDKs read.
    */
   openAiErrors?: boolean;
   /** Parameters, read from query, path and JSON body merged (body wins). */
@@ -114,11 +114,6 @@ export function envelopeOf<T extends z.ZodType>(data: T) {
 
 const enveloped = (data: unknown) => ({ code: 200, statusText: '', message: '', data: data ?? null });
 
-/** The error handler renders the platform envelope; an OpenAI-style route adds OpenAI's `error` to it here. */
-async function openAiErrorBody(_request: unknown, reply: { statusCode: number }, payload: unknown): Promise<unknown> {
-  return withOpenAiError(reply.statusCode, payload);
-}
-
 /** Methods whose parameters are documented (and validated) as the query string; the others take a body. */
 const QUERY_METHODS = new Set<HTTPMethods>(['GET', 'HEAD', 'DELETE']);
 
@@ -149,8 +144,7 @@ export function definePlatformRoute<S extends z.ZodType | undefined, const K ext
         ...(input ? { [inQuery ? 'querystring' : 'body']: input } : {}),
         ...(response ? { response: { 200: response } } : {}),
       },
-      config: { enveloped: !options.raw, startsShareChat: options.startsShareChat === true },
-      ...(options.openAiErrors ? { preSerialization: openAiErrorBody } : {}),
+      config: { enveloped: !options.raw, startsShareChat: options.startsShareChat === true, openAiErrors: options.openAiErrors === true },
       preValidation: async (request) => {
         if (kinds.length > 0) request.platformCaller = await authenticateCaller(app, request, kinds, options.appBoundKey);
         if (!input) return;

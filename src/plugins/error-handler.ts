@@ -2,8 +2,15 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { describeError, isDatabaseUnavailable } from '../infra/database-errors.js';
 import { Errors } from '../infra/errors.js';
-import { errorFormatFor, renderError, toAppError } from '../infra/error-render.js';
+import { errorFormatFor, renderError, toAppError, withOpenAiError } from '../infra/error-render.js';
 import { clearedSessionCookie } from '../infra/session-cookie.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An OpenAI-style route: its error bodies also carry OpenAI's `error` object (set by definePlatformRoute). */
+    openAiErrors?: boolean;
+  }
+}
 
 /** The one place where failures become responses, in the body format of the URL's API. */
 export default fp(
@@ -24,7 +31,8 @@ export default fp(
         // API's own refusals: /metrics refusing a scrape token must not log a browser out).
         reply.header('set-cookie', clearedSessionCookie(request, app.config.COOKIE_SECURE));
       }
-      return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+      const body = request.routeOptions.config?.openAiErrors === true ? withOpenAiError(rendered.status, rendered.body) : rendered.body;
+      return reply.code(rendered.status).headers(rendered.headers).send(body);
     });
 
     app.setNotFoundHandler((request, reply) => {
