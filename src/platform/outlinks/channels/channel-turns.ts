@@ -1,8 +1,9 @@
 /**
  * Channel turns run after the channel got its answer (the channels redeliver an event that is
- * not answered within seconds), so nothing awaits them: they are tracked instead, and a shutdown
- * waits a bounded time for them to send their answers before the database closes.
+ * not answered within seconds), so nothing awaits them: they are tracked instead (deferred work),
+ * and a shutdown waits a bounded time for them to send their answers before the database closes.
  */
+import { createDeferredWork } from '../../../infra/deferred-work.js';
 
 /** How long a shutdown waits for channel turns still running (their answers are sent then). */
 export const CHANNEL_DRAIN_MS = 5_000;
@@ -15,21 +16,15 @@ export interface ChannelTurns {
 }
 
 export function createChannelTurns(onFailure: (error: unknown) => void): ChannelTurns {
-  const running = new Set<Promise<void>>();
+  const turns = createDeferredWork(onFailure);
   return {
-    start(work) {
-      const turn: Promise<void> = work()
-        .catch(onFailure)
-        .finally(() => running.delete(turn));
-      running.add(turn);
-    },
+    start: (work) => turns.now(work),
     async drain(boundMs = CHANNEL_DRAIN_MS) {
-      if (running.size === 0) return;
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, boundMs);
       });
-      await Promise.race([Promise.allSettled([...running]), late]);
+      await Promise.race([turns.flush(), late]);
       clearTimeout(timer);
     },
   };
