@@ -95,6 +95,11 @@ export const envSchema = z.object({
     .default('mongodb://127.0.0.1:27017/platform'),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   UPLOAD_LIMIT_BYTES: positiveInt.default(100 * 1024 * 1024),
+  /**
+   * Uploads read at once, per process, before their sender is known (share-page and team-space
+   * credentials arrive as form fields, after the body): each may hold UPLOAD_LIMIT_BYTES in memory.
+   */
+  UPLOADS_BEFORE_AUTH_MAX: positiveInt.default(4),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   /** Which proxies' X-Forwarded-* headers to believe (client IP for login limits, https for cookies). */
   TRUST_PROXY: trustProxy.default(false),

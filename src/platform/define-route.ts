@@ -5,6 +5,7 @@ import { Errors } from '../infra/errors.js';
 import { describeZodError } from '../infra/error-render.js';
 import { assertSafeInput } from '../infra/input-guard.js';
 import { safeParseNullAsAbsent } from '../infra/null-as-absent.js';
+import { admitBodyBeforeCredentials } from './auth/body-credentials.js';
 import type { AuthContext, AuthKind } from './auth/types.js';
 
 declare module 'fastify' {
@@ -44,6 +45,13 @@ export interface PlatformRouteOptions<S extends z.ZodType | undefined, K extends
    * bodies beside the envelope's fields (withOpenAiError), the only part OpenAI SDKs read.
    */
   openAiErrors?: boolean;
+  /**
+   * The route authenticates in its handler, once the body is read, because these kinds'
+   * credentials may be inside it (multipart fields): a sender whose headers do not already prove
+   * one of them waits for a place among the bodies read before their sender is known
+   * (auth/body-credentials.ts). Such routes declare `auth: []`.
+   */
+  credentialsInBody?: readonly AuthKind[];
   /** Parameters, read from query, path and JSON body merged (body wins). */
   input?: S;
   summary?: string;
@@ -129,7 +137,7 @@ export function definePlatformRoute<S extends z.ZodType | undefined, const K ext
   options: PlatformRouteOptions<S, K, R>,
 ): void {
   if (!app.hasRequestDecorator('platformCaller')) app.decorateRequest('platformCaller', null);
-  const { input, auth: kinds } = options;
+  const { input, auth: kinds, credentialsInBody: bodyKinds } = options;
   const response = options.response && (options.raw ? options.response : envelopeOf(options.response));
 
   for (const method of options.methods) {
@@ -145,6 +153,15 @@ export function definePlatformRoute<S extends z.ZodType | undefined, const K ext
         ...(response ? { response: { 200: response } } : {}),
       },
       config: { enveloped: !options.raw, startsShareChat: options.startsShareChat === true, openAiErrors: options.openAiErrors === true },
+      // Before the body is read: a sender the headers do not prove waits for a place (or a 429).
+      preParsing: bodyKinds
+        ? [
+            async (request, reply, payload) => {
+              await admitBodyBeforeCredentials(app, request, reply, bodyKinds);
+              return payload;
+            },
+          ]
+        : [],
       preValidation: async (request) => {
         if (kinds.length > 0) request.platformCaller = await authenticateCaller(app, request, kinds, options.appBoundKey);
         if (!input) return;

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { ConcurrencyGate } from '../../infra/concurrency-gate.js';
 
 /** Credential kinds a route may accept. */
 export type AuthKind = 'session' | 'apiKey' | 'rootKey' | 'outLink' | 'teamSpace';
@@ -61,5 +62,7 @@ export interface PlatformAuthenticator {
 declare module 'fastify' {
   interface FastifyInstance {
     platformAuth: PlatformAuthenticator;
+    /** Places for bodies read before their sender is known (auth/body-credentials.ts). */
+    uploadsBeforeAuth: ConcurrencyGate;
   }
 }

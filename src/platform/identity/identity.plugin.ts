@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { type AttemptLimiter, attemptIndexes, createAttemptLimiter } from '../../infra/attempt-limiter.js';
 import { startPeriodicTask } from '../../infra/backoff.js';
+import { createConcurrencyGate } from '../../infra/concurrency-gate.js';
 import { describeError } from '../../infra/database-errors.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { AuthContext, PlatformAuthenticator } from '../auth/types.js';
@@ -84,6 +85,7 @@ export default fp(
     const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage, chargeUsage, credentials, clock, memberContext };
     app.decorate('identity', services);
     app.decorate('platformAuth', platformAuth);
+    app.decorate('uploadsBeforeAuth', createConcurrencyGate(app.config.UPLOADS_BEFORE_AUTH_MAX));
 
     app.startup.add('indexes: identity', () => app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)]));
     app.startup.add('identity: root user', () => sessions.ensureRoot(app.config.DEFAULT_ROOT_PSW));

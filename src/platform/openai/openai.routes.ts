@@ -58,6 +58,8 @@ const TRANSCRIPTION_MAX_BYTES = 20 * 1024 * 1024;
  * model, language, prompt, response_format, temperature and one `timestamp_granularities[]` per value.
  */
 const TRANSCRIPTION_MAX_FIELDS = 20;
+/** Who may transcribe: share-page and team-space visitors (credentials in the `data` field), then members. */
+const TRANSCRIBERS = ['outLink', 'teamSpace', 'session'] as const;
 /** 256 kbit/s: above what speech recordings use, so the duration it gives is a floor. */
 const AUDIO_BYTES_PER_SECOND_CEILING = 32_000;
 /** How often expired speech cache entries are removed. */
@@ -208,6 +210,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       methods: ['POST', 'GET'],
       url: '/v1/audio/transcriptions',
       auth: [],
+      credentialsInBody: TRANSCRIBERS,
       openAiErrors: true,
       raw: true,
       summary: 'Speech to text through the configured whisper model (multipart: file + data JSON); answers the text in the envelope (`data`) and as `text`',
@@ -225,7 +228,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
         const meta = parseWith(transcriptionData, data);
         // The chat-cert credentials ride in the `data` field; they are checked as every chat-cert route checks them.
         request.body = meta;
-        const auth = await authenticateCaller(app, request, ['outLink', 'teamSpace', 'session']);
+        const auth = await authenticateCaller(app, request, TRANSCRIBERS);
         if (!file || file.buffer.length === 0) throw Errors.missingParams("Missing field 'file' (the audio file)");
         await chat.outLinks.assertMaySpend(auth);
         const { text, model } = await service.transcribe(file);

@@ -55,6 +55,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
     methods: ['POST', 'GET'],
     url: '/common/file/upload',
     auth: [],
+    credentialsInBody: UPLOADERS,
     tags,
     summary: 'Upload a file (multipart: file, bucketName, metadata JSON; a session or API key, or a share page\'s shareId + outLinkUid or a team space\'s teamId + teamToken as fields, chat bucket only); returns {fileId, previewUrl}',
     handler: async ({ request }) => {
@@ -78,6 +79,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
     methods: ['POST', 'GET'],
     url: '/common/file/uploadImage',
     auth: [],
+    credentialsInBody: UPLOADERS,
     tags,
     summary: 'Store an image (JSON base64Img data URI, or multipart file; a session or API key, or share-page or team-space credentials as fields); returns its /api/system/img URL',
     handler: async ({ request }) => {
