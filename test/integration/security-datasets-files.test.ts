@@ -63,6 +63,14 @@ describe('uploadImage accepts raster images only, judged by their bytes', () => 
     }
   });
 
+  it('names each image with a random id: one stored image tells nothing of the next (public URLs could be counted back otherwise)', async () => {
+    const upload = () => api.ok<string>(api.post('/common/file/uploadImage', { base64Img: `data:image/png;base64,${PNG.toString('base64')}`, type: 'chatImage' }));
+    const [first = '', second = ''] = [await upload(), await upload()].map((url) => url.slice('/api/system/img/'.length, -'.png'.length));
+    // An ObjectId of one process shares its 5 middle bytes with the next and counts up by one.
+    expect(first.slice(8, 18)).not.toBe(second.slice(8, 18));
+    expect(Number.parseInt(second.slice(18), 16) - Number.parseInt(first.slice(18), 16)).not.toBe(1);
+  });
+
   it('serves an SVG stored before the fix as a download, never as image/svg+xml', async () => {
     const id = await t.app.datasets.ctx.repos.files.insertImage({ teamId, binary: Buffer.from(SVG), mime: 'image/svg+xml', type: 'chatImage' });
     const image = await t.app.inject({ method: 'GET', url: `/api/system/img/${id}.svg` });

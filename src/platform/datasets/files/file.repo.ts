@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { GridFSBucket, type Db, ObjectId } from 'mongodb';
 import { findEachById, type IndexDeclaration, isObjectIdHex } from '../../../infra/mongo.js';
@@ -118,6 +119,10 @@ export function createFileRepo(db: Db) {
     },
     async insertImage(input: { teamId: string; binary: Buffer; mime: string; type: string; relatedId?: string; expiredTime?: Date }): Promise<string> {
       const { insertedId } = await images.insertOne({
+        // Images are public by id (the reference's /api/system/img/:id): a random id, since an
+        // ObjectId of this process (timestamp, fixed process part, counter) lets anyone who
+        // stores one image count back to every other team's.
+        _id: new ObjectId(randomBytes(12)),
         teamId: oid(input.teamId),
         createTime: new Date(),
         expiredTime: input.expiredTime,
