@@ -330,10 +330,18 @@ describe('core/ai helpers', () => {
     const again = await t.app.inject({ method: 'POST', url: '/api/core/chat/item/getSpeech', headers: authHeaders(tok), payload: { ttsConfig: { type: 'model', model: 'tts-1', voice: 'alloy' }, input: 'read me' } });
     expect(again.body).toBe('ID3-fake-mp3');
     expect(calls()).toBe(before);
-    // Billed once, per 1000 characters spoken; the cached answer costs nothing.
+    // Another team's identical request is spoken (and billed) for it: the cache is per team.
+    await createUser(t, { username: 'oa-other', password: 'password-oa2' });
+    const otherTeam = await login(t, 'oa-other', 'password-oa2');
+    const other = await t.app.inject({ method: 'POST', url: '/api/core/chat/item/getSpeech', headers: authHeaders(otherTeam), payload: { ttsConfig: { type: 'model', model: 'tts-1', voice: 'alloy' }, input: 'read me' } });
+    expect(other.body).toBe('ID3-fake-mp3');
+    expect(calls()).toBe(before + 1);
+    // Billed once per team, per 1000 characters spoken; the cached answer costs nothing.
     await t.app.identity.usage.drain();
     const records = await t.app.mongo.db.collection('usages').find({ appName: 'Speech' }).toArray();
-    expect(records.map((r) => [r.source, r.totalPoints, r.list[0].charsLength, r.list[0].model])).toEqual([['fastgpt', (2 * 'read me'.length) / 1000, 'read me'.length, 'TTS']]);
+    const billed = ['fastgpt', (2 * 'read me'.length) / 1000, 'read me'.length, 'TTS'];
+    expect(records.map((r) => [r.source, r.totalPoints, r.list[0].charsLength, r.list[0].model])).toEqual([billed, billed]);
+    expect(new Set(records.map((r) => String(r.teamId))).size).toBe(2);
     const badVoice = await call(t, tok, 'POST', '/core/chat/item/getSpeech', { ttsConfig: { model: 'tts-1', voice: 'nobody' }, input: 'x' });
     expect(badVoice.status).toBe(400);
     expect(badVoice.body.message).toMatch(/voice not found/);

@@ -168,7 +168,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       const bufferId = `${input.ttsConfig.model}-${input.ttsConfig.voice}`;
       const cacheKey = JSON.stringify({ text: input.input, speed: input.ttsConfig.speed ?? 1 });
       const now = new Date(chat.now());
-      const cached = await tts.get(bufferId, cacheKey, now);
+      const cached = await tts.get(auth.teamId, bufferId, cacheKey, now);
       if (cached) return reply.header('content-type', 'audio/mpeg').send(cached);
       const { audio, model } = await service.speech({ model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
       // Relayed as it arrives, as the reference pipes it (the client plays while the rest comes);
@@ -189,7 +189,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       }
       async function settle(parts: Buffer[], whole: boolean) {
         try {
-          if (whole) await tts.put(bufferId, cacheKey, Buffer.concat(parts), now);
+          if (whole) await tts.put(auth.teamId, bufferId, cacheKey, Buffer.concat(parts), now);
           if (parts.length === 0) return;
           // Priced per 1000 characters; an answer from the cache costs nothing (as the reference).
           const charsLength = input.input.length;
