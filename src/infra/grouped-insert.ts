@@ -1,4 +1,4 @@
-import type { Collection, Document, OptionalUnlessRequiredId } from 'mongodb';
+import { BSON, type Collection, type Document, MongoInvalidArgumentError, type OptionalUnlessRequiredId } from 'mongodb';
 import { refusedDocuments } from './database-errors.js';
 
 /** About the most documents one command carries; a longer queue is written in several. */
@@ -48,6 +48,13 @@ export function createGroupedInserter<T extends Document>(collection: Collection
       else await collection.insertMany(docs, { ordered: false });
       for (const pending of batch) pending.resolve();
     } catch (error) {
+      // Refused by the driver while serialising (a document over 16 MB: its size check, or a buffer
+      // RangeError past 17 MB): that document was never sent and no position is named,
+      // so each caller is tried alone and only the one at fault fails.
+      if (batch.length > 1 && (error instanceof MongoInvalidArgumentError || error instanceof BSON.BSONError || error instanceof RangeError)) {
+        for (const pending of batch) await write([pending]);
+        return;
+      }
       const failed = docs.length === 1 ? new Set([0]) : failedPositions(error, docs.length);
       let start = 0;
       for (const pending of batch) {

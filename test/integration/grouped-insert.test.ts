@@ -64,6 +64,20 @@ describe('grouped inserts', () => {
     expect(stored.map((doc) => doc.caller).sort()).toEqual(['a', 'a', 'b', 'b', 'c', 'd', 'd', 'earlier']);
   });
 
+  it('a document too large to send fails its own caller only; the others of its batch are stored', async () => {
+    const collection = t.app.mongo.db.collection<{ _id: ObjectId; n: number; text?: string }>('grouped_e');
+    const inserter = createGroupedInserter(collection);
+    const results = await Promise.allSettled([
+      inserter.insert({ _id: new ObjectId(), n: 0 }),
+      inserter.insert({ _id: new ObjectId(), n: 1 }),
+      inserter.insert({ _id: new ObjectId(), n: 2, text: 'x'.repeat(17 * 1024 * 1024) }),
+      inserter.insert({ _id: new ObjectId(), n: 3 }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const stored = await collection.find({}, { projection: { n: 1 } }).toArray();
+    expect(stored.map((doc) => doc.n).sort((a, b) => a - b)).toEqual([0, 1, 3]);
+  });
+
   it('when the database cannot be reached, every caller is told', async () => {
     const client = new MongoClient(t.config.MONGODB_URI, { serverSelectionTimeoutMS: 200 });
     await client.connect();
