@@ -31,12 +31,20 @@ export function createClusterServices(deps: { db: Db; config: Config; clock: Clo
   const accountsRepo = createAccountsRepo(db);
   const tokens = createTokensService({ tokens: createTokensRepo(db), clock, secret: config.CLUSTER_JWT_SECRET, stamps });
   const attempts = createAttemptLimiter(db, { collection: LOGIN_ATTEMPTS, maxAttempts: LOGIN_LIMITS.maxFailures, windowMs: LOGIN_LIMITS.windowMs, now: () => clock.now().getTime() });
+  // Same collection (keys `ip:ADDRESS`, never a user name), more slots per window.
+  const clientAttempts = createAttemptLimiter(db, {
+    collection: LOGIN_ATTEMPTS,
+    maxAttempts: LOGIN_LIMITS.maxClientFailures,
+    windowMs: LOGIN_LIMITS.windowMs,
+    now: () => clock.now().getTime(),
+  });
   const accountsService = createAccountsService({
     accounts: accountsRepo,
     clock,
     revokeTokens: tokens.revokeAll,
     accountStateChanged: () => stamps.bump(CLUSTER_STAMPS.accounts),
     attempts,
+    clientAttempts,
   });
   // A login refused for the attempt limit is counted (metrics), whichever route asked (OAuth, Basic).
   const accounts: typeof accountsService = {

@@ -7,10 +7,25 @@ import type { Clock } from '../clock.js';
 import type { AccountsRepo, ClusterAccount } from './accounts.repo.js';
 import { passwordPolicyProblem, USERNAME_PATTERN } from './password.js';
 
-/** Reference (ks-installer) defaults: 10 failures in 10 minutes block for 10 minutes. */
-export const LOGIN_LIMITS = { maxFailures: 10, windowMs: 10 * 60_000, retentionMs: 7 * 24 * 3600_000, maxRecords: 100 } as const;
+/**
+ * Reference (ks-installer) defaults: 10 failures in 10 minutes block for 10 minutes. Not in the
+ * reference: at most 30 password checks per client address in the same window (failures keep
+ * theirs), three accounts' worth, so one account blocked by guesses does not block the other
+ * users behind the same address (an office, ks-console), while an anonymous client still cannot
+ * run more than 30 scrypt checks per window with unknown or many names.
+ */
+export const LOGIN_LIMITS = { maxFailures: 10, maxClientFailures: 30, windowMs: 10 * 60_000, retentionMs: 7 * 24 * 3600_000, maxRecords: 100 } as const;
 
-export type LoginFailureKind = 'incorrect password' | 'account is not active' | 'auth rate limit exceeded';
+/**
+ * Longest user name or password a login reads (characters). Names are at most 63 and passwords
+ * 64 by the policy; anything longer is refused before any lookup, check or stored attempt.
+ */
+export const CREDENTIAL_MAX_LENGTH = 256;
+
+export type LoginFailureKind = 'incorrect password' | 'account is not active' | 'auth rate limit exceeded' | typeof CREDENTIALS_TOO_LONG;
+
+/** Not a reference text: the reference has no length limit (the grant answers it as 400 invalid_request). */
+export const CREDENTIALS_TOO_LONG = 'username and password must be at most 256 characters';
 
 /** Why a password login was refused; the message is the reference's error text. */
 export class LoginFailure extends Error {
@@ -24,9 +39,17 @@ export interface LoginAttempt {
   password: string;
   sourceIP: string;
   userAgent: string;
+  /**
+   * The address the per-client limit counts (the connection's peer, or what TRUST_PROXY lets the
+   * proxy say): `sourceIP` is only recorded, since a client writes its headers itself.
+   */
+  clientAddress: string;
   /** `Token` for the password grant, `Password` for HTTP Basic on API requests. */
   type: 'Token' | 'Password';
 }
+
+/** The attempt-limiter key of a client address (account keys are user names, which have no ':'). */
+const clientKey = (address: string) => `ip:${address}`;
 
 // A pragmatic RFC 5322 test: the reference looks users up by e-mail when the name parses as one.
 const looksLikeEmail = (text: string) => /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/.test(text);
@@ -39,8 +62,11 @@ export function createAccountsService(deps: {
   accountStateChanged: () => Promise<void>;
   /** Password checks per account in the window, reserved before each check (all replicas share it). */
   attempts: AttemptLimiter;
+  /** Password checks per client address in the window (`ip:` keys); `attempts` when absent. */
+  clientAttempts?: AttemptLimiter;
 }) {
   const { accounts, clock, attempts } = deps;
+  const clientAttempts = deps.clientAttempts ?? attempts;
 
   async function record(account: ClusterAccount, attempt: LoginAttempt, success: boolean, now: Date) {
     // As the reference: a successful HTTP Basic authentication leaves no record.
@@ -83,18 +109,21 @@ export function createAccountsService(deps: {
 
     /**
      * Checks a password login as the reference does: lookup, state, then password. The check
-     * itself is reserved first (one of 10 slots per account and window, see attempt-limiter), so
-     * parallel guesses cannot run more password checks than the limit before the account is blocked.
+     * itself is reserved first, one of 10 slots per account and one of 30 per client address in
+     * the window (see attempt-limiter), so parallel guesses cannot run more password checks than
+     * the limits. Unknown names are counted by the client address only (nothing keyed by them is stored).
      */
     async login(attempt: LoginAttempt): Promise<ClusterAccount> {
+      if (attempt.username.length > CREDENTIAL_MAX_LENGTH || attempt.password.length > CREDENTIAL_MAX_LENGTH) throw new LoginFailure(CREDENTIALS_TOO_LONG);
       // No account name contains NUL; the database would refuse to compare it.
       if (!attempt.username || !attempt.password || attempt.username.includes('\0')) throw new LoginFailure('incorrect password');
       let account = looksLikeEmail(attempt.username) ? await accounts.findByEmail(attempt.username) : await accounts.findByName(attempt.username);
       if (!account) {
         // As long as a wrong password for a real account, so timing does not tell which names
-        // exist; unknown names are limited like accounts (their slots are keyed by the name).
-        const reservation = await attempts.reserve(`unknown:${attempt.username}`);
-        if (reservation.ok) await verifyPassword(attempt.password, await decoyPasswordHash());
+        // exist; the failure keeps its slot of the client's window.
+        const clientSlot = await clientAttempts.reserve(clientKey(attempt.clientAddress));
+        if (!clientSlot.ok) throw new LoginFailure('auth rate limit exceeded');
+        await verifyPassword(attempt.password, await decoyPasswordHash());
         throw new LoginFailure('incorrect password');
       }
       const now = clock.now();
@@ -106,20 +135,27 @@ export function createAccountsService(deps: {
       if (account.state !== 'Active') throw new LoginFailure('account is not active');
       const reservation = await attempts.reserve(account._id);
       if (!reservation.ok) throw new LoginFailure('auth rate limit exceeded');
+      const clientSlot = await clientAttempts.reserve(clientKey(attempt.clientAddress));
+      if (!clientSlot.ok) {
+        // Refused before any check: the account's slot was not used.
+        await attempts.release(reservation.slotId);
+        throw new LoginFailure('auth rate limit exceeded');
+      }
+      const releaseBoth = () => Promise.all([attempts.release(reservation.slotId), clientAttempts.release(clientSlot.slotId)]);
       let valid: boolean;
       try {
         valid = await verifyPassword(attempt.password, account.passwordHash);
       } catch (error) {
-        await attempts.release(reservation.slotId);
+        await releaseBoth();
         throw error;
       }
       if (!valid) {
-        // The reservation stays: it is this failure's place in the window.
+        // The reservations stay: they are this failure's places in the windows.
         await record(account, attempt, false, now);
         await blockIfTooManyFailures(account, now);
         throw new LoginFailure('incorrect password');
       }
-      await attempts.release(reservation.slotId);
+      await releaseBoth();
       await record(account, attempt, true, now);
       return account;
     },

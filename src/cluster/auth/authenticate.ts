@@ -111,6 +111,7 @@ export function createAuthenticator(deps: { accounts: AccountsService; tokens: T
         type: 'Password',
         sourceIP: sourceIP(request),
         userAgent: request.headers['user-agent'] ?? '',
+        clientAddress: request.ip,
       });
       return { username: account._id, groups: account.groups, via: 'basic' };
     } catch (error) {

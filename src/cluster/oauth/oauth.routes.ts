@@ -33,7 +33,8 @@ export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
         if (problem) throw ClusterErrors.oauthInvalidClient(problem);
       },
     },
-    async (request) => app.cluster.oauth.token(request.body, { sourceIP: sourceIP(request), userAgent: request.headers['user-agent'] ?? '' }),
+    async (request) =>
+      app.cluster.oauth.token(request.body, { sourceIP: sourceIP(request), userAgent: request.headers['user-agent'] ?? '', clientAddress: request.ip }),
   );
 
   app.route({

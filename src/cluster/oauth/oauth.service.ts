@@ -1,6 +1,6 @@
 import { ClusterErrors } from '../../infra/errors.js';
 import { sameSecret } from '../../infra/secret-compare.js';
-import { type AccountsService, LoginFailure } from '../accounts/accounts.service.js';
+import { type AccountsService, CREDENTIALS_TOO_LONG, LoginFailure } from '../accounts/accounts.service.js';
 import { TokenError } from './jwt.js';
 import type { TokenPair, TokensService } from './tokens.service.js';
 
@@ -14,8 +14,11 @@ export interface TokenRequest {
 }
 
 export interface RequestOrigin {
+  /** Recorded with the login (the reference's resolution, client headers first). */
   sourceIP: string;
   userAgent: string;
+  /** What the per-client login limit counts (request.ip: the peer, or a trusted proxy's word). */
+  clientAddress: string;
 }
 
 /** The token endpoint's rules (KubeSphere 3.4 §1.2–1.4): client first, then the grant. */
@@ -55,6 +58,7 @@ export function createOAuthService(deps: {
       return await confirmed(pair, () => accounts.confirmLogin(account));
     } catch (error) {
       if (!(error instanceof LoginFailure)) throw error;
+      if (error.kind === CREDENTIALS_TOO_LONG) throw ClusterErrors.oauthInvalidRequest(error.kind);
       throw ClusterErrors.oauthInvalidGrant(error.kind, error.kind === 'auth rate limit exceeded' ? 429 : 400);
     }
   }
