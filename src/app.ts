@@ -44,6 +44,9 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     genReqId: () => randomUUID(),
     childLoggerFactory: lazyRequestLogger,
     forceCloseConnections: 'idle',
+    // Receiving a whole request (headers and body; not the answer) is bounded: a sender trickling
+    // an upload cannot hold its memory, or a place for uploads not yet authenticated, for ever.
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
     // Behind a reverse proxy: the client's address (login limits) and https (Secure cookies).
     trustProxy: typeof config.TRUST_PROXY === 'number' ? trustHops(config.TRUST_PROXY) : config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
@@ -52,6 +55,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     // holder's tree lock (up to 15 s). Each task bounds its own wait.
     pluginTimeout: 120_000,
   });
+  // Node measures a request against its headers timeout (60 s) when that is the longer of the two.
+  app.server.headersTimeout = Math.min(app.server.headersTimeout, config.REQUEST_TIMEOUT_MS);
   app.decorate('config', config);
   // While closing, in-flight responses end their keep-alive connection so close() can finish.
   let closing = false;

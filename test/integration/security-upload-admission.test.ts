@@ -18,7 +18,7 @@ let shareId: string;
 const BOUNDARY = 'held-upload-boundary';
 
 beforeAll(async () => {
-  t = await buildTestApp({ UPLOADS_BEFORE_AUTH_MAX: '1' });
+  t = await buildTestApp({ UPLOADS_BEFORE_AUTH_MAX: '1', REQUEST_TIMEOUT_MS: '45000' });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   await createUser(t, { username: 'uploader', password: 'password-u1' });
@@ -96,6 +96,12 @@ describe('uploads read before their sender is known', () => {
     await until(() => t.app.uploadsBeforeAuth.held === 0);
     const stored = await t.app.mongo.db.collection('chat.files').countDocuments({ filename: 'notes.txt' });
     expect(stored).toBe(1);
+  });
+
+  it('are received within REQUEST_TIMEOUT_MS: a sender trickling its body cannot keep its place for ever', () => {
+    expect(t.app.server.requestTimeout).toBe(45_000);
+    // Node checks a request against the shorter of the two: the headers' own 60 s must not be longer.
+    expect(t.app.server.headersTimeout).toBe(45_000);
   });
 
   it('give their place back when the client goes away, and when they are refused', async () => {
