@@ -13,6 +13,35 @@ import type { NodeUsage, PodsRepo } from './pods.repo.js';
 /** Filtered, sorted views and serialised pages kept per snapshot (the least recently used goes first). */
 const MAX_VIEWS = 64;
 const MAX_PAGES = 64;
+/**
+ * The pages' summed bytes per snapshot. A full list is ~3 KB a node (~30 MB at 10,000 nodes): 64
+ * of them would be ~2 GB. A page heavier than this alone is not kept (sent, not memoised).
+ */
+export const MAX_PAGE_BYTES = 64 * 1024 * 1024;
+/**
+ * Query strings remembered per snapshot with the key of their plan (characters of both counted):
+ * a repeated string is not planned again, and strings that differ only in what the plan ignores
+ * (unknown keys, `limit=abc` vs none) share one page.
+ */
+const MAX_QUERY_KEYS = 4096;
+const MAX_QUERY_KEY_CHARS = 4 * 1024 * 1024;
+
+/** The memo of serialised pages: bounded by bytes too, and an answer over the bound alone does not empty it. */
+class PageMemo extends AnswerMemo {
+  constructor() {
+    super(MAX_PAGES, { weigh: (bytes) => bytes.length, max: MAX_PAGE_BYTES });
+  }
+
+  override set(key: string, bytes: Buffer): void {
+    if (bytes.length > MAX_PAGE_BYTES) this.delete(key);
+    else super.set(key, bytes);
+  }
+}
+
+/** What decides a page's bytes: a plan that matches nothing is the same empty answer whatever its window. */
+export function planKey(plan: NodeListPlan): string {
+  return plan.matchesNothing ? 'none' : JSON.stringify([plan.filter, plan.codeFilters, plan.sort, plan.window]);
+}
 
 export interface NodePage {
   items: KubeNode[];
@@ -31,7 +60,9 @@ export class NodeSnapshot {
   private readonly byName: Map<string, NodeIndexEntry>;
   private readonly rendered = new Map<string, KubeNode>();
   private readonly views = new LruMap<NodeIndexEntry[]>(MAX_VIEWS);
-  private readonly pages = new AnswerMemo(MAX_PAGES);
+  private readonly pages = new PageMemo();
+  /** Raw query string → its plan's key (see MAX_QUERY_KEYS). */
+  private readonly planKeys = new LruMap<{ key: string; chars: number }>(MAX_QUERY_KEYS, { weigh: (entry) => entry.chars, max: MAX_QUERY_KEY_CHARS });
 
   constructor(
     private readonly entries: NodeIndexEntry[],
@@ -80,13 +111,21 @@ export class NodeSnapshot {
   }
 
   /**
-   * A page as the route sends it: serialised once per query string while this snapshot is current.
-   * Keyed by the raw query string, so a repeated query is not planned again (the answer depends
-   * on nothing else); `plan` runs only on a miss.
+   * A page as the route sends it: serialised once per plan while this snapshot is current. The
+   * raw query string is remembered with its plan's key, so a repeated query is not planned again
+   * (the answer depends on nothing else); `plan` runs for a query string not seen yet, and again
+   * only when its page's bytes were dropped.
    */
   pageAnswer(rawQuery: string, plan: () => NodeListPlan): MemoisedAnswer<NodePage> {
-    return new MemoisedAnswer(this.pages, rawQuery, () => {
-      const planned = plan();
+    let planned: NodeListPlan | undefined;
+    let key = this.planKeys.get(rawQuery)?.key;
+    if (key === undefined) {
+      planned = plan();
+      key = planKey(planned);
+      this.planKeys.set(rawQuery, { key, chars: rawQuery.length + key.length });
+    }
+    return new MemoisedAnswer(this.pages, key, () => {
+      planned ??= plan();
       return planned.matchesNothing ? { items: [], totalItems: 0 } : this.page(planned);
     });
   }
