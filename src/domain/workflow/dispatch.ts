@@ -4,7 +4,8 @@
  * along edges. Runners are injected; this module does no I/O.
  */
 import { EdgeIndex } from './edge-index.js';
-import { buildNodeParams, formatValueType } from './interpolate.js';
+import { graphSizeProblem } from './graph-limits.js';
+import { buildNodeParams, formatValueType, nodeLookup } from './interpolate.js';
 import {
   type ChatItem,
   type ChatValue,
@@ -88,6 +89,8 @@ export function persistedVariables(variables: Record<string, unknown>): Record<s
 
 export async function dispatchWorkflow(options: DispatchOptions): Promise<DispatchResult> {
   const { nodes, edges, runners, mode } = options;
+  const tooLarge = graphSizeProblem(nodes, edges);
+  if (tooLarge) throw new WorkflowError(tooLarge);
   const now = options.now ?? (() => 0);
   const emit = options.emit ?? (() => undefined);
   const isAborted = options.isAborted ?? (() => false);
@@ -102,7 +105,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const debugNextNodes = new Map<string, RuntimeNode>();
   let interactiveStop: { nodeId: string; payload: NonNullable<NodeRunResult['interactive']> } | undefined;
 
-  const nodeById = new Map(nodes.map((node) => [node.nodeId, node]));
+  const nodeById = nodeLookup(nodes);
   const edgeIndex = new EdgeIndex(edges);
 
   const runNode = async (node: RuntimeNode): Promise<NodeRunResult> => {
@@ -113,7 +116,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
     const started = now();
     let result: NodeRunResult;
     try {
-      const params = buildNodeParams(node, nodes, variables);
+      const params = buildNodeParams(node, nodeById, variables);
       result = await runner({
         node,
         params,
@@ -121,6 +124,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
         histories,
         query: options.query,
         runtimeNodes: nodes,
+        nodeById,
         runtimeEdges: edges,
         // A node sees a debug step as a test run (as the reference hands it): only the walk differs.
         mode: mode === 'debug' ? 'test' : mode,
@@ -187,17 +191,15 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
     }
     const outgoing = edgeIndex.from(node.nodeId);
     const skipHandles = new Set(skipped ? outgoing.map((e) => e.sourceHandle) : (result.skipHandleIds ?? []));
-    const active: RuntimeNode[] = [];
-    const skip: RuntimeNode[] = [];
+    const active = new Set<RuntimeNode>();
+    const skip = new Set<RuntimeNode>();
     for (const edge of outgoing) {
       if (edge.sourceHandle === SELECTED_TOOLS_HANDLE) continue;
       edge.status = skipHandles.has(edge.sourceHandle) ? 'skipped' : 'active';
       const target = nodeById.get(edge.target);
-      if (!target) continue;
-      const list = edge.status === 'active' ? active : skip;
-      if (!list.includes(target)) list.push(target);
+      if (target) (edge.status === 'active' ? active : skip).add(target);
     }
-    return { active, skip: skip.filter((target) => !active.includes(target)) };
+    return { active: [...active], skip: [...skip].filter((target) => !active.has(target)) };
   };
 
   const checkNode = async (node: RuntimeNode, skippedIds: Set<string>): Promise<void> => {

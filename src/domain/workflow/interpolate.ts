@@ -7,6 +7,22 @@ import { type FlowNodeInput, type RuntimeNode, VARIABLE_NODE_ID } from './types.
 
 export type ReferenceTuple = [string, string];
 
+/** A run's nodes by id (the first of a repeated id, as a search of the list finds it). */
+export type NodeLookup = ReadonlyMap<string, RuntimeNode>;
+
+/** The nodes by id: the lookup itself, or one built from a list (once per call, never per placeholder). */
+export function nodeLookup(nodes: readonly RuntimeNode[] | NodeLookup): NodeLookup {
+  if (nodes instanceof Map) return nodes;
+  const byId = new Map<string, RuntimeNode>();
+  for (const node of nodes as readonly RuntimeNode[]) if (!byId.has(node.nodeId)) byId.set(node.nodeId, node);
+  return byId;
+}
+
+/** One node by id; a list is searched (building a lookup for a single search costs more). */
+function findNode(nodes: readonly RuntimeNode[] | NodeLookup, nodeId: string): RuntimeNode | undefined {
+  return nodes instanceof Map ? nodes.get(nodeId) : (nodes as readonly RuntimeNode[]).find((node) => node.nodeId === nodeId);
+}
+
 /** Anything that is an array of length 2 whose first element is a string is a reference. */
 export function isReference(value: unknown): value is ReferenceTuple {
   return Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string';
@@ -36,11 +52,10 @@ function editorText(value: unknown): string | undefined {
 }
 
 /** Resolves a reference tuple to a global variable or a node output (matched by output id). */
-export function resolveReference(ref: ReferenceTuple, nodes: readonly RuntimeNode[], variables: Record<string, unknown>): unknown {
+export function resolveReference(ref: ReferenceTuple, nodes: readonly RuntimeNode[] | NodeLookup, variables: Record<string, unknown>): unknown {
   const [sourceId, outputId] = ref;
   if (sourceId === VARIABLE_NODE_ID) return variables[outputId];
-  const node = nodes.find((candidate) => candidate.nodeId === sourceId);
-  return node?.outputs.find((output) => output.id === outputId)?.value;
+  return findNode(nodes, sourceId)?.outputs.find((output) => output.id === outputId)?.value;
 }
 
 /** A node output named in `{{$nodeId.x$}}`: by output id, else (older exports) by output key. */
@@ -52,24 +67,20 @@ function outputValue(node: RuntimeNode | undefined, idOrKey: string): unknown {
 /** `{{$nodeId.outputId$}}` substitution over variables, node outputs and the node's own reference inputs. */
 export function replaceEditorVariables(
   text: string,
-  nodes: readonly RuntimeNode[],
+  nodes: readonly RuntimeNode[] | NodeLookup,
   variables: Record<string, unknown>,
   runningNode?: RuntimeNode,
   format: (value: unknown) => string | undefined = editorText,
 ): string {
   if (!text.includes('{{$')) return text;
+  const byId = nodeLookup(nodes);
   return text.replace(/\{\{\$([^.{}$]+)\.([^{}$]+)\$\}\}/g, (whole, nodeId: string, key: string) => {
     let value: unknown;
     if (nodeId === VARIABLE_NODE_ID) value = variables[key];
     else if (runningNode && nodeId === runningNode.nodeId) {
       const input = runningNode.inputs.find((item) => item.key === key);
-      value = input && isReference(input.value) ? resolveReference(input.value, nodes, variables) : input?.value;
-    } else {
-      value = outputValue(
-        nodes.find((node) => node.nodeId === nodeId),
-        key,
-      );
-    }
+      value = input && isReference(input.value) ? resolveReference(input.value, byId, variables) : input?.value;
+    } else value = outputValue(byId.get(nodeId), key);
     return format(value) ?? whole;
   });
 }
@@ -107,7 +118,7 @@ export function formatValueType(value: unknown, valueType?: string): unknown {
 /** Inputs whose templates their node fills itself (the HTTP node JSON-escapes values in bodies). */
 const SELF_TEMPLATED_INPUTS = new Set(['system_httpJsonBody']);
 
-function inputValue(input: FlowNodeInput, node: RuntimeNode, nodes: readonly RuntimeNode[], variables: Record<string, unknown>): unknown {
+function inputValue(input: FlowNodeInput, node: RuntimeNode, nodes: NodeLookup, variables: Record<string, unknown>): unknown {
   let value = input.value;
   if (typeof value === 'string' && !SELF_TEMPLATED_INPUTS.has(input.key)) {
     value = replaceVariables(value, variables);
@@ -134,17 +145,18 @@ export function dynamicParams(node: Pick<RuntimeNode, 'inputs'>, params: Record<
 }
 
 /** Builds a node's params from its inputs. */
-export function buildNodeParams(node: RuntimeNode, nodes: readonly RuntimeNode[], variables: Record<string, unknown>): Record<string, unknown> {
+export function buildNodeParams(node: RuntimeNode, nodes: readonly RuntimeNode[] | NodeLookup, variables: Record<string, unknown>): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   if (node.flowNodeType === 'pluginInput') {
     for (const input of node.inputs) params[input.key] = formatValueType(input.value, input.valueType);
     return params;
   }
+  const byId = nodeLookup(nodes);
   const dynamicInput = dynamicInputOf(node);
   const dynamic: Record<string, unknown> = {};
   for (const input of node.inputs) {
     if (input === dynamicInput) continue;
-    const value = inputValue(input, node, nodes, variables);
+    const value = inputValue(input, node, byId, variables);
     params[input.key] = value;
     if (input.canEdit) dynamic[input.key] = value;
   }

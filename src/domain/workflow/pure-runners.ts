@@ -6,7 +6,7 @@ import { mergeByRankFusion } from '../rank-fusion.js';
 import { valuesFileUrls, valuesText } from './chat-values.js';
 import { chooseBranch, type IfElseBranch } from './if-else.js';
 import { recordsOf } from './input-shapes.js';
-import { dynamicParams, formatValueType, isReference, replaceEditorVariables, replaceVariables, resolveReference } from './interpolate.js';
+import { dynamicParams, formatValueType, isReference, nodeLookup, replaceEditorVariables, replaceVariables, resolveReference } from './interpolate.js';
 import { type NodeRunner, type UserSelectOption, VARIABLE_NODE_ID } from './types.js';
 import { persistedVariables } from './dispatch.js';
 
@@ -32,9 +32,10 @@ const answerNode: NodeRunner = async ({ params, emit }) => {
   return { answerText: answer, responseData: { textOutput: text } };
 };
 
-const ifElseNode: NodeRunner = async ({ params, node, runtimeNodes, variables }) => {
+const ifElseNode: NodeRunner = async ({ params, node, runtimeNodes, nodeById, variables }) => {
   const branches = normaliseBranches(params.ifElseList, params.condition);
-  const resolve = (variable: unknown) => (isReference(variable) ? resolveReference(variable, runtimeNodes, variables) : variable);
+  const nodes = nodeById ?? runtimeNodes;
+  const resolve = (variable: unknown) => (isReference(variable) ? resolveReference(variable, nodes, variables) : variable);
   const result = chooseBranch(branches, resolve);
   const names = [...branches.map((_b, index) => (index === 0 ? 'IF' : `ELSE IF ${index}`)), 'ELSE'];
   return {
@@ -64,23 +65,24 @@ interface UpdateItem {
   renderType?: 'input' | 'reference';
 }
 
-const variableUpdate: NodeRunner = async ({ params, runtimeNodes, variables, emit, node }) => {
+const variableUpdate: NodeRunner = async ({ params, runtimeNodes, nodeById, variables, emit, node }) => {
   const list = recordsOf(params.updateList) as UpdateItem[];
+  const nodes = nodeById ?? nodeLookup(runtimeNodes);
   const results: unknown[] = [];
   for (const item of list) {
     if (!isReference(item.variable)) continue;
     const [targetNodeId, targetKey] = item.variable;
     let value: unknown;
     // A value tuple with a source node id is a reference; ['', literal] (or a bare literal) is typed in.
-    if (isReference(item.value) && item.value[0] !== '') value = resolveReference(item.value, runtimeNodes, variables);
+    if (isReference(item.value) && item.value[0] !== '') value = resolveReference(item.value, nodes, variables);
     else {
       const literal = Array.isArray(item.value) ? item.value[1] : item.value;
       value = formatValueType(literal, item.valueType);
-      if (typeof value === 'string') value = replaceEditorVariables(replaceVariables(value, variables), runtimeNodes, variables, node);
+      if (typeof value === 'string') value = replaceEditorVariables(replaceVariables(value, variables), nodes, variables, node);
     }
     if (targetNodeId === VARIABLE_NODE_ID) variables[targetKey] = value;
     else {
-      const output = runtimeNodes.find((candidate) => candidate.nodeId === targetNodeId)?.outputs.find((o) => o.id === targetKey);
+      const output = nodes.get(targetNodeId)?.outputs.find((o) => o.id === targetKey);
       if (output) output.value = value;
     }
     results.push(value);

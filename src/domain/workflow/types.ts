@@ -146,6 +146,8 @@ export interface NodeRunContext {
   histories: ChatItem[];
   query: ChatValue[];
   runtimeNodes: RuntimeNode[];
+  /** The same nodes by id (set by the dispatcher): a runner looks nodes up here, not by searching the list. */
+  nodeById?: ReadonlyMap<string, RuntimeNode>;
   runtimeEdges: RuntimeEdge[];
   mode: RunMode;
   stream: boolean;

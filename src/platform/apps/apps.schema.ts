@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_GRAPH_EDGES, MAX_GRAPH_NODES, MAX_NODE_PARTS } from '../../domain/workflow/graph-limits.js';
 import { zBoolLike, zIntLike, zName, zObjectId, zOffset, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
 import { permissionResponse } from '../permissions/permission.schema.js';
 
@@ -11,13 +12,22 @@ export const CHAT_APP_TYPES: readonly AppType[] = ['simple', 'advanced', 'plugin
 
 export const zAppType = z.enum(APP_TYPES, { message: `must be one of ${APP_TYPES.join(', ')}` });
 const zAppId = zObjectId;
-/** A node's inputs or outputs: objects (the workflow code reads their keys and values). */
-const zNodeParts = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of objects' });
+/**
+ * A node's inputs or outputs: objects (the workflow code reads their keys and values). Graphs are
+ * bounded (domain/workflow/graph-limits.ts): every run of a node reads all its inputs.
+ */
+const zNodeParts = z
+  .array(z.record(z.string(), z.unknown()), { message: 'must be an array of objects' })
+  .max(MAX_NODE_PARTS, { message: `a node has at most ${MAX_NODE_PARTS} inputs and ${MAX_NODE_PARTS} outputs` });
+const nodeList = <T extends z.ZodType>(node: T) =>
+  z.array(node, { message: 'must be an array of node objects' }).max(MAX_GRAPH_NODES, { message: `a workflow has at most ${MAX_GRAPH_NODES} nodes` });
 /** Nodes as the editor sends them, stored as sent (a node without inputs runs as one with none: withNodeLists). */
-export const zNodes = z.array(z.object({ inputs: zNodeParts.optional(), outputs: zNodeParts.optional() }).loose(), { message: 'must be an array of node objects' });
+export const zNodes = nodeList(z.object({ inputs: zNodeParts.optional(), outputs: zNodeParts.optional() }).loose());
 /** Nodes of a run the editor sends (chatTest, debug): a node without inputs or outputs has none. */
-export const zRunNodes = z.array(z.object({ inputs: zNodeParts.default([]), outputs: zNodeParts.default([]) }).loose(), { message: 'must be an array of node objects' });
-export const zEdges = z.array(z.record(z.string(), z.unknown()), { message: 'must be an array of edge objects' });
+export const zRunNodes = nodeList(z.object({ inputs: zNodeParts.default([]), outputs: zNodeParts.default([]) }).loose());
+export const zEdges = z
+  .array(z.record(z.string(), z.unknown()), { message: 'must be an array of edge objects' })
+  .max(MAX_GRAPH_EDGES, { message: `a workflow has at most ${MAX_GRAPH_EDGES} edges` });
 export const zChatConfig = z.record(z.string(), z.unknown());
 const zAvatar = z.string().max(1000);
 const zIntro = z.string().max(5000);

@@ -5,6 +5,7 @@
 import { resolveChatConfig } from '../../domain/workflow/chat-config.js';
 import { pendingInteractive } from '../../domain/workflow/chat-values.js';
 import { dispatchWorkflow, WorkflowError } from '../../domain/workflow/dispatch.js';
+import { nodeLookup } from '../../domain/workflow/interpolate.js';
 import { chatTitle, historyLoadLimit, systemFirst } from '../../domain/workflow/messages.js';
 import { pureRunners } from '../../domain/workflow/pure-runners.js';
 import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
@@ -177,8 +178,9 @@ export function createChatRunService(deps: ChatRunDeps) {
     }
     const edges: RuntimeEdge[] = pending ? deepClone(pending.memoryEdges) : graph.edges.map((edge: StoreEdge) => Object.assign({}, edge, { status: 'waiting' as const }));
     if (pending) {
+      const nodeById = nodeLookup(nodes);
       for (const saved of pending.nodeOutputs) {
-        const output = nodes.find((n) => n.nodeId === saved.nodeId)?.outputs.find((o) => o.key === saved.key);
+        const output = nodeById.get(saved.nodeId)?.outputs.find((o) => o.key === saved.key);
         if (output) output.value = saved.value;
       }
     }

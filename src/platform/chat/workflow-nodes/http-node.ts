@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
-import { dynamicParams, formatValueType, replaceEditorVariables } from '../../../domain/workflow/interpolate.js';
+import { dynamicParams, formatValueType, nodeLookup, replaceEditorVariables } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { failureDetail, statusFailure } from './http-failure.js';
@@ -121,7 +121,7 @@ function parseResponse(text: string): unknown {
 }
 
 export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
-  const httpRequest468: NodeRunner = async ({ params, node, variables, runtimeNodes, histories, emit }) => {
+  const httpRequest468: NodeRunner = async ({ params, node, variables, runtimeNodes, nodeById, histories, emit }) => {
     const {
       system_httpMethod: rawMethod,
       system_httpReqUrl: rawUrl,
@@ -142,10 +142,11 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
       responseChatItemId: deps.responseChatItemId || undefined,
       histories: histories.slice(-10),
     };
+    const nodes = nodeById ?? nodeLookup(runtimeNodes);
     const sub = (text: unknown, placement: Placement = 'text') =>
       replaceEditorVariables(
         replaceHttpVariables(String(text ?? ''), scope, placement),
-        runtimeNodes,
+        nodes,
         variables,
         node,
         // A reference (`{{$node.output$}}`) that has no value reads null in a JSON body, as before.
