@@ -7,7 +7,8 @@ import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './
 
 /**
  * What one workflow turn may cost a caller who can only read an app: graph size (chatTest sends
- * its own graph).
+ * its own graph) and variable substitution (completions set any variable, share-link visitors
+ * too).
  */
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -17,8 +18,29 @@ let appId: string;
 
 const start = { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] };
 const edge = (source: string, target: string) => ({ source, sourceHandle: `${source}-source-right`, target, targetHandle: `${target}-target-left` });
+const answer = (text: string, extraInputs: Record<string, unknown>[] = []) => ({
+  nodeId: 'answer',
+  flowNodeType: 'answerNode',
+  name: 'Answer',
+  inputs: [{ key: 'text', value: text }, ...extraInputs],
+  outputs: [],
+});
+
 const chatTest = (token: string, graph: { nodes: unknown[]; edges: unknown[] }, extra: Record<string, unknown> = {}) =>
   t.app.inject({ method: 'POST', url: '/api/core/chat/chatTest', headers: authHeaders(token), payload: { appId, nodes: graph.nodes, edges: graph.edges, messages: [{ role: 'user', content: 'go' }], ...extra } });
+
+const completions = (payload: Record<string, unknown>) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(ownerToken), payload: { messages: [{ role: 'user', content: 'go' }], ...payload } });
+
+/**
+ * The review's request, four levels deep (v0 is sixteen {{v1}}, v1 sixteen {{v2}} …): expanded
+ * again after each insertion, four levels made 524 K characters and six made 134 M.
+ */
+function nestedVariables(levels = 4): Record<string, string> {
+  const variables: Record<string, string> = { [`v${levels}`]: 'xxxxxxxx' };
+  for (let i = 0; i < levels; i++) variables[`v${i}`] = `{{v${i + 1}}}`.repeat(16);
+  return variables;
+}
 
 beforeAll(async () => {
   ({ t, fake } = await startChatApp());
@@ -70,5 +92,28 @@ describe('graph size', () => {
     const frames = sseFrames(res.body);
     expect(frames.some((frame) => frame.event === 'error')).toBe(false);
     expect(frames.at(-1)?.data).toBeDefined();
+  });
+});
+
+describe('variable substitution', () => {
+  it('nested variables a caller sets are inserted as written, once (chatTest and completions)', async () => {
+    const variables = nestedVariables();
+    const graph = { nodes: [start, answer('{{v0}}')], edges: [edge('start', 'answer')] };
+    const tested = await chatTest(readerToken, graph, { variables });
+    expect(tested.statusCode, tested.body).toBe(200);
+    expect(tested.body).toContain(JSON.stringify('{{v1}}'.repeat(16)).slice(1, -1));
+    expect(tested.body.length).toBeLessThan(100_000);
+
+    const stored = await createPublishedApp(t, ownerToken, 'Nested variables', { ...graph, chatConfig: {} });
+    const res = await completions({ appId: stored, variables });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().choices[0].message.content.trim()).toBe('{{v1}}'.repeat(16));
+  });
+
+  it('a text whose variables would add more than 1,000,000 characters fails the turn naming its node (400)', async () => {
+    const stored = await createPublishedApp(t, ownerToken, 'Long text', { nodes: [start, answer('{{v}}'.repeat(300))], edges: [edge('start', 'answer')], chatConfig: {} });
+    const res = await completions({ appId: stored, variables: { v: 'x'.repeat(5000) } });
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(400);
+    expect(res.json()).toMatchObject({ statusText: 'missingParams', message: "Node 'Answer' (answerNode): filling in its variables would add more than 1000000 characters to its texts" });
   });
 });

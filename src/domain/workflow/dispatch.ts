@@ -5,7 +5,7 @@
  */
 import { EdgeIndex } from './edge-index.js';
 import { graphSizeProblem } from './graph-limits.js';
-import { buildNodeParams, formatValueType, nodeLookup } from './interpolate.js';
+import { buildNodeParams, formatValueType, nodeLookup, TextTooLongError } from './interpolate.js';
 import {
   type ChatItem,
   type ChatValue,
@@ -22,6 +22,9 @@ import {
   type WorkflowEvent,
   type WorkflowInteractive,
 } from './types.js';
+import { WorkflowError } from './workflow-error.js';
+
+export { WorkflowError };
 
 export interface DispatchOptions {
   nodes: RuntimeNode[];
@@ -137,6 +140,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       // A runner that trips over an input of another shape than it reads (a stored value the
       // editor never writes) fails the turn as a workflow it cannot run, naming the node.
       if (error instanceof TypeError) throw new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}) cannot use its inputs: ${error.message}`);
+      if (error instanceof TextTooLongError) throw new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}): ${error.message}`);
       throw error;
     }
     if (result.responseData) {
@@ -281,9 +285,4 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       nextStepRunNodes: [...debugNextNodes.values()],
     },
   };
-}
-
-/** A workflow that cannot run as stored (unsupported node, bad graph). */
-export class WorkflowError extends Error {
-  override name = 'WorkflowError';
 }

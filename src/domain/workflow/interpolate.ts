@@ -4,6 +4,7 @@
  */
 import { isRecord } from './input-shapes.js';
 import { type FlowNodeInput, type RuntimeNode, VARIABLE_NODE_ID } from './types.js';
+import { WorkflowError } from './workflow-error.js';
 
 export type ReferenceTuple = [string, string];
 
@@ -28,19 +29,73 @@ export function isReference(value: unknown): value is ReferenceTuple {
   return Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string';
 }
 
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * What filling in placeholders may add to a node's inputs, in all, and again to the texts the
+ * node fills itself (text editor, variable update, HTTP request). A short text naming a large
+ * value many times, or many texts each naming it, would otherwise build strings of hundreds of
+ * megabytes.
+ */
+export const MAX_INTERPOLATED_GROWTH = 1_000_000;
+
+/** Substitution that would add more than MAX_INTERPOLATED_GROWTH characters. */
+export class TextTooLongError extends WorkflowError {
+  constructor() {
+    super(`filling in its variables would add more than ${MAX_INTERPOLATED_GROWTH} characters to its texts`);
+  }
 }
 
-/** `{{key}}` substitution: only string and number values are inserted. */
-export function replaceVariables(text: string, variables: Record<string, unknown>): string {
-  let out = text;
-  for (const [key, value] of Object.entries(variables)) {
-    if (typeof value !== 'string' && typeof value !== 'number') continue;
-    if (!out.includes(`{{${key}}}`)) continue;
-    out = out.replace(new RegExp(`\\{\\{${escapeRegex(key)}\\}\\}`, 'g'), () => String(value));
+/** The characters substitution may still add to a set of texts (a node's inputs, say). */
+export class TextBudget {
+  private left = MAX_INTERPOLATED_GROWTH;
+
+  /** Takes `added` characters, or fails with TextTooLongError (before the long text is built). */
+  spend(added: number): void {
+    this.left -= added;
+    if (this.left < 0) throw new TextTooLongError();
   }
-  return out;
+}
+
+/**
+ * Replaces each match of `pattern` (a global regex) by what `valueFor` gives (undefined keeps the
+ * match) in one pass over `text`: an inserted value is never scanned again. What the values add
+ * beyond their placeholders is taken from `budget` (a budget of its own by default).
+ */
+export function substitute(text: string, pattern: RegExp, valueFor: (match: RegExpMatchArray) => string | undefined, budget = new TextBudget()): string {
+  let out = '';
+  let copied = 0;
+  for (const match of text.matchAll(pattern)) {
+    const value = valueFor(match);
+    if (value === undefined) continue;
+    budget.spend(value.length - match[0].length);
+    const index = match.index ?? 0;
+    out += text.slice(copied, index) + value;
+    copied = index + match[0].length;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** `{{key}}`: a key is anything between the braces but braces. */
+const VARIABLE_PLACEHOLDER = /\{\{([^{}]+)\}\}/g;
+
+/**
+ * `{{key}}` substitution: only string and number values (own keys of `variables`) are inserted,
+ * in one pass: a value holding `{{other}}` is inserted as written. (4.8.10 replaces key after key,
+ * so such a value was expanded again when `other` came later in the object, and not when it came
+ * earlier; expanding it let a 1 KB request build a text of a hundred million characters.)
+ */
+export function replaceVariables(text: string, variables: Record<string, unknown>, budget?: TextBudget): string {
+  if (!text.includes('{{')) return text;
+  return substitute(
+    text,
+    VARIABLE_PLACEHOLDER,
+    (match) => {
+      const key = match[1]!;
+      if (!Object.hasOwn(variables, key)) return undefined;
+      const value = variables[key];
+      return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+    },
+    budget,
+  );
 }
 
 /** Inserts strings and numbers as text and objects (null too: `null`) as JSON; undefined and booleans stay. */
@@ -64,6 +119,8 @@ function outputValue(node: RuntimeNode | undefined, idOrKey: string): unknown {
   return (outputs.find((output) => output.id === idOrKey) ?? outputs.find((output) => output.key === idOrKey))?.value;
 }
 
+const EDITOR_PLACEHOLDER = /\{\{\$([^.{}$]+)\.([^{}$]+)\$\}\}/g;
+
 /** `{{$nodeId.outputId$}}` substitution over variables, node outputs and the node's own reference inputs. */
 export function replaceEditorVariables(
   text: string,
@@ -71,18 +128,26 @@ export function replaceEditorVariables(
   variables: Record<string, unknown>,
   runningNode?: RuntimeNode,
   format: (value: unknown) => string | undefined = editorText,
+  budget?: TextBudget,
 ): string {
   if (!text.includes('{{$')) return text;
   const byId = nodeLookup(nodes);
-  return text.replace(/\{\{\$([^.{}$]+)\.([^{}$]+)\$\}\}/g, (whole, nodeId: string, key: string) => {
-    let value: unknown;
-    if (nodeId === VARIABLE_NODE_ID) value = variables[key];
-    else if (runningNode && nodeId === runningNode.nodeId) {
-      const input = runningNode.inputs.find((item) => item.key === key);
-      value = input && isReference(input.value) ? resolveReference(input.value, byId, variables) : input?.value;
-    } else value = outputValue(byId.get(nodeId), key);
-    return format(value) ?? whole;
-  });
+  return substitute(
+    text,
+    EDITOR_PLACEHOLDER,
+    (match) => {
+      const nodeId = match[1]!;
+      const key = match[2]!;
+      let value: unknown;
+      if (nodeId === VARIABLE_NODE_ID) value = variables[key];
+      else if (runningNode && nodeId === runningNode.nodeId) {
+        const input = runningNode.inputs.find((item) => item.key === key);
+        value = input && isReference(input.value) ? resolveReference(input.value, byId, variables) : input?.value;
+      } else value = outputValue(byId.get(nodeId), key);
+      return format(value);
+    },
+    budget,
+  );
 }
 
 /**
@@ -118,11 +183,11 @@ export function formatValueType(value: unknown, valueType?: string): unknown {
 /** Inputs whose templates their node fills itself (the HTTP node JSON-escapes values in bodies). */
 const SELF_TEMPLATED_INPUTS = new Set(['system_httpJsonBody']);
 
-function inputValue(input: FlowNodeInput, node: RuntimeNode, nodes: NodeLookup, variables: Record<string, unknown>): unknown {
+function inputValue(input: FlowNodeInput, node: RuntimeNode, nodes: NodeLookup, variables: Record<string, unknown>, budget: TextBudget): unknown {
   let value = input.value;
   if (typeof value === 'string' && !SELF_TEMPLATED_INPUTS.has(input.key)) {
-    value = replaceVariables(value, variables);
-    value = replaceEditorVariables(value as string, nodes, variables, node);
+    value = replaceVariables(value, variables, budget);
+    value = replaceEditorVariables(value as string, nodes, variables, node, undefined, budget);
   }
   if (isReference(value)) value = resolveReference(value, nodes, variables);
   return formatValueType(value, input.valueType);
@@ -152,11 +217,12 @@ export function buildNodeParams(node: RuntimeNode, nodes: readonly RuntimeNode[]
     return params;
   }
   const byId = nodeLookup(nodes);
+  const budget = new TextBudget();
   const dynamicInput = dynamicInputOf(node);
   const dynamic: Record<string, unknown> = {};
   for (const input of node.inputs) {
     if (input === dynamicInput) continue;
-    const value = inputValue(input, node, byId, variables);
+    const value = inputValue(input, node, byId, variables, budget);
     params[input.key] = value;
     if (input.canEdit) dynamic[input.key] = value;
   }

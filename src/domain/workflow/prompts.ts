@@ -1,5 +1,6 @@
 /** Prompt assembly for the LLM nodes (pure). */
 import { valuesText } from './chat-values.js';
+import { substitute } from './interpolate.js';
 import type { ChatItem, ChatValue } from './types.js';
 
 /** A rough token estimate: CJK characters count one each, other text about four characters a token. */
@@ -48,8 +49,11 @@ export interface QuoteItem {
   sourceId?: string;
 }
 
+const TEMPLATE_PLACEHOLDER = /\{\{(\w+)\}\}/g;
+
+/** A quote template filled in: what it adds is bounded as any substitution (a template naming a long quote thousands of times). */
 function fill(template: string, values: Record<string, string>): string {
-  return template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => (key in values ? values[key]! : whole));
+  return substitute(template, TEMPLATE_PLACEHOLDER, (match) => (Object.hasOwn(values, match[1]!) ? values[match[1]!] : undefined));
 }
 
 /** Renders quotes with the quote template, joined by the reference's separator, within a token budget. */

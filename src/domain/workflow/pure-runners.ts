@@ -6,7 +6,7 @@ import { mergeByRankFusion } from '../rank-fusion.js';
 import { valuesFileUrls, valuesText } from './chat-values.js';
 import { chooseBranch, type IfElseBranch } from './if-else.js';
 import { recordsOf } from './input-shapes.js';
-import { dynamicParams, formatValueType, isReference, nodeLookup, replaceEditorVariables, replaceVariables, resolveReference } from './interpolate.js';
+import { dynamicParams, formatValueType, isReference, nodeLookup, replaceEditorVariables, replaceVariables, resolveReference, TextBudget } from './interpolate.js';
 import { type NodeRunner, type UserSelectOption, VARIABLE_NODE_ID } from './types.js';
 import { persistedVariables } from './dispatch.js';
 
@@ -68,6 +68,7 @@ interface UpdateItem {
 const variableUpdate: NodeRunner = async ({ params, runtimeNodes, nodeById, variables, emit, node }) => {
   const list = recordsOf(params.updateList) as UpdateItem[];
   const nodes = nodeById ?? nodeLookup(runtimeNodes);
+  const budget = new TextBudget();
   const results: unknown[] = [];
   for (const item of list) {
     if (!isReference(item.variable)) continue;
@@ -78,7 +79,7 @@ const variableUpdate: NodeRunner = async ({ params, runtimeNodes, nodeById, vari
     else {
       const literal = Array.isArray(item.value) ? item.value[1] : item.value;
       value = formatValueType(literal, item.valueType);
-      if (typeof value === 'string') value = replaceEditorVariables(replaceVariables(value, variables), nodes, variables, node);
+      if (typeof value === 'string') value = replaceEditorVariables(replaceVariables(value, variables, budget), nodes, variables, node, undefined, budget);
     }
     if (targetNodeId === VARIABLE_NODE_ID) variables[targetKey] = value;
     else {

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
-import { dynamicParams, formatValueType, nodeLookup, replaceEditorVariables } from '../../../domain/workflow/interpolate.js';
+import { dynamicParams, formatValueType, nodeLookup, replaceEditorVariables, substitute, TextBudget } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { failureDetail, statusFailure } from './http-failure.js';
@@ -47,12 +47,20 @@ function placedText(value: unknown, placement: Placement): string {
 }
 
 /** The HTTP node's own `{{key}}` substitution; a key it does not know stays as written (bare in JSON, null). */
-function replaceHttpVariables(text: string, scope: Record<string, unknown>, placement: Placement): string {
-  return text.replace(/\{\{([^{}$]+)\}\}/g, (whole, key: string) => {
-    if (!(key in scope)) return placement === 'bare' ? 'null' : whole;
-    return placedText(scope[key], placement);
-  });
+function replaceHttpVariables(text: string, scope: Record<string, unknown>, placement: Placement, budget: TextBudget): string {
+  return substitute(
+    text,
+    HTTP_PLACEHOLDER,
+    (match) => {
+      const key = match[1]!;
+      if (!(key in scope)) return placement === 'bare' ? 'null' : undefined;
+      return placedText(scope[key], placement);
+    },
+    budget,
+  );
 }
+
+const HTTP_PLACEHOLDER = /\{\{([^{}$]+)\}\}/g;
 
 /** The parsed body without the undefined placeholders (see ABSENT). */
 function withoutAbsent(value: unknown): unknown {
@@ -143,14 +151,18 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
       histories: histories.slice(-10),
     };
     const nodes = nodeById ?? nodeLookup(runtimeNodes);
+    // One budget for every text of the request: many headers or body strings each naming a
+    // large value add up, as one text naming it many times does.
+    const budget = new TextBudget();
     const sub = (text: unknown, placement: Placement = 'text') =>
       replaceEditorVariables(
-        replaceHttpVariables(String(text ?? ''), scope, placement),
+        replaceHttpVariables(String(text ?? ''), scope, placement, budget),
         nodes,
         variables,
         node,
         // A reference (`{{$node.output$}}`) that has no value reads null in a JSON body, as before.
         placement === 'quoted' || placement === 'bare' ? (value) => (value === undefined ? 'null' : placedText(value, placement)) : undefined,
+        budget,
       );
     const subJson = (template: string) => jsonTemplateRuns(template).map((run) => sub(run.text, run.quoted ? 'quoted' : 'bare')).join('');
     const method = String(rawMethod || 'POST').toUpperCase();
