@@ -1,3 +1,4 @@
+import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
@@ -7,8 +8,8 @@ import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './
 
 /**
  * What one workflow turn may cost a caller who can only read an app: graph size (chatTest sends
- * its own graph) and variable substitution (completions set any variable, share-link visitors
- * too).
+ * its own graph), variable substitution (completions set any variable, share-link visitors too)
+ * and the chat history a node asks for.
  */
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -115,5 +116,27 @@ describe('variable substitution', () => {
     const res = await completions({ appId: stored, variables: { v: 'x'.repeat(5000) } });
     expect(res.statusCode, res.body.slice(0, 300)).toBe(400);
     expect(res.json()).toMatchObject({ statusText: 'missingParams', message: "Node 'Answer' (answerNode): filling in its variables would add more than 1000000 characters to its texts" });
+  });
+});
+
+describe('chat history', () => {
+  it('a node asking for a billion rounds reads at most 100 rounds (200 items)', async () => {
+    const stored = await createPublishedApp(t, ownerToken, 'Long memory', {
+      nodes: [start, answer('ok', [{ key: 'history', value: 1_000_000_000 }])],
+      edges: [edge('start', 'answer')],
+      chatConfig: {},
+    });
+    const limits: unknown[] = [];
+    const listener = (event: CommandStartedEvent) => {
+      if (event.commandName === 'find' && event.command.find === 'chatitems') limits.push(event.command.limit);
+    };
+    t.app.mongo.client.on('commandStarted', listener);
+    try {
+      const res = await completions({ appId: stored, chatId: 'long-memory' });
+      expect(res.statusCode, res.body).toBe(200);
+    } finally {
+      t.app.mongo.client.off('commandStarted', listener);
+    }
+    expect(limits).toEqual([200]);
   });
 });

@@ -1,11 +1,12 @@
 /**
  * What one workflow turn may cost: node lookups by id, substitution in one pass within a budget,
- * and graph size.
+ * graph size, history rounds.
  */
 import { describe, expect, it } from 'vitest';
 import { dispatchWorkflow, WorkflowError } from '../../src/domain/workflow/dispatch.js';
 import { MAX_GRAPH_EDGES, MAX_GRAPH_NODES, MAX_NODE_PARTS } from '../../src/domain/workflow/graph-limits.js';
 import { buildNodeParams, MAX_INTERPOLATED_GROWTH, replaceEditorVariables, replaceVariables, TextTooLongError } from '../../src/domain/workflow/interpolate.js';
+import { historyLoadLimit, MAX_HISTORY_ROUNDS } from '../../src/domain/workflow/messages.js';
 import { renderQuotePrompt, renderQuotes } from '../../src/domain/workflow/prompts.js';
 import { pureRunners } from '../../src/domain/workflow/pure-runners.js';
 import type { NodeRunContext, NodeRunner, RuntimeEdge, RuntimeNode } from '../../src/domain/workflow/types.js';
@@ -175,5 +176,13 @@ describe('graph size', () => {
     const many = Array.from({ length: MAX_GRAPH_NODES - 1 }, (_, i) => node(`n${i}`, 'emptyNode', { inputs: Array.from({ length: MAX_NODE_PARTS }, () => ({ key: 'k' })) }));
     const result = await run([start(), ...many], []);
     expect(result.flowResponses.map((r) => r.nodeId)).toEqual(['start']);
+  });
+});
+
+describe('history rounds', () => {
+  it(`a node asking for any number of rounds loads at most ${MAX_HISTORY_ROUNDS}`, () => {
+    expect(historyLoadLimit([{ inputs: [{ key: 'history', value: 1e12 }] }])).toBe(MAX_HISTORY_ROUNDS);
+    expect(historyLoadLimit([{ inputs: [{ key: 'maxContext', value: Number.POSITIVE_INFINITY }] }])).toBe(MAX_HISTORY_ROUNDS);
+    expect(historyLoadLimit([{ inputs: [{ key: 'history', value: 50 }] }])).toBe(50);
   });
 });

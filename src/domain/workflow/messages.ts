@@ -112,7 +112,14 @@ export function systemFirst(items: ChatItem[]): ChatItem[] {
   return [...items.filter((i) => i.obj === 'System'), ...items.filter((i) => i.obj !== 'System')];
 }
 
-/** N for the history load: max(10, the largest numeric `history` or `maxContext` node input). */
+/**
+ * The most rounds of history a turn loads. A node's `history`/`maxContext` is a number the caller
+ * writes (chatTest sends its own graph): unbounded, one turn could read a chat's whole record.
+ * The reference's editor offers at most 50 rounds and the simple-app form here takes up to 100.
+ */
+export const MAX_HISTORY_ROUNDS = 100;
+
+/** N for the history load: max(10, the largest numeric `history` or `maxContext` node input), at most MAX_HISTORY_ROUNDS. */
 export function historyLoadLimit(nodes: readonly { inputs: readonly { key: string; value?: unknown }[] }[]): number {
   let max = 10;
   for (const node of nodes) {
@@ -120,7 +127,7 @@ export function historyLoadLimit(nodes: readonly { inputs: readonly { key: strin
       if ((input.key === 'history' || input.key === 'maxContext') && typeof input.value === 'number' && input.value > max) max = input.value;
     }
   }
-  return max;
+  return Math.min(max, MAX_HISTORY_ROUNDS);
 }
 
 const PUBLIC_TYPES = new Set(['pluginModule', 'datasetSearchNode', 'tools', 'pluginOutput']);

@@ -163,6 +163,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       question = last;
     }
 
+    // Rounds of history, capped (messages.ts MAX_HISTORY_ROUNDS): two items (question, answer) each.
     const limit = historyLoadLimit(graph.nodes);
     const [dbItems, chat] = chatId
       ? await Promise.all([deps.repo.lastItems(appId, chatId, limit * 2), request.chat !== undefined ? request.chat : deps.repo.findChat(appId, chatId)])
