@@ -5,6 +5,7 @@ import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import { fileReadUrl, signFileToken } from '../files/file-token.js';
 import type { CollectionListFilter, CollectionRecord, NewCollection } from './collection.repo.js';
+import { usableChunkSize } from './collection.schema.js';
 import type { CollectionImportService } from './collection-import.service.js';
 import { chunkText, LINK_OVERLAP_RATIO } from './collection-import.service.js';
 import { findUsableFile, hashText, pageSelectorOf, readLink } from './collection-sources.js';
@@ -140,7 +141,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     if (!page.text) throw Errors.missingParams(`The page ${collection.rawLink} returned no text; the collection was kept`);
     const hash = hashText(page.text);
     if (hash === collection.hashRawText) return 'sameRaw';
-    const settings = { chunkSize: collection.chunkSize || 512, trainingType: collection.trainingType, chunkSplitter: collection.chunkSplitter };
+    const settings = { chunkSize: usableChunkSize(collection.chunkSize), trainingType: collection.trainingType, chunkSplitter: collection.chunkSplitter };
     const chunks = chunkText(page.text, settings, LINK_OVERLAP_RATIO);
     // Under the collection's sync lock: two syncs at once would each find no replacement and
     // each import one (every chunk twice); the second now finds the first one's.
