@@ -1,6 +1,6 @@
 /**
  * What one workflow turn may cost: node lookups by id, substitution in one pass within a budget,
- * graph size, history rounds.
+ * graph size, history rounds, and the pause between node checks.
  */
 import { describe, expect, it } from 'vitest';
 import { dispatchWorkflow, WorkflowError } from '../../src/domain/workflow/dispatch.js';
@@ -16,7 +16,7 @@ import type { NodeDeps } from '../../src/platform/chat/workflow-nodes/node-deps.
 const node = (nodeId: string, flowNodeType: string, extra: Partial<RuntimeNode> = {}): RuntimeNode => ({ nodeId, flowNodeType, name: nodeId, inputs: [], outputs: [], ...extra });
 const edge = (source: string, target: string): RuntimeEdge => ({ source, sourceHandle: `${source}-source-right`, target, targetHandle: `${target}-target-left`, status: 'waiting' });
 
-function run(nodes: RuntimeNode[], edges: RuntimeEdge[], runners: Record<string, NodeRunner> = {}, extra: { variables?: Record<string, unknown> } = {}) {
+function run(nodes: RuntimeNode[], edges: RuntimeEdge[], runners: Record<string, NodeRunner> = {}, extra: { variables?: Record<string, unknown>; pause?: () => Promise<void> } = {}) {
   return dispatchWorkflow({
     nodes,
     edges,
@@ -26,6 +26,7 @@ function run(nodes: RuntimeNode[], edges: RuntimeEdge[], runners: Record<string,
     runners: { ...pureRunners, ...runners },
     mode: 'chat',
     newId: () => 'r',
+    pause: extra.pause,
   });
 }
 
@@ -184,5 +185,43 @@ describe('history rounds', () => {
     expect(historyLoadLimit([{ inputs: [{ key: 'history', value: 1e12 }] }])).toBe(MAX_HISTORY_ROUNDS);
     expect(historyLoadLimit([{ inputs: [{ key: 'maxContext', value: Number.POSITIVE_INFINITY }] }])).toBe(MAX_HISTORY_ROUNDS);
     expect(historyLoadLimit([{ inputs: [{ key: 'history', value: 50 }] }])).toBe(50);
+  });
+});
+
+describe('pause between node checks', () => {
+  it('the dispatcher awaits the pause before each node check and hands it to nested runs', async () => {
+    let pauses = 0;
+    const pause = async () => {
+      pauses += 1;
+    };
+    const seen: unknown[] = [];
+    const probe: NodeRunner = async (context) => {
+      seen.push(context.pause);
+      return {};
+    };
+    await run([node('start', 'workflowStart', { isEntry: true }), node('a', 'probe'), node('b', 'probe')], [edge('start', 'a'), edge('a', 'b')], { probe }, { pause });
+    expect(pauses).toBe(3);
+    expect(seen).toEqual([pause, pause]);
+  });
+
+  it('with a macrotask pause, other work of the process runs between the node runs of one turn', async () => {
+    const log: string[] = [];
+    let ticking = true;
+    const tick = () => {
+      log.push('tick');
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const step: NodeRunner = async () => {
+      log.push('run');
+      return {};
+    };
+    await run([node('start', 'workflowStart', { isEntry: true }), node('E', 'step')], [edge('start', 'E'), edge('E', 'E')], { step }, { pause: () => new Promise<void>((resolve) => setImmediate(resolve)) });
+    ticking = false;
+    const runs = log.filter((entry) => entry === 'run').length;
+    expect(runs).toBe(199);
+    // Each run waits for the loop at least once: ticks come between them, not only after the turn.
+    expect(log.lastIndexOf('tick')).toBeGreaterThan(log.indexOf('run'));
+    expect(log.filter((entry) => entry === 'tick').length).toBeGreaterThan(runs / 2);
   });
 });

@@ -45,6 +45,12 @@ export interface DispatchOptions {
   newId: () => string;
   /** Milliseconds clock for runningTime. */
   now?: () => number;
+  /**
+   * Awaited before each node is checked. The host hands the event loop back there (a
+   * setImmediate): node runs that never wait for I/O would otherwise hold it for the whole turn.
+   * By default a microtask, which lets other work of this process wait.
+   */
+  pause?: () => Promise<void>;
 }
 
 /** Variables never persisted into chat.variables (userId is kept, as the reference does). */
@@ -97,6 +103,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const now = options.now ?? (() => 0);
   const emit = options.emit ?? (() => undefined);
   const isAborted = options.isAborted ?? (() => false);
+  const pause = options.pause ?? (() => Promise.resolve());
   const variables = options.variables;
   let histories = options.histories;
   const budget: RunBudget = options.runBudget ?? { remaining: options.maxRunTimes ?? 200 };
@@ -135,6 +142,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
         emit,
         isAborted,
         runBudget: budget,
+        pause: options.pause,
       });
     } catch (error) {
       // A runner that trips over an input of another shape than it reads (a stored value the
@@ -207,7 +215,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   };
 
   const checkNode = async (node: RuntimeNode, skippedIds: Set<string>): Promise<void> => {
-    await Promise.resolve();
+    await pause();
     // Checked after the yield: siblings started together must each see what the others spent.
     if (isAborted() || budget.remaining <= 0) return;
     const status = nodeRunStatus(node, edgeIndex);

@@ -155,6 +155,8 @@ export interface NodeRunContext {
   isAborted: () => boolean;
   /** The turn's node-run budget, shared with every run nested in it (apps, plugins, tools). */
   runBudget: RunBudget;
+  /** The dispatcher's pause between node checks, for the runs nested in this node. */
+  pause?: () => Promise<void>;
 }
 
 /**

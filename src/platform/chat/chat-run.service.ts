@@ -30,6 +30,12 @@ import type { NodeDeps, RunNodeDeps } from './workflow-nodes/node-deps.js';
 import { createToolRunner } from './workflow-nodes/tool-node.js';
 
 export const MAX_RUN_TIMES = 200;
+
+/**
+ * Between node checks a turn lets the process serve others: nodes that never wait for I/O (text
+ * editors, variable updates, loops of them) would otherwise run a whole 200-node turn in one go.
+ */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** Where a run starts when no interactive node is waiting for an answer. */
 const ENTRY_NODE_TYPES = new Set(['userGuide', 'workflowStart', 'pluginInput']);
 
@@ -225,6 +231,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         isAborted: () => request.signal.aborted,
         newId: () => nanoid(),
         now: () => Date.now(),
+        pause: yieldToEventLoop,
       });
     } catch (error) {
       throw toRunError(error);
@@ -325,6 +332,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         isAborted: () => input.signal.aborted,
         newId: () => nanoid(),
         now: () => Date.now(),
+        pause: yieldToEventLoop,
       });
     } catch (error) {
       throw toRunError(error);

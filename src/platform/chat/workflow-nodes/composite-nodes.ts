@@ -86,6 +86,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       emit: context.emit,
       isAborted: context.isAborted,
       runBudget: context.runBudget,
+      pause: context.pause,
       newId: () => nanoid(),
       now: () => Date.now(),
     });
@@ -129,6 +130,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       emit: context.emit,
       isAborted: context.isAborted,
       runBudget: context.runBudget,
+      pause: context.pause,
       newId: () => nanoid(),
       now: () => Date.now(),
     });

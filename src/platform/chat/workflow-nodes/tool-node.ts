@@ -66,7 +66,7 @@ function toolSchema(node: RuntimeNode) {
 }
 
 export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<string, NodeRunner>): NodeRunner {
-  return async ({ node, params, histories, query, runtimeNodes, runtimeEdges, variables, mode, stream, emit, isAborted, runBudget }) => {
+  return async ({ node, params, histories, query, runtimeNodes, runtimeEdges, variables, mode, stream, emit, isAborted, runBudget, pause }) => {
     const llm = nodeLlm(deps, params.model);
     const toolIds = runtimeEdges.filter((e) => e.source === node.nodeId && e.sourceHandle === SELECTED_TOOLS_HANDLE).map((e) => e.target);
     const tools = runtimeNodes.filter((n) => toolIds.includes(n.nodeId));
@@ -147,6 +147,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
             },
             isAborted,
             runBudget,
+            pause,
             newId: () => nanoid(),
             now: () => Date.now(),
           });
