@@ -62,13 +62,20 @@ export async function readStoredFile(
 ): Promise<{ file: StoredFile; text: string }> {
   const file = await findUsableFile(ctx, auth, fileId, { uploaderOnly: options.ownerOnly });
   const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
-  const lower = file.filename.toLowerCase();
+  return { file, text: await textOfStoredFile(file, buffer, options.raw) };
+}
+
+/** Whether a file is read as raw CSV text when `raw` is asked (the Q/A import and its preview). */
+export const isRawCsv = (file: Pick<StoredFile, 'filename'>, raw: boolean | undefined): boolean => Boolean(raw) && file.filename.toLowerCase().endsWith('.csv');
+
+/** The text of a stored file's bytes (readStoredFile): 400 when it has none. */
+export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'contentType'>, buffer: Buffer, raw?: boolean): Promise<string> {
   // CSV for Q/A import is read as it is; otherwise the parser's Markdown rendering is used.
   const text = withoutNul(
-    options.raw && lower.endsWith('.csv') ? decodeText(buffer, file.filename) : (await extractText({ buffer, filename: file.filename, mimetype: file.contentType })).text,
+    isRawCsv(file, raw) ? decodeText(buffer, file.filename) : (await extractText({ buffer, filename: file.filename, mimetype: file.contentType })).text,
   );
   if (!text.trim()) throw Errors.missingParams(`File ${file.filename} contains no text`);
-  return { file, text };
+  return text;
 }
 
 /**
@@ -77,9 +84,18 @@ export async function readStoredFile(
  * `index,content` header becomes an item) — unless it is exactly that template header.
  */
 export function csvToQa(text: string): { q: string; a: string }[] {
-  const rows = parseCsv(text.replace(/^\uFEFF/, ''));
+  return qaFromRows(parseCsv(text.replace(/^\uFEFF/, '')));
+}
+
+/** csvToQa on rows already parsed. */
+export function qaFromRows(rows: string[][]): { q: string; a: string }[] {
   if (rows.length === 0) throw Errors.missingParams('The CSV file has no rows');
   if (!rows.some((row) => row.length >= 2)) throw Errors.missingParams('The CSV file needs two columns: q (column 1) and a (column 2)');
+  return qaItemsOf(rows);
+}
+
+/** Rows as Q/A items, without the file-wide checks of qaFromRows (rows of a file's beginning). */
+export function qaItemsOf(rows: string[][]): { q: string; a: string }[] {
   const [first] = rows;
   const start = first && first[0]?.trim() === 'index' && first[1]?.trim() === 'content' ? 1 : 0;
   return rows

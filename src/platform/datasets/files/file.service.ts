@@ -1,14 +1,15 @@
-import { splitText } from '../../../domain/text-splitter.js';
 import { Errors } from '../../../infra/errors.js';
 import { isObjectIdHex } from '../../../infra/mongo.js';
 import { sniffContentType } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
-import { csvToQa, readLink, readStoredFile } from '../collections/collection-sources.js';
+import { csvToQa, findUsableFile, readLink, readStoredFile, textOfStoredFile } from '../collections/collection-sources.js';
 import type { DatasetsContext } from '../context.js';
 import type { BucketName } from './file.repo.js';
 import { rasterImageType, servedAs, textEncodingOf } from './served-type.js';
 import { fileReadUrl, signFileToken, verifyFileToken } from './file-token.js';
 import type { UploadedFile } from './multipart.js';
+import { PREVIEW_CHUNK_COUNT, previewChunks as previewChunksOf } from './preview-chunks.js';
+import { previewFromFileStart } from './preview-file.js';
 
 const MAX_BASE64_CHARS = 12 * 1024 * 1024;
 /** An image is stored in one document (MongoDB's limit: 16 MB); the base64 cap above decodes to 9 MB. */
@@ -91,14 +92,27 @@ export function createFileService(ctx: DatasetsContext) {
     return { previewContent: text.slice(0, 3000), totalLength: text.length };
   }
 
+  /**
+   * The first chunks of a source as its import would cut them (first Q/A rows for a Q/A import),
+   * from as little of it as gives the same ones: a text or CSV file's first bytes
+   * (preview-file.ts), else the whole text, split from a prefix (preview-chunks.ts).
+   */
   async function previewChunks(
     auth: AuthContext,
     input: { type: SourceType; sourceId: string; chunkSize: number; overlapRatio: number; customSplitChar?: string; selector?: string; isQAImport?: boolean },
   ) {
-    const text = await sourceText(auth, input);
-    if (input.isQAImport) return csvToQa(text).slice(0, 5);
-    const { chunks } = splitText({ text, chunkLen: input.chunkSize, overlapRatio: input.overlapRatio, customReg: input.customSplitChar ? [input.customSplitChar] : [] });
-    return chunks.slice(0, 5).map((q) => ({ q, a: '' }));
+    const options = { chunkLen: input.chunkSize, overlapRatio: input.overlapRatio, customReg: input.customSplitChar ? [input.customSplitChar] : [] };
+    let text: string;
+    if (input.type === 'fileLocal') {
+      if (!isObjectIdHex(input.sourceId)) throw Errors.missingParams("Invalid field 'sourceId': expected a 24-character hex file id");
+      const file = await findUsableFile(ctx, auth, input.sourceId, { uploaderOnly: true });
+      const buffer = await files.readBuffer('dataset', input.sourceId);
+      const fromStart = previewFromFileStart(file, buffer, { ...options, isQAImport: input.isQAImport });
+      if (fromStart) return fromStart;
+      text = await textOfStoredFile(file, buffer, input.isQAImport);
+    } else text = (await readLink(ctx, input.sourceId, input.selector)).text;
+    if (input.isQAImport) return csvToQa(text).slice(0, PREVIEW_CHUNK_COUNT);
+    return previewChunksOf(text, options).map((q) => ({ q, a: '' }));
   }
 
   async function urlFetch(urlList: string[], selector?: string) {
