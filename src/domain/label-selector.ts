@@ -2,7 +2,8 @@
  * Kubernetes label-selector syntax (`a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`,
  * `a>1`, `a<1`; comma = AND), parsed and evaluated without I/O. The grammar and the matching
  * rules follow apimachinery's `labels.Parse`: a `!=`/`notin` requirement also matches objects
- * that lack the key, and `in ()` means "the value is the empty string".
+ * that lack the key, and `in ()` means "the value is the empty string". `>`/`<` compare 64-bit
+ * integers (`parseInt64`); `compileSelector` parses their bounds once for many objects.
  */
 export type SelectorOperator = 'in' | 'notin' | 'exists' | 'notexists' | 'gt' | 'lt';
 
@@ -52,6 +53,27 @@ function tokenize(input: string): Token[] {
   }
   tokens.push({ kind: 'end', text: '' });
   return tokens;
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+/** Digits of the largest 64-bit integer: what a bound may hold after its leading zeros. */
+const INT64_DIGITS = 19;
+
+/**
+ * A `>`/`<` bound, or the label value it is compared with, as the reference reads both (Go's
+ * `strconv.ParseInt(text, 10, 64)`): a decimal integer within 64 bits, else null (a bound is then
+ * an invalid selector, a label value matches nothing). Never parses more than 19 digits.
+ */
+export function parseInt64(text: string): bigint | null {
+  if (!/^-?\d+$/.test(text)) return null;
+  const negative = text.charCodeAt(0) === 45;
+  let start = negative ? 1 : 0;
+  while (start < text.length - 1 && text.charCodeAt(start) === 48) start++;
+  if (text.length - start > INT64_DIGITS) return null;
+  const value = BigInt(text.slice(start));
+  const signed = negative ? -value : value;
+  return signed < INT64_MIN || signed > INT64_MAX ? null : signed;
 }
 
 const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
@@ -137,7 +159,9 @@ class Parser {
       case '<': {
         this.next();
         const bound = this.next();
-        if (bound.kind !== 'id' || !/^-?\d+$/.test(bound.text)) throw new Error(`'${op.kind}' needs an integer value, found '${bound.text}'`);
+        if (bound.kind !== 'id' || parseInt64(bound.text) === null) {
+          throw new Error(`'${op.kind}' needs a 64-bit integer value, found '${bound.text.length > 32 ? `${bound.text.slice(0, 32)}…` : bound.text}'`);
+        }
         return { key, operator: op.kind === '>' ? 'gt' : 'lt', values: [bound.text] };
       }
       default:
@@ -199,15 +223,31 @@ export function matchesRequirement(requirement: Requirement, labels: Readonly<Re
     case 'notin':
       return !has || !requirement.values.includes(value as string);
     case 'gt':
-    case 'lt': {
-      if (!has || !/^-?\d+$/.test(value as string)) return false;
-      const actual = BigInt(value as string);
-      const bound = BigInt(requirement.values[0] as string);
-      return requirement.operator === 'gt' ? actual > bound : actual < bound;
-    }
+    case 'lt':
+      return has && compares(requirement.operator, value as string, parseInt64(requirement.values[0] as string));
   }
+}
+
+function compares(operator: 'gt' | 'lt', value: string, bound: bigint | null): boolean {
+  if (bound === null) return false;
+  const actual = parseInt64(value);
+  return actual !== null && (operator === 'gt' ? actual > bound : actual < bound);
 }
 
 export function matchesSelector(requirements: readonly Requirement[], labels: Readonly<Record<string, string>>): boolean {
   return requirements.every((requirement) => matchesRequirement(requirement, labels));
+}
+
+/**
+ * The requirements as one test of label sets, for one selector over many objects: each `>`/`<`
+ * bound is parsed once here, not once per object.
+ */
+export function compileSelector(requirements: readonly Requirement[]): (labels: Readonly<Record<string, string>>) => boolean {
+  const tests = requirements.map((requirement): ((labels: Readonly<Record<string, string>>) => boolean) => {
+    if (requirement.operator !== 'gt' && requirement.operator !== 'lt') return (labels) => matchesRequirement(requirement, labels);
+    const { key, operator } = requirement;
+    const bound = parseInt64(requirement.values[0] as string);
+    return (labels) => Object.hasOwn(labels, key) && compares(operator, labels[key] as string, bound);
+  });
+  return (labels) => tests.every((test) => test(labels));
 }

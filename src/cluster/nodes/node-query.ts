@@ -1,4 +1,5 @@
-import { matchesSelector, parseSelector, type Requirement } from '../../domain/label-selector.js';
+import { compileSelector, parseSelector, type Requirement } from '../../domain/label-selector.js';
+import { Errors } from '../../infra/errors.js';
 import { escapeRegex } from '../../infra/mongo.js';
 
 /**
@@ -24,6 +25,16 @@ export interface NodeListPlan {
   /** A filter that can never match a node (e.g. ownerKind): skip the database. */
   matchesNothing: boolean;
 }
+
+/**
+ * Requirements one selector may hold (not in the reference). Each is evaluated per node (a
+ * `>`/`<` one in code); 2,300 of them cost about 0.7 s per 1,000 nodes. Real selectors hold a few.
+ */
+export const MAX_SELECTOR_REQUIREMENTS = 64;
+
+/** A selector over the limit: 400 Status naming the parameter. */
+const tooManyRequirements = (parameter: string, count: number) =>
+  Errors.k8s(400, 'BadRequest', `${parameter}: ${count} requirements, at most ${MAX_SELECTOR_REQUIREMENTS} are allowed`);
 
 const first = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
 const last = (value: QueryValue) => (Array.isArray(value) ? value[value.length - 1] : value);
@@ -82,19 +93,20 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
   const clauses: MongoFilter[] = [];
   const codeFilters: CodeFilter[] = [];
   let matchesNothing = false;
-  const addSelector = (text: string, target: 'labels' | 'annotations', invalidMatchesAll: boolean) => {
+  const addSelector = (parameter: string, text: string, target: 'labels' | 'annotations', invalidMatchesAll: boolean) => {
     const parsed = parseSelector(text);
     if (!parsed.ok) {
       // labelSelector: an unparseable selector is ignored; label/annotation filters then match nothing.
       if (!invalidMatchesAll) matchesNothing = true;
       return;
     }
+    if (parsed.requirements.length > MAX_SELECTOR_REQUIREMENTS) throw tooManyRequirements(parameter, parsed.requirements.length);
     const leftover = selectorClauses(parsed.requirements, target, clauses);
     if (leftover.length > 0) codeFilters.push({ target, requirements: leftover });
   };
 
   const selector = first(query.labelSelector);
-  if (selector) addSelector(selector, 'labels', true);
+  if (selector) addSelector('labelSelector', selector, 'labels', true);
 
   for (const [key, raw] of Object.entries(query)) {
     const value = last(raw);
@@ -113,10 +125,10 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
         clauses.push({ status: value });
         break;
       case 'label':
-        addSelector(value, 'labels', false);
+        addSelector('label', value, 'labels', false);
         break;
       case 'annotation':
-        addSelector(value, 'annotations', false);
+        addSelector('annotation', value, 'annotations', false);
         break;
       case 'alias':
         if (value !== '') clauses.push({ alias: { $regex: escapeRegex(value) } });
@@ -153,9 +165,14 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
  * dotted label keys).
  */
 export function compileCodeFilters(codeFilters: readonly CodeFilter[]): (node: { labelPairs: string[]; annotationPairs?: string[] }) => boolean {
-  const compiled = codeFilters.map(({ target, requirements }) => ({ target, requirements, keys: [...new Set(requirements.map((requirement) => requirement.key))] }));
+  // Each selector compiled once (its `>`/`<` bounds parsed once), not per node.
+  const compiled = codeFilters.map(({ target, requirements }) => ({
+    target,
+    matches: compileSelector(requirements),
+    keys: [...new Set(requirements.map((requirement) => requirement.key))],
+  }));
   return (node) =>
-    compiled.every(({ target, requirements, keys }) => {
+    compiled.every(({ target, matches, keys }) => {
       // Null prototype: an own property per pair, as Object.fromEntries makes (later pairs win).
       const map: Record<string, string> = Object.create(null);
       for (const pair of target === 'labels' ? node.labelPairs : (node.annotationPairs ?? [])) {
@@ -166,6 +183,6 @@ export function compileCodeFilters(codeFilters: readonly CodeFilter[]): (node: {
           else if (pair.length === key.length + 1) map[key] = pair; // no '=' at all: splitPair drops the last character
         }
       }
-      return matchesSelector(requirements, map);
+      return matches(map);
     });
 }
