@@ -140,7 +140,8 @@ export const envSchema = z.object({
 
   // Cluster API (KubeSphere)
   CLUSTER_JWT_SECRET: z.string().min(16).optional(),
-  CLUSTER_ADMIN_PASSWORD: z.string().min(1).optional(),
+  // A longer password could never be used: cluster logins refuse credentials over 256 characters.
+  CLUSTER_ADMIN_PASSWORD: z.string().min(1).max(256).optional(),
   OAUTH_CLIENTS: oauthClients.optional(),
   /** Absolute URIs (or origins) /oauth/logout may redirect to besides this service's own host. */
   OAUTH_LOGOUT_REDIRECT_URIS: absoluteHttpUrls.default([]),

@@ -35,6 +35,8 @@ describe('loadConfig', () => {
     [{ TRUST_PROXY: 'my-proxy' }, 'TRUST_PROXY'],
     [{ HSTS_MAX_AGE_SECONDS: '-1' }, 'HSTS_MAX_AGE_SECONDS'],
     [{ COOKIE_SECURE: 'sometimes' }, 'COOKIE_SECURE'],
+    // Cluster logins refuse longer credentials: such an admin password could never be used.
+    [{ CLUSTER_ADMIN_PASSWORD: 'P@88w0rd'.repeat(33) }, 'CLUSTER_ADMIN_PASSWORD'],
   ])('rejects %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(name));
