@@ -255,6 +255,21 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
       return waiting;
     },
 
+    /**
+     * Teams whose counts show queued items (a hint for sharing the worker between teams, not a
+     * truth: items queued before counting began show nowhere, and items that gave up still count).
+     * One read of the count documents; nothing is recounted.
+     */
+    async queuedTeams(): Promise<string[]> {
+      const docs = (await col.find({}).toArray()) as CountDoc[];
+      const teams = new Set<string>();
+      for (const own of groupBy(docs, (doc) => doc.datasetId.toHexString()).values()) {
+        const teamId = own[0]!.teamId.toHexString();
+        if (!teams.has(teamId) && summarise(own).counts.entries().some((entry) => entry.n > 0)) teams.add(teamId);
+      }
+      return [...teams].sort();
+    },
+
     /** Forgets deleted datasets' counts (their queue items went with them). */
     async dropDatasets(teamId: string, datasetIds: string[]): Promise<void> {
       await deleteEach(col, datasetIds.map((datasetId) => ({ teamId: oid(teamId), datasetId: oid(datasetId) })));

@@ -12,6 +12,17 @@ const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
 const QUEUE_LIVE_BEFORE = new Date('2040-01-01T00:00:00Z');
 /** lockTime of an item queued and never failed (or unlocked again). */
 const QUEUED_AT = new Date('2000-01-01T00:00:00Z');
+/**
+ * Teams whose queued items one claim reads (one read each, in turn), before it fills what is left
+ * of the batch from the head of the queue. One team's large import no longer holds every other
+ * team's items back until it is trained.
+ */
+const TEAMS_PER_CLAIM = 8;
+/**
+ * The teams with queued items (from the queue's counts) are read again this often, not per claim;
+ * sooner when this process queues items of a team they lack, or a claim meets one.
+ */
+const QUEUED_TEAMS_TTL_MS = 15_000;
 
 interface TrainingDoc {
   _id: ObjectId;
@@ -147,16 +158,85 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     return candidates.filter((doc) => !doc.sourceId || !queued.has(doc.sourceId.toHexString()));
   }
   /**
-   * Items claimable at `expired` (their lock window over): failed items whose backoff ran out,
-   * then items never failed. Both reads are equalities FerretDB filters in PostgreSQL, and the
-   * second one's limit with them, so a claim no longer reads the whole queue.
+   * Whose turn it is, per process: the teams the counts show with queued items (sorted; read
+   * every QUEUED_TEAMS_TTL_MS, and again at the next claim when a team they lack queues items
+   * here or is met at the head of the queue), those found with nothing claimable since the last
+   * full read (skipped), those met at the head but not in the counts (not read again for them),
+   * and the last team a claim took items of (the next claim starts after it).
+   */
+  const turns = { teams: [] as string[], readAt: Number.NEGATIVE_INFINITY, reread: false, dry: new Set<string>(), unlisted: new Set<string>(), last: '' };
+  /** Items of these teams were queued by this process. */
+  function queuedBy(teamIds: Iterable<string>) {
+    for (const team of teamIds) {
+      turns.dry.delete(team);
+      if (!turns.teams.includes(team)) turns.reread = true;
+    }
+  }
+  /** Items of these teams were found at the head of the queue. */
+  function metAtHead(teamIds: Iterable<string>) {
+    for (const team of teamIds) {
+      if (turns.teams.includes(team) || turns.unlisted.has(team)) continue;
+      turns.unlisted.add(team);
+      turns.reread = true;
+    }
+  }
+  async function teamsInTurn(): Promise<string[]> {
+    const clock = Date.now();
+    const expired = clock - turns.readAt >= QUEUED_TEAMS_TTL_MS || clock < turns.readAt;
+    if (expired || turns.reread) {
+      turns.reread = false;
+      // A hint: without it claims fall back to the queue's order, as before.
+      turns.teams = await counts.queuedTeams().catch((error: unknown) => {
+        onCountError(error);
+        return [];
+      });
+      if (expired) {
+        turns.readAt = clock;
+        turns.dry.clear();
+        turns.unlisted.clear();
+      }
+    }
+    const live = turns.teams.filter((team) => !turns.dry.has(team));
+    const next = live.findIndex((team) => team > turns.last);
+    return next <= 0 ? live : [...live.slice(next), ...live.slice(0, next)];
+  }
+  /**
+   * Never-failed items, teams in turn: up to TEAMS_PER_CLAIM teams with queued items, from the
+   * one after the team the last claim ended with, each giving what is left of `limit` (an equality
+   * read on team and lockTime, which FerretDB filters in PostgreSQL, limit included); then the
+   * rest from the head of the queue (teams the counts do not show, such as items queued before
+   * counting began).
+   */
+  async function freshInTurn(limit: number): Promise<TrainingDoc[]> {
+    const found = new Map<string, TrainingDoc>();
+    for (const team of (await teamsInTurn()).slice(0, TEAMS_PER_CLAIM)) {
+      if (found.size >= limit) break;
+      const docs = await col.find({ teamId: oid(team), lockTime: QUEUED_AT }).limit(limit - found.size).toArray();
+      if (docs.length === 0) turns.dry.add(team);
+      else turns.last = team;
+      for (const doc of docs) found.set(doc._id.toHexString(), doc);
+    }
+    if (found.size < limit) {
+      const head = await col.find({ lockTime: QUEUED_AT }).limit(limit).toArray();
+      metAtHead(new Set(head.map((doc) => doc.teamId.toHexString())));
+      for (const doc of head) {
+        if (found.size >= limit) break;
+        found.set(doc._id.toHexString(), doc);
+      }
+    }
+    return [...found.values()];
+  }
+  /**
+   * Items claimable at `expired` (their lock window over): failed items whose backoff ran out
+   * (read by their flags, at most `limit`), then never-failed items, teams in turn. Every read is
+   * bounded; FerretDB filters the equalities in PostgreSQL (the backoff's range among the
+   * retrying items only).
    */
   async function claimable(expired: Date, limit: number): Promise<TrainingDoc[]> {
-    const retrying = await col.find({ failed: true, stopped: false }).toArray();
-    const due = retrying.filter((doc) => doc.lockTime <= expired).slice(0, limit);
+    const due = await col.find({ failed: true, stopped: false, lockTime: { $lte: expired } }).limit(limit).toArray();
     if (due.length >= limit || QUEUED_AT > expired) return due;
     const known = new Set(due.map((doc) => doc._id.toHexString()));
-    const fresh = await col.find({ lockTime: QUEUED_AT }).limit(limit).toArray();
+    const fresh = await freshInTurn(limit - due.length);
     return [...due, ...fresh.filter((doc) => !known.has(doc._id.toHexString()))].slice(0, limit);
   }
   /**
@@ -172,6 +252,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
   return {
     async insertMany(items: NewTraining[]): Promise<number> {
       if (items.length === 0) return 0;
+      queuedBy(new Set(items.map((item) => item.teamId)));
       let inserted = items.length;
       try {
         await col.insertMany(items.map(toDoc) as TrainingDoc[], { ordered: true });
@@ -193,6 +274,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     async insertRebuild(item: NewTraining & { dataId: string }, vectorIds: string[]): Promise<boolean> {
       const _id = derivedId(oid(item.dataId), `rebuild\u0000${item.model}\u0000${vectorIds.join('\u0000')}`);
       const inserted = await insertManyNew(col, [{ ...toDoc(item), _id }] as TrainingDoc[]);
+      queuedBy([item.teamId]);
       await counts.record([change(item, inserted)]);
       return inserted === 1;
     },
@@ -210,6 +292,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
           _id: derivedId(sourceId, `${item.q}\u0000${item.a}`),
         })) as TrainingDoc[],
       );
+      queuedBy([source.teamId]);
       // One push's items share a model (the dataset's vector model), not the source's (an LLM).
       if (items[0]) await counts.record([change({ ...source, model: items[0].model }, inserted)]);
       return inserted;
@@ -224,9 +307,10 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
       return doc ? (doc.qaPairs ?? pairs) : null;
     },
     /**
-     * Claims up to `limit` items for `owner` in one go: candidates are read once, then claimed
-     * with one insertMany (another worker may win some). Items sharing the first candidate's
-     * mode class and model form the batch; items whose source item is still queued wait.
+     * Claims up to `limit` items for `owner` in one go: candidates are read once (retries due,
+     * then teams in turn: claimable), then claimed with one insertMany (another worker may win
+     * some). Items sharing the first candidate's mode class and model form the batch; items whose
+     * source item is still queued wait.
      */
     async claimBatch(now: Date, lockMs: number, limit: number, owner = 'anonymous'): Promise<TrainingRecord[]> {
       const expired = new Date(now.getTime() - lockMs);
