@@ -6,7 +6,7 @@ import type { DatasetRecord } from '../datasets/dataset.repo.js';
 import { type PushItem, type PushResult, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
 import type { NewCollection, TrainingMode } from './collection.repo.js';
 import type { ChunkSettings } from './collection.schema.js';
-import { csvToQa, hashText, pageSelectorOf, readLink, readStoredFile } from './collection-sources.js';
+import { hashText, pageSelectorOf, readLink, readStoredFile, readStoredQa } from './collection-sources.js';
 
 export interface ImportResult {
   collectionId: string;
@@ -154,8 +154,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
 
   async function fromCsv(auth: AuthContext, input: { datasetId: string; fileId: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
-    const { file, text } = await readStoredFile(ctx, auth, input.fileId, { raw: true });
-    const rows = csvToQa(text);
+    const { file, rows } = await readStoredQa(ctx, auth, input.fileId);
     return createWithItems(
       auth,
       dataset,

@@ -1,18 +1,18 @@
 import { createHash } from 'node:crypto';
 import { Errors, isAppError } from '../../../infra/errors.js';
-import { parseCsv } from '../../../infra/csv.js';
 import { htmlToMarkdownBounded } from '../../../infra/html-to-markdown.js';
 import { safeFetch } from '../../../infra/outbound-fetch.js';
 import { decodeText, extractText } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
 import type { DatasetsContext } from '../context.js';
 import type { StoredFile } from '../files/file.repo.js';
+import { CSV_INLINE_MAX_BYTES, decodedFormatOf, readCsvInWorker } from '../files/csv-read.js';
+import { csvToQa, withoutNul } from './source-text.js';
+
+export { csvToQa, qaFromRows, qaItemsOf, withoutNul } from './source-text.js';
 
 export const hashText = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** Text from outside (pages, files, file names) loses NUL characters before it is stored: PostgreSQL-backed stores refuse them. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: removing NUL is the point
-export const withoutNul = (text: string): string => text.replace(/\u0000/g, '');
 
 /** The CSS selector a link collection's metadata names, if it is text (metadata is user data). */
 export const pageSelectorOf = (metadata: Record<string, unknown> | undefined): string | undefined =>
@@ -68,38 +68,36 @@ export async function readStoredFile(
 /** Whether a file is read as raw CSV text when `raw` is asked (the Q/A import and its preview). */
 export const isRawCsv = (file: Pick<StoredFile, 'filename'>, raw: boolean | undefined): boolean => Boolean(raw) && file.filename.toLowerCase().endsWith('.csv');
 
-/** The text of a stored file's bytes (readStoredFile): 400 when it has none. */
+/**
+ * The text of a stored file's bytes (readStoredFile): 400 when it has none. A CSV file past
+ * CSV_INLINE_MAX_BYTES is parsed in a worker thread (files/csv-read.ts).
+ */
 export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'contentType'>, buffer: Buffer, raw?: boolean): Promise<string> {
+  const { filename, contentType } = file;
+  const inWorker = !isRawCsv(file, raw) && decodedFormatOf(file) === 'csv' && buffer.length > CSV_INLINE_MAX_BYTES;
   // CSV for Q/A import is read as it is; otherwise the parser's Markdown rendering is used.
   const text = withoutNul(
-    isRawCsv(file, raw) ? decodeText(buffer, file.filename) : (await extractText({ buffer, filename: file.filename, mimetype: file.contentType })).text,
+    isRawCsv(file, raw)
+      ? decodeText(buffer, filename)
+      : inWorker
+        ? await readCsvInWorker({ mode: 'text', bytes: buffer, filename, contentType })
+        : (await extractText({ buffer, filename, mimetype: contentType })).text,
   );
-  if (!text.trim()) throw Errors.missingParams(`File ${file.filename} contains no text`);
+  if (!text.trim()) throw Errors.missingParams(`File ${filename} contains no text`);
   return text;
 }
 
 /**
- * CSV rows → Q/A items: column 1 is q, column 2 is a, later columns are ignored, empty rows
- * dropped. The header row is imported as data, as the reference does (its template's
- * `index,content` header becomes an item) — unless it is exactly that template header.
+ * The Q/A rows of an uploaded file the caller may use (the CSV import): csvToQa of its raw text
+ * (a .csv) or of its extracted text; a text or CSV file past CSV_INLINE_MAX_BYTES is read and
+ * parsed in a worker thread (files/csv-read.ts).
  */
-export function csvToQa(text: string): { q: string; a: string }[] {
-  return qaFromRows(parseCsv(text.replace(/^\uFEFF/, '')));
-}
-
-/** csvToQa on rows already parsed. */
-export function qaFromRows(rows: string[][]): { q: string; a: string }[] {
-  if (rows.length === 0) throw Errors.missingParams('The CSV file has no rows');
-  if (!rows.some((row) => row.length >= 2)) throw Errors.missingParams('The CSV file needs two columns: q (column 1) and a (column 2)');
-  return qaItemsOf(rows);
-}
-
-/** Rows as Q/A items, without the file-wide checks of qaFromRows (rows of a file's beginning). */
-export function qaItemsOf(rows: string[][]): { q: string; a: string }[] {
-  const [first] = rows;
-  const start = first && first[0]?.trim() === 'index' && first[1]?.trim() === 'content' ? 1 : 0;
-  return rows
-    .slice(start)
-    .map((row) => ({ q: (row[0] ?? '').trim(), a: (row[1] ?? '').trim() }))
-    .filter((row) => row.q || row.a);
+export async function readStoredQa(ctx: DatasetsContext, auth: AuthContext, fileId: string): Promise<{ file: StoredFile; rows: { q: string; a: string }[] }> {
+  const file = await findUsableFile(ctx, auth, fileId);
+  const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
+  if (decodedFormatOf(file) && buffer.length > CSV_INLINE_MAX_BYTES) {
+    const rows = await readCsvInWorker({ mode: 'qa', raw: isRawCsv(file, true), bytes: buffer, filename: file.filename, contentType: file.contentType });
+    return { file, rows };
+  }
+  return { file, rows: csvToQa(await textOfStoredFile(file, buffer, true)) };
 }

@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
-import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { csvRowsToMarkdownTable } from '../../../infra/csv.js';
 import { decodeText } from '../../../infra/text-extract.js';
 import { isRawCsv, qaItemsOf, withoutNul } from '../collections/collection-sources.js';
+import { decodedFormatOf } from './csv-read.js';
 import type { StoredFile } from './file.repo.js';
 import { firstChunks, PREVIEW_CHUNK_COUNT, type PreviewSplitOptions, settlingLength } from './preview-chunks.js';
 
@@ -21,19 +21,6 @@ import { firstChunks, PREVIEW_CHUNK_COUNT, type PreviewSplitOptions, settlingLen
 
 /** Bytes read first: at least this, and twice the characters the split first tries. */
 const FIRST_READ_BYTES = 64 * 1024;
-
-type HeadFormat = 'text' | 'csv';
-
-/** The formats text-extract.ts reads by decoding alone: by extension, or by type when the name has none. */
-function headFormatOf(file: Pick<StoredFile, 'filename' | 'contentType'>): HeadFormat | undefined {
-  const extension = path.extname(file.filename).slice(1).toLowerCase();
-  if (['txt', 'text', 'md', 'markdown'].includes(extension)) return 'text';
-  if (extension === 'csv') return 'csv';
-  if (extension) return undefined;
-  const type = file.contentType.split(';')[0]!.trim().toLowerCase();
-  if (['text/plain', 'text/markdown', 'text/x-markdown'].includes(type)) return 'text';
-  return type === 'text/csv' ? 'csv' : undefined;
-}
 
 /** Control characters other than tab/newline/CR/form feed (text-extract.ts refuses text with more than 5%). */
 function controlRatio(text: string): number {
@@ -128,7 +115,7 @@ export function previewFromFileStart(
   input: FilePreviewInput,
   count = PREVIEW_CHUNK_COUNT,
 ): { q: string; a: string }[] | undefined {
-  const format = headFormatOf(file);
+  const format = decodedFormatOf(file);
   const raw = isRawCsv(file, input.isQAImport);
   // A CSV named by its type alone and read as Q/A: the Q/A rows of its Markdown table (rare; whole).
   if (!format || (format === 'csv' && input.isQAImport && !raw)) return undefined;

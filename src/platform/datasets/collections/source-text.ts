@@ -1,0 +1,36 @@
+/**
+ * Pure helpers over the text of a source (no I/O, few imports: the CSV worker thread loads them):
+ * NUL removal, and CSV rows as Q/A items.
+ */
+import { parseCsv } from '../../../infra/csv.js';
+import { Errors } from '../../../infra/errors.js';
+
+/** Text from outside (pages, files, file names) loses NUL characters before it is stored: PostgreSQL-backed stores refuse them. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: removing NUL is the point
+export const withoutNul = (text: string): string => text.replace(/\u0000/g, '');
+
+/**
+ * CSV rows → Q/A items: column 1 is q, column 2 is a, later columns are ignored, empty rows
+ * dropped. The header row is imported as data, as the reference does (its template's
+ * `index,content` header becomes an item) — unless it is exactly that template header.
+ */
+export function csvToQa(text: string): { q: string; a: string }[] {
+  return qaFromRows(parseCsv(text.replace(/^\uFEFF/, '')));
+}
+
+/** csvToQa on rows already parsed. */
+export function qaFromRows(rows: string[][]): { q: string; a: string }[] {
+  if (rows.length === 0) throw Errors.missingParams('The CSV file has no rows');
+  if (!rows.some((row) => row.length >= 2)) throw Errors.missingParams('The CSV file needs two columns: q (column 1) and a (column 2)');
+  return qaItemsOf(rows);
+}
+
+/** Rows as Q/A items, without the file-wide checks of qaFromRows (rows of a file's beginning). */
+export function qaItemsOf(rows: string[][]): { q: string; a: string }[] {
+  const [first] = rows;
+  const start = first && first[0]?.trim() === 'index' && first[1]?.trim() === 'content' ? 1 : 0;
+  return rows
+    .slice(start)
+    .map((row) => ({ q: (row[0] ?? '').trim(), a: (row[1] ?? '').trim() }))
+    .filter((row) => row.q || row.a);
+}

@@ -1,0 +1,22 @@
+/** Worker-thread entry of csv-read.ts: reads one CSV file (as text-extract.ts does) and posts the result. */
+import { parentPort, workerData } from 'node:worker_threads';
+import { Errors, isAppError } from '../../../infra/errors.js';
+import { decodeText, extractText } from '../../../infra/text-extract.js';
+import { csvToQa, withoutNul } from '../collections/source-text.js';
+import type { CsvJob } from './csv-read.js';
+
+const job = workerData as CsvJob;
+// A Buffer arrives as a plain Uint8Array.
+const buffer = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
+
+async function read(): Promise<string | { q: string; a: string }[]> {
+  if (job.mode === 'text') return (await extractText({ buffer, filename: job.filename, mimetype: job.contentType })).text;
+  const text = withoutNul(job.raw ? decodeText(buffer, job.filename) : (await extractText({ buffer, filename: job.filename, mimetype: job.contentType })).text);
+  if (!text.trim()) throw Errors.missingParams(`File ${job.filename} contains no text`);
+  return csvToQa(text);
+}
+
+read().then(
+  (result) => parentPort?.postMessage({ result }),
+  (error: unknown) => parentPort?.postMessage({ error: error instanceof Error ? error.message : String(error), invalidInput: isAppError(error) }),
+);
