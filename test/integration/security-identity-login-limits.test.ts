@@ -109,12 +109,23 @@ describe('cluster password grant and HTTP Basic under 60 parallel wrong password
     expect(account?.state).toBe('AuthLimitExceeded');
   });
 
-  it('an unknown name answers as a wrong password, and its guesses are limited like an account', async () => {
-    const grant = (password: string) => postToken(t.app, { ...CLIENT, grant_type: 'password', username: 'nobody-here', password });
-    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => grant(`Wrong-pass${i}`)));
-    // Same answer as a real account's wrong password (the decoy check makes it as slow, too).
-    expect(responses.every((response) => response.statusCode === 400 && response.json().error_description === 'incorrect password')).toBe(true);
-    expect(await t.app.mongo.db.collection('cluster_login_attempts').countDocuments({ key: 'unknown:nobody-here' })).toBe(10);
+  it('an unknown name answers as a wrong password, and its guesses are limited by the client address', async () => {
+    const grant = (password: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ ...CLIENT, grant_type: 'password', username: 'nobody-here', password }).toString(),
+        remoteAddress: '10.60.0.1',
+      });
+    const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => grant(`Wrong-pass${i}`)));
+    const counts = tally(responses.map((response) => response.statusCode));
+    // Same answer as a real account's wrong password (the decoy check makes it as slow, too), up
+    // to the address's 30 checks; the name itself is not stored.
+    expect(counts).toEqual({ 400: 30, 429: 10 });
+    expect(responses.filter((response) => response.statusCode === 400).every((response) => response.json().error_description === 'incorrect password')).toBe(true);
+    expect(await t.app.mongo.db.collection('cluster_login_attempts').countDocuments({ key: 'ip:10.60.0.1' })).toBe(30);
+    expect(await t.app.mongo.db.collection('cluster_login_attempts').countDocuments({ key: { $regex: 'nobody-here' } })).toBe(0);
   });
 
   it('HTTP Basic on /kapis: at most 10 checks, every refusal a 401 Status', async () => {
