@@ -51,6 +51,12 @@ interface Piece {
 /** Newlines inside code fences become this private-use character so fences are never cut at line steps. */
 const CODE_NEWLINE = '\uE000';
 const MIN_EMIT_AT_STRUCTURE = 30;
+/**
+ * A heading prefixes every chunk of its section only up to this many characters (or the chunk
+ * length, when longer); a longer one is cut like text: repeated whole, a 100 KB heading over
+ * 100 KB of text made 125 M characters of chunks.
+ */
+const MAX_REPEATED_TITLE = 200;
 
 const escapeLiteral = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -179,9 +185,10 @@ class Splitter {
         carry = whole;
         return;
       }
-      const inner = this.recurse(piece.text, stepIndex + 1);
+      const repeatTitle = piece.title.length <= Math.max(MAX_REPEATED_TITLE, this.chunkLen);
+      const inner = this.recurse(repeatTitle ? piece.text : piece.title + piece.text, stepIndex + 1);
       inner.forEach((chunk, at) => {
-        chunks.push((at === 0 ? carry : '') + piece.title + chunk);
+        chunks.push((at === 0 ? carry : '') + (repeatTitle ? piece.title : '') + chunk);
       });
       carry = '';
     });

@@ -68,6 +68,21 @@ describe('splitText: markdown headings', () => {
     for (const heading of headings) expect(joined).toContain(heading);
   });
 
+  it('repeats a heading on every chunk of its section only while it is short; a longer one is cut like text', () => {
+    const long = `# ${'heading words '.repeat(2000)}`;
+    const body = sentences(400);
+    const { chunks, chars } = splitText({ text: `${long}\n${body}`, chunkLen: 100 });
+    // Nothing is lost, and the heading is not copied into each of the ~150 chunks of its section.
+    expect(chars).toBeLessThan(3 * (long.length + body.length));
+    expect(chunks.filter((chunk) => chunk.startsWith('# heading words')).length).toBe(1);
+    const joined = chunks.join(' ');
+    for (const i of [0, 199, 399]) expect(joined).toContain(`Sentence ${i} goes here.`);
+    // A heading of ordinary length still leads every chunk of its section.
+    const short = splitText({ text: `# Short title\n${body}`, chunkLen: 100 });
+    expect(short.chunks.length).toBeGreaterThan(10);
+    expect(short.chunks.every((chunk) => chunk.startsWith('# Short title\n'))).toBe(true);
+  });
+
   it('nests four heading levels', () => {
     const text = `# A\n## B\n### C\n#### D\n${sentences(30)}`;
     const result = splitText({ text, chunkLen: 200 });
