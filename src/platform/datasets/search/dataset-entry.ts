@@ -63,6 +63,28 @@ export function changeSize(change: IndexChange): number {
 }
 
 /**
+ * Estimated memory of the index, for the per-process bound (dataset-index.ts): measured with
+ * 20,000 items (heap and array buffers after a collection) an item costs about 400 bytes
+ * (object, ids, map entries) plus ~20 bytes per character of q and a (the string and its share
+ * of the full-text postings; 17.6–22.5 measured) and ~130 per CJK character (each yields
+ * unigram and bigram terms: 105–127 measured); a vector its floats (dimensions rounded up to 8)
+ * plus ~150 bytes of ids and map entries. Growth slack of arrays is not counted.
+ */
+const ITEM_BYTES = 400;
+const CHAR_BYTES = 20;
+const WIDE_CHAR_BYTES = 130;
+const VECTOR_OVERHEAD_BYTES = 150;
+
+function textBytes(text: string): number {
+  let bytes = text.length * CHAR_BYTES;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x2e80) bytes += WIDE_CHAR_BYTES - CHAR_BYTES;
+  return bytes;
+}
+
+/** An item's estimated share of an entry's memory (the item and its full-text postings). */
+export const itemBytes = (item: IndexedItem): number => ITEM_BYTES + textBytes(item.q) + textBytes(item.a);
+
+/**
  * The in-memory search index of one dataset: its items with a BM25 inverted index, the vectors
  * of its current model, and (once a search needed them) its collections. No I/O here.
  */
@@ -84,6 +106,8 @@ export class DatasetEntry {
   stamp: string | undefined;
   /** When the log was last read to its end (process clock). */
   caughtUpAt = 0;
+  /** Estimated bytes of the items and their full-text postings, kept as items come and go. */
+  private itemsBytes = 0;
 
   constructor(
     readonly datasetId: string,
@@ -91,8 +115,22 @@ export class DatasetEntry {
   ) {}
 
   putItem(item: IndexedItem, tokens: readonly string[] = searchTokens(item.q, item.a)): void {
-    this.items.set(item._id, item);
+    this.restoreItem(item);
     this.text.put(item._id, tokens);
+  }
+
+  /** Sets an item whose full-text postings the text index holds already (a snapshot's). */
+  restoreItem(item: IndexedItem): void {
+    const previous = this.items.get(item._id);
+    if (previous) this.itemsBytes -= itemBytes(previous);
+    this.items.set(item._id, item);
+    this.itemsBytes += itemBytes(item);
+  }
+
+  /** Estimated memory this entry holds (items, full-text index, vectors): O(1). */
+  estimatedBytes(): number {
+    const vectors = this.vectors;
+    return this.itemsBytes + (vectors ? vectors.size * (vectors.stride * 4 + VECTOR_OVERHEAD_BYTES) : 0);
   }
 
   putVector(row: IndexedVector): void {
@@ -195,6 +233,8 @@ export class DatasetEntry {
   }
 
   private removeItem(id: string): void {
+    const previous = this.items.get(id);
+    if (previous) this.itemsBytes -= itemBytes(previous);
     this.items.delete(id);
     this.text.remove(id);
   }

@@ -10,7 +10,13 @@ import { openFromSnapshot, openFromSources } from './index-open.js';
 import type { IndexStore } from './index-store.repo.js';
 import type { VectorRepo, VectorRow } from './vector.repo.js';
 
-export type DatasetIndexOptions = Partial<CompactionOptions>;
+export type DatasetIndexOptions = Partial<CompactionOptions> & {
+  /** The bound on the estimated memory of the open indexes (DatasetEntry.estimatedBytes); default 1 GiB. */
+  maxBytes?: number;
+};
+
+/** SEARCH_INDEX_MAX_BYTES's default. */
+export const DEFAULT_SEARCH_INDEX_MAX_BYTES = 1024 ** 3;
 
 export interface DatasetIndexDeps {
   data: DataRepo;
@@ -48,7 +54,19 @@ export const CATCH_UP_MAX_AGE_MS = 60_000;
  *   from where this process stands: another replica's write is searchable here within a second;
  * - the index is opened from a stored snapshot plus the changes after it, and rebuilt from the
  *   data items only when there is none (an older deployment, a model switch nobody logged);
- *   a process holding the index writes the next snapshot once enough changed since the last.
+ *   a process holding the index writes the next snapshot once enough changed since the last;
+ * - the open indexes are bounded by their estimated memory (`maxBytes`): past it, the least
+ *   recently searched are dropped from `entries` (evicted). An evicted dataset is what a
+ *   dataset this process never opened is: its writes still go to the log (and apply to nothing
+ *   here), and its next search opens it again from the snapshot and the log, like another
+ *   replica would. Everything else keyed by dataset forgets nothing it needs: an open in flight
+ *   (`opening`, `pendingWrites`) is not in `entries` until it is published, and is then the
+ *   most recent; a refresh or collection read on an evicted entry finishes on that object, which
+ *   nobody keeps; the compactor writes snapshots only of the entry `entries` holds. A search
+ *   holding an entry that is evicted meanwhile finishes on it: a consistent state, missing at
+ *   most writes made while that search ran. A dataset larger than the bound alone is opened,
+ *   searched and kept as the only index (everything else is evicted for it) until another
+ *   dataset's open evicts it in turn.
  */
 export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndexOptions = {}) {
   const now = options.now ?? (() => Date.now());
@@ -62,6 +80,37 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
   const refreshing = new Map<string, Promise<void>>();
   const heads = new Map<string, { seq: number; readAt: number }>();
   const collectionLoads = new Map<DatasetEntry, Promise<void>>();
+  let maxBytes = options.maxBytes ?? DEFAULT_SEARCH_INDEX_MAX_BYTES;
+  let evictions = 0;
+
+  const openBytes = () => {
+    let total = 0;
+    for (const entry of entries.values()) total += entry.estimatedBytes();
+    return total;
+  };
+
+  /** Marks the entry as just searched: `entries` iterates least recently searched first. */
+  function touch(entry: DatasetEntry) {
+    if (entries.get(entry.datasetId) !== entry) return;
+    entries.delete(entry.datasetId);
+    entries.set(entry.datasetId, entry);
+  }
+
+  /**
+   * Evicts the least recently searched entries while the open ones weigh more than the bound;
+   * `keep` (the entry just opened) stays, alone if it is over the bound on its own.
+   */
+  function enforceBound(keep?: DatasetEntry) {
+    let total = openBytes();
+    for (const [datasetId, entry] of entries) {
+      if (total <= maxBytes) return;
+      if (entry === keep) continue;
+      entries.delete(datasetId);
+      total -= entry.estimatedBytes();
+      evictions += 1;
+      deps.log.info(`search index of dataset ${datasetId} evicted (open indexes over ${maxBytes} bytes); its next search opens it again`);
+    }
+  }
 
   function noteHead(datasetId: string, seq: number, fromRead: boolean) {
     const known = heads.get(datasetId);
@@ -107,6 +156,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       deps.log.info(`search index of dataset ${datasetId} opened from its ${source} in ${now() - started} ms (${entry.items.size} items, ${entry.vectors?.size ?? 0} vectors)`);
       // Published in the same synchronous step as the replay: no local write falls in between.
       entries.set(datasetId, entry);
+      enforceBound(entry);
       maybeCompact(entry);
       return entry;
     } finally {
@@ -139,6 +189,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     }
     if (behind) await open(entry.datasetId, entry.model);
     else entry.stamp = stamp;
+    if (applied > 0) enforceBound(entries.get(entry.datasetId));
     maybeCompact(entry);
   }
 
@@ -158,6 +209,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     }
     // Searched with another model than the index holds and no logged switch explains it.
     if (entry.model !== model) entry = await open(datasetId, model, true);
+    touch(entry);
     return entry;
   }
 
@@ -192,7 +244,10 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       if (entry.seq === seq - 1) entry.seq = seq;
     };
     const loaded = entries.get(datasetId);
-    if (loaded) write(loaded);
+    if (loaded) {
+      write(loaded);
+      enforceBound();
+    }
     pendingWrites.get(datasetId)?.push(write);
     await deps.bumps.bump(searchStampKey(datasetId));
     if (loaded) maybeCompact(loaded);
@@ -218,9 +273,26 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
   }
 
   return {
-    /** Opens the dataset's index (start-up warm-up, first search). */
-    warm: async (datasetId: string, model: string): Promise<void> => void (await current(datasetId, model)),
+    /**
+     * Opens the dataset's index (start-up warm-up). False once the open indexes reach the bound,
+     * and the warm-up stops: nothing is opened when they reach it already, and the open that
+     * passes it (evicting the least recently searched once) is the last, so a warm-up never goes
+     * on opening indexes that evict one another.
+     */
+    async warm(datasetId: string, model: string): Promise<boolean> {
+      if (!entries.has(datasetId) && openBytes() >= maxBytes) return false;
+      const evicted = evictions;
+      await current(datasetId, model);
+      return evictions === evicted && openBytes() < maxBytes;
+    },
     isLoaded: (datasetId: string) => entries.has(datasetId),
+    /** Sets the bound on the open indexes' estimated memory (SEARCH_INDEX_MAX_BYTES), evicting past it. */
+    setMaxBytes(bytes: number): void {
+      maxBytes = bytes;
+      enforceBound();
+    },
+    /** For metrics: open indexes, their estimated bytes, and evictions since start. */
+    stats: () => ({ open: entries.size, bytes: openBytes(), evictions }),
 
     /** Up-to-date entries of the datasets, with their collections known (one read per dataset, then cached). */
     async prepare(teamId: string, datasetIds: string[], model: string): Promise<DatasetEntry[]> {

@@ -131,7 +131,7 @@ export async function decodeSnapshot(datasetId: string, model: string, parts: Sn
     const rows = JSON.parse((await inflate(part.data)).toString('utf8')) as [string, string, number, string, string][];
     for (const [_id, collectionId, chunkIndex, q, a] of rows) {
       const item = { _id, datasetId, collectionId, chunkIndex, q, a };
-      if (text) entry.items.set(_id, item);
+      if (text) entry.restoreItem(item);
       else entry.putItem(item); // a snapshot without its full-text index: tokenise
       if (++sinceYield >= YIELD_EVERY) {
         sinceYield = 0;
