@@ -137,6 +137,8 @@ export const envSchema = z.object({
   TRAINING_WORKER: bool.default(true),
   /** Collections of at most this many items have their data list kept per process (0: none; pages query the database). */
   DATA_LIST_CACHE_ITEMS: nonNegativeInt.default(5000),
+  /** Estimated memory of the dataset search indexes one process keeps open (1 GiB); past it the least recently searched are dropped and reopened from MongoDB when next searched. */
+  SEARCH_INDEX_MAX_BYTES: positiveInt.default(1024 ** 3),
 
   // Cluster API (KubeSphere)
   CLUSTER_JWT_SECRET: z.string().min(16).optional(),

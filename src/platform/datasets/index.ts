@@ -22,6 +22,7 @@ import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
 import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
 import { createFileService } from './files/file.service.js';
+import { registerSearchIndexMetrics } from './search/index-metrics.js';
 import { INDEX_STORE_INDEXES } from './search/index-store.repo.js';
 import { INDEX_WRITE_LOCK_INDEXES, upgradeIndexWriteLocks } from './search/index-write-lock.repo.js';
 import { repairAbandonedIndexWrites } from './search/index-writes.js';
@@ -79,6 +80,7 @@ const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
 export const datasetsServices = fp(
   async function datasetsServices(api: FastifyInstance) {
     const ctx = createDatasetsContext(api);
+    ctx.searchIndex.setMaxBytes(api.config.SEARCH_INDEX_MAX_BYTES);
     const trainingWorker = createTrainingWorker(ctx, { onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
     api.decorate('datasets', {
@@ -98,6 +100,7 @@ export const datasetsServices = fp(
     } satisfies DatasetsModule);
     api.teamLimits.countUsing('datasets', (teamId) => ctx.repos.datasets.countNonFolder(teamId));
     api.teamLimits.countUsing('vectors', (teamId) => ctx.repos.vectors.countByTeam(teamId));
+    registerSearchIndexMetrics(api.opsMetrics.registry, ctx.searchIndex.stats);
     registerTrainingQueueMetrics({
       registry: api.opsMetrics.registry,
       trainings: ctx.repos.trainings,
@@ -167,12 +170,16 @@ export const datasetsServices = fp(
     // Search indexes are opened on start from their stored snapshots (rebuilt from the data items
     // only where none exists yet): in the background so readiness does not wait for large
     // datasets (a search that comes first opens its own). A failed pass (the
-    // database went away) is retried with backoff; indexes already loaded are kept.
+    // database went away) is retried with backoff; indexes already loaded are kept. It stops
+    // once the open indexes reach SEARCH_INDEX_MAX_BYTES (the rest open on their first search).
     let closing = false;
     const warmAll = async () => {
       for await (const dataset of ctx.repos.datasets.streamSearchable()) {
         if (closing) return;
-        await ctx.searchIndex.warm(dataset.id, dataset.vectorModel);
+        if (!(await ctx.searchIndex.warm(dataset.id, dataset.vectorModel))) {
+          api.log.info(`search index warm-up stopped: the open indexes reach SEARCH_INDEX_MAX_BYTES (${api.config.SEARCH_INDEX_MAX_BYTES}); the others open on their first search`);
+          return;
+        }
       }
     };
     let warmUp: { stop(): Promise<void> } | undefined;
