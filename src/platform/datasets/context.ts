@@ -103,13 +103,16 @@ export function createDatasetsContext(app: FastifyInstance) {
     auth: createDatasetAuth({ permissions, datasetList, collections: collectionCache, data: repos.data }),
     datasetList,
     dataList,
-    searchIndex: createDatasetIndex({
-      ...repos,
-      store: createIndexStore(db),
-      stamps: createVersionStamps(db, { leaseMs: SEARCH_STAMP_LEASE_MS }),
-      bumps: unleased,
-      log: app.log,
-    }),
+    searchIndex: createDatasetIndex(
+      {
+        ...repos,
+        store: createIndexStore(db),
+        stamps: createVersionStamps(db, { leaseMs: SEARCH_STAMP_LEASE_MS }),
+        bumps: unleased,
+        log: app.log,
+      },
+      { maxBytes: app.config.SEARCH_INDEX_MAX_BYTES },
+    ),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),
     /** Tells the training worker (if running) that new items were queued. */
     wakeWorker: () => {

@@ -80,7 +80,6 @@ const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
 export const datasetsServices = fp(
   async function datasetsServices(api: FastifyInstance) {
     const ctx = createDatasetsContext(api);
-    ctx.searchIndex.setMaxBytes(api.config.SEARCH_INDEX_MAX_BYTES);
     const trainingWorker = createTrainingWorker(ctx, { onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
     api.decorate('datasets', {
