@@ -5,6 +5,7 @@ import { deleteEach, type IndexDeclaration, insertManyNew } from '../../../infra
 import type { TrainingMode } from '../collections/collection.repo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
 import { createTrainingCounts, type QueueChange, TRAINING_COUNT_INDEXES } from './training-counts.js';
+import { createTrainingTurns } from './training-turns.js';
 
 /** lockTime of an item that gave up (failed too often): nobody claims it until its team unlocks it. */
 const PERMANENT_LOCK = new Date('2998-05-05T00:00:00Z');
@@ -18,11 +19,6 @@ const QUEUED_AT = new Date('2000-01-01T00:00:00Z');
  * team's items back until it is trained.
  */
 const TEAMS_PER_CLAIM = 8;
-/**
- * The teams with queued items (from the queue's counts) are read again this often, not per claim;
- * sooner when this process queues items of a team they lack, or a claim meets one.
- */
-const QUEUED_TEAMS_TTL_MS = 15_000;
 
 interface TrainingDoc {
   _id: ObjectId;
@@ -157,49 +153,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     const queued = new Set(live.flatMap((doc) => (doc ? [doc._id.toHexString()] : [])));
     return candidates.filter((doc) => !doc.sourceId || !queued.has(doc.sourceId.toHexString()));
   }
-  /**
-   * Whose turn it is, per process: the teams the counts show with queued items (sorted; read
-   * every QUEUED_TEAMS_TTL_MS, and again at the next claim when a team they lack queues items
-   * here or is met at the head of the queue), those found with nothing claimable since the last
-   * full read (skipped), those met at the head but not in the counts (not read again for them),
-   * and the last team a claim took items of (the next claim starts after it).
-   */
-  const turns = { teams: [] as string[], readAt: Number.NEGATIVE_INFINITY, reread: false, dry: new Set<string>(), unlisted: new Set<string>(), last: '' };
-  /** Items of these teams were queued by this process. */
-  function queuedBy(teamIds: Iterable<string>) {
-    for (const team of teamIds) {
-      turns.dry.delete(team);
-      if (!turns.teams.includes(team)) turns.reread = true;
-    }
-  }
-  /** Items of these teams were found at the head of the queue. */
-  function metAtHead(teamIds: Iterable<string>) {
-    for (const team of teamIds) {
-      if (turns.teams.includes(team) || turns.unlisted.has(team)) continue;
-      turns.unlisted.add(team);
-      turns.reread = true;
-    }
-  }
-  async function teamsInTurn(): Promise<string[]> {
-    const clock = Date.now();
-    const expired = clock - turns.readAt >= QUEUED_TEAMS_TTL_MS || clock < turns.readAt;
-    if (expired || turns.reread) {
-      turns.reread = false;
-      // A hint: without it claims fall back to the queue's order, as before.
-      turns.teams = await counts.queuedTeams().catch((error: unknown) => {
-        onCountError(error);
-        return [];
-      });
-      if (expired) {
-        turns.readAt = clock;
-        turns.dry.clear();
-        turns.unlisted.clear();
-      }
-    }
-    const live = turns.teams.filter((team) => !turns.dry.has(team));
-    const next = live.findIndex((team) => team > turns.last);
-    return next <= 0 ? live : [...live.slice(next), ...live.slice(0, next)];
-  }
+  const turns = createTrainingTurns({ queuedTeams: () => counts.queuedTeams(), onError: onCountError });
   /**
    * Never-failed items, teams in turn: up to TEAMS_PER_CLAIM teams with queued items, from the
    * one after the team the last claim ended with, each giving what is left of `limit` (an equality
@@ -209,16 +163,15 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
    */
   async function freshInTurn(limit: number): Promise<TrainingDoc[]> {
     const found = new Map<string, TrainingDoc>();
-    for (const team of (await teamsInTurn()).slice(0, TEAMS_PER_CLAIM)) {
+    for (const team of (await turns.inTurn()).slice(0, TEAMS_PER_CLAIM)) {
       if (found.size >= limit) break;
       const docs = await col.find({ teamId: oid(team), lockTime: QUEUED_AT }).limit(limit - found.size).toArray();
-      if (docs.length === 0) turns.dry.add(team);
-      else turns.last = team;
+      turns.claimedFrom(team, docs.length);
       for (const doc of docs) found.set(doc._id.toHexString(), doc);
     }
     if (found.size < limit) {
       const head = await col.find({ lockTime: QUEUED_AT }).limit(limit).toArray();
-      metAtHead(new Set(head.map((doc) => doc.teamId.toHexString())));
+      turns.metAtHead(new Set(head.map((doc) => doc.teamId.toHexString())));
       for (const doc of head) {
         if (found.size >= limit) break;
         found.set(doc._id.toHexString(), doc);
@@ -252,7 +205,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
   return {
     async insertMany(items: NewTraining[]): Promise<number> {
       if (items.length === 0) return 0;
-      queuedBy(new Set(items.map((item) => item.teamId)));
+      turns.queuedBy(new Set(items.map((item) => item.teamId)));
       let inserted = items.length;
       try {
         await col.insertMany(items.map(toDoc) as TrainingDoc[], { ordered: true });
@@ -274,7 +227,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     async insertRebuild(item: NewTraining & { dataId: string }, vectorIds: string[]): Promise<boolean> {
       const _id = derivedId(oid(item.dataId), `rebuild\u0000${item.model}\u0000${vectorIds.join('\u0000')}`);
       const inserted = await insertManyNew(col, [{ ...toDoc(item), _id }] as TrainingDoc[]);
-      queuedBy([item.teamId]);
+      turns.queuedBy([item.teamId]);
       await counts.record([change(item, inserted)]);
       return inserted === 1;
     },
@@ -292,7 +245,7 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
           _id: derivedId(sourceId, `${item.q}\u0000${item.a}`),
         })) as TrainingDoc[],
       );
-      queuedBy([source.teamId]);
+      turns.queuedBy([source.teamId]);
       // One push's items share a model (the dataset's vector model), not the source's (an LLM).
       if (items[0]) await counts.record([change({ ...source, model: items[0].model }, inserted)]);
       return inserted;
