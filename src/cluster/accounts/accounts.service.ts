@@ -97,6 +97,15 @@ export function createAccountsService(deps: {
     }
   }
 
+  /** How long the last password check took: an unknown name past its address's limit waits as long. */
+  let lastCheckMs = 50;
+  async function timedCheck(password: string, hash: string): Promise<boolean> {
+    const started = performance.now();
+    const valid = await verifyPassword(password, hash);
+    lastCheckMs = performance.now() - started;
+    return valid;
+  }
+
   async function requireAccount(username: string): Promise<ClusterAccount> {
     const account = await accounts.findByName(username);
     if (!account) throw Errors.notFound(`cluster user "${username}" not found`);
@@ -109,9 +118,11 @@ export function createAccountsService(deps: {
 
     /**
      * Checks a password login as the reference does: lookup, state, then password. The check
-     * itself is reserved first, one of 10 slots per account and one of 30 per client address in
-     * the window (see attempt-limiter), so parallel guesses cannot run more password checks than
-     * the limits. Unknown names are counted by the client address only (nothing keyed by them is stored).
+     * itself is reserved first, one of 10 slots per account in the window (see attempt-limiter),
+     * so parallel guesses cannot run more password checks than the limit. An unknown name gets a
+     * decoy check (as slow as a real one), one of 30 per client address in the window; past them
+     * the same answer comes after as long, without a check. Known accounts take no address slot:
+     * a shared address (a NAT, a console logging users in) must not lock its users out.
      */
     async login(attempt: LoginAttempt): Promise<ClusterAccount> {
       if (attempt.username.length > CREDENTIAL_MAX_LENGTH || attempt.password.length > CREDENTIAL_MAX_LENGTH) throw new LoginFailure(CREDENTIALS_TOO_LONG);
@@ -119,11 +130,11 @@ export function createAccountsService(deps: {
       if (!attempt.username || !attempt.password || attempt.username.includes('\0')) throw new LoginFailure('incorrect password');
       let account = looksLikeEmail(attempt.username) ? await accounts.findByEmail(attempt.username) : await accounts.findByName(attempt.username);
       if (!account) {
-        // As long as a wrong password for a real account, so timing does not tell which names
-        // exist; the failure keeps its slot of the client's window.
+        // As long as a wrong password for a real account, so that neither the answer nor its time
+        // tells which names exist; the client's window bounds the checks this costs.
         const clientSlot = await clientAttempts.reserve(clientKey(attempt.clientAddress));
-        if (!clientSlot.ok) throw new LoginFailure('auth rate limit exceeded');
-        await verifyPassword(attempt.password, await decoyPasswordHash());
+        if (clientSlot.ok) await timedCheck(attempt.password, await decoyPasswordHash());
+        else await new Promise((resolve) => setTimeout(resolve, lastCheckMs));
         throw new LoginFailure('incorrect password');
       }
       const now = clock.now();
@@ -135,27 +146,20 @@ export function createAccountsService(deps: {
       if (account.state !== 'Active') throw new LoginFailure('account is not active');
       const reservation = await attempts.reserve(account._id);
       if (!reservation.ok) throw new LoginFailure('auth rate limit exceeded');
-      const clientSlot = await clientAttempts.reserve(clientKey(attempt.clientAddress));
-      if (!clientSlot.ok) {
-        // Refused before any check: the account's slot was not used.
-        await attempts.release(reservation.slotId);
-        throw new LoginFailure('auth rate limit exceeded');
-      }
-      const releaseBoth = () => Promise.all([attempts.release(reservation.slotId), clientAttempts.release(clientSlot.slotId)]);
       let valid: boolean;
       try {
-        valid = await verifyPassword(attempt.password, account.passwordHash);
+        valid = await timedCheck(attempt.password, account.passwordHash);
       } catch (error) {
-        await releaseBoth();
+        await attempts.release(reservation.slotId);
         throw error;
       }
       if (!valid) {
-        // The reservations stay: they are this failure's places in the windows.
+        // The reservation stays: it is this failure's place in the window.
         await record(account, attempt, false, now);
         await blockIfTooManyFailures(account, now);
         throw new LoginFailure('incorrect password');
       }
-      await releaseBoth();
+      await attempts.release(reservation.slotId);
       await record(account, attempt, true, now);
       return account;
     },
