@@ -6,16 +6,14 @@
 import { parse } from 'csv-parse/sync';
 import { Errors } from './errors.js';
 
+/** The parser's options: rows of any length, blank lines skipped, stray quotes kept as text. */
+export const CSV_PARSE_OPTIONS = { bom: true, relax_column_count: true, skip_empty_lines: true, relax_quotes: true } as const;
+
 export function parseCsv(text: string): string[][] {
   const input = (text ?? '').replace(/^\uFEFF/, '');
   if (!input.trim()) return [];
   try {
-    return parse(input, {
-      bom: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      relax_quotes: true,
-    }) as string[][];
+    return parse(input, CSV_PARSE_OPTIONS) as string[][];
   } catch (error) {
     const line = (error as { lines?: number }).lines;
     throw Errors.missingParams(`The CSV text is malformed${line ? ` near line ${line}` : ''}: ${(error as Error).message}`);

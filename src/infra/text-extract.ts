@@ -66,17 +66,23 @@ export function sniffContentType(buffer: Buffer, filename: string): string {
   return 'application/octet-stream';
 }
 
-function formatOf(filename: string, mimetype: string | undefined): ExtractedFormat {
+/** The format a file is read as: by its extension, or by its type when its name has none; undefined when neither is supported. */
+export function formatOfFile(filename: string, mimetype: string | undefined): ExtractedFormat | undefined {
   const extension = path.extname(filename).slice(1).toLowerCase();
   const byExtension = EXTENSION_FORMATS[extension];
   if (byExtension) return byExtension;
   const byMime = mimetype ? MIME_FORMATS[mimetype.split(';')[0]!.trim().toLowerCase()] : undefined;
-  if (byMime && !extension) return byMime;
-  throw Errors.missingParams(`${SUPPORTED} (got '${filename}')`);
+  return byMime && !extension ? byMime : undefined;
 }
 
-/** Control characters other than tab/newline/CR/form feed: a sign of binary content. */
-const controlRatio = (text: string) => {
+function formatOf(filename: string, mimetype: string | undefined): ExtractedFormat {
+  const format = formatOfFile(filename, mimetype);
+  if (!format) throw Errors.missingParams(`${SUPPORTED} (got '${filename}')`);
+  return format;
+}
+
+/** Control characters other than tab/newline/CR/form feed: a sign of binary content (over 5%: refused). */
+export const controlRatio = (text: string) => {
   if (!text) return 0;
   let controls = 0;
   for (let i = 0; i < text.length; i++) {
@@ -129,6 +135,13 @@ async function extractPdf(buffer: Buffer, filename: string): Promise<string> {
   }
 }
 
+/** What every extracted text goes through: NUL removed, line ends and runs of blank lines made one, trimmed. */
+export function normalizeExtractedText(text: string): string {
+  // NUL characters (UTF-16 files, PDF and docx text runs) go: PostgreSQL-backed stores refuse them.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing NUL is the point
+  return text.replace(/\u0000/g, '').replace(/\r\n?/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+}
+
 export async function extractText(file: { buffer: Buffer; filename: string; mimetype?: string }): Promise<{ text: string; format: ExtractedFormat }> {
   const { buffer, filename } = file;
   const format = formatOf(filename, file.mimetype);
@@ -152,9 +165,7 @@ export async function extractText(file: { buffer: Buffer; filename: string; mime
       text = await extractPdf(buffer, filename);
       break;
   }
-  // NUL characters (UTF-16 files, PDF and docx text runs) go: PostgreSQL-backed stores refuse them.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing NUL is the point
-  text = text.replace(/\u0000/g, '').replace(/\r\n?/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  text = normalizeExtractedText(text);
   if (!text) throw Errors.missingParams(`File '${filename}' contains no text`);
   return { text, format };
 }

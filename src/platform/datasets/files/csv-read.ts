@@ -1,5 +1,5 @@
-import path from 'node:path';
 import { Errors } from '../../../infra/errors.js';
+import { formatOfFile } from '../../../infra/text-extract.js';
 import { runWorkerTask } from '../../../infra/worker-task.js';
 import type { StoredFile } from './file.repo.js';
 
@@ -17,15 +17,10 @@ const CSV_WORKER_HEAP_MB = 512;
 /** What a CSV worker reads: the import's Markdown text, or the Q/A rows (`raw`: the CSV text as it is, else the extracted text). */
 export type CsvJob = { bytes: Uint8Array; filename: string; contentType: string } & ({ mode: 'text' } | { mode: 'qa'; raw: boolean });
 
-/** The formats text-extract.ts reads by decoding alone: by extension, or by type when the name has none. */
+/** The formats text-extract.ts reads by decoding alone (text or Markdown, CSV), as it names a file's format. */
 export function decodedFormatOf(file: Pick<StoredFile, 'filename' | 'contentType'>): 'text' | 'csv' | undefined {
-  const extension = path.extname(file.filename).slice(1).toLowerCase();
-  if (['txt', 'text', 'md', 'markdown'].includes(extension)) return 'text';
-  if (extension === 'csv') return 'csv';
-  if (extension) return undefined;
-  const type = file.contentType.split(';')[0]!.trim().toLowerCase();
-  if (['text/plain', 'text/markdown', 'text/x-markdown'].includes(type)) return 'text';
-  return type === 'text/csv' ? 'csv' : undefined;
+  const format = formatOfFile(file.filename, file.contentType);
+  return format === 'txt' || format === 'md' ? 'text' : format === 'csv' ? 'csv' : undefined;
 }
 
 /** The worker's bootstrap: the built module is JavaScript; from sources (tests, tsx) TypeScript, through tsx's loader. */

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { parse } from 'csv-parse/sync';
-import { csvRowsToMarkdownTable } from '../../../infra/csv.js';
-import { decodeText } from '../../../infra/text-extract.js';
+import { CSV_PARSE_OPTIONS, csvRowsToMarkdownTable } from '../../../infra/csv.js';
+import { controlRatio, decodeText, normalizeExtractedText } from '../../../infra/text-extract.js';
 import { isRawCsv, qaItemsOf, withoutNul } from '../collections/collection-sources.js';
 import { decodedFormatOf } from './csv-read.js';
 import type { StoredFile } from './file.repo.js';
@@ -21,16 +21,6 @@ import { firstChunks, PREVIEW_CHUNK_COUNT, type PreviewSplitOptions, settlingLen
 
 /** Bytes read first: at least this, and twice the characters the split first tries. */
 const FIRST_READ_BYTES = 64 * 1024;
-
-/** Control characters other than tab/newline/CR/form feed (text-extract.ts refuses text with more than 5%). */
-function controlRatio(text: string): number {
-  let controls = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code <= 0x08 || (code >= 0x0e && code <= 0x1f) || code === 0x7f) controls++;
-  }
-  return text.length === 0 ? 0 : controls / text.length;
-}
 
 /** The end of a UTF-8 prefix of at most `end` bytes that does not cut a character. */
 function utf8Boundary(buffer: Buffer, end: number): number {
@@ -65,15 +55,6 @@ function decodedStart(buffer: Buffer, filename: string): (bytes: number) => stri
   };
 }
 
-/** What extractText does to every text it returns (line ends, runs of blank lines, NUL, trim). */
-const asExtracted = (text: string) =>
-  withoutNul(text)
-    .replace(/\r\n?/g, '\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
-
-/** parseCsv's options (src/infra/csv.ts); its 400 on malformed text is left to the whole file. */
-const CSV_OPTIONS = { bom: true, relax_column_count: true, skip_empty_lines: true, relax_quotes: true } as const;
 
 /**
  * The rows of a CSV text's beginning that are surely whole: all but the last (which may be cut
@@ -84,11 +65,11 @@ function wholeRowsOf(start: string): string[][] | undefined {
   const input = start.replace(/^\uFEFF/, '');
   if (!input.trim()) return undefined;
   try {
-    return (parse(input, CSV_OPTIONS) as string[][]).slice(0, -1);
+    return (parse(input, CSV_PARSE_OPTIONS) as string[][]).slice(0, -1);
   } catch (error) {
     const { code, records } = error as { code?: string; records?: number };
     if (code !== 'CSV_QUOTE_NOT_CLOSED' || !records) return undefined;
-    return parse(input, { ...CSV_OPTIONS, to: records }) as string[][];
+    return parse(input, { ...CSV_PARSE_OPTIONS, to: records }) as string[][];
   }
 }
 
@@ -124,15 +105,15 @@ export function previewFromFileStart(
     const start = decoded(bytes);
     if (start === undefined) return undefined;
     if (raw || input.isQAImport) {
-      const items = qaStart(raw ? withoutNul(start) : asExtracted(start), count);
+      const items = qaStart(raw ? withoutNul(start) : normalizeExtractedText(start), count);
       if (items) return items;
       continue;
     }
-    let text = asExtracted(start);
+    let text = normalizeExtractedText(start);
     if (format === 'csv') {
       const rows = wholeRowsOf(start);
       if (!rows?.length) continue;
-      text = asExtracted(csvRowsToMarkdownTable(rows));
+      text = normalizeExtractedText(csvRowsToMarkdownTable(rows));
     }
     const chunks = firstChunks(text, input, false, count);
     if (chunks) return chunks.map((q) => ({ q, a: '' }));
