@@ -100,6 +100,11 @@ export const envSchema = z.object({
    * credentials arrive as form fields, after the body): each may hold UPLOAD_LIMIT_BYTES in memory.
    */
   UPLOADS_BEFORE_AUTH_MAX: positiveInt.default(4),
+  /**
+   * Bytes of chat files and images that share-page and team-space visitors may store in one team
+   * within a rolling 24 hours (1 GiB); 0: no bound. Members (session, API key) are not bounded.
+   */
+  SHARE_UPLOAD_MAX_BYTES_PER_DAY: nonNegativeInt.default(1024 ** 3),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   /** Longest time to receive one request, body included (Node's own default; Fastify's is none). */
   REQUEST_TIMEOUT_MS: positiveInt.default(300_000),

@@ -7,6 +7,12 @@ import { oid } from '../../../infra/plain-record.js';
 export const BUCKET_NAMES = ['dataset', 'chat'] as const;
 export type BucketName = (typeof BUCKET_NAMES)[number];
 
+/** Marks (`metadata.uploadedBy`) of chat files and images stored by share-page and team-space visitors. */
+export const VISITOR_UPLOADERS = ['outLink', 'teamDomain'] as const;
+export type VisitorUploader = (typeof VISITOR_UPLOADERS)[number];
+/** The only bucket visitors may write. */
+const CHAT_FILES: `${BucketName}.files` = 'chat.files';
+
 export interface StoredFile {
   _id: string;
   length: number;
@@ -14,7 +20,7 @@ export interface StoredFile {
   uploadDate: Date;
   filename: string;
   contentType: string;
-  metadata: { teamId: string; tmbId: string; encoding?: string; [key: string]: unknown };
+  metadata: { teamId: string; tmbId: string; encoding?: string; uploadedBy?: VisitorUploader; [key: string]: unknown };
 }
 
 interface ImageDoc {
@@ -24,7 +30,8 @@ interface ImageDoc {
   expiredTime?: Date;
   binary: Buffer;
   type: string;
-  metadata: { mime: string; relatedId?: string };
+  /** `size`: bytes of `binary`, summed by the visitor upload bound (no engine-neutral way to sum binary sizes). */
+  metadata: { mime: string; relatedId?: string; size?: number; uploadedBy?: VisitorUploader };
 }
 
 /**
@@ -57,12 +64,27 @@ export const FILE_INDEXES: IndexDeclaration[] = [
   { collection: 'images', key: { teamId: 1, 'metadata.relatedId': 1 } },
   // The expiry cleanup's range: served on MongoDB instead of a scan of every stored image.
   { collection: 'images', key: { expiredTime: 1 } },
+  // The visitor upload bound's sums: a team's visitor uploads of the last day, on top-level team ids.
+  { collection: CHAT_FILES, key: { teamId: 1, 'metadata.uploadedBy': 1, uploadDate: 1 } },
+  { collection: 'images', key: { teamId: 1, 'metadata.uploadedBy': 1, createTime: 1 } },
 ];
 
 /** The only code touching GridFS buckets and the `images` collection. */
 export function createFileRepo(db: Db) {
   const bucket = (name: BucketName) => new GridFSBucket(db, { bucketName: name });
   const images = db.collection<ImageDoc>('images');
+  /**
+   * Where visitors' uploads are, with each one's size and time fields, scoped by the top-level
+   * team id: an equality FerretDB 1.24 passes down; on MongoDB the indexes above serve it all.
+   */
+  const visitorSources = (teamId: string, since: Date) => {
+    const team = oid(teamId);
+    const uploadedBy = { $in: [...VISITOR_UPLOADERS] };
+    return [
+      { collection: db.collection(CHAT_FILES), match: { teamId: team, 'metadata.uploadedBy': uploadedBy, uploadDate: { $gte: since } }, size: '$length', time: 'uploadDate' },
+      { collection: db.collection('images'), match: { teamId: team, 'metadata.uploadedBy': uploadedBy, createTime: { $gte: since } }, size: '$metadata.size', time: 'createTime' },
+    ];
+  };
   return {
     async upload(bucketName: BucketName, input: { buffer: Buffer; filename: string; contentType: string; metadata: StoredFile['metadata'] }): Promise<string> {
       const stream = bucket(bucketName).openUploadStream(input.filename, { metadata: { ...input.metadata, contentType: input.contentType } });
@@ -117,7 +139,7 @@ export function createFileRepo(db: Db) {
           .catch(() => undefined);
       }
     },
-    async insertImage(input: { teamId: string; binary: Buffer; mime: string; type: string; relatedId?: string; expiredTime?: Date }): Promise<string> {
+    async insertImage(input: { teamId: string; binary: Buffer; mime: string; type: string; relatedId?: string; expiredTime?: Date; uploadedBy?: VisitorUploader }): Promise<string> {
       const { insertedId } = await images.insertOne({
         // Images are public by id (the reference's /api/system/img/:id): a random id, since an
         // ObjectId of this process (timestamp, fixed process part, counter) lets anyone who
@@ -128,9 +150,32 @@ export function createFileRepo(db: Db) {
         expiredTime: input.expiredTime,
         binary: input.binary,
         type: input.type,
-        metadata: { mime: input.mime, relatedId: input.relatedId },
+        metadata: { mime: input.mime, relatedId: input.relatedId, size: input.binary.length, uploadedBy: input.uploadedBy },
       } as ImageDoc);
       return insertedId.toHexString();
+    },
+    /**
+     * Bytes of the team's chat files and images that visitors stored since `since`. What is
+     * stored counts, so every replica sees the same sum; a file deleted since no longer counts.
+     */
+    async visitorBytesSince(teamId: string, since: Date): Promise<number> {
+      const sums = await Promise.all(
+        visitorSources(teamId, since).map(({ collection, match, size }) =>
+          collection.aggregate<{ bytes: number }>([{ $match: match }, { $group: { _id: null, bytes: { $sum: size } } }]).toArray(),
+        ),
+      );
+      return sums.flat().reduce((total, row) => total + Number(row.bytes), 0);
+    },
+    /** When the oldest of those was stored (null when none): read only when an upload is refused. */
+    async oldestVisitorUploadSince(teamId: string, since: Date): Promise<Date | null> {
+      // A sort and limit rather than `$min` in `$group`, which FerretDB 1.24 does not implement.
+      const found = await Promise.all(
+        visitorSources(teamId, since).map(async ({ collection, match, time }) => {
+          const [doc] = await collection.find(match, { projection: { [time]: 1 } }).sort({ [time]: 1 }).limit(1).toArray();
+          return doc?.[time] instanceof Date ? (doc[time] as Date) : null;
+        }),
+      );
+      return found.reduce<Date | null>((min, at) => (at && (!min || at < min) ? at : min), null);
     },
     /** Expired images count as absent (FerretDB has no TTL index; a cleanup also removes them). */
     async findImage(id: string): Promise<{ binary: Buffer; mime: string } | null> {

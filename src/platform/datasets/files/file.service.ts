@@ -10,6 +10,7 @@ import { fileReadUrl, signFileToken, verifyFileToken } from './file-token.js';
 import type { UploadedFile } from './multipart.js';
 import { PREVIEW_CHUNK_COUNT, previewChunks as previewChunksOf } from './preview-chunks.js';
 import { previewFromFileStart } from './preview-file.js';
+import { createVisitorUploadQuota, visitorUploaderOf } from './visitor-upload-quota.js';
 
 const MAX_BASE64_CHARS = 12 * 1024 * 1024;
 /** An image is stored in one document (MongoDB's limit: 16 MB); the base64 cap above decodes to 9 MB. */
@@ -19,22 +20,26 @@ export type SourceType = 'fileLocal' | 'link' | 'externalFile';
 
 export function createFileService(ctx: DatasetsContext) {
   const { files } = ctx.repos;
+  const visitorQuota = createVisitorUploadQuota({ files, maxBytes: ctx.config.SHARE_UPLOAD_MAX_BYTES_PER_DAY });
 
   /**
-   * Stores an upload in GridFS; team, member, type and encoding in the metadata always come from
-   * us. A share-page or team-space chat user stores chat files only, under the app it chats with.
+   * Stores an upload in GridFS; team, member, type, encoding and uploader mark in the metadata
+   * always come from us. A share-page or team-space chat user stores chat files only, under the
+   * app it chats with, within the team's visitor upload quota.
    */
   async function store(auth: AuthContext, bucketName: BucketName, file: UploadedFile, given: Record<string, unknown>) {
-    const chatUser = auth.authType === 'outLink' || auth.authType === 'teamDomain';
+    const chatUser = visitorUploaderOf(auth) !== undefined;
     if (chatUser && bucketName !== 'chat') throw Errors.forbidden('Share-page and team-space users upload to the chat bucket only');
     const metadata = chatUser && auth.appId ? { ...given, appId: auth.appId } : given;
     if (file.buffer.length === 0) throw Errors.missingParams(`The file '${file.filename}' is empty`);
+    const uploadedBy = await visitorQuota.admit(auth, file.buffer.length);
     const contentType = sniffContentType(file.buffer, file.filename);
     const fileId = await files.upload(bucketName, {
       buffer: file.buffer,
       filename: file.filename,
       contentType,
-      metadata: { ...metadata, encoding: contentType === 'text/plain' ? textEncodingOf(file.buffer) : undefined, teamId: auth.teamId, tmbId: auth.tmbId },
+      // A member's upload has no mark, whatever its metadata says (undefined values are not stored).
+      metadata: { ...metadata, encoding: contentType === 'text/plain' ? textEncodingOf(file.buffer) : undefined, teamId: auth.teamId, tmbId: auth.tmbId, uploadedBy },
     });
     const token = signFileToken(ctx.config.FILE_TOKEN_KEY, { bucketName, teamId: auth.teamId, tmbId: auth.tmbId, fileId });
     return { fileId, previewUrl: fileReadUrl(token, file.filename) };
@@ -67,7 +72,8 @@ export function createFileService(ctx: DatasetsContext) {
     if (binary.length > MAX_IMAGE_BYTES) throw Errors.payloadTooLarge(`Image too large: at most ${MAX_IMAGE_BYTES} bytes`);
     const mime = rasterImageType(binary);
     if (!mime) throw Errors.missingParams(`Invalid field '${field}': only PNG, JPEG, GIF and WebP images are accepted (judged by their content)`);
-    const id = await files.insertImage({ teamId: auth.teamId, binary, mime, type: input.type, expiredTime: input.expiredTime, relatedId: input.relatedId });
+    const uploadedBy = await visitorQuota.admit(auth, binary.length);
+    const id = await files.insertImage({ teamId: auth.teamId, binary, mime, type: input.type, expiredTime: input.expiredTime, relatedId: input.relatedId, uploadedBy });
     return `/api/system/img/${id}.${mime.split('/')[1]}`;
   }
 
