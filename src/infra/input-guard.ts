@@ -27,23 +27,43 @@ export type InputProblem = { kind: 'nul' | 'depth' | 'proto' | 'conversion'; pat
  * overflow the stack here.
  */
 export function findInputProblem(value: unknown): InputProblem | null {
-  const pending: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
+  if (typeof value === 'string') return value.includes('\0') ? { kind: 'nul', path: '' } : null;
+  // Only objects are queued; a string value is checked where it is found, and a field's dotted
+  // path is spelled out only for a problem (every request passes here, nearly always clean).
+  const pending: PendingValue[] = [{ value, parent: null, key: '', depth: 0 }];
   while (pending.length > 0) {
-    const { value: current, path, depth } = pending.pop() as { value: unknown; path: string; depth: number };
-    if (typeof current === 'string') {
-      if (current.includes('\0')) return { kind: 'nul', path };
-      continue;
-    }
+    const entry = pending.pop() as PendingValue;
+    const current = entry.value;
     if (typeof current !== 'object' || current === null || Buffer.isBuffer(current)) continue;
-    if (depth >= MAX_INPUT_DEPTH) return { kind: 'depth', path };
-    for (const [key, child] of Object.entries(current)) {
-      if (key.includes('\0')) return { kind: 'nul', path };
-      if (key === '__proto__') return { kind: 'proto', path: path ? `${path}.${key}` : key };
-      if (CONVERSION_KEYS.has(key)) return { kind: 'conversion', path: path ? `${path}.${key}` : key };
-      pending.push({ value: child, path: path ? `${path}.${key}` : key, depth: depth + 1 });
+    if (entry.depth >= MAX_INPUT_DEPTH) return { kind: 'depth', path: pathOf(entry) };
+    for (const key of Object.keys(current)) {
+      if (key.includes('\0')) return { kind: 'nul', path: pathOf(entry) };
+      if (key === '__proto__') return { kind: 'proto', path: pathOf(entry, key) };
+      if (CONVERSION_KEYS.has(key)) return { kind: 'conversion', path: pathOf(entry, key) };
+      const child = (current as Record<string, unknown>)[key];
+      if (typeof child === 'string') {
+        if (child.includes('\0')) return { kind: 'nul', path: pathOf(entry, key) };
+      } else if (typeof child === 'object' && child !== null) {
+        pending.push({ value: child, parent: entry, key, depth: entry.depth + 1 });
+      }
     }
   }
   return null;
+}
+
+interface PendingValue {
+  value: unknown;
+  /** The value holding this one under `key` (null for the request value itself). */
+  parent: PendingValue | null;
+  key: string;
+  depth: number;
+}
+
+/** The dotted path of `entry` (and of its field `key`, when given): '' for the request value itself. */
+function pathOf(entry: PendingValue, key?: string): string {
+  const keys = key === undefined ? [] : [key];
+  for (let at: PendingValue | null = entry; at?.parent; at = at.parent) keys.push(at.key);
+  return keys.reverse().join('.');
 }
 
 /** Whether a value nests deeper than `max` levels (iterative: any depth is measured without overflowing the stack). */
