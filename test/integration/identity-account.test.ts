@@ -147,6 +147,29 @@ describe('disabled accounts', () => {
     expect(response.statusCode).toBe(403);
     expect(response.json().message).toContain('disabled');
   });
+
+  it('lose their sessions and API keys once the credential cache lets go of them', async () => {
+    await createUser(t, { username: 'disabled-later', password: 'disabled-later-pass' });
+    const token = await login(t, 'disabled-later', 'disabled-later-pass');
+    const key = (await call('POST', '/support/openapi/create', token, { name: 'still mine?' })).json().data as string;
+    // A route API keys may call: an unknown dataset is refused after authentication (not a 401).
+    const keyCall = () => t.app.inject({ method: 'POST', url: '/api/support/wallet/usage/createTrainingUsage', headers: { authorization: `Bearer ${key}` }, payload: { datasetId: '6566f2f5d8b3b1a5c1e0a001' } });
+    expect((await call('GET', '/support/user/account/tokenLogin', token)).statusCode).toBe(200);
+    const before = await keyCall();
+    expect(before.json().statusText, before.body).not.toMatch(/^unAuth/);
+    // Disabled in the database (no revoking write through the service): honoured within the cache's age.
+    await t.app.mongo.db.collection('users').updateOne({ username: 'disabled-later' }, { $set: { status: 'forbidden' } });
+    const clock = t.app.identity.clock;
+    const start = Date.now();
+    clock.now = () => start + 61_000;
+    try {
+      expect((await call('GET', '/support/user/account/tokenLogin', token)).statusCode).toBe(401);
+      const after = await keyCall();
+      expect(after.statusCode, after.body).toBe(401);
+    } finally {
+      clock.now = () => Date.now();
+    }
+  });
 });
 
 describe('secrets', () => {

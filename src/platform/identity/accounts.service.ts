@@ -112,14 +112,18 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
     return { userId: user._id };
   }
 
-  /** Loads a member for a credential; null when the member, its user or its team is gone. */
+  /**
+   * Loads a member for a credential; null when the member, its user or its team is gone, or the
+   * user is disabled (an account disabled in the database loses its sessions and keys within the
+   * credential cache's age, not only its next login).
+   */
   async function resolveMember(tmbId: string, expectedUserId?: string): Promise<ResolvedMember | null> {
     // With the user id known (sessions), member and user load in parallel.
     const [member, knownUser] = await Promise.all([teams.findMember(tmbId), expectedUserId ? users.findById(expectedUserId) : null]);
     if (!member || member.status === 'leave') return null;
     if (expectedUserId && member.userId !== expectedUserId) return null;
     const user = knownUser ?? (expectedUserId ? null : await users.findById(member.userId));
-    if (!user) return null;
+    if (!user || user.status === 'forbidden') return null;
     const isRoot = user.username === ROOT_USERNAME;
     let teamPermission = resolveTeamPermission({ role: member.role, isRoot });
     if (!isRoot && member.role !== 'owner') {
