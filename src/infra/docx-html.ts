@@ -6,7 +6,7 @@
  * neither blocks the event loop nor exhausts the process's memory.
  */
 import { createRequire } from 'node:module';
-import { runWorkerTask } from './worker-task.js';
+import { runWorkerTask, type WorkerTaskOwner } from './worker-task.js';
 import { toStoredZip, type ZipLimits } from './zip-archive.js';
 
 export class DocxReadError extends Error {
@@ -35,13 +35,14 @@ mammoth
 let mammothPath: string | undefined;
 
 /** The document's HTML as mammoth renders it. Rejects with ZipArchiveError (the archive) or DocxReadError. */
-export async function readDocxHtml(buffer: Buffer, timeoutMs = DOCX_CONVERT_TIMEOUT_MS): Promise<string> {
+export async function readDocxHtml(buffer: Buffer, task: WorkerTaskOwner, timeoutMs = DOCX_CONVERT_TIMEOUT_MS): Promise<string> {
   const data = await toStoredZip(buffer, DOCX_ZIP_LIMITS);
   mammothPath ??= createRequire(import.meta.url).resolve('mammoth');
   const outcome = await runWorkerTask<{ html?: string; error?: string }>(
     WORKER_SOURCE,
     { eval: true, workerData: { data, mammothPath }, transferList: [data.buffer], resourceLimits: { maxOldGenerationSizeMb: DOCX_WORKER_HEAP_MB } },
     timeoutMs,
+    task,
   );
   if ('failure' in outcome) {
     const { failure } = outcome;

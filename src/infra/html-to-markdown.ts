@@ -8,7 +8,7 @@ import { gfm } from '@joplin/turndown-plugin-gfm';
 import * as cheerio from 'cheerio';
 import TurndownService from 'turndown';
 import { Errors } from './errors.js';
-import { runWorkerTask } from './worker-task.js';
+import { runWorkerTask, type WorkerTaskOwner } from './worker-task.js';
 
 export interface HtmlToMarkdownOptions {
   /** CSS selector of the content; all matches are joined. Default `body` (or the whole document). */
@@ -177,11 +177,12 @@ const WORKER_HEAP_MB = 256;
  * take minutes on a crafted page (`:not(...)`, long descendant chains over deep nesting), and
  * very deep pages overflow turndown's recursion. Those run in a worker thread with time and heap
  * limits; any failure is a 400 naming `field`. Small pages with the default selector stay inline.
+ * `owner`: the team the page is converted for, whose turn the worker task waits for.
  */
 export async function htmlToMarkdownBounded(
   html: string,
   options: HtmlToMarkdownOptions = {},
-  limits: { field?: string; timeoutMs?: number } = {},
+  limits: WorkerTaskOwner & { field?: string; timeoutMs?: number },
 ): Promise<{ title: string; markdown: string }> {
   const field = limits.field ?? 'file';
   const customSelector = options.selector !== undefined && options.selector.trim() !== 'body';
@@ -199,6 +200,7 @@ export async function htmlToMarkdownBounded(
     workerEntry(),
     { eval: true, workerData: { html, options }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } },
     timeoutMs,
+    { owner: limits.owner },
   );
   if ('failure' in outcome) {
     const { failure } = outcome;

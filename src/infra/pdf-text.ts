@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { runWorkerTask } from './worker-task.js';
+import { runWorkerTask, type WorkerTaskOwner } from './worker-task.js';
 
 /** One text item: its string, whether it ends a line, its baseline height on the page (or null). */
 export type PdfItem = [text: string, endsLine: boolean, y: number | null];
@@ -71,12 +71,13 @@ function pdfjsLocations() {
 }
 
 /** The text items of every page, read in a worker thread. Rejects with PdfReadError. */
-export async function readPdfPages(buffer: Buffer, timeoutMs = PDF_PARSE_TIMEOUT_MS): Promise<PdfPage[]> {
+export async function readPdfPages(buffer: Buffer, task: WorkerTaskOwner, timeoutMs = PDF_PARSE_TIMEOUT_MS): Promise<PdfPage[]> {
   const data = new Uint8Array(buffer); // a copy, transferred to the worker
   const outcome = await runWorkerTask<{ pages?: PdfPage[]; error?: string }>(
     WORKER_SOURCE,
     { eval: true, workerData: { data, ...pdfjsLocations() }, transferList: [data.buffer], resourceLimits: { maxOldGenerationSizeMb: PDF_WORKER_HEAP_MB }, stdout: true, stderr: true },
     timeoutMs,
+    task,
   );
   if ('failure' in outcome) {
     const { failure } = outcome;

@@ -12,6 +12,7 @@ import { readDocxHtml } from './docx-html.js';
 import { Errors, isAppError } from './errors.js';
 import { htmlToMarkdownBounded } from './html-to-markdown.js';
 import { joinPdfPages, readPdfPages } from './pdf-text.js';
+import type { WorkerTaskOwner } from './worker-task.js';
 
 export type ExtractedFormat = 'txt' | 'md' | 'html' | 'csv' | 'pdf' | 'docx';
 
@@ -112,23 +113,23 @@ export function decodeText(buffer: Buffer, filename: string): string {
   return text;
 }
 
-async function extractDocx(buffer: Buffer, filename: string): Promise<string> {
+async function extractDocx(buffer: Buffer, filename: string, task: WorkerTaskOwner): Promise<string> {
   if (!startsWith(buffer, [0x50, 0x4b, 0x03, 0x04])) throw Errors.missingParams(`File '${filename}' is not a .docx document`);
   let html: string;
   try {
-    html = await readDocxHtml(buffer);
+    html = await readDocxHtml(buffer, task);
   } catch (error) {
     // A busy service (429) is not the file's fault.
     if (isAppError(error)) throw error;
     throw Errors.missingParams(`Cannot read the .docx file '${filename}' (${(error as Error).message}); convert it to PDF and retry`);
   }
-  return (await htmlToMarkdownBounded(html)).markdown;
+  return (await htmlToMarkdownBounded(html, {}, task)).markdown;
 }
 
-async function extractPdf(buffer: Buffer, filename: string): Promise<string> {
+async function extractPdf(buffer: Buffer, filename: string, task: WorkerTaskOwner): Promise<string> {
   if (!startsWith(buffer, [0x25, 0x50, 0x44, 0x46, 0x2d])) throw Errors.missingParams(`File '${filename}' is not a PDF document`);
   try {
-    return joinPdfPages(await readPdfPages(buffer));
+    return joinPdfPages(await readPdfPages(buffer, task));
   } catch (error) {
     if (isAppError(error)) throw error;
     throw Errors.missingParams(`Cannot read the PDF file '${filename}': ${(error as Error).message}`);
@@ -142,7 +143,11 @@ export function normalizeExtractedText(text: string): string {
   return text.replace(/\u0000/g, '').replace(/\r\n?/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
 }
 
-export async function extractText(file: { buffer: Buffer; filename: string; mimetype?: string }): Promise<{ text: string; format: ExtractedFormat }> {
+/**
+ * The text of an uploaded file. `task.owner`: the team it is read for; PDF, docx and large HTML are
+ * converted in worker tasks, which wait for that team's turn (worker-task.ts).
+ */
+export async function extractText(file: { buffer: Buffer; filename: string; mimetype?: string }, task: WorkerTaskOwner): Promise<{ text: string; format: ExtractedFormat }> {
   const { buffer, filename } = file;
   const format = formatOf(filename, file.mimetype);
   if (buffer.length === 0) throw Errors.missingParams(`File '${filename}' is empty`);
@@ -153,16 +158,16 @@ export async function extractText(file: { buffer: Buffer; filename: string; mime
       text = decodeText(buffer, filename);
       break;
     case 'html':
-      text = (await htmlToMarkdownBounded(decodeText(buffer, filename))).markdown;
+      text = (await htmlToMarkdownBounded(decodeText(buffer, filename), {}, task)).markdown;
       break;
     case 'csv':
       text = csvRowsToMarkdownTable(parseCsv(decodeText(buffer, filename)));
       break;
     case 'docx':
-      text = await extractDocx(buffer, filename);
+      text = await extractDocx(buffer, filename, task);
       break;
     case 'pdf':
-      text = await extractPdf(buffer, filename);
+      text = await extractPdf(buffer, filename, task);
       break;
   }
   text = normalizeExtractedText(text);

@@ -9,29 +9,85 @@ import { Errors } from './errors.js';
 export const MAX_RUNNING_WORKER_TASKS = Math.min(4, Math.max(2, availableParallelism()));
 /** Tasks waiting beyond these are refused at once (429) instead of holding their input in memory. */
 export const MAX_WAITING_WORKER_TASKS = 32;
+/** Waiting places one owner may hold: a team's burst is refused at its share, and other teams still get places. */
+export const MAX_WAITING_WORKER_TASKS_PER_OWNER = 8;
+
+/** Whose conversion a task is: the team it runs for. Tasks of none (`undefined`) share one anonymous owner. */
+export interface WorkerTaskOwner {
+  owner: string | undefined;
+}
+
+/** Team ids are never empty, so this names no team. */
+const ANONYMOUS_OWNER = '';
 
 let running = 0;
-const waiting: (() => void)[] = [];
+let waiting = 0;
+/** Running tasks by owner (owners with none are left out). */
+const runningOf = new Map<string, number>();
+/**
+ * Waiting tasks by owner, first come first served within an owner. The map's order is the owners'
+ * turn: an owner handed a slot goes to the back (a Map keeps insertion order), so slots go round
+ * the owners with waiting tasks instead of to one team's whole backlog first.
+ */
+const waitingOf = new Map<string, (() => void)[]>();
 
-/** How many tasks run and wait now (for tests and metrics). */
-export function workerTaskLoad(): { running: number; waiting: number } {
-  return { running, waiting: waiting.length };
+/** How many tasks run and wait now, in all or of one owner (for tests and metrics). */
+export function workerTaskLoad(owner?: string): { running: number; waiting: number } {
+  if (owner === undefined) return { running, waiting };
+  return { running: runningOf.get(owner) ?? 0, waiting: waitingOf.get(owner)?.length ?? 0 };
 }
 
-async function takeSlot(): Promise<void> {
+function countRunning(owner: string, change: 1 | -1): void {
+  const count = (runningOf.get(owner) ?? 0) + change;
+  if (count > 0) runningOf.set(owner, count);
+  else runningOf.delete(owner);
+}
+
+async function takeSlot(owner: string): Promise<void> {
+  // A free slot means nobody waits: slots are handed over as soon as they free up.
   if (running < MAX_RUNNING_WORKER_TASKS) {
     running += 1;
+    countRunning(owner, 1);
     return;
   }
-  if (waiting.length >= MAX_WAITING_WORKER_TASKS) throw Errors.tooManyRequest('Too many documents are being converted at once; retry shortly', 5);
+  if (waiting >= MAX_WAITING_WORKER_TASKS) throw Errors.tooManyRequest('Too many documents are being converted at once; retry shortly', 5);
+  const queue = waitingOf.get(owner) ?? [];
+  if (queue.length >= MAX_WAITING_WORKER_TASKS_PER_OWNER) throw Errors.tooManyRequest("Too many of this team's documents are being converted at once; retry shortly", 5);
+  if (queue.length === 0) waitingOf.set(owner, queue);
+  waiting += 1;
   // The slot is handed over by the task that ends (running stays the same).
-  await new Promise<void>((resolve) => waiting.push(resolve));
+  await new Promise<void>((resolve) => queue.push(resolve));
 }
 
-function releaseSlot(): void {
-  const next = waiting.shift();
-  if (next) next();
-  else running -= 1;
+/**
+ * The owner whose turn it is. One already holding all slots but one is passed over while another
+ * owner waits, so a second team's task takes the next slot that frees up instead of waiting for
+ * its turn to come round (running tasks are never stopped: an owner that took every slot while
+ * alone keeps them until they end). No slot is left idle: an owner waiting alone takes it.
+ */
+function ownerInTurn(): string | undefined {
+  let inTurn: string | undefined;
+  for (const owner of waitingOf.keys()) {
+    if ((runningOf.get(owner) ?? 0) < MAX_RUNNING_WORKER_TASKS - 1) return owner;
+    inTurn ??= owner;
+  }
+  return inTurn;
+}
+
+function releaseSlot(owner: string): void {
+  countRunning(owner, -1);
+  const next = ownerInTurn();
+  if (next === undefined) {
+    running -= 1;
+    return;
+  }
+  const queue = waitingOf.get(next)!;
+  const start = queue.shift()!;
+  waitingOf.delete(next);
+  if (queue.length > 0) waitingOf.set(next, queue);
+  waiting -= 1;
+  countRunning(next, 1);
+  start();
 }
 
 /** Why a worker task ended without a message: the time limit, or the thread died. */
@@ -41,14 +97,22 @@ export type WorkerFailure = { kind: 'timeout'; ms: number } | { kind: 'error'; m
  * Runs one task in a worker thread and resolves with the first message it posts. Work that could
  * block the event loop on hostile input (PDF parsing, HTML conversion with a user's selector) runs
  * this way, with a time limit and `resourceLimits` for the heap, a few at a time (the rest wait,
- * or are refused with a 429 when many wait). The thread is always terminated.
+ * or are refused with a 429 when many wait, or many of the same owner). Waiting tasks are started
+ * owner by owner in turn, so one team's many uploads do not hold every other team's back. The
+ * thread is always terminated.
  */
-export async function runWorkerTask<M>(source: string, options: WorkerOptions & { eval: true }, timeoutMs: number): Promise<{ message: M } | { failure: WorkerFailure }> {
-  await takeSlot();
+export async function runWorkerTask<M>(
+  source: string,
+  options: WorkerOptions & { eval: true },
+  timeoutMs: number,
+  task: WorkerTaskOwner,
+): Promise<{ message: M } | { failure: WorkerFailure }> {
+  const owner = task.owner ?? ANONYMOUS_OWNER;
+  await takeSlot(owner);
   try {
     return await runInWorker<M>(source, options, timeoutMs);
   } finally {
-    releaseSlot();
+    releaseSlot(owner);
   }
 }
 

@@ -8,14 +8,15 @@ import type { DatasetsContext } from '../../src/platform/datasets/context.js';
 import { CSV_INLINE_MAX_BYTES } from '../../src/platform/datasets/files/csv-read.js';
 import type { StoredFile } from '../../src/platform/datasets/files/file.repo.js';
 
-/** Worker tasks started (the real pool runs them). */
-const tasks = vi.hoisted(() => ({ started: 0 }));
+/** Worker tasks started and the owners they named (the real pool runs them). */
+const tasks = vi.hoisted(() => ({ started: 0, owners: [] as (string | undefined)[] }));
 vi.mock('../../src/infra/worker-task.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../src/infra/worker-task.js')>();
   return {
     ...original,
     runWorkerTask: (...args: Parameters<typeof original.runWorkerTask>) => {
       tasks.started += 1;
+      tasks.owners.push(args[3]?.owner);
       return original.runWorkerTask(...args);
     },
   };
@@ -23,6 +24,7 @@ vi.mock('../../src/infra/worker-task.js', async (importOriginal) => {
 
 beforeEach(() => {
   tasks.started = 0;
+  tasks.owners = [];
 });
 
 const auth = { authType: 'session', userId: 'u', teamId: 'team', tmbId: 'member', role: 'owner', teamPermission: 0, isRoot: false } as unknown as AuthContext;
@@ -49,7 +51,8 @@ describe('CSV files past the inline size are read in a worker thread, with the s
     const file = fileOf('table.csv');
     const text = await textOfStoredFile(file, buffer);
     expect(tasks.started).toBe(1);
-    expect(text).toBe(withoutNul((await extractText({ buffer, filename: 'table.csv', mimetype: 'text/plain' })).text));
+    expect(tasks.owners).toEqual(['team']);
+    expect(text).toBe(withoutNul((await extractText({ buffer, filename: 'table.csv', mimetype: 'text/plain' }, { owner: 'team' })).text));
   });
 
   it('the Q/A rows of a CSV import, of a .csv and of a text file', async () => {
@@ -60,7 +63,8 @@ describe('CSV files past the inline size are read in a worker thread, with the s
     const txt = fileOf('qa.txt');
     const fromText = await readStoredQa(ctxOver(txt, buffer), auth, txt._id);
     expect(tasks.started).toBe(2);
-    expect(fromText.rows).toEqual(csvToQa(withoutNul((await extractText({ buffer, filename: 'qa.txt' })).text)));
+    expect(tasks.owners).toEqual(['team', 'team']);
+    expect(fromText.rows).toEqual(csvToQa(withoutNul((await extractText({ buffer, filename: 'qa.txt' }, { owner: 'team' })).text)));
   });
 
   it('refuses what reading it inline refuses, with the same message', async () => {
@@ -81,7 +85,7 @@ describe('CSV files past the inline size are read in a worker thread, with the s
 
   it('a small CSV is read inline', async () => {
     const small = csvOf(20);
-    expect(await textOfStoredFile(fileOf('small.csv'), small)).toBe(withoutNul((await extractText({ buffer: small, filename: 'small.csv' })).text));
+    expect(await textOfStoredFile(fileOf('small.csv'), small)).toBe(withoutNul((await extractText({ buffer: small, filename: 'small.csv' }, { owner: 'team' })).text));
     expect(tasks.started).toBe(0);
   });
 });

@@ -46,7 +46,7 @@ function serviceOver(filename: string, buffer: Buffer, contentType = 'text/plain
     /** What the preview answered before it read only the beginning: the whole file extracted, split whole. */
     whole: async (input: { chunkSize?: number; overlapRatio?: number; customSplitChar?: string; isQAImport?: boolean } = {}) => {
       const raw = input.isQAImport && filename.endsWith('.csv');
-      const text = withoutNul(raw ? decodeText(buffer, filename) : (await extractText({ buffer, filename, mimetype: contentType })).text);
+      const text = withoutNul(raw ? decodeText(buffer, filename) : (await extractText({ buffer, filename, mimetype: contentType }, { owner: 'team' })).text);
       if (input.isQAImport) return csvToQa(text).slice(0, 5);
       const { chunks } = splitText({ text, chunkLen: input.chunkSize ?? 512, overlapRatio: input.overlapRatio ?? 0.2, customReg: input.customSplitChar ? [input.customSplitChar] : [] });
       return chunks.slice(0, 5).map((q) => ({ q, a: '' }));

@@ -70,17 +70,17 @@ describe('htmlToMarkdown', () => {
 
 describe('htmlToMarkdownBounded', () => {
   it('converts in a worker with a custom selector, with the same result as inline', async () => {
-    expect(await htmlToMarkdownBounded(page, { selector: 'article' })).toEqual(htmlToMarkdown(page, { selector: 'article' }));
-    expect(await htmlToMarkdownBounded(page)).toEqual(htmlToMarkdown(page));
+    expect(await htmlToMarkdownBounded(page, { selector: 'article' }, { owner: 'team' })).toEqual(htmlToMarkdown(page, { selector: 'article' }));
+    expect(await htmlToMarkdownBounded(page, {}, { owner: 'team' })).toEqual(htmlToMarkdown(page));
   });
 
   it('an invalid selector is a 400 from the worker too', async () => {
-    await expect(htmlToMarkdownBounded(page, { selector: 'div[' }, { field: 'selector' })).rejects.toMatchObject({ httpStatus: 400 });
+    await expect(htmlToMarkdownBounded(page, { selector: 'div[' }, { field: 'selector', owner: 'team' })).rejects.toMatchObject({ httpStatus: 400 });
   });
 
   it('stops a selector that runs too long and names the field', async () => {
     const deep = `<html><body>${`${'<div>'.repeat(400)}<span>x</span>${'</div>'.repeat(400)}`.repeat(25)}</body></html>`;
-    const error = await htmlToMarkdownBounded(deep, { selector: ':not(p div div div div div div div div span)' }, { field: 'selector', timeoutMs: 1500 }).catch((caught: unknown) => caught);
+    const error = await htmlToMarkdownBounded(deep, { selector: ':not(p div div div div div div div div span)' }, { field: 'selector', timeoutMs: 1500, owner: 'team' }).catch((caught: unknown) => caught);
     expect(isAppError(error)).toBe(true);
     expect((error as Error).message).toContain("'selector'");
     expect((error as Error).message).toContain('longer than 1.5 s');

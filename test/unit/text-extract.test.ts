@@ -5,6 +5,9 @@ import { joinPdfPages, type PdfPage, readPdfPages } from '../../src/infra/pdf-te
 import { DOCX_MIME, extractText, sniffContentType } from '../../src/infra/text-extract.js';
 import { makeDocx, makeEmptyParagraphsDocx, makePdf, makeZip } from '../fixtures/files/make-fixtures.js';
 
+/** The team the files are read for (whose turn worker tasks wait for). */
+const task = { owner: 'team' };
+
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16]);
 const GIF = Buffer.from('GIF89a\x01\x00', 'latin1');
@@ -43,16 +46,16 @@ describe('extractText', () => {
     ['html', 'page.html', '<html><head><title>T</title><script>x()</script></head><body><h2>Sub</h2><p>Hello <b>there</b></p></body></html>', '## Sub\n\nHello **there**'],
     ['csv as a Markdown table', 'qa.csv', 'q,a\n"What, exactly?","It\'s ""this"""\n', '| q | a |\n| --- | --- |\n| What, exactly? | It\'s "this" |'],
   ])('%s', async (format, filename, content, expected) => {
-    const result = await extractText({ buffer: Buffer.from(content, 'utf8'), filename });
+    const result = await extractText({ buffer: Buffer.from(content, 'utf8'), filename }, task);
     expect(result.text).toBe(expected);
     expect(result.format).toBe(format.split(' ')[0]);
   });
 
   it('decodes UTF-16 and GB18030 text', async () => {
     const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('知识库 text', 'utf16le')]);
-    expect((await extractText({ buffer: utf16, filename: 'a.txt' })).text).toBe('知识库 text');
+    expect((await extractText({ buffer: utf16, filename: 'a.txt' }, task)).text).toBe('知识库 text');
     const gbk = Buffer.from([0xd6, 0xaa, 0xca, 0xb6, 0xbf, 0xe2]); // 知识库 in GBK
-    expect((await extractText({ buffer: gbk, filename: 'a.txt' })).text).toBe('知识库');
+    expect((await extractText({ buffer: gbk, filename: 'a.txt' }, task)).text).toBe('知识库');
   });
 
   it('reads a PDF: pages in order, header and footer lines dropped, sentences on their own lines', async () => {
@@ -60,7 +63,7 @@ describe('extractText', () => {
       { header: 'ACME Confidential', lines: ['First line of text', 'continues here.', 'Second (para) line.'], footer: 'Page 1' },
       { header: 'ACME Confidential', lines: ['Page two text.'], footer: 'Page 2' },
     ]);
-    const result = await extractText({ buffer: pdf, filename: 'report.pdf' });
+    const result = await extractText({ buffer: pdf, filename: 'report.pdf' }, task);
     expect(result).toEqual({ format: 'pdf', text: 'First line of text continues here.\nSecond (para) line.\nPage two text.' });
   });
 
@@ -70,12 +73,12 @@ describe('extractText', () => {
     ['with ZIP64 records', { deflate: true, zip64: true }],
   ])('reads a DOCX as Markdown (headings kept): %s', async (_name, options) => {
     const docx = makeDocx([{ heading: 1, text: 'Handbook' }, 'Welcome & hello.', { heading: 2, text: 'Rules' }, 'Be kind.'], options);
-    const result = await extractText({ buffer: docx, filename: 'handbook.docx' });
+    const result = await extractText({ buffer: docx, filename: 'handbook.docx' }, task);
     expect(result).toEqual({ format: 'docx', text: '# Handbook\n\nWelcome & hello.\n\n## Rules\n\nBe kind.' });
   });
 
   it('uses the MIME type when the name has no extension', async () => {
-    const result = await extractText({ buffer: Buffer.from('plain'), filename: 'upload', mimetype: 'text/plain; charset=utf-8' });
+    const result = await extractText({ buffer: Buffer.from('plain'), filename: 'upload', mimetype: 'text/plain; charset=utf-8' }, task);
     expect(result).toEqual({ text: 'plain', format: 'txt' });
   });
 
@@ -93,7 +96,7 @@ describe('extractText', () => {
     ['html without text', { buffer: Buffer.from('<script>x()</script>'), filename: 'a.html' }, /contains no text/],
     ['malformed csv', { buffer: Buffer.from('a,"b\nc,d'), filename: 'a.csv' }, /CSV text is malformed/],
   ])('%s → 400 missingParams', async (_name, file, message) => {
-    const error = await rejection(extractText(file));
+    const error = await rejection(extractText(file, task));
     expect(error.httpStatus).toBe(400);
     expect(error.statusText).toBe('missingParams');
     expect(error.message).toMatch(message);
@@ -129,7 +132,7 @@ describe('DOCX limits', () => {
   ])('a zip bomb with %s is refused before it is unpacked (400)', async (_name, docx, message) => {
     expect(docx.length).toBeLessThan(1024 * 1024);
     const started = performance.now();
-    const error = await rejection(extractText({ buffer: docx, filename: 'bomb.docx' }));
+    const error = await rejection(extractText({ buffer: docx, filename: 'bomb.docx' }, task));
     expect(performance.now() - started).toBeLessThan(2000);
     expect(error.httpStatus).toBe(400);
     expect(error.statusText).toBe('missingParams');
@@ -143,7 +146,7 @@ describe('DOCX limits', () => {
     expect(docx.length).toBeLessThan(16 * 1024);
     let error: Awaited<ReturnType<typeof rejection>> | undefined;
     const stall = await longestStall(async () => {
-      error = await rejection(extractText({ buffer: docx, filename: 'bomb.docx' }));
+      error = await rejection(extractText({ buffer: docx, filename: 'bomb.docx' }, task));
     });
     expect(error?.httpStatus).toBe(400);
     expect(error?.message).toMatch(/^Cannot read the \.docx file 'bomb\.docx' \(.*memory limit/);
@@ -151,7 +154,7 @@ describe('DOCX limits', () => {
   });
 
   it('a conversion that exceeds its time limit is stopped with a clear error', async () => {
-    await expect(readDocxHtml(makeDocx(['x']), 1)).rejects.toThrow(/took longer than 1 ms/);
+    await expect(readDocxHtml(makeDocx(['x']), task, 1)).rejects.toThrow(/took longer than 1 ms/);
   });
 });
 
@@ -167,6 +170,6 @@ describe('PDF internals', () => {
 
   it('a parse that exceeds its time limit is stopped with a clear error', async () => {
     const pdf = makePdf([{ lines: ['x'] }]);
-    await expect(readPdfPages(pdf, 1)).rejects.toThrow(/took longer than 1 ms/);
+    await expect(readPdfPages(pdf, task, 1)).rejects.toThrow(/took longer than 1 ms/);
   });
 });

@@ -78,7 +78,7 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
       let content: string;
       try {
         const file = await deps.download(url);
-        content = (await extractText({ buffer: file.buffer, filename: name, mimetype: file.contentType })).text;
+        content = (await extractText({ buffer: file.buffer, filename: name, mimetype: file.contentType }, { owner: deps.teamId })).text;
       } catch (error) {
         content = `The file could not be read: ${(error as Error).message}`;
       }

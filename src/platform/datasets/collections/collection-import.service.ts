@@ -119,7 +119,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
     if (input.trainingType === 'auto') throw Errors.missingParams("Invalid field 'trainingType': 'auto' is not available for a web link (chunk or qa)");
     const selector = dataset.websiteConfig?.selector || pageSelectorOf(input.metadata);
-    const page = await readLink(ctx, input.link, selector);
+    const page = await readLink(ctx, input.link, selector, { owner: auth.teamId });
     if (!page.text) throw Errors.missingParams(`The page ${input.link} has no text${selector ? ` under selector '${selector}'` : ''}`);
     const items = chunkText(page.text, input, LINK_OVERLAP_RATIO);
     const created = await createWithItems(

@@ -3,6 +3,7 @@ import { Errors, isAppError } from '../../../infra/errors.js';
 import { htmlToMarkdownBounded } from '../../../infra/html-to-markdown.js';
 import { safeFetch } from '../../../infra/outbound-fetch.js';
 import { decodeText, extractText } from '../../../infra/text-extract.js';
+import type { WorkerTaskOwner } from '../../../infra/worker-task.js';
 import type { AuthContext } from '../../auth/types.js';
 import type { DatasetsContext } from '../context.js';
 import type { StoredFile } from '../files/file.repo.js';
@@ -18,8 +19,12 @@ export const hashText = (text: string): string => createHash('sha256').update(te
 export const pageSelectorOf = (metadata: Record<string, unknown> | undefined): string | undefined =>
   typeof metadata?.webPageSelector === 'string' ? metadata.webPageSelector : undefined;
 
-/** Fetches a web page through the SSRF guard and turns the selected part into Markdown. */
-export async function readLink(ctx: DatasetsContext, url: string, selector?: string): Promise<{ title: string; text: string; selector: string }> {
+/**
+ * Fetches a web page through the SSRF guard and turns the selected part into Markdown, for
+ * `task.owner` (the team; a page converted in a worker waits for its turn). Without a task the
+ * conversion is the anonymous owner's, shared by every caller that names no team.
+ */
+export async function readLink(ctx: DatasetsContext, url: string, selector?: string, task?: WorkerTaskOwner): Promise<{ title: string; text: string; selector: string }> {
   let response: Awaited<ReturnType<typeof safeFetch>>;
   try {
     response = await safeFetch(url, {
@@ -34,7 +39,11 @@ export async function readLink(ctx: DatasetsContext, url: string, selector?: str
   }
   if (response.status >= 400) throw Errors.missingParams(`Invalid field 'link': ${url} answered HTTP ${response.status}`);
   const used = selector?.trim() || 'body';
-  const { title, markdown } = await htmlToMarkdownBounded(response.text(), { selector: used, baseUrl: response.finalUrl }, { field: selector?.trim() ? 'selector' : 'link' });
+  const { title, markdown } = await htmlToMarkdownBounded(
+    response.text(),
+    { selector: used, baseUrl: response.finalUrl },
+    { field: selector?.trim() ? 'selector' : 'link', owner: task?.owner },
+  );
   return { title: withoutNul(title || url), text: withoutNul(markdown).trim(), selector: used };
 }
 
@@ -69,10 +78,16 @@ export async function readStoredFile(
 export const isRawCsv = (file: Pick<StoredFile, 'filename'>, raw: boolean | undefined): boolean => Boolean(raw) && file.filename.toLowerCase().endsWith('.csv');
 
 /**
+ * A stored file is converted for the team that stored it (its callers have checked that it is
+ * the caller's, findUsableFile), so every path from a file to its text names that team.
+ */
+const fileTask = (file: Pick<StoredFile, 'metadata'>): WorkerTaskOwner => ({ owner: file.metadata.teamId });
+
+/**
  * The text of a stored file's bytes (readStoredFile): 400 when it has none. A CSV file past
  * CSV_INLINE_MAX_BYTES is parsed in a worker thread (files/csv-read.ts).
  */
-export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'contentType'>, buffer: Buffer, raw?: boolean): Promise<string> {
+export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'contentType' | 'metadata'>, buffer: Buffer, raw?: boolean): Promise<string> {
   const { filename, contentType } = file;
   const inWorker = !isRawCsv(file, raw) && decodedFormatOf(file) === 'csv' && buffer.length > CSV_INLINE_MAX_BYTES;
   // CSV for Q/A import is read as it is; otherwise the parser's Markdown rendering is used.
@@ -80,8 +95,8 @@ export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'cont
     isRawCsv(file, raw)
       ? decodeText(buffer, filename)
       : inWorker
-        ? await readCsvInWorker({ mode: 'text', bytes: buffer, filename, contentType })
-        : (await extractText({ buffer, filename, mimetype: contentType })).text,
+        ? await readCsvInWorker({ mode: 'text', bytes: buffer, filename, contentType }, fileTask(file))
+        : (await extractText({ buffer, filename, mimetype: contentType }, fileTask(file))).text,
   );
   if (!text.trim()) throw Errors.missingParams(`File ${filename} contains no text`);
   return text;
@@ -96,7 +111,7 @@ export async function readStoredQa(ctx: DatasetsContext, auth: AuthContext, file
   const file = await findUsableFile(ctx, auth, fileId);
   const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
   if (decodedFormatOf(file) && buffer.length > CSV_INLINE_MAX_BYTES) {
-    const rows = await readCsvInWorker({ mode: 'qa', raw: isRawCsv(file, true), bytes: buffer, filename: file.filename, contentType: file.contentType });
+    const rows = await readCsvInWorker({ mode: 'qa', raw: isRawCsv(file, true), bytes: buffer, filename: file.filename, contentType: file.contentType }, fileTask(file));
     return { file, rows };
   }
   return { file, rows: csvToQa(await textOfStoredFile(file, buffer, true)) };

@@ -137,7 +137,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     const { collection, dataset } = await ctx.auth.authCollection(auth, collectionId, 'write');
     if (collection.type !== 'link' || !collection.rawLink) throw Errors.unLinkCollection(`Collection ${collectionId} is not a link collection`);
     const selector = dataset.websiteConfig?.selector || pageSelectorOf(collection.metadata);
-    const page = await readLink(ctx, collection.rawLink, selector);
+    const page = await readLink(ctx, collection.rawLink, selector, { owner: auth.teamId });
     if (!page.text) throw Errors.missingParams(`The page ${collection.rawLink} returned no text; the collection was kept`);
     const hash = hashText(page.text);
     if (hash === collection.hashRawText) return 'sameRaw';

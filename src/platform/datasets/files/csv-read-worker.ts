@@ -9,9 +9,12 @@ const job = workerData as CsvJob;
 // A Buffer arrives as a plain Uint8Array.
 const buffer = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
 
+// This thread reads text and CSV files only, which start no worker task: there is no turn to wait for.
+const noWorkerTask = { owner: undefined };
+
 async function read(): Promise<string | { q: string; a: string }[]> {
-  if (job.mode === 'text') return (await extractText({ buffer, filename: job.filename, mimetype: job.contentType })).text;
-  const text = withoutNul(job.raw ? decodeText(buffer, job.filename) : (await extractText({ buffer, filename: job.filename, mimetype: job.contentType })).text);
+  if (job.mode === 'text') return (await extractText({ buffer, filename: job.filename, mimetype: job.contentType }, noWorkerTask)).text;
+  const text = withoutNul(job.raw ? decodeText(buffer, job.filename) : (await extractText({ buffer, filename: job.filename, mimetype: job.contentType }, noWorkerTask)).text);
   if (!text.trim()) throw Errors.missingParams(`File ${job.filename} contains no text`);
   return csvToQa(text);
 }

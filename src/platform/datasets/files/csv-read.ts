@@ -1,6 +1,6 @@
 import { Errors } from '../../../infra/errors.js';
 import { formatOfFile } from '../../../infra/text-extract.js';
-import { runWorkerTask } from '../../../infra/worker-task.js';
+import { runWorkerTask, type WorkerTaskOwner } from '../../../infra/worker-task.js';
 import type { StoredFile } from './file.repo.js';
 
 /**
@@ -32,15 +32,16 @@ function workerEntry(): string {
     : `import(${JSON.stringify(entry)});`;
 }
 
-/** Reads a CSV file in a worker thread (csv-read-worker.ts): its Markdown text, or its Q/A rows. */
-export async function readCsvInWorker(job: CsvJob & { mode: 'text' }): Promise<string>;
-export async function readCsvInWorker(job: CsvJob & { mode: 'qa' }): Promise<{ q: string; a: string }[]>;
-export async function readCsvInWorker(job: CsvJob): Promise<string | { q: string; a: string }[]> {
+/** Reads a CSV file in a worker thread (csv-read-worker.ts) for `task.owner`: its Markdown text, or its Q/A rows. */
+export async function readCsvInWorker(job: CsvJob & { mode: 'text' }, task: WorkerTaskOwner): Promise<string>;
+export async function readCsvInWorker(job: CsvJob & { mode: 'qa' }, task: WorkerTaskOwner): Promise<{ q: string; a: string }[]>;
+export async function readCsvInWorker(job: CsvJob, task: WorkerTaskOwner): Promise<string | { q: string; a: string }[]> {
   const refused = (why: string) => Errors.missingParams(`Cannot read the CSV file '${job.filename}' (${why}); split it into smaller files`);
   const outcome = await runWorkerTask<{ result?: string | { q: string; a: string }[]; error?: string; invalidInput?: boolean }>(
     workerEntry(),
     { eval: true, workerData: job, resourceLimits: { maxOldGenerationSizeMb: CSV_WORKER_HEAP_MB } },
     CSV_READ_TIMEOUT_MS,
+    task,
   );
   if ('failure' in outcome) {
     const { failure } = outcome;
