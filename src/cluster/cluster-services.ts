@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
 import { attemptIndexes, createAttemptLimiter } from '../infra/attempt-limiter.js';
-import type { IndexDeclaration } from '../infra/mongo.js';
+import { type IndexDeclaration, isDuplicateKeyError, runMigrationOnce } from '../infra/mongo.js';
 import type { VersionStamps } from '../infra/version-stamps.js';
 import { ACCOUNT_INDEXES, createAccountsRepo } from './accounts/accounts.repo.js';
 import { createAccountsService, LOGIN_LIMITS, LoginFailure } from './accounts/accounts.service.js';
@@ -16,6 +16,7 @@ import { createTokensService } from './oauth/tokens.service.js';
 import { CLUSTER_STAMPS, createClusterStamps } from './stamps.js';
 
 const LOGIN_ATTEMPTS = 'cluster_login_attempts';
+const HOST_NODE_REGISTRATION = 'cluster-host-node-registration';
 
 export const CLUSTER_INDEXES: readonly IndexDeclaration[] = [...ACCOUNT_INDEXES, ...TOKEN_INDEXES, ...NODE_INDEXES, ...POD_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)];
 
@@ -25,7 +26,15 @@ export const DEFAULT_ADMIN = { username: 'admin', email: 'admin@kubesphere.io' }
  * Builds the cluster module's services from their dependencies (used by the plugin and the CLI).
  * `stamps` defaults to the cluster's own leased stamps (one set per process).
  */
-export function createClusterServices(deps: { db: Db; config: Config; clock: Clock; stamps?: VersionStamps; onLoginBlocked?: () => void }) {
+export function createClusterServices(deps: {
+  db: Db;
+  config: Config;
+  clock: Clock;
+  stamps?: VersionStamps;
+  onLoginBlocked?: () => void;
+  /** The name of the machine host registration describes (default its hostname). */
+  hostname?: () => string;
+}) {
   const { db, config, clock } = deps;
   const stamps = deps.stamps ?? createClusterStamps(db);
   const accountsRepo = createAccountsRepo(db);
@@ -59,7 +68,7 @@ export function createClusterServices(deps: { db: Db; config: Config; clock: Clo
     },
   };
   const oauth = createOAuthService({ clients: config.OAUTH_CLIENTS, multipleLogin: config.CLUSTER_MULTIPLE_LOGIN, accounts, tokens });
-  const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock, stamps, strategy: config.CLUSTER_NODE_QUERY });
+  const nodes = createNodesService({ nodes: createNodesRepo(db), pods: createPodsRepo(db), clock, stamps, strategy: config.CLUSTER_NODE_QUERY, hostname: deps.hostname });
   const authenticator = createAuthenticator({ accounts, tokens, stamps, clock });
 
   return {
@@ -82,6 +91,25 @@ export function createClusterServices(deps: { db: Db; config: Config; clock: Clo
         if (await accounts.findByName(DEFAULT_ADMIN.username)) return false;
         throw error;
       }
+    },
+
+    /**
+     * Registers this machine as a node at the deployment's first start; null on every later
+     * start, of any replica under any hostname (one read). A recreated container or a rolled-out
+     * pod has a new hostname, and its node would be Ready for ever with a frozen heartbeat.
+     */
+    async registerHostNodeOnce(): Promise<{ name: string; created: boolean } | null> {
+      let registration: { name: string; created: boolean } | null = null;
+      try {
+        await runMigrationOnce(db, HOST_NODE_REGISTRATION, async () => {
+          registration = await nodes.registerHostNode();
+          return true;
+        });
+      } catch (error) {
+        // Replicas starting together both record the marker, and FerretDB refuses the second upsert.
+        if (!isDuplicateKeyError(error)) throw error;
+      }
+      return registration;
     },
 
     /** Drops expired allow-list entries, login records past retention and ended attempt windows. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import os from 'node:os';
 import { startPeriodicTask } from '../infra/backoff.js';
 import type { ClusterIdentity } from './auth/authenticate.js';
 import { MovableClock } from './clock.js';
@@ -9,8 +10,12 @@ import oauthRoutes from './oauth/oauth.routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The cluster module's services; `cluster.clock` can be moved (tests, incident replays). */
-    cluster: ClusterServices & { clock: MovableClock };
+    /**
+     * The cluster module's services; `cluster.clock` can be moved (tests, incident replays) and
+     * `cluster.host.name`, the machine host registration describes, changed before start-up
+     * (tests playing replicas on other machines).
+     */
+    cluster: ClusterServices & { clock: MovableClock; host: { name: string } };
   }
   interface FastifyRequest {
     /** The authenticated cluster account, or null for an anonymous request (cluster routes only). */
@@ -36,8 +41,15 @@ async function clusterRoutes(app: FastifyInstance): Promise<void> {
 export default fp(
   async function clusterApi(app: FastifyInstance): Promise<void> {
     const clock = new MovableClock();
-    const services = createClusterServices({ db: app.mongo.db, config: app.config, clock, onLoginBlocked: () => app.opsMetrics.loginBlocked('cluster') });
-    app.decorate('cluster', { ...services, clock });
+    const host = { name: os.hostname() };
+    const services = createClusterServices({
+      db: app.mongo.db,
+      config: app.config,
+      clock,
+      onLoginBlocked: () => app.opsMetrics.loginBlocked('cluster'),
+      hostname: () => host.name,
+    });
+    app.decorate('cluster', { ...services, clock, host });
 
     app.startup.add('indexes: cluster', () => app.mongo.ensureIndexes(CLUSTER_INDEXES));
     app.startup.add('cluster: default admin account', async () => {
@@ -45,8 +57,8 @@ export default fp(
     });
     if (app.config.CLUSTER_REGISTER_HOST_NODE) {
       app.startup.add('cluster: register host node', async () => {
-        const { name, created } = await services.nodes.registerHostNode();
-        if (created) app.log.info({ node: name }, 'registered this host as a cluster node');
+        const registration = await services.registerHostNodeOnce();
+        if (registration?.created) app.log.info({ node: registration.name }, 'registered this host as a cluster node');
       });
     }
     let cleanup: { stop(): void } | undefined;

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
+import { uidForName } from './node-document.js';
 
 /** Kubernetes architecture names for Node's process.arch values. */
 const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' };
@@ -29,10 +30,16 @@ function addresses(hostname: string): { type: string; address: string }[] {
   return [...found, { type: 'Hostname', address: hostname }];
 }
 
-/** The machine this process runs on, described as a Kubernetes Node with real facts. */
-export async function describeHostNode(now: Date): Promise<Record<string, unknown>> {
+/**
+ * The uid of every host-registered node: the unique uid index then takes one host node per
+ * database, so of replicas starting together on an empty one only the first insert lands.
+ */
+export const HOST_NODE_UID = uidForName('platform.io/host-registration');
+
+/** The machine this process runs on (named `machineName`, its hostname), as a Kubernetes Node with real facts. */
+export async function describeHostNode(now: Date, machineName: string): Promise<Record<string, unknown>> {
   // Node names are lowercase DNS names; a hostname with other characters is adjusted.
-  const hostname = os.hostname().toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'localhost';
+  const hostname = machineName.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'localhost';
   const arch = ARCH[process.arch] ?? process.arch;
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const memoryKi = `${Math.floor(os.totalmem() / 1024)}Ki`;
@@ -52,6 +59,7 @@ export async function describeHostNode(now: Date): Promise<Record<string, unknow
   return {
     metadata: {
       name: hostname,
+      uid: HOST_NODE_UID,
       creationTimestamp: time,
       labels: {
         'kubernetes.io/hostname': hostname,

@@ -1,5 +1,5 @@
 import type { Db, Filter } from 'mongodb';
-import { type IndexDeclaration, upsertMany } from '../../infra/mongo.js';
+import { type IndexDeclaration, isDuplicateKeyError, upsertMany } from '../../infra/mongo.js';
 import type { StoredNode } from './node-document.js';
 import type { MongoFilter } from './node-query.js';
 
@@ -58,10 +58,19 @@ export function createNodesRepo(db: Db) {
       return upsertMany(nodes, docs, onWritten);
     },
 
-    /** Inserts the node unless one of that name exists; true when inserted. */
+    async hasAny(): Promise<boolean> {
+      return (await nodes.findOne({}, { projection: { _id: 1 } })) !== null;
+    },
+
+    /** Inserts the node unless one of that name or uid exists; true when inserted. */
     async insertIfAbsent(doc: StoredNode): Promise<boolean> {
-      const result = await nodes.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
-      return result.upsertedCount > 0;
+      try {
+        const result = await nodes.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
+        return result.upsertedCount > 0;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
     },
   };
 }

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { MemoisedAnswer, NO_MEMO } from '../../infra/answer-memo.js';
 import { ClusterErrors, Errors } from '../../infra/errors.js';
 import { bumpAfterWrite, type VersionStamps } from '../../infra/version-stamps.js';
@@ -27,8 +28,17 @@ export type NodeQueryStrategy = 'auto' | 'database' | 'cache';
 /** How far an import is: the file validated, then documents written (after each chunk). */
 export type ImportProgress = (progress: { step: 'validated' | 'written'; done: number; total: number }) => void;
 
-export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clock: Clock; stamps: VersionStamps; strategy: NodeQueryStrategy }) {
+export function createNodesService(deps: {
+  nodes: NodesRepo;
+  pods: PodsRepo;
+  clock: Clock;
+  stamps: VersionStamps;
+  strategy: NodeQueryStrategy;
+  /** The name of the machine host registration describes (default its hostname). */
+  hostname?: () => string;
+}) {
   const { nodes, pods, clock, stamps } = deps;
+  const hostname = deps.hostname ?? os.hostname;
   const index = createNodeIndex({ nodes, pods, stamps, clock });
   const inDatabase = deps.strategy === 'database';
   /**
@@ -112,12 +122,16 @@ export function createNodesService(deps: { nodes: NodesRepo; pods: PodsRepo; clo
       return { kind: 'PodList', ...counts, count: docs.length };
     },
 
-    /** Registers this machine as a node unless a node of its name exists. */
+    /**
+     * Registers this machine as a node unless the deployment has a node already (imported, or
+     * registered by another replica or an earlier version): one host node per deployment, not
+     * one per hostname a replica ever had.
+     */
     async registerHostNode(): Promise<{ name: string; created: boolean }> {
       const now = clock.now();
-      const doc = toStoredNode(nodeSchema.parse(await describeHostNode(now)), now);
-      // Nothing is written when the node exists already: no stamp to move.
-      const created = await nodes.insertIfAbsent(doc);
+      const doc = toStoredNode(nodeSchema.parse(await describeHostNode(now, hostname())), now);
+      // Nothing is written when a node exists already: no stamp to move.
+      const created = !(await nodes.hasAny()) && (await nodes.insertIfAbsent(doc));
       if (created) await stamps.bump(CLUSTER_STAMPS.nodes);
       return { name: doc._id, created };
     },
