@@ -8,6 +8,11 @@ import { isDuplicateKeyError } from './mongo.js';
 /** The collection of named locks; every process of the deployment sees the same ones. */
 export const LOCKS_COLLECTION = 'resource_tree_locks';
 const LOCK_TTL_MS = 15_000;
+/**
+ * How long a holder trusts its lock after sending its last renewal: a third of the TTL short of
+ * when takers judge it lapsed, as they judge by their own wall clocks (a skew between replicas).
+ */
+const HOLD_TRUSTED_MS = LOCK_TTL_MS - LOCK_TTL_MS / 3;
 const LOCK_WAIT_MS = 10_000;
 const DEFAULT_BUSY = 'Another change to this folder tree is in progress, try again';
 /** Short waits first (most holds take milliseconds), then at most 5 tries a second. */
@@ -27,6 +32,8 @@ export interface LocksOptions {
   collection?: string;
   /** How long `acquire` and `withLock` wait for a live holder before a 409. */
   waitMs?: number;
+  /** The clock of a holder's trust in its lock (default performance.now; tests move it). */
+  monotonic?: () => number;
 }
 
 export interface AcquireOptions<P> {
@@ -38,8 +45,29 @@ export interface AcquireOptions<P> {
   now?: Date;
 }
 
+/** Thrown by `assertHeld` once this process may no longer hold the lock it took. */
+export class LockLostError extends Error {
+  constructor(
+    readonly key: string,
+    why: string,
+  ) {
+    super(`Lost the lock ${key} (${why}): another process may be doing the same work, so this one stopped`);
+    this.name = 'LockLostError';
+  }
+}
+
+/** What work done under a lock can ask of it. */
+export interface LockHold {
+  /**
+   * Throws LockLostError once this process cannot be sure it still holds the lock: a renewal
+   * found it taken over, or none went through for most of the TTL (a stalled event loop, an
+   * unreachable database: a taker may judge it lapsed). Work calls it before each write the lock guards.
+   */
+  assertHeld(): void;
+}
+
 /** A lock held by this process, renewed until released or abandoned. */
-export interface HeldLock<P> {
+export interface HeldLock<P> extends LockHold {
   /** The payload of a holder that died with the lock (it stays stored until `carry` replaces it), or null. */
   readonly left: P | null;
   /** Replaces the stored payload (null: none). */
@@ -58,6 +86,7 @@ export interface HeldLock<P> {
  */
 export function createMongoLocks(db: Db, options: LocksOptions = {}) {
   const waitMs = options.waitMs ?? LOCK_WAIT_MS;
+  const monotonic = options.monotonic ?? (() => performance.now());
   const locks = db.collection<LockDoc>(options.collection ?? LOCKS_COLLECTION);
   const lapsedAt = (now: Date) => ({ expiresAt: { $lt: now } });
 
@@ -86,8 +115,9 @@ export function createMongoLocks(db: Db, options: LocksOptions = {}) {
     const clock = () => new Date((options.now ?? new Date(started)).getTime() + Date.now() - started);
     const expiry = () => new Date(clock().getTime() + LOCK_TTL_MS);
     for (let failures = 1; ; failures++) {
+      const sentAt = monotonic();
       const taken = await take(key, holder, options.payload, clock(), expiry());
-      if (taken) return held(key, holder, taken.left as P | null, expiry);
+      if (taken) return held(key, holder, taken.left as P | null, expiry, sentAt);
       if (!wait) return null;
       if (Date.now() - started > waitMs) throw Errors.conflict(options.busy ?? DEFAULT_BUSY);
       // Jittered so waiters that met at one lock do not retry in step.
@@ -95,13 +125,32 @@ export function createMongoLocks(db: Db, options: LocksOptions = {}) {
     }
   }
 
-  function held<P>(key: string, holder: string, left: P | null, expiry: () => Date): HeldLock<P> {
+  /** `sentAt`: when the write that took the lock was sent (monotonic). */
+  function held<P>(key: string, holder: string, left: P | null, expiry: () => Date, sentAt: number): HeldLock<P> {
     const mine = { _id: key, holder };
-    const renewal = startLeaseRenewal(LOCK_TTL_MS / 3, () => locks.updateOne(mine, { $set: { expiresAt: expiry() } }));
+    let renewedAt = sentAt;
+    let takenOver = false;
+    const renewal = startLeaseRenewal(LOCK_TTL_MS / 3, async () => {
+      const sent = monotonic();
+      const { matchedCount } = await locks.updateOne(mine, { $set: { expiresAt: expiry() } });
+      if (matchedCount > 0) renewedAt = Math.max(renewedAt, sent);
+      else lost();
+    });
+    // A write to the holder's own lock document matched nothing: another process took it over.
+    const lost = () => {
+      takenOver = true;
+      renewal.stop();
+    };
     return {
       left,
+      assertHeld() {
+        if (takenOver) throw new LockLostError(key, 'another process took it over');
+        const since = monotonic() - renewedAt;
+        if (since >= HOLD_TRUSTED_MS) throw new LockLostError(key, `no renewal went through for ${Math.round(since)} ms`);
+      },
       async carry(payload) {
-        await locks.updateOne(mine, payload === null ? { $unset: { payload: '' } } : { $set: { payload } });
+        const { matchedCount } = await locks.updateOne(mine, payload === null ? { $unset: { payload: '' } } : { $set: { payload } });
+        if (matchedCount === 0) lost();
       },
       async release() {
         renewal.stop();
@@ -118,11 +167,15 @@ export function createMongoLocks(db: Db, options: LocksOptions = {}) {
     acquire,
     /** Takes the lock if no live holder has it; null otherwise. */
     tryAcquire: <P>(key: string, options: AcquireOptions<P> = {}): Promise<HeldLock<P> | null> => acquireOrNull(key, options, false),
-    /** `busy`: the 409's message when the lock stays taken (what the caller was waiting for). */
-    async withLock<T>(key: string, run: () => Promise<T>, busy = DEFAULT_BUSY): Promise<T> {
+    /**
+     * Runs `run` holding the lock. `run` calls `lock.assertHeld()` before each write the lock
+     * guards, so that it stops once another process took the lock over. `busy`: the 409's message
+     * when the lock stays taken (what the caller was waiting for).
+     */
+    async withLock<T>(key: string, run: (lock: LockHold) => Promise<T>, busy = DEFAULT_BUSY): Promise<T> {
       const lock = await acquire(key, { busy });
       try {
-        return await run();
+        return await run(lock);
       } finally {
         await lock.release();
       }

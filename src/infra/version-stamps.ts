@@ -18,7 +18,13 @@ export interface VersionStampsOptions {
    * the next request after a write, on any replica, sees it. 0 reads on every call.
    */
   leaseMs: number;
+  /** The wall clock, for the time a bump stores with the value. */
   now?: () => number;
+  /**
+   * The clock of leases: monotonic (default performance.now), so that a wall clock stepped back
+   * (NTP, a resumed VM) cannot make a process trust a stamp longer than its lease.
+   */
+  monotonic?: () => number;
 }
 
 /**
@@ -30,6 +36,7 @@ export interface VersionStampsOptions {
 export function createVersionStamps(db: Db, options: VersionStampsOptions) {
   const stamps = db.collection<{ _id: string; value: string; at: Date }>(VERSION_STAMPS_COLLECTION);
   const now = options.now ?? (() => Date.now());
+  const monotonic = options.monotonic ?? (() => performance.now());
   const leased = new Map<string, { value: string; until: number }>();
   const inFlight = new Map<string, { started: number; reading: Promise<string> }>();
 
@@ -55,12 +62,12 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
     /** The current value of a key (from the lease when it is still running). */
     async read(key: string): Promise<string> {
       const lease = leased.get(key);
-      if (lease && lease.until > now()) return lease.value;
+      if (lease && lease.until > monotonic()) return lease.value;
       // Concurrent readers share one database read, but only while its lease would cover them:
       // a read sent before a bump that has since resolved may still answer the old value.
       const pending = inFlight.get(key);
-      if (pending && now() < pending.started + options.leaseMs) return pending.reading;
-      const started = now();
+      if (pending && monotonic() < pending.started + options.leaseMs) return pending.reading;
+      const started = monotonic();
       const reading = fetch(key, started).finally(() => {
         if (inFlight.get(key)?.reading === reading) inFlight.delete(key);
       });

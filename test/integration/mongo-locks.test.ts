@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isAppError } from '../../src/infra/errors.js';
-import { createMongoLocks, LOCKS_COLLECTION } from '../../src/infra/mongo-lock.js';
+import { createMongoLocks, LOCKS_COLLECTION, LockLostError } from '../../src/infra/mongo-lock.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 describe('named locks', () => {
@@ -72,5 +72,50 @@ describe('named locks', () => {
     expect(await stored('job:2')).toEqual({ step: 'x' });
     await taker!.release();
     expect(await locks.withLock('job:2', async () => 'ran')).toBe('ran');
+  });
+
+  it('a holder whose lapsed lock another process took over hears it at its next renewal, and its work stops before its next write', async () => {
+    const lockDocs = t.app.mongo.db.collection<{ _id: string; holder: string; expiresAt: Date }>(LOCKS_COLLECTION);
+    // Renewals on demand; the holder's own trust never runs out here, so only its renewal can tell it.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const holder = createMongoLocks(t.app.mongo.db, { monotonic: () => 0 });
+      const other = createMongoLocks(t.app.mongo.db);
+      const writes: string[] = [];
+      let taker: Awaited<ReturnType<typeof other.tryAcquire>> = null;
+      const work = holder.withLock('tree:lost', async (lock) => {
+        lock.assertHeld();
+        writes.push('first');
+        // The holder stalls past its lease: the other process finds the lock lapsed and takes it.
+        await lockDocs.updateOne({ _id: 'tree:lost' }, { $set: { expiresAt: new Date(0) } });
+        taker = await other.tryAcquire('tree:lost');
+        expect(taker).not.toBeNull();
+        // Its next renewal (every third of the 15 s lease) matches nothing.
+        await vi.advanceTimersByTimeAsync(5_000);
+        await vi.waitFor(() => expect(() => lock.assertHeld()).toThrow(/another process took it over/));
+        lock.assertHeld();
+        writes.push('second');
+      });
+      await expect(work).rejects.toMatchObject({ name: 'LockLostError', key: 'tree:lost' });
+      expect(writes).toEqual(['first']);
+      // Its release leaves the new holder's lock alone.
+      expect(await lockDocs.countDocuments({ _id: 'tree:lost' })).toBe(1);
+      await taker!.release();
+      expect(await lockDocs.countDocuments({ _id: 'tree:lost' })).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a holder none of whose renewals went through for most of the lease stops trusting its lock', async () => {
+    let elapsed = 0;
+    const locks = createMongoLocks(t.app.mongo.db, { monotonic: () => elapsed });
+    const lock = await locks.acquire('tree:stalled');
+    elapsed += 1_000;
+    lock.assertHeld();
+    // A stalled event loop or an unreachable database: a taker may find the lock lapsed by now.
+    elapsed += 14_000;
+    expect(() => lock.assertHeld()).toThrow(LockLostError);
+    await lock.release();
   });
 });

@@ -76,7 +76,7 @@ describe('version stamps', () => {
 
   it('a read sent before a bump resolved is not shared with a reader arriving after it', async () => {
     let clock = 1_000;
-    const stamps = createVersionStamps(t.app.mongo.db, { leaseMs: 100, now: () => clock });
+    const stamps = createVersionStamps(t.app.mongo.db, { leaseMs: 100, monotonic: () => clock });
     const commands = await commandsDuring(t.app, async () => {
       const early = stamps.read('k4');
       // Still in flight, but a bump elsewhere may have resolved once its lease ran out.
@@ -86,5 +86,22 @@ describe('version stamps', () => {
       await Promise.all([early, late, joined]);
     });
     expect(commands.filter((c) => c.collection === 'version_stamps')).toHaveLength(2);
+  });
+
+  it('a lease runs on the monotonic clock: a wall clock stepped back does not stretch it, nor one stepped forward cut it', async () => {
+    let wall = Date.UTC(2030, 0, 1);
+    let elapsed = 0;
+    const stamps = createVersionStamps(t.app.mongo.db, { leaseMs: 100, now: () => wall, monotonic: () => elapsed });
+    const reads = async (run: () => Promise<unknown>) => (await commandsDuring(t.app, run)).filter((c) => c.collection === 'version_stamps').length;
+    expect(await reads(() => stamps.read('k5'))).toBe(1);
+    // NTP steps the wall clock back by far more than the lease; the lease still ends on time.
+    wall -= 60_000;
+    elapsed += 50;
+    expect(await reads(() => stamps.read('k5'))).toBe(0);
+    elapsed += 50;
+    expect(await reads(() => stamps.read('k5'))).toBe(1);
+    // Stepped forward: the lease just taken still holds.
+    wall += 3_600_000;
+    expect(await reads(() => stamps.read('k5'))).toBe(0);
   });
 });

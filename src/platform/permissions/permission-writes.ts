@@ -1,5 +1,6 @@
 import type { InheritanceWrite } from '../../domain/permission-inheritance.js';
 import { AppError } from '../../infra/errors.js';
+import { type LockHold, LockLostError } from '../../infra/mongo-lock.js';
 import { bumpAfterWrite } from '../../infra/version-stamps.js';
 import type { ResourcePermissionsRepo } from './resource-permissions.repo.js';
 import type { ResourceTreeRepo } from './resource-tree.repo.js';
@@ -42,9 +43,13 @@ export function createPermissionWriter(deps: PermissionWriterDeps) {
     return bumpAfterWrite(write, async () => deps.onChange?.(teamId));
   }
 
-  /** `expectedParentId` guards the final resource write (false when it no longer matches). */
-  async function applyWrites(teamId: string, writes: InheritanceWrite[], expectedParentId?: string | null): Promise<boolean> {
+  /**
+   * `expectedParentId` guards the final resource write (false when it no longer matches). Stops
+   * before any write once the tree lock was lost: its new holder finishes the recorded change.
+   */
+  async function applyWrites(lock: LockHold, teamId: string, writes: InheritanceWrite[], expectedParentId?: string | null): Promise<boolean> {
     for (const write of writes) {
+      lock.assertHeld();
       if (write.kind === 'replaceCollaborators') await rows.replace(teamId, write.resourceIds, write.collaborators);
       else if (write.kind === 'upsertCollaborators') await rows.upsert(teamId, write.resourceId, write.collaborators);
       else if (write.kind === 'removeCollaborators') await rows.remove(teamId, write.resourceId, write.tmbIds);
@@ -55,11 +60,11 @@ export function createPermissionWriter(deps: PermissionWriterDeps) {
   }
 
   /** Applies the team's unfinished changes, oldest first; the caller holds the team's tree lock. */
-  async function finishPending(teamId: string): Promise<number> {
+  async function finishPending(lock: LockHold, teamId: string): Promise<number> {
     const pending = await changes.pending(teamId);
     for (const change of pending) {
       // No parent guard on a replay: the resource may already stand where the change puts it.
-      await changing(teamId, () => applyWrites(teamId, change.writes));
+      await changing(teamId, () => applyWrites(lock, teamId, change.writes));
       await changes.finish(change.id);
     }
     return pending.length;
@@ -68,29 +73,31 @@ export function createPermissionWriter(deps: PermissionWriterDeps) {
   const writer = {
     changing,
 
-    /** Applies `writes` (the caller holds the tree lock); false when the parent guard failed. */
-    async apply(teamId: string, writes: InheritanceWrite[], expectedParentId?: string | null): Promise<boolean> {
+    /** Applies `writes` under the caller's tree `lock`; false when the parent guard failed. */
+    async apply(lock: LockHold, teamId: string, writes: InheritanceWrite[], expectedParentId?: string | null): Promise<boolean> {
       if (writes.length === 0) return true;
-      if (!journaled(writes, expectedParentId)) return changing(teamId, () => applyWrites(teamId, writes, expectedParentId));
+      if (!journaled(writes, expectedParentId)) return changing(teamId, () => applyWrites(lock, teamId, writes, expectedParentId));
+      lock.assertHeld();
       const id = await changes.record(teamId, writes, deps.now());
       // A failure from here leaves the record: the change is finished later, never half kept.
-      const done = await changing(teamId, () => applyWrites(teamId, writes, expectedParentId));
+      const done = await changing(teamId, () => applyWrites(lock, teamId, writes, expectedParentId));
       await changes.finish(id);
       return done;
     },
 
     /** The team's tree lock; whoever takes it first finishes what an interrupted holder left. */
-    withTeamLock<T>(teamId: string, run: () => Promise<T>): Promise<T> {
-      return tree.withTeamLock(teamId, async () => {
-        await finishPending(teamId);
-        return run();
+    withTeamLock<T>(teamId: string, run: (lock: LockHold) => Promise<T>): Promise<T> {
+      return tree.withTeamLock(teamId, async (lock) => {
+        await finishPending(lock, teamId);
+        return run(lock);
       });
     },
 
     /**
      * Finishes every team's interrupted changes, each under its tree lock (the lock of a crashed
      * holder expires within its TTL). `createdBefore` leaves changes a live request may still be
-     * writing to that request. Returns the teams done and those whose lock stayed busy (409).
+     * writing to that request. Returns the teams done and those whose lock stayed busy (409) or
+     * was taken over meanwhile (its new holder finishes them first).
      */
     async finishInterrupted(options: { createdBefore?: Date; stopped?: () => boolean } = {}): Promise<{ finished: number; busy: number }> {
       let finished = 0;
@@ -101,7 +108,7 @@ export function createPermissionWriter(deps: PermissionWriterDeps) {
           await writer.withTeamLock(teamId, async () => undefined);
           finished += 1;
         } catch (error) {
-          if (!(error instanceof AppError && error.httpStatus === 409)) throw error;
+          if (!((error instanceof AppError && error.httpStatus === 409) || error instanceof LockLostError)) throw error;
           busy += 1;
         }
       }

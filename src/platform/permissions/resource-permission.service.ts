@@ -262,18 +262,18 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
 
     async changeDefaultPermission(auth: PermissionCaller, doc: ResourceDoc, newDefault: number): Promise<void> {
       if (!isAssignablePermission(newDefault)) throw Errors.missingParams(`Invalid field 'defaultPermission': must be one of 0, 4, 6, 7`);
-      await tree.withTeamLock(auth.teamId, async () => {
+      await tree.withTeamLock(auth.teamId, async (lock) => {
         const { doc: fresh } = await service.authorize(auth, doc._id, 'manage', `${options.resourceType}Id`);
         const resource = toResource(fresh);
         const parent = await parentPermissions(auth.teamId, resource.parentId);
         const currentDefault = !resource.isFolder && resource.inheritPermission && parent ? parent.defaultPermission : resource.defaultPermission;
         const writes = changeDefaultPermission({ resource, currentDefault, newDefault, parent, tree: await tree.folderTree(auth.teamId) });
-        await apply(auth.teamId, writes);
+        await apply(lock, auth.teamId, writes);
       });
     },
 
     async move(auth: PermissionCaller, doc: ResourceDoc, targetId: string | null): Promise<void> {
-      await tree.withTeamLock(auth.teamId, async () => {
+      await tree.withTeamLock(auth.teamId, async (lock) => {
         const id = doc._id;
         // A move changes who can reach the resource (a folder's owner owns what inherits from
         // it), so write is not enough on either side; judged under the lock, on fresh documents.
@@ -291,16 +291,16 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
         }
         const resource = toResource(fresh);
         const writes = move({ resource, target: await parentPermissions(auth.teamId, targetId), tree: folders });
-        if (!(await apply(auth.teamId, writes, resource.parentId))) throw Errors.conflict(`${options.label} ${id} was moved concurrently, try again`);
+        if (!(await apply(lock, auth.teamId, writes, resource.parentId))) throw Errors.conflict(`${options.label} ${id} was moved concurrently, try again`);
       });
     },
 
     async resumeInheritance(auth: PermissionCaller, doc: ResourceDoc): Promise<void> {
-      await tree.withTeamLock(auth.teamId, async () => {
+      await tree.withTeamLock(auth.teamId, async (lock) => {
         const { doc: fresh } = await service.authorize(auth, doc._id, 'manage', `${options.resourceType}Id`);
         const resource = toResource(fresh);
         const parent = await parentPermissions(auth.teamId, resource.parentId);
-        await apply(auth.teamId, resumeInheritance({ resource, parent, tree: await tree.folderTree(auth.teamId) }));
+        await apply(lock, auth.teamId, resumeInheritance({ resource, parent, tree: await tree.folderTree(auth.teamId) }));
       });
     },
 
@@ -351,7 +351,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     const profiles = await options.memberProfiles(auth.teamId, tmbIds);
     const unknown = tmbIds.find((t) => !profiles.get(t)?.active);
     if (unknown) throw Errors.missingParams(`Invalid field 'tmbIds': ${unknown} is not a member of this team`);
-    await tree.withTeamLock(auth.teamId, async () => {
+    await tree.withTeamLock(auth.teamId, async (lock) => {
       const resource = toResource((await tree.findById(id)) ?? doc);
       const parent = await parentPermissions(auth.teamId, resource.parentId);
       const own = await rows.listByResource(auth.teamId, id);
@@ -360,7 +360,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       if (!mine.permission.isOwner && mine.permission.value !== PermissionValue.owner && tmbIds.some((t) => (current.get(t) ?? 0) === PermissionValue.manage)) {
         throw options.errors.forbidden('Only the owner can change a member who manages this resource');
       }
-      await apply(auth.teamId, plan(resource, own, parent, await tree.folderTree(auth.teamId)));
+      await apply(lock, auth.teamId, plan(resource, own, parent, await tree.folderTree(auth.teamId)));
     });
   }
 

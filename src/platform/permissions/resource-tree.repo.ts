@@ -1,7 +1,7 @@
 import type { Db, Filter, ObjectId } from 'mongodb';
 import type { TreeNode } from '../../domain/permission-inheritance.js';
 import { findEachById } from '../../infra/mongo.js';
-import { createMongoLocks } from '../../infra/mongo-lock.js';
+import { createMongoLocks, type LockHold } from '../../infra/mongo-lock.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 
 /** The fields every permission-managed resource document has (apps, datasets), as stored. */
@@ -86,8 +86,9 @@ export function createResourceTreeRepo(db: Db, collectionName: string, folderTyp
     /**
      * Serialises tree-changing operations of one team (moves, permission propagation), so two
      * concurrent moves cannot build a cycle. A lock document with an expiry survives a crash.
+     * `run` asserts it still holds the lock before each write (mongo-lock.ts).
      */
-    withTeamLock: <T>(teamId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`${collectionName}:${teamId}`, run),
+    withTeamLock: <T>(teamId: string, run: (lock: LockHold) => Promise<T>): Promise<T> => locks.withLock(`${collectionName}:${teamId}`, run),
   };
 }
 

@@ -19,6 +19,13 @@ const QUEUED_AT = new Date('2000-01-01T00:00:00Z');
  * team's items back until it is trained.
  */
 const TEAMS_PER_CLAIM = 8;
+/**
+ * A claim is taken for dead this many lock windows after its last renewal. Its worker renews it
+ * every third of one; the second window lets a worker stall (an event loop, its database link),
+ * or run on a clock behind the others', for 25 s by default instead of 10 before a second worker
+ * takes its items and pays their model calls again.
+ */
+const CLAIM_LAPSE_WINDOWS = 2;
 
 interface TrainingDoc {
   _id: ObjectId;
@@ -87,7 +94,7 @@ export const TRAINING_INDEXES: IndexDeclaration[] = [
  */
 export function createTrainingRepo(db: Db, onCountError: (error: unknown) => void = () => undefined) {
   const col = db.collection<TrainingDoc>('dataset_trainings');
-  /** `owner`: the claiming worker; `lockTime`: its last renewal (claims expire lockMs after). */
+  /** `owner`: the claiming worker; `lockTime`: its last renewal (see CLAIM_LAPSE_WINDOWS). */
   const claims = db.collection<{ _id: ObjectId; teamId: ObjectId; owner?: string; lockTime: Date }>('dataset_training_claims');
   const counts = createTrainingCounts(db, {
     onError: onCountError,
@@ -267,8 +274,8 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
      */
     async claimBatch(now: Date, lockMs: number, limit: number, owner = 'anonymous'): Promise<TrainingRecord[]> {
       const expired = new Date(now.getTime() - lockMs);
-      // Claims of crashed or stalled workers expire; their items become claimable again.
-      await claims.deleteMany({ lockTime: { $lte: expired } });
+      // Claims of crashed workers lapse; their items become claimable again.
+      await claims.deleteMany({ lockTime: { $lte: new Date(now.getTime() - CLAIM_LAPSE_WINDOWS * lockMs) } });
       const candidates = await waitingForNoSource(await claimable(expired, limit * 2));
       const first = candidates[0];
       if (!first) return [];
