@@ -60,6 +60,15 @@ describe('conversions wait for the turn of the team they run for', () => {
     expect(owners).toEqual(['team-b']);
   });
 
+  it("the file tools' web pages (preview, chunk preview, urlFetch) are converted for the caller's team", async () => {
+    const service = createFileService(contextOver('unused.txt', Buffer.alloc(0)));
+    await service.previewContent(auth, { type: 'link', sourceId: 'https://example.com/', selector: 'article' });
+    await service.previewChunks(auth, { type: 'link', sourceId: 'https://example.com/', selector: 'article', chunkSize: 512, overlapRatio: 0.2 });
+    const fetched = await service.urlFetch(auth, ['https://example.com/'], 'article');
+    expect(fetched[0]?.content).toBe('Converted.');
+    expect(owners).toEqual(['team-a', 'team-a', 'team-a']);
+  });
+
   it("the readFiles node reads its documents for the run's team", async () => {
     const download = async () => ({ buffer: makePdf([{ lines: ['x'] }]), contentType: 'application/pdf' });
     const { readFiles } = createExtraRunners({ teamId: 'team-chat', download } as unknown as NodeDeps);

@@ -21,10 +21,9 @@ export const pageSelectorOf = (metadata: Record<string, unknown> | undefined): s
 
 /**
  * Fetches a web page through the SSRF guard and turns the selected part into Markdown, for
- * `task.owner` (the team; a page converted in a worker waits for its turn). Without a task the
- * conversion is the anonymous owner's, shared by every caller that names no team.
+ * `task.owner` (the team; a page converted in a worker waits for its turn).
  */
-export async function readLink(ctx: DatasetsContext, url: string, selector?: string, task?: WorkerTaskOwner): Promise<{ title: string; text: string; selector: string }> {
+export async function readLink(ctx: DatasetsContext, url: string, selector: string | undefined, task: WorkerTaskOwner): Promise<{ title: string; text: string; selector: string }> {
   let response: Awaited<ReturnType<typeof safeFetch>>;
   try {
     response = await safeFetch(url, {

@@ -162,7 +162,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
     input: z.object({ urlList: z.array(z.string().max(2000)).min(1, 'urlList is empty').max(20), selector: z.string().max(500).optional() }),
     tags,
     summary: 'Fetch web pages as Markdown (SSRF-guarded); failures give empty entries',
-    handler: ({ input }) => service.urlFetch(input.urlList, input.selector),
+    handler: ({ input, auth }) => service.urlFetch(auth, input.urlList, input.selector),
   });
 
   definePlatformRoute(app, {

@@ -90,7 +90,7 @@ export function createFileService(ctx: DatasetsContext) {
   async function sourceText(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
     if (input.type === 'fileLocal' && !isObjectIdHex(input.sourceId)) throw Errors.missingParams("Invalid field 'sourceId': expected a 24-character hex file id");
     if (input.type === 'fileLocal') return (await readStoredFile(ctx, auth, input.sourceId, { ownerOnly: true, raw: input.isQAImport })).text;
-    return (await readLink(ctx, input.sourceId, input.selector)).text;
+    return (await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId })).text;
   }
 
   async function previewContent(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
@@ -116,16 +116,16 @@ export function createFileService(ctx: DatasetsContext) {
       const fromStart = previewFromFileStart(file, buffer, { ...options, isQAImport: input.isQAImport });
       if (fromStart) return fromStart;
       text = await textOfStoredFile(file, buffer, input.isQAImport);
-    } else text = (await readLink(ctx, input.sourceId, input.selector)).text;
+    } else text = (await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId })).text;
     if (input.isQAImport) return csvToQa(text).slice(0, PREVIEW_CHUNK_COUNT);
     return previewChunksOf(text, options).map((q) => ({ q, a: '' }));
   }
 
-  async function urlFetch(urlList: string[], selector?: string) {
+  async function urlFetch(auth: AuthContext, urlList: string[], selector?: string) {
     return Promise.all(
       urlList.map(async (url) => {
         try {
-          const page = await readLink(ctx, url, selector);
+          const page = await readLink(ctx, url, selector, { owner: auth.teamId });
           return { url, title: page.title, content: page.text, selector: page.selector };
         } catch {
           return { url, title: '', content: '', selector: '' };
