@@ -13,6 +13,7 @@ import { deepClone } from '../../infra/deep-clone.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
 import { isProviderError } from '../../infra/provider-http.js';
+import { createRunningTurnFeedbacks } from '../apps/system-plugins/running-turn-feedbacks.js';
 import type { AuthContext } from '../auth/types.js';
 import type { UsageRepo } from '../identity/usage.repo.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.js';
@@ -119,6 +120,9 @@ function pluginInputValue(value: unknown, valueType?: string): unknown {
 const turnOwnerOf = (request: Pick<ChatTurnRequest, 'caller' | 'app'>): string => (request.caller.teamSpace ? request.app.tmbId : request.caller.auth.tmbId);
 
 export function createChatRunService(deps: ChatRunDeps) {
+  /** Where the customFeedback endpoint finds the turns of this process (running-turn-feedbacks.ts). */
+  const runningFeedbacks = createRunningTurnFeedbacks();
+
   /**
    * The node runners of one graph. Its nodes search only datasets and open only apps the guard
    * allows, values wired at run time included: the caller's rights for a graph the caller sent,
@@ -215,6 +219,8 @@ export function createChatRunService(deps: ChatRunDeps) {
 
     const customFeedbacks: string[] = [];
     const nodeDeps = deps.nodeDeps({ teamId: caller.auth.teamId, appId, chatId: chatId ?? '', responseChatItemId: request.responseChatItemId, signal: request.signal, customFeedbacks });
+    // Closed once the run ends, before the save reads the list: a later call writes into the saved item.
+    const closeFeedbacks = request.save && chatId ? runningFeedbacks.open({ teamId: caller.auth.teamId, appId, chatId, dataId: request.responseChatItemId }, customFeedbacks) : undefined;
     let result: DispatchResult;
     try {
       result = await dispatchWorkflow({
@@ -235,6 +241,8 @@ export function createChatRunService(deps: ChatRunDeps) {
       });
     } catch (error) {
       throw toRunError(error);
+    } finally {
+      closeFeedbacks?.();
     }
 
     if (request.save && chatId) {
@@ -350,7 +358,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     };
   }
 
-  return { runTurn, debugRun };
+  return { runTurn, debugRun, runningFeedbacks: { listOf: runningFeedbacks.listOf } };
 }
 
 export type ChatRunService = ReturnType<typeof createChatRunService>;

@@ -47,8 +47,16 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
    */
   const feedbackWrites = createDeferredWork((error) => app.log.warn({ err: error }, 'custom feedback not saved'));
   app.addHook('onClose', () => feedbackWrites.flush());
-  const scheduleFeedback = ({ teamId, appId, chatId, dataId }: SelfCallScope, text: string) => {
+  const scheduleFeedback = (scope: SelfCallScope, text: string) => {
+    const { teamId, appId, chatId, dataId } = scope;
     if (!appId || !chatId || !dataId || !text) return;
+    // A turn's own call comes back to its process over loopback: the text is saved with the answer
+    // item the turn has not written yet. Otherwise (a turn ended or of another process) it goes into the stored item.
+    const running = app.chat.run.runningFeedbacks.listOf(scope);
+    if (running) {
+      running.push(text);
+      return;
+    }
     const attempt = () => app.chat.repo.appendCustomFeedback(teamId, appId, chatId, dataId, text);
     feedbackWrites.now(async () => {
       if (!(await attempt())) feedbackWrites.later(FEEDBACK_RETRY_MS, attempt);

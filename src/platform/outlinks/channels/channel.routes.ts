@@ -6,7 +6,7 @@
  * in the background (channel-turns.ts, channel-runner.ts) and the answer goes back through the
  * channel's API (channel-senders.ts). See docs/chat.md.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../../infra/errors.js';
 import type { ChatModule } from '../../chat/chat-module.js';
@@ -16,7 +16,7 @@ import type { ChannelEventsRepo } from './channel-events.repo.js';
 import { feishuDecrypt, parseFlatXml, sameText, sha1Signature, wecomDecrypt } from './channel-crypto.js';
 import { answerChannelMessage, type ChannelMessage, channelChatId } from './channel-runner.js';
 import { sendFeishuReply, sendWechatText, sendWecomText, str } from './channel-senders.js';
-import { createChannelTurns } from './channel-turns.js';
+import { channelDrainBudgetMs, createChannelTurns } from './channel-turns.js';
 
 const tokenParam = z.object({ token: z.string().min(1).max(100) });
 
@@ -36,8 +36,18 @@ function defineChannelRoute(app: FastifyInstance, names: [string, string], optio
 
 export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, events: ChannelEventsRepo): void {
   const logTurnFailure = (error: unknown) => app.log.error({ err: error }, 'messaging channel turn failed');
-  const turns = createChannelTurns((error) => app.log.warn({ err: error }, 'messaging channel delivery failed'));
+  const turns = createChannelTurns((error) => app.log.warn({ err: error }, 'messaging channel delivery failed'), channelDrainBudgetMs(app.config.SHUTDOWN_TIMEOUT_MS));
+  app.addHook('preClose', async () => turns.beginClose());
   app.addHook('onClose', () => turns.drain());
+  /**
+   * A message that comes while this process closes is refused before its id is claimed: Feishu,
+   * WeCom and WeChat deliver again an event answered with a non-2xx status (by then to a replica
+   * still running), where one acknowledged and claimed here might never be answered. Fastify
+   * itself answers 503 to requests that start after the close began; this covers those already
+   * inside a handler then.
+   */
+  const refuseWhileClosing = (reply: FastifyReply) =>
+    reply.code(503).header('connection', 'close').header('retry-after', '1').send({ error: 'Service Unavailable', message: 'This process is shutting down: deliver the event again', statusCode: 503 });
   /** Answers a message after the channel got its reply to the event (see channel-turns.ts). */
   const answerLater = (link: OutLinkDoc, message: ChannelMessage, send: (text: string) => Promise<void>) =>
     turns.start(() => answerChannelMessage(chat, link, message, send, logTurnFailure));
@@ -53,6 +63,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
       const { token } = parseWith(tokenParam, request.params);
       const link = await channelLink(chat, token, 'feishu');
       if (request.method === 'GET') return reply.send({});
+      if (turns.closing) return refuseWhileClosing(reply);
       let body = (request.body ?? {}) as Record<string, unknown>;
       if (typeof body.encrypt === 'string') {
         if (!link.app?.encryptKey) throw Errors.channelLinkRefused('This link has no encryptKey to decrypt the event');
@@ -115,6 +126,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
           return plain.message;
         };
         if (request.method === 'GET') return reply.type('text/plain').send(verify(str(q.echostr)));
+        if (turns.closing) return refuseWhileClosing(reply);
         const outer = parseFlatXml(str(request.body));
         const message = parseFlatXml(verify(outer.Encrypt ?? ''));
         if (message.MsgType === 'text' && message.FromUserName && message.Content && (await firstDelivery(link, message.MsgId))) {
@@ -137,6 +149,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
         if (!callbackToken) throw Errors.channelLinkRefused('This link has no CallbackToken');
         if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce)]), str(q.signature))) throw Errors.channelLinkRefused('The signature does not match');
         if (request.method === 'GET') return reply.type('text/plain').send(str(q.echostr));
+        if (turns.closing) return refuseWhileClosing(reply);
         const message = parseFlatXml(str(request.body));
         if (message.MsgType === 'text' && message.FromUserName && message.Content && (await firstDelivery(link, message.MsgId))) {
           const user = message.FromUserName;
