@@ -214,7 +214,12 @@ export async function runMigrationOnce(db: Db, id: string, migrate: () => Promis
   const done = db.collection<{ _id: string; doneAt: Date }>(MIGRATIONS);
   if (await done.findOne({ _id: id }, { projection: { _id: 1 } })) return true;
   if (!(await migrate())) return false;
-  await done.updateOne({ _id: id }, { $setOnInsert: { doneAt: new Date() } }, { upsert: true });
+  try {
+    await done.updateOne({ _id: id }, { $setOnInsert: { doneAt: new Date() } }, { upsert: true });
+  } catch (error) {
+    // Two processes finishing together both upsert the record; the one refused finds it written.
+    if (!isDuplicateKeyError(error)) throw error;
+  }
   return true;
 }
 
