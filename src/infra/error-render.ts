@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isDatabaseUnavailable } from './database-errors.js';
 import { type AppError, Errors, isAppError } from './errors.js';
 import { LlmError } from './llm-stream.js';
+import { LockLostError } from './mongo-lock.js';
 import { ProviderReplyError } from './provider-client.js';
 import { isProviderError } from './provider-http.js';
 
@@ -148,6 +149,7 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
   if (isAppError(error)) return { appError: error, unexpected: false };
   // An outage is neither a bug (500) nor the caller's fault: 503, whatever the query was.
   if (isDatabaseUnavailable(error)) return { appError: Errors.databaseUnavailable(), unexpected: false };
+  if (error instanceof LockLostError) return { appError: Errors.changeInterrupted(), unexpected: true };
   if (error instanceof z.ZodError) return { appError: Errors.missingParams(describeZodError(error)), unexpected: false };
   const fastifyError = (error ?? {}) as FastifyLikeError;
   if (hasZodFastifySchemaValidationErrors(error)) {

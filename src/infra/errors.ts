@@ -89,6 +89,20 @@ export const Errors = {
       headers: { 'retry-after': String(retryAfterSeconds) },
     }),
 
+  /**
+   * This process lost a lock it held while changing something (it stalled, or the database did):
+   * another process finishes the journaled change. 503: not a bug, and the caller should look
+   * at the result before trying again.
+   */
+  changeInterrupted: (retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS) =>
+    new AppError({
+      httpStatus: 503,
+      code: 503,
+      statusText: 'serviceUnavailable',
+      message: `The change was interrupted and is being finished by another process; check the result in ${retryAfterSeconds} seconds before trying again`,
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+
   // Team (500000)
   teamOverSize: make(403, 500000, 'teamOverSize'),
   unAuthTeam: (message = 'No permission to operate this team') => make(403, 500001, 'unAuthTeam')(message),

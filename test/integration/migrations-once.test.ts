@@ -5,7 +5,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 describe('runMigrationOnce', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await buildTestApp({ startupTasks: false });
+    t = await buildTestApp();
   });
   afterAll(async () => {
     await t.close();

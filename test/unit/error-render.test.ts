@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { Errors } from '../../src/infra/errors.js';
 import { errorFormatFor, openAiErrorType, platformErrorBody, renderError, toAppError, withOpenAiError } from '../../src/infra/error-render.js';
 import { urlForMessage } from '../../src/infra/join-url.js';
+import { LockLostError } from '../../src/infra/mongo-lock.js';
 import { redactUrl } from '../../src/infra/logger.js';
 
 describe('errorFormatFor', () => {
@@ -93,6 +94,14 @@ describe('withOpenAiError', () => {
 });
 
 describe('toAppError', () => {
+  it('answers a lost lock as a 503 with Retry-After (the change is finished elsewhere), logged as unexpected', () => {
+    const { appError, unexpected } = toAppError(new LockLostError('tree:team', 'taken over'), 'r');
+    expect(appError.httpStatus).toBe(503);
+    expect(appError.headers).toEqual({ 'retry-after': '5' });
+    expect(appError.message).toMatch(/finished by another process/);
+    expect(unexpected).toBe(true);
+  });
+
   it('names the zod field at fault', () => {
     const result = z.object({ appId: z.string() }).safeParse({ appId: 3 });
     const { appError } = toAppError(result.error, 'r');
