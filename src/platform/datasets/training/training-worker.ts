@@ -17,8 +17,8 @@ export interface TrainingWorkerOptions {
   /** Items embedded per provider call. */
   batchSize?: number;
   /**
-   * A claim lapses this long after its last renewal, so a crashed worker's items come back that
-   * soon; a live worker renews its claims every third of it.
+   * A live worker renews its claims every third of this; a claim lapses two of these after its
+   * last renewal (training.repo.ts), so a crashed worker's items come back that soon.
    */
   lockMs?: number;
   /** Failed attempts after which an item stays in the queue, locked, with its error. */
