@@ -103,6 +103,16 @@ export const Errors = {
       headers: { 'retry-after': String(retryAfterSeconds) },
     }),
 
+  /** This process is closing: a request that must not be half-done here is refused, to be sent again elsewhere. */
+  shuttingDown: () =>
+    new AppError({
+      httpStatus: 503,
+      code: 503,
+      statusText: 'serviceUnavailable',
+      message: 'This process is shutting down: send the request again',
+      headers: { 'retry-after': '1', connection: 'close' },
+    }),
+
   // Team (500000)
   teamOverSize: make(403, 500000, 'teamOverSize'),
   unAuthTeam: (message = 'No permission to operate this team') => make(403, 500001, 'unAuthTeam')(message),

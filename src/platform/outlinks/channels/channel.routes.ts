@@ -6,7 +6,7 @@
  * in the background (channel-turns.ts, channel-runner.ts) and the answer goes back through the
  * channel's API (channel-senders.ts). See docs/chat.md.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../../infra/errors.js';
 import type { ChatModule } from '../../chat/chat-module.js';
@@ -39,15 +39,11 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
   const turns = createChannelTurns((error) => app.log.warn({ err: error }, 'messaging channel delivery failed'), channelDrainBudgetMs(app.config.SHUTDOWN_TIMEOUT_MS));
   app.addHook('preClose', async () => turns.beginClose());
   app.addHook('onClose', () => turns.drain());
-  /**
-   * A message that comes while this process closes is refused before its id is claimed: Feishu,
-   * WeCom and WeChat deliver again an event answered with a non-2xx status (by then to a replica
-   * still running), where one acknowledged and claimed here might never be answered. Fastify
-   * itself answers 503 to requests that start after the close began; this covers those already
-   * inside a handler then.
-   */
-  const refuseWhileClosing = (reply: FastifyReply) =>
-    reply.code(503).header('connection', 'close').header('retry-after', '1').send({ error: 'Service Unavailable', message: 'This process is shutting down: deliver the event again', statusCode: 503 });
+  // A message that comes while this process closes is refused before its id is claimed: Feishu,
+  // WeCom and WeChat deliver again an event answered with a non-2xx status (by then to a replica
+  // still running), where one acknowledged and claimed here might never be answered. Fastify
+  // itself answers 503 to requests that start after the close began; each receiver's
+  // `turns.closing` check covers those already inside a handler then.
   /** Answers a message after the channel got its reply to the event (see channel-turns.ts). */
   const answerLater = (link: OutLinkDoc, message: ChannelMessage, send: (text: string) => Promise<void>) =>
     turns.start(() => answerChannelMessage(chat, link, message, send, logTurnFailure));
@@ -63,7 +59,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
       const { token } = parseWith(tokenParam, request.params);
       const link = await channelLink(chat, token, 'feishu');
       if (request.method === 'GET') return reply.send({});
-      if (turns.closing) return refuseWhileClosing(reply);
+      if (turns.closing) throw Errors.shuttingDown();
       let body = (request.body ?? {}) as Record<string, unknown>;
       if (typeof body.encrypt === 'string') {
         if (!link.app?.encryptKey) throw Errors.channelLinkRefused('This link has no encryptKey to decrypt the event');
@@ -126,7 +122,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
           return plain.message;
         };
         if (request.method === 'GET') return reply.type('text/plain').send(verify(str(q.echostr)));
-        if (turns.closing) return refuseWhileClosing(reply);
+        if (turns.closing) throw Errors.shuttingDown();
         const outer = parseFlatXml(str(request.body));
         const message = parseFlatXml(verify(outer.Encrypt ?? ''));
         if (message.MsgType === 'text' && message.FromUserName && message.Content && (await firstDelivery(link, message.MsgId))) {
@@ -149,7 +145,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
         if (!callbackToken) throw Errors.channelLinkRefused('This link has no CallbackToken');
         if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce)]), str(q.signature))) throw Errors.channelLinkRefused('The signature does not match');
         if (request.method === 'GET') return reply.type('text/plain').send(str(q.echostr));
-        if (turns.closing) return refuseWhileClosing(reply);
+        if (turns.closing) throw Errors.shuttingDown();
         const message = parseFlatXml(str(request.body));
         if (message.MsgType === 'text' && message.FromUserName && message.Content && (await firstDelivery(link, message.MsgId))) {
           const user = message.FromUserName;
