@@ -13,7 +13,7 @@ import { deepClone } from '../../infra/deep-clone.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
 import { isProviderError } from '../../infra/provider-http.js';
-import { createRunningTurnFeedbacks } from '../apps/system-plugins/running-turn-feedbacks.js';
+import { createRunningTurnFeedbacks } from './running-turn-feedbacks.js';
 import type { AuthContext } from '../auth/types.js';
 import type { UsageRepo } from '../identity/usage.repo.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.js';

@@ -5,7 +5,7 @@
  * saved with the item, as the customFeedback node's is. A scope not found here is a turn of
  * another process (or none): the endpoint writes into the stored item instead.
  */
-import type { SelfCallScope } from '../../../infra/self-call-token.js';
+import type { SelfCallScope } from '../../infra/self-call-token.js';
 
 export interface RunningTurnFeedbacks {
   /** Registers the list a running turn saves on its answer item; the returned function removes it. */
