@@ -12,12 +12,16 @@ describe('runMigrationOnce', () => {
   });
 
   it('records a finished migration once and skips it afterwards; an unfinished one runs again', async () => {
-    let runs = 0;
-    expect(await runMigrationOnce(t.app.mongo.db, 'test-unfinished', async () => (runs++, false))).toBe(false);
-    expect(await runMigrationOnce(t.app.mongo.db, 'test-once', async () => (runs++, true))).toBe(true);
-    expect(await runMigrationOnce(t.app.mongo.db, 'test-once', async () => (runs++, true))).toBe(true);
-    expect(await runMigrationOnce(t.app.mongo.db, 'test-unfinished', async () => (runs++, true))).toBe(true);
-    expect(runs).toBe(3);
+    const runs: string[] = [];
+    const migration = (name: string, finishes: boolean) => async () => {
+      runs.push(name);
+      return finishes;
+    };
+    expect(await runMigrationOnce(t.app.mongo.db, 'test-unfinished', migration('unfinished', false))).toBe(false);
+    expect(await runMigrationOnce(t.app.mongo.db, 'test-once', migration('once', true))).toBe(true);
+    expect(await runMigrationOnce(t.app.mongo.db, 'test-once', migration('once again', true))).toBe(true);
+    expect(await runMigrationOnce(t.app.mongo.db, 'test-unfinished', migration('unfinished again', true))).toBe(true);
+    expect(runs).toEqual(['unfinished', 'once', 'unfinished again']);
   });
 
   it('succeeds in every process when several finish the same migration at the same moment', async () => {
