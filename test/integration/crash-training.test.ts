@@ -91,7 +91,7 @@ describe('kill -9 during training', () => {
 
     server = await startRealServer(database.uri, env);
     api = await platformCaller(server);
-    // The dead worker's claims lapse (15 s) and its items come back.
+    // The dead worker's claims lapse (two 15 s lock windows) and its items come back.
     await waitFor('the training queue to drain', async () => (await db.collection('dataset_trainings').countDocuments({})) === 0, { timeoutMs: 120_000, intervalMs: 250 });
 
     const counts = await countsByQuestion(db, datasetId);
