@@ -150,7 +150,7 @@ describe('getPreviewChunks of a stored file: from its beginning, as the whole fi
     }
   });
 
-  const rows = Array.from({ length: 30_000 }, (_, i) => `question ${i},"answer ${i}, with a comma\nand a line break",extra ${i}`).join('\r\n');
+  const rows = Array.from({ length: 16_000 }, (_, i) => `question ${i},"answer ${i}, with a comma\nand a line break",extra ${i}`).join('\r\n');
 
   it('a CSV file: its Markdown table and its Q/A rows, parsing only the first rows', async () => {
     const buffer = Buffer.from(`index,content\r\n${rows}\r\n`);
