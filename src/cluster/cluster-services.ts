@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
 import { attemptIndexes, createAttemptLimiter } from '../infra/attempt-limiter.js';
-import { type IndexDeclaration, isDuplicateKeyError, runMigrationOnce } from '../infra/mongo.js';
+import { type IndexDeclaration, runMigrationOnce } from '../infra/mongo.js';
 import type { VersionStamps } from '../infra/version-stamps.js';
 import { ACCOUNT_INDEXES, createAccountsRepo } from './accounts/accounts.repo.js';
 import { createAccountsService, LOGIN_LIMITS, LoginFailure } from './accounts/accounts.service.js';
@@ -100,15 +100,10 @@ export function createClusterServices(deps: {
      */
     async registerHostNodeOnce(): Promise<{ name: string; created: boolean } | null> {
       let registration: { name: string; created: boolean } | null = null;
-      try {
-        await runMigrationOnce(db, HOST_NODE_REGISTRATION, async () => {
-          registration = await nodes.registerHostNode();
-          return true;
-        });
-      } catch (error) {
-        // Replicas starting together both record the marker, and FerretDB refuses the second upsert.
-        if (!isDuplicateKeyError(error)) throw error;
-      }
+      await runMigrationOnce(db, HOST_NODE_REGISTRATION, async () => {
+        registration = await nodes.registerHostNode();
+        return true;
+      });
       return registration;
     },
 
