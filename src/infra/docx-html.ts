@@ -34,13 +34,16 @@ mammoth
 
 let mammothPath: string | undefined;
 
-/** The document's HTML as mammoth renders it. Rejects with ZipArchiveError (the archive) or DocxReadError. */
-export async function readDocxHtml(buffer: Buffer, task: WorkerTaskOwner, timeoutMs = DOCX_CONVERT_TIMEOUT_MS): Promise<string> {
+/**
+ * The document's HTML as mammoth renders it. Rejects with ZipArchiveError (the archive) or
+ * DocxReadError. `heapMb` bounds the reader's heap (tests reach it with a smaller document).
+ */
+export async function readDocxHtml(buffer: Buffer, task: WorkerTaskOwner, timeoutMs = DOCX_CONVERT_TIMEOUT_MS, heapMb = DOCX_WORKER_HEAP_MB): Promise<string> {
   const data = await toStoredZip(buffer, DOCX_ZIP_LIMITS);
   mammothPath ??= createRequire(import.meta.url).resolve('mammoth');
   const outcome = await runWorkerTask<{ html?: string; error?: string }>(
     WORKER_SOURCE,
-    { eval: true, workerData: { data, mammothPath }, transferList: [data.buffer], resourceLimits: { maxOldGenerationSizeMb: DOCX_WORKER_HEAP_MB } },
+    { eval: true, workerData: { data, mammothPath }, transferList: [data.buffer], resourceLimits: { maxOldGenerationSizeMb: heapMb } },
     timeoutMs,
     task,
   );
