@@ -140,6 +140,8 @@ export const envSchema = z.object({
   PLAN_EXPORT_INTERVAL_MINUTES: nonNegativeInt.default(0),
   PLAN_WEB_SYNC_INTERVAL_MINUTES: nonNegativeInt.default(0),
   TRAINING_WORKER: bool.default(true),
+  /** A training claim's lease: renewed every third of it; a crashed worker's items come back two of these after its last renewal. */
+  TRAINING_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
   /** Collections of at most this many items have their data list kept per process (0: none; pages query the database). */
   DATA_LIST_CACHE_ITEMS: nonNegativeInt.default(5000),
   /** Estimated memory of the dataset search indexes one process keeps open (1 GiB); past it the least recently searched are dropped and reopened from MongoDB when next searched. */

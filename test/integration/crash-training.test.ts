@@ -65,7 +65,8 @@ describe('kill -9 during training', () => {
   });
 
   it('trains every queued chunk and QA item exactly once after a restart', { timeout: 180_000 }, async () => {
-    const env = { MODEL_CONFIG_PATH: modelConfigPath };
+    // Short claims (3 s, lapsing 6 s after their last renewal): the restarted worker takes the dead one's items sooner.
+    const env = { MODEL_CONFIG_PATH: modelConfigPath, TRAINING_LOCK_MS: '3000' };
     server = await startRealServer(database.uri, env);
     let api = await platformCaller(server);
     const datasetId = await api.ok<string>('POST', '/core/dataset/create', { name: 'Crash training', vectorModel: 'fake-embed', agentModel: 'fake-llm' });
@@ -91,7 +92,7 @@ describe('kill -9 during training', () => {
 
     server = await startRealServer(database.uri, env);
     api = await platformCaller(server);
-    // The dead worker's claims lapse (two 15 s lock windows) and its items come back.
+    // The dead worker's claims lapse (two lock windows) and its items come back.
     await waitFor('the training queue to drain', async () => (await db.collection('dataset_trainings').countDocuments({})) === 0, { timeoutMs: 120_000, intervalMs: 250 });
 
     const counts = await countsByQuestion(db, datasetId);

@@ -80,7 +80,7 @@ const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
 export const datasetsServices = fp(
   async function datasetsServices(api: FastifyInstance) {
     const ctx = createDatasetsContext(api);
-    const trainingWorker = createTrainingWorker(ctx, { onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
+    const trainingWorker = createTrainingWorker(ctx, { lockMs: api.config.TRAINING_LOCK_MS, onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
     api.decorate('datasets', {
       ctx,
