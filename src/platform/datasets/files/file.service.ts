@@ -86,10 +86,15 @@ export function createFileService(ctx: DatasetsContext) {
     return { binary: found.binary, contentType: mime ?? 'application/octet-stream', disposition: mime ? 'inline' : 'attachment' };
   }
 
+  /** A preview's `sourceId` naming an uploaded file: its id, else a 400 naming the field. */
+  function previewFileId(sourceId: string): string {
+    if (!isObjectIdHex(sourceId)) throw Errors.missingParams("Invalid field 'sourceId': expected a 24-character hex file id");
+    return sourceId;
+  }
+
   /** Raw text of a preview source: an uploaded file (uploader only), or a web page. */
   async function sourceText(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
-    if (input.type === 'fileLocal' && !isObjectIdHex(input.sourceId)) throw Errors.missingParams("Invalid field 'sourceId': expected a 24-character hex file id");
-    if (input.type === 'fileLocal') return (await readStoredFile(ctx, auth, input.sourceId, { ownerOnly: true, raw: input.isQAImport })).text;
+    if (input.type === 'fileLocal') return (await readStoredFile(ctx, auth, previewFileId(input.sourceId), { ownerOnly: true, raw: input.isQAImport })).text;
     return (await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId })).text;
   }
 
@@ -110,9 +115,9 @@ export function createFileService(ctx: DatasetsContext) {
     const options = { chunkLen: input.chunkSize, overlapRatio: input.overlapRatio, customReg: input.customSplitChar ? [input.customSplitChar] : [] };
     let text: string;
     if (input.type === 'fileLocal') {
-      if (!isObjectIdHex(input.sourceId)) throw Errors.missingParams("Invalid field 'sourceId': expected a 24-character hex file id");
-      const file = await findUsableFile(ctx, auth, input.sourceId, { uploaderOnly: true });
-      const buffer = await files.readBuffer('dataset', input.sourceId);
+      const fileId = previewFileId(input.sourceId);
+      const file = await findUsableFile(ctx, auth, fileId, { uploaderOnly: true });
+      const buffer = await files.readBuffer('dataset', fileId);
       const fromStart = previewFromFileStart(file, buffer, { ...options, isQAImport: input.isQAImport });
       if (fromStart) return fromStart;
       text = await textOfStoredFile(file, buffer, input.isQAImport);
