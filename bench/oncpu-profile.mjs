@@ -6,7 +6,8 @@
 // Prints, for each server, its CPU per request and the share of samples under each named frame
 // (inclusive, and "own": not counting the rest of the request that a hook's `done()` runs).
 // Usage: npm run build && node bench/oncpu-profile.mjs  (needs `perf`: Debian's linux-perf;
-// BENCH_SECONDS, default 5; BENCH_PATH, default the node page of bench/hot-routes.mjs)
+// BENCH_SECONDS, default 5; BENCH_PATH, default the node page of bench/hot-routes.mjs; BENCH_TOP=n
+// also lists the n frames most often on top of the stack: where the time goes beyond FRAMES)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,4 +101,14 @@ function report(script) {
     const percent = (n) => ((100 * n) / stacks.length).toFixed(1).padStart(5);
     console.log(`${percent(inclusive)}% inclusive ${percent(own)}% own  ${frame}`);
   }
+  const top = Number(process.env.BENCH_TOP) || 0;
+  if (top === 0) return;
+  // perf names a JIT frame with its offset and a library frame with its file: neither tells frames apart.
+  const bySelf = new Map();
+  for (const [leaf] of stacks) {
+    const name = leaf.replace(/\+0x[0-9a-f]+/, '').replace(/ \(.*\)$/, '');
+    bySelf.set(name, (bySelf.get(name) ?? 0) + 1);
+  }
+  console.log(`  most often on top of the stack:`);
+  for (const [name, n] of [...bySelf].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${((100 * n) / stacks.length).toFixed(1).padStart(5)}%  ${name.slice(0, 140)}`);
 }
