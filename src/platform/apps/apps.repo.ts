@@ -161,11 +161,17 @@ export function createAppsRepo(db: Db, changed: (teamId: string, what: 'list' | 
       return apps.countDocuments({ teamId: oid(teamId), type: { $in: [...types] } });
     },
 
-    /** Deletes app documents, deepest level first, so no app is left whose parent is gone. */
-    async deleteLevels(teamId: string, idsDeepestFirst: string[][]): Promise<void> {
+    /**
+     * Deletes app documents, deepest level first, so no app is left whose parent is gone.
+     * `before` runs before each level's write (it throws to stop there); `deleted` hears each level gone.
+     */
+    async deleteLevels(teamId: string, idsDeepestFirst: string[][], each: { before?: () => void; deleted?: (level: string[]) => void } = {}): Promise<void> {
       await changing(teamId, async () => {
         for (const level of idsDeepestFirst) {
-          if (level.length > 0) await apps.deleteMany({ teamId: oid(teamId), _id: { $in: oids(level) } });
+          if (level.length === 0) continue;
+          each.before?.();
+          await apps.deleteMany({ teamId: oid(teamId), _id: { $in: oids(level) } });
+          each.deleted?.(level);
         }
       });
     },

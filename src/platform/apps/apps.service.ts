@@ -2,6 +2,7 @@ import type { RequiredPermission, SerializedPermission } from '../../domain/perm
 import { allDescendants } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
 import { withLeaseRenewal } from '../../infra/lease-renewal.js';
+import type { LockHold } from '../../infra/mongo-lock.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import { assertTeamPermission, type Authorized, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
@@ -203,14 +204,13 @@ export function createAppsCore(deps: AppsDeps) {
 
     /**
      * Deletes an app and its whole subtree with every dependent record. The apps that counted
-     * toward the plan limit are recorded in `room` (given back when it settles); without one,
-     * their room is given back at once.
+     * toward the plan limit are recorded in `room` as they go (given back when it settles, after
+     * a failure midway too); without one, their room is given back at once.
      */
     async deleteTree(teamId: string, appId: string, room?: AppRoom): Promise<void> {
       if (!room) return core.withAppRoom(teamId, 0, (own) => core.deleteTree(teamId, appId, own));
       // Under the tree lock nothing can be moved or created into the subtree while it goes.
-      const removed = await deps.perms.tree.withTeamLock(teamId, () => deleteSubtree(teamId, appId));
-      room.counted(-removed);
+      await deps.perms.tree.withTeamLock(teamId, (lock) => deleteSubtree(lock, teamId, appId, room));
     },
 
     countsTowardLimit: (type: AppType) => CHAT_APP_TYPES.includes(type),
@@ -222,7 +222,7 @@ export function createAppsCore(deps: AppsDeps) {
     const folder = isFolderType(input.type);
     const modules = folder ? [] : (input.modules ?? []);
     const edges = folder ? [] : (input.edges ?? []);
-    const write = async () => {
+    const write = async (lock?: LockHold) => {
       // Read under the lock: a folder starts with its parent's permissions as they stand now.
       const initial = await deps.perms.initialFor(teamId, folder, input.parentId);
       const doc: AppDoc = {
@@ -246,19 +246,27 @@ export function createAppsCore(deps: AppsDeps) {
       if (input.chatConfig !== undefined) doc.chatConfigJson = JSON.stringify(input.chatConfig);
       if (initial.collaborators.length > 0) await deps.perms.writeCollaborators(teamId, appId, initial.collaborators);
       if (!folder) await deps.versions.insert({ appId, nodes: modules, edges, chatConfig: input.chatConfig, versionName: input.name });
+      // The app document is what puts the app into its folder (the rows and version before it are
+      // unseen, and a failure removes them): not once another process may have moved or deleted the folder.
+      lock?.assertHeld();
       await deps.apps.insert(doc);
     };
     if (!input.parentId) return write();
     // Under the tree lock the parent cannot be deleted or moved between the check and the writes.
     const parentId = input.parentId;
-    await deps.perms.tree.withTeamLock(teamId, async () => {
+    await deps.perms.tree.withTeamLock(teamId, async (lock) => {
       if (!(await deps.apps.findInTeam(teamId, parentId))) throw Errors.appUnExist(`App ${parentId} not found`);
-      await write();
+      await write(lock);
     });
   }
 
-  /** Returns how many of the deleted apps counted toward the plan limit. */
-  async function deleteSubtree(teamId: string, appId: string): Promise<number> {
+  /**
+   * Dependents first, then the apps deepest level first, each write only while the tree lock is
+   * still held: a holder that lost it stops before its next write, leaving the top of the subtree
+   * in place (as a crash would) for a retry. Each level's room is recorded once it is gone: none
+   * given back twice (a retry no longer sees it), none lost.
+   */
+  async function deleteSubtree(lock: LockHold, teamId: string, appId: string, room: AppRoom): Promise<void> {
     const tree = await deps.apps.teamTree(teamId);
     const below = new Set(allDescendants(appId, tree));
     const parentOf = new Map(tree.map((n) => [n.id, n.parentId]));
@@ -274,12 +282,18 @@ export function createAppsCore(deps: AppsDeps) {
     }
     const deepestFirst = [...levels.filter(Boolean).reverse(), [appId]];
     const all = deepestFirst.flat();
-    for (const listener of deps.onDeleted) await listener(teamId, all);
-    await deps.versions.deleteByApps(all);
-    await deps.perms.deleteAllFor(teamId, all);
-    await deps.apps.deleteLevels(teamId, deepestFirst);
+    const dependents = [
+      ...deps.onDeleted.map((listener) => () => listener(teamId, all)),
+      () => deps.versions.deleteByApps(all),
+      () => deps.perms.deleteAllFor(teamId, all),
+    ];
+    for (const remove of dependents) {
+      lock.assertHeld();
+      await remove();
+    }
     const typeOf = new Map(tree.map((n) => [n.id, n.type]));
-    return [appId, ...below].filter((id) => core.countsTowardLimit(typeOf.get(id) as AppType)).length;
+    const counted = (ids: string[]) => ids.filter((id) => core.countsTowardLimit(typeOf.get(id) as AppType)).length;
+    await deps.apps.deleteLevels(teamId, deepestFirst, { before: () => lock.assertHeld(), deleted: (level) => room.counted(-counted(level)) });
   }
   return core;
 }

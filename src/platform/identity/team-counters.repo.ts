@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { insertManyNew } from '../../infra/mongo.js';
-import { createMongoLocks } from '../../infra/mongo-lock.js';
+import { createMongoLocks, type LockHold } from '../../infra/mongo-lock.js';
 
 /**
  * Per-team counters of what a plan limits (apps, datasets, stored vectors). A create reserves
@@ -34,9 +34,10 @@ export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date(
   const counters = db.collection<TeamCounterDoc>('team_counters');
   const keyOf = (kind: CountedKind, teamId: string) => `${kind}:${teamId}`;
   // FerretDB 1.x runs a conditional update as read-then-write: parallel $inc both match and
-  // one is lost. A named lock per counter makes each change alone (harmless on MongoDB).
+  // one is lost. A named lock per counter makes each change alone (harmless on MongoDB). A write
+  // sent right after taking it needs no check; one after a wait (a recount) checks it still holds.
   const locks = createMongoLocks(db);
-  const alone = <T>(_id: string, run: () => Promise<T>) => locks.withLock(`team_counters:${_id}`, run);
+  const alone = <T>(_id: string, run: (lock: LockHold) => Promise<T>) => locks.withLock(`team_counters:${_id}`, run);
 
   async function tryIncrement(_id: string, adding: number, max: number, now: Date): Promise<boolean> {
     const result = await counters.updateOne({ _id, count: { $lte: max - adding } }, { $inc: { count: adding }, $set: { reservedAt: now } });
@@ -128,7 +129,7 @@ export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date(
      */
     reserve(kind: CountedKind, teamId: string, adding: number, max: number, now: Date, recount: () => Promise<number>): Promise<number | undefined> {
       const _id = keyOf(kind, teamId);
-      return alone(_id, () => reserveAlone(_id, adding, max, now, recount));
+      return alone(_id, (lock) => reserveAlone(lock, _id, adding, max, now, recount));
     },
     /** Gives back room: a failed insert after its reservation, or deleted resources. */
     async release(kind: CountedKind, teamId: string, count: number): Promise<void> {
@@ -138,7 +139,8 @@ export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date(
     },
   };
 
-  async function reserveAlone(_id: string, adding: number, max: number, now: Date, recount: () => Promise<number>): Promise<number | undefined> {
+  /** A lost lock stops it before a write after the recount: nothing was reserved, the caller may retry. */
+  async function reserveAlone(lock: LockHold, _id: string, adding: number, max: number, now: Date, recount: () => Promise<number>): Promise<number | undefined> {
     if (await tryIncrement(_id, adding, max, now)) return undefined;
     const current = await counters.findOne({ _id });
     if (!current) {
@@ -146,11 +148,13 @@ export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date(
     } else if (current.reservedAt.getTime() < now.getTime() - QUIET_MS) {
       const real = await recount();
       if (real === current.count) return current.count;
+      lock.assertHeld();
       // Only if nobody reserved since we read it: a reservation in flight is never forgotten.
       await counters.updateOne({ _id, count: current.count, reservedAt: current.reservedAt }, { $set: { count: real } });
     } else {
       return current.count;
     }
+    lock.assertHeld();
     if (await tryIncrement(_id, adding, max, now)) return undefined;
     return (await counters.findOne({ _id }))?.count ?? 0;
   }
