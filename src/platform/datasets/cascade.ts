@@ -1,4 +1,5 @@
 import { groupBy } from '../../domain/group-by.js';
+import type { LockHold } from '../../infra/mongo-lock.js';
 import type { CollectionRecord } from './collections/collection.repo.js';
 import type { DatasetsContext } from './context.js';
 import type { DatasetDeletion } from './datasets/dataset.repo.js';
@@ -10,12 +11,15 @@ import { withIndexWrite } from './search/index-writes.js';
  * files and images) and the collections last: a crash midway leaves the collection in place to
  * delete again, never orphans pointing nowhere. Vectors and data are deleted once more after the
  * collections (writes that raced the delete). Every step is filtered by the team, so ids shared
- * with another team's records never reach them.
+ * with another team's records never reach them. `lock`: the lock the caller holds over the
+ * collections, if any; a holder that lost it stops before the first step and before the
+ * collections go (the subtree it read may have changed), as a crash would.
  */
-export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: string, collections: CollectionRecord[]): Promise<void> {
+export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: string, collections: CollectionRecord[], lock?: LockHold): Promise<void> {
   if (collections.length === 0) return;
   const ids = collections.map((collection) => collection._id);
   const { trainings, files, collections: repo } = ctx.repos;
+  lock?.assertHeld();
   await trainings.deleteByCollections(teamId, collections);
   await deleteCollectionContent(ctx, teamId, collections);
   // A file imported twice (two collections, one fileId) stays while another collection uses it.
@@ -27,6 +31,7 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
   // it in `metadata.relatedImgId`: they go with the file. The metadata itself is not read here, as
   // a client may write any value there (another collection's file, whose images would go).
   await files.deleteImagesRelated(teamId, leaving);
+  lock?.assertHeld();
   await repo.deleteMany(teamId, ids);
   // Writers that checked the collection before it went (training worker, data/insertData) may
   // have landed after the first pass; they check again after writing, so this pass and theirs
@@ -51,21 +56,25 @@ async function deleteCollectionContent(ctx: DatasetsContext, teamId: string, col
 }
 
 /**
- * Starts deleting a dataset and its descendants; the caller holds the team's dataset-tree lock,
- * so nothing is created or moved into the subtree meanwhile. Write order: a deletion record
- * naming every dataset of the subtree, then the dataset documents. From that write on nothing of
- * the subtree can be listed, read or searched (collections, data, files and searches all go
- * through their dataset), so the content left behind is invisible until purgeDeletedDatasets
- * removes it, and a crash in between is finished by finishDatasetDeletions.
+ * Starts deleting a dataset and its descendants; the caller holds the team's dataset-tree lock
+ * (`lock`), so nothing is created or moved into the subtree meanwhile. Write order: a deletion
+ * record naming every dataset of the subtree, then the dataset documents. From that write on
+ * nothing of the subtree can be listed, read or searched (collections, data, files and searches
+ * all go through their dataset), so the content left behind is invisible until
+ * purgeDeletedDatasets removes it, and a crash in between, or a holder that lost the lock and
+ * stopped, is finished by finishDatasetDeletions.
  */
-export async function startDatasetDeletion(ctx: DatasetsContext, teamId: string, datasetId: string): Promise<DatasetDeletion> {
-  const deletion = await ctx.repos.datasets.recordDeletion(teamId, await ctx.repos.datasets.withDescendants(teamId, datasetId));
-  await hideDatasets(ctx, deletion);
+export async function startDatasetDeletion(ctx: DatasetsContext, lock: LockHold, teamId: string, datasetId: string): Promise<DatasetDeletion> {
+  const subtree = await ctx.repos.datasets.withDescendants(teamId, datasetId);
+  lock.assertHeld();
+  const deletion = await ctx.repos.datasets.recordDeletion(teamId, subtree);
+  await hideDatasets(ctx, lock, deletion);
   return deletion;
 }
 
 /** Deletes the dataset documents (a repeat deletes nothing) and gives their plan room back. */
-async function hideDatasets(ctx: DatasetsContext, deletion: DatasetDeletion): Promise<void> {
+async function hideDatasets(ctx: DatasetsContext, lock: LockHold, deletion: DatasetDeletion): Promise<void> {
+  lock.assertHeld();
   const removed = await ctx.repos.datasets.deleteMany(deletion.teamId, deletion.datasetIds);
   for (const id of deletion.datasetIds) await ctx.searchIndex.dropDataset(id);
   if (removed > 0) await ctx.teamLimits.releaseDatasets(deletion.teamId, removed);
@@ -100,12 +109,13 @@ export async function finishDatasetDeletions(ctx: DatasetsContext, options: { cr
   let finished = 0;
   for (const recorded of await datasets.unfinishedDeletions(options.createdBefore)) {
     if (options.stopped?.()) break;
-    const deletion = await ctx.withDatasetTree(recorded.teamId, async () => {
+    const deletion = await ctx.withDatasetTree(recorded.teamId, async (lock) => {
       const [root] = recorded.datasetIds;
       const ids = [...new Set([...recorded.datasetIds, ...(root ? await datasets.withDescendants(recorded.teamId, root) : [])])];
+      lock.assertHeld();
       if (ids.length > recorded.datasetIds.length) await datasets.setDeletionDatasets(recorded._id, ids);
       const current = { ...recorded, datasetIds: ids };
-      await hideDatasets(ctx, current);
+      await hideDatasets(ctx, lock, current);
       return current;
     });
     await purgeDeletedDatasets(ctx, deletion);

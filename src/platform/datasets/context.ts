@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 import { describeError } from '../../infra/database-errors.js';
-import { createMongoLocks } from '../../infra/mongo-lock.js';
+import { createMongoLocks, type LockHold } from '../../infra/mongo-lock.js';
 import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-stamps.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import type { ChargeUsage } from '../identity/usage-charge.js';
@@ -90,16 +90,18 @@ export function createDatasetsContext(app: FastifyInstance) {
     permissions,
     /**
      * Serialises changes to one team's dataset tree: creates into a folder, moves (the shared
-     * permission service takes the same lock) and deletes.
+     * permission service takes the same lock) and deletes. Like the two below, `run` calls
+     * `lock.assertHeld()` before each write the lock guards: a holder that stalled past its
+     * lease stops there (LockLostError, answered 503).
      */
-    withDatasetTree: <T>(teamId: string, run: () => Promise<T>): Promise<T> => permissions.tree.withTeamLock(teamId, run),
+    withDatasetTree: <T>(teamId: string, run: (lock: LockHold) => Promise<T>): Promise<T> => permissions.tree.withTeamLock(teamId, run),
     /**
      * Serialises changes to one dataset's collection tree: creates, moves and deletes (a dataset
      * delete takes it too, so no collection is created into a dataset that is going away).
      */
-    withCollectionTree: <T>(datasetId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
+    withCollectionTree: <T>(datasetId: string, run: (lock: LockHold) => Promise<T>): Promise<T> => locks.withLock(`dataset_collections:${datasetId}`, run),
     /** One link sync of a collection at a time, across processes (two would each import a replacement). */
-    withLinkSync: <T>(collectionId: string, run: () => Promise<T>): Promise<T> => locks.withLock(`dataset_link_sync:${collectionId}`, run, 'This collection is being synced already, try again'),
+    withLinkSync: <T>(collectionId: string, run: (lock: LockHold) => Promise<T>): Promise<T> => locks.withLock(`dataset_link_sync:${collectionId}`, run, 'This collection is being synced already, try again'),
     auth: createDatasetAuth({ permissions, datasetList, collections: collectionCache, data: repos.data }),
     datasetList,
     dataList,

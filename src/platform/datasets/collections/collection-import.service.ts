@@ -43,13 +43,15 @@ export function createCollectionImportService(ctx: DatasetsContext) {
 
   /**
    * Inserts a collection under the dataset's collection-tree lock, after checking again that the
-   * dataset and the parent folder exist: a racing folder or dataset delete cannot leave it orphaned.
+   * dataset and the parent folder exist: a racing folder or dataset delete cannot leave it orphaned
+   * (nor one that took the lock over from a holder stalled past its lease: that holder inserts nothing).
    */
   /** `tmbId`: the creator when it is not the caller (a synced link keeps its creator). */
   async function insertInTree(auth: AuthContext, collection: Omit<NewCollection, 'teamId' | 'tmbId'> & { tmbId?: string }): Promise<string> {
-    return ctx.withCollectionTree(collection.datasetId, async () => {
+    return ctx.withCollectionTree(collection.datasetId, async (lock) => {
       if (!(await ctx.repos.datasets.findById(auth.teamId, collection.datasetId))) throw Errors.unExistDataset(`Dataset ${collection.datasetId} not found`);
       await checkParent(auth, collection.datasetId, collection.parentId);
+      lock.assertHeld();
       return collections.insert({ ...collection, teamId: auth.teamId, tmbId: collection.tmbId ?? auth.tmbId });
     });
   }

@@ -113,12 +113,14 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
 
   /** Under the collection-tree lock: the target still exists, is a folder of the dataset, and is not inside the moved subtree. */
   async function move(auth: AuthContext, collection: CollectionRecord, parentId: string | null) {
-    await ctx.withCollectionTree(collection.datasetId, async () => {
+    await ctx.withCollectionTree(collection.datasetId, async (lock) => {
       const subtree = await collections.withDescendants(auth.teamId, collection._id);
       if (subtree.length === 0) throw Errors.collectionNotFound(collection._id);
-      if (parentId === null) return collections.update(auth.teamId, collection._id, { parentId: null });
-      await importer.checkParent(auth, collection.datasetId, parentId);
-      if (subtree.some((item) => item._id === parentId)) throw Errors.missingParams("Invalid field 'parentId': cannot move a collection into itself or its subfolder");
+      if (parentId !== null) {
+        await importer.checkParent(auth, collection.datasetId, parentId);
+        if (subtree.some((item) => item._id === parentId)) throw Errors.missingParams("Invalid field 'parentId': cannot move a collection into itself or its subfolder");
+      }
+      lock.assertHeld();
       await collections.update(auth.teamId, collection._id, { parentId });
     });
   }
@@ -126,8 +128,8 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
   async function remove(auth: AuthContext, id: string) {
     const { collection } = await ctx.auth.authCollection(auth, id, 'write');
     // Under the lock nothing is created or moved into the subtree while it goes.
-    await ctx.withCollectionTree(collection.datasetId, async () =>
-      deleteCollectionsCascade(ctx, auth.teamId, await collections.withDescendants(auth.teamId, collection._id)),
+    await ctx.withCollectionTree(collection.datasetId, async (lock) =>
+      deleteCollectionsCascade(ctx, auth.teamId, await collections.withDescendants(auth.teamId, collection._id), lock),
     );
     return null;
   }
@@ -144,17 +146,20 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     const settings = { chunkSize: usableChunkSize(collection.chunkSize), trainingType: collection.trainingType, chunkSplitter: collection.chunkSplitter };
     const chunks = chunkText(page.text, settings, LINK_OVERLAP_RATIO);
     // Under the collection's sync lock: two syncs at once would each find no replacement and
-    // each import one (every chunk twice); the second now finds the first one's.
-    return ctx.withLinkSync(collection._id, async () => {
+    // each import one (every chunk twice); the second now finds the first one's. A sync that
+    // lost the lock (stalled past its lease) stops before its next write: before the import, the
+    // new holder syncs; after it, a retry finds the replacement and removes the old collection.
+    return ctx.withLinkSync(collection._id, async (lock) => {
       // A sync that ran meanwhile, or one whose old collection could not be removed, left the replacement: finish that one.
       if (await collections.findLinkReplacement(auth.teamId, collection, hash)) {
-        await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
+        await deleteCollectionsCascade(ctx, auth.teamId, [collection], lock);
         return 'success';
       }
       // Replaced meanwhile by a sync that read another version of the page, or deleted.
       if (!(await collections.findById(auth.teamId, collection._id))) throw Errors.collectionNotFound(collection._id);
       // A sync the import would refuse (dataset size, model) does not use up the sync interval.
       await importer.checkImport(auth, dataset, collection, chunks.length);
+      lock.assertHeld();
       await ctx.teamLimits.assertAndRecordWebSync(auth.teamId);
       // The replacement is complete before the old collection goes, so a failure keeps the old one.
       await importer.insertWithItems(
@@ -178,7 +183,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
         },
         chunks,
       );
-      await deleteCollectionsCascade(ctx, auth.teamId, [collection]);
+      await deleteCollectionsCascade(ctx, auth.teamId, [collection], lock);
       return 'success';
     });
   }

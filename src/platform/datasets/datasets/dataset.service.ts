@@ -1,6 +1,7 @@
 import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
 import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
+import type { LockHold } from '../../../infra/mongo-lock.js';
 import type { AuthContext } from '../../auth/types.js';
 import { assertPermissionUpdate, assertTeamPermission, callerOf } from '../../permissions/resource-permission.service.js';
 import { purgeDeletedDatasets, startDatasetDeletion } from '../cascade.js';
@@ -34,8 +35,10 @@ export function createDatasetService(ctx: DatasetsContext) {
     }
     const parentId = input.parentId ?? null;
     let inserted = false;
-    const insert = async () => {
+    const insert = async (lock: LockHold) => {
       const initial = await ctx.permissions.initialFor(auth.teamId, type === 'folder', parentId);
+      // After the checks (the reserve may have waited): a holder that lost the lock inserts nothing.
+      lock.assertHeld();
       const id = await datasets.insert({
         parentId,
         teamId: auth.teamId,
@@ -51,6 +54,8 @@ export function createDatasetService(ctx: DatasetsContext) {
       inserted = true;
       if (initial.collaborators.length > 0) {
         try {
+          // A new holder may have changed the folder's rows since they were read: copy none (the dataset goes).
+          lock.assertHeld();
           await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
         } catch (error) {
           // A folder without the collaborators it inherits must not stay: the new, empty dataset
@@ -66,7 +71,7 @@ export function createDatasetService(ctx: DatasetsContext) {
     // the plan counter is only ever changed by one request of the team at a time (reserve here,
     // release in remove), so parallel creates cannot pass the limit even where the database
     // does not apply concurrent conditional updates atomically (FerretDB).
-    return ctx.withDatasetTree(auth.teamId, async () => {
+    return ctx.withDatasetTree(auth.teamId, async (lock) => {
       if (parentId) {
         const parent = await datasets.findById(auth.teamId, parentId);
         if (!parent) throw Errors.unExistDataset(`Dataset ${parentId} not found`);
@@ -75,7 +80,7 @@ export function createDatasetService(ctx: DatasetsContext) {
       const counted = type !== 'folder';
       if (counted) await ctx.teamLimits.reserveDatasets(auth.teamId, 1);
       try {
-        return await insert();
+        return await insert(lock);
       } catch (error) {
         if (counted && !inserted) await ctx.teamLimits.releaseDatasets(auth.teamId, 1);
         throw error;
@@ -191,7 +196,7 @@ export function createDatasetService(ctx: DatasetsContext) {
    */
   async function remove(auth: AuthContext, id: string) {
     const { dataset } = await ctx.auth.authDataset(auth, id, 'owner', 'id');
-    const deletion = await ctx.withDatasetTree(auth.teamId, () => startDatasetDeletion(ctx, auth.teamId, dataset._id));
+    const deletion = await ctx.withDatasetTree(auth.teamId, (lock) => startDatasetDeletion(ctx, lock, auth.teamId, dataset._id));
     await purgeDeletedDatasets(ctx, deletion).catch((error: unknown) => {
       ctx.log.warn(`dataset ${dataset._id} deleted; removing its content failed and is left to the sweep: ${describeError(error)}`);
     });

@@ -20,6 +20,11 @@ export type { IndexWriteIntent } from './index-write-lock.repo.js';
  *   the lock next (a writer of the dataset, or the sweep, once the lease lapsed) first repairs
  *   (`repair`, below): it logs what MongoDB then holds of those rows. A writer whose own log
  *   failed repairs at once, or leaves the lock to the next taker when the database fails it too.
+ * - A writer that stalled past its lease (its lock taken over, or unrenewed for most of the lease)
+ *   is the same as a dead one: it checks its lock before `run` and after each `intend`, so it
+ *   stops before writing, and then neither repairs nor releases but abandons the lock, whose
+ *   taker repairs the stored intent. A check that passes trusts the lock a few seconds more
+ *   (mongo-lock.ts): time for the commands that follow it, not for a stall between them.
  * Writes that only remove rows of collections already gone (deleted-datasets.ts) need no lock:
  * they log the removal before deleting, and writers into such a collection check it after.
  */
@@ -66,16 +71,22 @@ async function runLocked<T>(
       await lock.carry(intent ?? null);
       repaired = true;
     }
+    lock.assertHeld();
     const result = await write(async (next) => {
       current = next;
       await lock.carry(next);
+      // A carry that matched nothing found the lock taken over: its new holder never got `next`.
+      lock.assertHeld();
     });
     await lock.release();
     return result;
   } catch (error) {
     // Released once what the write did is repaired; otherwise left to lapse with its intent stored.
+    // A holder that lost the lock does neither: repairing without it races the new holder's
+    // writes, and a release would delete the intent the new holder may not have taken yet.
     try {
       if (!repaired) throw error;
+      lock.assertHeld();
       if (current) await repair(ctx, datasetId, current);
       await lock.release();
     } catch {

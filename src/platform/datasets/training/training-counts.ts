@@ -123,10 +123,12 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
   /**
    * Writes the base from the deltas (or from a recount of the queue), then deletes the deltas it
    * now holds. A recount takes the deltas seen before it as included: a write landing during the
-   * scan may be counted twice, and the next quiet recount mends that.
+   * scan may be counted twice, and the next quiet recount mends that. A holder that lost the lock
+   * (stalled past its lease, say in a long scan) writes nothing more: its base, older than the new
+   * holder's, would replace it. Its LockLostError goes to onError, as any failed upkeep.
    */
   function rewriteBase(teamId: string, datasetId: string, recount: boolean): Promise<void> {
-    return locks.withLock(`${COUNTS_COLLECTION}:${datasetId}`, async () => {
+    return locks.withLock(`${COUNTS_COLLECTION}:${datasetId}`, async (lock) => {
       // A recount is a check as of its start: a delta written during the scan is later than
       // that, so the next quiet read counts again (the scan may or may not have seen its items).
       const started = now();
@@ -143,8 +145,10 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
         changedAt: seen.changedAt,
         checkedAt: recount ? started : (seen.base?.checkedAt ?? new Date(0)),
       };
+      lock.assertHeld();
       await col.replaceOne({ _id: base._id }, base, { upsert: true });
       const done = [...base.folded, ...seen.stale.map((doc) => doc._id)];
+      lock.assertHeld();
       if (done.length > 0) await col.deleteMany({ teamId: base.teamId, datasetId: base.datasetId, _id: { $in: done } });
     });
   }

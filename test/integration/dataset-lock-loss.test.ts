@@ -1,0 +1,309 @@
+/**
+ * Two processes must never both do the work one of the datasets' locks serialises: a holder that
+ * stalled past its lease (and whose lock another process took over) stops before its next write,
+ * leaving what a retry or the new holder finishes. Covers the dataset and collection trees and
+ * link syncs, the training counts' base, and index writes (which must not repair or release then).
+ */
+import { ObjectId } from 'mongodb';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type AcquireOptions, type HeldLock, LOCKS_COLLECTION, type LockHold } from '../../src/infra/mongo-lock.js';
+import type { AuthContext } from '../../src/platform/auth/types.js';
+import { createCollectionImportService } from '../../src/platform/datasets/collections/collection-import.service.js';
+import { createCollectionService } from '../../src/platform/datasets/collections/collection.service.js';
+import type { DatasetsContext } from '../../src/platform/datasets/context.js';
+import { createDatasetService } from '../../src/platform/datasets/datasets/dataset.service.js';
+import { type IndexWriteIntent, repairAbandonedIndexWrites, withIndexWrite } from '../../src/platform/datasets/search/index-writes.js';
+import { createTrainingCounts } from '../../src/platform/datasets/training/training-counts.js';
+import { type Client, client } from '../fixtures/datasets/client.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createUser, login } from '../helpers/platform.js';
+
+let t: TestApp;
+let api: Client;
+let teamId: string;
+let auth: AuthContext;
+let site: Server;
+let siteUrl: string;
+let page = '';
+
+beforeAll(async () => {
+  site = createServer((_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(page);
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  t = await buildTestApp({ SSRF_ALLOW_PRIVATE: 'true' });
+  const user = await createUser(t, { username: 'dataset-lock-loss', password: 'password-1' });
+  teamId = user.teamId;
+  auth = { ...(await t.app.identity.memberContext(user.tmbId))!, authType: 'token' };
+  api = client(t, await login(t, 'dataset-lock-loss', 'password-1'));
+});
+afterAll(async () => {
+  await t?.close();
+  site?.closeAllConnections();
+  await new Promise((resolve) => site?.close(resolve));
+});
+
+interface Held {
+  lock?: LockHold;
+}
+
+const db = () => t.app.mongo.db;
+const collectionIds = async (filter: Record<string, unknown>) => (await db().collection('dataset_collections').find(filter).toArray()).map((doc) => String(doc._id));
+
+/** The datasets context of a process whose tree and sync locks land in `held`, changed by `change`. */
+function stallingContext(held: Held, change: (ctx: DatasetsContext) => Partial<DatasetsContext>): DatasetsContext {
+  const ctx = t.app.datasets.ctx;
+  const holding =
+    (take: DatasetsContext['withCollectionTree']): DatasetsContext['withCollectionTree'] =>
+    (id, run) =>
+      take(id, (lock) => {
+        held.lock = lock;
+        return run(lock);
+      });
+  return { ...ctx, withDatasetTree: holding(ctx.withDatasetTree), withCollectionTree: holding(ctx.withCollectionTree), withLinkSync: holding(ctx.withLinkSync), ...change(ctx) };
+}
+
+/** `fn`, whose first call stalls once it has answered. */
+function stallingOnce<A extends unknown[], R>(fn: (...args: A) => Promise<R>, stall: () => Promise<unknown>): (...args: A) => Promise<R> {
+  let stalled = false;
+  return async (...args) => {
+    const result = await fn(...args);
+    if (!stalled) {
+      stalled = true;
+      await stall();
+    }
+    return result;
+  };
+}
+
+/**
+ * The holder of `key` stalls past its lease: `other` (another process) finds the lock lapsed and
+ * takes it, and the holder's next renewal (every third of the 15 s lease) matches nothing.
+ */
+async function stallPastLease(key: string, held: Held, other: () => Promise<unknown>, locks = LOCKS_COLLECTION): Promise<void> {
+  await db().collection<{ _id: string; expiresAt: Date }>(locks).updateOne({ _id: key }, { $set: { expiresAt: new Date(0) } });
+  await other();
+  await vi.advanceTimersByTimeAsync(5_000);
+  await vi.waitFor(() => expect(() => held.lock?.assertHeld()).toThrow(/another process took it over/));
+}
+
+/** Runs `run` with lock renewals on fake intervals (the stalls move them); it must reject with `failure`. */
+async function stopped(run: () => Promise<unknown>, failure: object = { name: 'LockLostError' }): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+  try {
+    await expect(run()).rejects.toMatchObject(failure);
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+describe('dataset and collection trees under a lost lock', () => {
+  it('a dataset create stops before inserting into a folder the new holder deleted', async () => {
+    const folderId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Going', type: 'folder' }));
+    const held: Held = {};
+    const service = createDatasetService(
+      stallingContext(held, (ctx) => ({
+        repos: {
+          ...ctx.repos,
+          datasets: {
+            ...ctx.repos.datasets,
+            findById: stallingOnce(ctx.repos.datasets.findById, () => stallPastLease(`datasets:${teamId}`, held, () => api.ok(api.del('/core/dataset/delete', { id: folderId })))),
+          },
+        },
+      })),
+    );
+    await stopped(() => service.create(auth, { name: 'Late', parentId: folderId }));
+    expect(await db().collection('datasets').countDocuments({ parentId: new ObjectId(folderId) })).toBe(0);
+  });
+
+  it('a collection create stops before inserting into a folder the new holder deleted', async () => {
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Create into a folder' }));
+    const folderId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'Going', type: 'folder' }));
+    const held: Held = {};
+    const importer = createCollectionImportService(
+      stallingContext(held, (ctx) => ({
+        repos: {
+          ...ctx.repos,
+          collections: {
+            ...ctx.repos.collections,
+            findById: stallingOnce(ctx.repos.collections.findById, () =>
+              stallPastLease(`dataset_collections:${datasetId}`, held, () => api.ok(api.del('/core/dataset/collection/delete', { id: folderId }))),
+            ),
+          },
+        },
+      })),
+    );
+    await stopped(() => importer.insertInTree(auth, { datasetId, parentId: folderId, name: 'Late', type: 'virtual', trainingType: 'chunk', chunkSize: 512 }));
+    expect(await collectionIds({ datasetId: new ObjectId(datasetId) })).toEqual([]);
+  });
+
+  it('a folder delete stops before the collections go, keeping one the new holder created into it; a retry deletes all', async () => {
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Delete a folder' }));
+    const folderId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'Folder', type: 'folder' }));
+    await api.ok(api.post('/core/dataset/collection/create', { datasetId, parentId: folderId, name: 'Inside', type: 'virtual' }));
+    let created = '';
+    const held: Held = {};
+    const ctx = stallingContext(held, (ctx) => ({
+      repos: {
+        ...ctx.repos,
+        files: {
+          ...ctx.repos.files,
+          // The last step before the collections go.
+          deleteImagesRelated: stallingOnce(ctx.repos.files.deleteImagesRelated, () =>
+            stallPastLease(`dataset_collections:${datasetId}`, held, async () => {
+              created = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, parentId: folderId, name: 'Created meanwhile', type: 'virtual' }));
+            }),
+          ),
+        },
+      },
+    }));
+    const service = createCollectionService(ctx, createCollectionImportService(ctx));
+    await stopped(() => service.remove(auth, folderId));
+    expect(await collectionIds({ _id: new ObjectId(folderId) })).toEqual([folderId]);
+    expect(await collectionIds({ parentId: new ObjectId(folderId) })).toContain(created);
+    await api.ok(api.del('/core/dataset/collection/delete', { id: folderId }));
+    expect(await collectionIds({ datasetId: new ObjectId(datasetId) })).toEqual([]);
+  });
+
+  it('a link sync that lost the lock during its checks imports no second replacement', async () => {
+    page = '<html><body><main><p>Version one of the synced page.</p></main></body></html>';
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Synced' }));
+    const old = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'page', type: 'link', rawLink: `${siteUrl}/page` }));
+    const held: Held = {};
+    const ctx = stallingContext(held, (ctx) => ({
+      teamLimits: {
+        ...ctx.teamLimits,
+        // The checks' scan of the dataset's size, after which the other process syncs.
+        assertDatasetSize: stallingOnce(ctx.teamLimits.assertDatasetSize, () =>
+          stallPastLease(`dataset_link_sync:${old}`, held, () => api.ok(api.post('/core/dataset/collection/sync/link', { collectionId: old }))),
+        ),
+      },
+    }));
+    const service = createCollectionService(ctx, createCollectionImportService(ctx));
+    await stopped(() => service.syncLink(auth, old));
+    expect(await collectionIds({ datasetId: new ObjectId(datasetId) })).toHaveLength(1);
+    expect(await collectionIds({ _id: new ObjectId(old) })).toEqual([]);
+  });
+});
+
+describe('training counts under a lost lock', () => {
+  it("a recount that outlasted its lease writes no base over the new holder's", async () => {
+    const datasetId = new ObjectId().toHexString();
+    const counted = (n: number) => async () => [{ c: 'collection', m: 'embed.v1', n }];
+    const other = createTrainingCounts(db(), { recount: counted(7) });
+    const failures: unknown[] = [];
+    let stalled = false;
+    const holder = createTrainingCounts(db(), {
+      async recount() {
+        if (stalled) return counted(3)();
+        stalled = true;
+        // The queue held 3 when this scan began; it is slow, and the other process counts 7 meanwhile.
+        await db().collection<{ _id: string; expiresAt: Date }>(LOCKS_COLLECTION).updateOne({ _id: `dataset_training_counts:${datasetId}` }, { $set: { expiresAt: new Date(0) } });
+        expect(await other.read(teamId, datasetId)).toEqual(new Map([['collection', 7]]));
+        // The holder's next renewal matches nothing, so it stops renewing: one interval fewer.
+        const renewing = vi.getTimerCount();
+        await vi.advanceTimersByTimeAsync(5_000);
+        await vi.waitFor(() => expect(vi.getTimerCount()).toBe(renewing - 1));
+        return counted(3)();
+      },
+      onError: (error) => failures.push(error),
+    });
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      // The read still answers, from a count of its own.
+      expect(await holder.read(teamId, datasetId)).toEqual(new Map([['collection', 3]]));
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(failures).toEqual([expect.objectContaining({ name: 'LockLostError' })]);
+    expect(await other.read(teamId, datasetId)).toEqual(new Map([['collection', 7]]));
+  });
+});
+
+describe('index writes under a lost lock', () => {
+  /**
+   * A dataset with one item, and the context of a writer counting its repair steps and releases.
+   * `stall(repaired)`: the writer stalls past its lease; the other process, the sweep, takes the
+   * lock, repairs `repaired` intents and releases it. `stallOnAcquire`: stall once the lock is taken.
+   */
+  async function setup(stallOnAcquire?: number) {
+    const held: Held = {};
+    const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Indexed' }));
+    const collectionId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'c', type: 'virtual' }));
+    const dataId = await api.ok<string>(api.post('/core/dataset/data/insertData', { collectionId, q: 'An item whose index write stalls.' }));
+    const sweep = async (repaired: number) => expect(await repairAbandonedIndexWrites(t.app.datasets.ctx)).toBe(repaired);
+    const stall = (repaired: number) => stallPastLease(datasetId, held, () => sweep(repaired), 'dataset_index_writes');
+    const counted = { repairSteps: 0, releases: 0 };
+    const ctx = t.app.datasets.ctx;
+    const { indexWrites, datasets } = ctx.repos;
+    const acquire = async (key: string, options?: AcquireOptions<IndexWriteIntent>): Promise<HeldLock<IndexWriteIntent>> => {
+      const lock = await indexWrites.acquire<IndexWriteIntent>(key, options);
+      held.lock = lock;
+      if (stallOnAcquire !== undefined) await stall(stallOnAcquire);
+      return {
+        ...lock,
+        release: () => {
+          counted.releases += 1;
+          return lock.release();
+        },
+      };
+    };
+    const writer: DatasetsContext = {
+      ...ctx,
+      repos: {
+        ...ctx.repos,
+        indexWrites: { ...indexWrites, acquire: acquire as typeof indexWrites.acquire },
+        datasets: {
+          ...datasets,
+          // A repair's checks of the dataset.
+          existingIds: (ids) => {
+            counted.repairSteps += 1;
+            return datasets.existingIds(ids);
+          },
+        },
+      },
+    };
+    return { datasetId, ctx: writer, intent: { teamId, items: [dataId] }, counted, stall };
+  }
+
+  it('a writer that stalled before its write writes nothing, and leaves the repair of its intent to the new holder', async () => {
+    const { datasetId, ctx, intent, counted } = await setup(1);
+    let wrote = false;
+    await stopped(() =>
+      withIndexWrite(ctx, datasetId, intent, async () => {
+        wrote = true;
+      }),
+    );
+    expect([wrote, counted]).toEqual([false, { repairSteps: 0, releases: 0 }]);
+  });
+
+  it('a writer whose intent could not be stored (the lock taken over) does not write', async () => {
+    const { datasetId, ctx, intent, counted, stall } = await setup();
+    let wrote = false;
+    await stopped(() =>
+      withIndexWrite(ctx, datasetId, undefined, async (intend) => {
+        await stall(0);
+        await intend(intent);
+        wrote = true;
+      }),
+    );
+    expect([wrote, counted]).toEqual([false, { repairSteps: 0, releases: 0 }]);
+  });
+
+  it('a writer that failed after losing the lock neither repairs nor releases', async () => {
+    const { datasetId, ctx, intent, counted, stall } = await setup();
+    await stopped(
+      () =>
+        withIndexWrite(ctx, datasetId, intent, async () => {
+          await stall(1);
+          throw new Error('the database went away');
+        }),
+      { message: 'the database went away' },
+    );
+    expect(counted).toEqual({ repairSteps: 0, releases: 0 });
+  });
+});
