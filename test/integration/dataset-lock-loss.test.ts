@@ -2,7 +2,7 @@
  * Two processes must never both do the work one of the datasets' locks serialises: a holder that
  * stalled past its lease (and whose lock another process took over) stops before its next write,
  * leaving what a retry or the new holder finishes. Covers the dataset and collection trees and
- * link syncs, the training counts' base, and index writes (which must not repair or release then).
+ * link syncs, the training counts' base, and index writes (which must not write, log, repair or release then).
  */
 import { ObjectId } from 'mongodb';
 import { createServer, type Server } from 'node:http';
@@ -13,6 +13,7 @@ import type { AuthContext } from '../../src/platform/auth/types.js';
 import { createCollectionImportService } from '../../src/platform/datasets/collections/collection-import.service.js';
 import { createCollectionService } from '../../src/platform/datasets/collections/collection.service.js';
 import type { DatasetsContext } from '../../src/platform/datasets/context.js';
+import { createDataService } from '../../src/platform/datasets/data/data.service.js';
 import { createDatasetService } from '../../src/platform/datasets/datasets/dataset.service.js';
 import { type IndexWriteIntent, repairAbandonedIndexWrites, withIndexWrite } from '../../src/platform/datasets/search/index-writes.js';
 import { createTrainingCounts } from '../../src/platform/datasets/training/training-counts.js';
@@ -267,7 +268,7 @@ describe('index writes under a lost lock', () => {
         },
       },
     };
-    return { datasetId, ctx: writer, intent: { teamId, items: [dataId] }, counted, stall };
+    return { datasetId, dataId, ctx: writer, intent: { teamId, items: [dataId] }, counted, held, stall };
   }
 
   it('a writer that stalled before its write writes nothing, and leaves the repair of its intent to the new holder', async () => {
@@ -285,13 +286,41 @@ describe('index writes under a lost lock', () => {
     const { datasetId, ctx, intent, counted, stall } = await setup();
     let wrote = false;
     await stopped(() =>
-      withIndexWrite(ctx, datasetId, undefined, async (intend) => {
+      withIndexWrite(ctx, datasetId, undefined, async (_ctx, intend) => {
         await stall(0);
         await intend(intent);
         wrote = true;
       }),
     );
     expect([wrote, counted]).toEqual([false, { repairSteps: 0, releases: 0 }]);
+  });
+
+  it("a writer that stalled between its write and its log does not log over the new holder's delete", async () => {
+    const { datasetId, dataId, ctx, counted, held } = await setup();
+    const found = async (text: string) =>
+      (await api.ok<{ list: { q: string }[] }>(api.post('/core/dataset/searchTest', { datasetId, text, searchMode: 'fullTextRecall' }))).list.map((item) => item.q);
+    // Searched once, so this process keeps the index open and applies the log (an index opened later is built from MongoDB).
+    expect(await found('index write stalls')).toEqual(['An item whose index write stalls.']);
+    const { data } = ctx.repos;
+    // The update's write lands; then the writer stalls, and the other process repairs its intent and deletes the item.
+    const update = stallingOnce(data.update, () => stallPastLease(datasetId, held, () => api.ok(api.del('/core/dataset/data/delete', { id: dataId })), 'dataset_index_writes'));
+    const service = createDataService({ ...ctx, repos: { ...ctx.repos, data: { ...data, update } } });
+    await stopped(() => service.update(auth, { dataId, q: 'Updated by a writer that stalled: the lighthouse keeper rota.' }));
+    expect(await db().collection('dataset_datas').countDocuments({ _id: new ObjectId(dataId) })).toBe(0);
+    expect([await found('lighthouse keeper rota'), await found('index write stalls')]).toEqual([[], []]);
+    expect(counted).toEqual({ repairSteps: 0, releases: 0 });
+  });
+
+  it('a writer that stalled between two of its writes makes no second one (the new holder repaired the first)', async () => {
+    const { dataId, ctx, counted, stall } = await setup();
+    const { searchIndex } = ctx;
+    // The update's new vectors are stored and logged; then the writer stalls, and the sweep repairs its intent (removing them, as no item points to them).
+    const service = createDataService({ ...ctx, searchIndex: { ...searchIndex, addVectors: stallingOnce(searchIndex.addVectors, () => stall(1)) } });
+    await stopped(() => service.update(auth, { dataId, q: 'Never written: the item would point to vectors the repair removed.' }));
+    const item = (await db().collection('dataset_datas').findOne({ _id: new ObjectId(dataId) }))!;
+    const vectorIds = (item.indexes as { dataId: ObjectId }[]).map((index) => index.dataId);
+    expect([item.q, await db().collection('dataset_vectors').countDocuments({ _id: { $in: vectorIds } })]).toEqual(['An item whose index write stalls.', 1]);
+    expect(counted).toEqual({ repairSteps: 0, releases: 0 });
   });
 
   it('a writer that failed after losing the lock neither repairs nor releases', async () => {

@@ -44,10 +44,10 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
  * write per dataset (search/index-writes.ts), which a repair finishes if the process dies in it.
  */
 async function deleteCollectionContent(ctx: DatasetsContext, teamId: string, collections: CollectionRecord[]): Promise<void> {
-  const { vectors, data } = ctx.repos;
   for (const group of groupBy(collections, (collection) => collection.datasetId).values()) {
     const ids = group.map((collection) => collection._id);
-    await withIndexWrite(ctx, group[0]!.datasetId, { teamId, collections: ids }, async () => {
+    await withIndexWrite(ctx, group[0]!.datasetId, { teamId, collections: ids }, async (ctx) => {
+      const { vectors, data } = ctx.repos;
       await vectors.deleteByCollections(teamId, ids);
       await data.deleteByCollections(teamId, ids);
       await ctx.searchIndex.removeCollections(group);

@@ -23,14 +23,14 @@ export async function embedRows(ctx: DatasetsContext, model: string, owner: Owne
   return { rows: entries.map((entry, i) => ({ ...owner, id: entry.id, model, vector: vectors[i] ?? [] })), tokens };
 }
 
-/** Stores vectors under fresh ids (insert; an id written by an earlier attempt is kept), inside an index write. */
+/** Stores vectors under fresh ids (insert; an id written by an earlier attempt is kept), through the `ctx` of an index write (withIndexWrite). */
 export async function storeVectors(ctx: DatasetsContext, rows: VectorRow[]): Promise<void> {
   if (rows.some((row) => row.vector.length === 0)) throw new Error('The embedding provider returned fewer vectors than texts');
   await ctx.repos.vectors.insertNew(rows);
   await ctx.searchIndex.addVectors(rows);
 }
 
-/** Inside an index write. */
+/** Through the `ctx` of an index write (withIndexWrite). */
 export async function removeVectors(ctx: DatasetsContext, teamId: string, datasetId: string, ids: string[]): Promise<void> {
   await ctx.repos.vectors.deleteByIds(teamId, ids);
   await ctx.searchIndex.removeVectors(datasetId, ids);
@@ -61,7 +61,7 @@ export async function insertDataNow(
     indexes,
     fullTextTokens: searchTokens(input.q, input.a),
   };
-  await withIndexWrite(ctx, input.datasetId, { teamId: input.teamId, items: [dataId], vectors: rows.map((row) => row.id) }, async () => {
+  await withIndexWrite(ctx, input.datasetId, { teamId: input.teamId, items: [dataId], vectors: rows.map((row) => row.id) }, async (ctx) => {
     await storeVectors(ctx, rows);
     await ctx.repos.data.insertNew([item]);
     await ctx.searchIndex.putItems([item]);

@@ -152,9 +152,9 @@ export function createDataService(ctx: DatasetsContext) {
     const indexes = [...plan.keep, ...created].sort((x, y) => Number(y.defaultIndex) - Number(x.defaultIndex));
     const fullTextTokens = searchTokens(q, a);
     const intent = { teamId: auth.teamId, items: [item._id], vectors: [...rows.map((row) => row.id), ...plan.removeVectorIds] };
-    return withIndexWrite(ctx, item.datasetId, intent, async () => {
+    return withIndexWrite(ctx, item.datasetId, intent, async (ctx) => {
       await storeVectors(ctx, rows);
-      if (!(await data.update(auth.teamId, item, { q, a, indexes, fullTextTokens }))) {
+      if (!(await ctx.repos.data.update(auth.teamId, item, { q, a, indexes, fullTextTokens }))) {
         await removeVectors(ctx, auth.teamId, item.datasetId, rows.map((row) => row.id));
         return false;
       }
@@ -166,7 +166,8 @@ export function createDataService(ctx: DatasetsContext) {
 
   async function remove(auth: AuthContext, id: string) {
     const { data: found } = await ctx.auth.authData(auth, id, 'write');
-    await withIndexWrite(ctx, found.datasetId, undefined, async (intend) => {
+    await withIndexWrite(ctx, found.datasetId, undefined, async (ctx, intend) => {
+      const { data } = ctx.repos;
       // Read again under the lock: an update that finished meanwhile replaced some vectors.
       const item = await data.findById(auth.teamId, id);
       if (!item) return;

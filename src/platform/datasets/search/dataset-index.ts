@@ -321,7 +321,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       return found;
     },
 
-    // Writes: each after the database write it describes, inside its index write (index-writes.ts), awaited (the log is what other processes read).
+    // Writes: each after the database write it describes, through the context of its index write (index-writes.ts, which checks the lock first), awaited (the log is what other processes read).
     addVectors: async (rows: VectorRow[]) => {
       for (const [datasetId, group] of byDataset(rows)) {
         for (const model of new Set(group.map((row) => row.model))) {

@@ -1,9 +1,16 @@
-import type { HeldLock } from '../../../infra/mongo-lock.js';
+import type { HeldLock, LockHold } from '../../../infra/mongo-lock.js';
 import type { DatasetsContext } from '../context.js';
 import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';
 import type { IndexWriteIntent } from './index-write-lock.repo.js';
 
 export type { IndexWriteIntent } from './index-write-lock.repo.js';
+
+/**
+ * An index write's work. `ctx` is the caller's context whose search index and data and vector
+ * repositories check the lock before each call: name the parameter `ctx`, shadowing the caller's,
+ * and write and log through it alone. `intend` declares what it touches before it writes.
+ */
+export type IndexWriteRun<T> = (ctx: DatasetsContext, intend: (intent: IndexWriteIntent) => Promise<void>) => Promise<T>;
 
 /**
  * Runs a write of a dataset's items or vectors as one index write: under the dataset's index
@@ -21,10 +28,14 @@ export type { IndexWriteIntent } from './index-write-lock.repo.js';
  *   (`repair`, below): it logs what MongoDB then holds of those rows. A writer whose own log
  *   failed repairs at once, or leaves the lock to the next taker when the database fails it too.
  * - A writer that stalled past its lease (its lock taken over, or unrenewed for most of the lease)
- *   is the same as a dead one: it checks its lock before `run` and after each `intend`, so it
- *   stops before writing, and then neither repairs nor releases but abandons the lock, whose
- *   taker repairs the stored intent. A check that passes trusts the lock a few seconds more
- *   (mongo-lock.ts): time for the commands that follow it, not for a stall between them.
+ *   is the same as a dead one: it checks its lock before `run`, after each `intend`, and before
+ *   each call `run` makes to the search index or the data and vector repositories (`run` gets
+ *   them only through a checked context, `lockedContext` below), so it stops before its next
+ *   write or log, never logging a change the new holder may have overwritten since. It then
+ *   neither repairs nor releases but abandons the lock, whose taker repairs the stored intent.
+ *   A check that passes trusts the lock a few seconds more (mongo-lock.ts): time for the command
+ *   that follows it, not for a stall inside that command. A MongoDB write held up that long
+ *   lands after the taker's repair and stays unlogged: the one case no intent covers.
  * Writes that only remove rows of collections already gone (deleted-datasets.ts) need no lock:
  * they log the removal before deleting, and writers into such a collection check it after.
  */
@@ -32,7 +43,7 @@ export async function withIndexWrite<T>(
   ctx: DatasetsContext,
   datasetId: string,
   intent: IndexWriteIntent | undefined,
-  run: (intend: (intent: IndexWriteIntent) => Promise<void>) => Promise<T>,
+  run: IndexWriteRun<T>,
 ): Promise<T> {
   const lock = await ctx.repos.indexWrites.acquire<IndexWriteIntent>(datasetId, { payload: intent, busy: `Another write to dataset ${datasetId} is in progress; try again` });
   return runLocked(ctx, datasetId, lock, intent, run);
@@ -60,19 +71,20 @@ async function runLocked<T>(
   datasetId: string,
   lock: HeldLock<IndexWriteIntent>,
   intent: IndexWriteIntent | undefined,
-  write: (intend: (intent: IndexWriteIntent) => Promise<void>) => Promise<T>,
+  write: IndexWriteRun<T>,
 ): Promise<T> {
+  const locked = lockedContext(ctx, lock);
   let current = intent;
   // The dead holder's intent stays stored until repaired: a failure before leaves it to the next taker.
   let repaired = lock.left === null;
   try {
     if (lock.left) {
-      await repair(ctx, datasetId, lock.left);
+      await repair(locked, datasetId, lock.left);
       await lock.carry(intent ?? null);
       repaired = true;
     }
     lock.assertHeld();
-    const result = await write(async (next) => {
+    const result = await write(locked, async (next) => {
       current = next;
       await lock.carry(next);
       // A carry that matched nothing found the lock taken over: its new holder never got `next`.
@@ -87,13 +99,34 @@ async function runLocked<T>(
     try {
       if (!repaired) throw error;
       lock.assertHeld();
-      if (current) await repair(ctx, datasetId, current);
+      if (current) await repair(locked, datasetId, current);
       await lock.release();
     } catch {
       lock.abandon();
     }
     throw error;
   }
+}
+
+/**
+ * `ctx` for the holder of `lock`: each call to its search index or its data and vector
+ * repositories checks the lock first (reads too: what a holder reads under the lock it writes after).
+ */
+function lockedContext(ctx: DatasetsContext, lock: LockHold): DatasetsContext {
+  const { data, vectors } = ctx.repos;
+  return { ...ctx, searchIndex: checked(ctx.searchIndex, lock), repos: { ...ctx.repos, data: checked(data, lock), vectors: checked(vectors, lock) } };
+}
+
+/** `target` (a plain object of functions, as the repositories are) with each function checking the lock before it runs. */
+function checked<T extends object>(target: T, lock: LockHold): T {
+  const check = (value: unknown) =>
+    typeof value === 'function'
+      ? (...args: unknown[]) => {
+          lock.assertHeld();
+          return value.apply(target, args);
+        }
+      : value;
+  return Object.fromEntries(Object.entries(target).map(([name, value]) => [name, check(value)])) as T;
 }
 
 /**

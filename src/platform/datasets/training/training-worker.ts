@@ -139,9 +139,9 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
         fullTextTokens: searchTokens(item.q, item.a),
       }));
       const { teamId, datasetId } = group[0]!.entry.item;
-      await withIndexWrite(ctx, datasetId, { teamId, items: items.map((item) => item._id), vectors: rows.map((row) => row.id) }, async () => {
+      await withIndexWrite(ctx, datasetId, { teamId, items: items.map((item) => item._id), vectors: rows.map((row) => row.id) }, async (ctx) => {
         await storeVectors(ctx, rows);
-        await data.insertNew(items);
+        await ctx.repos.data.insertNew(items);
         await ctx.searchIndex.putItems(items);
       });
     }
@@ -161,13 +161,13 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       const rows = group.flatMap(({ entry, vectors }) => vectorRows(entry, vectors));
       const old = group.flatMap(({ entry }) => entry.oldVectorIds);
       const { teamId, datasetId } = group[0]!.entry.item;
-      await withIndexWrite(ctx, datasetId, { teamId, vectors: [...rows.map((row) => row.id), ...old] }, async () => {
+      await withIndexWrite(ctx, datasetId, { teamId, vectors: [...rows.map((row) => row.id), ...old] }, async (ctx) => {
         await storeVectors(ctx, rows);
         const unused: string[] = [];
         for (const embedded of group) {
           const { entry } = embedded;
           const ref = { _id: entry.dataId, collectionId: entry.item.collectionId, version: entry.version };
-          if (await data.setIndexes(teamId, ref, entry.indexes)) unused.push(...entry.oldVectorIds);
+          if (await ctx.repos.data.setIndexes(teamId, ref, entry.indexes)) unused.push(...entry.oldVectorIds);
           else {
             lost.add(embedded);
             unused.push(...entry.indexes.map((index) => index.dataId));
