@@ -1,24 +1,22 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
+import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
 
 /** What FastGPT's own web client and API users send to the dataset routes works unchanged. */
 let t: TestApp;
 let api: Client;
-let site: Server;
+let site: LocalSite;
 let siteUrl: string;
 let datasetId: string;
 
 beforeAll(async () => {
-  site = createServer((_req, res) => {
+  site = await startLocalSite((_req, res) => {
     res.setHeader('content-type', 'text/html');
     res.end('<html><head><title>Page title</title></head><body><p>Body text of the page.</p></body></html>');
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  siteUrl = site.url;
   t = await buildTestApp({ SSRF_ALLOW_PRIVATE: 'true' });
   await createUser(t, { username: 'client-user', password: 'password-u1' });
   api = client(t, await login(t, 'client-user', 'password-u1'));
@@ -27,8 +25,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  site?.closeAllConnections();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
 });
 
 describe('lists: simple lists without paging, capped sizes clamped', () => {

@@ -5,8 +5,6 @@
  * link syncs, the training counts' base, and index writes (which must not write, log, repair or release then).
  */
 import { ObjectId } from 'mongodb';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AcquireOptions, type HeldLock, LOCKS_COLLECTION, type LockHold } from '../../src/infra/mongo-lock.js';
 import type { AuthContext } from '../../src/platform/auth/types.js';
@@ -20,22 +18,22 @@ import { createTrainingCounts } from '../../src/platform/datasets/training/train
 import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
+import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
 
 let t: TestApp;
 let api: Client;
 let teamId: string;
 let auth: AuthContext;
-let site: Server;
+let site: LocalSite;
 let siteUrl: string;
 let page = '';
 
 beforeAll(async () => {
-  site = createServer((_req, res) => {
+  site = await startLocalSite((_req, res) => {
     res.setHeader('content-type', 'text/html');
     res.end(page);
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  siteUrl = site.url;
   t = await buildTestApp({ SSRF_ALLOW_PRIVATE: 'true' });
   const user = await createUser(t, { username: 'dataset-lock-loss', password: 'password-1' });
   teamId = user.teamId;
@@ -44,8 +42,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.close();
-  site?.closeAllConnections();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
 });
 
 interface Held {

@@ -1,16 +1,15 @@
 import { ObjectId } from 'mongodb';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitText } from '../../src/domain/text-splitter.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { type Client, client, multipart } from '../fixtures/datasets/client.js';
+import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
 
 let t: TestApp;
 let api: Client;
 let token: string;
-let site: Server;
+let site: LocalSite;
 let siteUrl: string;
 let page = '';
 let datasetId: string;
@@ -18,12 +17,11 @@ let datasetId: string;
 const sentences = (count: number, word: string) => Array.from({ length: count }, (_, i) => `${word} ${i} is one sentence.`).join(' ');
 
 beforeAll(async () => {
-  site = createServer((_req, res) => {
+  site = await startLocalSite((_req, res) => {
     res.setHeader('content-type', 'text/html');
     res.end(page);
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  siteUrl = site.url;
   t = await buildTestApp({ SSRF_ALLOW_PRIVATE: 'true', OUTBOUND_TIMEOUT_MS: '2000' });
   await createUser(t, { username: 'chunk-user', password: 'password-c1' });
   token = await login(t, 'chunk-user', 'password-c1');
@@ -33,8 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  site?.closeAllConnections();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
 });
 
 async function upload(name: string, content: string) {

@@ -1,30 +1,28 @@
 import { ObjectId } from 'mongodb';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { findFiltersDuring } from '../helpers/command-counter.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { type Client, client, multipart } from '../fixtures/datasets/client.js';
+import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
 
 let t: TestApp;
 let api: Client;
 let token: string;
 let otherToken: string;
-let site: Server;
+let site: LocalSite;
 let siteUrl: string;
 let page = '<html><head><title>Guide</title></head><body><nav>menu</nav><main><h1>Install</h1><p>Run the installer and follow the steps.</p></main></body></html>';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
 beforeAll(async () => {
-  site = createServer((req, res) => {
+  site = await startLocalSite((req, res) => {
     if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2000);
     res.setHeader('content-type', 'text/html');
     res.end(page);
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  siteUrl = site.url;
   t = await buildTestApp({ SSRF_ALLOW_PRIVATE: 'true', OUTBOUND_TIMEOUT_MS: '500', UPLOAD_LIMIT_BYTES: '100000' });
   await createUser(t, { username: 'col-user', password: 'password-u1' });
   await createUser(t, { username: 'col-other', password: 'password-o1' });
@@ -35,8 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  site?.closeAllConnections();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
 });
 
 async function upload(file: { name: string; content: Buffer | string; type?: string }, as = token, fields: Record<string, string> = { bucketName: 'dataset' }) {

@@ -1,11 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipart } from '../fixtures/datasets/client.js';
 import { diffSnapshots, snapshot } from '../helpers/db-snapshot.js';
 import { ID_NAME, loadOperations, type Operation, queryString, sample } from '../helpers/openapi-inputs.js';
 import { buildWorld, MARK, type Person, UNMAPPED, type Variant, VARIANTS, type World, worldId } from '../helpers/world.js';
+import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
 
 // For every id-taking route: another team's owner and a read-only member of the same team are
 // refused and nothing changes in the database; the member still reads what team read allows.
@@ -205,23 +204,21 @@ const operation = (method: string, path: string): Operation | undefined => opera
 const isIdField = (name: string) => ID_NAME.test(name);
 
 let w: World;
-let site: Server;
+let site: LocalSite;
 let pageUrl = '';
 
 beforeAll(async () => {
-  site = createServer((_req, res) => {
+  site = await startLocalSite((_req, res) => {
     res.setHeader('content-type', 'text/html');
     res.end('<html><head><title>zz page</title></head><body><main><p>A page to import as a link collection.</p></main></body></html>');
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  pageUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/page`;
+  pageUrl = `${site.url}/page`;
   w = await buildWorld({ env: { SSRF_ALLOW_PRIVATE: 'true' }, linkUrl: pageUrl });
 }, 120_000);
 
 afterAll(async () => {
   await w?.close();
-  site?.closeAllConnections();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
 });
 
 /** The request of a row for a variant: world ids of the route's id parameters, required fields, extras. */

@@ -1,9 +1,9 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type GeneratedPlugin, generatePlugins, MAX_GENERATED_WORKFLOW_CHARS } from '../../src/platform/apps/openapi-plugins.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
 import { createUser, login } from '../helpers/platform.js';
 
 /**
@@ -19,7 +19,7 @@ let t: TestApp;
 let base: string;
 let token: string;
 let teamId: string;
-let pages: http.Server;
+let pages: LocalSite;
 let pagesBase: string;
 const hostilePage = `<html><body>${'<script'.repeat(30_000)}`;
 const hostileTags = `<html><body><p>kept</p>a<b<i>c</i>${'<'.repeat(40_000)}`;
@@ -30,15 +30,14 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   teamId = (await createUser(t, { username: 'inputs-user', password: 'password-1' })).teamId;
   token = await login(t, 'inputs-user', 'password-1');
-  pages = http.createServer((req, res) => {
+  pages = await startLocalSite((req, res) => {
     res.setHeader('content-type', 'text/html');
     res.end(req.url === '/scripts' ? hostilePage : hostileTags);
   });
-  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-  pagesBase = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  pagesBase = pages.url;
 });
 afterAll(async () => {
-  pages?.close();
+  await pages?.close();
   await t.close();
 });
 

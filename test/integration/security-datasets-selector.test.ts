@@ -1,9 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
+import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
 
 /**
  * A user's CSS selector over a page the user controls must not freeze the process (the same
@@ -11,7 +10,7 @@ import { type Client, client } from '../fixtures/datasets/client.js';
  */
 let t: TestApp;
 let api: Client;
-let site: Server;
+let site: LocalSite;
 let siteUrl: string;
 let served = 0;
 
@@ -20,13 +19,12 @@ const DEEP_PAGE = `<html><body>${`${'<div>'.repeat(400)}<span>x</span>${'</div>'
 const SLOW_SELECTOR = `p ${'* '.repeat(16)}span`;
 
 beforeAll(async () => {
-  site = createServer((_req, res) => {
+  site = await startLocalSite((_req, res) => {
     served++;
     res.setHeader('content-type', 'text/html');
     res.end(DEEP_PAGE);
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  siteUrl = site.url;
   t = await buildTestApp({ SSRF_ALLOW_PRIVATE: 'true' });
   await createUser(t, { username: 'selector-user', password: 'password-u1' });
   api = client(t, await login(t, 'selector-user', 'password-u1'));
@@ -34,8 +32,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  site?.closeAllConnections();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
 });
 
 describe('link preview with a costly selector', () => {
