@@ -2,11 +2,12 @@
  * Two processes must never both do the work one of the datasets' locks serialises: a holder that
  * stalled past its lease (and whose lock another process took over) stops before its next write,
  * leaving what a retry or the new holder finishes. Covers the dataset and collection trees and
- * link syncs, the training counts' base, and index writes (which must not write, log, repair or release then).
+ * link syncs, the training counts' base, and index writes (which must not write, log, repair or release
+ * the lost lock then, but take it anew to repair what they had sent, which may have landed after the new holder's repair).
  */
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type AcquireOptions, type HeldLock, LOCKS_COLLECTION, type LockHold } from '../../src/infra/mongo-lock.js';
+import { type AcquireOptions, createMongoLocks, type HeldLock, LOCKS_COLLECTION, type LockHold } from '../../src/infra/mongo-lock.js';
 import type { AuthContext } from '../../src/platform/auth/types.js';
 import { createCollectionImportService } from '../../src/platform/datasets/collections/collection-import.service.js';
 import { createCollectionService } from '../../src/platform/datasets/collections/collection.service.js';
@@ -292,7 +293,7 @@ describe('index writes under a lost lock', () => {
     expect([wrote, counted]).toEqual([false, { repairSteps: 0, releases: 0 }]);
   });
 
-  it("a writer that stalled between its write and its log does not log over the new holder's delete", async () => {
+  it("a writer that stalled between its write and its log does not log over the new holder's delete (and repairs anew once it stopped)", async () => {
     const { datasetId, dataId, ctx, counted, held } = await setup();
     const found = async (text: string) =>
       (await api.ok<{ list: { q: string }[] }>(api.post('/core/dataset/searchTest', { datasetId, text, searchMode: 'fullTextRecall' }))).list.map((item) => item.q);
@@ -305,7 +306,58 @@ describe('index writes under a lost lock', () => {
     await stopped(() => service.update(auth, { dataId, q: 'Updated by a writer that stalled: the lighthouse keeper rota.' }));
     expect(await db().collection('dataset_datas').countDocuments({ _id: new ObjectId(dataId) })).toBe(0);
     expect([await found('lighthouse keeper rota'), await found('index write stalls')]).toEqual([[], []]);
-    expect(counted).toEqual({ repairSteps: 0, releases: 0 });
+    // Its repair under the lock taken anew found the item gone.
+    expect(counted).toEqual({ repairSteps: 1, releases: 1 });
+  });
+
+  it("a writer whose item write was held up past the new holder's repair logs it once stopped, under the lock taken anew", async () => {
+    const { datasetId, dataId, ctx, counted, held } = await setup();
+    const found = async (text: string) =>
+      (await api.ok<{ list: { q: string }[] }>(api.post('/core/dataset/searchTest', { datasetId, text, searchMode: 'fullTextRecall' }))).list.map((item) => item.q);
+    // Searched once, so this process keeps the index open and applies the log (an index opened later is built from MongoDB).
+    expect(await found('index write stalls')).toEqual(['An item whose index write stalls.']);
+    const { data } = ctx.repos;
+    let stalled = false;
+    // The update's write is sent, then held up: another writer takes the lock, repairs the intent (the old text) and releases; then the write lands.
+    const update: typeof data.update = async (...args) => {
+      if (!stalled) {
+        stalled = true;
+        await stallPastLease(datasetId, held, () => withIndexWrite(t.app.datasets.ctx, datasetId, undefined, async () => undefined), 'dataset_index_writes');
+      }
+      return data.update(...args);
+    };
+    const service = createDataService({ ...ctx, repos: { ...ctx.repos, data: { ...data, update } } });
+    await stopped(() => service.update(auth, { dataId, q: 'Landed late: the harbour pilot timetable.' }));
+    expect(await found('harbour pilot timetable')).toEqual(['Landed late: the harbour pilot timetable.']);
+    expect(await found('index write stalls')).toEqual([]);
+    expect(counted).toEqual({ repairSteps: 2, releases: 1 });
+    expect(await db().collection('dataset_index_writes').countDocuments({ _id: datasetId as never })).toBe(0);
+  });
+
+  it('a writer whose renewals stopped going through takes its own lock over once it lapsed and repairs its late write once', async () => {
+    const { datasetId, dataId, ctx, counted } = await setup();
+    const found = async (text: string) =>
+      (await api.ok<{ list: { q: string }[] }>(api.post('/core/dataset/searchTest', { datasetId, text, searchMode: 'fullTextRecall' }))).list.map((item) => item.q);
+    expect(await found('index write stalls')).toEqual(['An item whose index write stalls.']);
+    let elapsed = 0;
+    const { data } = ctx.repos;
+    let stalled = false;
+    // The update's write is held up for 10 s (no renewal goes through meanwhile), and its lock lapses with nobody taking it; then the write lands.
+    const update: typeof data.update = async (...args) => {
+      if (!stalled) {
+        stalled = true;
+        elapsed += 10_000;
+        await db().collection<{ _id: string; expiresAt: Date }>('dataset_index_writes').updateOne({ _id: datasetId }, { $set: { expiresAt: new Date(0) } });
+      }
+      return data.update(...args);
+    };
+    const indexWrites = createMongoLocks(db(), { collection: 'dataset_index_writes', monotonic: () => elapsed });
+    const service = createDataService({ ...ctx, repos: { ...ctx.repos, indexWrites, data: { ...data, update } } });
+    await expect(service.update(auth, { dataId, q: 'Landed late: the ferry crossing roster.' })).rejects.toMatchObject({ message: expect.stringMatching(/no renewal went through/) });
+    expect(await found('ferry crossing roster')).toEqual(['Landed late: the ferry crossing roster.']);
+    // Its intent, stored in its own lock, came back as `left`: repaired once (two checks of the item's dataset and collection), not twice.
+    expect(counted.repairSteps).toBe(2);
+    expect(await db().collection('dataset_index_writes').countDocuments({ _id: datasetId as never })).toBe(0);
   });
 
   it('a writer that stalled between two of its writes makes no second one (the new holder repaired the first)', async () => {
@@ -317,7 +369,8 @@ describe('index writes under a lost lock', () => {
     const item = (await db().collection('dataset_datas').findOne({ _id: new ObjectId(dataId) }))!;
     const vectorIds = (item.indexes as { dataId: ObjectId }[]).map((index) => index.dataId);
     expect([item.q, await db().collection('dataset_vectors').countDocuments({ _id: { $in: vectorIds } })]).toEqual(['An item whose index write stalls.', 1]);
-    expect(counted).toEqual({ repairSteps: 0, releases: 0 });
+    // It repaired its intent again under the lock taken anew (its stored vectors may have landed after the sweep).
+    expect(counted).toEqual({ repairSteps: 2, releases: 1 });
   });
 
   it('a writer that failed after losing the lock neither repairs nor releases', async () => {

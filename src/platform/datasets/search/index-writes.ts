@@ -1,4 +1,5 @@
-import type { HeldLock, LockHold } from '../../../infra/mongo-lock.js';
+import { isDeepStrictEqual } from 'node:util';
+import { type HeldLock, type LockHold, LockLostError } from '../../../infra/mongo-lock.js';
 import type { DatasetsContext } from '../context.js';
 import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';
 import type { IndexWriteIntent } from './index-write-lock.repo.js';
@@ -34,8 +35,12 @@ export type IndexWriteRun<T> = (ctx: DatasetsContext, intend: (intent: IndexWrit
  *   write or log, never logging a change the new holder may have overwritten since. It then
  *   neither repairs nor releases but abandons the lock, whose taker repairs the stored intent.
  *   A check that passes trusts the lock a few seconds more (mongo-lock.ts): time for the command
- *   that follows it, not for a stall inside that command. A MongoDB write held up that long
- *   lands after the taker's repair and stays unlogged: the one case no intent covers.
+ *   that follows it, not for a stall inside that command. A write held up that long (to MongoDB
+ *   or the search index's log) may land after the taker's repair; so a writer stopped that way,
+ *   once one of its calls had passed its check, takes the lock again with its intent stored
+ *   (awaiting its own lapse if nobody took it over) and repairs that intent once more: by then
+ *   what it sent has landed. Failing that (a 409, the database down), its caller still gets the
+ *   LockLostError and the late write stays unlogged until the dataset's next repair of those rows.
  * Writes that only remove rows of collections already gone (deleted-datasets.ts) need no lock:
  * they log the removal before deleting, and writers into such a collection check it after.
  */
@@ -72,8 +77,13 @@ async function runLocked<T>(
   lock: HeldLock<IndexWriteIntent>,
   intent: IndexWriteIntent | undefined,
   write: IndexWriteRun<T>,
+  afterLoss = false,
 ): Promise<T> {
-  const locked = lockedContext(ctx, lock);
+  // Whether a call made under the lock passed its check since the lock last proved ours: it may land late.
+  let sent = false;
+  const locked = lockedContext(ctx, lock, () => {
+    sent = true;
+  });
   let current = intent;
   // The dead holder's intent stays stored until repaired: a failure before leaves it to the next taker.
   let repaired = lock.left === null;
@@ -81,7 +91,9 @@ async function runLocked<T>(
     if (lock.left) {
       await repair(locked, datasetId, lock.left);
       await lock.carry(intent ?? null);
+      lock.assertHeld();
       repaired = true;
+      sent = false;
     }
     lock.assertHeld();
     const result = await write(locked, async (next) => {
@@ -103,26 +115,39 @@ async function runLocked<T>(
       await lock.release();
     } catch {
       lock.abandon();
+      // What a call sent before the loss landed before the loss surfaced, perhaps after the new
+      // holder's repair: repaired again under the lock taken anew (once; the caller's error stands).
+      const touched = repaired ? current : lock.left;
+      if (error instanceof LockLostError && sent && touched && !afterLoss) await repairAfterLoss(ctx, datasetId, touched).catch(() => undefined);
     }
     throw error;
   }
+}
+
+/** Takes the dataset's lock with `intent` stored (left to the next taker if this fails) and repairs it. */
+async function repairAfterLoss(ctx: DatasetsContext, datasetId: string, intent: IndexWriteIntent): Promise<void> {
+  const lock = await ctx.repos.indexWrites.acquire<IndexWriteIntent>(datasetId, { payload: intent });
+  // Taking over its own lapsed lock, the writer gets its intent as `left`, which runLocked repairs.
+  await runLocked(ctx, datasetId, lock, intent, async (locked) => (isDeepStrictEqual(lock.left, intent) ? undefined : repair(locked, datasetId, intent)), true);
 }
 
 /**
  * `ctx` for the holder of `lock`: each call to its search index or its data and vector
  * repositories checks the lock first (reads too: what a holder reads under the lock it writes after).
  */
-function lockedContext(ctx: DatasetsContext, lock: LockHold): DatasetsContext {
+function lockedContext(ctx: DatasetsContext, lock: LockHold, passed: () => void): DatasetsContext {
   const { data, vectors } = ctx.repos;
-  return { ...ctx, searchIndex: checked(ctx.searchIndex, lock), repos: { ...ctx.repos, data: checked(data, lock), vectors: checked(vectors, lock) } };
+  const check = <T extends object>(target: T) => checked(target, lock, passed);
+  return { ...ctx, searchIndex: check(ctx.searchIndex), repos: { ...ctx.repos, data: check(data), vectors: check(vectors) } };
 }
 
-/** `target` (a plain object of functions, as the repositories are) with each function checking the lock before it runs. */
-function checked<T extends object>(target: T, lock: LockHold): T {
+/** `target` (a plain object of functions, as the repositories are) with each function checking the lock before it runs (`passed` once it did). */
+function checked<T extends object>(target: T, lock: LockHold, passed: () => void): T {
   const check = (value: unknown) =>
     typeof value === 'function'
       ? (...args: unknown[]) => {
           lock.assertHeld();
+          passed();
           return value.apply(target, args);
         }
       : value;
