@@ -5,12 +5,13 @@
  * back once; a create into a folder does not land in a folder deleted meanwhile.
  */
 import { ObjectId } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LOCKS_COLLECTION, type LockHold } from '../../src/infra/mongo-lock.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LockHold } from '../../src/infra/mongo-lock.js';
 import { CHAT_APP_TYPES } from '../../src/platform/apps/apps.schema.js';
 import { type AppsDeps, createAppsCore } from '../../src/platform/apps/apps.service.js';
 import type { AuthContext } from '../../src/platform/auth/types.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { expectStopped, type HeldBy, stallPastLease as stallPastLeaseOf } from '../helpers/lock-loss.js';
 import { createUser, login } from '../helpers/platform.js';
 import { createApp, createFolder, ok, simpleNodes } from './apps-helpers.js';
 
@@ -28,12 +29,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-interface Held {
-  lock?: LockHold;
-}
-
 /** The apps core of a process that stalls somewhere in `change`; its tree lock's hold lands in `held`. */
-function stallingCore(held: Held, change: (deps: AppsDeps) => Partial<AppsDeps>) {
+function stallingCore(held: HeldBy, change: (deps: AppsDeps) => Partial<AppsDeps>) {
   const deps = t.app.apps.deps;
   const withTeamLock = <T>(team: string, run: (lock: LockHold) => Promise<T>) =>
     deps.perms.tree.withTeamLock(team, (lock) => {
@@ -43,25 +40,8 @@ function stallingCore(held: Held, change: (deps: AppsDeps) => Partial<AppsDeps>)
   return createAppsCore({ ...deps, perms: { ...deps.perms, tree: { ...deps.perms.tree, withTeamLock } }, ...change(deps) });
 }
 
-/**
- * The holder stalls past its lease: `other` (another process) finds the lock lapsed and takes it,
- * and the holder's next renewal (every third of the 15 s lease) matches nothing.
- */
-async function stallPastLease(held: Held, other: () => Promise<unknown>): Promise<void> {
-  await t.app.mongo.db.collection<{ _id: string; expiresAt: Date }>(LOCKS_COLLECTION).updateOne({ _id: `apps:${teamId}` }, { $set: { expiresAt: new Date(0) } });
-  await other();
-  await vi.advanceTimersByTimeAsync(5_000);
-  await vi.waitFor(() => expect(() => held.lock?.assertHeld()).toThrow(/another process took it over/));
-}
-
-async function stalled<T>(run: () => Promise<T>): Promise<void> {
-  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-  try {
-    await expect(run()).rejects.toMatchObject({ name: 'LockLostError' });
-  } finally {
-    vi.useRealTimers();
-  }
-}
+/** The holder stalls past its lease while `other` (another process) takes the team's app-tree lock. */
+const stallPastLease = (held: HeldBy, other: () => Promise<unknown>) => stallPastLeaseOf(t.app.mongo.db, `apps:${teamId}`, held, other);
 
 const counter = async () => (await t.app.mongo.db.collection<{ _id: string; count: number }>('team_counters').findOne({ _id: `apps:${teamId}` }))?.count;
 const stored = (ids: string[]) => Promise.all(ids.map(async (id) => (await t.app.apps.deps.apps.findById(id)) !== null));
@@ -74,7 +54,7 @@ describe('app tree changes under a lost tree lock', () => {
     const moved = await createApp(t, token, { name: 'moved', parentId: root });
     await createApp(t, token, { name: 'kept' });
     const before = (await counter())!;
-    const held: Held = {};
+    const held: HeldBy = {};
     const holder = stallingCore(held, (deps) => ({
       apps: {
         ...deps.apps,
@@ -88,7 +68,7 @@ describe('app tree changes under a lost tree lock', () => {
       },
     }));
 
-    await stalled(() => holder.deleteTree(teamId, root));
+    await expectStopped(() => holder.deleteTree(teamId, root));
     expect(await stored(deepest)).toEqual([false, false]);
     expect(await stored([sub, root])).toEqual([true, true]);
     expect((await t.app.apps.deps.apps.findById(moved))?.parentId).toBeNull();
@@ -104,13 +84,13 @@ describe('app tree changes under a lost tree lock', () => {
   it('a folder delete that lost the lock while deleting dependents stops before the next ones (an app moved out keeps its versions)', async () => {
     const root = await createFolder(t, token, 'doomed-2');
     const moved = await createApp(t, token, { name: 'moved-2', parentId: root });
-    const held: Held = {};
+    const held: HeldBy = {};
     const holder = stallingCore(held, (deps) => ({
       // Stalls past its lease in the first dependent deletion; meanwhile another process moves an app out.
       onDeleted: [() => stallPastLease(held, () => ok(t, token, 'PUT', `/core/app/update?appId=${moved}`, { parentId: null })), ...deps.onDeleted],
     }));
 
-    await stalled(() => holder.deleteTree(teamId, root));
+    await expectStopped(() => holder.deleteTree(teamId, root));
     expect(await stored([root, moved])).toEqual([true, true]);
     expect(await t.app.mongo.db.collection('app_versions').countDocuments({ appId: { $in: [moved, new ObjectId(moved)] } })).toBe(1);
   });
@@ -118,7 +98,7 @@ describe('app tree changes under a lost tree lock', () => {
   it('a create into a folder stops before the app lands once the lock was lost (another process deleted the folder)', async () => {
     const folder = await createFolder(t, token, 'short-lived');
     const before = await counter();
-    const held: Held = {};
+    const held: HeldBy = {};
     let appId = '';
     const holder = stallingCore(held, (deps) => ({
       versions: {
@@ -133,7 +113,7 @@ describe('app tree changes under a lost tree lock', () => {
       },
     }));
 
-    await stalled(() => holder.insertApp(auth, { parentId: folder, name: 'orphan', type: 'simple', modules: simpleNodes }));
+    await expectStopped(() => holder.insertApp(auth, { parentId: folder, name: 'orphan', type: 'simple', modules: simpleNodes }));
     expect(await stored([folder, appId])).toEqual([false, false]);
     // The insert was settled: its version removed, its reservation given back.
     expect(await t.app.mongo.db.collection('app_versions').countDocuments({ appId: { $in: [appId, new ObjectId(appId)] } })).toBe(0);

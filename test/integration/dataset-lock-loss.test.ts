@@ -7,7 +7,7 @@
  */
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type AcquireOptions, createMongoLocks, type HeldLock, LOCKS_COLLECTION, type LockHold } from '../../src/infra/mongo-lock.js';
+import { type AcquireOptions, createMongoLocks, type HeldLock, LOCKS_COLLECTION } from '../../src/infra/mongo-lock.js';
 import type { AuthContext } from '../../src/platform/auth/types.js';
 import { createCollectionImportService } from '../../src/platform/datasets/collections/collection-import.service.js';
 import { createCollectionService } from '../../src/platform/datasets/collections/collection.service.js';
@@ -20,6 +20,7 @@ import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
+import { expectStopped, type HeldBy, stallPastLease as stallPastLeaseOf } from '../helpers/lock-loss.js';
 
 let t: TestApp;
 let api: Client;
@@ -46,15 +47,11 @@ afterAll(async () => {
   await site?.close();
 });
 
-interface Held {
-  lock?: LockHold;
-}
-
 const db = () => t.app.mongo.db;
 const collectionIds = async (filter: Record<string, unknown>) => (await db().collection('dataset_collections').find(filter).toArray()).map((doc) => String(doc._id));
 
 /** The datasets context of a process whose tree and sync locks land in `held`, changed by `change`. */
-function stallingContext(held: Held, change: (ctx: DatasetsContext) => Partial<DatasetsContext>): DatasetsContext {
+function stallingContext(held: HeldBy, change: (ctx: DatasetsContext) => Partial<DatasetsContext>): DatasetsContext {
   const ctx = t.app.datasets.ctx;
   const holding =
     (take: DatasetsContext['withCollectionTree']): DatasetsContext['withCollectionTree'] =>
@@ -79,31 +76,13 @@ function stallingOnce<A extends unknown[], R>(fn: (...args: A) => Promise<R>, st
   };
 }
 
-/**
- * The holder of `key` stalls past its lease: `other` (another process) finds the lock lapsed and
- * takes it, and the holder's next renewal (every third of the 15 s lease) matches nothing.
- */
-async function stallPastLease(key: string, held: Held, other: () => Promise<unknown>, locks = LOCKS_COLLECTION): Promise<void> {
-  await db().collection<{ _id: string; expiresAt: Date }>(locks).updateOne({ _id: key }, { $set: { expiresAt: new Date(0) } });
-  await other();
-  await vi.advanceTimersByTimeAsync(5_000);
-  await vi.waitFor(() => expect(() => held.lock?.assertHeld()).toThrow(/another process took it over/));
-}
-
-/** Runs `run` with lock renewals on fake intervals (the stalls move them); it must reject with `failure`. */
-async function stopped(run: () => Promise<unknown>, failure: object = { name: 'LockLostError' }): Promise<void> {
-  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-  try {
-    await expect(run()).rejects.toMatchObject(failure);
-  } finally {
-    vi.useRealTimers();
-  }
-}
+/** stallPastLease of the lock helpers, on this test's database. */
+const stallPastLease = (key: string, held: HeldBy, other: () => Promise<unknown>, locks = LOCKS_COLLECTION) => stallPastLeaseOf(db(), key, held, other, locks);
 
 describe('dataset and collection trees under a lost lock', () => {
   it('a dataset create stops before inserting into a folder the new holder deleted', async () => {
     const folderId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Going', type: 'folder' }));
-    const held: Held = {};
+    const held: HeldBy = {};
     const service = createDatasetService(
       stallingContext(held, (ctx) => ({
         repos: {
@@ -115,14 +94,14 @@ describe('dataset and collection trees under a lost lock', () => {
         },
       })),
     );
-    await stopped(() => service.create(auth, { name: 'Late', parentId: folderId }));
+    await expectStopped(() => service.create(auth, { name: 'Late', parentId: folderId }));
     expect(await db().collection('datasets').countDocuments({ parentId: new ObjectId(folderId) })).toBe(0);
   });
 
   it('a collection create stops before inserting into a folder the new holder deleted', async () => {
     const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Create into a folder' }));
     const folderId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'Going', type: 'folder' }));
-    const held: Held = {};
+    const held: HeldBy = {};
     const importer = createCollectionImportService(
       stallingContext(held, (ctx) => ({
         repos: {
@@ -136,7 +115,7 @@ describe('dataset and collection trees under a lost lock', () => {
         },
       })),
     );
-    await stopped(() => importer.insertInTree(auth, { datasetId, parentId: folderId, name: 'Late', type: 'virtual', trainingType: 'chunk', chunkSize: 512 }));
+    await expectStopped(() => importer.insertInTree(auth, { datasetId, parentId: folderId, name: 'Late', type: 'virtual', trainingType: 'chunk', chunkSize: 512 }));
     expect(await collectionIds({ datasetId: new ObjectId(datasetId) })).toEqual([]);
   });
 
@@ -145,7 +124,7 @@ describe('dataset and collection trees under a lost lock', () => {
     const folderId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'Folder', type: 'folder' }));
     await api.ok(api.post('/core/dataset/collection/create', { datasetId, parentId: folderId, name: 'Inside', type: 'virtual' }));
     let created = '';
-    const held: Held = {};
+    const held: HeldBy = {};
     const ctx = stallingContext(held, (ctx) => ({
       repos: {
         ...ctx.repos,
@@ -161,7 +140,7 @@ describe('dataset and collection trees under a lost lock', () => {
       },
     }));
     const service = createCollectionService(ctx, createCollectionImportService(ctx));
-    await stopped(() => service.remove(auth, folderId));
+    await expectStopped(() => service.remove(auth, folderId));
     expect(await collectionIds({ _id: new ObjectId(folderId) })).toEqual([folderId]);
     expect(await collectionIds({ parentId: new ObjectId(folderId) })).toContain(created);
     await api.ok(api.del('/core/dataset/collection/delete', { id: folderId }));
@@ -172,7 +151,7 @@ describe('dataset and collection trees under a lost lock', () => {
     page = '<html><body><main><p>Version one of the synced page.</p></main></body></html>';
     const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Synced' }));
     const old = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'page', type: 'link', rawLink: `${siteUrl}/page` }));
-    const held: Held = {};
+    const held: HeldBy = {};
     const ctx = stallingContext(held, (ctx) => ({
       teamLimits: {
         ...ctx.teamLimits,
@@ -183,7 +162,7 @@ describe('dataset and collection trees under a lost lock', () => {
       },
     }));
     const service = createCollectionService(ctx, createCollectionImportService(ctx));
-    await stopped(() => service.syncLink(auth, old));
+    await expectStopped(() => service.syncLink(auth, old));
     expect(await collectionIds({ datasetId: new ObjectId(datasetId) })).toHaveLength(1);
     expect(await collectionIds({ _id: new ObjectId(old) })).toEqual([]);
   });
@@ -230,7 +209,7 @@ describe('index writes under a lost lock', () => {
    * lock, repairs `repaired` intents and releases it. `stallOnAcquire`: stall once the lock is taken.
    */
   async function setup(stallOnAcquire?: number) {
-    const held: Held = {};
+    const held: HeldBy = {};
     const datasetId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Indexed' }));
     const collectionId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'c', type: 'virtual' }));
     const dataId = await api.ok<string>(api.post('/core/dataset/data/insertData', { collectionId, q: 'An item whose index write stalls.' }));
@@ -272,7 +251,7 @@ describe('index writes under a lost lock', () => {
   it('a writer that stalled before its write writes nothing, and leaves the repair of its intent to the new holder', async () => {
     const { datasetId, ctx, intent, counted } = await setup(1);
     let wrote = false;
-    await stopped(() =>
+    await expectStopped(() =>
       withIndexWrite(ctx, datasetId, intent, async () => {
         wrote = true;
       }),
@@ -283,7 +262,7 @@ describe('index writes under a lost lock', () => {
   it('a writer whose intent could not be stored (the lock taken over) does not write', async () => {
     const { datasetId, ctx, intent, counted, stall } = await setup();
     let wrote = false;
-    await stopped(() =>
+    await expectStopped(() =>
       withIndexWrite(ctx, datasetId, undefined, async (_ctx, intend) => {
         await stall(0);
         await intend(intent);
@@ -303,7 +282,7 @@ describe('index writes under a lost lock', () => {
     // The update's write lands; then the writer stalls, and the other process repairs its intent and deletes the item.
     const update = stallingOnce(data.update, () => stallPastLease(datasetId, held, () => api.ok(api.del('/core/dataset/data/delete', { id: dataId })), 'dataset_index_writes'));
     const service = createDataService({ ...ctx, repos: { ...ctx.repos, data: { ...data, update } } });
-    await stopped(() => service.update(auth, { dataId, q: 'Updated by a writer that stalled: the lighthouse keeper rota.' }));
+    await expectStopped(() => service.update(auth, { dataId, q: 'Updated by a writer that stalled: the lighthouse keeper rota.' }));
     expect(await db().collection('dataset_datas').countDocuments({ _id: new ObjectId(dataId) })).toBe(0);
     expect([await found('lighthouse keeper rota'), await found('index write stalls')]).toEqual([[], []]);
     // Its repair under the lock taken anew found the item gone.
@@ -327,7 +306,7 @@ describe('index writes under a lost lock', () => {
       return data.update(...args);
     };
     const service = createDataService({ ...ctx, repos: { ...ctx.repos, data: { ...data, update } } });
-    await stopped(() => service.update(auth, { dataId, q: 'Landed late: the harbour pilot timetable.' }));
+    await expectStopped(() => service.update(auth, { dataId, q: 'Landed late: the harbour pilot timetable.' }));
     expect(await found('harbour pilot timetable')).toEqual(['Landed late: the harbour pilot timetable.']);
     expect(await found('index write stalls')).toEqual([]);
     expect(counted).toEqual({ repairSteps: 2, releases: 1 });
@@ -365,7 +344,7 @@ describe('index writes under a lost lock', () => {
     const { searchIndex } = ctx;
     // The update's new vectors are stored and logged; then the writer stalls, and the sweep repairs its intent (removing them, as no item points to them).
     const service = createDataService({ ...ctx, searchIndex: { ...searchIndex, addVectors: stallingOnce(searchIndex.addVectors, () => stall(1)) } });
-    await stopped(() => service.update(auth, { dataId, q: 'Never written: the item would point to vectors the repair removed.' }));
+    await expectStopped(() => service.update(auth, { dataId, q: 'Never written: the item would point to vectors the repair removed.' }));
     const item = (await db().collection('dataset_datas').findOne({ _id: new ObjectId(dataId) }))!;
     const vectorIds = (item.indexes as { dataId: ObjectId }[]).map((index) => index.dataId);
     expect([item.q, await db().collection('dataset_vectors').countDocuments({ _id: { $in: vectorIds } })]).toEqual(['An item whose index write stalls.', 1]);
@@ -375,7 +354,7 @@ describe('index writes under a lost lock', () => {
 
   it('a writer that failed after losing the lock neither repairs nor releases', async () => {
     const { datasetId, ctx, intent, counted, stall } = await setup();
-    await stopped(
+    await expectStopped(
       () =>
         withIndexWrite(ctx, datasetId, intent, async () => {
           await stall(1);

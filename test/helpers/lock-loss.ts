@@ -1,0 +1,30 @@
+import type { Db } from 'mongodb';
+import { expect, vi } from 'vitest';
+import { LOCKS_COLLECTION, type LockHold } from '../../src/infra/mongo-lock.js';
+
+/** Where a stalling holder's lock hold lands once it took the lock. */
+export interface HeldBy {
+  lock?: LockHold;
+}
+
+/**
+ * The holder of `key` stalls past its lease: `other` (another process) finds the lock lapsed and
+ * takes it, and the holder's next renewal (every third of the 15 s lease; the test's fake
+ * intervals move it) matches nothing, so its hold reports the takeover.
+ */
+export async function stallPastLease(db: Db, key: string, held: HeldBy, other: () => Promise<unknown>, collection = LOCKS_COLLECTION): Promise<void> {
+  await db.collection<{ _id: string; expiresAt: Date }>(collection).updateOne({ _id: key }, { $set: { expiresAt: new Date(0) } });
+  await other();
+  await vi.advanceTimersByTimeAsync(5_000);
+  await vi.waitFor(() => expect(() => held.lock?.assertHeld()).toThrow(/another process took it over/));
+}
+
+/** Runs `run` with lock renewals on fake intervals (the stalls move them); it must reject with `failure`. */
+export async function expectStopped(run: () => Promise<unknown>, failure: object = { name: 'LockLostError' }): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+  try {
+    await expect(run()).rejects.toMatchObject(failure);
+  } finally {
+    vi.useRealTimers();
+  }
+}
