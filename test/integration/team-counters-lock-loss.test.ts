@@ -1,6 +1,6 @@
 /**
  * A counter's lock makes each change alone (FerretDB runs a conditional update as read-then-write,
- * so two at once can lose one). A reservation whose recount stalled past the lock's lease, while
+ * so two at once can lose one), a quiet counter's recount included. A reservation whose recount stalled past the lock's lease, while
  * another process took the lock over, writes nothing after it: its caller's answer fails (503),
  * the count stays right, and a retry reserves.
  */
@@ -77,5 +77,21 @@ describe('team counters under a lost lock', () => {
     // The caller's retry reserves on the right count.
     await expect(holder.reserve('apps', teamId, 1, 5, new Date(), async () => 3)).resolves.toBeUndefined();
     expect((await counters.findOne({ _id }))?.count).toBe(4);
+  });
+
+  it("a quiet counter's recount writes under the counter's lock: a change made under it meanwhile is kept", async () => {
+    const db = t.app.mongo.db;
+    const _id = `vectors:${new ObjectId().toHexString()}`;
+    const counters = db.collection<CounterDoc>('team_counters');
+    await counters.insertOne({ _id, count: 10, reservedAt: new Date(Date.now() - 120_000) });
+    // Another process is in the middle of a change of the counter when the recount is done.
+    const other = await createMongoLocks(db).acquire(`team_counters:${_id}`);
+    const correcting = createTeamCountersRepo(db).correct('vectors', _id.slice('vectors:'.length), new Date(), async () => 7);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await counters.updateOne({ _id }, { $inc: { count: 2 } });
+    await other.release();
+    // The recount answers what it counted, and writes it only over the count it read: the change stays.
+    await expect(correcting).resolves.toBe(7);
+    expect((await counters.findOne({ _id }))?.count).toBe(12);
   });
 });

@@ -72,7 +72,9 @@ export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date(
     const since = now.getTime() - QUIET_MS;
     if (current.reservedAt.getTime() >= since || (current.checkedAt?.getTime() ?? 0) >= since) return current.count;
     const real = await recount();
-    await counters.updateOne({ _id, count: current.count, reservedAt: current.reservedAt }, { $set: { count: real, checkedAt: now } });
+    // Under the counter's lock like every other change of it (the scan before is not): on FerretDB
+    // a change landing between this conditional write's read and its write would be overwritten.
+    await alone(_id, () => counters.updateOne({ _id, count: current.count, reservedAt: current.reservedAt }, { $set: { count: real, checkedAt: now } }));
     return real;
   }
 
