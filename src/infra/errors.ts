@@ -50,6 +50,17 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
 const make = (httpStatus: number, code: number, statusText: string) => (message: string) =>
   new AppError({ httpStatus, code, statusText, message });
 
+/** A 503 the client should send again after `retryAfterSeconds` (Retry-After): an outage or a process closing, not its fault. */
+const unavailable = (message: string, retryAfterSeconds: number, more: Pick<AppErrorInit, 'oauthError' | 'headers'> = {}) =>
+  new AppError({
+    httpStatus: 503,
+    code: 503,
+    statusText: 'serviceUnavailable',
+    message,
+    oauthError: more.oauthError,
+    headers: { 'retry-after': String(retryAfterSeconds), ...more.headers },
+  });
+
 /** The catalogue. Each entry takes the readable message naming what is at fault. */
 export const Errors = {
   // Base
@@ -80,13 +91,8 @@ export const Errors = {
    * with Retry-After, so clients wait and retry instead of treating it as a bug or a logout.
    */
   databaseUnavailable: (retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS) =>
-    new AppError({
-      httpStatus: 503,
-      code: 503,
-      statusText: 'serviceUnavailable',
-      message: `The service is temporarily unavailable: its database cannot be reached. Try again in ${retryAfterSeconds} seconds`,
+    unavailable(`The service is temporarily unavailable: its database cannot be reached. Try again in ${retryAfterSeconds} seconds`, retryAfterSeconds, {
       oauthError: 'temporarily_unavailable',
-      headers: { 'retry-after': String(retryAfterSeconds) },
     }),
 
   /**
@@ -95,23 +101,10 @@ export const Errors = {
    * at the result before trying again.
    */
   changeInterrupted: (retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS) =>
-    new AppError({
-      httpStatus: 503,
-      code: 503,
-      statusText: 'serviceUnavailable',
-      message: `The change was interrupted and is being finished by another process; check the result in ${retryAfterSeconds} seconds before trying again`,
-      headers: { 'retry-after': String(retryAfterSeconds) },
-    }),
+    unavailable(`The change was interrupted and is being finished by another process; check the result in ${retryAfterSeconds} seconds before trying again`, retryAfterSeconds),
 
   /** This process is closing: a request that must not be half-done here is refused, to be sent again elsewhere. */
-  shuttingDown: () =>
-    new AppError({
-      httpStatus: 503,
-      code: 503,
-      statusText: 'serviceUnavailable',
-      message: 'This process is shutting down: send the request again',
-      headers: { 'retry-after': '1', connection: 'close' },
-    }),
+  shuttingDown: () => unavailable('This process is shutting down: send the request again', 1, { headers: { connection: 'close' } }),
 
   // Team (500000)
   teamOverSize: make(403, 500000, 'teamOverSize'),
