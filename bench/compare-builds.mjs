@@ -8,13 +8,15 @@
 //   route: completions (default; app key, a fake LLM in a process of its own), apps (core/app/list
 //   of 301 apps at the root, as a read-only member), detail (core/app/detail of one of those apps,
 //   as that member), nodes (page of 10 of 1,000, bearer token) or healthz. "After" is the working tree, built here.
-//   BENCH_ROUNDS (default 5), BENCH_CONNECTIONS (default "1,16"), BENCH_SECONDS (default 5).
+//   BENCH_ROUNDS (default 5), BENCH_CONNECTIONS (default "1,16"), BENCH_SECONDS (default 5),
+//   BENCH_WARMUP_SECONDS (default 10: each server's unmeasured load first; V8 optimises a chat turn
+//   for about 10 s of load, so shorter warm-ups compare JIT warm-up as much as the code).
 import { execFileSync, execSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, startLocalDatabase } from '../scripts/local-db.mjs';
-import { CHAT_GRAPH, fakeLlmModels, nodeItems, postPlatform } from './fixtures.mjs';
+import { CHAT_GRAPH, fakeLlmModels, nodeItems, postPlatform, seedChatCompletion } from './fixtures.mjs';
 import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess } from './lib.mjs';
 
 const [revision, route = 'completions'] = process.argv.slice(2);
@@ -24,6 +26,7 @@ if (!revision || !['completions', 'apps', 'detail', 'nodes', 'healthz'].includes
 }
 const rounds = Number(process.env.BENCH_ROUNDS) || 5;
 const connectionCounts = (process.env.BENCH_CONNECTIONS ?? '1,16').split(',').map(Number);
+const warmup = process.env.BENCH_WARMUP_SECONDS === undefined ? 10 : Number(process.env.BENCH_WARMUP_SECONDS) || 0;
 const duration = benchSeconds(5);
 const root = resolve('.');
 const work = mkdtempSync(join(tmpdir(), 'bench-builds-'));
@@ -104,25 +107,20 @@ async function seed() {
       const bearer = (await (await fetch(`${server.url}/oauth/token`, { method: 'POST', body: form })).json()).access_token;
       return { path: '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&page=5&sortBy=name', method: 'GET', headers: { authorization: `Bearer ${bearer}` } };
     }
+    if (route === 'completions') return await seedChatCompletion(server.url, cli);
     const owner = JSON.parse(cli(['user', 'create', '--username', 'builds-owner', '--password', 'bench-password-1']).replace(/^[^{]*/, ''));
     const token = (await postPlatform(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-owner', password: 'bench-password-1' } })).token;
-    if (route === 'apps' || route === 'detail') {
-      // As bench/hot-routes.mjs: 301 apps at the root, every third readable by the team, listed by a member.
-      cli(['user', 'create', '--username', 'builds-member', '--password', 'bench-password-1', '--team', owner.teamId, '--role', 'member', '--permission', '4']);
-      let readable;
-      for (let i = 0; i < 301; i++) {
-        const id = await postPlatform(server.url, '/api/core/app/create', { token, body: { name: `app ${i}`, type: 'advanced', modules: CHAT_GRAPH.nodes, edges: CHAT_GRAPH.edges } });
-        if (i % 3 === 0) await postPlatform(server.url, '/api/core/app/update', { token, body: { appId: id, defaultPermission: 4 } });
-        if (i === 150) readable = id;
-      }
-      const memberToken = (await postPlatform(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-member', password: 'bench-password-1' } })).token;
-      if (route === 'detail') return { path: `/api/core/app/detail?appId=${readable}`, method: 'GET', headers: { token: memberToken } };
-      return { path: '/api/core/app/list', method: 'POST', headers: { token: memberToken }, body: { parentId: '' } };
+    // As bench/hot-routes.mjs: 301 apps at the root, every third readable by the team, listed by a member.
+    cli(['user', 'create', '--username', 'builds-member', '--password', 'bench-password-1', '--team', owner.teamId, '--role', 'member', '--permission', '4']);
+    let readable;
+    for (let i = 0; i < 301; i++) {
+      const id = await postPlatform(server.url, '/api/core/app/create', { token, body: { name: `app ${i}`, type: 'advanced', modules: CHAT_GRAPH.nodes, edges: CHAT_GRAPH.edges } });
+      if (i % 3 === 0) await postPlatform(server.url, '/api/core/app/update', { token, body: { appId: id, defaultPermission: 4 } });
+      if (i === 150) readable = id;
     }
-    const appId = await postPlatform(server.url, '/api/core/app/create', { token, body: { name: 'chat', type: 'advanced', modules: CHAT_GRAPH.nodes, edges: CHAT_GRAPH.edges } });
-    await postPlatform(server.url, `/api/core/app/version/publish?appId=${appId}`, { token, body: { ...CHAT_GRAPH, chatConfig: {}, isPublish: true, versionName: 'v1' } });
-    const appKey = await postPlatform(server.url, '/api/support/openapi/create', { token, body: { name: 'bench', appId } });
-    return { path: '/api/v1/chat/completions', method: 'POST', headers: { authorization: `Bearer ${appKey}` }, body: { messages: [{ role: 'user', content: 'hello' }] } };
+    const memberToken = (await postPlatform(server.url, '/api/support/user/account/loginByPassword', { body: { username: 'builds-member', password: 'bench-password-1' } })).token;
+    if (route === 'detail') return { path: `/api/core/app/detail?appId=${readable}`, method: 'GET', headers: { token: memberToken } };
+    return { path: '/api/core/app/list', method: 'POST', headers: { token: memberToken }, body: { parentId: '' } };
   } finally {
     await server.stop();
   }
@@ -143,7 +141,7 @@ try {
       for (const [index, build] of builds.entries()) {
         const server = await startServer(build);
         const target = { url: `${server.url}${request.path}`, method: request.method, headers: request.headers, body: request.body, connections };
-        await measure({ ...target, duration: 2 }); // warm-up: caches, JIT
+        if (warmup > 0) await measure({ ...target, duration: warmup }); // caches, JIT
         const result = await measure({ ...target, duration, pid: server.pid });
         await server.stop();
         if (result.failures > 0) throw new Error(`${build.name}: ${result.failures} failed requests`);

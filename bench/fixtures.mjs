@@ -1,5 +1,5 @@
-// What the hot-route benchmarks seed and call, shared by bench/hot-routes.mjs and
-// bench/compare-builds.mjs so that both measure the same data.
+// What the hot-route benchmarks seed and call, shared by bench/hot-routes.mjs,
+// bench/compare-builds.mjs and bench/oncpu-profile.mjs so that they measure the same data.
 
 /** A chat app's workflow: start, then one LLM node answering the question. */
 export const CHAT_GRAPH = {
@@ -42,4 +42,17 @@ export async function postPlatform(baseUrl, path, { token, body, headers = {} } 
   const json = await response.json();
   if (json.code !== undefined && json.code !== 200) throw new Error(`${path}: ${JSON.stringify(json)}`);
   return json.data ?? json;
+}
+
+/**
+ * Seeds an owner (through `cli`, which runs the service's CLI with its arguments and returns its
+ * output) and a published chat app of CHAT_GRAPH; returns the completions request an app key makes.
+ */
+export async function seedChatCompletion(baseUrl, cli) {
+  cli(['user', 'create', '--username', 'chat-owner', '--password', 'bench-password-1']);
+  const token = (await postPlatform(baseUrl, '/api/support/user/account/loginByPassword', { body: { username: 'chat-owner', password: 'bench-password-1' } })).token;
+  const appId = await postPlatform(baseUrl, '/api/core/app/create', { token, body: { name: 'chat', type: 'advanced', modules: CHAT_GRAPH.nodes, edges: CHAT_GRAPH.edges } });
+  await postPlatform(baseUrl, `/api/core/app/version/publish?appId=${appId}`, { token, body: { ...CHAT_GRAPH, chatConfig: {}, isPublish: true, versionName: 'v1' } });
+  const appKey = await postPlatform(baseUrl, '/api/support/openapi/create', { token, body: { name: 'bench', appId } });
+  return { path: '/api/v1/chat/completions', method: 'POST', headers: { authorization: `Bearer ${appKey}` }, body: { messages: [{ role: 'user', content: 'hello' }] } };
 }

@@ -1,10 +1,13 @@
-// Where the node page's CPU goes, ours next to the limit's, from ON-CPU samples (Linux `perf`,
+// Where a hot route's CPU goes (the node page, or a chat turn), ours next to the limit's, from ON-CPU samples (Linux `perf`,
 // software clock, with Node's --perf-basic-prof JIT maps). The V8 profiles of BENCH_PROFILE_DIR
 // sample wall time: on 2 shared cores a server descheduled inside `writev` (the load generator
 // woken on loopback preempts it) is charged to `writev`, which once made our own hooks look like
 // under 5% of the page; on-CPU samples charge only the time the server really ran.
 // Prints, for each server, its CPU per request and the share of samples under each named frame
 // (inclusive, and "own": not counting the rest of the request that a hook's `done()` runs).
+// BENCH_ROUTE=completions profiles a chat turn instead (app key, a fake LLM in a process of its
+// own), next to the same-work route of bench/hot-routes.mjs (the same LLM call and usage insert)
+// rather than a route answering from memory.
 // Usage: npm run build && node bench/oncpu-profile.mjs  (needs `perf`: Debian's linux-perf;
 // BENCH_SECONDS, default 5; BENCH_PATH, default the node page of bench/hot-routes.mjs; BENCH_TOP=n
 // also lists the n frames most often on top of the stack: where the time goes beyond FRAMES;
@@ -13,8 +16,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nodeItems } from './fixtures.mjs';
-import { BENCH_SECRETS, benchSeconds, measure, startBenchEnvironment, startLimit } from './lib.mjs';
+import { fakeLlmModels, nodeItems, seedChatCompletion } from './fixtures.mjs';
+import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess, startBenchEnvironment, startLimit } from './lib.mjs';
 
 const duration = benchSeconds(5);
 const CONNECTIONS = 16;
@@ -30,6 +33,10 @@ const FRAMES = [
   'cluster/nodes/nodes.routes.js',
   'infra/credential-cache.js',
   'infra/stamped-read-model.js',
+  // A chat turn's parts (BENCH_ROUTE=completions).
+  'platform/auth/authenticator.js',
+  'domain/workflow/dispatch.js',
+  'infra/provider-client.js',
   'writeHead node:_http_server',
   '_storeHeader node:_http_outgoing',
   'writev',
@@ -48,32 +55,39 @@ try {
 // The servers write /tmp/perf-<pid>.map, which perf reads to name JIT-compiled JavaScript.
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --perf-basic-prof`.trim();
 const dir = mkdtempSync(join(tmpdir(), 'bench-oncpu-'));
-const env = await startBenchEnvironment({ env: { CLUSTER_REGISTER_HOST_NODE: 'false', TRAINING_WORKER: 'false' } });
-try {
-  const nodesFile = join(dir, 'nodes.json');
-  writeFileSync(nodesFile, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nodeItems(1000) }));
-  execFileSync(process.execPath, ['dist/cli.js', 'cluster', 'nodes', 'import', nodesFile], {
+const chat = process.env.BENCH_ROUTE === 'completions';
+const serverEnv = { CLUSTER_REGISTER_HOST_NODE: 'false', TRAINING_WORKER: 'false' };
+const llm = chat ? await startBaselineProcess('bench/baselines/fake-llm.mjs', {}) : undefined;
+if (llm) {
+  serverEnv.MODEL_CONFIG_PATH = join(dir, 'models.json');
+  writeFileSync(serverEnv.MODEL_CONFIG_PATH, fakeLlmModels(`${llm.url}/v1/chat/completions`));
+}
+const env = await startBenchEnvironment({ env: serverEnv });
+const cli = (args) =>
+  execFileSync(process.execPath, ['dist/cli.js', ...args], {
     env: { ...process.env, ...BENCH_SECRETS, NODE_ENV: 'production', CLUSTER_ADMIN_PASSWORD: 'P@88w0rd', MONGODB_URI: env.mongoUri },
-    stdio: 'ignore',
-  });
-  const form = new URLSearchParams({ grant_type: 'password', username: 'admin', password: 'P@88w0rd', client_id: 'kubesphere', client_secret: 'kubesphere' });
-  const bearer = (await (await fetch(`${env.url}/oauth/token`, { method: 'POST', body: form })).json()).access_token;
-  const path = process.env.BENCH_PATH ?? '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&page=5&sortBy=name';
-  const headers = { authorization: `Bearer ${bearer}` };
-  const response = await fetch(`${env.url}${path}`, { headers });
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).toString();
+try {
+  const request = chat ? await seedChatCompletion(env.url, cli) : await seedNodePage();
+  const { path, method, headers, body } = request;
+  const response = await fetch(`${env.url}${path}`, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body) });
   const bytes = Buffer.from(await response.arrayBuffer());
   if (response.status !== 200) throw new Error(`${path}: ${response.status} ${bytes.toString()}`);
-  const limit = await startLimit({ [path.split('?')[0]]: { contentType: response.headers.get('content-type'), bytes } });
+  const contentType = response.headers.get('content-type');
+  const limit = chat
+    ? await startBaselineProcess('bench/baselines/completions-same-work.mjs', { mongoUri: env.mongoUri, llmUrl: `${llm.url}/v1`, contentType, base64: bytes.toString('base64') })
+    : await startLimit({ [path.split('?')[0]]: { contentType, bytes } });
   try {
     for (const [name, url, pid] of [
-      ['limit', `${limit.url}${path}`, limit.pid],
+      [chat ? 'same-work route' : 'limit', `${limit.url}${path}`, limit.pid],
       ['ours', `${env.url}${path}`, env.pid],
     ]) {
-      if (warmup > 0) await measure({ url, headers, duration: warmup, connections: CONNECTIONS }); // JIT, memo
+      if (warmup > 0) await measure({ url, method, headers, body, duration: warmup, connections: CONNECTIONS }); // JIT, memo
       const data = join(dir, `${name}.data`);
       const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '2000', '-g', '-p', String(pid), '-o', data], { stdio: 'ignore' });
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const result = await measure({ url, headers, duration, connections: CONNECTIONS, pid });
+      const result = await measure({ url, method, headers, body, duration, connections: CONNECTIONS, pid });
       perf.kill('SIGINT');
       await new Promise((resolve) => perf.once('exit', resolve));
       console.log(`\n${name}: ${Math.round(result.requestsPerSecond)} req/s, ${Math.round(result.cpuMicros)} µs CPU per request at ${CONNECTIONS} connections`);
@@ -85,6 +99,18 @@ try {
   }
 } finally {
   await env.stop();
+  await llm?.stop();
+}
+
+/** 1,000 nodes and a cluster token: the node page's request (BENCH_PATH, else page 5 of 10). */
+async function seedNodePage() {
+  const nodesFile = join(dir, 'nodes.json');
+  writeFileSync(nodesFile, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nodeItems(1000) }));
+  cli(['cluster', 'nodes', 'import', nodesFile]);
+  const form = new URLSearchParams({ grant_type: 'password', username: 'admin', password: 'P@88w0rd', client_id: 'kubesphere', client_secret: 'kubesphere' });
+  const bearer = (await (await fetch(`${env.url}/oauth/token`, { method: 'POST', body: form })).json()).access_token;
+  const path = process.env.BENCH_PATH ?? '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&page=5&sortBy=name';
+  return { path, method: 'GET', headers: { authorization: `Bearer ${bearer}` } };
 }
 
 /**
