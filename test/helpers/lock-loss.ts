@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { expect, vi } from 'vitest';
 import { LOCKS_COLLECTION, type LockHold } from '../../src/infra/mongo-lock.js';
+import type { DatasetsContext } from '../../src/platform/datasets/context.js';
 
 /** Where a stalling holder's lock hold lands once it took the lock. */
 export interface HeldBy {
@@ -27,4 +28,29 @@ export async function expectStopped(run: () => Promise<unknown>, failure: object
   } finally {
     vi.useRealTimers();
   }
+}
+
+/** The datasets context `ctx` of a process whose tree and sync locks land in `held`, changed by `change`. */
+export function stallingContext(ctx: DatasetsContext, held: HeldBy, change: (ctx: DatasetsContext) => Partial<DatasetsContext>): DatasetsContext {
+  const holding =
+    (take: DatasetsContext['withCollectionTree']): DatasetsContext['withCollectionTree'] =>
+    (id, run) =>
+      take(id, (lock) => {
+        held.lock = lock;
+        return run(lock);
+      });
+  return { ...ctx, withDatasetTree: holding(ctx.withDatasetTree), withCollectionTree: holding(ctx.withCollectionTree), withLinkSync: holding(ctx.withLinkSync), ...change(ctx) };
+}
+
+/** `fn`, whose first call stalls once it has answered. */
+export function stallingOnce<A extends unknown[], R>(fn: (...args: A) => Promise<R>, stall: () => Promise<unknown>): (...args: A) => Promise<R> {
+  let stalled = false;
+  return async (...args) => {
+    const result = await fn(...args);
+    if (!stalled) {
+      stalled = true;
+      await stall();
+    }
+    return result;
+  };
 }

@@ -20,7 +20,7 @@ import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
-import { expectStopped, type HeldBy, stallPastLease as stallPastLeaseOf } from '../helpers/lock-loss.js';
+import { expectStopped, type HeldBy, stallingContext as stallingContextOf, stallingOnce, stallPastLease as stallPastLeaseOf } from '../helpers/lock-loss.js';
 
 let t: TestApp;
 let api: Client;
@@ -50,31 +50,8 @@ afterAll(async () => {
 const db = () => t.app.mongo.db;
 const collectionIds = async (filter: Record<string, unknown>) => (await db().collection('dataset_collections').find(filter).toArray()).map((doc) => String(doc._id));
 
-/** The datasets context of a process whose tree and sync locks land in `held`, changed by `change`. */
-function stallingContext(held: HeldBy, change: (ctx: DatasetsContext) => Partial<DatasetsContext>): DatasetsContext {
-  const ctx = t.app.datasets.ctx;
-  const holding =
-    (take: DatasetsContext['withCollectionTree']): DatasetsContext['withCollectionTree'] =>
-    (id, run) =>
-      take(id, (lock) => {
-        held.lock = lock;
-        return run(lock);
-      });
-  return { ...ctx, withDatasetTree: holding(ctx.withDatasetTree), withCollectionTree: holding(ctx.withCollectionTree), withLinkSync: holding(ctx.withLinkSync), ...change(ctx) };
-}
-
-/** `fn`, whose first call stalls once it has answered. */
-function stallingOnce<A extends unknown[], R>(fn: (...args: A) => Promise<R>, stall: () => Promise<unknown>): (...args: A) => Promise<R> {
-  let stalled = false;
-  return async (...args) => {
-    const result = await fn(...args);
-    if (!stalled) {
-      stalled = true;
-      await stall();
-    }
-    return result;
-  };
-}
+/** stallingContext of the lock helpers, on this test's app. */
+const stallingContext = (held: HeldBy, change: (ctx: DatasetsContext) => Partial<DatasetsContext>) => stallingContextOf(t.app.datasets.ctx, held, change);
 
 /** stallPastLease of the lock helpers, on this test's database. */
 const stallPastLease = (key: string, held: HeldBy, other: () => Promise<unknown>, locks = LOCKS_COLLECTION) => stallPastLeaseOf(db(), key, held, other, locks);
