@@ -74,6 +74,32 @@ describe('dataset and collection trees under a lost lock', () => {
     expect(await ritaRows()).toEqual([]);
   });
 
+  it("a folder create that stops leaves no collaborator row for the folder it removed, even one the new holder's change wrote onto it", async () => {
+    const sharedId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Shared too', type: 'folder' }));
+    const { permissions } = t.app.datasets.ctx;
+    const shared = async () => (await permissions.tree.findById(sharedId))!;
+    await permissions.updateCollaborators(auth, await shared(), [ritaTmbId], 4);
+    const held: HeldBy = {};
+    const service = createDatasetService(
+      stallingContext(held, (ctx) => ({
+        repos: {
+          ...ctx.repos,
+          datasets: {
+            ...ctx.repos.datasets,
+            // Meanwhile the new holder raises Rita on the folder: the change reaches the inheriting child just inserted.
+            insert: stallingOnce(ctx.repos.datasets.insert, () =>
+              stallPastLease(`datasets:${teamId}`, held, async () => permissions.updateCollaborators(auth, await shared(), [ritaTmbId], 6)),
+            ),
+          },
+        },
+      })),
+    );
+    await expectStopped(() => service.create(auth, { name: 'Raised meanwhile', parentId: sharedId, type: 'folder' }));
+    expect(await datasetIds({ name: 'Raised meanwhile' })).toEqual([]);
+    const existing = new Set(await datasetIds({}));
+    expect((await ritaRows()).filter((id) => !existing.has(id))).toEqual([]);
+  });
+
   it('a folder delete that stalled after reading its subtree records no deletion and deletes nothing; a retry deletes the child the new holder created too', async () => {
     const folderId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Deleting', type: 'folder' }));
     const inside = await api.ok<string>(api.post('/core/dataset/create', { name: 'Inside', parentId: folderId }));

@@ -59,8 +59,10 @@ export function createDatasetService(ctx: DatasetsContext) {
           await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
         } catch (error) {
           // A folder without the collaborators it inherits must not stay: the new, empty dataset
-          // goes again (its room is given back), and a retry creates it whole.
+          // goes again (its room is given back), and a retry creates it whole. Its rows go too:
+          // some of them may have landed, or the new holder's change of the folder written them.
           await datasets.deleteMany(auth.teamId, [id]);
+          await ctx.permissions.deleteAllFor(auth.teamId, [id]);
           inserted = false;
           throw error;
         }
