@@ -9,7 +9,8 @@ export type { IndexWriteIntent } from './index-write-lock.repo.js';
 /**
  * An index write's work. `ctx` is the caller's context whose search index and data and vector
  * repositories check the lock before each call: name the parameter `ctx`, shadowing the caller's,
- * and write and log through it alone. `intend` declares what it touches before it writes.
+ * and write and log through it alone (test/unit/index-write-callbacks.test.ts refuses a call in
+ * src/ whose callback does not). `intend` declares what it touches before it writes.
  */
 export type IndexWriteRun<T> = (ctx: DatasetsContext, intend: (intent: IndexWriteIntent) => Promise<void>) => Promise<T>;
 
