@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, startLocalDatabase } from '../scripts/local-db.mjs';
 import { CHAT_GRAPH, fakeLlmModels, nodeItems, postPlatform, seedChatCompletion } from './fixtures.mjs';
-import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess } from './lib.mjs';
+import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess, warmupSeconds } from './lib.mjs';
 
 const [revision, route = 'completions'] = process.argv.slice(2);
 if (!revision || !['completions', 'apps', 'detail', 'nodes', 'healthz'].includes(route)) {
@@ -26,7 +26,7 @@ if (!revision || !['completions', 'apps', 'detail', 'nodes', 'healthz'].includes
 }
 const rounds = Number(process.env.BENCH_ROUNDS) || 5;
 const connectionCounts = (process.env.BENCH_CONNECTIONS ?? '1,16').split(',').map(Number);
-const warmup = process.env.BENCH_WARMUP_SECONDS === undefined ? 10 : Number(process.env.BENCH_WARMUP_SECONDS) || 0;
+const warmup = warmupSeconds();
 const duration = benchSeconds(5);
 const root = resolve('.');
 const work = mkdtempSync(join(tmpdir(), 'bench-builds-'));

@@ -26,13 +26,13 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHAT_GRAPH, FAKE_LLM_ANSWER, fakeLlmModels, nodeItems, postPlatform } from './fixtures.mjs';
-import { againstLimit, BENCH_SECRETS, benchSeconds, fasterOf, measure, startBaselineProcess, startBenchEnvironment, startLimit } from './lib.mjs';
+import { againstLimit, BENCH_SECRETS, benchSeconds, fasterOf, measure, startBaselineProcess, startBenchEnvironment, startLimit, warmupSeconds } from './lib.mjs';
 
 const duration = benchSeconds(5);
 /** BENCH_ONLY: measure only the cases whose name contains it (seeding is the same). */
 const only = process.env.BENCH_ONLY;
 const CONNECTIONS = [1, 16];
-const warmup = process.env.BENCH_WARMUP_SECONDS === undefined ? 10 : Number(process.env.BENCH_WARMUP_SECONDS) || 0;
+const warmup = warmupSeconds();
 const APPS_AT_ROOT = 301;
 const NODES = 1000;
 const dir = mkdtempSync(join(tmpdir(), 'bench-hot-'));

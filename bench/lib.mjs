@@ -21,6 +21,16 @@ export function benchSeconds(fallback) {
   return Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
+/**
+ * BENCH_WARMUP_SECONDS (default 10): each server's unmeasured load before it is measured. V8
+ * optimises a service of this size for about 10 s of load (a chat turn's CPU halves meanwhile), a
+ * bare route at once; a deployed server runs warm. 0 measures cold servers.
+ */
+export function warmupSeconds() {
+  const value = process.env.BENCH_WARMUP_SECONDS;
+  return value === undefined ? 10 : Number(value) || 0;
+}
+
 export const BENCH_SECRETS = {
   TOKEN_KEY: 'bench-token-key-0123456789abcdef',
   ROOT_KEY: 'bench-root-key-0123456789abcdef',

@@ -17,11 +17,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fakeLlmModels, nodeItems, seedChatCompletion } from './fixtures.mjs';
-import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess, startBenchEnvironment, startLimit } from './lib.mjs';
+import { BENCH_SECRETS, benchSeconds, measure, startBaselineProcess, startBenchEnvironment, startLimit, warmupSeconds } from './lib.mjs';
 
 const duration = benchSeconds(5);
 const CONNECTIONS = 16;
-const warmup = process.env.BENCH_WARMUP_SECONDS === undefined ? 10 : Number(process.env.BENCH_WARMUP_SECONDS) || 0;
+const warmup = warmupSeconds();
 /** Frames reported (substrings of perf's symbol names): our hooks and route, and Node's header writing. */
 const FRAMES = [
   'plugins/security-headers.js',
