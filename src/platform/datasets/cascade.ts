@@ -40,10 +40,25 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
 }
 
 /**
+ * Takes back a collection whose import failed after creating it: its queue, what the worker may
+ * already have trained of it (data, vectors, search-index entries), then the collection, in the
+ * cascade's order, so a failure midway leaves the collection visible to delete, never content
+ * without it. Its file stays: it was there before the import, and a retry imports it again.
+ */
+export async function takeBackImport(ctx: DatasetsContext, teamId: string, collection: CollectionRef): Promise<void> {
+  await ctx.repos.trainings.deleteByCollections(teamId, [collection]);
+  await deleteCollectionContent(ctx, teamId, [collection]);
+  await ctx.repos.collections.deleteMany(teamId, [collection._id]);
+  await deleteCollectionContent(ctx, teamId, [collection]);
+}
+
+type CollectionRef = Pick<CollectionRecord, '_id' | 'datasetId'>;
+
+/**
  * The collections' vectors and data items, and their removal from the search index: one index
  * write per dataset (search/index-writes.ts), which a repair finishes if the process dies in it.
  */
-async function deleteCollectionContent(ctx: DatasetsContext, teamId: string, collections: CollectionRecord[]): Promise<void> {
+async function deleteCollectionContent(ctx: DatasetsContext, teamId: string, collections: CollectionRef[]): Promise<void> {
   for (const group of groupBy(collections, (collection) => collection.datasetId).values()) {
     const ids = group.map((collection) => collection._id);
     await withIndexWrite(ctx, group[0]!.datasetId, { teamId, collections: ids }, async (ctx) => {

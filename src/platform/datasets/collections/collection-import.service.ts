@@ -1,6 +1,7 @@
 import { splitText } from '../../../domain/text-splitter.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
+import { takeBackImport } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import type { DatasetRecord } from '../datasets/dataset.repo.js';
 import { type PushItem, type PushResult, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
@@ -66,7 +67,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
 
   /**
    * An import checkImport passed: the collection is created, then its items queued. If queueing
-   * fails the new collection is removed again, so nothing is half-imported.
+   * fails the new collection is taken back with whatever was trained of it, so nothing is half-imported.
    */
   async function insertWithItems(auth: AuthContext, dataset: DatasetRecord, collection: ImportedCollection, items: PushItem[], prompt?: string): Promise<ImportResult> {
     const collectionId = await insertInTree(auth, { ...collection, datasetId: dataset._id });
@@ -82,8 +83,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
       });
       return { collectionId, results };
     } catch (error) {
-      await ctx.repos.trainings.deleteByCollections(auth.teamId, [{ _id: collectionId, datasetId: dataset._id }]);
-      await collections.deleteMany(auth.teamId, [collectionId]);
+      await takeBackImport(ctx, auth.teamId, { _id: collectionId, datasetId: dataset._id });
       throw error;
     }
   }
