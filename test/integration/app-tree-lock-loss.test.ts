@@ -7,6 +7,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockHold } from '../../src/infra/mongo-lock.js';
+import { settleExpiredInserts } from '../../src/platform/apps/app-insert-resume.js';
 import { CHAT_APP_TYPES } from '../../src/platform/apps/apps.schema.js';
 import { type AppsDeps, createAppsCore } from '../../src/platform/apps/apps.service.js';
 import type { AuthContext } from '../../src/platform/auth/types.js';
@@ -117,6 +118,31 @@ describe('app tree changes under a lost tree lock', () => {
     expect(await stored([folder, appId])).toEqual([false, false]);
     // The insert was settled: its version removed, its reservation given back.
     expect(await t.app.mongo.db.collection('app_versions').countDocuments({ appId: { $in: [appId, new ObjectId(appId)] } })).toBe(0);
+    expect(await counter()).toBe(before);
+  });
+
+  it("a create whose insert lease ran out while it stalled does not land after the sweep settled the insert", async () => {
+    const before = await counter();
+    let appId = '';
+    const deps = t.app.apps.deps;
+    const holder = createAppsCore({
+      ...deps,
+      versions: {
+        ...deps.versions,
+        async insert(version) {
+          appId = version.appId;
+          const id = await deps.versions.insert(version);
+          // Stalls past its insert's lease: another process's sweep settles the insert (version gone, room back).
+          await t.app.mongo.db.collection('app_inserts').updateOne({ _id: new ObjectId(appId) }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+          expect(await settleExpiredInserts(t.app.apps.core, deps)).toBe(1);
+          return id;
+        },
+      },
+    });
+
+    await expectStopped(() => holder.insertApp(auth, { parentId: null, name: 'settled meanwhile', type: 'simple', modules: simpleNodes }));
+    // Landing now would leave an app without its version, and a plan counter one short.
+    expect(await stored([appId])).toEqual([false]);
     expect(await counter()).toBe(before);
   });
 });

@@ -44,8 +44,13 @@ export function createAppInsertsRepo(db: Db, now: () => Date = () => new Date())
       await inserts.insertOne({ _id: oid(appId), teamId: oid(teamId), reserved, createTime: at, expiresAt: leaseEnd() });
     },
 
-    async renew(appId: string): Promise<void> {
-      await inserts.updateOne({ _id: oid(appId) }, { $set: { expiresAt: leaseEnd() } });
+    /**
+     * Extends a running lease; false once it ran out (or the record is gone): the insert then
+     * belongs to the sweep, which may be settling it, and must not write on (nor revive it).
+     */
+    async renew(appId: string): Promise<boolean> {
+      const at = now();
+      return (await inserts.updateOne({ _id: oid(appId), expiresAt: { $gt: at } }, { $set: { expiresAt: leaseEnd() } })).matchedCount === 1;
     },
 
     /** Deletes the record; true for the one caller that deleted it (who then settles its room). */

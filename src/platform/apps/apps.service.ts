@@ -2,7 +2,7 @@ import type { RequiredPermission, SerializedPermission } from '../../domain/perm
 import { allDescendants } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
 import { withLeaseRenewal } from '../../infra/lease-renewal.js';
-import type { LockHold } from '../../infra/mongo-lock.js';
+import { type LockHold, LockLostError } from '../../infra/mongo-lock.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import { assertTeamPermission, type Authorized, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
@@ -247,8 +247,10 @@ export function createAppsCore(deps: AppsDeps) {
       if (initial.collaborators.length > 0) await deps.perms.writeCollaborators(teamId, appId, initial.collaborators);
       if (!folder) await deps.versions.insert({ appId, nodes: modules, edges, chatConfig: input.chatConfig, versionName: input.name });
       // The app document is what puts the app into its folder (the rows and version before it are
-      // unseen, and a failure removes them): not once another process may have moved or deleted the folder.
+      // unseen, and a failure removes them): not once another process may have moved or deleted the folder,
+      // nor once the insert's own lease ran out (a sweep may have settled it: version and rows gone, room back).
       lock?.assertHeld();
+      if (!(await deps.inserts.renew(appId))) throw new LockLostError(`app_inserts:${appId}`, 'the insert lease ran out');
       await deps.apps.insert(doc);
     };
     if (!input.parentId) return write();
