@@ -111,6 +111,27 @@ describe('node and pod writes that fail part-way still reach every process', () 
     expect(before).not.toBe('300m');
     expect(await cpuRequests()).toBe('300m');
   });
+
+  it('pods written before an import failed midway count in the annotations (the usage is recomputed all the same)', async () => {
+    const { access_token } = await login(replica, 'uma', 'Uma-pass-1');
+    const cpuRequests = async () => {
+      const response = await replica.inject({ method: 'GET', url: `${NODES}/audit-base`, headers: bearer(access_token) });
+      return response.json().metadata.annotations?.['node.kubesphere.io/cpu-requests'];
+    };
+    const before = await cpuRequests();
+    const writer = createNodesService({ nodes: createNodesRepo(t.app.mongo.db), pods: createPodsRepo(t.app.mongo.db), clock: new MovableClock(), stamps: createClusterStamps(t.app.mongo.db), strategy: 'auto' });
+    const file = podFile('midway-pod', 'audit-base', '700m');
+    // The first chunk is written, then the import fails (the progress report stands for the next chunk's write).
+    const failing = (progress: { step: string }) => {
+      if (progress.step === 'written') throw new Error('connection lost after the first chunk');
+    };
+    await expect(writer.importPods(file, failing)).rejects.toThrow(/connection lost/);
+    const afterFailure = await cpuRequests();
+    expect(afterFailure).not.toBe(before);
+    // What a complete import of the same file gives.
+    await writer.importPods(file);
+    expect(await cpuRequests()).toBe(afterFailure);
+  });
 });
 
 describe('a writer stopped between its write and its stamp bump', () => {

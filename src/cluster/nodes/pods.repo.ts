@@ -81,11 +81,18 @@ export function createPodsRepo(db: Db) {
 
     /**
      * Inserts the new pods and replaces the known ones (in chunks; `onWritten` hears the running
-     * total), then recomputes every node's usage.
+     * total), then recomputes every node's usage: after a failure too, since the chunks written
+     * before it are stored pods (the import's error is the one thrown).
      */
     async upsertMany(docs: StoredPod[], onWritten?: (written: number) => void): Promise<{ created: number; updated: number }> {
       if (docs.length === 0) return { created: 0, updated: 0 };
-      const counts = await upsertMany(pods, docs, onWritten);
+      let counts: { created: number; updated: number };
+      try {
+        counts = await upsertMany(pods, docs, onWritten);
+      } catch (error) {
+        await recomputeUsage().catch(() => undefined);
+        throw error;
+      }
       await recomputeUsage();
       return counts;
     },
