@@ -117,6 +117,32 @@ describe('HTTP plugins', () => {
     expect(parent).toMatchObject({ name: 'Pets v2', pluginData: { apiSchemaStr: schemaYaml } });
   });
 
+  it('a create that fails at a child takes the whole plugin back, its room too', async () => {
+    const apps = t.app.mongo.db.collection('apps');
+    const before = await apps.countDocuments({});
+    const { versions } = t.app.apps.deps;
+    const insert = versions.insert;
+    let calls = 0;
+    // The second child's version fails to land (the database went away).
+    versions.insert = async (version) => {
+      calls += 1;
+      if (calls === 2) throw new Error('connection reset');
+      return insert.call(versions, version);
+    };
+    try {
+      const r = await call(t, tok, 'POST', '/core/app/httpPlugin/create', { name: 'Half made', pluginData: { apiSchemaStr: schemaYaml } });
+      expect(r.status).toBe(500);
+    } finally {
+      versions.insert = insert;
+    }
+    expect(await apps.countDocuments({})).toBe(before);
+    // A retry makes one whole plugin, not a second container beside a broken one (the plan room came back).
+    await ok(t, tok, 'POST', '/core/app/httpPlugin/create', { name: 'Half made', pluginData: { apiSchemaStr: schemaYaml } });
+    const id = await httpPluginId('Half made');
+    expect((await children(id)).map((child: { name: string }) => child.name)).toEqual(['listOwners', 'listPets']);
+    await ok(t, tok, 'POST', '/core/app/del', { appId: id });
+  });
+
   it('invalid schemas are a 400 with the reason and create nothing', async () => {
     const count = async () => (await ok(t, tok, 'POST', '/core/app/list', {})).length;
     const before = await count();

@@ -45,7 +45,14 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
           intro: input.intro,
           pluginData: { apiSchemaStr: input.pluginData.apiSchemaStr ?? '', customHeaders: input.pluginData.customHeaders ?? '' },
         });
-        for (const plugin of plugins) await createChild(auth, id, plugin, auth.tmbId, room);
+        try {
+          for (const plugin of plugins) await createChild(auth, id, plugin, auth.tmbId, room);
+        } catch (error) {
+          // A failed child takes the plugin back whole (its room with it): a retry then makes one
+          // plugin, not a second container beside a broken one. A crash here is docs/apps.md's gap.
+          await core.deleteTree(auth.teamId, id, room).catch(() => undefined);
+          throw error;
+        }
       });
       return {};
     },
