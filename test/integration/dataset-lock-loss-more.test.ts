@@ -12,6 +12,7 @@ import type { AuthContext } from '../../src/platform/auth/types.js';
 import { createCollectionImportService } from '../../src/platform/datasets/collections/collection-import.service.js';
 import { createCollectionService } from '../../src/platform/datasets/collections/collection.service.js';
 import type { DatasetsContext } from '../../src/platform/datasets/context.js';
+import type { ResourceDoc } from '../../src/platform/permissions/index.js';
 import { createDatasetService } from '../../src/platform/datasets/datasets/dataset.service.js';
 import { createTrainingCounts } from '../../src/platform/datasets/training/training-counts.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
@@ -45,8 +46,13 @@ const datasetIds = async (filter: Record<string, unknown>) => (await db().collec
 const ritaRows = async () => (await db().collection('resource_permissions').find({ resourceType: 'dataset', tmbId: new ObjectId(ritaTmbId) }).toArray()).map((row) => String(row.resourceId));
 
 describe('dataset and collection trees under a lost lock', () => {
-  it('a folder create into a shared folder stops before copying collaborators the new holder removed, and removes the folder it inserted', async () => {
-    const sharedId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Shared', type: 'folder' }));
+  /**
+   * A folder shared with Rita, and a dataset service whose create stalls past its lease right
+   * after inserting the new folder into it (its rows read, Rita's among them) while the new
+   * holder changes the shared folder's collaborators (`meanwhile`).
+   */
+  async function sharedFolderStallingCreate(name: string, meanwhile: (shared: ResourceDoc) => Promise<unknown>) {
+    const sharedId = await api.ok<string>(api.post('/core/dataset/create', { name, type: 'folder' }));
     const { permissions } = t.app.datasets.ctx;
     const shared = async () => (await permissions.tree.findById(sharedId))!;
     await permissions.updateCollaborators(auth, await shared(), [ritaTmbId], 4);
@@ -57,14 +63,17 @@ describe('dataset and collection trees under a lost lock', () => {
           ...ctx.repos,
           datasets: {
             ...ctx.repos.datasets,
-            // Inserted with the folder's rows read (Rita's among them); meanwhile the new holder removes Rita from the folder.
-            insert: stallingOnce(ctx.repos.datasets.insert, () =>
-              stallPastLease(`datasets:${teamId}`, held, async () => permissions.deleteCollaborator(auth, await shared(), ritaTmbId)),
-            ),
+            insert: stallingOnce(ctx.repos.datasets.insert, () => stallPastLease(`datasets:${teamId}`, held, async () => meanwhile(await shared()))),
           },
         },
       })),
     );
+    return { sharedId, service };
+  }
+
+  it('a folder create into a shared folder stops before copying collaborators the new holder removed, and removes the folder it inserted', async () => {
+    const { permissions } = t.app.datasets.ctx;
+    const { sharedId, service } = await sharedFolderStallingCreate('Shared', (shared) => permissions.deleteCollaborator(auth, shared, ritaTmbId));
     await expectStopped(() => service.create(auth, { name: 'Copying', parentId: sharedId, type: 'folder' }));
     expect(await datasetIds({ name: 'Copying' })).toEqual([]);
     expect(await ritaRows()).toEqual([]);
@@ -75,25 +84,9 @@ describe('dataset and collection trees under a lost lock', () => {
   });
 
   it("a folder create that stops leaves no collaborator row for the folder it removed, even one the new holder's change wrote onto it", async () => {
-    const sharedId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Shared too', type: 'folder' }));
     const { permissions } = t.app.datasets.ctx;
-    const shared = async () => (await permissions.tree.findById(sharedId))!;
-    await permissions.updateCollaborators(auth, await shared(), [ritaTmbId], 4);
-    const held: HeldBy = {};
-    const service = createDatasetService(
-      stallingContext(held, (ctx) => ({
-        repos: {
-          ...ctx.repos,
-          datasets: {
-            ...ctx.repos.datasets,
-            // Meanwhile the new holder raises Rita on the folder: the change reaches the inheriting child just inserted.
-            insert: stallingOnce(ctx.repos.datasets.insert, () =>
-              stallPastLease(`datasets:${teamId}`, held, async () => permissions.updateCollaborators(auth, await shared(), [ritaTmbId], 6)),
-            ),
-          },
-        },
-      })),
-    );
+    // Raising Rita on the shared folder reaches the inheriting child just inserted.
+    const { sharedId, service } = await sharedFolderStallingCreate('Shared too', (shared) => permissions.updateCollaborators(auth, shared, [ritaTmbId], 6));
     await expectStopped(() => service.create(auth, { name: 'Raised meanwhile', parentId: sharedId, type: 'folder' }));
     expect(await datasetIds({ name: 'Raised meanwhile' })).toEqual([]);
     const existing = new Set(await datasetIds({}));
