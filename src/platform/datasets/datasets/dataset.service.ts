@@ -62,8 +62,8 @@ export function createDatasetService(ctx: DatasetsContext) {
           // goes again (its room is given back), and a retry creates it whole. Its rows go too:
           // some of them may have landed, or the new holder's change of the folder written them.
           await datasets.deleteMany(auth.teamId, [id]);
-          await ctx.permissions.deleteAllFor(auth.teamId, [id]);
           inserted = false;
+          await ctx.permissions.deleteAllFor(auth.teamId, [id]);
           throw error;
         }
       }
