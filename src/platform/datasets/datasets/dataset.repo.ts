@@ -47,6 +47,8 @@ interface DatasetDeletionDoc {
 export type DatasetDeletion = Plain<DatasetDeletionDoc>;
 
 export interface NewDataset {
+  /** Chosen before the insert: a folder's permission rows are written first, under this id. */
+  _id: string;
   parentId: string | null;
   teamId: string;
   tmbId: string;
@@ -86,6 +88,7 @@ export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Pro
       return changing(input.teamId, async () => {
         const { insertedId } = await col.insertOne({
           ...input,
+          _id: oid(input._id),
           parentId: input.parentId ? oid(input.parentId) : null,
           teamId: oid(input.teamId),
           tmbId: oid(input.tmbId),

@@ -2,6 +2,7 @@ import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
 import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
 import type { LockHold } from '../../../infra/mongo-lock.js';
+import { newId } from '../../../infra/plain-record.js';
 import type { AuthContext } from '../../auth/types.js';
 import { assertPermissionUpdate, assertTeamPermission, callerOf } from '../../permissions/resource-permission.service.js';
 import { purgeDeletedDatasets, startDatasetDeletion } from '../cascade.js';
@@ -35,38 +36,38 @@ export function createDatasetService(ctx: DatasetsContext) {
     }
     const parentId = input.parentId ?? null;
     let inserted = false;
+    /**
+     * As an app insert: the rows a folder inherits first, the dataset document last, so the
+     * dataset is never seen without them (a crash between leaves rows of an id nothing uses).
+     * The document comes after a check of the tree lock: a holder that lost it (the folder's rows
+     * it read may have changed since, or the folder gone) inserts nothing and takes its rows back.
+     */
     const insert = async (lock: LockHold) => {
       const initial = await ctx.permissions.initialFor(auth.teamId, type === 'folder', parentId);
-      // After the checks (the reserve may have waited): a holder that lost the lock inserts nothing.
-      lock.assertHeld();
-      const id = await datasets.insert({
-        parentId,
-        teamId: auth.teamId,
-        tmbId: auth.tmbId,
-        type,
-        name: input.name,
-        intro: input.intro ?? '',
-        avatar: input.avatar ?? (type === 'folder' ? FOLDER_AVATAR : DATASET_AVATAR),
-        vectorModel,
-        agentModel,
-        defaultPermission: initial.defaultPermission,
-      });
-      inserted = true;
-      if (initial.collaborators.length > 0) {
-        try {
-          // A new holder may have changed the folder's rows since they were read: copy none (the dataset goes).
-          lock.assertHeld();
-          await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
-        } catch (error) {
-          // A folder without the collaborators it inherits must not stay: the new, empty dataset
-          // goes again (its room is given back), and a retry creates it whole. Its rows go too:
-          // some of them may have landed, or the new holder's change of the folder written them.
-          await datasets.deleteMany(auth.teamId, [id]);
-          inserted = false;
-          await ctx.permissions.deleteAllFor(auth.teamId, [id]);
-          throw error;
-        }
+      const id = newId();
+      try {
+        if (initial.collaborators.length > 0) await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
+        lock.assertHeld();
+        await datasets.insert({
+          _id: id,
+          parentId,
+          teamId: auth.teamId,
+          tmbId: auth.tmbId,
+          type,
+          name: input.name,
+          intro: input.intro ?? '',
+          avatar: input.avatar ?? (type === 'folder' ? FOLDER_AVATAR : DATASET_AVATAR),
+          vectorModel,
+          agentModel,
+          defaultPermission: initial.defaultPermission,
+        });
+      } catch (error) {
+        // An insert whose answer was lost may have landed: that dataset stays whole (rows kept, room used).
+        if (await datasets.findById(auth.teamId, id).catch(() => null)) inserted = true;
+        else if (initial.collaborators.length > 0) await ctx.permissions.deleteAllFor(auth.teamId, [id]).catch(() => undefined);
+        throw error;
       }
+      inserted = true;
       return id;
     };
     // Under the tree lock: the folder cannot be deleted between this check and the insert, and
