@@ -221,3 +221,21 @@ describe('a process that dies between a write and its stamp bump', () => {
     expect(await a.app.mongo.db.collection('chat_input_guides').countDocuments({})).toBe(0);
   });
 });
+
+describe('a change racing a delete', () => {
+  it('a collaborator change judges the app again under the lock: one deleted since the first check gets no rows', async () => {
+    const id = await createApp(a, tok.boss as string, { name: 'deleted meanwhile' });
+    const db = a.app.mongo.db;
+    const changing = createAppPermissionService(db, {
+      // Called between the first check and the tree lock: another process deletes the app meanwhile.
+      memberProfiles: async (teamId, tmbIds) => {
+        await db.collection('apps').deleteOne({ _id: new ObjectId(id) });
+        return a.app.identity.teams.memberProfiles(teamId, tmbIds);
+      },
+    });
+    const boss = { ...bossIds, role: 'owner', teamPermission: 7, isRoot: false };
+    const doc = await changing.tree.findById(id);
+    await expect(changing.updateCollaborators(boss, doc!, [ritaTmbId], 4)).rejects.toMatchObject({ statusText: 'appUnExist' });
+    expect(await db.collection('resource_permissions').countDocuments({ resourceId: new ObjectId(id) })).toBe(0);
+  });
+});

@@ -346,18 +346,21 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     plan: (resource: PermissionResource, own: Collaborator[], parent: ParentPermissions | null, folders: Awaited<ReturnType<typeof tree.folderTree>>) => InheritanceWrite[],
   ): Promise<void> {
     const id = doc._id;
-    const mine = await service.authorize(auth, id, 'manage', `${options.resourceType}Id`);
+    await service.authorize(auth, id, 'manage', `${options.resourceType}Id`);
     if (tmbIds.includes(auth.tmbId)) throw Errors.forbidden('You cannot change your own permission');
     const profiles = await options.memberProfiles(auth.teamId, tmbIds);
     const unknown = tmbIds.find((t) => !profiles.get(t)?.active);
     if (unknown) throw Errors.missingParams(`Invalid field 'tmbIds': ${unknown} is not a member of this team`);
     await tree.withTeamLock(auth.teamId, async (lock) => {
-      const resource = toResource((await tree.findById(id)) ?? doc);
+      // Judged again under the lock, on the fresh document, as the other changes are: a resource
+      // deleted (or moved out of reach) since the check above gets no rows (404 / 403).
+      const { doc: fresh, permission: current } = await service.authorize(auth, id, 'manage', `${options.resourceType}Id`);
+      const resource = toResource(fresh);
       const parent = await parentPermissions(auth.teamId, resource.parentId);
       const own = await rows.listByResource(auth.teamId, id);
       // Only an owner may change someone who manages the resource (the reference UI rule).
-      const current = new Map((!resource.isFolder && resource.inheritPermission && parent ? parent.collaborators : own).map((c) => [c.tmbId, c.permission]));
-      if (!mine.permission.isOwner && mine.permission.value !== PermissionValue.owner && tmbIds.some((t) => (current.get(t) ?? 0) === PermissionValue.manage)) {
+      const granted = new Map((!resource.isFolder && resource.inheritPermission && parent ? parent.collaborators : own).map((c) => [c.tmbId, c.permission]));
+      if (!current.isOwner && current.value !== PermissionValue.owner && tmbIds.some((t) => (granted.get(t) ?? 0) === PermissionValue.manage)) {
         throw options.errors.forbidden('Only the owner can change a member who manages this resource');
       }
       await apply(lock, auth.teamId, plan(resource, own, parent, await tree.folderTree(auth.teamId)));
