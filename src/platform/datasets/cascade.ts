@@ -13,24 +13,34 @@ import { withIndexWrite } from './search/index-writes.js';
  * collections (writes that raced the delete). Every step is filtered by the team, so ids shared
  * with another team's records never reach them. `lock`: the lock the caller holds over the
  * collections, if any; a holder that lost it stops before the first step and before the
- * collections go (the subtree it read may have changed), as a crash would.
+ * collections go (the subtree it read may have changed), as a crash would. `keepFiles`: for a
+ * collection whose import failed after creating it, whose file was there before the import and
+ * is imported again by a retry.
  */
-export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: string, collections: CollectionRecord[], lock?: LockHold): Promise<void> {
+export async function deleteCollectionsCascade(
+  ctx: DatasetsContext,
+  teamId: string,
+  collections: CascadedCollection[],
+  lock?: LockHold,
+  options: { keepFiles?: boolean } = {},
+): Promise<void> {
   if (collections.length === 0) return;
   const ids = collections.map((collection) => collection._id);
   const { trainings, files, collections: repo } = ctx.repos;
   lock?.assertHeld();
   await trainings.deleteByCollections(teamId, collections);
   await deleteCollectionContent(ctx, teamId, collections);
-  // A file imported twice (two collections, one fileId) stays while another collection uses it.
-  const fileIds = [...new Set(collections.flatMap((collection) => (collection.fileId ? [collection.fileId] : [])))];
-  const stillUsed = new Set(await repo.fileIdsUsedElsewhere(teamId, fileIds, ids));
-  const leaving = fileIds.filter((id) => !stillUsed.has(id));
-  await files.deleteMany('dataset', teamId, leaving);
-  // A file's images (a document's pictures) are related to the file's id, as an import records
-  // it in `metadata.relatedImgId`: they go with the file. The metadata itself is not read here, as
-  // a client may write any value there (another collection's file, whose images would go).
-  await files.deleteImagesRelated(teamId, leaving);
+  if (!options.keepFiles) {
+    // A file imported twice (two collections, one fileId) stays while another collection uses it.
+    const fileIds = [...new Set(collections.flatMap((collection) => (collection.fileId ? [collection.fileId] : [])))];
+    const stillUsed = new Set(await repo.fileIdsUsedElsewhere(teamId, fileIds, ids));
+    const leaving = fileIds.filter((id) => !stillUsed.has(id));
+    await files.deleteMany('dataset', teamId, leaving);
+    // A file's images (a document's pictures) are related to the file's id, as an import records
+    // it in `metadata.relatedImgId`: they go with the file. The metadata itself is not read here, as
+    // a client may write any value there (another collection's file, whose images would go).
+    await files.deleteImagesRelated(teamId, leaving);
+  }
   lock?.assertHeld();
   await repo.deleteMany(teamId, ids);
   // Writers that checked the collection before it went (training worker, data/insertData) may
@@ -39,26 +49,14 @@ export async function deleteCollectionsCascade(ctx: DatasetsContext, teamId: str
   await deleteCollectionContent(ctx, teamId, collections);
 }
 
-/**
- * Takes back a collection whose import failed after creating it: its queue, what the worker may
- * already have trained of it (data, vectors, search-index entries), then the collection, in the
- * cascade's order, so a failure midway leaves the collection visible to delete, never content
- * without it. Its file stays: it was there before the import, and a retry imports it again.
- */
-export async function takeBackImport(ctx: DatasetsContext, teamId: string, collection: CollectionRef): Promise<void> {
-  await ctx.repos.trainings.deleteByCollections(teamId, [collection]);
-  await deleteCollectionContent(ctx, teamId, [collection]);
-  await ctx.repos.collections.deleteMany(teamId, [collection._id]);
-  await deleteCollectionContent(ctx, teamId, [collection]);
-}
-
-type CollectionRef = Pick<CollectionRecord, '_id' | 'datasetId'>;
+/** What the cascade reads of a collection. */
+type CascadedCollection = Pick<CollectionRecord, '_id' | 'datasetId' | 'fileId'>;
 
 /**
  * The collections' vectors and data items, and their removal from the search index: one index
  * write per dataset (search/index-writes.ts), which a repair finishes if the process dies in it.
  */
-async function deleteCollectionContent(ctx: DatasetsContext, teamId: string, collections: CollectionRef[]): Promise<void> {
+async function deleteCollectionContent(ctx: DatasetsContext, teamId: string, collections: CascadedCollection[]): Promise<void> {
   for (const group of groupBy(collections, (collection) => collection.datasetId).values()) {
     const ids = group.map((collection) => collection._id);
     await withIndexWrite(ctx, group[0]!.datasetId, { teamId, collections: ids }, async (ctx) => {

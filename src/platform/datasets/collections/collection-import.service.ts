@@ -1,7 +1,7 @@
 import { splitText } from '../../../domain/text-splitter.js';
 import { Errors } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
-import { takeBackImport } from '../cascade.js';
+import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import type { DatasetRecord } from '../datasets/dataset.repo.js';
 import { type PushItem, type PushResult, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
@@ -83,7 +83,8 @@ export function createCollectionImportService(ctx: DatasetsContext) {
       });
       return { collectionId, results };
     } catch (error) {
-      await takeBackImport(ctx, auth.teamId, { _id: collectionId, datasetId: dataset._id });
+      // Content first, the collection last (a failure here leaves it visible to delete); its file stays for a retry.
+      await deleteCollectionsCascade(ctx, auth.teamId, [{ _id: collectionId, datasetId: dataset._id }], undefined, { keepFiles: true });
       throw error;
     }
   }
