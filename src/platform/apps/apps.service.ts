@@ -213,6 +213,27 @@ export function createAppsCore(deps: AppsDeps) {
       await deps.perms.tree.withTeamLock(teamId, (lock) => deleteSubtree(lock, teamId, appId, room));
     },
 
+    /**
+     * Call after writing something that belongs to an app (a share link, an app key, an input
+     * guide, a version, a chat turn), authorised on the app before: true while the app stands.
+     * Once it is gone (deleted since the caller's check), everything the app left is removed,
+     * the caller's write included, and the answer is false. With the delete's second pass this
+     * leaves no dependent behind: a write checked before the app went is removed by that pass
+     * (which runs once no process can still see the app), one checked after by its writer.
+     */
+    async afterDependentWrite(teamId: string, appId: string): Promise<boolean> {
+      if (await deps.appDocs.findInTeam(teamId, appId)) return true;
+      // Removing is for good: the database confirms what the cache says first.
+      if (await deps.apps.findInTeam(teamId, appId)) return true;
+      await removeDependents(teamId, [appId]);
+      return false;
+    },
+
+    /** afterDependentWrite, throwing appUnExist (404) when the app is gone. */
+    async confirmDependentWrite(teamId: string, appId: string): Promise<void> {
+      if (!(await core.afterDependentWrite(teamId, appId))) throw Errors.appUnExist(`App ${appId} not found`);
+    },
+
     countsTowardLimit: (type: AppType) => CHAT_APP_TYPES.includes(type),
   };
 
@@ -283,19 +304,38 @@ export function createAppsCore(deps: AppsDeps) {
       levels[d] = [...(levels[d] ?? []), id];
     }
     const deepestFirst = [...levels.filter(Boolean).reverse(), [appId]];
-    const all = deepestFirst.flat();
-    const dependents = [
-      ...deps.onDeleted.map((listener) => () => listener(teamId, all)),
-      () => deps.versions.deleteByApps(all),
-      () => deps.perms.deleteAllFor(teamId, all),
-    ];
-    for (const remove of dependents) {
-      lock.assertHeld();
-      await remove();
-    }
+    await removeDependents(teamId, deepestFirst.flat(), () => lock.assertHeld());
     const typeOf = new Map(tree.map((n) => [n.id, n.type]));
     const counted = (ids: string[]) => ids.filter((id) => core.countsTowardLimit(typeOf.get(id) as AppType)).length;
-    await deps.apps.deleteLevels(teamId, deepestFirst, { before: () => lock.assertHeld(), deleted: (level) => room.counted(-counted(level)) });
+    const gone: string[] = [];
+    const deleted = (level: string[]) => {
+      gone.push(...level);
+      room.counted(-counted(level));
+    };
+    // A writer that authorised on an app before it went may have written a dependent after the
+    // pass above and checked the app before it went (afterDependentWrite): a second pass over
+    // the apps that went removes those, after a stop midway too. It needs no lock: nothing of a
+    // deleted app is kept.
+    try {
+      await deps.apps.deleteLevels(teamId, deepestFirst, { before: () => lock.assertHeld(), deleted });
+    } catch (error) {
+      if (gone.length > 0) await removeDependents(teamId, gone).catch(() => undefined);
+      throw error;
+    }
+    await removeDependents(teamId, gone);
+  }
+
+  /** What other modules and this one keep for the apps: each step only while `stillAllowed` does not throw. */
+  async function removeDependents(teamId: string, appIds: string[], stillAllowed: () => void = () => undefined): Promise<void> {
+    const steps = [
+      ...deps.onDeleted.map((listener) => () => listener(teamId, appIds)),
+      () => deps.versions.deleteByApps(appIds),
+      () => deps.perms.deleteAllFor(teamId, appIds),
+    ];
+    for (const remove of steps) {
+      stillAllowed();
+      await remove();
+    }
   }
   return core;
 }

@@ -34,6 +34,14 @@ export interface AppsAccess {
   authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field?: string): Promise<{ app: App; permission: SerializedPermission }>;
   /** `authorize` for a request that changes nothing, whatever level it requires (judged in memory). */
   authorizeToView(auth: AuthContext, appId: unknown, required: RequiredPermission, field?: string): Promise<{ app: App; permission: SerializedPermission }>;
+  /**
+   * Call after writing something of an app authorised before (a share link, a key, an input
+   * guide): once the app is gone meanwhile, removes what it left, the write included, and throws
+   * appUnExist (404). See AppsCore.afterDependentWrite.
+   */
+  confirmDependentWrite(teamId: string, appId: string): Promise<void>;
+  /** The same, answering false instead of throwing (a chat turn saved after its answer went out). */
+  afterDependentWrite(teamId: string, appId: string): Promise<boolean>;
   /** Subscribes to app deletes: `listener` deletes what its module keeps for the apps. */
   onAppsDeleted(listener: AppsDeletedListener): void;
   /** Marks the app as used now (a chat moves it to the top of the list). */
@@ -109,6 +117,8 @@ export const appsServices = fp(
       authorize: (auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') =>
         required === 'read' ? authorizeToView(auth, appId, required, field) : core.authorizeWrite(auth, appId, required, field),
       authorizeToView,
+      confirmDependentWrite: (teamId: string, appId: string) => core.confirmDependentWrite(teamId, appId),
+      afterDependentWrite: (teamId: string, appId: string) => core.afterDependentWrite(teamId, appId),
       onAppsDeleted: (listener: AppsDeletedListener) => void deps.onDeleted.push(listener),
       touch: (teamId: string, appId: string, now: Date) => deps.apps.update(teamId, appId, { updateTime: now }),
       runSystemPlugin: (name: string, inputs: Record<string, unknown>, context?: Partial<SystemPluginContext>) => runSystemPlugin(name, inputs, { ...pluginContext, ...context }),

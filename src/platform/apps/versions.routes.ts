@@ -105,6 +105,8 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
         versionName: input.versionName ?? '',
         tmbId: auth.tmbId,
       });
+      // Before the draft's write, which bumps the stamp the check reads the app under.
+      await core.confirmDependentWrite(auth.teamId, input.appId);
       await applyDraft(auth.teamId, current, { nodes, edges, chatConfig: input.chatConfig, versionId, type: input.type, keepTrigger: true });
       return {};
     },
@@ -173,6 +175,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       await checkSavedGraph(auth, target.nodes, current.modules);
       await deps.versions.insert({ appId: input.appId, nodes: input.editNodes, edges: input.editEdges, chatConfig: input.editChatConfig });
       const copyId = await deps.versions.insert({ appId: input.appId, nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig });
+      await core.confirmDependentWrite(auth.teamId, input.appId);
       await applyDraft(auth.teamId, current, { nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig, versionId: copyId, keepTrigger: false });
       return {};
     },

@@ -43,6 +43,12 @@ export function createAppSource(app: FastifyInstance) {
 
     touch: (appDoc: AppDoc, now: Date): Promise<void> => app.apps.touch(appDoc.teamId, appDoc._id, now),
 
+    /** After writing something of an app checked before: 404 once it went meanwhile (what it left removed). */
+    confirmWrite: (teamId: string, appId: string): Promise<void> => app.apps.confirmDependentWrite(teamId, appId),
+
+    /** After saving a turn: false once the app went meanwhile (the turn removed with what it left). */
+    standsAfterSave: (appDoc: AppDoc): Promise<boolean> => app.apps.afterDependentWrite(appDoc.teamId, appDoc._id),
+
     /** The graph chat runs: newest published version, else the app's own modules. */
     async runGraph(appDoc: AppDoc): Promise<RunGraph> {
       const latest = await app.apps.latestVersion(appDoc);

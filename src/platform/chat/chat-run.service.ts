@@ -317,6 +317,9 @@ export function createChatRunService(deps: ChatRunDeps) {
       },
       now,
     );
+    // An app deleted during the turn takes the turn with it (the answer has been given). Checked
+    // before the touch, whose write would make the check read the app again.
+    if (!(await deps.apps.standsAfterSave(app))) return;
     if (caller.auth.tmbId === app.tmbId && !caller.shareId && !caller.teamSpace && chatSourceOf(caller, request.channel) === 'online') {
       await deps.apps.touch(app, now);
     }

@@ -74,7 +74,9 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
     tags: ['chat'],
     handler: async ({ input, auth }) => {
       await chat.apps.authorize(auth, input.appId, 'write');
-      return { insertLength: await guides.insertMany(input.appId, input.textList) };
+      const insertLength = await guides.insertMany(input.appId, input.textList);
+      await chat.apps.confirmWrite(auth.teamId, input.appId);
+      return { insertLength };
     },
   });
 

@@ -11,6 +11,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
     keys: app.identity.apiKeys,
     // The apps module's services exist before any route is registered.
     authorizeApp: (auth, appId, required) => app.apps.authorize(auth, appId, required),
+    confirmAppWrite: (teamId, appId) => app.apps.confirmDependentWrite(teamId, appId),
     prefix: () => String(app.models.catalog.systemEnv.openapiPrefix || 'fastgpt'),
   });
 

@@ -38,8 +38,10 @@ const toLimit = (limit: LimitInput | undefined): ApiKeyRecord['limit'] => ({
 
 /** The apps module's check: the app, in the caller's team, on which the caller holds `required`. */
 type AuthorizeApp = (auth: AuthContext, appId: string, required: 'manage' | 'owner') => Promise<unknown>;
+/** The apps module's check after writing a key of an app: throws (404) when the app went meanwhile, the key removed. */
+type ConfirmAppWrite = (teamId: string, appId: string) => Promise<void>;
 
-export function createApiKeysService(deps: { keys: ApiKeysRepo; authorizeApp: AuthorizeApp; prefix: () => string }) {
+export function createApiKeysService(deps: { keys: ApiKeysRepo; authorizeApp: AuthorizeApp; confirmAppWrite: ConfirmAppWrite; prefix: () => string }) {
   const { keys, authorizeApp } = deps;
 
   /** Update and delete need owner level: the bound app's owner, or the team owner or key creator. */
@@ -63,6 +65,7 @@ export function createApiKeysService(deps: { keys: ApiKeysRepo; authorizeApp: Au
       }
       const apiKey = generateApiKey(deps.prefix());
       await keys.insert({ teamId, tmbId, apiKeyDigest: digestApiKey(apiKey), apiKeyTail: apiKey.slice(-4), appId: input.appId, name: input.name, limit: toLimit(input.limit) });
+      if (input.appId) await deps.confirmAppWrite(teamId, input.appId);
       return apiKey;
     },
 

@@ -19,7 +19,7 @@ import { joinUrl } from '../../infra/join-url.js';
 
 export interface OutLinkServiceDeps {
   repo: OutLinksRepo;
-  apps: Pick<AppsAccess, 'authorize' | 'authorizeToView'>;
+  apps: Pick<AppsAccess, 'authorize' | 'authorizeToView' | 'confirmDependentWrite'>;
   now: () => number;
   /** Builds the link creator's auth context (team member of the link's team). */
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
@@ -104,7 +104,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     async create(auth: AuthContext, body: z.output<typeof createOutLinkSchema>): Promise<string> {
       await deps.apps.authorize(auth, body.appId, 'manage');
       const shareId = shareIdToken();
-      return deps.repo.insert({
+      const id = await deps.repo.insert({
         shareId,
         teamId: auth.teamId,
         tmbId: auth.tmbId,
@@ -123,6 +123,9 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
         immediateResponse: body.immediateResponse,
         defaultResponse: body.defaultResponse,
       });
+      // The app may have been deleted since the check: then the link goes with it (404).
+      await deps.apps.confirmDependentWrite(auth.teamId, body.appId);
+      return id;
     },
 
     async list(auth: AuthContext, appId: string, type: string) {
