@@ -12,6 +12,7 @@ let t: TestApp;
 let fake: FakeOpenAi;
 let key: string;
 let branchKey: string;
+let ownerToken: string;
 
 const completions = (headers: Record<string, string>, payload: unknown) =>
   t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'OpenAI/Python 1.54.3' }, payload: JSON.stringify(payload) });
@@ -28,6 +29,7 @@ beforeAll(async () => {
   }));
   await createUser(t, { username: 'sdk-user', password: 'password-s1' });
   const token = await login(t, 'sdk-user', 'password-s1');
+  ownerToken = token;
   const appId = await createPublishedApp(t, token, 'SDK bot', simpleChatGraph);
   key = await createApiKey(t, token, { name: 'sdk', appId });
   branchKey = await createApiKey(t, token, { name: 'branch', appId: await createPublishedApp(t, token, 'Branch bot', branchGraph) });
@@ -112,17 +114,37 @@ describe('v1/chat/completions with what OpenAI clients send', () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     const frames = sseFrames(res.body);
-    const text = frames
-      .filter((f) => f.data !== '[DONE]')
-      .map((f) => JSON.parse(f.data).choices[0].delta.content ?? '')
+    const chunks = frames.filter((f) => f.data !== '[DONE]').map((f) => JSON.parse(f.data));
+    const text = chunks
+      .filter((chunk) => chunk.choices.length > 0)
+      .map((chunk) => chunk.choices[0].delta.content ?? '')
       .join('');
     expect(text).toBe('Echo: stream it');
     expect(frames.at(-1)!.data).toBe('[DONE]');
+    // include_usage: one last chunk before [DONE] with no choices and the turn's tokens (the fake model's 10 + 5).
+    expect(chunks.at(-1)).toEqual({ id: '', object: 'chat.completion.chunk', created: chunks[0].created, model: '', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+    expect(chunks.filter((chunk) => chunk.usage !== undefined)).toHaveLength(1);
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect((lastModelRequest().messages as { role: string; content: string }[]).slice(0, 2)).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'system', content: 'Answer in English.' },
     ]);
+  });
+
+  it('streams no usage chunk unless asked, and counts the tokens of every model call of the turn', async () => {
+    const plain = sseFrames((await completions(apiKeyHeaders(key), { stream: true, messages: [{ role: 'user', content: 'no usage' }] })).body);
+    expect(plain.filter((f) => f.data !== '[DONE]').every((f) => JSON.parse(f.data).choices.length === 1)).toBe(true);
+    const off = sseFrames((await completions(apiKeyHeaders(key), { stream: true, stream_options: { include_usage: false }, messages: [{ role: 'user', content: 'no usage' }] })).body);
+    expect(off).toHaveLength(plain.length);
+    // Two model calls in a row (the second answers the first's answer): 2 × (10 + 5).
+    const [, , ai] = simpleChatGraph.nodes as { nodeId: string; inputs: { key: string; value: unknown }[] }[];
+    const second = { ...ai, nodeId: 'ai2', name: 'AI again', inputs: ai!.inputs.map((input) => (input.key === 'userChatInput' ? { ...input, value: ['ai', 'answerText'] } : input)) };
+    const twice = { ...simpleChatGraph, nodes: [...simpleChatGraph.nodes, second], edges: [...simpleChatGraph.edges, { source: 'ai', sourceHandle: 'ai-source-right', target: 'ai2', targetHandle: 'ai2-target-left' }] };
+    const twiceKey = await createApiKey(t, ownerToken, { name: 'twice', appId: await createPublishedApp(t, ownerToken, 'Twice bot', twice) });
+    const res = await completions(apiKeyHeaders(twiceKey), { stream: true, stream_options: { include_usage: 'true' }, messages: [{ role: 'user', content: 'which way' }] });
+    const last = sseFrames(res.body).filter((f) => f.data !== '[DONE]').at(-1)!;
+    expect(JSON.parse(last.data).usage).toEqual({ prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 });
+    expect((await completions(apiKeyHeaders(key), { stream: true, stream_options: 'usage', messages: [{ role: 'user', content: 'x' }] })).json().message).toMatch(/stream_options/);
   });
 
   it('still refuses what cannot be read, naming the field', async () => {

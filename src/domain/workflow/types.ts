@@ -116,6 +116,9 @@ export interface NodeUsage {
   totalPoints: number;
   model?: string;
   tokens?: number;
+  /** A model call's prompt and answer tokens (what `tokens` adds up); absent where there is no answer (embeddings). */
+  inputTokens?: number;
+  outputTokens?: number;
 }
 
 /** One element of `responseData` / `flowResponses`. */

@@ -94,10 +94,12 @@ export const completionsSchema = z
     metadata: nullish(z.record(z.string(), z.unknown())),
     /** 4.8.13: the log user of API/session chats (stored as outLinkUid). */
     customUid: z.string().max(200).nullish().transform((value) => value || undefined),
+    /** OpenAI's: `include_usage` adds a last chunk with the turn's tokens to a stream. */
+    stream_options: nullish(z.object({ include_usage: lenientBool }).loose()),
     ...outLinkParams,
   })
-  // Other OpenAI fields (model, temperature, tools, tool_choice, user, n, seed, stream_options …)
-  // are accepted and ignored: the app's workflow decides them.
+  // Other OpenAI fields (model, temperature, tools, tool_choice, user, n, seed …) are accepted
+  // and ignored: the app's workflow decides them.
   .loose();
 
 export const chatTestSchema = z.object({

@@ -1,5 +1,6 @@
 /** v1/chat/completions, chatTest and workflow/debug. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { tokenTotals } from '../../domain/usage-points.js';
 import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { platformErrorBody, toAppError, withOpenAiError } from '../../infra/error-render.js';
@@ -9,7 +10,7 @@ import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
 import { admitCompletion, finishTurn } from './completion-admission.js';
 import { nanoid } from './ids.js';
-import { SseWriter, textChunk } from './sse.js';
+import { SseWriter, textChunk, usageChunk } from './sse.js';
 
 function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortController {
   const controller = new AbortController();
@@ -87,6 +88,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         const result = await chat.run.runTurn(turn);
         finishTurn(chat, admitted, result.flowResponses);
         writer.write('answer', textChunk('', true, created));
+        if (input.stream_options?.include_usage) writer.write('answer', usageChunk(tokenTotals(result.flowUsages), created));
         writer.write('answer', '[DONE]');
         if (detail && (caller.responseDetail || isPlugin)) {
           writer.write('flowResponses', caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses);

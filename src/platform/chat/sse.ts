@@ -16,6 +16,15 @@ export function textChunk(text: string, finish: boolean, created: number) {
   };
 }
 
+/**
+ * OpenAI's usage chunk (`stream_options.include_usage`), the last before `[DONE]`: no choices,
+ * the whole turn's model tokens.
+ */
+export function usageChunk(tokens: { inputTokens: number; outputTokens: number }, created: number) {
+  const usage = { prompt_tokens: tokens.inputTokens, completion_tokens: tokens.outputTokens, total_tokens: tokens.inputTokens + tokens.outputTokens };
+  return { id: '', object: 'chat.completion.chunk', created, model: '', choices: [], usage };
+}
+
 export class SseWriter {
   private started = false;
   constructor(

@@ -3,6 +3,7 @@
  * chat app as a node). The child runs a nested dispatch with the same runners; depth is bounded.
  */
 
+import { tokenTotals } from '../../../domain/usage-points.js';
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { dispatchWorkflow, WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { dynamicInputOf, dynamicParams } from '../../../domain/workflow/interpolate.js';
@@ -104,7 +105,8 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
         pluginOutput: output,
         pluginDetail: context.mode === 'test' ? result.flowResponses.filter((r) => r.moduleType !== 'pluginOutput') : undefined,
       },
-      usages: [{ moduleName: child.name, totalPoints }],
+      // The child's model tokens, for a caller's usage report (its own lines are not billed again).
+      usages: [{ moduleName: child.name, totalPoints, ...tokenTotals(result.flowUsages) }],
       toolResponses: output ?? {},
     };
   };
@@ -146,7 +148,8 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
       assistantResponses: result.assistantResponses,
       // No detail of the child app's nodes, as 4.8.10: a caller sees what the app answered, not how.
       responseData: { moduleLogo: child.avatar, totalPoints, query: question, textOutput: answer },
-      usages: [{ moduleName: child.name, totalPoints }],
+      // The child's model tokens, for a caller's usage report (its own lines are not billed again).
+      usages: [{ moduleName: child.name, totalPoints, ...tokenTotals(result.flowUsages) }],
       toolResponses: answer,
     };
   };

@@ -39,7 +39,8 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
       const extended = await extendQuery(deps, llm, { question: text, background: String(params.datasetSearchExtensionBg ?? ''), histories: selectHistories(6, histories) });
       queries = extended.queries;
       extension = { extensionModel: llm.model.name, extensionResult: queries.slice(1).join('\n'), extensionTokens: extended.tokens };
-      usages.push({ moduleName: 'Query extension', totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens });
+      const { totalPoints, tokens, inputTokens, outputTokens } = extended;
+      usages.push({ moduleName: 'Query extension', totalPoints, model: llm.model.name, tokens, inputTokens, outputTokens });
     }
     const { list, usage } = await search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), queries, limit, similarity, searchMode, usingReRank });
     const { model, tokens } = usage;

@@ -16,7 +16,7 @@ import {
   renderQuotes,
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
-import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
+import type { ChatItem, ChatValue, NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
 import { completeChat, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
 import { fileExtensionOf } from './file-links.js';
 import { missingInput, modelTemperature, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
@@ -29,9 +29,20 @@ async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[
     ? await streamChat(llm.endpoint, request, options.onDelta, deps.signal)
     : await completeChat(llm.endpoint, request, deps.signal);
   const promptText = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
-  const tokens = (result.promptTokens ?? estimateTokens(promptText)) + (result.completionTokens ?? estimateTokens(result.content));
-  return Object.assign({}, result, { tokens, maxTokens, temperature });
+  const inputTokens = result.promptTokens ?? estimateTokens(promptText);
+  const outputTokens = result.completionTokens ?? estimateTokens(result.content);
+  return Object.assign({}, result, { tokens: inputTokens + outputTokens, inputTokens, outputTokens, maxTokens, temperature });
 }
+
+/** A model call's usage line. */
+const modelUsage = (moduleName: string, llm: ResolvedLlm, totalPoints: number, counts: { tokens: number; inputTokens: number; outputTokens: number }): NodeUsage => ({
+  moduleName,
+  totalPoints,
+  model: llm.model.name,
+  tokens: counts.tokens,
+  inputTokens: counts.inputTokens,
+  outputTokens: counts.outputTokens,
+});
 
 /** An image's media type: the one served when it is an image type, else from the file name. */
 function imageType(url: string, served?: string): string {
@@ -77,7 +88,7 @@ export async function extendQuery(deps: NodeDeps, llm: ResolvedLlm, input: { que
   ];
   const result = await callModel(deps, llm, messages, { temperature: 0.1, maxToken: 300 });
   const queries = extendedQueries(input.question, result.content);
-  return { queries, reply: result.content, tokens: result.tokens, totalPoints: pointsFor(llm.model, result.tokens) };
+  return { queries, reply: result.content, tokens: result.tokens, inputTokens: result.inputTokens, outputTokens: result.outputTokens, totalPoints: pointsFor(llm.model, result.tokens) };
 }
 
 export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
@@ -130,7 +141,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
         historyPreview: historyPreview([...trimmed, { role: 'assistant', content: result.content }]),
         contextTotalLen: trimmed.length + 1,
       },
-      usages: [{ moduleName: node.name ?? 'AI chat', totalPoints, model: llm.model.name, tokens: result.tokens }],
+      usages: [modelUsage(node.name ?? 'AI chat', llm, totalPoints, result)],
       toolResponses: result.content,
     };
   };
@@ -156,7 +167,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
       outputs: { cqResult: chosen?.value ?? '' },
       skipHandleIds: agents.filter((a) => a.key !== chosen?.key).map((a) => `${node.nodeId}-source-${a.key}`),
       responseData: { totalPoints, model: llm.model.name, query: question, tokens: result.tokens, cqList: agents, cqResult: chosen?.value ?? '', contextTotalLen: messages.length },
-      usages: [{ moduleName: node.name ?? 'Question classification', totalPoints, model: llm.model.name, tokens: result.tokens }],
+      usages: [modelUsage(node.name ?? 'Question classification', llm, totalPoints, result)],
     };
   };
 
@@ -195,7 +206,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     return {
       outputs: { success, fields: JSON.stringify(fields), ...fields },
       responseData: { totalPoints, model: llm.model.name, query: content, tokens: result.tokens, extractDescription: params.description, extractResult: fields },
-      usages: [{ moduleName: node.name ?? 'Content extraction', totalPoints, model: llm.model.name, tokens: result.tokens }],
+      usages: [modelUsage(node.name ?? 'Content extraction', llm, totalPoints, result)],
     };
   };
 
@@ -208,7 +219,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     return {
       outputs: { system_text: text },
       responseData: { totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens, query: question, textOutput: text },
-      usages: [{ moduleName: node.name ?? 'Query extension', totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens }],
+      usages: [modelUsage(node.name ?? 'Query extension', llm, extended.totalPoints, extended)],
     };
   };
 

@@ -77,7 +77,8 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
 
     const assistant: ChatValue[] = [];
     const details: Record<string, unknown>[] = [];
-    let tokens = 0;
+    let inputTokens = 0;
+    let outputTokens = 0;
     let answer = '';
     // What the tools' own nodes used (searches, nested model calls): billed with the agent's call.
     const toolUsages: NodeUsage[] = [];
@@ -103,7 +104,8 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         ...(tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : {}),
       };
       const result = stream ? await streamToolRound(llm.endpoint, request, roundEvents, () => nanoid(), deps.signal) : await completeChat(llm.endpoint, request, deps.signal);
-      tokens += (result.promptTokens ?? estimateTokens(JSON.stringify(messages))) + (result.completionTokens ?? estimateTokens(result.content));
+      inputTokens += result.promptTokens ?? estimateTokens(JSON.stringify(messages));
+      outputTokens += result.completionTokens ?? estimateTokens(result.content);
       if (!result.toolCalls?.length) {
         answer = result.content;
         break;
@@ -165,6 +167,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
       assistant.push(...toolAnswers.filter((item) => item.type !== 'interactive'), value);
     }
     if (answer) assistant.push({ type: 'text', text: { content: answer } });
+    const tokens = inputTokens + outputTokens;
     const totalPoints = pointsFor(llm.model, tokens);
     const toolPoints = toolUsages.reduce((sum, usage) => sum + usage.totalPoints, 0);
     const preview = historyPreview([...messages, ...(answer ? [{ role: 'assistant' as const, content: answer }] : [])].flatMap(previewMessage));
@@ -182,7 +185,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         toolDetail: details,
         ...(stopped ? { toolStop: true } : {}),
       },
-      usages: [{ moduleName: node.name ?? 'Tool call', totalPoints, model: llm.model.name, tokens }, ...toolUsages],
+      usages: [{ moduleName: node.name ?? 'Tool call', totalPoints, model: llm.model.name, tokens, inputTokens, outputTokens }, ...toolUsages],
       toolResponses: answer,
     };
   };

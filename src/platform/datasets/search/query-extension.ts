@@ -31,7 +31,7 @@ export async function extendQuestion(ctx: DatasetsContext, input: { model: strin
       { temperature: 0.1, maxTokens: 300 },
     );
     const tokens = answer.inputTokens + answer.outputTokens;
-    const usage = { moduleName: 'Query extension', totalPoints: usagePoints(llm, tokens), model: llm.name, tokens };
+    const usage = { moduleName: 'Query extension', totalPoints: usagePoints(llm, tokens), model: llm.name, tokens, inputTokens: answer.inputTokens, outputTokens: answer.outputTokens };
     return { queries: extendedQueries(input.question, answer.content), model: llm.model, usage };
   } catch (error) {
     ctx.log.warn({ error: (error as Error).message }, 'query extension failed; searching the question alone');
