@@ -79,6 +79,45 @@ describe('CLUSTER_MULTIPLE_LOGIN=false', () => {
     expect((await t.app.inject({ method: 'GET', url: NODES, headers: bearer(second.access_token) })).statusCode).toBe(200);
   });
 
+  // The same claims in the same second: both grants sign the very same new pair. The first runs
+  // whole (revoking the refresh token, keeping the pair) while the second is about to store the
+  // pair, or has stored it and is about to check the refresh token; the second then finds the
+  // refresh token gone and takes back what it stored, which must not be the first one's answer.
+  for (const stallAt of ['issuePair', 'requireAllowed'] as const) {
+    it(`two refreshes of one refresh token within one second (the first runs before the second's ${stallAt}): the first's pair stays valid`, async () => {
+      const pair = await login(t.app, 'erin', 'Erin-pass1');
+      // Both grants within one second for sure: the clock stands still while they run.
+      const clock = t.app.cluster.clock;
+      const at = new Date(clock.now().getTime() + 1000);
+      clock.now = () => at;
+      const refresh = () => postToken(t.app, { ...CLIENT, grant_type: 'refresh_token', refresh_token: pair.refresh_token });
+      const tokens = t.app.cluster.tokens as unknown as Record<typeof stallAt, (...args: unknown[]) => Promise<unknown>>;
+      const original = tokens[stallAt];
+      let first: Awaited<ReturnType<typeof refresh>> | undefined;
+      let started = false;
+      tokens[stallAt] = async (...args: unknown[]) => {
+        if (!started) {
+          started = true;
+          first = await refresh();
+        }
+        return original(...args);
+      };
+      let second: Awaited<ReturnType<typeof refresh>>;
+      try {
+        second = await refresh();
+      } finally {
+        tokens[stallAt] = original;
+        delete (clock as Partial<typeof clock>).now;
+      }
+      expect(first?.statusCode, first?.body).toBe(200);
+      expect(second.json()).toEqual({ error: 'invalid_grant', error_description: 'token not found in cache' });
+      const handedOut = first!.json();
+      expect((await t.app.inject({ method: 'GET', url: NODES, headers: bearer(handedOut.access_token) })).statusCode).toBe(200);
+      t.app.cluster.clock.advance(2000);
+      expect((await postToken(t.app, { ...CLIENT, grant_type: 'refresh_token', refresh_token: handedOut.refresh_token })).statusCode).toBe(200);
+    });
+  }
+
   it('a refresh revokes every earlier token, including the refresh token used', async () => {
     const pair = await login(t.app, 'erin', 'Erin-pass1');
     t.app.cluster.clock.advance(1000);

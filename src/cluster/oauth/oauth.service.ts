@@ -36,10 +36,14 @@ export function createOAuthService(deps: {
     return tokens.issuePair(username, extra);
   }
 
-  /** Runs a grant's last check on a stored pair; a pair that fails it (or whose check failed) is deleted, never returned. */
+  /**
+   * Runs a grant's last check on a stored pair and marks it handed out; a pair that fails it (or
+   * whose check failed) is deleted unless another grant handed it out, and never returned.
+   */
   async function confirmed(pair: TokenPair, check: () => Promise<void>): Promise<TokenPair> {
     try {
       await check();
+      await tokens.confirmPair(pair);
     } catch (error) {
       await tokens.discardPair(pair).catch(() => undefined);
       throw error;

@@ -11,6 +11,8 @@ export interface AllowedToken {
   tokenType: TokenType;
   expiresAt: Date;
   issuedAt: Date;
+  /** Set once a grant that stored it passed its last check and hands it out (see confirmDigests). */
+  confirmed?: boolean;
 }
 
 export const TOKEN_INDEXES: readonly IndexDeclaration[] = [
@@ -22,24 +24,29 @@ export function createTokensRepo(db: Db) {
   const tokens = db.collection<AllowedToken>(TOKENS);
   return {
     /**
-     * Two logins of one user within the same second yield the same JWT, so the entry may exist
-     * already (or be inserted concurrently): either way the token is allowed.
+     * Two grants of one user within the same second yield the same JWT, so the entry may exist
+     * already (or be inserted concurrently): either way the token is allowed, and an entry that
+     * exists is left as it is (a confirmed one stays confirmed).
      */
     async save(entry: AllowedToken): Promise<void> {
       try {
-        await tokens.replaceOne({ _id: entry._id }, entry, { upsert: true });
+        await tokens.updateOne({ _id: entry._id }, { $setOnInsert: entry }, { upsert: true });
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
+    },
+    /** Marks the entries as handed out by a grant whose checks passed. */
+    confirmDigests: async (digests: readonly string[]) => {
+      for (const _id of digests) await tokens.updateOne({ _id }, { $set: { confirmed: true } });
+    },
+    /** Deletes the entries no grant has confirmed; by `_id` each: an `$in` read every allowed token of the deployment on FerretDB. */
+    deleteUnconfirmed: async (digests: readonly string[]) => {
+      await deleteEach(tokens, digests.map((_id) => ({ _id, confirmed: { $ne: true } })));
     },
     find: (digest: string) => tokens.findOne({ _id: digest }),
     /** Deletes every entry of the user but `keep` (digests). */
     deleteForUser: async (username: string, keep: readonly string[] = []) =>
       (await tokens.deleteMany(keep.length > 0 ? { username, _id: { $nin: [...keep] } } : { username })).deletedCount,
-    deleteDigests: async (digests: readonly string[]) => {
-      // By `_id` each: an `$in` read every allowed token of the deployment on FerretDB.
-      await deleteEach(tokens, digests.map((_id) => ({ _id })));
-    },
     deleteExpired: async (now: Date) => (await tokens.deleteMany({ expiresAt: { $lte: now } })).deletedCount,
     countForUser: (username: string) => tokens.countDocuments({ username }),
   };

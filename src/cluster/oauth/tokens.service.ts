@@ -83,11 +83,17 @@ export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; se
      */
     revokeEarlierSessions: (username: string, keep?: TokenPair) => deleteSessions(username, false, keep ? pairDigests(keep) : []),
 
+    /** Marks a stored pair as handed out: its grant passed its last check. */
+    confirmPair: (pair: TokenPair) => tokens.confirmDigests(pairDigests(pair)),
+
     /**
      * Deletes a pair that was stored but never handed out (a login refused at its last check):
-     * no process can have cached it, so no stamp moves.
+     * no process can have cached it, so no stamp moves. Two grants within one second store the
+     * same pair; one that another grant confirmed is that grant's answer and stays (multiple
+     * login off: the other grant's refresh token was revoked by that grant, which is why its
+     * check failed; a revocation that ended the session deleted the pair itself).
      */
-    discardPair: (pair: TokenPair) => tokens.deleteDigests(pairDigests(pair)),
+    discardPair: (pair: TokenPair) => tokens.deleteUnconfirmed(pairDigests(pair)),
     deleteExpired: () => tokens.deleteExpired(clock.now()),
     countForUser: (username: string) => tokens.countForUser(username),
   };
