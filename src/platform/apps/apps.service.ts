@@ -26,7 +26,8 @@ export interface AppsDeps {
   teamLimits: TeamLimits;
   /**
    * What other modules delete with an app (chats, share links, keys), each through its own
-   * repository; run before the app documents go, so a crash midway leaves no orphan.
+   * repository; run before the app documents go, so a crash midway leaves no orphan, and once
+   * more after (what a request that checked the app before it went wrote meanwhile).
    */
   onDeleted: AppsDeletedListener[];
   /** App inserts in progress (crash safety of creates and copies). */
@@ -287,7 +288,8 @@ export function createAppsCore(deps: AppsDeps) {
    * Dependents first, then the apps deepest level first, each write only while the tree lock is
    * still held: a holder that lost it stops before its next write, leaving the top of the subtree
    * in place (as a crash would) for a retry. Each level's room is recorded once it is gone: none
-   * given back twice (a retry no longer sees it), none lost.
+   * given back twice (a retry no longer sees it), none lost. Then the dependents of the apps that
+   * went, a second time (see afterDependentWrite).
    */
   async function deleteSubtree(lock: LockHold, teamId: string, appId: string, room: AppRoom): Promise<void> {
     const tree = await deps.apps.teamTree(teamId);
