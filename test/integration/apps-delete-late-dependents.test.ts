@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { commandsDuring } from '../helpers/command-counter.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { multipart } from '../fixtures/datasets/client.js';
 import { stallingOnce } from '../helpers/lock-loss.js';
 import { apiKeyHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 import { call } from './apps-helpers.js';
@@ -60,9 +61,11 @@ async function leftOf(appId: string): Promise<Record<string, number>> {
     versions: await db.collection('app_versions').countDocuments(byApp),
     chats: await db.collection('chats').countDocuments(byApp),
     chatitems: await db.collection('chatitems').countDocuments(byApp),
+    // A chat file's owner fields, copied from its metadata (the app of a visitor's credential).
+    chatFiles: await db.collection('chat.files').countDocuments(byApp),
   };
 }
-const nothingLeft = { outlinks: 0, keys: 0, guides: 0, versions: 0, chats: 0, chatitems: 0 };
+const nothingLeft = { outlinks: 0, keys: 0, guides: 0, versions: 0, chats: 0, chatitems: 0, chatFiles: 0 };
 
 interface Writer {
   name: string;
@@ -95,6 +98,21 @@ const writers: Writer[] = [
     name: 'a published version',
     stallAfterCheck: (between) => patch(t.app.apps.core, 'authorizeWrite', (authorize) => stallingOnce(authorize, between)),
     write: (appId) => call(t, token, 'POST', `/core/app/version/publish?appId=${appId}`, { ...simpleChatGraph, isPublish: true, versionName: 'late' }),
+  },
+  {
+    name: "a share-page visitor's chat file",
+    // The visitor's credential is resolved (its link and app found) and the file about to be stored.
+    stallAfterCheck: (between) =>
+      patch(t.app.datasets.ctx.repos.files, 'upload', (upload) => async (...args) => {
+        await between();
+        return upload(...args);
+      }),
+    write: async (appId) => {
+      const shareId = (await call(t, token, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'visitors' })).data as string;
+      const form = multipart({ shareId, outLinkUid: 'late-visitor', bucketName: 'chat', metadata: JSON.stringify({ chatId: 'late-visitor-chat' }) }, { name: 'late.txt', content: 'a late attachment' });
+      const res = await t.app.inject({ method: 'POST', url: '/api/common/file/upload', payload: form.payload, headers: form.headers });
+      return { status: res.statusCode, body: res.json() };
+    },
   },
   {
     name: 'a chat turn',

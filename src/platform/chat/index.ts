@@ -27,6 +27,8 @@ export const chatServices = fp(
     // The `teamSpace` credential kind: teamId + teamToken in the query or body.
     app.platformAuth.registerResolver('teamSpace', teamSpace);
     app.apps.onAppsDeleted((teamId, appIds) => chat.repo.deleteByApps(teamId, appIds));
+    // A visitor's chat file is the app's like its chats: one stored after the app went goes with it (404).
+    app.datasets.onAppFileStored((teamId, appId) => app.apps.confirmDependentWrite(teamId, appId));
     app.decorate('chat', chat);
     app.startup.add('indexes: chat', () => app.mongo.ensureIndexes([...CHAT_INDEXES, ...CHAT_FILE_INDEXES]));
     // In the background: on FerretDB it writes about 400 files a second, and until it is done

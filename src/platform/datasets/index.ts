@@ -51,13 +51,23 @@ export interface DatasetsAccess {
   embed(model: string, texts: string[], purpose?: EmbeddingPurpose): Promise<{ vectors: number[][]; tokens: number }>;
   /** Dataset search: searchTest and the workflow's search node. */
   search: SearchService;
+  /**
+   * Subscribes to chat files a share-page or team-space visitor stored under the app of their
+   * credential: `listener` runs after the file is stored and may refuse it by throwing, having
+   * removed it (the chat module checks that the app still stands: apps deleted meanwhile).
+   */
+  onAppFileStored(listener: AppFileStoredListener): void;
 }
+
+export type AppFileStoredListener = (teamId: string, appId: string) => Promise<void>;
 
 /** The datasets module's services: what other modules use (`DatasetsAccess`) and what its routes and tests use. */
 export interface DatasetsModule extends DatasetsAccess {
   ctx: DatasetsContext;
   /** The training worker; tests drive it with runOnce()/drain() when TRAINING_WORKER=false. */
   trainingWorker: TrainingWorker;
+  /** Runs the onAppFileStored listeners (the upload route, after storing a visitor's file). */
+  appFileStored: AppFileStoredListener;
 }
 
 declare module 'fastify' {
@@ -82,10 +92,15 @@ export const datasetsServices = fp(
     const ctx = createDatasetsContext(api);
     const trainingWorker = createTrainingWorker(ctx, { lockMs: api.config.TRAINING_LOCK_MS, onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
+    const appFileListeners: AppFileStoredListener[] = [];
     api.decorate('datasets', {
       ctx,
       trainingWorker,
       search,
+      onAppFileStored: (listener: AppFileStoredListener) => void appFileListeners.push(listener),
+      appFileStored: async (teamId: string, appId: string) => {
+        for (const listener of appFileListeners) await listener(teamId, appId);
+      },
       authorize: (auth: AuthContext, datasetId: string, required: RequiredPermission, field?: string) => ctx.auth.authDataset(auth, datasetId, required, field),
       authorizeData: async (auth: AuthContext, dataId: string) => {
         const { data } = await ctx.auth.authData(auth, dataId, 'read');
@@ -206,12 +221,12 @@ export const datasetsServices = fp(
 
 /** The datasets module's routes, under /api. */
 export async function datasetsRoutes(api: FastifyInstance): Promise<void> {
-  const { ctx, search } = api.datasets;
+  const { ctx, search, appFileStored } = api.datasets;
   api.addHook('onRoute', (route) => {
     if (LARGE_BODY_ROUTES.has(route.url)) route.bodyLimit = api.config.UPLOAD_LIMIT_BYTES;
   });
   await api.register(multipart, { limits: { fileSize: api.config.UPLOAD_LIMIT_BYTES, files: 1 } });
-  const files = createFileService(ctx);
+  const files = createFileService(ctx, appFileStored);
   registerDatasetRoutes(api, ctx);
   registerCollectionRoutes(api, ctx, files);
   registerDataRoutes(api, ctx);

@@ -18,7 +18,10 @@ export const MAX_IMAGE_BYTES = (MAX_BASE64_CHARS / 4) * 3;
 
 export type SourceType = 'fileLocal' | 'link' | 'externalFile';
 
-export function createFileService(ctx: DatasetsContext) {
+/** Called after a visitor's chat file is stored under the app of their credential; throws to refuse it (removed by then). */
+type AppFileStored = (teamId: string, appId: string) => Promise<void>;
+
+export function createFileService(ctx: DatasetsContext, appFileStored: AppFileStored = async () => undefined) {
   const { files } = ctx.repos;
   const visitorQuota = createVisitorUploadQuota({ files, maxBytes: ctx.config.SHARE_UPLOAD_MAX_BYTES_PER_DAY });
 
@@ -41,6 +44,7 @@ export function createFileService(ctx: DatasetsContext) {
       // A member's upload has no mark, whatever its metadata says (undefined values are not stored).
       metadata: { ...metadata, encoding: contentType === 'text/plain' ? textEncodingOf(file.buffer) : undefined, teamId: auth.teamId, tmbId: auth.tmbId, uploadedBy },
     });
+    if (chatUser && auth.appId) await appFileStored(auth.teamId, auth.appId);
     const token = signFileToken(ctx.config.FILE_TOKEN_KEY, { bucketName, teamId: auth.teamId, tmbId: auth.tmbId, fileId });
     return { fileId, previewUrl: fileReadUrl(token, file.filename) };
   }
