@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
+import { withFollowUp } from './follow-up.js';
 import { isDuplicateKeyError } from './mongo.js';
 
 /** The collection of version stamps; every process of the deployment reads the same ones. */
@@ -103,14 +104,6 @@ export type VersionStamps = ReturnType<typeof createVersionStamps>;
  * midway or lost its answer may have changed what it touched (a retry would then find nothing
  * to change and bump nothing). The write's own error is the one thrown.
  */
-export async function bumpAfterWrite<T>(write: () => Promise<T>, bump: () => Promise<void>, changed: (result: T) => boolean = () => true): Promise<T> {
-  let result: T;
-  try {
-    result = await write();
-  } catch (error) {
-    await bump().catch(() => undefined);
-    throw error;
-  }
-  if (changed(result)) await bump();
-  return result;
+export function bumpAfterWrite<T>(write: () => Promise<T>, bump: () => Promise<void>, changed: (result: T) => boolean = () => true): Promise<T> {
+  return withFollowUp(write, bump, changed);
 }

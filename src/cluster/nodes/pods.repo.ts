@@ -1,4 +1,5 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
+import { withFollowUp } from '../../infra/follow-up.js';
 import { bulkUpdate, type IndexDeclaration, upsertMany } from '../../infra/mongo.js';
 import { type ResourceUsage, ZERO_USAGE } from './pod-usage.js';
 
@@ -86,15 +87,7 @@ export function createPodsRepo(db: Db) {
      */
     async upsertMany(docs: StoredPod[], onWritten?: (written: number) => void): Promise<{ created: number; updated: number }> {
       if (docs.length === 0) return { created: 0, updated: 0 };
-      let counts: { created: number; updated: number };
-      try {
-        counts = await upsertMany(pods, docs, onWritten);
-      } catch (error) {
-        await recomputeUsage().catch(() => undefined);
-        throw error;
-      }
-      await recomputeUsage();
-      return counts;
+      return withFollowUp(() => upsertMany(pods, docs, onWritten), recomputeUsage);
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
 import { allDescendants } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
+import { withFollowUp } from '../../infra/follow-up.js';
 import { withLeaseRenewal } from '../../infra/lease-renewal.js';
 import { type LockHold, LockLostError } from '../../infra/mongo-lock.js';
 import type { AuthContext } from '../auth/types.js';
@@ -318,17 +319,15 @@ export function createAppsCore(deps: AppsDeps) {
     // pass above and checked the app before it went (afterDependentWrite): a second pass over
     // the apps that went removes those, after a stop midway too. It needs no lock: nothing of a
     // deleted app is kept.
-    try {
-      await deps.apps.deleteLevels(teamId, deepestFirst, { before: () => lock.assertHeld(), deleted });
-    } catch (error) {
-      if (gone.length > 0) await removeDependents(teamId, gone).catch(() => undefined);
-      throw error;
-    }
-    await removeDependents(teamId, gone);
+    await withFollowUp(
+      () => deps.apps.deleteLevels(teamId, deepestFirst, { before: () => lock.assertHeld(), deleted }),
+      () => removeDependents(teamId, gone),
+    );
   }
 
   /** What other modules and this one keep for the apps: each step only while `stillAllowed` does not throw. */
   async function removeDependents(teamId: string, appIds: string[], stillAllowed: () => void = () => undefined): Promise<void> {
+    if (appIds.length === 0) return;
     const steps = [
       ...deps.onDeleted.map((listener) => () => listener(teamId, appIds)),
       () => deps.versions.deleteByApps(appIds),
