@@ -54,3 +54,14 @@ export function stallingOnce<A extends unknown[], R>(fn: (...args: A) => Promise
     return result;
   };
 }
+
+type Repositories = DatasetsContext['repos'];
+
+/** A stallingContext change: `repos[repository][method]` stalls once, after its first answer (stallingOnce). */
+export function stallingRepository<R extends keyof Repositories>(repository: R, method: keyof Repositories[R] & string, stall: () => Promise<unknown>) {
+  return (ctx: DatasetsContext): Partial<DatasetsContext> => {
+    const repo = ctx.repos[repository];
+    const original = repo[method] as (...args: unknown[]) => Promise<unknown>;
+    return { repos: { ...ctx.repos, [repository]: { ...repo, [method]: stallingOnce(original, stall) } } };
+  };
+}

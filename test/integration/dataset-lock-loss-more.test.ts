@@ -17,7 +17,7 @@ import { createDatasetService } from '../../src/platform/datasets/datasets/datas
 import { createTrainingCounts } from '../../src/platform/datasets/training/training-counts.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { expectStopped, type HeldBy, stallingContext as stallingContextOf, stallingOnce, stallPastLease as stallPastLeaseOf } from '../helpers/lock-loss.js';
+import { expectStopped, type HeldBy, stallingContext as stallingContextOf, stallingOnce, stallingRepository, stallPastLease as stallPastLeaseOf } from '../helpers/lock-loss.js';
 import { createUser, login } from '../helpers/platform.js';
 
 let t: TestApp;
@@ -93,20 +93,15 @@ describe('dataset and collection trees under a lost lock', () => {
     let created = '';
     const held: HeldBy = {};
     const service = createDatasetService(
-      stallingContext(held, (ctx) => ({
-        repos: {
-          ...ctx.repos,
-          datasets: {
-            ...ctx.repos.datasets,
-            // The subtree read; the new holder creates into it meanwhile, so the read is stale.
-            withDescendants: stallingOnce(ctx.repos.datasets.withDescendants, () =>
-              stallPastLease(`datasets:${teamId}`, held, async () => {
-                created = await api.ok<string>(api.post('/core/dataset/create', { name: 'Created meanwhile', parentId: folderId }));
-              }),
-            ),
-          },
-        },
-      })),
+      stallingContext(
+        held,
+        // The subtree read; the new holder creates into it meanwhile, so the read is stale.
+        stallingRepository('datasets', 'withDescendants', () =>
+          stallPastLease(`datasets:${teamId}`, held, async () => {
+            created = await api.ok<string>(api.post('/core/dataset/create', { name: 'Created meanwhile', parentId: folderId }));
+          }),
+        ),
+      ),
     );
     await expectStopped(() => service.remove(auth, folderId));
     const subtree = [folderId, inside, created];

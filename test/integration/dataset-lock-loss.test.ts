@@ -20,7 +20,7 @@ import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
-import { expectStopped, type HeldBy, stallingContext as stallingContextOf, stallingOnce, stallPastLease as stallPastLeaseOf } from '../helpers/lock-loss.js';
+import { expectStopped, type HeldBy, stallingContext as stallingContextOf, stallingOnce, stallingRepository, stallPastLease as stallPastLeaseOf } from '../helpers/lock-loss.js';
 
 let t: TestApp;
 let api: Client;
@@ -61,15 +61,10 @@ describe('dataset and collection trees under a lost lock', () => {
     const folderId = await api.ok<string>(api.post('/core/dataset/create', { name: 'Going', type: 'folder' }));
     const held: HeldBy = {};
     const service = createDatasetService(
-      stallingContext(held, (ctx) => ({
-        repos: {
-          ...ctx.repos,
-          datasets: {
-            ...ctx.repos.datasets,
-            findById: stallingOnce(ctx.repos.datasets.findById, () => stallPastLease(`datasets:${teamId}`, held, () => api.ok(api.del('/core/dataset/delete', { id: folderId })))),
-          },
-        },
-      })),
+      stallingContext(
+        held,
+        stallingRepository('datasets', 'findById', () => stallPastLease(`datasets:${teamId}`, held, () => api.ok(api.del('/core/dataset/delete', { id: folderId })))),
+      ),
     );
     await expectStopped(() => service.create(auth, { name: 'Late', parentId: folderId }));
     expect(await db().collection('datasets').countDocuments({ parentId: new ObjectId(folderId) })).toBe(0);
@@ -80,17 +75,12 @@ describe('dataset and collection trees under a lost lock', () => {
     const folderId = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, name: 'Going', type: 'folder' }));
     const held: HeldBy = {};
     const importer = createCollectionImportService(
-      stallingContext(held, (ctx) => ({
-        repos: {
-          ...ctx.repos,
-          collections: {
-            ...ctx.repos.collections,
-            findById: stallingOnce(ctx.repos.collections.findById, () =>
-              stallPastLease(`dataset_collections:${datasetId}`, held, () => api.ok(api.del('/core/dataset/collection/delete', { id: folderId }))),
-            ),
-          },
-        },
-      })),
+      stallingContext(
+        held,
+        stallingRepository('collections', 'findById', () =>
+          stallPastLease(`dataset_collections:${datasetId}`, held, () => api.ok(api.del('/core/dataset/collection/delete', { id: folderId }))),
+        ),
+      ),
     );
     await expectStopped(() => importer.insertInTree(auth, { datasetId, parentId: folderId, name: 'Late', type: 'virtual', trainingType: 'chunk', chunkSize: 512 }));
     expect(await collectionIds({ datasetId: new ObjectId(datasetId) })).toEqual([]);
@@ -102,20 +92,15 @@ describe('dataset and collection trees under a lost lock', () => {
     await api.ok(api.post('/core/dataset/collection/create', { datasetId, parentId: folderId, name: 'Inside', type: 'virtual' }));
     let created = '';
     const held: HeldBy = {};
-    const ctx = stallingContext(held, (ctx) => ({
-      repos: {
-        ...ctx.repos,
-        files: {
-          ...ctx.repos.files,
-          // The last step before the collections go.
-          deleteImagesRelated: stallingOnce(ctx.repos.files.deleteImagesRelated, () =>
-            stallPastLease(`dataset_collections:${datasetId}`, held, async () => {
-              created = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, parentId: folderId, name: 'Created meanwhile', type: 'virtual' }));
-            }),
-          ),
-        },
-      },
-    }));
+    // The last step before the collections go.
+    const ctx = stallingContext(
+      held,
+      stallingRepository('files', 'deleteImagesRelated', () =>
+        stallPastLease(`dataset_collections:${datasetId}`, held, async () => {
+          created = await api.ok<string>(api.post('/core/dataset/collection/create', { datasetId, parentId: folderId, name: 'Created meanwhile', type: 'virtual' }));
+        }),
+      ),
+    );
     const service = createCollectionService(ctx, createCollectionImportService(ctx));
     await expectStopped(() => service.remove(auth, folderId));
     expect(await collectionIds({ _id: new ObjectId(folderId) })).toEqual([folderId]);
