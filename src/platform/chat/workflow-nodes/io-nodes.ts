@@ -4,7 +4,7 @@ import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import type { NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
 import { presetQueries } from '../../../domain/workflow/prompts.js';
 import { extendQuery } from './llm-nodes.js';
-import { type NodeDeps, nodeLlm } from './node-deps.js';
+import { modelUsage, type NodeDeps, nodeLlm } from './node-deps.js';
 
 /** Search modes of older exports: the re-rank variants became a mode plus `usingReRank`. */
 const LEGACY_SEARCH_MODES: Record<string, { searchMode: string; usingReRank: boolean }> = {
@@ -39,8 +39,7 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
       const extended = await extendQuery(deps, llm, { question: text, background: String(params.datasetSearchExtensionBg ?? ''), histories: selectHistories(6, histories) });
       queries = extended.queries;
       extension = { extensionModel: llm.model.name, extensionResult: queries.slice(1).join('\n'), extensionTokens: extended.tokens };
-      const { totalPoints, tokens, inputTokens, outputTokens } = extended;
-      usages.push({ moduleName: 'Query extension', totalPoints, model: llm.model.name, tokens, inputTokens, outputTokens });
+      usages.push(modelUsage('Query extension', llm, extended.totalPoints, extended));
     }
     const { list, usage } = await search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), queries, limit, similarity, searchMode, usingReRank });
     const { model, tokens } = usage;

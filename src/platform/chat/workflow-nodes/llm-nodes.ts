@@ -16,10 +16,10 @@ import {
   renderQuotes,
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
-import type { ChatItem, ChatValue, NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
+import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
 import { completeChat, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
 import { fileExtensionOf } from './file-links.js';
-import { missingInput, modelTemperature, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
+import { missingInput, modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
 async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature?: number; maxToken?: number; onDelta?: (t: string) => void }) {
   const maxTokens = Math.min(Number(options.maxToken) || llm.model.maxResponse, llm.model.maxResponse);
@@ -33,16 +33,6 @@ async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[
   const outputTokens = result.completionTokens ?? estimateTokens(result.content);
   return Object.assign({}, result, { tokens: inputTokens + outputTokens, inputTokens, outputTokens, maxTokens, temperature });
 }
-
-/** A model call's usage line. */
-const modelUsage = (moduleName: string, llm: ResolvedLlm, totalPoints: number, counts: { tokens: number; inputTokens: number; outputTokens: number }): NodeUsage => ({
-  moduleName,
-  totalPoints,
-  model: llm.model.name,
-  tokens: counts.tokens,
-  inputTokens: counts.inputTokens,
-  outputTokens: counts.outputTokens,
-});
 
 /** An image's media type: the one served when it is an image type, else from the file name. */
 function imageType(url: string, served?: string): string {

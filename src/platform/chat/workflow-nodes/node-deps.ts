@@ -3,6 +3,7 @@ import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import type { LlmEndpoint } from '../../../infra/llm-stream.js';
 import type { LLMModel } from '../../../domain/models.js';
 import { usagePoints } from '../../../domain/usage-points.js';
+import type { NodeUsage } from '../../../domain/workflow/types.js';
 
 export interface ResolvedLlm {
   model: LLMModel;
@@ -90,4 +91,9 @@ export function modelTemperature(model: LLMModel, temperature: unknown): number 
 /** Points as the reference bills a language model: price per 1000 tokens. */
 export function pointsFor(model: LLMModel | undefined, tokens: number): number {
   return usagePoints(model, tokens);
+}
+
+/** A model call's usage line: its tokens, and the prompt and answer tokens they add up. */
+export function modelUsage(moduleName: string, llm: ResolvedLlm, totalPoints: number, counts: { tokens: number; inputTokens: number; outputTokens: number }): NodeUsage {
+  return { moduleName, totalPoints, model: llm.model.name, tokens: counts.tokens, inputTokens: counts.inputTokens, outputTokens: counts.outputTokens };
 }

@@ -15,7 +15,7 @@ import { type ChatValue, type NodeRunner, type NodeUsage, type RuntimeNode, SELE
 import { deepClone } from '../../../infra/deep-clone.js';
 import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
 import { nanoid } from '../ids.js';
-import { modelTemperature, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
+import { modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
 import { streamToolRound, type ToolRoundHandlers } from './tool-stream.js';
 
 /** Model calls per run of the node, as the reference's `maxRunToolTimes`. */
@@ -185,7 +185,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         toolDetail: details,
         ...(stopped ? { toolStop: true } : {}),
       },
-      usages: [{ moduleName: node.name ?? 'Tool call', totalPoints, model: llm.model.name, tokens, inputTokens, outputTokens }, ...toolUsages],
+      usages: [modelUsage(node.name ?? 'Tool call', llm, totalPoints, { tokens, inputTokens, outputTokens }), ...toolUsages],
       toolResponses: answer,
     };
   };
