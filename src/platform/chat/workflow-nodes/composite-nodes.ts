@@ -5,12 +5,12 @@
 
 import { tokenTotals } from '../../../domain/usage-points.js';
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
-import { dispatchWorkflow, WorkflowError } from '../../../domain/workflow/dispatch.js';
+import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { dynamicInputOf, dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { ChatItem, NodeRunContext, NodeRunner, RuntimeEdge, RuntimeNode } from '../../../domain/workflow/types.js';
 import { deepClone } from '../../../infra/deep-clone.js';
 import type { RunGraph } from '../app-source.js';
-import { nanoid } from '../ids.js';
+import { dispatchNested } from './nested-run.js';
 
 export const MAX_NESTING = 5;
 
@@ -74,22 +74,14 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     const { nodes, edges } = childRuntime(child.graph, ['pluginInput'], true);
     const input = nodes.find((n) => n.flowNodeType === 'pluginInput');
     for (const item of input?.inputs ?? []) if (context.params[item.key] !== undefined) item.value = context.params[item.key];
-    const result = await dispatchWorkflow({
+    // What the plugin answers (its answer or AI nodes) streams and is saved as this node's answer.
+    const result = await dispatchNested(context, {
       nodes,
       edges,
       variables: { ...context.variables },
       histories: context.histories,
       query: context.query,
       runners: child.runners,
-      mode: context.mode,
-      // What the plugin answers (its answer or AI nodes) streams and is saved as this node's answer.
-      stream: context.stream,
-      emit: context.emit,
-      isAborted: context.isAborted,
-      runBudget: context.runBudget,
-      pause: context.pause,
-      newId: () => nanoid(),
-      now: () => Date.now(),
     });
     const output = result.flowResponses.find((r) => r.moduleType === 'pluginOutput')?.pluginOutput as Record<string, unknown> | undefined;
     const totalPoints = result.flowUsages.reduce((sum, u) => sum + u.totalPoints, 0);
@@ -120,21 +112,13 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     // The node's other inputs are the child app's variables.
     const { userChatInput: _question, history: _history, system_forbid_stream: _stream, ...childVariables } = context.params;
     context.emit({ event: 'answer', text: '\n' });
-    const result = await dispatchWorkflow({
+    const result = await dispatchNested(context, {
       nodes,
       edges,
       variables: { ...context.variables, ...childVariables },
       histories,
       query: [{ type: 'text', text: { content: question } }],
       runners: child.runners,
-      mode: context.mode,
-      stream: context.stream,
-      emit: context.emit,
-      isAborted: context.isAborted,
-      runBudget: context.runBudget,
-      pause: context.pause,
-      newId: () => nanoid(),
-      now: () => Date.now(),
     });
     const answer = valuesText(result.assistantResponses);
     const history: ChatItem[] = [

@@ -7,7 +7,6 @@
  */
 
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
-import { dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import { toolResponseText } from '../../../domain/workflow/tool-response.js';
 import { estimateTokens, historyPreview, historyToMessages, type PromptMessage } from '../../../domain/workflow/prompts.js';
@@ -15,6 +14,7 @@ import { type ChatValue, type NodeRunner, type NodeUsage, type RuntimeNode, SELE
 import { deepClone } from '../../../infra/deep-clone.js';
 import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
 import { nanoid } from '../ids.js';
+import { dispatchNested } from './nested-run.js';
 import { modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
 import { streamToolRound, type ToolRoundHandlers } from './tool-stream.js';
 
@@ -66,7 +66,8 @@ function toolSchema(node: RuntimeNode) {
 }
 
 export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<string, NodeRunner>): NodeRunner {
-  return async ({ node, params, histories, query, runtimeNodes, runtimeEdges, variables, mode, stream, emit, isAborted, runBudget, pause }) => {
+  return async (run) => {
+    const { node, params, histories, query, runtimeNodes, runtimeEdges, variables, stream, emit, isAborted } = run;
     const llm = nodeLlm(deps, params.model);
     const toolIds = runtimeEdges.filter((e) => e.source === node.nodeId && e.sourceHandle === SELECTED_TOOLS_HANDLE).map((e) => e.target);
     const tools = runtimeNodes.filter((n) => toolIds.includes(n.nodeId));
@@ -132,7 +133,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
           const entry: RuntimeNode = { ...deepClone(tool), isEntry: true };
           entry.inputs = entry.inputs.map((input) => (input.key in args ? { ...input, value: args[input.key] } : input));
           const toolRunNodes = runtimeNodes.map((n) => (n.nodeId === tool.nodeId ? entry : { ...deepClone(n), isEntry: false }));
-          const nested = await dispatchWorkflow({
+          const nested = await dispatchNested(run, {
             nodes: toolRunNodes,
             edges: runtimeEdges.map((e) => ({ ...e, status: 'waiting' as const })),
             // Shared: a tool that updates a variable updates it for the rest of the run, as in the reference.
@@ -140,18 +141,11 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
             histories,
             query,
             runners: nestedRunners(),
-            mode,
             // What the tool's own nodes answer streams as they answer it (a model node's tokens, an
             // answer node's text); as a tool call, a node shows no status and stops for no user.
-            stream,
             emit: (event) => {
               if (event.event !== 'flowNodeStatus' && event.event !== 'interactive') emit(event);
             },
-            isAborted,
-            runBudget,
-            pause,
-            newId: () => nanoid(),
-            now: () => Date.now(),
           });
           keepOutputs(toolRunNodes, runtimeNodes);
           response = toolResponseText(nested.toolResponses, valuesText(nested.assistantResponses));
