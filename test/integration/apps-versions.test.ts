@@ -1,3 +1,4 @@
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -114,5 +115,52 @@ describe('versions', () => {
     expect((await call(t, tok, 'POST', '/core/app/version/list', { appId: app, pageSize: 1000 })).status).toBe(200);
     expect((await call(t, tok, 'POST', '/core/app/version/list', { appId: app, pageSize: 0 })).status).toBe(400);
     expect((await call(t, tok, 'GET', '/core/app/version/detail', { appId: app, versionId: 'nope' })).status).toBe(400);
+  });
+
+  // The trigger is the one part of a chat config stored as fields: a key the database refuses
+  // there (`a.b`, `$x`) was a 500 after the version was already published.
+  it("keeps a scheduled trigger's three strings only, refuses other values before anything is written, and reverts a stored odd one", async () => {
+    const appId = await createApp(t, tok, { name: 'triggered', type: 'advanced' });
+    const trigger = { cronString: '0 * * * *', timezone: 'Asia/Shanghai', defaultPrompt: 'hi' };
+    await ok(t, tok, 'POST', `/core/app/version/publish?appId=${appId}`, {
+      nodes: nodes(1),
+      edges: [],
+      isPublish: true,
+      chatConfig: { scheduledTriggerConfig: { ...trigger, 'a.b': 1, $x: { y: 1 } } },
+    });
+    expect((await ok(t, tok, 'GET', '/core/app/detail', { appId })).scheduledTriggerConfig).toEqual(trigger);
+
+    const versions = t.app.mongo.db.collection('app_versions');
+    const before = await versions.countDocuments({ appId: new ObjectId(appId) });
+    for (const bad of [{ cronString: [[1]] }, { timezone: 5 }, 'hourly']) {
+      const r = await call(t, tok, 'POST', `/core/app/version/publish?appId=${appId}`, { nodes: nodes(2), edges: [], isPublish: true, chatConfig: { scheduledTriggerConfig: bad } });
+      expect(r.status).toBe(400);
+      expect(r.body.message).toContain('chatConfig.scheduledTriggerConfig');
+    }
+    expect(await versions.countDocuments({ appId: new ObjectId(appId) })).toBe(before);
+
+    // Versions stored before the check: a revert keeps a trigger's strings and drops the rest,
+    // and drops a trigger that is not made of strings.
+    const storedWith = async (scheduledTriggerConfig: unknown) =>
+      (
+        await versions.insertOne({
+          appId: new ObjectId(appId),
+          nodesJson: JSON.stringify(nodes(3)),
+          edgesJson: '[]',
+          chatConfigJson: JSON.stringify({ scheduledTriggerConfig }),
+          isPublish: true,
+          versionName: 'odd',
+          time: new Date(),
+        })
+      ).insertedId.toHexString();
+    for (const [stored, kept] of [
+      [{ cronString: '5 * * * *', 'a.b': 1 }, { cronString: '5 * * * *' }],
+      [{ cronString: '5 * * * *', timezone: ['x'] }, null],
+    ] as const) {
+      await ok(t, tok, 'POST', `/core/app/version/revert?appId=${appId}`, { versionId: await storedWith(stored), editNodes: nodes(1), editEdges: [] });
+      const reverted = await ok(t, tok, 'GET', '/core/app/detail', { appId });
+      expect(reverted.modules).toEqual(nodes(3));
+      expect(reverted.scheduledTriggerConfig).toEqual(kept);
+    }
   });
 });

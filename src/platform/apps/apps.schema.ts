@@ -28,7 +28,15 @@ export const zRunNodes = nodeList(z.object({ inputs: zNodeParts.default([]), out
 export const zEdges = z
   .array(z.record(z.string(), z.unknown()), { message: 'must be an array of edge objects' })
   .max(MAX_GRAPH_EDGES, { message: `a workflow has at most ${MAX_GRAPH_EDGES} edges` });
-export const zChatConfig = z.record(z.string(), z.unknown());
+/**
+ * A chat config is stored as JSON text, except its scheduled trigger, which is stored as fields:
+ * that part is the reference's three strings (other keys dropped, as its model does), so no key
+ * or value a database refuses reaches a field.
+ */
+export const zScheduledTrigger = z
+  .object({ cronString: z.string().max(200).optional(), timezone: z.string().max(100).optional(), defaultPrompt: z.string().max(10_000).optional() })
+  .nullable();
+export const zChatConfig = z.object({ scheduledTriggerConfig: zScheduledTrigger.optional() }).catchall(z.unknown());
 const zAvatar = z.string().max(1000);
 const zIntro = z.string().max(5000);
 

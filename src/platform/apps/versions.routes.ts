@@ -5,7 +5,7 @@ import { createStampedCache } from '../../infra/stamped-read-model.js';
 import { pageSkipLimit } from '../../infra/zod.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { App } from './apps.repo.js';
-import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput } from './apps.schema.js';
+import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput, zScheduledTrigger } from './apps.schema.js';
 import type { AppsCore, AppsDeps, SavedGraphCheck } from './apps.service.js';
 import { simpleWorkflowOf } from './simple-form.js';
 import { clampDatasetSearchLimits } from '../../domain/workflow/quote-limits.js';
@@ -64,7 +64,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     current: App,
     next: { nodes: unknown[]; edges: unknown[]; chatConfig?: Record<string, unknown>; versionId: string; type?: App['type']; keepTrigger: boolean },
   ) => {
-    const trigger = next.chatConfig?.scheduledTriggerConfig as App['scheduledTriggerConfig'] | undefined;
+    const trigger = triggerOf(next.chatConfig);
     await deps.apps.update(teamId, current._id, {
       modulesJson: JSON.stringify(next.nodes),
       edgesJson: JSON.stringify(next.edges),
@@ -75,6 +75,11 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       ...(trigger || !next.keepTrigger ? { scheduledTriggerConfig: trigger ?? null } : {}),
       pluginData: { ...current.pluginData, nodeVersion: next.versionId },
     });
+  };
+  /** The trigger's fields of a config, the reference's three strings: a version stored before they were validated may hold anything. */
+  const triggerOf = (config: Record<string, unknown> | undefined): App['scheduledTriggerConfig'] | undefined => {
+    const parsed = zScheduledTrigger.safeParse(config?.scheduledTriggerConfig);
+    return parsed.success ? (parsed.data ?? undefined) : undefined;
   };
   const versionOf = async (appId: string, versionId: string) => {
     const version = await deps.versions.findOfApp(appId, versionId);
