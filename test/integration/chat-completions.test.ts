@@ -81,8 +81,11 @@ describe('v1/chat/completions', () => {
     const res = await completions(authHeaders(tokA), { appId, stream: true, detail: true, messages: [{ role: 'user', content: 'x' }] });
     const frames = sseFrames(res.body);
     const names = frames.map((f) => f.event);
-    expect(names[0]).toBe('flowNodeStatus');
-    expect(JSON.parse(frames[0]!.data)).toEqual({ status: 'running', name: 'AI chat' });
+    // OpenAI's opening chunk names the role before anything else.
+    expect(names[0]).toBe('answer');
+    expect(JSON.parse(frames[0]!.data).choices).toEqual([{ delta: { role: 'assistant', content: '' }, index: 0, finish_reason: null }]);
+    expect(names[1]).toBe('flowNodeStatus');
+    expect(JSON.parse(frames[1]!.data)).toEqual({ status: 'running', name: 'AI chat' });
     const done = frames.findIndex((f) => f.data === '[DONE]');
     expect(frames[done]!.event).toBe('answer');
     expect(frames[done + 1]!.event).toBe('flowResponses');

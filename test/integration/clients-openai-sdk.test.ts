@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
-import OpenAI, { AuthenticationError, toFile } from 'openai';
+import OpenAI, { AuthenticationError, BadRequestError, toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { createApiKey, createUser, login } from '../helpers/platform.js';
-import { startChatApp } from './chat-helpers.js';
+import { createPublishedApp, startChatApp } from './chat-helpers.js';
 
 /**
  * The official OpenAI Node SDK against the service on a real port, unchanged: embeddings with
@@ -68,10 +68,39 @@ describe('openai SDK: audio transcriptions', () => {
     expect(transcription.text).toBe('transcribed words');
   });
 
+  // OpenAI's own speech-to-text example asks for text; the SDK then types the answer as a string.
+  it("response_format text answers the bare transcript; subtitles are a 400 naming the field", async () => {
+    const client = new OpenAI({ apiKey: 'not-a-key', baseURL, maxRetries: 0, defaultHeaders: { token: session } });
+    const text = await client.audio.transcriptions.create({ ...(await form()), response_format: 'text', timestamp_granularities: undefined });
+    expect(text).toBe('transcribed words');
+    const error = await client.audio.transcriptions.create({ ...(await form()), response_format: 'srt', timestamp_granularities: undefined }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect((error as BadRequestError).message).toContain('response_format');
+  });
+
   it('an API key alone is refused with 401', async () => {
     const client = new OpenAI({ apiKey: globalKey, baseURL, maxRetries: 0 });
     const error = await client.audio.transcriptions.create(await form()).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AuthenticationError);
     expect((error as AuthenticationError).status).toBe(401);
+  });
+});
+
+describe('openai SDK: chat completion streams', () => {
+  // A workflow may answer no text (it only calls a hook, or stops at a user select without
+  // detail): OpenAI names the role in a stream's first chunk, and the SDK's stream helper (behind
+  // runTools too) refuses a stream that never did.
+  it('the stream helper finalises an answer without text as an assistant message', async () => {
+    const silent = {
+      nodes: [{ nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] }],
+      edges: [],
+      chatConfig: {},
+    };
+    const appKey = await createApiKey(t, session, { name: 'silent app key', appId: await createPublishedApp(t, session, 'Silent bot', silent) });
+    const client = new OpenAI({ apiKey: appKey, baseURL, maxRetries: 0 });
+    const final = await client.chat.completions.stream({ model: 'x', messages: [{ role: 'user', content: 'log this' }] }).finalChatCompletion();
+    // The SDK makes no text a null content, as it does for OpenAI's own empty answers.
+    expect(final.choices[0]!.message).toMatchObject({ role: 'assistant', content: null });
+    expect(final.choices[0]!.finish_reason).toBe('stop');
   });
 });

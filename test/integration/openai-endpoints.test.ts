@@ -310,6 +310,29 @@ describe('core/ai helpers', () => {
     ]);
   });
 
+  // The 4.8.10 web client's chats2GPTMessages makes an assistant message of a user select's
+  // interactive value, with no content: that was a 400, and the guide stayed empty after every select.
+  it('createQuestionGuide leaves out what holds no text: an interactive value, tool calls and results', async () => {
+    fake.reply = () => '["And then?"]';
+    const interactive = { type: 'userSelect', params: { description: 'Pick one', userSelectOptions: [{ key: 'a', value: 'Confirm' }], userSelectedVal: 'Confirm' } };
+    const messages = [
+      { role: 'developer', content: 'Be brief.' },
+      { role: 'user', content: 'I want a refund' },
+      { role: 'assistant', interactive },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'refund', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+      { role: 'assistant', content: 'Refund started.', interactive },
+    ];
+    expect(await ok(t, tok, 'POST', '/core/ai/agent/createQuestionGuide', { messages })).toEqual(['And then?']);
+    const sent = (fake.requests.filter((r) => r.path.endsWith('/chat/completions')).at(-1)!.body as { messages: unknown[] }).messages;
+    expect(sent.slice(0, -1)).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'I want a refund' },
+      { role: 'assistant', content: 'Refund started.' },
+    ]);
+    expect((await call(t, tok, 'POST', '/core/ai/agent/createQuestionGuide', { messages: [{ role: 'robot', content: 'x' }] })).body.message).toContain('messages.0.role');
+  });
+
   it('ai/token needs the root key', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/core/ai/token', headers: { rootkey: t.config.ROOT_KEY }, payload: { messages: [{ role: 'user', content: 'count these words please' }] } });
     expect(res.statusCode, res.body).toBe(200);

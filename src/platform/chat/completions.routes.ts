@@ -84,6 +84,9 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         });
       }
       writer.start();
+      // OpenAI opens every stream with the role: its SDKs' stream helpers refuse an answer whose
+      // chunks never named one (a workflow that answers no text).
+      writer.write('answer', textChunk('', false, created));
       try {
         const result = await chat.run.runTurn(turn);
         finishTurn(chat, admitted, result.flowResponses);

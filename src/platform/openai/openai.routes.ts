@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { estimateTokens } from '../../domain/workflow/prompts.js';
 import { startPeriodicTask } from '../../infra/backoff.js';
 import { Errors } from '../../infra/errors.js';
-import type { LlmMessage } from '../../infra/llm-stream.js';
 import { zObjectId } from '../../infra/zod.js';
 import type { ChatModule } from '../chat/chat-module.js';
 import { readMultipart } from '../datasets/files/multipart.js';
@@ -65,15 +64,24 @@ const AUDIO_BYTES_PER_SECOND_CEILING = 32_000;
 /** How often expired speech cache entries are removed. */
 const TTS_SWEEP_MS = 60 * 60 * 1000;
 
-const simpleMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.union([z.string(), z.array(z.any())]) }).loose();
+/**
+ * A chat message as clients send one (OpenAI's roles; the web client's `chats2GPTMessages` makes
+ * an assistant message of a user select's `interactive` value, with no content).
+ */
+const simpleMessage = z.object({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']), content: z.union([z.string(), z.array(z.any())]).nullish() }).loose();
 const guideSchema = z.object({ messages: z.array(simpleMessage).min(1, 'messages must not be empty').max(50), shareId: z.string().optional(), outLinkUid: z.string().optional() }).loose();
-const tokenSchema = z.object({ messages: z.array(simpleMessage.partial({ content: true })).max(1000) });
+const tokenSchema = z.object({ messages: z.array(simpleMessage).max(1000) });
 const speechSchema = z.object({
   ttsConfig: z.object({ type: z.string().optional(), model: z.string().min(1, 'model or voice not found'), voice: z.string().min(1, 'model or voice not found'), speed: z.number().min(0.25).max(4).optional() }),
   input: z.string().min(1).max(4096),
   shareId: z.string().optional(),
   outLinkUid: z.string().optional(),
 });
+/**
+ * OpenAI's `response_format` form field: `text` is the bare transcript; json and verbose_json
+ * the envelope with `text`. Subtitles need timings the transcript does not have.
+ */
+const transcriptionFormat = z.object({ response_format: z.enum(['json', 'verbose_json', 'text']).optional() });
 const transcriptionData = z.object({
   appId: zObjectId.optional(),
   duration: z.number().min(0).max(3600).optional(),
@@ -133,7 +141,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     tags: ['openai'],
     handler: async ({ input, auth }) => {
       await chat.outLinks.assertMaySpend(auth);
-      const result = await service.questionGuide(input.messages as LlmMessage[]);
+      const result = await service.questionGuide(input.messages);
       const points = usagePoints(result.model, result.tokens);
       await charge(auth, { appName: 'Question guide', list: [{ moduleName: 'Question guide', totalPoints: points, model: result.model.name, tokens: result.tokens }] });
       return result.questions;
@@ -213,7 +221,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
       credentialsInBody: TRANSCRIBERS,
       openAiErrors: true,
       raw: true,
-      summary: 'Speech to text through the configured whisper model (multipart: file + data JSON); answers the text in the envelope (`data`) and as `text`',
+      summary: 'Speech to text through the configured whisper model (multipart: file + data JSON); answers the text in the envelope (`data`) and as `text`, or bare with `response_format` text',
       tags: ['openai'],
       handler: async ({ request, reply }) => {
         const { file, fields } = await readMultipart(request, TRANSCRIPTION_MAX_BYTES, TRANSCRIPTION_MAX_FIELDS);
@@ -226,6 +234,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
           }
         }
         const meta = parseWith(transcriptionData, data);
+        const { response_format: format } = parseWith(transcriptionFormat, { response_format: fields.response_format });
         // The chat-cert credentials ride in the `data` field; they are checked as every chat-cert route checks them.
         request.body = meta;
         const auth = await authenticateCaller(app, request, TRANSCRIBERS);
@@ -237,6 +246,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
         // tiny duration for a long recording does not get it transcribed for nothing.
         const duration = Math.max(meta.duration ?? 0, Math.floor(file.buffer.length / AUDIO_BYTES_PER_SECOND_CEILING));
         await charge(auth, { appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: usagePoints(model, duration, 60), model: model.name, duration }] });
+        if (format === 'text') return reply.header('content-type', 'text/plain; charset=utf-8').send(text);
         // `text` beside the envelope's `data` (which FastGPT's web client reads): where OpenAI's SDKs look.
         return reply.send({ code: 200, statusText: '', message: '', data: text, text });
       },

@@ -17,16 +17,27 @@ const QUESTION_GUIDE_PROMPT =
   'Based on the conversation above, suggest 3 short follow-up questions the user might ask next, in the same language as the conversation, each under 20 characters. Reply with a JSON array of strings only, e.g. ["question 1","question 2","question 3"].';
 
 /**
- * A message of the chat box as the question guide sends it: text only. The web client sends the
+ * A message of the chat box as the question guide sends it, as text: the web client sends the
  * last turns with their `file_url` parts and this service's relative image links, which a
- * provider refuses; the reference drops them too (no vision for the guide).
+ * provider refuses (the reference drops them too: no vision for the guide), and after a user
+ * select an assistant message with only its `interactive` value. What holds no text (that one, tool
+ * calls and results) is left out, as the reference clears invalid messages; other fields too.
  */
-function asTextMessage(message: LlmMessage): LlmMessage {
-  if (!Array.isArray(message.content)) return message;
-  const text = (message.content as { type?: string; text?: unknown }[])
-    .flatMap((part) => (part?.type === 'text' && typeof part.text === 'string' ? [part.text] : []))
-    .join('\n');
-  return { ...message, content: text };
+function asGuideMessages(message: GuideMessage): LlmMessage[] {
+  const role = message.role === 'developer' ? 'system' : message.role;
+  if (role !== 'system' && role !== 'user' && role !== 'assistant') return [];
+  const text = Array.isArray(message.content)
+    ? (message.content as { type?: string; text?: unknown }[]).flatMap((part) => (part?.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n')
+    : typeof message.content === 'string'
+      ? message.content
+      : '';
+  return text ? [{ role, content: text }] : [];
+}
+
+/** A message as the question guide's callers send it: OpenAI's roles, content possibly absent. */
+export interface GuideMessage {
+  role: string;
+  content?: unknown;
 }
 
 /** Cuts or zero-pads a vector to the reference's fixed 1536 dimensions. */
@@ -97,9 +108,9 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       return { text: typeof body?.text === 'string' ? body.text : '', model: whisper };
     },
 
-    async questionGuide(sent: LlmMessage[]) {
+    async questionGuide(sent: GuideMessage[]) {
       const llm = chat.models.firstLlm();
-      const messages = sent.map(asTextMessage);
+      const messages = sent.flatMap(asGuideMessages);
       const result = await completeChat(llm.endpoint, {
         model: llm.model.model,
         messages: [...messages, { role: 'user', content: QUESTION_GUIDE_PROMPT }],
