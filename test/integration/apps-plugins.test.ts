@@ -117,6 +117,23 @@ describe('HTTP plugins', () => {
     expect(parent).toMatchObject({ name: 'Pets v2', pluginData: { apiSchemaStr: schemaYaml } });
   });
 
+  // A copy of a generated child keeps its pluginUniId (as the reference's copy): an update then
+  // rewrote one of the two and left the other on the old schema for good.
+  it('an update regenerates every child of a kept operation, a copy of one too', async () => {
+    const schemaAt = (host: string) => JSON.stringify({ openapi: '3.0.0', servers: [{ url: `https://${host}` }], paths: { '/pets': { get: { operationId: 'listPets' } } } });
+    await ok(t, tok, 'POST', '/core/app/httpPlugin/create', { name: 'Copied pets', pluginData: { apiSchemaStr: schemaAt('old.example.com') } });
+    const container = await httpPluginId('Copied pets');
+    const [original] = await children(container);
+    const { appId: copy } = await ok(t, tok, 'POST', '/core/app/copy', { appId: original._id });
+    await ok(t, tok, 'POST', '/core/app/httpPlugin/update', { appId: container, name: 'Copied pets', pluginData: { apiSchemaStr: schemaAt('new.example.com') } });
+    expect((await children(container)).map((c: { _id: string }) => c._id).sort()).toEqual([original._id, copy].sort());
+    for (const id of [original._id, copy]) {
+      const modules = JSON.stringify((await ok(t, tok, 'GET', '/core/app/detail', { appId: id })).modules);
+      expect(modules, id).toContain('https://new.example.com/pets');
+      expect(modules, id).not.toContain('old.example.com');
+    }
+  });
+
   it('a create that fails at a child takes the whole plugin back, its room too', async () => {
     const apps = t.app.mongo.db.collection('apps');
     const before = await apps.countDocuments({});

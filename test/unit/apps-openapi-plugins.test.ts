@@ -44,6 +44,25 @@ describe('generatePlugins', () => {
     ]);
   });
 
+  // A name is its child's pluginUniId: two operations of one name left one child out of updates.
+  it('keeps names unique when an operationId is what de-duplication makes, and when names are cut to 200', () => {
+    const long = 'x'.repeat(250);
+    const plugins = generatePlugins(
+      JSON.stringify({
+        openapi: '3.0.0',
+        paths: {
+          '/c': { get: { operationId: 'op' }, post: { operationId: 'op' } },
+          '/d': { post: { operationId: 'op-post' }, get: { operationId: 'op' } },
+          '/e': { get: { operationId: `${long}1` }, post: { operationId: `${long}2` } },
+        },
+      }),
+    );
+    const names = plugins.map((p) => p.name);
+    expect(names.slice(0, 4)).toEqual(['op', 'op-post', 'op-get', 'op-post-post']);
+    expect(names.slice(4)).toEqual(['x'.repeat(200), `${'x'.repeat(195)}-post`]);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
   it('maps query, path, header and body parameters (Swagger 2 body, OpenAPI 3 requestBody, $ref)', () => {
     const [plugin] = generatePlugins(
       JSON.stringify({

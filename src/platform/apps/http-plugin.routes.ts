@@ -86,8 +86,9 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
           for (const child of removed) await core.deleteTree(auth.teamId, child._id, room);
           for (const plugin of added) await createChild(auth, input.appId, plugin, current.tmbId, room);
         });
-        for (const [name, child] of existing) {
-          const plugin = wanted.get(name);
+        // Every child of a kept operation, not one per id: a copy of a child keeps its id.
+        for (const child of children) {
+          const plugin = wanted.get(child.pluginData?.pluginUniId as string);
           if (!plugin) continue;
           await deps.apps.update(auth.teamId, child._id, {
             name: plugin.name,

@@ -235,6 +235,21 @@ export function parseCustomHeaders(text: string | undefined): Record<string, str
 }
 
 /** One plugin per non-deprecated operation, named operationId || path (made unique by method). */
+const MAX_PLUGIN_NAME = 200;
+
+/**
+ * An operation's plugin name, which is also its child's `pluginUniId`: the operationId (or path),
+ * then with the method, then numbered, until no other operation of the schema has it, within
+ * 200 characters. Two children of one id would leave one of them out of every later update.
+ */
+function uniqueName(base: string, method: string, used: Set<string>): string {
+  const withSuffix = (suffix: string) => base.slice(0, MAX_PLUGIN_NAME - suffix.length) + suffix;
+  let name = withSuffix('');
+  for (let n = 1; used.has(name); n += 1) name = withSuffix(n === 1 ? `-${method}` : `-${method}-${n}`);
+  used.add(name);
+  return name;
+}
+
 export function generatePlugins(schemaText: string, customHeaders?: string): GeneratedPlugin[] {
   const doc = parseApiSchema(schemaText);
   const headers = parseCustomHeaders(customHeaders);
@@ -250,15 +265,13 @@ export function generatePlugins(schemaText: string, customHeaders?: string): Gen
       if (operation === undefined) continue;
       if (!isObject(operation)) throw invalid(`operation ${method} ${path} must be an object`);
       if (operation.deprecated === true || operation.deprecated === 'true') continue;
-      let name = (typeof operation.operationId === 'string' && operation.operationId) || path;
-      if (used.has(name)) name = `${name}-${method}`;
-      used.add(name);
+      const name = uniqueName((typeof operation.operationId === 'string' && operation.operationId) || path, method, used);
       const workflow = buildWorkflow({ url: `${server}${path}`, method, params: paramsOf(doc, pathItem, operation), headers });
       const size = JSON.stringify(workflow.modules).length;
       if (size > MAX_PLUGIN_WORKFLOW_CHARS) throw invalid(`operation ${method} ${path.slice(0, 100)} would make a workflow over ${MAX_PLUGIN_WORKFLOW_CHARS} characters`);
       total += size;
       if (total > MAX_GENERATED_WORKFLOW_CHARS) throw invalid(`the operations would make workflows over ${MAX_GENERATED_WORKFLOW_CHARS} characters in all`);
-      plugins.push({ name: name.slice(0, 200), intro: textOf(operation.description ?? operation.summary).slice(0, 5000), avatar: HTTP_AVATAR, ...workflow });
+      plugins.push({ name, intro: textOf(operation.description ?? operation.summary).slice(0, 5000), avatar: HTTP_AVATAR, ...workflow });
     }
   }
   return plugins;
