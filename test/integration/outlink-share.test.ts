@@ -65,6 +65,29 @@ describe('share link CRUD', () => {
 });
 
 describe('share-link chat', () => {
+  // A turn's items were written before its chat: a save stopped between the two left items that
+  // no chat owned, and the next caller of that chat id (another visitor) took them over.
+  it('a save stopped at the chat leaves nothing the next caller of that chat id gets', async () => {
+    const shareId = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Lost save', responseDetail: false });
+    const repo = t.app.chat.repo;
+    const upsertChat = repo.upsertChat;
+    repo.upsertChat = async () => {
+      throw new Error('connection reset');
+    };
+    try {
+      const first = await inject('POST', '/v1/chat/completions', { shareId, outLinkUid: 'visitor-a', chatId: 'lost-save', messages: [{ role: 'user', content: 'my private question' }] });
+      // The answer was given; the save's failure is logged (as the reference).
+      expect(first.json().choices[0].message.content).toBe('Echo: my private question');
+    } finally {
+      repo.upsertChat = upsertChat;
+    }
+    const second = await inject('POST', '/v1/chat/completions', { shareId, outLinkUid: 'visitor-b', chatId: 'lost-save', messages: [{ role: 'user', content: 'hello' }] });
+    expect(second.statusCode, second.body).toBe(200);
+    const history = (await inject('GET', `/core/chat/outLink/init?shareId=${shareId}&outLinkUid=visitor-b&chatId=lost-save`)).json().data.history;
+    expect(JSON.stringify(history)).not.toContain('my private question');
+    expect(history).toHaveLength(2);
+  });
+
   it('chats with share credentials, lists its own history, filters node responses, keeps other users out', async () => {
     const shareId = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Web', responseDetail: false });
     const creds = { shareId, outLinkUid: 'visitor-1' };

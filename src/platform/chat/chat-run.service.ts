@@ -295,14 +295,8 @@ export function createChatRunService(deps: ChatRunDeps) {
     }
     const base = { teamId: caller.auth.teamId, tmbId: turnOwnerOf(request), appId, chatId };
     const chatConfig = resolveChatConfig(input.graph.nodes, input.graph.chatConfig);
-    await deps.repo.insertItems(
-      base,
-      [
-        { dataId: question.dataId ?? nanoid(22), obj: 'Human', value: question.value as ChatValue[] },
-        { dataId: request.responseChatItemId, obj: 'AI', value: result.assistantResponses, responseData: result.flowResponses, customFeedbacks: input.customFeedbacks },
-      ],
-      now,
-    );
+    // The chat (whose it is) before its items: a save stopped between the two leaves an empty chat
+    // of its owner, never items without one, which the next caller of that chat id would take over.
     await deps.repo.upsertChat(
       {
         ...base,
@@ -315,6 +309,14 @@ export function createChatRunService(deps: ChatRunDeps) {
         variables: result.newVariables,
         metadata: { ...(input.chat?.metadata ?? {}), ...(request.metadata ?? {}), ...(request.originIp ? { originIp: request.originIp } : {}) },
       },
+      now,
+    );
+    await deps.repo.insertItems(
+      base,
+      [
+        { dataId: question.dataId ?? nanoid(22), obj: 'Human', value: question.value as ChatValue[] },
+        { dataId: request.responseChatItemId, obj: 'AI', value: result.assistantResponses, responseData: result.flowResponses, customFeedbacks: input.customFeedbacks },
+      ],
       now,
     );
     // An app deleted during the turn takes the turn with it (the answer has been given). Checked
