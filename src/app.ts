@@ -1,8 +1,9 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import clusterApi from './cluster/index.js';
 import type { Config } from './config.js';
+import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './infra/error-render.js';
 import { createLogger } from './infra/logger.js';
 import { lazyRequestLogger } from './infra/request-logger.js';
 import { platformRoutes, platformServices } from './platform/index.js';
@@ -49,7 +50,15 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     // Behind a reverse proxy: the client's address (login limits) and https (Secure cookies).
     trustProxy: typeof config.TRUST_PROXY === 'number' ? trustHops(config.TRUST_PROXY) : config.TRUST_PROXY,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
+    // The router's own refusals skip the error handler: same bodies as every other error.
+    frameworkErrors: (error, request, routerReply) => {
+      const reply = routerReply as FastifyReply;
+      const rendered = renderFrameworkError(error, request);
+      request.log.info({ code: error.code, statusCode: rendered.status }, 'request refused by the router');
+      app.applySecurityHeaders(request, reply);
+      return reply.code(rendered.status).headers(rendered.headers).header('x-request-id', request.id).send(rendered.body);
+    },
     // Start-up tasks run in one onReady hook, which Fastify bounds by this (default 10 s): the
     // database may come up late (30 s) and interrupted permission changes wait for a crashed
     // holder's tree lock (up to 15 s). Each task bounds its own wait.

@@ -113,6 +113,18 @@ export function describeZodError(error: z.ZodError): string {
   return invalidField(issue.path.join('.'), issue.message, error.issues.length);
 }
 
+/** The router's `maxParamLength`: a longer path parameter never reaches a route. */
+export const MAX_PATH_PARAM_LENGTH = 500;
+
+/**
+ * An error Fastify's router answers itself (a path parameter over MAX_PATH_PARAM_LENGTH, a path
+ * that is not valid percent-encoding): no error handler runs for those, so the app's
+ * `frameworkErrors` renders them here, in the URL's error format like every other error.
+ */
+export function renderFrameworkError(error: unknown, request: { id: string; url: string }): RenderedError {
+  return renderError(toAppError(error, request.id).appError, errorFormatFor(request.url));
+}
+
 /** Messages of the multipart parser (busboy/dicer) for a body that is cut short or malformed. */
 const BROKEN_MULTIPART = [
   /^Unexpected end of (multipart data|form)$/,
@@ -162,6 +174,11 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
   const truncated = truncatedBodyMessage(fastifyError);
   if (truncated) return { appError: Errors.missingParams(truncated), unexpected: false };
   switch (fastifyError.code) {
+    // The router's refusals (see renderFrameworkError). No stored name is that long.
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { appError: Errors.notFound(`Not found: a path parameter is longer than ${MAX_PATH_PARAM_LENGTH} characters`), unexpected: false };
+    case 'FST_ERR_BAD_URL':
+      return { appError: Errors.missingParams('Invalid URL: a path parameter is not valid percent-encoding'), unexpected: false };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { appError: Errors.unsupportedMediaType(fastifyError.message ?? 'Unsupported content type'), unexpected: false };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

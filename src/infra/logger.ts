@@ -30,8 +30,14 @@ export const redactPaths: string[] = [
   ...SECRET_FIELDS.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]),
 ];
 
-/** Query parameters masked in logged URLs, compared lower-cased and percent-decoded (`%74oken` is `token`). */
-const SECRET_QUERY_NAMES = new Set([...SECRET_FIELDS, 'outLinkUid', 'shareId', 'corpsecret'].map((name) => name.toLowerCase()));
+/**
+ * Query parameters masked in logged URLs, compared lower-cased and percent-decoded (`%74oken` is
+ * `token`). The messaging channels' callbacks sign their query string (WeChat's `signature` covers
+ * no body), and WeCom's `echostr` is the ciphertext of its answer.
+ */
+const SECRET_QUERY_NAMES = new Set(
+  [...SECRET_FIELDS, 'outLinkUid', 'shareId', 'corpsecret', 'signature', 'msg_signature', 'echostr'].map((name) => name.toLowerCase()),
+);
 
 /** A messaging channel's receiver path ends with its link token, the only credential of some channels. */
 const CHANNEL_TOKEN_PATH = /(\/support\/outLink\/(?:feishu|wecom|offiaccount|imA|imB|imC)\/)[^/?#]+/gi;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import helmet, { type HelmetOptions } from 'helmet';
 
@@ -7,6 +7,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Helmet options of this route, over the global ones (the docs page's CSP). */
     securityHeaders?: HelmetOptions;
+  }
+  interface FastifyInstance {
+    /** Sets the security and CORS headers every answer carries (done by a hook on every routed request). */
+    applySecurityHeaders(request: FastifyRequest, reply: FastifyReply): void;
   }
 }
 
@@ -85,8 +89,8 @@ export default fp(
     };
     const credentialed = new Set(config.CORS_ORIGINS.map((origin) => origin.replace(/\/$/, '')));
 
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.headers(headersFor(request.routeOptions.config.securityHeaders));
+    const applySecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => {
+      reply.headers(headersFor(request.routeOptions?.config?.securityHeaders));
       const origin = request.headers.origin;
       if (origin) {
         // Only a cross-origin answer needs these (a browser reads them on CORS responses only).
@@ -94,6 +98,11 @@ export default fp(
         reply.header('access-control-expose-headers', EXPOSED_HEADERS);
         if (credentialed.has(origin)) reply.header('access-control-allow-credentials', 'true');
       }
+    };
+    // For the answers no hook runs for (the router's refusals, app.ts).
+    app.decorate('applySecurityHeaders', applySecurityHeaders);
+    app.addHook('onRequest', (request, reply, done) => {
+      applySecurityHeaders(request, reply);
       if (request.method !== 'OPTIONS') return done();
       // A preflight is answered here, before any authentication hook or handler runs.
       reply.header('access-control-allow-methods', PREFLIGHT_METHODS);

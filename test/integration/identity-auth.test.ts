@@ -144,6 +144,45 @@ describe('login and sessions', () => {
     expect((await tokenLogin(authHeaders(other))).statusCode).toBe(401);
   });
 
+  it('loginout ends the session of a disabled user or a departed member: it does not come back with the account', async () => {
+    const users = t.app.mongo.db.collection('users');
+    const members = t.app.mongo.db.collection('team_members');
+    await createUser(t, { username: 'dora', password: 'dora-pass-1' });
+    const departed = await createUser(t, { username: 'dean', password: 'dean-pass-1' });
+    const cases = [
+      { token: await login(t, 'dora', 'dora-pass-1'), suspend: () => users.updateOne({ username: 'dora' }, { $set: { status: 'forbidden' } }), restore: () => users.updateOne({ username: 'dora' }, { $set: { status: 'active' } }) },
+      { token: await login(t, 'dean', 'dean-pass-1'), suspend: () => members.updateOne({ _id: new ObjectId(departed.tmbId) }, { $set: { status: 'leave' } }), restore: () => members.updateOne({ _id: new ObjectId(departed.tmbId) }, { $set: { status: 'active' } }) },
+    ];
+    const now = t.app.identity.clock.now;
+    try {
+      for (const [i, { token, suspend, restore }] of cases.entries()) {
+        expect((await tokenLogin(authHeaders(token))).statusCode).toBe(200);
+        await suspend();
+        // Past the credential cache's age: the session is refused while suspended.
+        t.app.identity.clock.now = () => now() + (2 * i + 1) * 61_000;
+        expect((await tokenLogin(authHeaders(token))).statusCode).toBe(401);
+        const out = await t.app.inject({ method: 'POST', url: '/api/support/user/account/loginout', headers: authHeaders(token) });
+        expect(out.statusCode).toBe(200);
+        expect(String(out.headers['set-cookie'])).toMatch(/fastgpt_token=;/);
+        await restore();
+        t.app.identity.clock.now = () => now() + (2 * i + 2) * 61_000;
+        expect((await tokenLogin(authHeaders(token))).statusCode).toBe(401);
+      }
+    } finally {
+      t.app.identity.clock.now = now;
+    }
+  });
+
+  it('loginout with a token that is not well signed ends nothing and still clears the cookie', async () => {
+    await createUser(t, { username: 'fern', password: 'fern-pass-1' });
+    const token = await login(t, 'fern', 'fern-pass-1');
+    const [head, payload] = token.split('.');
+    const out = await t.app.inject({ method: 'GET', url: '/api/support/user/account/loginout', headers: { token: `${head}.${payload}.forged` } });
+    expect(out.statusCode).toBe(200);
+    expect(String(out.headers['set-cookie'])).toMatch(/fastgpt_token=;/);
+    expect((await tokenLogin(authHeaders(token))).statusCode).toBe(200);
+  });
+
   it('accepts the root key header where a route allows it, constant value only', async () => {
     const request = { headers: { rootkey: t.config.ROOT_KEY } } as never;
     const context = await t.app.platformAuth.authenticate(request, ['rootKey']);

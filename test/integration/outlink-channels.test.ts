@@ -61,6 +61,9 @@ afterAll(async () => {
   await fake?.close();
 });
 
+/** A callback timestamp (seconds) the receivers accept: within 5 minutes of the service clock. */
+const nowSeconds = () => String(Math.floor(t.app.identity.clock.now() / 1000));
+
 const createLink = (type: string, app: Record<string, unknown>) => ok(t, tok, 'POST', '/support/outLink/create', { appId, type, name: type, app }) as Promise<string>;
 
 /** A Feishu text message event (schema 2.0) from `openId` in chat `chatId`, verified by `token`. */
@@ -123,7 +126,7 @@ describe.each(['imC', 'offiaccount'])('WeChat official account at /support/outLi
     const base = `${fake.origin}/wechat-${path}`;
     const token = await createLink('official_account', { appId: 'wx1', secret: 'wxsecret', CallbackToken: 'cbt', apiBaseUrl: base });
     const url = `/api/support/outLink/${path}/${token}`;
-    const q = { timestamp: '1700000000', nonce: '1514711092' };
+    const q = { timestamp: nowSeconds(), nonce: '1514711092' };
     const signature = sha1(['cbt', q.timestamp, q.nonce]);
     // The console's server check: GET with signature, echostr, timestamp, nonce.
     const verify = await t.app.inject({ method: 'GET', url: `${url}?signature=${signature}&echostr=7165469845376186498&timestamp=${q.timestamp}&nonce=${q.nonce}` });
@@ -152,12 +155,13 @@ describe.each(['imB', 'wecom'])('WeCom at /support/outLink/%s/{token}', (path) =
     const token = await createLink('wecom', { CorpId: 'corp1', SuiteSecret: 'ss', AgentId: '1000002', CallbackToken: 'wct', CallbackEncodingAesKey: AES_KEY, apiBaseUrl: base });
     const url = `/api/support/outLink/${path}/${token}`;
     const echostr = wecomEncrypt('plain-echo', 'corp1');
-    const params = (encrypted: string) => new URLSearchParams({ msg_signature: sha1(['wct', '1700', 'n2', encrypted]), timestamp: '1700', nonce: 'n2' });
+    const timestamp = nowSeconds();
+    const params = (encrypted: string) => new URLSearchParams({ msg_signature: sha1(['wct', timestamp, 'n2', encrypted]), timestamp, nonce: 'n2' });
     // The console's URL check: GET with msg_signature, timestamp, nonce and the encrypted echostr.
     const verify = await t.app.inject({ method: 'GET', url: `${url}?${params(echostr)}&echostr=${encodeURIComponent(echostr)}` });
     expect(verify.statusCode, verify.body).toBe(200);
     expect(verify.body).toBe('plain-echo');
-    const badSig = await t.app.inject({ method: 'GET', url: `${url}?msg_signature=00&timestamp=1700&nonce=n2&echostr=${encodeURIComponent(echostr)}` });
+    const badSig = await t.app.inject({ method: 'GET', url: `${url}?msg_signature=00&timestamp=${timestamp}&nonce=n2&echostr=${encodeURIComponent(echostr)}` });
     expect(badSig.statusCode).toBe(401);
 
     const inner = `<xml><ToUserName><![CDATA[corp1]]></ToUserName><FromUserName><![CDATA[zhangsan-${path}]]></FromUserName><CreateTime>1700</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[hello wecom]]></Content><MsgId>9</MsgId><AgentID>1000002</AgentID></xml>`;
@@ -180,7 +184,8 @@ describe('secrets of a channel stay out of the logs', () => {
     const token = await createLink('wecom', { CorpId: 'corp9', SuiteSecret: 'suite-secret-value', AgentId: '1000009', CallbackToken: 'wct', CallbackEncodingAesKey: AES_KEY, apiBaseUrl: `${fake.origin}/nowhere` });
     const inner = '<xml><ToUserName><![CDATA[corp9]]></ToUserName><FromUserName><![CDATA[lisi]]></FromUserName><CreateTime>1700</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[hi]]></Content><MsgId>19</MsgId><AgentID>1000009</AgentID></xml>';
     const encrypted = wecomEncrypt(inner, 'corp9');
-    const params = new URLSearchParams({ msg_signature: sha1(['wct', '1700', 'n9', encrypted]), timestamp: '1700', nonce: 'n9' });
+    const timestamp = nowSeconds();
+    const params = new URLSearchParams({ msg_signature: sha1(['wct', timestamp, 'n9', encrypted]), timestamp, nonce: 'n9' });
     const res = await t.app.inject({
       method: 'POST',
       url: `/api/support/outLink/wecom/${token}?${params}`,
@@ -201,7 +206,8 @@ describe('channel chats belong to their link', () => {
     const send = async (token: string, corp: string, nonce: string) => {
       const inner = `<xml><ToUserName><![CDATA[${corp}]]></ToUserName><FromUserName><![CDATA[ZhangSan]]></FromUserName><CreateTime>1700</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[hello from ${corp}]]></Content><MsgId>${nonce}</MsgId><AgentID>1000002</AgentID></xml>`;
       const encrypted = wecomEncrypt(inner, corp);
-      const params = new URLSearchParams({ msg_signature: sha1(['wct', '1700', nonce, encrypted]), timestamp: '1700', nonce });
+      const timestamp = nowSeconds();
+      const params = new URLSearchParams({ msg_signature: sha1(['wct', timestamp, nonce, encrypted]), timestamp, nonce });
       const res = await t.app.inject({
         method: 'POST',
         url: `/api/support/outLink/wecom/${token}?${params}`,
@@ -234,7 +240,8 @@ describe('WeCom crypto input', () => {
     expect(bad.json().message).toContain('CallbackEncodingAesKey');
     const token = await createLink('wecom', { CorpId: 'corpZ', SuiteSecret: 's', AgentId: '1', CallbackToken: 'wct', CallbackEncodingAesKey: AES_KEY, apiBaseUrl: `${fake.origin}/wecom-wecom` });
     for (const garbage of ['AAAA', 'not base64 at all', Buffer.alloc(48, 7).toString('base64')]) {
-      const params = new URLSearchParams({ msg_signature: sha1(['wct', '1700', 'nz', garbage]), timestamp: '1700', nonce: 'nz', echostr: garbage });
+      const timestamp = nowSeconds();
+      const params = new URLSearchParams({ msg_signature: sha1(['wct', timestamp, 'nz', garbage]), timestamp, nonce: 'nz', echostr: garbage });
       const res = await t.app.inject({ method: 'GET', url: `/api/support/outLink/wecom/${token}?${params}` });
       expect(res.statusCode, `${garbage}: ${res.body}`).toBeGreaterThanOrEqual(400);
       expect(res.statusCode, res.body).toBeLessThan(500);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Errors } from '../../src/infra/errors.js';
-import { errorFormatFor, openAiErrorType, platformErrorBody, renderError, toAppError, withOpenAiError } from '../../src/infra/error-render.js';
+import { errorFormatFor, openAiErrorType, platformErrorBody, renderError, renderFrameworkError, toAppError, withOpenAiError } from '../../src/infra/error-render.js';
 import { urlForMessage } from '../../src/infra/join-url.js';
 import { LockLostError } from '../../src/infra/mongo-lock.js';
 import { redactUrl } from '../../src/infra/logger.js';
@@ -120,6 +120,18 @@ describe('toAppError', () => {
     expect(toAppError(error, 'r').appError.httpStatus).toBe(status);
   });
 
+  it('renders the router refusals (framework errors) in the URL format: a too long name is found nowhere', () => {
+    const tooLong = Object.assign(new Error("'/x' is exceeding the max param length"), { code: 'FST_ERR_MAX_PARAM_LENGTH', statusCode: 414 });
+    expect(renderFrameworkError(tooLong, { id: 'r', url: '/kapis/resources.platform.io/v1alpha3/nodes/aaa' })).toMatchObject({
+      status: 404,
+      body: { kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404 },
+    });
+    expect(renderFrameworkError(tooLong, { id: 'r', url: '/api/support/outLink/imA/aaa' })).toMatchObject({ status: 404, body: { code: 404, statusText: 'notFound', data: null } });
+    const badUrl = Object.assign(new Error("'/x' is not a valid url component"), { code: 'FST_ERR_BAD_URL', statusCode: 400 });
+    expect(renderFrameworkError(badUrl, { id: 'r', url: '/api/system/img/%E0' })).toMatchObject({ status: 400, body: { statusText: 'missingParams', data: null } });
+    expect(renderFrameworkError(badUrl, { id: 'r', url: '/kapis/x/%E0' }).body).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
+  });
+
   it('hides unexpected errors behind a 500 with the request id', () => {
     const { appError, unexpected } = toAppError(new Error('secret stack detail'), 'req-42');
     expect(unexpected).toBe(true);
@@ -141,6 +153,9 @@ describe('redactUrl', () => {
     // A channel receiver's path ends with its link token.
     ['/api/support/outLink/feishu/abcdef123?x=1', '/api/support/outLink/feishu/[redacted]?x=1'],
     ['/api/support/outLink/wecom/abc', '/api/support/outLink/wecom/[redacted]'],
+    // Channel callbacks: WeChat's signature covers no body, so a logged one could be replayed.
+    ['/o?signature=s1&timestamp=1&nonce=2&echostr=e', '/o?signature=[redacted]&timestamp=1&nonce=2&echostr=[redacted]'],
+    ['/o?msg_signature=s2&timestamp=1&nonce=2', '/o?msg_signature=[redacted]&timestamp=1&nonce=2'],
   ])('%s → %s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });

@@ -195,6 +195,11 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
       const skipped = kinds.includes('apiKey') && authorization ? "; an Authorization header other than 'Bearer <API key>' is not read as an API key" : '';
       throw Errors.unAuthorization(`Missing credentials: this endpoint accepts ${accepted.join(', ') || 'no credential kind available'}${skipped}`);
     },
+    sessionIdOf(request) {
+      const token = sessionTokenOf(request);
+      const claims = token ? verifySessionToken(token, deps.tokenKey, deps.now()) : null;
+      return claims && isObjectIdHex(claims.sid) ? claims.sid : null;
+    },
     registerResolver(kind, resolver) {
       resolvers.set(kind, resolver);
     },

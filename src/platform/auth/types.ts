@@ -50,6 +50,11 @@ export interface PlatformAuthenticator {
    * that kind is never accepted. Registered resolvers run before the header-based kinds.
    */
   registerResolver(kind: 'outLink' | 'teamSpace', resolver: AuthResolver): void;
+  /**
+   * The session id named by the request's session token when the token is well signed and
+   * unexpired, whatever the state of its user or membership (logout ends it even then); else null.
+   */
+  sessionIdOf(request: FastifyRequest): string | null;
   /** Adds points to an API key's `usagePoints` (chat completions made with it). */
   addApiKeyUsage(apiKeyId: string, points: number): Promise<void>;
   /**

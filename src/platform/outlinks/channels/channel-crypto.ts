@@ -7,6 +7,23 @@ export function sha1Signature(parts: string[]): string {
   return createHash('sha1').update([...parts].sort().join('')).digest('hex');
 }
 
+/** Feishu's event signature (X-Lark-Signature): sha256 hex of timestamp + nonce + encryptKey + the raw body. */
+export function feishuSignature(timestamp: string, nonce: string, encryptKey: string, rawBody: string): string {
+  return createHash('sha256').update(timestamp + nonce + encryptKey + rawBody).digest('hex');
+}
+
+/**
+ * How far a signed callback's timestamp (seconds) may be from this server's clock. The
+ * channels sign a timestamp but never say when a signature expires: without a bound, one signed
+ * query string seen once (WeChat's covers no body) authenticates any message for ever.
+ */
+export const SIGNATURE_WINDOW_MS = 5 * 60_000;
+
+export function withinSignatureWindow(timestamp: string, nowMs: number): boolean {
+  if (!/^\d{1,12}$/.test(timestamp)) return false;
+  return Math.abs(Number(timestamp) * 1000 - nowMs) <= SIGNATURE_WINDOW_MS;
+}
+
 /** Feishu "encrypt" payloads: AES-256-CBC, key sha256(encryptKey), IV = first 16 bytes. */
 export function feishuDecrypt(encrypted: string, encryptKey: string): string {
   const key = createHash('sha256').update(encryptKey).digest();

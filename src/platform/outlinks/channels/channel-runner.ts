@@ -32,7 +32,9 @@ export async function answerChannelMessage(
   logUnexpected: (error: unknown) => void,
 ): Promise<void> {
   if (link.immediateResponse) await send(link.immediateResponse);
-  const answer = await runChannelTurn(chat, link, input, logUnexpected);
+  // A Feishu message's text comes out of a JSON string inside the event, where the request guard
+  // does not look: no NUL reaches a chat (FerretDB cannot store one).
+  const answer = await runChannelTurn(chat, link, { ...input, text: input.text.replaceAll('\u0000', '') }, logUnexpected);
   if (answer) await send(answer);
 }
 

@@ -13,7 +13,8 @@ import type { ChatModule } from '../../chat/chat-module.js';
 import { definePlatformRoute, type PlatformRouteOptions, parseWith } from '../../define-route.js';
 import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
 import type { ChannelEventsRepo } from './channel-events.repo.js';
-import { feishuDecrypt, parseFlatXml, sameText, sha1Signature, wecomDecrypt } from './channel-crypto.js';
+import { parseFlatXml, sameText, sha1Signature, wecomDecrypt, withinSignatureWindow } from './channel-crypto.js';
+import { keepRawJsonBodies, openFeishuEvent } from './channel-feishu.js';
 import { answerChannelMessage, type ChannelMessage, channelChatId } from './channel-runner.js';
 import { sendFeishuReply, sendWechatText, sendWecomText, str } from './channel-senders.js';
 import { channelDrainBudgetMs, createChannelTurns } from './channel-turns.js';
@@ -51,47 +52,44 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
   const firstDelivery = (link: OutLinkDoc, messageId: string | undefined) =>
     messageId ? events.claim(String(link._id), messageId, new Date(app.identity.clock.now())) : Promise.resolve(true);
 
-  // ---- imA: Feishu / Lark (JSON events, optional encryption) ----
-  defineChannelRoute(app, ['imA', 'feishu'], {
-    summary: 'Feishu/Lark event receiver of a channel link (url_verification and im.message.receive_v1)',
-    tags: ['outLink'],
-    handler: async ({ request, reply }) => {
-      const { token } = parseWith(tokenParam, request.params);
-      const link = await channelLink(chat, token, 'feishu');
-      if (request.method === 'GET') return reply.send({});
-      if (turns.closing) throw Errors.shuttingDown();
-      let body = (request.body ?? {}) as Record<string, unknown>;
-      if (typeof body.encrypt === 'string') {
-        if (!link.app?.encryptKey) throw Errors.channelLinkRefused('This link has no encryptKey to decrypt the event');
+  /** WeChat and WeCom sign a timestamp (seconds): a signature is good within its window only. */
+  const assertFresh = (timestamp: unknown) => {
+    if (!withinSignatureWindow(str(timestamp), app.identity.clock.now())) throw Errors.channelLinkRefused('The signature’s timestamp is more than 5 minutes away from this server’s clock');
+  };
+
+  // ---- imA: Feishu / Lark (JSON events, optional encryption and signature) ----
+  app.register(async (scope) => {
+    keepRawJsonBodies(scope);
+    defineChannelRoute(scope, ['imA', 'feishu'], {
+      summary: 'Feishu/Lark event receiver of a channel link (url_verification and im.message.receive_v1)',
+      tags: ['outLink'],
+      handler: async ({ request, reply }) => {
+        const { token } = parseWith(tokenParam, request.params);
+        const link = await channelLink(chat, token, 'feishu');
+        if (request.method === 'GET') return reply.send({});
+        if (turns.closing) throw Errors.shuttingDown();
+        const body = openFeishuEvent(request, link, app.identity.clock.now());
+        if (body.type === 'url_verification') return reply.send({ challenge: body.challenge });
+        const header = (body.header ?? {}) as Record<string, unknown>;
+        const event = (body.event ?? {}) as { message?: Record<string, unknown>; sender?: { sender_id?: Record<string, unknown> } };
+        const eventId = str(header.event_id);
+        if (header.event_type !== 'im.message.receive_v1' || event.message?.message_type !== 'text') return reply.send({});
+        if (!(await firstDelivery(link, eventId))) return reply.send({});
+        let text = '';
         try {
-          body = JSON.parse(feishuDecrypt(body.encrypt, String(link.app.encryptKey))) as Record<string, unknown>;
+          text = str((JSON.parse(str(event.message.content)) as { text?: unknown }).text).replace(/@_user_\d+/g, '').trim();
         } catch {
-          throw Errors.channelLinkRefused('The event could not be decrypted with this link’s encryptKey');
+          text = '';
         }
-      }
-      const header = (body.header ?? {}) as Record<string, unknown>;
-      const verification = str(link.app?.verificationToken);
-      const given = str(body.token) || str(header.token);
-      if (verification && !sameText(given, verification)) throw Errors.channelLinkRefused('The verification token does not match this link');
-      if (body.type === 'url_verification') return reply.send({ challenge: body.challenge });
-      const event = (body.event ?? {}) as { message?: Record<string, unknown>; sender?: { sender_id?: Record<string, unknown> } };
-      const eventId = str(header.event_id);
-      if (header.event_type !== 'im.message.receive_v1' || event.message?.message_type !== 'text') return reply.send({});
-      if (!(await firstDelivery(link, eventId))) return reply.send({});
-      let text = '';
-      try {
-        text = str((JSON.parse(str(event.message.content)) as { text?: unknown }).text).replace(/@_user_\d+/g, '').trim();
-      } catch {
-        text = '';
-      }
-      const messageId = str(event.message.message_id);
-      const uid = str(event.sender?.sender_id?.open_id) || str(event.message.chat_id);
-      if (text && messageId) {
-        const chatId = channelChatId('feishu', link, str(event.message.chat_id) || uid);
-        answerLater(link, { uid, chatId, text, channel: 'feishu' }, (answer) => sendFeishuReply(chat.outbound, link.app, messageId, answer));
-      }
-      return reply.send({});
-    },
+        const messageId = str(event.message.message_id);
+        const uid = str(event.sender?.sender_id?.open_id) || str(event.message.chat_id);
+        if (text && messageId) {
+          const chatId = channelChatId('feishu', link, str(event.message.chat_id) || uid);
+          answerLater(link, { uid, chatId, text, channel: 'feishu' }, (answer) => sendFeishuReply(chat.outbound, link.app, messageId, answer));
+        }
+        return reply.send({});
+      },
+    });
   });
 
   // XML bodies (WeChat, WeCom) arrive as text; only these routes need them.
@@ -111,6 +109,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
         if (!callbackToken || aesKey.length !== 43) throw Errors.channelLinkRefused('This link has no CallbackToken or 43-character CallbackEncodingAesKey');
         const verify = (encrypted: string) => {
           if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce), encrypted]), str(q.msg_signature))) throw Errors.channelLinkRefused('The message signature does not match');
+          assertFresh(q.timestamp);
           let plain: { message: string; receiveId: string };
           try {
             plain = wecomDecrypt(encrypted, aesKey);
@@ -144,6 +143,9 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
         const callbackToken = str(link.app?.CallbackToken);
         if (!callbackToken) throw Errors.channelLinkRefused('This link has no CallbackToken');
         if (!sameText(sha1Signature([callbackToken, str(q.timestamp), str(q.nonce)]), str(q.signature))) throw Errors.channelLinkRefused('The signature does not match');
+        // The signature covers no body (plaintext mode): its age alone bounds how long a
+        // captured query string can carry other messages.
+        assertFresh(q.timestamp);
         if (request.method === 'GET') return reply.type('text/plain').send(str(q.echostr));
         if (turns.closing) throw Errors.shuttingDown();
         const message = parseFlatXml(str(request.body));
