@@ -20,20 +20,25 @@ export function isMarkdownTable(text: string): boolean {
 
 /**
  * Cut a table into chunks of whole rows; each chunk repeats the header and a regenerated
- * separator so it reads as a table on its own. A chunk closes before the row that would take
- * it past 1.2 × chunkLen.
+ * separator so it reads as a table on its own. A chunk closes before the row that would take it
+ * past 1.2 × chunkLen, but only once its rows are as long as the header they repeat: the copies
+ * never outweigh the rows (a header longer than 1.2 × chunkLen was copied onto every row, so a
+ * 840 KB table with a 400 KB header made 44 GB of chunks).
+ * Undefined when the header and separator are longer than `maxHeader`: the caller cuts the table
+ * as text, the header once.
  */
-export function splitMarkdownTable(table: string, chunkLen: number): string[] {
+export function splitMarkdownTable(table: string, chunkLen: number, maxHeader: number): string[] | undefined {
   const lines = table.trim().split('\n');
   const header = lines[0]!.trim();
   const columns = Math.max(1, header.split('|').length - 2);
   const head = `${header}\n| ${Array.from({ length: columns }, () => '---').join(' | ')} |\n`;
+  if (head.length > maxHeader) return undefined;
   const chunks: string[] = [];
   let chunk = head;
   for (const line of lines.slice(2)) {
     const row = line.trim();
     if (!row) continue;
-    if (chunk.length > head.length && chunk.length + row.length > chunkLen * 1.2) {
+    if (chunk.length >= 2 * head.length && chunk.length + row.length > chunkLen * 1.2) {
       chunks.push(chunk.trimEnd());
       chunk = head;
     }

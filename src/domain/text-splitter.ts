@@ -22,7 +22,10 @@ export interface SplitTextOptions {
   chunkLen: number;
   /** Share of chunkLen repeated at the start of the next chunk (default 0.2). */
   overlapRatio?: number;
-  /** Separators used literally, tried first; each piece they delimit becomes its own chunk. */
+  /**
+   * Separators used literally, tried first; each piece they delimit becomes its own chunk, except
+   * that a piece of 30 characters or fewer joins the next one (with the separator between them).
+   */
   customReg?: string[];
 }
 
@@ -36,8 +39,10 @@ type StepKind = 'custom' | 'heading' | 'code' | 'table' | 'paragraph' | 'newline
 
 interface Step {
   kind: StepKind;
-  /** Pattern whose matches delimit pieces (ignored by the 'table' step, which scans lines). */
+  /** Pattern whose matches delimit pieces (ignored by the 'table' step, which scans lines, and 'custom' ones). */
   pattern: RegExp;
+  /** A 'custom' step's separator, used literally. */
+  separator?: string;
   /** A piece group may grow to factor × chunkLen at this step before it is split further. */
   factor: number;
 }
@@ -52,18 +57,17 @@ interface Piece {
 const CODE_NEWLINE = '\uE000';
 const MIN_EMIT_AT_STRUCTURE = 30;
 /**
- * A heading prefixes every chunk of its section only up to this many characters (or the chunk
- * length, when longer); a longer one is cut like text: repeated whole, a 100 KB heading over
- * 100 KB of text made 125 M characters of chunks.
+ * A heading prefixes every chunk of its section, and a table header every chunk of its rows, only
+ * up to this many characters (or the chunk length, when longer); a longer one is cut like text:
+ * repeated whole, a 100 KB heading over 100 KB of text made 125 M characters of chunks.
  */
 const MAX_REPEATED_TITLE = 200;
-
-const escapeLiteral = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const repeatLimit = (chunkLen: number) => Math.max(MAX_REPEATED_TITLE, chunkLen);
 
 function buildSteps(customReg: string[]): Step[] {
   const custom: Step[] = customReg
     .filter((separator) => separator.length > 0)
-    .map((separator) => ({ kind: 'custom', pattern: new RegExp(escapeLiteral(separator), 'g'), factor: 1.4 }));
+    .map((separator) => ({ kind: 'custom', pattern: /$^/g, separator, factor: 1.4 }));
   const headings: Step[] = [1, 2, 3, 4].map((level) => ({
     kind: 'heading',
     pattern: new RegExp(`^#{${level}}[ \\t][^\\n]*(?:\\n|$)`, 'gm'),
@@ -86,10 +90,36 @@ function buildSteps(customReg: string[]): Step[] {
   ];
 }
 
+/**
+ * A custom separator's pieces, the separator dropped. A piece of MIN_EMIT_AT_STRUCTURE characters
+ * or fewer joins the next, the separator kept between them, as short heading sections do: one
+ * chunk per piece made a 20 MB text of one-letter words 10 M chunks (5 s of splitting alone,
+ * past the chunk-size floor). Scanned with indexOf: no match object per occurrence.
+ */
+function splitAtSeparator(text: string, separator: string): Piece[] {
+  if (!separator) return [{ title: '', text }];
+  const pieces: Piece[] = [];
+  let start = 0;
+  let from = 0;
+  for (;;) {
+    const at = text.indexOf(separator, from);
+    if (at < 0) break;
+    if (at - start > MIN_EMIT_AT_STRUCTURE) {
+      pieces.push({ title: '', text: text.slice(start, at) });
+      start = at + separator.length;
+    }
+    from = at + separator.length;
+  }
+  pieces.push({ title: '', text: text.slice(start) });
+  return pieces;
+}
+
 /** Cut `text` at the step's separator. Blank pieces are dropped. */
 function splitAtStep(text: string, step: Step): Piece[] {
   let pieces: Piece[];
-  if (step.kind === 'table') {
+  if (step.kind === 'custom') {
+    pieces = splitAtSeparator(text, step.separator ?? '');
+  } else if (step.kind === 'table') {
     pieces = splitTableBlocks(text).map((part) => ({ title: '', text: part }));
   } else if (step.kind === 'heading') {
     pieces = [];
@@ -104,13 +134,11 @@ function splitAtStep(text: string, step: Step): Piece[] {
     pieces.push({ title, text: text.slice(cursor) });
     return pieces.filter((piece) => piece.title || piece.text.trim());
   } else {
-    const keepSeparator = step.kind !== 'custom';
     pieces = [];
     let cursor = 0;
     for (const match of text.matchAll(step.pattern)) {
-      const start = match.index ?? 0;
-      const end = start + match[0].length;
-      pieces.push({ title: '', text: text.slice(cursor, keepSeparator ? end : start) });
+      const end = (match.index ?? 0) + match[0].length;
+      pieces.push({ title: '', text: text.slice(cursor, end) });
       cursor = end;
     }
     pieces.push({ title: '', text: text.slice(cursor) });
@@ -130,6 +158,7 @@ class Splitter {
   private readonly steps: Step[];
   private readonly overlapLen: number;
   private readonly firstSentenceStep: number;
+  private readonly repeatLimit: number;
 
   constructor(
     private readonly chunkLen: number,
@@ -140,6 +169,7 @@ class Splitter {
     const ratio = Number.isFinite(overlapRatio) ? Math.max(0, overlapRatio) : 0;
     this.overlapLen = Math.min(Math.round(chunkLen * ratio), Math.floor(chunkLen * 0.4));
     this.firstSentenceStep = this.steps.findIndex((step) => step.kind === 'sentence');
+    this.repeatLimit = repeatLimit(chunkLen);
   }
 
   split(text: string): string[] {
@@ -185,10 +215,14 @@ class Splitter {
         carry = whole;
         return;
       }
-      const repeatTitle = piece.title.length <= Math.max(MAX_REPEATED_TITLE, this.chunkLen);
-      const inner = this.recurse(repeatTitle ? piece.text : piece.title + piece.text, stepIndex + 1);
+      const cutAsText = piece.title.length > this.repeatLimit;
+      const inner = this.recurse(cutAsText ? piece.title + piece.text : piece.text, stepIndex + 1);
+      // Copies of the heading never outweigh its section's text (short code lines under a 20 KB
+      // heading at chunkLen 30000 made 20 KB per 34 characters): past that it leads the first only.
+      const repeatTitle = !cutAsText && inner.length * piece.title.length <= piece.text.length;
       inner.forEach((chunk, at) => {
-        chunks.push((at === 0 ? carry : '') + (repeatTitle ? piece.title : '') + chunk);
+        const title = repeatTitle || (at === 0 && !cutAsText) ? piece.title : '';
+        chunks.push((at === 0 ? carry : '') + title + chunk);
       });
       carry = '';
     });
@@ -213,9 +247,11 @@ class Splitter {
     for (let i = 0; i < pieces.length; i++) {
       const piece = pieces[i]!.text;
       if (last.length + piece.length > maxLen) {
-        if (step.kind === 'table' && isMarkdownTable(piece)) {
+        // A table whose header is too long to repeat is cut like text (undefined rows).
+        const rows = step.kind === 'table' && isMarkdownTable(piece) ? splitMarkdownTable(piece, this.chunkLen, this.repeatLimit) : undefined;
+        if (rows) {
           if (last.length > overlapPart && last.trim()) chunks.push(last);
-          appendAll(chunks, splitMarkdownTable(piece, this.chunkLen));
+          appendAll(chunks, rows);
           tableEnd = chunks.length;
           last = '';
           overlapPart = 0;
@@ -304,8 +340,9 @@ export function splitText(options: SplitTextOptions): SplitTextResult {
   for (const part of normalised.split(CUSTOM_SPLIT_SIGN)) {
     const trimmed = part.trim();
     if (!trimmed) continue;
-    if (isMarkdownTable(trimmed)) {
-      appendAll(chunks, splitMarkdownTable(trimmed, chunkLen));
+    const rows = isMarkdownTable(trimmed) ? splitMarkdownTable(trimmed, chunkLen, repeatLimit(chunkLen)) : undefined;
+    if (rows) {
+      appendAll(chunks, rows);
       continue;
     }
     const prepared = protectCodeFences(part).replace(/\n{3,}/g, '\n\n\n');

@@ -76,6 +76,22 @@ describe('chunk sizes', () => {
     expect(replacement!.chunkSize).toBe(20);
   });
 
+  it('a <1 MB table with a 400 KB header (once copied onto each of its 110,000 rows: out of memory) gives chunks about its own size', async () => {
+    const text = `|${'h'.repeat(400_000)}|\n|---|\n${'|1|\n'.repeat(110_000)}`;
+    const created = await api.ok<{ collectionId: string }>(api.post('/core/dataset/collection/create/text', { datasetId, name: 'wide header', text }));
+    const chunks = await t.app.mongo.db.collection('dataset_trainings').find({ collectionId: new ObjectId(created.collectionId) }).project({ q: 1 }).toArray();
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(chunks.reduce((sum, chunk) => sum + String(chunk.q).length, 0)).toBeLessThan(2 * text.length);
+  });
+
+  it('a chunkSplitter between every word gives at most one chunk per 31 characters', async () => {
+    const text = Array.from({ length: 20_000 }, (_, i) => `w${i}`).join(' ');
+    const created = await api.ok<{ collectionId: string }>(api.post('/core/dataset/collection/create/text', { datasetId, name: 'words', text, chunkSize: 100, chunkSplitter: ' ' }));
+    const queued = await t.app.mongo.db.collection('dataset_trainings').countDocuments({ collectionId: new ObjectId(created.collectionId) });
+    expect(queued).toBeGreaterThan(0);
+    expect(queued).toBeLessThanOrEqual(text.length / 31 + 1);
+  });
+
   it('getPreviewChunks answers the first chunks of the whole text', async () => {
     const text = Array.from({ length: 400 }, (_, i) => `## Part ${i}\n\n${sentences(8, `Part ${i}`)}\n`).join('\n');
     const fileId = await upload('long.md', text);

@@ -72,7 +72,7 @@ async function expectIndexedAsStored(datasetId: string, dataId: string, model: s
   const stored = await t.app.mongo.db.collection('dataset_vectors').find({ dataId: new ObjectId(dataId) }).toArray();
   expect(stored.map((row) => String(row._id)).sort()).toEqual(ids);
   expect(new Set(stored.map((row) => row.model))).toEqual(new Set([model]));
-  const [entry] = await t.app.datasets.ctx.searchIndex.prepare(teamId, [datasetId], model);
+  const entry = (await t.app.datasets.ctx.searchIndex.prepare(teamId, [datasetId], model))[0]?.entry;
   expect([...entry!.owners].filter(([, owner]) => owner === dataId).map(([id]) => id).sort()).toEqual(ids);
   expect(entry!.items.get(dataId)?.q).toBe(item.q);
   return item;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { VersionStamps } from '../../src/infra/version-stamps.js';
 import type { CollectionRepo } from '../../src/platform/datasets/collections/collection.repo.js';
 import type { DataRepo } from '../../src/platform/datasets/data/data.repo.js';
-import type { IndexedItem } from '../../src/platform/datasets/search/dataset-entry.js';
+import { forbiddenCollections, type IndexedItem } from '../../src/platform/datasets/search/dataset-entry.js';
 import { CATCH_UP_MAX_AGE_MS, createDatasetIndex } from '../../src/platform/datasets/search/dataset-index.js';
 import type { IndexStore } from '../../src/platform/datasets/search/index-store.repo.js';
 import type { VectorRepo, VectorRow } from '../../src/platform/datasets/search/vector.repo.js';
@@ -149,7 +149,7 @@ describe('dataset search index: change log, snapshots, several processes', () =>
     const collections = [{ _id: 'c1', name: 'c', forbid: false }];
     const source = { ...sources({ items: [], vectors: [] }), collections: { byDatasets: async () => collections.map((c) => ({ ...c })) } as unknown as CollectionRepo };
     const reader = process({ store: memory.store, stamps }, source, { now: () => clock });
-    const forbidden = async () => [...(await reader.prepare('t1', ['d1'], 'm'))[0]!.forbidden()];
+    const forbidden = async () => [...forbiddenCollections(await reader.prepare('t1', ['d1'], 'm'))];
     expect(await forbidden()).toEqual([]);
     const killed = { ...stamps, bump: async () => Promise.reject(new Error('killed')) };
     const dying = createDatasetIndex({ ...sources({ items: [], vectors: [] }), store: memory.store, stamps, bumps: killed, log: { info: () => undefined, warn: () => undefined } });

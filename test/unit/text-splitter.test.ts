@@ -192,19 +192,39 @@ describe('splitText: punctuation in several scripts, overlap', () => {
 });
 
 describe('splitText: custom separators and the split sign', () => {
+  // Pieces of more than 30 characters: shorter ones join the next piece (below).
+  const [one, two, three] = ['one', 'two', 'three'].map((name) => `${name}: a piece of more than thirty characters`);
+
   it.each([
-    ['literal', 'one part###two part###three', ['###'], ['one part', 'two part', 'three']],
-    ['regex characters used literally', 'a.*b.*c', ['.*'], ['a', 'b', 'c']],
-    ['two separators', 'a\n---\nb||c', ['\n---\n', '||'], ['a', 'b', 'c']],
-    ['newline as separator', 'x\ny\nz', ['\n'], ['x', 'y', 'z']],
+    ['literal', `${one}###${two}###${three}`, ['###'], [one, two, three]],
+    ['regex characters used literally', `${one}.*${two}.*${three}`, ['.*'], [one, two, three]],
+    ['two separators', `${one}\n---\n${two}||${three}`, ['\n---\n', '||'], [one, two, three]],
+    ['newline as separator', `${one}\n${two}\n${three}`, ['\n'], [one, two, three]],
   ])('%s: every piece becomes its own chunk', (_name, text, customReg, expected) => {
     expect(splitText({ text, chunkLen: 100, customReg }).chunks).toEqual(expected);
   });
 
+  it.each([
+    ['tiny pieces', 'x\ny\nz', ['\n'], ['x\ny\nz']],
+    ['a title before its piece', `Q1###${one}###Q2###${two}`, ['###'], [`Q1###${one}`, `Q2###${two}`]],
+    ['a short last piece stays', `${one}###end`, ['###'], [one, 'end']],
+    ['two separators', `a\n---\n${one}||b||${two}`, ['\n---\n', '||'], [`a\n---\n${one}`, `b||${two}`]],
+  ])('%s: a piece of 30 characters or fewer joins the next, the separator kept', (_name, text, customReg, expected) => {
+    expect(splitText({ text, chunkLen: 100, customReg }).chunks).toEqual(expected);
+  });
+
+  it('a separator between every word gives at most one chunk per 31 characters, losing nothing', () => {
+    // One chunk per piece made a 20 MB text of one-letter words 10 M chunks (seconds of blocked event loop).
+    const text = Array.from({ length: 100_000 }, (_, i) => `w${i % 10}`).join(' ');
+    const { chunks } = splitText({ text, chunkLen: 100, customReg: [' '] });
+    expect(chunks.length).toBeLessThanOrEqual(text.length / 31 + 1);
+    expect(chunks.join(' ')).toBe(text);
+  });
+
   it('splits an oversize custom piece further', () => {
-    const text = `short###${sentences(20)}`;
+    const text = `${one}###${sentences(20)}`;
     const { chunks } = splitText({ text, chunkLen: 100, customReg: ['###'], overlapRatio: 0 });
-    expect(chunks[0]).toBe('short');
+    expect(chunks[0]).toBe(one);
     expect(chunks.length).toBeGreaterThan(3);
   });
 
@@ -304,9 +324,11 @@ describe('splitText: inputs giving more chunks than a spread call can take', () 
   });
 
   it('a table of 150,000 rows cut row by row', () => {
-    const table = `| a | b |\n| --- | --- |\n${Array.from({ length: 150_000 }, (_, i) => `| ${i} | v |`).join('\n')}`;
+    // Rows longer than the header they repeat: a chunk of shorter rows takes more than one.
+    const row = (i: number) => `| ${i} | a value longer than the header |`;
+    const table = `| a | b |\n| --- | --- |\n${Array.from({ length: 150_000 }, (_, i) => row(i)).join('\n')}`;
     const { chunks } = splitText({ text: table, chunkLen: 10 });
     expect(chunks).toHaveLength(150_000);
-    expect(chunks[149_999]).toBe('| a | b |\n| --- | --- |\n| 149999 | v |');
+    expect(chunks[149_999]).toBe(`| a | b |\n| --- | --- |\n${row(149_999)}`);
   });
 });

@@ -28,6 +28,23 @@ export interface CollectionInfo {
 }
 
 /**
+ * A dataset's entry with the collections one search works with, taken when it was prepared: a
+ * collection change applied later empties `entry.collections`, never these (read as empty, the
+ * forbidden collections of the whole dataset were searched).
+ */
+export interface PreparedDataset {
+  entry: DatasetEntry;
+  collections: ReadonlyMap<string, CollectionInfo>;
+}
+
+/** Collections whose items a search leaves out. */
+export function forbiddenCollections(prepared: readonly PreparedDataset[]): Set<string> {
+  const ids = new Set<string>();
+  for (const { collections } of prepared) for (const collection of collections.values()) if (collection.forbid) ids.add(collection._id);
+  return ids;
+}
+
+/**
  * One change to a dataset's search index, as written to the change log. Each sets or deletes
  * keys, so replaying a run of changes in order gives the same state whatever part of the run
  * was applied before (a process applies its own writes at once, then replays the log).
@@ -94,6 +111,7 @@ export class DatasetEntry {
   vectors: VectorIndex | undefined;
   /** vector id → data item id. */
   readonly owners = new Map<string, string>();
+  /** Cached between searches; undefined once a change makes it stale (a search reads its own then: PreparedDataset). */
   collections: Map<string, CollectionInfo> | undefined;
   /** Moves with every collections change, so a read started before one is not kept. */
   collectionsVersion = 0;
@@ -190,13 +208,6 @@ export class DatasetEntry {
       if (count !== undefined) counts.set(item.collectionId, count + 1);
     }
     return counts;
-  }
-
-  /** Collections whose items search leaves out. */
-  forbidden(): Set<string> {
-    const ids = new Set<string>();
-    for (const collection of this.collections?.values() ?? []) if (collection.forbid) ids.add(collection._id);
-    return ids;
   }
 
   /** Items by their best vector, best first; items of excluded collections left out. */

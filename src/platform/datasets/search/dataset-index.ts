@@ -3,7 +3,7 @@ import type { VersionStamps } from '../../../infra/version-stamps.js';
 import type { CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRepo } from '../data/data.repo.js';
 import type { DatasetRepo } from '../datasets/dataset.repo.js';
-import type { CollectionInfo, DatasetEntry, Hit, IndexChange, IndexedItem } from './dataset-entry.js';
+import type { CollectionInfo, DatasetEntry, Hit, IndexChange, IndexedItem, PreparedDataset } from './dataset-entry.js';
 import { decodeChange, encodeChange } from './index-codec.js';
 import { type CompactionOptions, createCompactor } from './index-compaction.js';
 import { openFromSnapshot, openFromSources } from './index-open.js';
@@ -79,7 +79,8 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
   const pendingWrites = new Map<string, ((entry: DatasetEntry) => void)[]>();
   const refreshing = new Map<string, Promise<void>>();
   const heads = new Map<string, { seq: number; readAt: number }>();
-  const collectionLoads = new Map<DatasetEntry, Promise<void>>();
+  // The collection read in flight per entry, with the collections version it started at.
+  const collectionLoads = new Map<DatasetEntry, { version: number; list: Promise<Map<string, CollectionInfo>> }>();
   let maxBytes = options.maxBytes ?? DEFAULT_SEARCH_INDEX_MAX_BYTES;
   let evictions = 0;
 
@@ -255,21 +256,28 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
 
   const byDataset = <T extends { datasetId: string }>(rows: T[]) => groupBy(rows, (row) => row.datasetId);
 
-  async function loadCollections(teamId: string, entry: DatasetEntry): Promise<void> {
-    let pending = collectionLoads.get(entry);
-    if (!pending) {
-      const version = entry.collectionsVersion;
-      pending = deps.collections
-        .byDatasets(teamId, [entry.datasetId])
-        .then((list) => {
-          // A change applied meanwhile may not be in what was read: the next search reads again.
-          if (entry.collectionsVersion !== version) return;
-          entry.collections = new Map(list.map((c) => [c._id, { _id: c._id, name: c.name, forbid: c.forbid, sourceId: c.fileId ?? c.rawLink ?? c.externalFileId ?? c.externalFileUrl }]));
-        })
-        .finally(() => collectionLoads.delete(entry));
-      collectionLoads.set(entry, pending);
-    }
-    await pending;
+  /**
+   * Reads the dataset's collections. The list is cached on the entry only when no collection
+   * change was applied meanwhile (it may predate the change), but is returned either way: it is
+   * what the caller's search sees. A read started before a change is not shared with a caller
+   * that came after it.
+   */
+  function loadCollections(teamId: string, entry: DatasetEntry): Promise<Map<string, CollectionInfo>> {
+    const version = entry.collectionsVersion;
+    const inFlight = collectionLoads.get(entry);
+    if (inFlight?.version === version) return inFlight.list;
+    const list = deps.collections.byDatasets(teamId, [entry.datasetId]).then((rows) => {
+      const read = new Map(rows.map((c) => [c._id, { _id: c._id, name: c.name, forbid: c.forbid, sourceId: c.fileId ?? c.rawLink ?? c.externalFileId ?? c.externalFileUrl }]));
+      if (entry.collectionsVersion === version) entry.collections = read;
+      return read;
+    });
+    const load = { version, list };
+    collectionLoads.set(entry, load);
+    const forget = () => {
+      if (collectionLoads.get(entry) === load) collectionLoads.delete(entry);
+    };
+    list.then(forget, forget);
+    return list;
   }
 
   return {
@@ -294,11 +302,10 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     /** For metrics: open indexes, their estimated bytes, and evictions since start. */
     stats: () => ({ open: entries.size, bytes: openBytes(), evictions }),
 
-    /** Up-to-date entries of the datasets, with their collections known (one read per dataset, then cached). */
-    async prepare(teamId: string, datasetIds: string[], model: string): Promise<DatasetEntry[]> {
-      const prepared = await Promise.all(datasetIds.map((id) => current(id, model)));
-      await Promise.all(prepared.map((entry) => (entry.collections ? undefined : loadCollections(teamId, entry))));
-      return prepared;
+    /** Up-to-date entries of the datasets, each with its collections (one read per dataset, then cached). */
+    async prepare(teamId: string, datasetIds: string[], model: string): Promise<PreparedDataset[]> {
+      const entries = await Promise.all(datasetIds.map((id) => current(id, model)));
+      return Promise.all(entries.map(async (entry) => ({ entry, collections: entry.collections ?? (await loadCollections(teamId, entry)) })));
     },
 
     /**
@@ -311,14 +318,12 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     },
 
     /** Collections by id for showing results; collections created since the cache was filled are read once. */
-    async collectionInfo(teamId: string, prepared: DatasetEntry[], ids: string[]): Promise<Map<string, CollectionInfo>> {
-      const find = () => new Map(prepared.flatMap((entry) => ids.flatMap((id) => (entry.collections?.has(id) ? [[id, entry.collections.get(id)!] as const] : []))));
-      let found = find();
-      if (found.size < new Set(ids).size) {
-        await Promise.all(prepared.map((entry) => loadCollections(teamId, entry)));
-        found = find();
-      }
-      return found;
+    async collectionInfo(teamId: string, prepared: readonly PreparedDataset[], ids: string[]): Promise<Map<string, CollectionInfo>> {
+      const find = (lists: readonly ReadonlyMap<string, CollectionInfo>[]) =>
+        new Map(lists.flatMap((list) => ids.flatMap((id) => (list.has(id) ? [[id, list.get(id)!] as const] : []))));
+      const found = find(prepared.map((dataset) => dataset.collections));
+      if (found.size === new Set(ids).size) return found;
+      return find(await Promise.all(prepared.map((dataset) => loadCollections(teamId, dataset.entry))));
     },
 
     // Writes: each after the database write it describes, through the context of its index write (index-writes.ts, which checks the lock first), awaited (the log is what other processes read).

@@ -6,7 +6,7 @@ import type { DatasetsContext } from '../context.js';
 import { uniqueBy } from '../../../domain/unique-by.js';
 import { usagePoints } from '../../../domain/usage-points.js';
 import { MAX_SEARCH_QUERIES } from '../../../domain/workflow/prompts.js';
-import type { DatasetEntry, IndexedItem } from './dataset-entry.js';
+import { type DatasetEntry, forbiddenCollections, type IndexedItem, type PreparedDataset } from './dataset-entry.js';
 import { fullTextSearchIn, vectorSearchIn } from './dataset-index.js';
 
 export const SEARCH_MODES = ['embedding', 'fullTextRecall', 'mixedRecall'] as const;
@@ -113,8 +113,9 @@ export function createSearchService(ctx: DatasetsContext) {
     if (queries.length === 0) throw new Error('search needs a query');
     const recall = RECALL[params.searchMode];
     // The datasets' indexes, up to date with every process's writes, and their collections (cached).
-    const entries = await ctx.searchIndex.prepare(params.teamId, params.datasetIds, params.vectorModel);
-    const forbidden = new Set(entries.flatMap((entry) => [...entry.forbidden()]));
+    const prepared = await ctx.searchIndex.prepare(params.teamId, params.datasetIds, params.vectorModel);
+    const entries = prepared.map((dataset) => dataset.entry);
+    const forbidden = forbiddenCollections(prepared);
     const embedded = recall.embedding > 0 ? await embeddingRecall(params, queries, entries, forbidden, recall.embedding) : { list: [] as Scored[], tokens: 0 };
     const fullText = recall.fullText > 0 ? fullTextRecall(queries, entries, forbidden, recall.fullText) : [];
     let reranked: Scored[] = [];
@@ -134,7 +135,7 @@ export function createSearchService(ctx: DatasetsContext) {
     if (filterType) merged = merged.filter((item) => (item.score.find((s) => s.type === filterType)?.value ?? 0) >= params.similarity);
     const budgeted = withinBudget(merged, params.limit);
     return {
-      list: await toResultItems(params.teamId, entries, budgeted),
+      list: await toResultItems(params.teamId, prepared, budgeted),
       tokens: embedded.tokens,
       searchMode: params.searchMode,
       limit: params.limit,
@@ -144,8 +145,8 @@ export function createSearchService(ctx: DatasetsContext) {
     };
   }
 
-  async function toResultItems(teamId: string, entries: DatasetEntry[], items: Scored[]): Promise<SearchResultItem[]> {
-    const owners = await ctx.searchIndex.collectionInfo(teamId, entries, [...new Set(items.map((item) => item.data.collectionId))]);
+  async function toResultItems(teamId: string, prepared: PreparedDataset[], items: Scored[]): Promise<SearchResultItem[]> {
+    const owners = await ctx.searchIndex.collectionInfo(teamId, prepared, [...new Set(items.map((item) => item.data.collectionId))]);
     return items.map(({ data: doc, score }) => {
       const collection = owners.get(doc.collectionId);
       return {
