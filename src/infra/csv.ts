@@ -20,14 +20,20 @@ export function parseCsv(text: string): string[][] {
   }
 }
 
-/** Rows as Markdown table text (first row = header), `\n` inside cells written as `\\n` (as the reference's CSV import writes them). */
+/**
+ * Rows as Markdown table text (first row = header), `\n` inside cells written as `\\n` (as the
+ * reference's CSV import writes them). The header and separator span the widest row, so every
+ * cell is in a column; other rows keep their own cells (a table row with fewer cells than the
+ * header reads as one with empty ones). Padding every row to the widest made the text width ×
+ * rows: one 5,000-cell row in a 20 KB file gave 75 MB.
+ */
 export function csvRowsToMarkdownTable(rows: string[][]): string {
   if (rows.length === 0) return '';
   // A loop, not Math.max(...): spreading some 125,000 rows overflows the call stack.
   let width = 0;
   for (const row of rows) width = Math.max(width, row.length);
   const cell = (value: string | undefined) => (value ?? '').replace(/\r?\n/g, '\\n').replace(/\|/g, '\\|').trim();
-  const line = (row: string[]) => `| ${Array.from({ length: width }, (_, i) => cell(row[i])).join(' | ')} |`;
+  const line = (row: string[], cells = row.length) => `| ${Array.from({ length: cells }, (_, i) => cell(row[i])).join(' | ')} |`;
   const [header, ...body] = rows;
-  return [line(header!), `| ${Array.from({ length: width }, () => '---').join(' | ')} |`, ...body.map(line)].join('\n');
+  return [line(header!, width), `| ${Array.from({ length: width }, () => '---').join(' | ')} |`, ...body.map((row) => line(row))].join('\n');
 }

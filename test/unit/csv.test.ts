@@ -36,20 +36,30 @@ describe('csvRowsToMarkdownTable', () => {
   it.each([
     ['empty', [], ''],
     ['header and rows', [['q', 'a'], ['1', '2']], '| q | a |\n| --- | --- |\n| 1 | 2 |'],
-    ['ragged rows padded, newlines and pipes escaped', [['q', 'a', 'extra'], ['x\ny', 'b|c']], '| q | a | extra |\n| --- | --- | --- |\n| x\\ny | b\\|c |  |'],
+    ['ragged rows keep their cells, newlines and pipes escaped', [['q', 'a', 'extra'], ['x\ny', 'b|c']], '| q | a | extra |\n| --- | --- | --- |\n| x\\ny | b\\|c |'],
+    ['a header narrower than a row spans it', [['q'], ['1', '2']], '| q |  |\n| --- | --- |\n| 1 | 2 |'],
   ])('%s', (_name, rows, expected) => {
     expect(csvRowsToMarkdownTable(rows)).toBe(expected);
   });
 });
 
 describe('csvRowsToMarkdownTable on large files', () => {
-  it('converts 200,000 rows (more than a spread call can take) and pads to the widest row anywhere', () => {
+  it('converts 200,000 rows (more than a spread call can take); the header spans the widest row anywhere', () => {
     const rows = Array.from({ length: 200_000 }, (_, i) => [`q${i}`, `a${i}`]);
     rows.push(['last', 'row', 'widest']);
     const lines = csvRowsToMarkdownTable(rows).split('\n');
     expect(lines).toHaveLength(200_002);
+    expect(lines[0]).toBe('| q0 | a0 |  |');
     expect(lines[1]).toBe('| --- | --- | --- |');
-    expect(lines[2]).toBe('| q1 | a1 |  |');
+    expect(lines[2]).toBe('| q1 | a1 |');
     expect(lines.at(-1)).toBe('| last | row | widest |');
+  });
+
+  // Every row was padded to the widest: one wide row made the text width × rows.
+  it('stays within a few times the CSV text whatever the row widths', () => {
+    const csv = `${Array.from({ length: 5_000 }, (_, i) => `c${i}`).join(',')}\n${'1\n'.repeat(5_000)}`;
+    const table = csvRowsToMarkdownTable(parseCsv(csv));
+    expect(table.length).toBeLessThan(csv.length * 4);
+    expect(table.split('\n')).toHaveLength(5_002);
   });
 });
