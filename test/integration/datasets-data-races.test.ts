@@ -179,3 +179,28 @@ describe('racing writers of one data item', () => {
     }
   });
 });
+
+// Only insertData's q + a was checked: a longer custom index, or an update's new texts, went to
+// the provider, whose refusal came back as a 502 after the request was accepted.
+describe('texts longer than the vector model takes (3,000 tokens here)', () => {
+  it('are a 400 naming the field, before any embedding or write, on insertData and update', async () => {
+    const { dataId } = await newItem('Too long', 'A short item about ferries.', 'fake-embed');
+    const collectionId = String((await t.app.mongo.db.collection('dataset_datas').findOne({ _id: new ObjectId(dataId) }))!.collectionId);
+    const before = await detail(dataId);
+    const long = 'harbour ferry timetable '.repeat(1_000);
+    const calls = provider.requests.length;
+    for (const [url, body, field] of [
+      ['/core/dataset/data/insertData', { collectionId, q: 'A second item.', indexes: [{ text: long }] }, 'indexes'],
+      ['/core/dataset/data/update', { dataId, q: long }, 'q'],
+      ['/core/dataset/data/update', { dataId, a: long }, 'q'],
+      ['/core/dataset/data/update', { dataId, indexes: [...before.indexes, { text: long }] }, 'indexes'],
+    ] as const) {
+      const answer = await api.post(url, body);
+      expect(answer.status, url).toBe(400);
+      expect(answer.body.message).toContain(`Invalid field '${field}'`);
+    }
+    expect(provider.requests.length).toBe(calls);
+    expect(await detail(dataId)).toEqual(before);
+    expect(await t.app.mongo.db.collection('dataset_datas').countDocuments({ collectionId: new ObjectId(collectionId) })).toBe(1);
+  });
+});

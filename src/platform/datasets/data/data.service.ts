@@ -55,6 +55,14 @@ export function createDataService(ctx: DatasetsContext) {
     });
   }
 
+  /**
+   * A text is embedded whole: one longer than the vector model takes is the caller's to shorten
+   * (400 naming the field), not the provider's to refuse (a 502 after the request was accepted).
+   */
+  function assertEmbeddable(model: VectorModel, text: string, field: string): void {
+    if (countTokens(text) > model.maxToken) throw Errors.missingParams(`Invalid field '${field}': longer than the ${model.maxToken} tokens the vector model accepts`);
+  }
+
   async function insertData(auth: AuthContext, input: { collectionId: string; datasetId?: string; q: string; a?: string; indexes?: IndexInput[] }) {
     const { dataset, collection } = await ctx.auth.authCollection(auth, input.collectionId, 'write');
     assertSameDataset(collection, input.datasetId);
@@ -62,9 +70,10 @@ export function createDataService(ctx: DatasetsContext) {
     const a = simpleText(input.a ?? '');
     if (!q) throw Errors.missingParams("Invalid field 'q': must not be empty");
     const model = ctx.embedders().vectorModel(dataset.vectorModel);
-    if (countTokens(q + a) > model.maxToken) throw Errors.missingParams(`Invalid field 'q': longer than the ${model.maxToken} tokens the vector model accepts`);
+    assertEmbeddable(model, q + a, 'q');
     if (await data.sameExists(auth.teamId, collection._id, q, a)) throw Errors.conflict('An identical data item already exists in this collection');
     const indexes = buildIndexes(q, a, input.indexes);
+    for (const index of indexes) if (!index.defaultIndex) assertEmbeddable(model, index.text, 'indexes');
     await ctx.teamLimits.assertDatasetSize(auth.teamId, indexes.length);
     const owner = { teamId: auth.teamId, datasetId: dataset._id, collectionId: collection._id };
     const { dataId, tokens } = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
@@ -142,6 +151,7 @@ export function createDataService(ctx: DatasetsContext) {
     const q = simpleText(input.q ?? '') || item.q;
     const a = input.a !== undefined ? simpleText(input.a) : item.a;
     const plan = planIndexUpdate(item.indexes, input.indexes ?? [], q, a);
+    for (const entry of plan.embed) assertEmbeddable(model, entry.text, entry.defaultIndex ? 'q' : 'indexes');
     const missing = [...new Set(plan.embed.map((entry) => entry.text))].filter((text) => !embedded.has(text)).map((text) => ({ id: newVectorId(), text }));
     const { rows: fresh, tokens } = await embedRows(ctx, model.model, { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId, dataId: item._id }, missing);
     if (missing.length > 0) await chargeEmbedding(auth, model, tokens);
