@@ -1,9 +1,10 @@
-import { createCipheriv, createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
+import { AES_KEY, feishuEncrypt, sha1 } from './channel-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
 
 /**
@@ -16,17 +17,8 @@ let fake: FakeOpenAi;
 let tok: string;
 let appId: string;
 
-const sha1 = (parts: string[]) => createHash('sha1').update([...parts].sort().join('')).digest('hex');
-const AES_KEY = 'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG';
 const nowSeconds = (offsetSeconds = 0) => String(Math.floor(t.app.identity.clock.now() / 1000) + offsetSeconds);
 const SIX_MINUTES = 6 * 60;
-
-function feishuEncrypt(json: string, encryptKey: string): string {
-  const key = createHash('sha256').update(encryptKey).digest();
-  const iv = randomBytes(16);
-  const cipher = createCipheriv('aes-256-cbc', key, iv);
-  return Buffer.concat([iv, cipher.update(json), cipher.final()]).toString('base64');
-}
 
 /** Feishu's delivery of an encrypted body: X-Lark-Signature = sha256(timestamp + nonce + encryptKey + body). */
 function feishuSigned(body: string, encryptKey: string, timestamp = nowSeconds()) {

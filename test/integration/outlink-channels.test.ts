@@ -1,40 +1,15 @@
-import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReplica, type TestApp } from '../helpers/app.js';
 import type { FakeOpenAi, SeenRequest } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
+import { AES_KEY, feishuEncrypt, sha1, wecomEncrypt } from './channel-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
 let fake: FakeOpenAi;
 let tok: string;
 let appId: string;
-
-const sha1 = (parts: string[]) => createHash('sha1').update([...parts].sort().join('')).digest('hex');
-const AES_KEY = 'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG';
-
-/** What the WeCom server does: random16 + length + message + corpId, PKCS#7 to 32, AES-256-CBC. */
-function wecomEncrypt(message: string, corpId: string): string {
-  const key = Buffer.from(`${AES_KEY}=`, 'base64');
-  const body = Buffer.from(message);
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(body.length);
-  let plain = Buffer.concat([randomBytes(16), length, body, Buffer.from(corpId)]);
-  const pad = 32 - (plain.length % 32);
-  plain = Buffer.concat([plain, Buffer.alloc(pad, pad)]);
-  const cipher = createCipheriv('aes-256-cbc', key, key.subarray(0, 16));
-  cipher.setAutoPadding(false);
-  return Buffer.concat([cipher.update(plain), cipher.final()]).toString('base64');
-}
-
-/** What Feishu does with an encryptKey: base64(iv + AES-256-CBC(sha256(key), iv, json)). */
-function feishuEncrypt(json: unknown, encryptKey: string): string {
-  const key = createHash('sha256').update(encryptKey).digest();
-  const iv = randomBytes(16);
-  const cipher = createCipheriv('aes-256-cbc', key, iv);
-  return Buffer.concat([iv, cipher.update(JSON.stringify(json)), cipher.final()]).toString('base64');
-}
 
 /** The headers Feishu's event delivery sends with every POST. */
 const feishuHeaders = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Go-http-client/1.1', 'x-lark-request-timestamp': '1700000000', 'x-lark-request-nonce': '12345' };
