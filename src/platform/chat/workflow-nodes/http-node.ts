@@ -9,20 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { dynamicParams, formatValueType, nodeLookup, replaceEditorVariables, substitute, TextBudget } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
+import { valueAtPath } from '../../../domain/workflow/response-path.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
-
-/** Flattens an object to `a.b` / `list[0].c` keys, keeping every intermediate value too. */
-export function flattenObject(value: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
-  if (prefix) out[prefix] = value;
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) flattenObject(item, `${prefix}[${index}]`, out);
-  } else if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) flattenObject(item, prefix ? `${prefix}.${key}` : key, out);
-  }
-  return out;
-}
 
 /**
  * Where a template value lands: plain text (URL, headers, forms), a raw-text or XML body, inside a
@@ -221,8 +211,10 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
       if (response.status >= 400) throw statusFailure(response.status, parsed);
       const picked: Record<string, unknown> = {};
       if (typeof parsed === 'object' && parsed !== null) {
-        const flat = flattenObject(parsed);
-        for (const output of declared) if (output.key in flat) picked[output.key] = formatValueType(flat[output.key], output.valueType);
+        for (const output of declared) {
+          const at = valueAtPath(parsed, output.key);
+          if (at.found) picked[output.key] = formatValueType(at.value, output.valueType);
+        }
         const answerText = (parsed as { answerText?: unknown }).answerText;
         if (typeof answerText === 'string') emit({ event: 'fastAnswer', text: answerText });
       }
