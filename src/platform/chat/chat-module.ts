@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { OWN_FILE_READ_PATH, OWN_PLUGIN_PATH, ownServicePath } from '../../domain/workflow/own-service-url.js';
 import { Errors } from '../../infra/errors.js';
+import { joinUrl } from '../../infra/join-url.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import type { SelfCallScope } from '../../infra/self-call-token.js';
 import type { AuthContext } from '../auth/types.js';
@@ -41,6 +42,16 @@ export interface ChatModule {
   now: () => number;
 }
 
+/** The code node's calls to the operator's sandbox: that one URL, private addresses allowed, no redirects. */
+function sandboxRunner(sandboxUrl: string | undefined, outbound: typeof safeFetch): SharedNodeDeps['runSandbox'] {
+  if (!sandboxUrl) return undefined;
+  const url = joinUrl(sandboxUrl, '/sandbox/js');
+  return async (body) => {
+    const response = await outbound(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, timeoutMs: 60_000, allowPrivate: true, maxRedirects: 0 });
+    return { status: response.status, text: response.text() };
+  };
+}
+
 export function createChatModule(app: FastifyInstance): ChatModule {
   const db = app.mongo.db;
   const now = () => app.identity.clock.now();
@@ -63,7 +74,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   const sharedNodeDeps: SharedNodeDeps = {
     resolveLlm: models.resolveLlm,
     searchDatasets: models.searchDatasets(),
-    sandboxUrl: app.config.SANDBOX_URL,
+    runSandbox: sandboxRunner(app.config.SANDBOX_URL, outbound),
     runSystemPlugin: (name, inputs) => app.apps.runSystemPlugin(name, inputs),
     download: async (url, maxBytes) => {
       const limits = { timeoutMs: 30_000, maxBytes: Math.min(maxBytes ?? Infinity, app.config.UPLOAD_LIMIT_BYTES) };

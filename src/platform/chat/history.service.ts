@@ -59,7 +59,9 @@ export function createHistoryService(chat: ChatModule) {
       if (input.fields !== 'share') {
         out.adminFeedback = item.adminFeedback;
         let responses = item.responseData ?? [];
-        if (input.fields !== 'owner' && !isPlugin) responses = filterPublicResponses(responses);
+        // A plugin's too (the reference shows those whole): its nodes' headers and answers are
+        // the app's, and completions and getResData filter them for the same visitor.
+        if (input.fields !== 'owner') responses = filterPublicResponses(responses);
         out.responseData = responses;
       }
       if (input.loadCustomFeedbacks) out.customFeedbacks = item.customFeedbacks;

@@ -6,7 +6,6 @@ import { extractText } from '../../../infra/text-extract.js';
 import { fileExtensionOf, fileNameOf } from './file-links.js';
 import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
-import { joinUrl } from '../../../infra/join-url.js';
 
 /** Files one run reads: the first ones (the reference's default `maxFiles`). */
 const MAX_FILES = 20;
@@ -37,18 +36,12 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
   const code: NodeRunner = async ({ params, node }) => {
     const variables = dynamicParams(node, params);
     const source = String(params.code ?? '');
-    if (!deps.sandboxUrl) {
+    if (!deps.runSandbox) {
       // As the reference: the error output only (a text), no run-detail entry.
       return { outputs: { error: 'Can not find SANDBOX_URL in env' } };
     }
     try {
-      const response = await deps.httpCall({
-        url: joinUrl(deps.sandboxUrl, '/sandbox/js'),
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ code: source, variables }),
-        timeoutMs: 60_000,
-      });
+      const response = await deps.runSandbox(JSON.stringify({ code: source, variables }));
       const body = parseSandboxAnswer(response.text);
       if (response.status >= 400) throw statusFailure(response.status, body);
       if (!body?.success || typeof body.data?.codeReturn !== 'object' || body.data.codeReturn === null) throw Object.assign(new Error('Run code failed'), { data: body });

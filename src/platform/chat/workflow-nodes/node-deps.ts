@@ -47,8 +47,12 @@ export interface NodeDeps {
   /** Outbound HTTP through the SSRF guard; resolves to status and text, rejects on network failure. */
   httpCall: (call: HttpCall) => Promise<{ status: number; text: string }>;
   signal: AbortSignal;
-  /** The code node's sandbox base URL (SANDBOX_URL). */
-  sandboxUrl?: string;
+  /**
+   * Posts a code run to the operator's sandbox (SANDBOX_URL, `/sandbox/js`); absent when none is
+   * configured. Not through the guard for users' URLs: the sandbox is usually on the internal
+   * network, and no workflow chooses where this goes.
+   */
+  runSandbox?: (body: string) => Promise<{ status: number; text: string }>;
   /** Downloads a file for readFiles and vision (through the SSRF guard), up to `maxBytes` (default: the upload limit). */
   download: (url: string, maxBytes?: number) => Promise<{ buffer: Buffer; contentType?: string }>;
   /** customFeedback texts collected during the run, saved on the AI item. */

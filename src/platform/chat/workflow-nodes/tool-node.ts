@@ -131,7 +131,9 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         let response = `Unknown tool ${call.function.name}`;
         if (tool) {
           const entry: RuntimeNode = { ...deepClone(tool), isEntry: true };
-          entry.inputs = entry.inputs.map((input) => (input.key in args ? { ...input, value: args[input.key] } : input));
+          // Only the parameters the tool's schema offers: any other input (an HTTP tool's URL
+          // beside its secret headers) is the app's, not the model's or its user's, to set.
+          entry.inputs = entry.inputs.map((input) => (input.toolDescription && Object.hasOwn(args, input.key) ? { ...input, value: args[input.key] } : input));
           const toolRunNodes = runtimeNodes.map((n) => (n.nodeId === tool.nodeId ? entry : { ...deepClone(n), isEntry: false }));
           const nested = await dispatchNested(run, {
             nodes: toolRunNodes,
