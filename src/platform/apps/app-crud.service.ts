@@ -98,16 +98,14 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps, checkSavedGraph: S
       const { aiSettings: _ai, dataset: _dataset, selectedTools: _tools, ...fields } = input;
       const built = simpleWorkflowOf(input.type, input);
       if (!input.modules && !built) throw Errors.missingParams("Invalid field 'modules': must be an array of node objects (or send a simple app's form)");
-      core.assertTeam(auth, 'write');
-      await core.assertWritableParent(auth, input.parentId);
+      await core.assertMayCreateIn(auth, input.parentId);
       const modules = built?.nodes ?? input.modules ?? [];
       await checkSavedGraph(auth, modules, []);
       return core.insertApp(auth, { ...fields, modules, edges: built?.edges ?? input.edges, parentId: input.parentId ?? null });
     },
 
     async createFolder(auth: AuthContext, input: z.output<typeof createFolderInput>): Promise<null> {
-      core.assertTeam(auth, 'write');
-      await core.assertWritableParent(auth, input.parentId);
+      await core.assertMayCreateIn(auth, input.parentId);
       await core.insertApp(auth, { parentId: input.parentId ?? null, name: input.name, intro: input.intro, type: 'folder' });
       return null;
     },
@@ -185,9 +183,8 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps, checkSavedGraph: S
 
     async copy(auth: AuthContext, appId: string): Promise<{ appId: string }> {
       const { app: source } = await core.authorizeWrite(auth, appId, 'write');
-      core.assertTeam(auth, 'write');
       const parentId = source.parentId || null;
-      await core.assertWritableParent(auth, parentId);
+      await core.assertMayCreateIn(auth, parentId);
       const { apiSchemaStr, customHeaders, pluginUniId } = source.pluginData ?? {};
       const id = await core.insertApp(auth, {
         parentId,
@@ -210,6 +207,8 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps, checkSavedGraph: S
         await deps.apps.update(auth.teamId, appId, { type: 'advanced' });
         return {};
       }
+      // A new app beside the source: asked as a copy is (owning the source is not enough).
+      await core.assertMayCreateIn(auth, app.parentId || null);
       const id = await core.insertApp(auth, {
         parentId: app.parentId || null,
         name: `${app.name} Copy`.slice(0, 200),

@@ -129,6 +129,12 @@ export function createAppsCore(deps: AppsDeps) {
       if (!isFolderType(parent.doc.type)) throw Errors.missingParams(`Invalid field 'parentId': ${parentId} is not a folder`);
     },
 
+    /** What every new app asks of its creator, whatever route makes it: team write, and write on its folder. */
+    async assertMayCreateIn(auth: AuthContext, parentId: string | null | undefined): Promise<void> {
+      assertTeamPermission(auth, 'write');
+      await core.assertWritableParent(auth, parentId);
+    },
+
     /**
      * Runs `run` with room for `reserve` more apps taken in the team's plan limit in one atomic
      * step (parallel creates cannot pass it together; 403 appAmountNotEnough). Inserts and

@@ -30,8 +30,7 @@ export function registerHttpPluginRoutes(app: FastifyInstance, core: AppsCore, d
     summary: 'Create an HTTP plugin and one child plugin per operation of its OpenAPI schema',
     tags,
     handler: async ({ input, auth }) => {
-      core.assertTeam(auth, 'write');
-      await core.assertWritableParent(auth, input.parentId);
+      await core.assertMayCreateIn(auth, input.parentId);
       // Parse first: an invalid schema creates nothing.
       const plugins = input.pluginData.apiSchemaStr?.trim() ? generatePlugins(input.pluginData.apiSchemaStr, input.pluginData.customHeaders) : [];
       parseCustomHeaders(input.pluginData.customHeaders);
