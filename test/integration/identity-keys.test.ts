@@ -162,6 +162,16 @@ describe('API keys', () => {
     expect(eleventh.json()).toMatchObject({ code: 506002, statusText: 'openapiExceedLimit' });
   });
 
+  // The cap was a count, then an insert: 30 creates at once stored 19 keys.
+  it('keeps the per-member cap under parallel creates', async () => {
+    await createUser(t, { username: 'racer-a', password: 'password-p', teamId: teamA, role: 'member', permission: 6 });
+    const racer = await login(t, 'racer-a', 'password-p');
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => call('POST', '/support/openapi/create', authHeaders(racer), { name: `race-${i}` })));
+    expect(answers.filter((answer) => answer.statusCode === 200)).toHaveLength(10);
+    for (const answer of answers.filter((answer) => answer.statusCode !== 200)) expect(answer.json().statusText).toBe('openapiExceedLimit');
+    expect(await listKeys(racer)).toHaveLength(10);
+  });
+
   it('binds keys to an app the caller manages, and refuses apps of other teams', async () => {
     const appId = new ObjectId();
     await t.app.mongo.db.collection('apps').insertOne({

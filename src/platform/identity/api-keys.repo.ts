@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Db, type Filter, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
 import { type CredentialRevocations, revoking } from './credential-epoch.js';
 
@@ -41,16 +42,25 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
   /** Global keys are the ones without an app ("appId absent"). */
   const appScope = (appId: string | undefined): Filter<ApiKeyDoc> => (appId ? { appId } : { appId: { $exists: false } });
   const record = (doc: ApiKeyDoc | null): ApiKeyRecord | null => plainOrNull(doc);
+  const locks = createMongoLocks(db);
 
   return {
     findByDigest: async (digest: string) => record(await keys.findOne({ apiKeyDigest: digest })),
     findInTeam: async (id: string, teamId: string) => record(await keys.findOne({ _id: oid(id), teamId: oid(teamId) })),
-    async insert(input: Omit<ApiKeyRecord, '_id' | 'createTime' | 'usagePoints'>): Promise<ApiKeyRecord> {
-      const doc: ApiKeyDoc = { _id: new ObjectId(), createTime: new Date(), usagePoints: 0, ...input, teamId: oid(input.teamId), tmbId: oid(input.tmbId) };
-      await keys.insertOne(doc);
-      return plain(doc);
+    /**
+     * Inserts the key unless its creator already has `max` in its scope (an app's keys, or the
+     * global ones): null then. Counted and inserted under one lock per scope, so parallel
+     * creates cannot all pass the count.
+     */
+    async insertWithin(max: number, input: Omit<ApiKeyRecord, '_id' | 'createTime' | 'usagePoints'>): Promise<ApiKeyRecord | null> {
+      const scope = { teamId: oid(input.teamId), tmbId: oid(input.tmbId), ...appScope(input.appId) };
+      return locks.withLock(`openapis:${input.tmbId}:${input.appId ?? 'global'}`, async () => {
+        if ((await keys.countDocuments(scope)) >= max) return null;
+        const doc: ApiKeyDoc = { _id: new ObjectId(), createTime: new Date(), usagePoints: 0, ...input, teamId: oid(input.teamId), tmbId: oid(input.tmbId) };
+        await keys.insertOne(doc);
+        return plain(doc);
+      });
     },
-    countOfMember: (teamId: string, tmbId: string, appId: string | undefined) => keys.countDocuments({ teamId: oid(teamId), tmbId: oid(tmbId), ...appScope(appId) }),
     /** Newest first; `tmbId` narrows to one creator's keys. */
     async list(teamId: string, appId: string | undefined, tmbId?: string): Promise<ApiKeyRecord[]> {
       const docs = await keys

@@ -60,11 +60,9 @@ export function createApiKeysService(deps: { keys: ApiKeysRepo; authorizeApp: Au
       if (input.appId) await authorizeApp(auth, input.appId, 'manage');
       else if (!teamPermissionAllows(auth.teamPermission, 'write')) throw Errors.unAuthTeam('Creating an API key needs write permission on the team');
       const { teamId, tmbId } = auth;
-      if ((await keys.countOfMember(teamId, tmbId, input.appId)) >= MAX_KEYS_PER_SCOPE) {
-        throw Errors.openapiExceedLimit(`Up to ${MAX_KEYS_PER_SCOPE} API keys per member${input.appId ? ' for one app' : ''}`);
-      }
       const apiKey = generateApiKey(deps.prefix());
-      await keys.insert({ teamId, tmbId, apiKeyDigest: digestApiKey(apiKey), apiKeyTail: apiKey.slice(-4), appId: input.appId, name: input.name, limit: toLimit(input.limit) });
+      const inserted = await keys.insertWithin(MAX_KEYS_PER_SCOPE, { teamId, tmbId, apiKeyDigest: digestApiKey(apiKey), apiKeyTail: apiKey.slice(-4), appId: input.appId, name: input.name, limit: toLimit(input.limit) });
+      if (!inserted) throw Errors.openapiExceedLimit(`Up to ${MAX_KEYS_PER_SCOPE} API keys per member${input.appId ? ' for one app' : ''}`);
       if (input.appId) await deps.confirmAppWrite(teamId, input.appId);
       return apiKey;
     },
