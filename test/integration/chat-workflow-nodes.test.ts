@@ -219,6 +219,36 @@ describe('workflow nodes through completions', () => {
     }
   });
 
+  // MongoDB refuses a document over 100 levels: the node response holding a deep answer made the
+  // turn's save fail there, logged and lost. FerretDB stores any depth, so here this guards the
+  // round trip of the part kept as JSON text (the bound itself: workflow-messages' codec tests).
+  it('HTTP node: a turn whose answer is nested 300 levels deep is saved, and read back whole', async () => {
+    let deep: unknown = { temp: 3 };
+    for (let i = 0; i < 300; i++) deep = { level: deep };
+    fake.route('GET', '/deep', () => ({ json: deep as Record<string, unknown> }));
+    try {
+      const graph = chain({
+        nodeId: 'http',
+        flowNodeType: 'httpRequest468',
+        name: 'Deep',
+        inputs: [
+          { key: 'system_httpMethod', value: 'GET' },
+          { key: 'system_httpReqUrl', value: `${fake.origin}/deep` },
+        ],
+        outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
+      });
+      const appId = await createPublishedApp(t, tok, 'Deep caller', graph);
+      const res = await completions({ appId, chatId: 'deep-1', detail: true, messages: [{ role: 'user', content: 'x' }] });
+      expect(res.statusCode, res.body).toBe(200);
+      const { history } = await ok(t, tok, 'GET', '/core/chat/init', { appId, chatId: 'deep-1' });
+      expect(history).toHaveLength(2);
+      const resData = await ok(t, tok, 'GET', '/core/chat/getResData', { appId, chatId: 'deep-1', dataId: history[1].dataId });
+      expect(resData.find((r: { moduleType: string }) => r.moduleType === 'httpRequest468').httpResult).toEqual(deep);
+    } finally {
+      fake.unroute('GET', '/deep');
+    }
+  });
+
   it('HTTP node: a DELETE sends no body, as the reference client (its values go in the query)', async () => {
     const graph = chain({
           nodeId: 'http',

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, type RequestMessage, systemFirst } from '../../src/domain/workflow/messages.js';
 import { chatResponseTokens, extendedQueries, messagesToHistory, MAX_SEARCH_QUERIES, parseQuestionList, presetQueries, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
 import type { ChatValue } from '../../src/domain/workflow/types.js';
-import { decodeFromStorage, encodeForStorage } from '../../src/infra/storage-codec.js';
+import { decodeFromStorage, encodeForStorage, STORED_DEPTH } from '../../src/infra/storage-codec.js';
 
 const text = (content: string): ChatValue => ({ type: 'text', text: { content } });
 
@@ -131,6 +131,7 @@ describe('storage codec', () => {
     ['dotted keys', { 'a.b': 1, $x: { 'y.z': [1] } }],
     ['nested arrays', [[1, 2], [[3]]]],
     ['mixed', { list: [{ 'k.v': [[1]] }] }],
+    ['the marks as keys', { __json: 'x', __kv: [1], __arr: { a: 1 } }],
   ];
   for (const [name, value] of cases) {
     it(`round-trips ${name}`, () => {
@@ -139,6 +140,32 @@ describe('storage codec', () => {
       expect(decodeFromStorage(stored)).toEqual(value);
     });
   }
+});
+
+describe('storage codec depth', () => {
+  /** Levels of documents and arrays, as the database counts them. */
+  const depthOf = (value: unknown): number =>
+    typeof value === 'object' && value !== null ? 1 + Math.max(0, ...Object.values(value as Record<string, unknown>).map(depthOf)) : 0;
+
+  // MongoDB refuses a document deeper than 100 levels: a deep HTTP answer in a node response made
+  // the turn's save fail (logged, the turn lost).
+  it('keeps what is deeper than STORED_DEPTH as JSON text, whatever the shape, and gives it back', () => {
+    let objects: unknown = 'leaf';
+    for (let i = 0; i < 500; i++) objects = { [`k${i % 3 === 0 ? '.dot' : ''}`]: objects };
+    let arrays: unknown = 1;
+    for (let i = 0; i < 500; i++) arrays = [arrays];
+    for (const value of [objects, arrays, { list: [objects, arrays] }]) {
+      const stored = encodeForStorage(value);
+      // A level or two over: one step of the encoding may take three.
+      expect(depthOf(stored)).toBeLessThanOrEqual(STORED_DEPTH + 3);
+      expect(storable(stored)).toBe(true);
+      expect(decodeFromStorage(stored)).toEqual(value);
+    }
+  });
+
+  it('reads a user object of the mark key stored before the mark existed', () => {
+    expect(decodeFromStorage({ __json: 'not json' })).toEqual({ __json: 'not json' });
+  });
 });
 
 describe('presetQueries', () => {
