@@ -14,6 +14,7 @@ let provider: FakeModelProvider;
 let t: TestApp;
 let api: Client;
 let env: Record<string, string>;
+let teamId: string;
 /** Embedding calls still to fail before the fake provider answers. */
 let failuresLeft = 0;
 /** While set, chat calls wait for it (a QA call that takes minutes); `chatSeen` resolves on the first. */
@@ -50,7 +51,7 @@ beforeAll(async () => {
   );
   env = { MODEL_CONFIG_PATH: configPath };
   t = await buildTestApp(env);
-  await createUser(t, { username: 'trainer', password: 'password-t1' });
+  ({ teamId } = await createUser(t, { username: 'trainer', password: 'password-t1' }));
   api = client(t, await login(t, 'trainer', 'password-t1'));
 });
 
@@ -186,6 +187,28 @@ describe('training queue', () => {
       ['What colour is grass?', 'Green.'],
       ['What colour is the sky?', 'Blue on a clear day.'],
     ]);
+  });
+
+  it('QA pairs are sized when the LLM has answered: pairs past the plan fail the item, nothing queued', async () => {
+    await worker().drain();
+    const used = await t.app.teamLimits.usedDatasetSize(teamId);
+    // The push fits the guess for one QA item; the plan then fills before the two pairs (4 vectors) come.
+    await t.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 20 });
+    const { collectionId: qaCollectionId } = await api.ok<{ collectionId: string }>(
+      api.post('/core/dataset/collection/create/text', { datasetId, name: 'qa past the plan', text: 'The sky is blue. Grass is green.', trainingType: 'qa', chunkSize: 4000 }),
+    );
+    try {
+      await t.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 3 });
+      await worker().drain(undefined, 1);
+      const state = await queue(datasetId);
+      expect(state.trainingCount).toBe(1);
+      expect(state.failedItems[0]?.errorMsg).toContain('dataset capacity');
+    } finally {
+      await t.app.teamLimits.setPlan(teamId, { maxDatasetSize: 1_000_000 });
+    }
+    await worker().drain(LATER(10));
+    expect((await listData(qaCollectionId)).total).toBe(2);
+    expect(await t.app.teamLimits.usedDatasetSize(teamId)).toBe(used + 4);
   });
 
   it('a stopping worker ends its QA model call at once and hands the item back unharmed', async () => {

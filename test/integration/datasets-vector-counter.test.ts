@@ -4,26 +4,29 @@
  * page, the size check and every import read one small document. The counter follows inserts,
  * item deletes and collection deletes at once on every process, concurrent writes add up, and
  * drift (a crash between a write and its count) is corrected from the real count: before a
- * refusal, and once an hour behind a read.
+ * refusal, and once an hour behind a read. What a write is checked for is the vectors it will
+ * store: every index of every item (custom ones, and q alone for a Q/A pair), and for an update
+ * the indexes it adds less those it replaces or removes.
  */
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Client, client } from '../fixtures/datasets/client.js';
+import { type Client, client, multipart } from '../fixtures/datasets/client.js';
 import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring } from '../helpers/command-counter.js';
-import { createUser, login } from '../helpers/platform.js';
+import { authHeaders, createUser, login } from '../helpers/platform.js';
 
 let a: TestApp;
 let b: TestApp;
 let teamId: string;
 let onA: Client;
 let onB: Client;
+let token: string;
 
 beforeAll(async () => {
   a = await buildTestApp();
   b = await buildReplica(a);
   teamId = (await createUser(a, { username: 'vectors-boss', password: 'password-1' })).teamId;
-  const token = await login(a, 'vectors-boss', 'password-1');
+  token = await login(a, 'vectors-boss', 'password-1');
   onA = client(a, token);
   onB = client(b, token);
 });
@@ -105,6 +108,71 @@ describe('the team vector counter', () => {
     expect(refused.body).toMatchObject({ statusText: 'datasetSizeNotEnough' });
     expect(await a.app.mongo.db.collection('dataset_trainings').countDocuments({ collectionId: new ObjectId(collectionId) })).toBe(queued);
     await onA.ok(onA.post('/core/dataset/data/pushData', { collectionId, trainingMode: 'chunk', data: [{ q: 'one' }, { q: 'two' }] }));
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: 1_000_000 });
+  });
+
+  it('sizes a chunk push by the indexes each item gets: custom indexes and the q of a Q/A pair count', async () => {
+    const collectionId = await collection();
+    const queued = () => a.app.mongo.db.collection('dataset_trainings').countDocuments({ collectionId: new ObjectId(collectionId) });
+    await a.app.datasets.trainingWorker.drain();
+    const used = await realCount();
+    // One item with 50 custom indexes stores 51 vectors (the default index is added); pushed as "1" it passed a plan of 1.
+    const item = { q: 'pushed question', a: 'pushed answer', indexes: Array.from({ length: 50 }, (_, i) => ({ text: `custom index ${i}` })) };
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 50 });
+    expect((await onA.post('/core/dataset/data/pushData', { collectionId, trainingMode: 'chunk', data: [item] })).body).toMatchObject({ statusText: 'datasetSizeNotEnough' });
+    expect(await queued()).toBe(0);
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 51 });
+    expect(await onA.ok(onA.post('/core/dataset/data/pushData', { collectionId, trainingMode: 'chunk', data: [item] }))).toEqual({ insertLen: 1, overToken: [], repeat: [], error: [] });
+    await a.app.datasets.trainingWorker.drain();
+    expect(await realCount()).toBe(used + 51);
+
+    // Q/A pairs store two vectors each (q+a, and q alone); auto is trained as chunk.
+    const pairs = [{ q: 'pair one?', a: 'one' }, { q: 'pair two?', a: 'two' }];
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 51 + 3 });
+    expect((await onA.post('/core/dataset/data/pushData', { collectionId, trainingMode: 'auto', data: pairs })).body).toMatchObject({ statusText: 'datasetSizeNotEnough' });
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 51 + 4 });
+    await onA.ok(onA.post('/core/dataset/data/pushData', { collectionId, trainingMode: 'auto', data: pairs }));
+    await a.app.datasets.trainingWorker.drain();
+    expect(await realCount()).toBe(used + 55);
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: 1_000_000 });
+  });
+
+  it('sizes a CSV import by its Q/A pairs, two vectors each, before the collection is created', async () => {
+    const datasetId = await onA.ok<string>(onA.post('/core/dataset/create', { name: `csv ${new ObjectId().toHexString()}` }));
+    const body = multipart({ bucketName: 'dataset' }, { name: 'qa.csv', content: 'index,content\nWhat is A?,A is first\nWhat is B?,B is second\n', type: 'text/csv' });
+    const uploaded = await a.app.inject({ method: 'POST', url: '/api/common/file/upload', headers: { ...authHeaders(token), ...body.headers }, payload: body.payload });
+    const { fileId } = uploaded.json().data as { fileId: string };
+    const used = await realCount();
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 3 });
+    expect((await onA.post('/core/dataset/collection/create/csvTable', { datasetId, fileId })).body).toMatchObject({ statusText: 'datasetSizeNotEnough' });
+    expect(await a.app.mongo.db.collection('dataset_collections').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(0);
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 4 });
+    await onA.ok(onA.post('/core/dataset/collection/create/csvTable', { datasetId, fileId }));
+    await a.app.datasets.trainingWorker.drain();
+    expect(await realCount()).toBe(used + 4);
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: 1_000_000 });
+  });
+
+  it('sizes data/update by the vectors it adds less those it replaces or removes; a refused one changes nothing', async () => {
+    const dataId = await onA.ok<string>(onA.post('/core/dataset/data/insertData', { collectionId: await collection(), q: 'update me' }));
+    const indexesOf = async () => (await onA.ok<{ indexes: { dataId: string; text: string }[] }>(onA.get('/core/dataset/data/detail', { id: dataId }))).indexes;
+    const used = await realCount();
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: used });
+    const before = await indexesOf();
+    const added = Array.from({ length: 50 }, (_, i) => ({ text: `added index ${i}` }));
+    expect((await onA.put('/core/dataset/data/update', { dataId, q: 'update me', indexes: added })).body).toMatchObject({ statusText: 'datasetSizeNotEnough' });
+    expect(await realCount()).toBe(used);
+    expect(await indexesOf()).toEqual(before);
+    // Replacing the default index (new q) adds nothing: a full plan takes it.
+    await onA.ok(onA.put('/core/dataset/data/update', { dataId, q: 'updated' }));
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 1 });
+    await onA.ok(onA.put('/core/dataset/data/update', { dataId, q: 'updated', indexes: [{ text: 'one more' }] }));
+    // Two new indexes for the one dropped: one more vector, past the plan until it has room.
+    const swap = { dataId, q: 'updated', indexes: [{ text: 'first new' }, { text: 'second new' }] };
+    expect((await onA.put('/core/dataset/data/update', swap)).body).toMatchObject({ statusText: 'datasetSizeNotEnough' });
+    await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: used + 2 });
+    await onA.ok(onA.put('/core/dataset/data/update', swap));
+    expect(await realCount()).toBe(used + 2);
     await a.app.teamLimits.setPlan(teamId, { maxDatasetSize: 1_000_000 });
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildIndexes, defaultIndexText, planIndexUpdate, simpleText } from '../../src/platform/datasets/data/data-indexes.js';
 import { signFileToken, verifyFileToken } from '../../src/platform/datasets/files/file-token.js';
+import { predictVectors, QA_VECTORS_PER_ITEM } from '../../src/platform/datasets/training/enqueue.js';
 
 describe('simpleText', () => {
   it.each([
@@ -106,5 +107,19 @@ describe('file read tokens', () => {
     const [head, , signature] = token.split('.');
     const forged = Buffer.from(JSON.stringify({ ...payload, teamId: 'x', exp: 99999 })).toString('base64url');
     expect(() => verifyFileToken(key, `${head}.${forged}.${signature}`, 1000_000)).toThrow(/not valid/);
+  });
+});
+
+describe('predictVectors (dataset size of a push)', () => {
+  const custom = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `index ${i}` }));
+  it.each([
+    { name: 'a chunk: its default index', items: [{ q: 'text' }], mode: 'chunk' as const, expected: 1 },
+    { name: 'a Q/A pair: q+a and q alone', items: [{ q: 'What?', a: 'This.' }], mode: 'chunk' as const, expected: 2 },
+    { name: 'custom indexes: each one, plus the default', items: [{ q: 'text', a: 'answer', indexes: custom(50) }], mode: 'chunk' as const, expected: 51 },
+    { name: 'auto is trained as chunk', items: [{ q: 'What?', a: 'This.' }, { q: 'other' }], mode: 'auto' as const, expected: 3 },
+    { name: 'items the queue refuses store nothing', items: [{ q: '  ' }, { q: 'text', indexes: custom(51) }], mode: 'chunk' as const, expected: 0 },
+    { name: 'QA: the guess per item, whatever it holds', items: [{ q: 'text', indexes: custom(50) }, { q: 'more' }], mode: 'qa' as const, expected: 2 * QA_VECTORS_PER_ITEM },
+  ])('$name', ({ items, mode, expected }) => {
+    expect(predictVectors(items, mode)).toBe(expected);
   });
 });

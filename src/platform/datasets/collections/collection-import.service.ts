@@ -58,10 +58,10 @@ export function createCollectionImportService(ctx: DatasetsContext) {
   }
 
   /** What refuses an import before anything is written: the parent, a folder dataset, the dataset size, an unknown vector model. */
-  async function checkImport(auth: AuthContext, dataset: DatasetRecord, collection: Pick<NewCollection, 'parentId' | 'trainingType'>, itemCount: number): Promise<void> {
+  async function checkImport(auth: AuthContext, dataset: DatasetRecord, collection: Pick<NewCollection, 'parentId' | 'trainingType'>, items: PushItem[]): Promise<void> {
     await checkParent(auth, dataset._id, collection.parentId);
     if (dataset.type === 'folder') throw Errors.missingParams(`Dataset ${dataset._id} is a folder; collections belong to datasets`);
-    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(itemCount, collection.trainingType));
+    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(items, collection.trainingType));
     if (collection.trainingType !== 'qa') ctx.embedders().vectorModel(dataset.vectorModel);
   }
 
@@ -91,7 +91,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
 
   /** An import: limits are checked before anything is written (checkImport), then insertWithItems. */
   async function createWithItems(auth: AuthContext, dataset: DatasetRecord, collection: ImportedCollection, items: PushItem[], prompt?: string): Promise<ImportResult> {
-    await checkImport(auth, dataset, collection, items.length);
+    await checkImport(auth, dataset, collection, items);
     return insertWithItems(auth, dataset, collection, items, prompt);
   }
 

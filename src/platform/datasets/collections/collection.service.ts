@@ -158,7 +158,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
       // Replaced meanwhile by a sync that read another version of the page, or deleted.
       if (!(await collections.findById(auth.teamId, collection._id))) throw Errors.collectionNotFound(collection._id);
       // A sync the import would refuse (dataset size, model) does not use up the sync interval.
-      await importer.checkImport(auth, dataset, collection, chunks.length);
+      await importer.checkImport(auth, dataset, collection, chunks);
       lock.assertHeld();
       await ctx.teamLimits.assertAndRecordWebSync(auth.teamId);
       // The replacement is complete before the old collection goes, so a failure keeps the old one.

@@ -42,7 +42,7 @@ export function createDataService(ctx: DatasetsContext) {
     const { dataset, collection } = await ctx.auth.authCollection(auth, input.collectionId, 'write');
     assertSameDataset(collection, input.datasetId);
     // Sized by the mode the items are queued in (a Q/A push into a chunk collection makes Q/A pairs).
-    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(input.data.length, input.trainingMode));
+    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(input.data, input.trainingMode));
     return pushToTrainingQueue(ctx, {
       teamId: auth.teamId,
       tmbId: auth.tmbId,
@@ -152,6 +152,9 @@ export function createDataService(ctx: DatasetsContext) {
     const a = input.a !== undefined ? simpleText(input.a) : item.a;
     const plan = planIndexUpdate(item.indexes, input.indexes ?? [], q, a);
     for (const entry of plan.embed) assertEmbeddable(model, entry.text, entry.defaultIndex ? 'q' : 'indexes');
+    // Added indexes are stored vectors like any other: the growth (replaced ones go) must fit the plan, checked before paying for embeddings.
+    const growth = plan.embed.length - plan.removeVectorIds.length;
+    if (growth > 0) await ctx.teamLimits.assertDatasetSize(auth.teamId, growth);
     const missing = [...new Set(plan.embed.map((entry) => entry.text))].filter((text) => !embedded.has(text)).map((text) => ({ id: newVectorId(), text }));
     const { rows: fresh, tokens } = await embedRows(ctx, model.model, { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId, dataId: item._id }, missing);
     if (missing.length > 0) await chargeEmbedding(auth, model, tokens);

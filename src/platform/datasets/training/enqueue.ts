@@ -1,7 +1,7 @@
 import { Errors } from '../../../infra/errors.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
-import { MAX_CUSTOM_INDEXES, simpleText } from '../data/data-indexes.js';
+import { buildIndexes, MAX_CUSTOM_INDEXES, simpleText } from '../data/data-indexes.js';
 import type { DatasetRecord } from '../datasets/dataset.repo.js';
 import { removeWritesOfDeletedDatasets } from './deleted-datasets.js';
 import type { NewTraining } from './training.repo.js';
@@ -20,9 +20,25 @@ export interface PushResult {
   error: PushItem[];
 }
 
-/** How many vectors a push may add, for the dataset-size limit (QA items expand into several). */
-export function predictVectors(count: number, mode: TrainingMode): number {
-  return mode === 'qa' ? count * 20 : count;
+/**
+ * Vectors predicted per QA item (the reference's predictDataLimitLength): the LLM turns a chunk
+ * into pairs not known until it answers, each storing two vectors (q+a and q alone).
+ */
+export const QA_VECTORS_PER_ITEM = 20;
+
+/**
+ * How many vectors a push may add, for the dataset-size limit (counted in vectors): a chunk (or
+ * auto, trained as chunk) item stores one per index the worker builds for it, custom ones included;
+ * an item the queue refuses (empty q, too many indexes) stores none.
+ */
+export function predictVectors(items: PushItem[], mode: TrainingMode): number {
+  if (mode === 'qa') return items.length * QA_VECTORS_PER_ITEM;
+  let vectors = 0;
+  for (const item of items) {
+    const q = simpleText(item.q);
+    if (q && (item.indexes?.length ?? 0) <= MAX_CUSTOM_INDEXES) vectors += buildIndexes(q, simpleText(item.a ?? ''), item.indexes).length;
+  }
+  return vectors;
 }
 
 type QueueInput = { teamId: string; tmbId: string; dataset: DatasetRecord; collectionId: string; mode: TrainingMode; prompt?: string; billId?: string; items: PushItem[] };

@@ -3,7 +3,7 @@ import { splitText } from '../../../domain/text-splitter.js';
 import { chatCompletion } from '../../../infra/llm-chat.js';
 import type { DatasetsContext } from '../context.js';
 import { removeWritesOfDeletedDatasets } from './deleted-datasets.js';
-import { prepareTrainingItems } from './enqueue.js';
+import { predictVectors, prepareTrainingItems } from './enqueue.js';
 import type { TrainingRecord } from './training.repo.js';
 
 /**
@@ -23,15 +23,11 @@ export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord, 
   }
   const pairs = item.qaPairs ?? (await trainings.storeQaPairs(item._id, await askForPairs(ctx, item, signal)));
   if (!pairs) return; // deleted meanwhile (its collection went)
-  const { docs } = prepareTrainingItems(ctx, {
-    teamId: item.teamId,
-    tmbId: item.tmbId,
-    dataset,
-    collectionId: item.collectionId,
-    mode: 'chunk',
-    billId: item.billId,
-    items: pairs.map((pair) => ({ q: pair.q, a: pair.a, chunkIndex: item.chunkIndex })),
-  });
+  const items = pairs.map((pair) => ({ q: pair.q, a: pair.a, chunkIndex: item.chunkIndex }));
+  // The push was sized by a guess (QA_VECTORS_PER_ITEM); the pairs are what will be stored. Over
+  // the plan, the item fails with the size error (kept pairs: a retry asks the LLM nothing).
+  await ctx.teamLimits.assertDatasetSize(item.teamId, predictVectors(items, 'chunk'));
+  const { docs } = prepareTrainingItems(ctx, { teamId: item.teamId, tmbId: item.tmbId, dataset, collectionId: item.collectionId, mode: 'chunk', billId: item.billId, items });
   await trainings.insertDerived(item, docs);
   await trainings.deleteItems([item]);
   await removeWritesOfDeletedDatasets(ctx, [item]);
