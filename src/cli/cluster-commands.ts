@@ -10,7 +10,8 @@ const USAGE = `cluster commands:
   cluster user add --username U --email E --password P
   cluster user disable U | cluster user enable U
   cluster user reset-password --username U --password P
-  cluster nodes import FILE | cluster pods import FILE`;
+  cluster nodes import [--prune] FILE | cluster pods import [--prune] FILE
+  cluster nodes delete NAME`;
 
 function required(options: Record<string, string>, name: string): string {
   const value = options[name];
@@ -34,7 +35,10 @@ async function readInput(path: string): Promise<string> {
 /** The cluster admin commands; each returns what the CLI prints as JSON. */
 export async function runClusterCommand(args: string[], context: CliContext): Promise<unknown> {
   const [area, action, ...rest] = args;
-  const { positional, options } = parseOptions(rest);
+  // A flag without a value, which parseOptions does not read: only the imports take it.
+  const prune = rest.includes('--prune');
+  if (prune && action !== 'import') throw new Error(`--prune applies only to imports\n${USAGE}`);
+  const { positional, options } = parseOptions(rest.filter((arg) => arg !== '--prune'));
   const services = createClusterServices({ db: context.db, config: context.config, clock: new MovableClock() });
   await ensureIndexes(context.db, CLUSTER_INDEXES);
   const { accounts, nodes } = services;
@@ -56,8 +60,10 @@ export async function runClusterCommand(args: string[], context: CliContext): Pr
       const lines = importProgressLines(`cluster ${area} import`, context.progress ?? (() => undefined));
       const text = await readInput(path);
       lines.read(path, Buffer.byteLength(text));
-      return area === 'nodes' ? nodes.importNodes(text, lines.progress) : nodes.importPods(text, lines.progress);
+      return area === 'nodes' ? nodes.importNodes(text, lines.progress, { prune }) : nodes.importPods(text, lines.progress, { prune });
     }
+    case 'nodes delete':
+      return nodes.deleteNode(onePositional(positional, 'node name'));
     default:
       throw new Error(`unknown command 'cluster ${args.join(' ')}'\n${USAGE}`);
   }

@@ -126,7 +126,8 @@ class Parser {
 
   private key(): string {
     const token = this.next();
-    if (token.kind !== 'id') throw new Error(`found '${token.text || 'end of input'}', expected a key`);
+    // Where a key is read, the reference reads `in`/`notin` as identifiers: `in`, `!in`, `notin=x` are valid.
+    if (token.kind !== 'id' && token.kind !== 'in' && token.kind !== 'notin') throw new Error(`found '${token.text || 'end of input'}', expected a key`);
     const problem = validateKey(token.text);
     if (problem) throw new Error(problem);
     return token.text;
@@ -162,6 +163,9 @@ class Parser {
         if (bound.kind !== 'id' || parseInt64(bound.text) === null) {
           throw new Error(`'${op.kind}' needs a 64-bit integer value, found '${bound.text.length > 32 ? `${bound.text.slice(0, 32)}…` : bound.text}'`);
         }
+        // The reference validates the bound as a label value too: a negative one ("-1") is invalid.
+        const problem = validateValue(bound.text);
+        if (problem) throw new Error(problem);
         return { key, operator: op.kind === '>' ? 'gt' : 'lt', values: [bound.text] };
       }
       default:

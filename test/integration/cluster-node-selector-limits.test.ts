@@ -4,8 +4,9 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
  * Bounded work of selectors on the node list: at most 64 requirements per selector (400 Status
- * naming the parameter), and `>`/`<` bounds read as the reference reads them (64-bit integers;
- * any longer number makes the selector invalid), in both list strategies.
+ * naming the parameter), `>`/`<` bounds read as the reference reads them (64-bit integers that
+ * are label values; anything else makes the selector invalid), the keywords as keys, and page
+ * numbers read as Go's int64, in both list strategies.
  */
 const NODES = '/kapis/resources.platform.io/v1alpha3/nodes';
 const ALL = ['n3', 'n2', 'n1'];
@@ -77,8 +78,29 @@ for (const strategy of ['auto', 'database'] as const) {
       expect(await names(`labelSelector=${encodeURIComponent('tier>4')}`)).toEqual(['n3', 'n2']);
       expect(await names(`labelSelector=${encodeURIComponent(`tier>${'0'.repeat(40)}4`)}`)).toEqual(['n3', 'n2']);
       expect(await names(`labelSelector=${encodeURIComponent('big>9223372036854775806')}`)).toEqual(['n1']);
-      expect(await names(`labelSelector=${encodeURIComponent('big>-9223372036854775808')}`)).toEqual(['n1']);
+      expect(await names(`labelSelector=${encodeURIComponent('big>0')}`)).toEqual(['n1']);
       expect(await names(`label=${encodeURIComponent('big<9223372036854775807')}`)).toEqual([]);
+    });
+
+    it('a negative bound is not a label value: the selector is invalid, as in apimachinery', async () => {
+      for (const selector of ['tier>-1', 'tier<-5', 'tier>0,big<-2']) {
+        expect(await names(`labelSelector=${encodeURIComponent(selector)}`)).toEqual(ALL);
+        expect(await names(`label=${encodeURIComponent(selector)}`)).toEqual([]);
+      }
+    });
+
+    it('`in` and `notin` are label keys where a key is read', async () => {
+      expect(await names('labelSelector=in')).toEqual([]);
+      expect(await names(`labelSelector=${encodeURIComponent('!in')}`)).toEqual(ALL);
+      expect(await names(`labelSelector=${encodeURIComponent('notin=x,tier=1')}`)).toEqual([]);
+      expect(await names(`labelSelector=${encodeURIComponent('notin!=x,tier=1')}`)).toEqual(['n1']);
+    });
+
+    it('a page Go reads as int64 beyond 2^53 is past the end, not page 1', async () => {
+      const response = await list('limit=10&page=10000000000000000');
+      expect(response.json()).toEqual({ items: [], totalItems: 3 });
+      expect(await names('limit=2&page=99999999999999999999')).toEqual(['n3', 'n2']);
+      expect(await names('limit=100000000000000000')).toEqual(ALL);
     });
   });
 }

@@ -24,7 +24,7 @@ describe('parseSelector: valid selectors', () => {
     ['a notin (x)', [{ key: 'a', operator: 'notin', values: ['x'] }]],
     ['a in ()', [{ key: 'a', operator: 'in', values: [''] }]],
     ['a>1', [{ key: 'a', operator: 'gt', values: ['1'] }]],
-    ['a < -3', [{ key: 'a', operator: 'lt', values: ['-3'] }]],
+    ['a < 3', [{ key: 'a', operator: 'lt', values: ['3'] }]],
     [
       'node-role.kubernetes.io/master,!node-role.kubernetes.io/edge,env in (prod,qa),tier!=1',
       [
@@ -35,6 +35,13 @@ describe('parseSelector: valid selectors', () => {
       ],
     ],
     ['a=in', [{ key: 'a', operator: 'in', values: ['in'] }]],
+    // Where a key is read the reference's parser reads `in`/`notin` as identifiers (Values context).
+    ['in', [{ key: 'in', operator: 'exists', values: [] }]],
+    ['!in', [{ key: 'in', operator: 'notexists', values: [] }]],
+    ['notin=x', [{ key: 'notin', operator: 'in', values: ['x'] }]],
+    ['in=notin', [{ key: 'in', operator: 'in', values: ['notin'] }]],
+    ['in in (in)', [{ key: 'in', operator: 'in', values: ['in'] }]],
+    ['a,notin notin (x)', [{ key: 'a', operator: 'exists', values: [] }, { key: 'notin', operator: 'notin', values: ['x'] }]],
   ])('%j', (text, expected) => {
     expect(parsed(text)).toEqual(expected);
   });
@@ -62,8 +69,13 @@ describe('parseSelector: invalid selectors', () => {
     'UPPER.example/key=v',
     '/key=v',
     'a=(b)',
-    // `in`/`notin` are keywords where a key is expected, as upstream.
-    'in=notin',
+    // In operator position they stay keywords.
+    'a in in',
+    'in notin',
+    // A `>`/`<` bound is validated as a label value too, which cannot start with '-'.
+    'tier>-1',
+    'tier<-5',
+    'a>1,b<-2',
   ])('%j', (text) => {
     const result = parseSelector(text);
     expect(result.ok).toBe(false);

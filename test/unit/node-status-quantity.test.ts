@@ -118,6 +118,18 @@ describe('pageWindow (paging a sorted list as KubeSphere does)', () => {
     ['0', '10', { kind: 'none' }],
     ['-4', '10', { kind: 'none' }],
     ['1.5', '10', { kind: 'page', skip: 0, limit: 10 }],
+    ['+2', '10', { kind: 'page', skip: 10, limit: 10 }],
+    // Go reads page as int64: past the end, not page 1 (the offset is 10^17 - 10).
+    ['10000000000000000', '10', { kind: 'none' }],
+    ['9223372036854775807', '1', { kind: 'none' }],
+    // Beyond int64 strconv.Atoi fails: the default page 1 (or no limit).
+    ['9223372036854775808', '10', { kind: 'page', skip: 0, limit: 10 }],
+    [`${'0'.repeat(40)}2`, '10', { kind: 'page', skip: 10, limit: 10 }],
+    ['1', '9223372036854775808', { kind: 'all' }],
+    // Go's (page-1)*limit wraps: (2^62)*4 is 0, the first page.
+    ['4611686018427387905', '4', { kind: 'page', skip: 0, limit: 4 }],
+    ['2', '9223372036854775807', { kind: 'none' }],
+    ['1', '100000000000000000', { kind: 'page', skip: 0, limit: Number.MAX_SAFE_INTEGER }],
   ])('page=%s limit=%s', (page, limit, expected) => {
     expect(pageWindow(page, limit)).toEqual(expected);
   });
@@ -141,21 +153,22 @@ describe('planNodeList', () => {
 });
 
 describe('quantities with huge exponents', () => {
-  // Answered without building 10^exponent (millions of digits); the values are what the exact
-  // BigInt arithmetic gives: rounded up to 1 unit, or beyond any float.
+  // Answered without building 10^exponent (millions of digits): rounded up to 1 unit, or refused
+  // as out of range (node-quantity-range.test.ts).
   it.each([
     ['1e-99999999', 1, 1],
     ['-1e-99999999', -1, -1],
     ['0e-99999999', 0, 0],
     ['0.000e99999999', 0, 0],
-    ['1e99999999', Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY],
-    ['-2.5e99999999', Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY],
-    ['.5e99999999', Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY],
-    ['1e305', 1e308, 1e305],
     ['1e-5', 1, 1],
     ['123e-3', 123, 1],
   ])('%s: milli %d, unit %d', (text, milli, unit) => {
     expect(milliValue(text)).toBe(milli);
     expect(unitValue(text)).toBe(unit);
+  });
+
+  it.each(['1e99999999', '-2.5e99999999', '.5e99999999', '1e305'])('%s is out of range', (text) => {
+    expect(() => milliValue(text)).toThrow(/out of range/);
+    expect(() => unitValue(text)).toThrow(/out of range/);
   });
 });

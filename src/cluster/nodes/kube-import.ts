@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nodeSchema, type StoredNode, toStoredNode } from './node-document.js';
+import { nodeSchema, quantityMap, type StoredNode, toStoredNode } from './node-document.js';
 import { podResourceUsage } from './pod-usage.js';
 import type { StoredPod } from './pods.repo.js';
 
@@ -12,6 +12,9 @@ export class ImportError extends Error {}
 
 const listSchema = z.looseObject({ kind: z.string().optional(), items: z.array(z.unknown()) });
 
+/** What the usage sums read: every quantity checked here, so a refused one names its field. */
+const containers = z.array(z.looseObject({ resources: z.looseObject({ requests: quantityMap.optional(), limits: quantityMap.optional() }).optional() })).optional();
+
 const podSchema = z.looseObject({
   kind: z.literal('Pod').optional(),
   metadata: z.looseObject({
@@ -19,7 +22,7 @@ const podSchema = z.looseObject({
     namespace: z.string().min(1).max(63).optional(),
     uid: z.string().optional(),
   }),
-  spec: z.looseObject({ nodeName: z.string().optional() }).optional(),
+  spec: z.looseObject({ nodeName: z.string().optional(), containers, initContainers: containers, overhead: quantityMap.optional() }).optional(),
   status: z.looseObject({ phase: z.string().optional() }).optional(),
 });
 
@@ -81,13 +84,7 @@ export function parsePodFile(text: string, now: Date): StoredPod[] {
       continue;
     }
     const pod = parsed.data;
-    let usage: ReturnType<typeof podResourceUsage>;
-    try {
-      usage = podResourceUsage(item as Parameters<typeof podResourceUsage>[0]);
-    } catch (error) {
-      problems.push(`items[${index}].spec: ${(error as Error).message}`);
-      continue;
-    }
+    const usage = podResourceUsage(pod);
     const namespace = pod.metadata.namespace ?? 'default';
     const id = `${namespace}/${pod.metadata.name}`;
     docs.set(id, {

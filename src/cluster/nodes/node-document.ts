@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { computeNodeStatus, type NodeStatus } from '../../domain/node-status.js';
 import { type ResourceUsage, usageAnnotations, ZERO_USAGE } from './pod-usage.js';
-import { isQuantity } from './quantity.js';
+import { quantityProblem } from './quantity.js';
 
 /**
  * How a Kubernetes Node is stored. The object itself is kept as JSON text, because its labels,
@@ -29,7 +29,14 @@ export type KubeNode = Record<string, unknown> & {
 };
 
 const stringMap = z.record(z.string(), z.string());
-const quantityMap = z.record(z.string(), z.string().refine(isQuantity, 'must be a Kubernetes quantity such as 4, 500m or 8Gi'));
+/** A ResourceList (capacity, requests, ...): every value a quantity within range, refused at import otherwise. */
+export const quantityMap = z.record(
+  z.string(),
+  z.string().check((ctx) => {
+    const problem = quantityProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  }),
+);
 
 export const nodeSchema = z.looseObject({
   kind: z.literal('Node').optional(),

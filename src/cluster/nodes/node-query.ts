@@ -39,23 +39,35 @@ const tooManyRequirements = (parameter: string, count: number) =>
 const first = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
 const last = (value: QueryValue) => (Array.isArray(value) ? value[value.length - 1] : value);
 
-/** Go's strconv.Atoi: optional sign and decimal digits only. */
-function parseGoInt(text: string | undefined): number | null {
+const INT64_MAX = 2n ** 63n - 1n;
+const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** Go's strconv.Atoi on 64 bits: optional sign and decimal digits, within int64, else null. */
+function parseGoInt(text: string | undefined): bigint | null {
+  // Leading zeros are allowed in any number; past them, more than 19 digits is beyond int64.
   if (text === undefined || !/^[+-]?\d+$/.test(text)) return null;
-  const value = Number(text);
-  return Number.isSafeInteger(value) ? value : null;
+  const digits = text.replace(/^[+-]?0*/, '');
+  if (digits.length > 19) return null;
+  const value = BigInt(`${text.startsWith('-') ? '-' : ''}${digits || '0'}`);
+  return value > INT64_MAX || value < -INT64_MAX - 1n ? null : value;
 }
 
 const GO_TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 
+/**
+ * KubeSphere's window: offset = (page-1)*limit in Go's int64 arithmetic (wrapping), then nothing
+ * when limit or offset is negative or offset is past the end. A page Go reads but JavaScript
+ * numbers cannot hold (`page=10000000000000000`) is therefore past the end, not page 1.
+ */
 export function pageWindow(pageText: string | undefined, limitText: string | undefined): PageWindow {
-  const page = parseGoInt(pageText) ?? 1;
-  const limit = parseGoInt(limitText) ?? -1;
-  if (limit === -1) return { kind: 'all' };
-  if (limit <= 0) return { kind: 'none' };
-  const skip = (page - 1) * limit;
-  if (skip < 0 || !Number.isSafeInteger(skip)) return { kind: 'none' };
-  return { kind: 'page', skip, limit };
+  const page = parseGoInt(pageText) ?? 1n;
+  const limit = parseGoInt(limitText) ?? -1n;
+  if (limit === -1n) return { kind: 'all' };
+  if (limit <= 0n) return { kind: 'none' };
+  const skip = BigInt.asIntN(64, (page - 1n) * limit);
+  // No list reaches 2^53 nodes: a larger offset is past the end, a larger limit is "the rest".
+  if (skip < 0n || skip > SAFE_MAX) return { kind: 'none' };
+  return { kind: 'page', skip: Number(skip), limit: Number(limit > SAFE_MAX ? SAFE_MAX : limit) };
 }
 
 const FIELDS = {

@@ -58,6 +58,16 @@ export function createNodesRepo(db: Db) {
       return upsertMany(nodes, docs, onWritten);
     },
 
+    /** Deletes the stored nodes not named here (an import with --prune); how many went. */
+    async deleteAllExcept(names: string[]): Promise<number> {
+      return (await nodes.deleteMany({ _id: { $nin: names } })).deletedCount;
+    },
+
+    /** Deletes one node; false when none has that name. */
+    async deleteByName(name: string): Promise<boolean> {
+      return (await nodes.deleteOne({ _id: name })).deletedCount > 0;
+    },
+
     async hasAny(): Promise<boolean> {
       return (await nodes.findOne({}, { projection: { _id: 1 } })) !== null;
     },

@@ -28,6 +28,11 @@ export type NodeQueryStrategy = 'auto' | 'database' | 'cache';
 /** How far an import is: the file validated, then documents written (after each chunk). */
 export type ImportProgress = (progress: { step: 'validated' | 'written'; done: number; total: number }) => void;
 
+/** `prune`: after the file is written, delete what is stored and not in the file. */
+export interface ImportOptions {
+  prune?: boolean;
+}
+
 export function createNodesService(deps: {
   nodes: NodesRepo;
   pods: PodsRepo;
@@ -45,8 +50,8 @@ export function createNodesService(deps: {
    * Every node and pod write goes through here: other processes reload their index at their next
    * request. The stamp moves even when the write fails part-way, since earlier chunks have landed.
    */
-  function writeNodes<T>(write: () => Promise<T>): Promise<T> {
-    return bumpAfterWrite(write, () => stamps.bump(CLUSTER_STAMPS.nodes));
+  function writeNodes<T>(write: () => Promise<T>, changed?: (result: T) => boolean): Promise<T> {
+    return bumpAfterWrite(write, () => stamps.bump(CLUSTER_STAMPS.nodes), changed);
   }
 
   /** Filters, sorting and paging pushed into the database; `>`/`<` requirements finished in code. */
@@ -102,7 +107,11 @@ export function createNodesService(deps: {
       return found;
     },
 
-    async importNodes(text: string, onProgress?: ImportProgress) {
+    /**
+     * Upserts the file's nodes by name; with `prune`, a node the file does not list is deleted
+     * afterwards (it was removed from the cluster), as `kubectl apply --prune` does.
+     */
+    async importNodes(text: string, onProgress?: ImportProgress, options: ImportOptions = {}) {
       const docs = parseNodeFile(text, clock.now());
       onProgress?.({ step: 'validated', done: docs.length, total: docs.length });
       const owners = await nodes.findUidOwners(docs.map((doc) => doc.uid));
@@ -111,15 +120,26 @@ export function createNodesService(deps: {
       if (clash) {
         throw Errors.conflict(`the file was not imported, nothing changed: uid ${clash.uid} of node "${names.get(clash.uid)}" already belongs to node "${clash._id}"`);
       }
-      const counts = await writeNodes(() => nodes.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length })));
+      const counts = await writeNodes(async () => {
+        const written = await nodes.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length }));
+        return options.prune ? { ...written, deleted: await nodes.deleteAllExcept(docs.map((doc) => doc._id)) } : written;
+      });
       return { kind: 'NodeList', ...counts, names: docs.map((doc) => doc._id) };
     },
 
-    async importPods(text: string, onProgress?: ImportProgress) {
+    /** Upserts the file's pods by `namespace/name`; with `prune`, deletes the stored pods it does not list. */
+    async importPods(text: string, onProgress?: ImportProgress, options: ImportOptions = {}) {
       const docs = parsePodFile(text, clock.now());
       onProgress?.({ step: 'validated', done: docs.length, total: docs.length });
-      const counts = await writeNodes(() => pods.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length })));
+      const counts = await writeNodes(() => pods.upsertMany(docs, (done) => onProgress?.({ step: 'written', done, total: docs.length }), options));
       return { kind: 'PodList', ...counts, count: docs.length };
+    },
+
+    /** Deletes one stored node (`cluster nodes delete`); its pods stay, as pods of a node that is gone. */
+    async deleteNode(name: string): Promise<{ name: string; deleted: true }> {
+      const deleted = await writeNodes(() => nodes.deleteByName(name), (gone) => gone);
+      if (!deleted) throw Errors.notFound(`node "${name}" not found`);
+      return { name, deleted: true };
     },
 
     /**

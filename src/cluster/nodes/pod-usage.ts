@@ -24,7 +24,7 @@ const memoryOf = (list: ResourceList) => (list?.memory !== undefined ? unitValue
 /**
  * kubectl's "pod requests and limits": the sum over containers, raised to the largest init
  * container per resource, plus the pod overhead (added to a limit only when it is non-zero).
- * Throws on a malformed quantity so an import can refuse the file.
+ * Throws on a malformed or out-of-range quantity (imports check them first, naming the field).
  */
 export function podResourceUsage(pod: PodResourcesInput): ResourceUsage {
   const usage = { ...ZERO_USAGE };

@@ -31,11 +31,21 @@ export const POD_INDEXES: readonly IndexDeclaration[] = [{ collection: PODS, key
 
 const TERMINATED = new Set(['Succeeded', 'Failed']);
 
+/**
+ * A stored amount as a finite number: imports refuse quantities beyond int64 milli-units, but pods
+ * stored before they did may hold 1e308 or Infinity, and a sum of those must still be a number
+ * the database accepts (FerretDB refuses Infinity) and a page can print. NaN counts as nothing.
+ */
+function finite(value: unknown): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) return 0;
+  return Math.max(-Number.MAX_VALUE, Math.min(Number.MAX_VALUE, value));
+}
+
 function add(total: ResourceUsage, pod: ResourceUsage): void {
-  total.cpuRequests += pod.cpuRequests;
-  total.cpuLimits += pod.cpuLimits;
-  total.memoryRequests += pod.memoryRequests;
-  total.memoryLimits += pod.memoryLimits;
+  total.cpuRequests = finite(total.cpuRequests + finite(pod.cpuRequests));
+  total.cpuLimits = finite(total.cpuLimits + finite(pod.cpuLimits));
+  total.memoryRequests = finite(total.memoryRequests + finite(pod.memoryRequests));
+  total.memoryLimits = finite(total.memoryLimits + finite(pod.memoryLimits));
 }
 
 export function createPodsRepo(db: Db) {
@@ -82,12 +92,18 @@ export function createPodsRepo(db: Db) {
 
     /**
      * Inserts the new pods and replaces the known ones (in chunks; `onWritten` hears the running
-     * total), then recomputes every node's usage: after a failure too, since the chunks written
-     * before it are stored pods (the import's error is the one thrown).
+     * total); with `prune`, then deletes every stored pod not among them. Then recomputes every
+     * node's usage: after a failure too, since the chunks written before it are stored pods (the
+     * import's error is the one thrown).
      */
-    async upsertMany(docs: StoredPod[], onWritten?: (written: number) => void): Promise<{ created: number; updated: number }> {
-      if (docs.length === 0) return { created: 0, updated: 0 };
-      return withFollowUp(() => upsertMany(pods, docs, onWritten), recomputeUsage);
+    async upsertMany(docs: StoredPod[], onWritten?: (written: number) => void, options: { prune?: boolean } = {}): Promise<{ created: number; updated: number; deleted?: number }> {
+      if (docs.length === 0 && !options.prune) return { created: 0, updated: 0 };
+      return withFollowUp(async () => {
+        const counts = await upsertMany(pods, docs, onWritten);
+        if (!options.prune) return counts;
+        const { deletedCount } = await pods.deleteMany({ _id: { $nin: docs.map((doc) => doc._id) } });
+        return { ...counts, deleted: deletedCount };
+      }, recomputeUsage);
     },
   };
 }
