@@ -86,6 +86,15 @@ export const branchGraph = {
   chatConfig: {},
 };
 
+export const START_NODE = { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] };
+
+/** A publishable graph: the start node, then each node after the one before (a straight chain). */
+export function chain(...nodes: Record<string, unknown>[]) {
+  const all = [START_NODE, ...nodes] as { nodeId: string }[];
+  const edges = all.slice(1).map((node, i) => ({ source: all[i]!.nodeId, sourceHandle: `${all[i]!.nodeId}-source-right`, target: node.nodeId, targetHandle: `${node.nodeId}-target-left` }));
+  return { nodes: all, edges, chatConfig: {} };
+}
+
 export async function createPublishedApp(
   t: TestApp,
   token: string,

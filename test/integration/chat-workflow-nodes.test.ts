@@ -8,7 +8,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
-import { createPublishedApp, sseFrames, startChatApp } from './chat-helpers.js';
+import { chain, createPublishedApp, START_NODE, sseFrames, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -18,15 +18,6 @@ let serviceUrl: string;
 const received: unknown[] = [];
 
 const completions = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(tok), payload });
-
-const START_NODE = { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] };
-
-/** A publishable graph: the start node, then each node after the one before (a straight chain). */
-function chain(...nodes: Record<string, unknown>[]) {
-  const all = [START_NODE, ...nodes] as { nodeId: string }[];
-  const edges = all.slice(1).map((node, i) => ({ source: all[i]!.nodeId, sourceHandle: `${all[i]!.nodeId}-source-right`, target: node.nodeId, targetHandle: `${node.nodeId}-target-left` }));
-  return { nodes: all, edges, chatConfig: {} };
-}
 
 beforeAll(async () => {
   ({ t, fake } = await startChatApp((f) => ({ SANDBOX_URL: f.origin })));

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
-import { createPublishedApp, startChatApp } from './chat-helpers.js';
+import { chain, createPublishedApp, startChatApp } from './chat-helpers.js';
 
 describe('code node with the default SSRF policy (SSRF_ALLOW_PRIVATE=false)', () => {
   let t: TestApp;
@@ -28,31 +28,23 @@ describe('code node with the default SSRF policy (SSRF_ALLOW_PRIVATE=false)', ()
 
   it('reaches the configured SANDBOX_URL', async () => {
     fake.route('POST', '/sandbox/js', () => ({ json: { success: true, data: { codeReturn: { sum: 5 }, log: '' } } }));
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [] },
-        {
-          nodeId: 'code',
-          flowNodeType: 'code',
-          name: 'Add',
-          inputs: [
-            { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
-            { key: 'codeType', value: 'js' },
-            { key: 'code', value: 'function main() { return { sum: 5 } }' },
-          ],
-          outputs: [
-            { id: 'sum', key: 'sum', type: 'dynamic', valueType: 'number' },
-            { id: 'error', key: 'error', valueType: 'object' },
-          ],
-        },
-        { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: 'sum={{$code.sum$}} err={{$code.error$}}' }], outputs: [] },
-      ],
-      edges: [
-        { source: 'start', sourceHandle: 'start-source-right', target: 'code', targetHandle: 'code-target-left' },
-        { source: 'code', sourceHandle: 'code-source-right', target: 'ans', targetHandle: 'ans-target-left' },
-      ],
-      chatConfig: {},
-    };
+    const graph = chain(
+      {
+        nodeId: 'code',
+        flowNodeType: 'code',
+        name: 'Add',
+        inputs: [
+          { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+          { key: 'codeType', value: 'js' },
+          { key: 'code', value: 'function main() { return { sum: 5 } }' },
+        ],
+        outputs: [
+          { id: 'sum', key: 'sum', type: 'dynamic', valueType: 'number' },
+          { id: 'error', key: 'error', valueType: 'object' },
+        ],
+      },
+      { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: 'sum={{$code.sum$}} err={{$code.error$}}' }], outputs: [] },
+    );
     const appId = await createPublishedApp(t, tok, 'Code bot', graph);
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(tok), payload: { appId, messages: [{ role: 'user', content: 'go' }] } });
     expect(res.statusCode, res.body).toBe(200);
