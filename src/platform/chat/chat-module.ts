@@ -108,7 +108,10 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     usage,
     now: () => new Date(now()),
     nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps, { httpCall: (call: HttpCall) => httpCall(call, { teamId: base.teamId, appId: base.appId, chatId: base.chatId, dataId: base.responseChatItemId }) }),
-    logError: (error, message) => app.log.error({ err: error }, message),
+    logError: (error, message) => {
+      app.opsMetrics.databaseError('chat turn', error);
+      app.log.error({ err: error }, message);
+    },
     chargeCredential: (caller, points) => app.identity.credentials.charge(caller.auth, points),
     supplierGuard: access.supplierGuard,
     storedGraphGuard: access.storedGraphGuard,

@@ -259,7 +259,9 @@ export function createChatRunService(deps: ChatRunDeps) {
         { teamId: caller.auth.teamId, tmbId: turnOwnerOf(request), source: usageSourceOf(caller, request.channel), appName: request.appName ?? app.name, appId, list },
         deps.now(),
       );
-      await deps.chargeCredential(caller, totalPoints);
+      // The turn is answered and saved by now: a failed charge (the key's or link's points) is
+      // logged as a failed save is, never a failed turn a client would send again (and store twice).
+      await deps.chargeCredential(caller, totalPoints).catch((error: unknown) => deps.logError(error, 'charging the chat turn to its API key or share link failed'));
     }
     return Object.assign({}, result, { totalPoints, isPlugin });
   }
