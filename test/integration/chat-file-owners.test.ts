@@ -1,4 +1,4 @@
-import { ObjectId } from 'mongodb';
+import { Collection, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { findFiltersDuring } from '../helpers/command-counter.js';
@@ -99,6 +99,34 @@ describe('owner fields of chat files', () => {
       expect(await chunks().countDocuments({ files_id: new ObjectId(id) })).toBe(0);
     }
     for (const id of kept) expect(await exists(id), id).toBe(true);
+  });
+
+  // The file documents went first: a delete stopped before the chunks left chunks that no file
+  // named, which the retry (the chat was still there) could not find.
+  it('a delHistory stopped at either step is completed by its retry, nothing left', async () => {
+    for (const [index, failing] of ['chat.chunks', 'chat.files'].entries()) {
+      const appId = await createApp(owner, `stopped delete ${index}`);
+      await chat(owner, appId, 's1');
+      const fileId = await upload(owner, 'chat', { chatId: 's1', appId });
+      const bulkWrite = Collection.prototype.bulkWrite;
+      let armed = true;
+      Collection.prototype.bulkWrite = function (this: Collection, ...args: Parameters<typeof bulkWrite>) {
+        if (armed && this.collectionName === failing) {
+          armed = false;
+          return Promise.reject(new Error('connection reset'));
+        }
+        return bulkWrite.apply(this, args);
+      } as typeof bulkWrite;
+      try {
+        const stopped = await t.app.inject({ method: 'DELETE', url: `/api/core/chat/delHistory?appId=${appId}&chatId=s1`, headers: authHeaders(owner) });
+        expect(stopped.statusCode, failing).toBeGreaterThanOrEqual(500);
+      } finally {
+        Collection.prototype.bulkWrite = bulkWrite;
+      }
+      await ok(t, owner, 'DELETE', '/core/chat/delHistory', { appId, chatId: 's1' });
+      expect(await exists(fileId), failing).toBe(false);
+      expect(await chunks().countDocuments({ files_id: new ObjectId(fileId) }), failing).toBe(0);
+    }
   });
 
   it('clearHistories of many chats reads app by app, and still removes only those chats’ files', async () => {

@@ -70,9 +70,10 @@ export function createChatFilesRepo(db: Db) {
         .flat()
         .filter((file) => (wholeApps && namesApp(file)) || (chats.has(file.chatId) && (file.appId === NO_APP || namesApp(file))))
         .map((file) => file._id);
-      // The file documents first, as GridFS deletes: a crash midway leaves chunks no file names.
-      await deleteEach(files, ids.map((_id) => ({ _id })));
+      // The chunks first: a stop midway leaves file documents, which a retry of the delete finds
+      // again. The other order (GridFS's) left chunks that no file names and nothing could find.
       await deleteEach(chunks, ids.map((files_id) => ({ files_id })));
+      await deleteEach(files, ids.map((_id) => ({ _id })));
     },
 
     /**
