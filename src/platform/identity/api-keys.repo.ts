@@ -3,7 +3,7 @@ import { type Db, type Filter, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
-import { type CredentialRevocations, revoking } from './credential-epoch.js';
+import { always, type CredentialRevocations, revoking } from './credential-epoch.js';
 
 /**
  * An `openapis` document. Unlike the reference, the key itself is never stored: only its
@@ -75,7 +75,7 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
       await revoking(revocations, () => keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set }), (result) => result.matchedCount > 0);
     },
     async delete(id: string, teamId: string): Promise<void> {
-      await revoking(revocations, () => keys.deleteOne({ _id: oid(id), teamId: oid(teamId) }), (result) => result.deletedCount > 0);
+      await revoking(revocations, () => keys.deleteOne({ _id: oid(id), teamId: oid(teamId) }), always);
     },
     /** Sets `lastUsedTime` unless another process set it after `unlessAfter`. */
     async touch(id: string, at: Date, unlessAfter: Date): Promise<void> {

@@ -38,3 +38,9 @@ export type CredentialRevocations = Pick<CredentialEpoch, 'revoked'>;
 export function revoking<T>(revocations: CredentialRevocations, write: () => Promise<T>, changed: (result: T) => boolean): Promise<T> {
   return bumpAfterWrite(write, () => revocations.revoked(), changed);
 }
+
+/**
+ * For `revoking` when the caller revokes explicitly (logout, a password change, a key's delete):
+ * the epoch moves even when another request already deleted the credential and has not bumped yet.
+ */
+export const always = (): boolean => true;

@@ -1,7 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
-import { type CredentialRevocations, revoking } from './credential-epoch.js';
+import { always, type CredentialRevocations, revoking } from './credential-epoch.js';
 
 /**
  * Server-side session records, so sessions can be revoked (beyond the reference): a JWT is
@@ -36,18 +36,23 @@ export function createSessionsRepo(db: Db, revocations: CredentialRevocations) {
       const doc = await sessions.findOne({ _id: oid(id) });
       return plainOrNull(doc);
     },
+    /**
+     * Ends a session. The epoch moves even when nothing was left to delete: another request
+     * ending the same session may have deleted it and not yet bumped, and this one must not
+     * answer "ended" while a replica still trusts its cached copy.
+     */
     async revoke(id: string): Promise<void> {
-      await revoking(revocations, () => sessions.deleteOne({ _id: oid(id) }), (result) => result.deletedCount > 0);
+      await revoking(revocations, () => sessions.deleteOne({ _id: oid(id) }), always);
     },
     /** Deletes a session whose token was never handed out: no process can hold it, so no epoch bump. */
     async discard(id: string): Promise<void> {
       await sessions.deleteOne({ _id: oid(id) });
     },
-    /** Ends every session of the user except `keep` (the caller's own, when given). */
+    /** Ends every session of the user except `keep` (the caller's own, when given); the epoch moves whatever was left, as for `revoke`. */
     async revokeAllOf(userId: string, keep?: string): Promise<void> {
       const user = oid(userId);
       const others = keep ? { userId: user, _id: { $ne: oid(keep) } } : { userId: user };
-      await revoking(revocations, () => sessions.deleteMany(others), (result) => result.deletedCount > 0);
+      await revoking(revocations, () => sessions.deleteMany(others), always);
     },
     /** FerretDB has no TTL indexes: expired rows are removed periodically instead (expiry is checked on use). */
     async deleteExpired(now: Date): Promise<number> {
