@@ -209,6 +209,9 @@ export function createAccountsService(deps: {
 
     async setDisabled(username: string, disabled: boolean) {
       await requireAccount(username);
+      // A disable ends the sessions before the state write too (as a password reset does): one
+      // stopped after the write left them stored, and an enable instead of a retry revived them.
+      if (disabled) await deps.revokeTokens(username);
       // The stamp moves even when a step failed: the state may have changed, and cached tokens must see it.
       await bumpAfterWrite(async () => {
         await accounts.transition(username, null, disabled ? 'Disabled' : 'Active', disabled ? 'disabled by an administrator' : '', clock.now());
