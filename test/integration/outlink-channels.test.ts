@@ -1,3 +1,4 @@
+import { Collection } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReplica, type TestApp } from '../helpers/app.js';
 import type { FakeOpenAi, SeenRequest } from '../helpers/fake-openai.js';
@@ -234,6 +235,32 @@ describe('deliveries across processes and shutdowns', () => {
     },
   });
   const replicaOf = () => buildReplica(t, { MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH as string, SSRF_ALLOW_PRIVATE: 'true' });
+
+  // The claim's insert landed and its answer was lost: the delivery failed (5xx), and the
+  // channel's redelivery found the claim and took the message for a repeat, never answered.
+  it('a claim whose insert landed but whose answer was lost is this delivery’s, and the message is answered', async () => {
+    const token = await createLink('feishu', { appId: 'cli_9', appSecret: 'sec', verificationToken: 'vt', apiBaseUrl: `${fake.origin}/feishu` });
+    fake.route('POST', '/feishu/open-apis/im/v1/messages/om_lost/reply', () => ({ json: { code: 0 } }));
+    const insertOne = Collection.prototype.insertOne;
+    let armed = true;
+    Collection.prototype.insertOne = async function (this: Collection, ...args: Parameters<typeof insertOne>) {
+      const result = await insertOne.apply(this, args);
+      if (armed && this.collectionName === 'outlink_channel_events') {
+        armed = false;
+        throw new Error('connection reset');
+      }
+      return result;
+    } as typeof insertOne;
+    try {
+      const payload = JSON.stringify(feishuEvent('ev-lost', 'om_lost', 'are you there'));
+      const res = await t.app.inject({ method: 'POST', url: `/api/support/outLink/feishu/${token}`, headers: feishuHeaders, payload });
+      expect(res.statusCode, res.body).toBe(200);
+    } finally {
+      Collection.prototype.insertOne = insertOne;
+    }
+    const reply = await fake.waitFor('/feishu/open-apis/im/v1/messages/om_lost/reply');
+    expect(reply.body).toEqual({ msg_type: 'text', content: JSON.stringify({ text: 'Echo: are you there' }) });
+  });
 
   it('a message Feishu delivers again to another process runs one turn and gets one reply', async () => {
     const token = await createLink('feishu', { appId: 'cli_9', appSecret: 'sec', verificationToken: 'vt', apiBaseUrl: `${fake.origin}/feishu` });

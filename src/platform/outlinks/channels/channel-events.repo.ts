@@ -4,6 +4,7 @@
  * the first delivery to reach any replica claims the id with a unique insert and runs the turn,
  * a later one finds the claim and does nothing. Claims are kept a day, then removed.
  */
+import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { type IndexDeclaration, isDuplicateKeyError } from '../../../infra/mongo.js';
 
@@ -15,6 +16,8 @@ export const CHANNEL_EVENT_RETENTION_MS = 24 * 60 * 60_000;
 interface ChannelEventDoc {
   _id: string;
   at: Date;
+  /** The delivery that claimed it: tells its own insert, landed but unanswered, from another's. */
+  by?: string;
 }
 
 export function createChannelEventsRepo(db: Db) {
@@ -22,10 +25,17 @@ export function createChannelEventsRepo(db: Db) {
   return {
     /** True for the first delivery of this message to this link (on any replica), false for a repeat. */
     async claim(linkId: string, messageId: string, now: Date): Promise<boolean> {
+      const _id = `${linkId}:${messageId}`;
+      const by = randomUUID();
       try {
-        await events.insertOne({ _id: `${linkId}:${messageId}`, at: now });
+        await events.insertOne({ _id, at: now, by });
         return true;
       } catch (error) {
+        // An insert whose answer was lost (a dropped connection, a failover, a retried write
+        // meeting itself) may have landed: read back whose claim it is. Failing here instead sent
+        // the channel's redelivery into this delivery's claim, and the message was never answered.
+        const claim = await events.findOne({ _id }).catch(() => null);
+        if (claim?.by === by) return true;
         if (isDuplicateKeyError(error)) return false;
         throw error;
       }
