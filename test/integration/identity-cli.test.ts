@@ -140,6 +140,28 @@ describe('end to end: a CLI user logs in, uses an API key, sees it expire, and c
   }, 120_000);
 });
 
+describe('a user create that fails after the membership', () => {
+  // Left behind, the membership of a user that never came into being stayed in the team, and
+  // every retry (a new user id each time) added another.
+  it('takes the membership back, and its retry leaves one member of a real user', async () => {
+    const { teamId } = await createUser(t, { username: 'half-owner', password: 'half-pass-1' });
+    const { teams, accounts } = t.app.identity;
+    const setTeamPermission = teams.setTeamPermission;
+    teams.setTeamPermission = async () => {
+      teams.setTeamPermission = setTeamPermission;
+      throw new Error('connection reset');
+    };
+    const input = { username: 'half-joiner', password: 'half-pass-2', teamId, role: 'member' as const, permission: 6 };
+    await expect(accounts.createUser(input)).rejects.toThrow(/connection reset/);
+    await accounts.createUser(input);
+    const db = t.app.mongo.db;
+    const members = await db.collection('team_members').find({ teamId: new ObjectId(teamId) }).toArray();
+    const users = await db.collection('users').find({ _id: { $in: members.map((member) => member.userId) } }).toArray();
+    expect(members).toHaveLength(2);
+    expect(users.map((user) => user.username).sort()).toEqual(['half-joiner', 'half-owner']);
+  });
+});
+
 describe('team limit endpoints and plan status', () => {
   it('answer with the reference shapes', async () => {
     const created = { json: await createUser(t, { username: 'limits-user', password: 'limits-pass' }) };

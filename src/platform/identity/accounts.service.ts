@@ -56,7 +56,9 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
 
   /**
    * Without transactions: the team and membership are written before the user, so a crash
-   * midway leaves at most an unreachable team, never a user who cannot log in.
+   * midway leaves at most an unreachable team or membership, never a user who cannot log in. A
+   * failed write after the membership takes it back (with the team it made): left, a membership
+   * of a user that never came into being stayed in the team, an owner row among them.
    */
   async function createUser(input: CreateUserInput, options: { trusted?: boolean } = {}): Promise<MemberIds> {
     checkCredentials(input.username, input.password, options.trusted);
@@ -73,8 +75,8 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
       role,
       defaultTeam: true,
     });
-    if (input.permission !== undefined && role !== 'owner') await teams.setTeamPermission(team._id, member._id, input.permission);
     try {
+      if (input.permission !== undefined && role !== 'owner') await teams.setTeamPermission(team._id, member._id, input.permission);
       await users.insert({ _id: userId, username: input.username, password });
     } catch (error) {
       if (!joining) await teams.deleteTeam(team._id);
