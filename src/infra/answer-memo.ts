@@ -5,7 +5,8 @@ import { LruMap } from './lru-map.js';
  * Serialised answers of one version of a read model, by query, as the UTF-8 bytes sent (a string
  * would be measured and encoded again on every send). It lives inside that version (a snapshot),
  * so it needs no invalidation of its own: when the version stamp moves, a new snapshot starts with
- * an empty memo. Beyond `max` entries the least recently used goes; `max` 0 keeps none.
+ * an empty memo. Beyond `max` entries (or, with a weight bound, bytes: `weigh` by `length`) the
+ * least recently used goes; `max` 0 keeps none.
  */
 export class AnswerMemo extends LruMap<Buffer> {}
 

@@ -15,8 +15,8 @@ export interface StampedCacheOptions<K, T> {
   refresh?: (key: K, previous: T) => Promise<T | null>;
   /** Views kept, least recently used dropped first. */
   maxViews?: number;
-  /** A second bound on what is kept: the views' summed weight (see LruMap). */
-  weight?: { weigh: (view: T) => number; max: number };
+  /** A second bound on what is kept: the views' summed weight, and the heaviest view kept (see LruMap). */
+  weight?: { weigh: (view: T) => number; max: number; maxEntry?: number };
   /**
    * A safety net: a view older than this is loaded again even if its stamp did not move (a writer
    * stopped between its write and its bump), and a load started longer ago is not waited for.
@@ -38,7 +38,7 @@ export function createStampedCache<K, T>(options: StampedCacheOptions<K, T>) {
   const now = options.now ?? (() => Date.now());
   type Kept = { stamp: string; loadedAt: number; seq: number; view: T };
   const weight = options.weight;
-  const cache = new LruMap<Kept>(maxViews, weight && { weigh: (kept: Kept) => weight.weigh(kept.view), max: weight.max });
+  const cache = new LruMap<Kept>(maxViews, weight && { weigh: (kept: Kept) => weight.weigh(kept.view), max: weight.max, maxEntry: weight.maxEntry });
   const loading = new Map<string, { stamp: string; startedAt: number; view: Promise<T> }>();
   let loads = 0;
   const isFresh = (since: number, at: number) => at - since >= 0 && at - since < maxAgeMs;
@@ -72,8 +72,16 @@ export function createStampedCache<K, T>(options: StampedCacheOptions<K, T>) {
       return view;
     },
 
+    /** Weighs the view of `key` again if it is still the one kept: it grew or shrank in place (an answer memoised in it). */
+    reweigh(key: K, view: T): void {
+      const cacheKey = options.cacheKey(key);
+      if (cache.peek(cacheKey)?.view === view) cache.reweigh(cacheKey);
+    },
+
     /** How many views are kept (tests). */
     size: () => cache.size,
+    /** The kept views' summed weight (tests). */
+    weight: () => cache.weight,
   };
 }
 
@@ -96,8 +104,11 @@ export function createStampedReadModel<K, T>(options: StampedReadModelOptions<K,
     view: cache.view,
     /** Called after every write that changes the view; resolves once every process will see it. */
     changed: (key: K): Promise<void> => stamps.bump(stampKey(key)),
+    reweigh: cache.reweigh,
     /** How many views are kept (tests). */
     size: cache.size,
+    /** The kept views' summed weight (tests). */
+    weight: cache.weight,
   };
 }
 
@@ -115,8 +126,12 @@ export function createTeamReadModel<T>(options: TeamReadModelOptions<T>) {
     team: model.view,
     /** Called after every write that changes the team's view; resolves once every process will see it. */
     changed: model.changed,
+    /** Weighs the team's view again if it is still the one kept (it grew or shrank in place). */
+    reweigh: model.reweigh,
     /** How many teams are kept (tests). */
     size: model.size,
+    /** The kept views' summed weight (tests). */
+    weight: model.weight,
   };
 }
 

@@ -95,4 +95,36 @@ describe('createStampedCache', () => {
     expect(current).toBe('a@s2#2');
     expect(await cache.view('a')).toBe('a@s2#2');
   });
+
+  it('with a weight bound, loads a view over maxEntry each time and weighs a kept view again when it grows', async () => {
+    const sizes = new Map<string, number>([
+      ['small', 3],
+      ['other', 3],
+      ['huge', 50],
+    ]);
+    const grown = new Map<string, number>();
+    const loads: string[] = [];
+    const cache = createStampedCache<string, { key: string }>({
+      cacheKey: (key) => key,
+      stampOf: () => 's',
+      load: async (key) => {
+        loads.push(key);
+        return { key };
+      },
+      weight: { weigh: (view) => (sizes.get(view.key) ?? 0) + (grown.get(view.key) ?? 0), max: 10, maxEntry: 8 },
+    });
+    const small = await cache.view('small');
+    await cache.view('huge');
+    await cache.view('huge');
+    await cache.view('other');
+    expect([loads, cache.size(), cache.weight()]).toEqual([['small', 'huge', 'huge', 'other'], 2, 6]);
+    // A kept view that grew in place is weighed again: past the total the least recent goes.
+    grown.set('other', 5);
+    cache.reweigh('other', await cache.view('other'));
+    expect([cache.size(), cache.weight()]).toEqual([1, 8]);
+    // A view no longer kept is not weighed (its growth is not the cache's).
+    grown.set('small', 1);
+    cache.reweigh('small', small);
+    expect([cache.size(), cache.weight()]).toEqual([1, 8]);
+  });
 });

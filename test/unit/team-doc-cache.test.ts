@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTeamDocCache } from '../../src/infra/team-doc-cache.js';
+import { createTeamDocCache, type TeamDocBytes } from '../../src/infra/team-doc-cache.js';
 import type { VersionStamps } from '../../src/infra/version-stamps.js';
 
 interface Doc {
@@ -9,7 +9,7 @@ interface Doc {
 }
 
 /** Stamps held in a map (the database's), a store of documents, and a count of loads. */
-function setUp(options: { maxAgeMs?: number } = {}) {
+function setUp(options: { maxAgeMs?: number; bytes?: TeamDocBytes<Doc> } = {}) {
   const values = new Map<string, string>();
   const stamps = { read: async (key: string) => values.get(key) ?? 'initial' } as unknown as VersionStamps;
   const store = new Map<string, Doc>();
@@ -25,6 +25,7 @@ function setUp(options: { maxAgeMs?: number } = {}) {
     },
     teamOf: (doc) => doc.teamId,
     maxAgeMs: options.maxAgeMs,
+    bytes: options.bytes,
     now: () => clock,
   });
   return { cache, store, bump: (key: string) => values.set(key, String(Math.random())), loads: () => loads, advance: (ms: number) => (clock += ms) };
@@ -67,5 +68,49 @@ describe('team document cache', () => {
     expect((await t.cache.find('T', 'd3'))?.name).toBe('old');
     t.advance(1);
     expect((await t.cache.find('T', 'd3'))?.name).toBe('changed without a bump');
+  });
+
+  describe('with byte bounds (a document weighs its name length)', () => {
+    const bytes = { weigh: (doc: Doc) => doc.name.length, total: 10, perTeam: 6, perDoc: 4 };
+    const put = (t: ReturnType<typeof setUp>, id: string, teamId: string, name: string) => t.store.set(id, { id, teamId, name });
+
+    it('reads a document over perDoc from the database each time, keeping the rest', async () => {
+      const t = setUp({ bytes });
+      put(t, 'small', 'T', 'ab');
+      put(t, 'big', 'T', 'abcde');
+      await t.cache.find('T', 'small');
+      expect((await t.cache.find('T', 'big'))?.name).toBe('abcde');
+      expect((await t.cache.find('T', 'big'))?.name).toBe('abcde');
+      await t.cache.find('T', 'small');
+      expect([t.loads(), t.cache.weight()]).toEqual([3, 2]);
+    });
+
+    it("drops a team's least recent document past perTeam, and the least recent team past total", async () => {
+      const t = setUp({ bytes });
+      for (const [id, team] of [['t1', 'T'], ['t2', 'T'], ['t3', 'T'], ['u1', 'U'], ['u2', 'U']] as const) put(t, id, team, 'abc');
+      for (const id of ['t1', 't2', 't3']) await t.cache.find('T', id);
+      // T holds 6 of its 9: t1 went.
+      expect(t.cache.weight()).toBe(6);
+      await t.cache.find('T', 't2');
+      expect(t.loads()).toBe(3);
+      await t.cache.find('U', 'u1');
+      await t.cache.find('U', 'u2');
+      // 12 > 10: T, the least recent team, went whole.
+      expect(t.cache.weight()).toBe(6);
+      await t.cache.find('T', 't2');
+      expect(t.loads()).toBe(6);
+      expect(t.cache.weight()).toBeLessThanOrEqual(10);
+    });
+
+    it('subtracts what a team held when its stamps move', async () => {
+      const t = setUp({ bytes });
+      put(t, 'd1', 'T', 'abc');
+      await t.cache.find('T', 'd1');
+      expect(t.cache.weight()).toBe(3);
+      t.bump('a:T');
+      t.store.delete('d1');
+      expect(await t.cache.find('T', 'd1')).toBeNull();
+      expect(t.cache.weight()).toBe(0);
+    });
   });
 });

@@ -1,5 +1,6 @@
 import type { PermissionResource } from '../../domain/permission.js';
 import { AnswerMemo } from '../../infra/answer-memo.js';
+import { estimateBytes, MiB } from '../../infra/byte-estimate.js';
 import { escapeRegex } from '../../infra/mongo.js';
 import { createTeamReadModel } from '../../infra/stamped-read-model.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
@@ -29,10 +30,26 @@ export interface TeamAppList {
   rows: Map<string, Map<string, number>>;
   /** Serialised list answers of this version, by caller and query (they die with it). */
   answers: AnswerMemo;
+  /** The estimated bytes of the apps and rows, the answers not included. */
+  bytes: number;
 }
 
 /** Answers kept per team version: one per member and query actually asked, the oldest dropped. */
 const MAX_ANSWERS = 32;
+
+/**
+ * What the kept lists and their answers may weigh (estimated, infra/byte-estimate.ts). Every app
+ * is listed with its `pluginData`, an HTTP plugin's whole schema included (up to ~1 MB each), and
+ * HTTP plugins and folders are outside the plan's app limit: counts alone let one member make
+ * every replica hold gigabytes. A team whose list (with its answers) would weigh more than
+ * `perTeam` is read from the database at each request; 10,000 ordinary apps weigh ~8 MB.
+ */
+export const APP_LIST_CACHE_BYTES = { total: 64 * MiB, perTeam: 16 * MiB, answersPerTeam: 4 * MiB } as const;
+
+/** A listed app's own cost besides its document (the ListedApp, its resource, its place in byId). */
+const LISTED_APP_BYTES = 256;
+/** A permission row's cost in the rows map. */
+const ROW_BYTES = 64;
 
 export interface AppListQuery {
   /** undefined: the whole team; null: the root; else that folder's children. */
@@ -48,6 +65,8 @@ export interface AppListReadModelDeps {
   toResource(doc: AppListDoc): PermissionResource;
   /** Teams kept, least recently used dropped first. */
   maxTeams?: number;
+  /** Bounds on what the kept lists weigh, besides their count (tests lower them). */
+  bytes?: { total: number; perTeam: number; answersPerTeam: number };
   /** A safety net: a list older than this is loaded again even if its stamp did not move (a bump lost to a failure). */
   maxAgeMs?: number;
   now?: () => number;
@@ -63,23 +82,39 @@ const byListOrder = (a: ListedApp, b: ListedApp) => descending(a.updatedAt, b.up
  * through `changed` after writing, so the next request on any process loads again.
  */
 export function createAppListReadModel(deps: AppListReadModelDeps) {
-  return createTeamReadModel<TeamAppList>({
+  const limits = deps.bytes ?? APP_LIST_CACHE_BYTES;
+  const model = createTeamReadModel<TeamAppList>({
     stamps: deps.stamps,
     stampKey: appListStampKey,
     maxTeams: deps.maxTeams,
+    // A list is weighed with its answers, which grow after it is kept (reweighed as they do).
+    weight: { weigh: (list) => list.bytes + list.answers.weight, max: limits.total, maxEntry: limits.perTeam },
     maxAgeMs: deps.maxAgeMs,
     now: deps.now,
     async load(teamId) {
       const { apps, rows } = await deps.load(teamId);
+      let bytes = 0;
       const listed = apps.map((doc) => {
         const resource = deps.toResource(doc);
         const updatedAt = doc.updateTime instanceof Date ? doc.updateTime.getTime() : Number.NEGATIVE_INFINITY;
+        bytes += estimateBytes(doc) + LISTED_APP_BYTES;
         return { doc, id: resource.id, parentId: resource.parentId, tmbId: resource.ownerTmbId, updatedAt, resource };
       });
+      for (const member of rows.values()) bytes += member.size * ROW_BYTES;
       listed.sort(byListOrder);
-      return { apps: listed, byId: new Map(listed.map((app) => [app.id, app])), rows, answers: new AnswerMemo(MAX_ANSWERS) };
+      // Answers fit in what the list leaves of its team's share, so they never push a kept list out.
+      const answersMax = Math.min(limits.answersPerTeam, limits.perTeam - bytes);
+      const list: TeamAppList = {
+        apps: listed,
+        byId: new Map(listed.map((app) => [app.id, app])),
+        rows,
+        bytes,
+        answers: new AnswerMemo(MAX_ANSWERS, { weigh: (answer) => answer.length, max: answersMax, onChange: () => model.reweigh(teamId, list) }),
+      };
+      return list;
     },
   });
+  return model;
 }
 
 export type AppListReadModel = ReturnType<typeof createAppListReadModel>;

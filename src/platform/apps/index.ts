@@ -55,6 +55,8 @@ export interface AppsModule extends AppsAccess {
   core: AppsCore;
   deps: AppsDeps;
   pluginContext: SystemPluginContext;
+  /** What the module's per-process caches hold, in estimated bytes (tests). */
+  cacheWeights(): { appDocs: number; publishedVersions: number; appLists: number };
 }
 
 declare module 'fastify' {
@@ -106,13 +108,15 @@ export const appsServices = fp(
       return { app, permission };
     };
     registerAppInsertResume(app, core, deps);
+    const latestVersion = latestVersionReader(deps.versions, () => app.identity.clock.now());
     app.decorate('apps', {
       core,
       deps,
       pluginContext,
       findApp: (appId: string) => deps.apps.findById(appId),
       findInTeam: (teamId: string, appId: string) => appDocs.findInTeam(teamId, appId),
-      latestVersion: latestVersionReader(deps.versions, () => app.identity.clock.now()),
+      latestVersion,
+      cacheWeights: () => ({ appDocs: appDocs.weight(), publishedVersions: latestVersion.weight(), appLists: appList.weight() }),
       // A read is judged in memory, as core.authorize does; a write on the database.
       authorize: (auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId') =>
         required === 'read' ? authorizeToView(auth, appId, required, field) : core.authorizeWrite(auth, appId, required, field),

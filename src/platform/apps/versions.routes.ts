@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { estimateBytes, MiB } from '../../infra/byte-estimate.js';
 import { deepFreeze } from '../../infra/deep-freeze.js';
 import { Errors } from '../../infra/errors.js';
 import { createStampedCache } from '../../infra/stamped-read-model.js';
@@ -24,6 +25,12 @@ export async function latestVersionOf(versions: VersionsRepo, app: App) {
 }
 
 const PUBLISHED_VERSIONS_CACHED = 1000;
+/**
+ * What the kept versions may weigh (estimated, infra/byte-estimate.ts): each holds a whole
+ * workflow (up to ~2 MB decoded), so 1,000 of them could be gigabytes. A heavier version than
+ * `perVersion` (none a request can write) is read from the database at each run.
+ */
+export const PUBLISHED_VERSION_CACHE_BYTES = { total: 48 * MiB, perVersion: 4 * MiB } as const;
 /** A cached published version is read again after this long. */
 export const PUBLISHED_VERSION_MAX_AGE_MS = 60_000;
 
@@ -40,12 +47,15 @@ export function latestVersionReader(versions: VersionsRepo, now: () => number = 
     stampOf: (app) => `${new Date(app.updateTime).getTime()}:${app.pluginData?.nodeVersion ?? ''}`,
     load: async (app) => deepFreeze(await versions.latestPublished(app._id)),
     maxViews: PUBLISHED_VERSIONS_CACHED,
+    weight: { weigh: estimateBytes, max: PUBLISHED_VERSION_CACHE_BYTES.total, maxEntry: PUBLISHED_VERSION_CACHE_BYTES.perVersion },
     // Read again after a while even at the same stamp: a publish stopped between writing its
     // version and stamping the app leaves warm replicas on the old version only that long.
     maxAgeMs: PUBLISHED_VERSION_MAX_AGE_MS,
     now,
   });
-  return async (app: App) => runnableVersion(await published.view(app), app);
+  const read = async (app: App) => runnableVersion(await published.view(app), app);
+  /** The kept versions' estimated bytes (tests). */
+  return Object.assign(read, { weight: published.weight });
 }
 
 const listItem = (v: AppVersion) => ({ _id: v._id, appId: v.appId, versionName: v.versionName, time: v.time, isPublish: v.isPublish, tmbId: v.tmbId });
