@@ -109,12 +109,62 @@ function absolutise(value: string, baseUrl: string | undefined): string | undefi
  * spaces, at most one blank line in a row.
  */
 function tidyMarkdown(markdown: string): string {
-  return markdown
+  // Trailing blanks line by line: /[ \t]+\n/g retries every start in a long run of spaces
+  // without a newline (a <pre> of 80,000 spaces took seconds).
+  const lines = markdown
     .replace(/\\([\\`*_{}[\]()#+\-.!|~>])/g, '$1')
     .replace(/\r\n?/g, '\n')
-    .replace(/[ \t]+\n/g, '\n')
+    .split('\n');
+  return lines
+    .map(withoutTrailingBlanks)
+    .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
+}
+
+function withoutTrailingBlanks(line: string): string {
+  let end = line.length;
+  while (end > 0 && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
+  return end === line.length ? line : line.slice(0, end);
+}
+
+/**
+ * Whether a page holds a run of whitespace this long: turndown's whitespace regexes are
+ * quadratic on one (inside <pre>), so such a page is converted in the worker. A character
+ * reference counts as whitespace (`&nbsp;` is), and tags neither count nor end a run (a run split
+ * by empty tags is one run of text). One pass.
+ */
+const LONG_WHITESPACE_RUN = 2_000;
+export function hasLongWhitespaceRun(html: string): boolean {
+  let run = 0;
+  let tagsLeft = true;
+  for (let at = 0; at < html.length; at++) {
+    const code = html.charCodeAt(at);
+    let end = -1;
+    // A `<` not followed by a name, `/`, `!` or `?` is text.
+    if (code === 0x3c && tagsLeft && /[A-Za-z/!?]/.test(html[at + 1] ?? '')) {
+      end = html.indexOf('>', at);
+      tagsLeft = end >= 0;
+    } else if (code === 0x26) end = referenceEnd(html, at);
+    if (end >= 0 && code === 0x3c) at = end;
+    else if (end < 0 && !isWhitespace(code)) run = 0;
+    else {
+      at = Math.max(at, end);
+      if (++run >= LONG_WHITESPACE_RUN) return true;
+    }
+  }
+  return false;
+}
+
+/** Where a character reference starting at `at` ends (`&name;`, `&#…;`, at most 32 characters): -1 for none. */
+function referenceEnd(html: string, at: number): number {
+  for (let end = at + 1; end < html.length && end <= at + 32; end++) if (html[end] === ';') return end;
+  return -1;
+}
+
+/** What `\s` matches. */
+function isWhitespace(code: number): boolean {
+  return (code >= 0x09 && code <= 0x0d) || code === 0x20 || code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
 }
 
 export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}): { title: string; markdown: string } {
@@ -167,7 +217,7 @@ function workerEntry(): string {
     : `import(${JSON.stringify(entry)});`;
 }
 
-/** Pages this small with the default selector convert in linear time: no worker needed. */
+/** Pages this small with the default selector, without a long whitespace run, convert in linear time: no worker needed. */
 const INLINE_MAX_CHARS = 256 * 1024;
 export const HTML_CONVERT_TIMEOUT_MS = 20_000;
 const WORKER_HEAP_MB = 256;
@@ -186,7 +236,7 @@ export async function htmlToMarkdownBounded(
 ): Promise<{ title: string; markdown: string }> {
   const field = limits.field ?? 'file';
   const customSelector = options.selector !== undefined && options.selector.trim() !== 'body';
-  if (!customSelector && html.length <= INLINE_MAX_CHARS) {
+  if (!customSelector && html.length <= INLINE_MAX_CHARS && !hasLongWhitespaceRun(html)) {
     try {
       return htmlToMarkdown(html, options);
     } catch (error) {

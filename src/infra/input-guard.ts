@@ -36,17 +36,31 @@ export function findInputProblem(value: unknown): InputProblem | null {
     const current = entry.value;
     if (typeof current !== 'object' || current === null || Buffer.isBuffer(current)) continue;
     if (entry.depth >= MAX_INPUT_DEPTH) return { kind: 'depth', path: pathOf(entry) };
+    // Arrays by index: Object.keys() of a 20 M-element array built 20 M strings (seconds).
+    if (Array.isArray(current)) {
+      for (let index = 0; index < current.length; index++) {
+        const problem = checkChild(entry, current[index], index, pending);
+        if (problem) return problem;
+      }
+      continue;
+    }
     for (const key of Object.keys(current)) {
       if (key.includes('\0')) return { kind: 'nul', path: pathOf(entry) };
       if (key === '__proto__') return { kind: 'proto', path: pathOf(entry, key) };
       if (CONVERSION_KEYS.has(key)) return { kind: 'conversion', path: pathOf(entry, key) };
-      const child = (current as Record<string, unknown>)[key];
-      if (typeof child === 'string') {
-        if (child.includes('\0')) return { kind: 'nul', path: pathOf(entry, key) };
-      } else if (typeof child === 'object' && child !== null) {
-        pending.push({ value: child, parent: entry, key, depth: entry.depth + 1 });
-      }
+      const problem = checkChild(entry, (current as Record<string, unknown>)[key], key, pending);
+      if (problem) return problem;
     }
+  }
+  return null;
+}
+
+/** A string child checked now, an object one queued. */
+function checkChild(entry: PendingValue, child: unknown, key: string | number, pending: PendingValue[]): InputProblem | null {
+  if (typeof child === 'string') {
+    if (child.includes('\0')) return { kind: 'nul', path: pathOf(entry, key) };
+  } else if (typeof child === 'object' && child !== null) {
+    pending.push({ value: child, parent: entry, key, depth: entry.depth + 1 });
   }
   return null;
 }
@@ -55,12 +69,12 @@ interface PendingValue {
   value: unknown;
   /** The value holding this one under `key` (null for the request value itself). */
   parent: PendingValue | null;
-  key: string;
+  key: string | number;
   depth: number;
 }
 
 /** The dotted path of `entry` (and of its field `key`, when given): '' for the request value itself. */
-function pathOf(entry: PendingValue, key?: string): string {
+function pathOf(entry: PendingValue, key?: string | number): string {
   const keys = key === undefined ? [] : [key];
   for (let at: PendingValue | null = entry; at?.parent; at = at.parent) keys.push(at.key);
   return keys.reverse().join('.');

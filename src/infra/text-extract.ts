@@ -11,7 +11,7 @@ import { csvRowsToMarkdownTable, parseCsv } from './csv.js';
 import { readDocxHtml } from './docx-html.js';
 import { Errors, isAppError } from './errors.js';
 import { htmlToMarkdownBounded } from './html-to-markdown.js';
-import { joinPdfPages, readPdfPages } from './pdf-text.js';
+import { readPdfText } from './pdf-text.js';
 import type { WorkerTaskOwner } from './worker-task.js';
 
 export type ExtractedFormat = 'txt' | 'md' | 'html' | 'csv' | 'pdf' | 'docx';
@@ -129,10 +129,11 @@ async function extractDocx(buffer: Buffer, filename: string, task: WorkerTaskOwn
 async function extractPdf(buffer: Buffer, filename: string, task: WorkerTaskOwner): Promise<string> {
   if (!startsWith(buffer, [0x25, 0x50, 0x44, 0x46, 0x2d])) throw Errors.missingParams(`File '${filename}' is not a PDF document`);
   try {
-    return joinPdfPages(await readPdfPages(buffer, task));
+    return await readPdfText(buffer, task);
   } catch (error) {
     if (isAppError(error)) throw error;
-    throw Errors.missingParams(`Cannot read the PDF file '${filename}': ${(error as Error).message}`);
+    const { message, tooLarge } = error as Error & { tooLarge?: boolean };
+    throw Errors.missingParams(`Cannot read the PDF file '${filename}': ${message}${tooLarge ? '; split it into smaller files' : ''}`);
   }
 }
 

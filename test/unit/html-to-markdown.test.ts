@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/infra/errors.js';
-import { htmlToMarkdown, htmlToMarkdownBounded } from '../../src/infra/html-to-markdown.js';
+import { hasLongWhitespaceRun, htmlToMarkdown, htmlToMarkdownBounded } from '../../src/infra/html-to-markdown.js';
+import { workerTaskLoad } from '../../src/infra/worker-task.js';
 
 const page = `<html><head><title> My  Page </title><style>.x{}</style><script>alert(1)</script></head><body>
 <nav><a href="/home">Home</a></nav>
@@ -100,5 +101,33 @@ describe('htmlToMarkdown: GFM tables (each table lists its rows once)', () => {
     expect(lines.slice(0, 3)).toEqual(['| n   | v   |', '| --- | ---: |', '| 0   | v0  |']);
     expect(lines[1001]).toBe('| 999 | v999 |');
     expect(lines.slice(1002)).toEqual(['', '| x   |', '| --- |', '| 1   |']);
+  });
+});
+
+describe('long whitespace runs', () => {
+  it.each([
+    ['plain spaces', `<p>a${' '.repeat(2_000)}b</p>`, true],
+    ['a run split by empty tags', `<pre>${' <i></i>'.repeat(2_000)}x</pre>`, true],
+    ['character references', `<pre>${'&nbsp;'.repeat(2_000)}</pre>`, true],
+    ['short runs between words', `<p>${'word   '.repeat(5_000)}</p>`, false],
+    ['many tags without whitespace', `<div>${'<span></span>'.repeat(5_000)}</div>`, false],
+    ['a "<" that is text does not hide a run', `<pre>< ${' '.repeat(2_000)}></pre>`, true],
+    ['an "&" without a reference does not hide a run', `<pre>& ${' '.repeat(2_000)};</pre>`, true],
+  ])('%s', (_name, html, expected) => {
+    expect(hasLongWhitespaceRun(html)).toBe(expected);
+  });
+
+  it('a small page with one is converted in the worker (turndown is quadratic on it: 80,000 spaces in a <pre> took 9 s inline)', async () => {
+    const converting = htmlToMarkdownBounded(`<html><body><pre>${' '.repeat(20_000)}x  \n</pre></body></html>`, {}, { owner: 'team' });
+    // The task takes its slot before the first await.
+    expect(workerTaskLoad('team').running).toBe(1);
+    expect((await converting).markdown).toBe(`\`\`\`\n${' '.repeat(20_000)}x\n\`\`\``);
+  }, 30_000);
+
+  it('trailing blanks are removed line by line, in linear time', () => {
+    const started = performance.now();
+    const { markdown } = htmlToMarkdown(`<pre>${' '.repeat(30_000)}x\t \ny  </pre><p>z</p>`);
+    expect(markdown).toBe(`\`\`\`\n${' '.repeat(30_000)}x\ny\n\`\`\`\n\nz`);
+    expect(performance.now() - started).toBeLessThan(3_000);
   });
 });

@@ -31,6 +31,20 @@ describe('request input guard', () => {
     expect(findInputProblem(nested(100_000))?.kind).toBe('depth');
   });
 
+  it('walks arrays by index: no key list built for them (a 20 M-element array took seconds)', () => {
+    let keyLists = 0;
+    const counted = <T extends object>(target: T) =>
+      new Proxy(target, {
+        ownKeys(inner) {
+          keyLists += 1;
+          return Reflect.ownKeys(inner);
+        },
+      });
+    const list = counted(Array.from({ length: 1000 }, (_, i) => (i === 999 ? { deep: [counted(['x\u0000'])] } : i)));
+    expect(findInputProblem({ list })).toEqual({ kind: 'nul', path: 'list.999.deep.0.0' });
+    expect(keyLists).toBe(0);
+  });
+
   it('refuses with a 400 naming the field', () => {
     expect(() => assertSafeInput({ chatConfig: nested(1000) })).toThrow(/Invalid field 'chatConfig\.a.*': nested deeper than 32 levels/);
     expect(() => assertSafeInput('x\u0000', 'file')).toThrow(/Invalid field 'file': must not contain the NUL/);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readDocxHtml } from '../../src/infra/docx-html.js';
 import { isAppError } from '../../src/infra/errors.js';
-import { joinPdfPages, type PdfPage, readPdfPages } from '../../src/infra/pdf-text.js';
+import { joinPdfPages, type PdfPage, readPdfText } from '../../src/infra/pdf-text.js';
 import { DOCX_MIME, extractText, sniffContentType } from '../../src/infra/text-extract.js';
 import { makeDocx, makeEmptyParagraphsDocx, makePdf, makeZip } from '../fixtures/files/make-fixtures.js';
 
@@ -172,6 +172,6 @@ describe('PDF internals', () => {
 
   it('a parse that exceeds its time limit is stopped with a clear error', async () => {
     const pdf = makePdf([{ lines: ['x'] }]);
-    await expect(readPdfPages(pdf, task, 1)).rejects.toThrow(/took longer than 1 ms/);
+    await expect(readPdfText(pdf, task, { timeoutMs: 1 })).rejects.toThrow(/took longer than 1 ms/);
   });
 });

@@ -11,14 +11,14 @@ import { makeDocx, makePdf } from '../fixtures/files/make-fixtures.js';
 
 /**
  * Which owner each entry point names for its worker tasks. The pool is replaced by one answer
- * every converter reads its part of (PDF pages, docx HTML, converted page), so no thread runs.
+ * every converter reads its part of (PDF text, docx HTML, converted page), so no thread runs.
  */
 const owners = vi.hoisted(() => [] as (string | undefined)[]);
 vi.mock('../../src/infra/worker-task.js', async (importOriginal) => ({
   ...(await importOriginal<typeof import('../../src/infra/worker-task.js')>()),
   runWorkerTask: async (_source: string, _options: unknown, _timeoutMs: number, task?: { owner: string | undefined }) => {
     owners.push(task?.owner);
-    return { message: { pages: [{ height: 800, items: [['Converted.', true, 400]] }], html: '<p>Converted.</p>', result: { title: 'Page', markdown: 'Converted.' } } };
+    return { message: { text: 'Converted.', html: '<p>Converted.</p>', result: { title: 'Page', markdown: 'Converted.' } } };
   },
 }));
 vi.mock('../../src/infra/outbound-fetch.js', async (importOriginal) => ({

@@ -76,9 +76,11 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     searchDatasets: models.searchDatasets(),
     runSandbox: sandboxRunner(app.config.SANDBOX_URL, outbound),
     runSystemPlugin: (name, inputs) => app.apps.runSystemPlugin(name, inputs),
-    download: async (url, maxBytes) => {
-      const limits = { timeoutMs: 30_000, maxBytes: Math.min(maxBytes ?? Infinity, app.config.UPLOAD_LIMIT_BYTES) };
+    download: async (url, maxBytes = Infinity) => {
       const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
+      // This service's upload links: files it accepted (UPLOAD_LIMIT_BYTES). Any other link is a fetched page (OUTBOUND_MAX_BYTES).
+      const cap = ownFile ? app.config.UPLOAD_LIMIT_BYTES : app.config.OUTBOUND_MAX_BYTES;
+      const limits = { timeoutMs: 30_000, maxBytes: Math.min(maxBytes, cap) };
       let answer: SelfAnswer;
       if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits }, NO_RUN_SCOPE);
       else {

@@ -21,7 +21,7 @@ import { registerDatasetRoutes } from './datasets/dataset.routes.js';
 import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
 import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
-import { createFileService } from './files/file.service.js';
+import { createFileService, MAX_BASE64_CHARS } from './files/file.service.js';
 import { registerSearchIndexMetrics } from './search/index-metrics.js';
 import { INDEX_STORE_INDEXES } from './search/index-store.repo.js';
 import { INDEX_WRITE_LOCK_INDEXES, upgradeIndexWriteLocks } from './search/index-write-lock.repo.js';
@@ -35,6 +35,8 @@ import { registerTrainingQueueMetrics } from './training/training-metrics.js';
 import { createTrainingWorker, type TrainingWorker } from './training/training-worker.js';
 
 export type { SearchParams, SearchResultItem, SearchService } from './search/search.service.js';
+/** How other modules read a document's text (the readFiles node): large CSV files in a worker thread. */
+export { extractTextOffThread } from './files/csv-read.js';
 
 /** What other modules (chat, openai, identity) use of datasets. */
 export interface DatasetsAccess {
@@ -84,7 +86,12 @@ const SEARCH_INDEX_EVICTION_MS = 60 * 1000;
 /** How often index writes a dead process left (its lock's lease over) are repaired when nobody writes the dataset. */
 const INDEX_WRITE_REPAIR_MS = 60 * 1000;
 const WARM_UP_RETRY = { firstMs: 2_000, maxMs: 60_000 };
-const LARGE_BODY_ROUTES = new Set(['/api/common/file/uploadImage']);
+/**
+ * uploadImage takes a JSON data URI: the largest one stored, and room for the other fields. A
+ * larger body (up to UPLOAD_LIMIT_BYTES before) was parsed and walked before authentication
+ * only to be refused: 40 MB of array held the event loop for 6 s.
+ */
+const LARGE_BODY_ROUTES = new Map([['/api/common/file/uploadImage', MAX_BASE64_CHARS + 64 * 1024]]);
 
 /** The datasets module's services (datasets, collections, data, training, search, files) as `app.datasets`. */
 export const datasetsServices = fp(
@@ -223,7 +230,8 @@ export const datasetsServices = fp(
 export async function datasetsRoutes(api: FastifyInstance): Promise<void> {
   const { ctx, search, appFileStored } = api.datasets;
   api.addHook('onRoute', (route) => {
-    if (LARGE_BODY_ROUTES.has(route.url)) route.bodyLimit = api.config.UPLOAD_LIMIT_BYTES;
+    const bodyLimit = LARGE_BODY_ROUTES.get(route.url);
+    if (bodyLimit !== undefined) route.bodyLimit = bodyLimit;
   });
   await api.register(multipart, { limits: { fileSize: api.config.UPLOAD_LIMIT_BYTES, files: 1 } });
   const files = createFileService(ctx, appFileStored);

@@ -2,7 +2,7 @@
 import { valuesFileUrls } from '../../../domain/workflow/chat-values.js';
 import { dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
-import { extractText } from '../../../infra/text-extract.js';
+import { extractTextOffThread } from '../../datasets/index.js';
 import { fileExtensionOf, fileNameOf } from './file-links.js';
 import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
@@ -71,7 +71,7 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
       let content: string;
       try {
         const file = await deps.download(url);
-        content = (await extractText({ buffer: file.buffer, filename: name, mimetype: file.contentType }, { owner: deps.teamId })).text;
+        content = await extractTextOffThread({ buffer: file.buffer, filename: name, mimetype: file.contentType }, { owner: deps.teamId });
       } catch (error) {
         content = `The file could not be read: ${(error as Error).message}`;
       }

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { Errors, isAppError } from '../../../infra/errors.js';
 import { htmlToMarkdownBounded } from '../../../infra/html-to-markdown.js';
 import { safeFetch } from '../../../infra/outbound-fetch.js';
-import { decodeText, extractText } from '../../../infra/text-extract.js';
+import { decodeText } from '../../../infra/text-extract.js';
 import type { WorkerTaskOwner } from '../../../infra/worker-task.js';
 import type { AuthContext } from '../../auth/types.js';
 import type { DatasetsContext } from '../context.js';
 import type { StoredFile } from '../files/file.repo.js';
-import { CSV_INLINE_MAX_BYTES, decodedFormatOf, readCsvInWorker } from '../files/csv-read.js';
+import { CSV_INLINE_MAX_BYTES, decodedFormatOf, extractTextOffThread, readCsvInWorker } from '../files/csv-read.js';
 import { csvToQa, withoutNul } from './source-text.js';
 
 export { csvToQa, qaFromRows, qaItemsOf, withoutNul } from './source-text.js';
@@ -88,14 +88,9 @@ const fileTask = (file: Pick<StoredFile, 'metadata'>): WorkerTaskOwner => ({ own
  */
 export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'contentType' | 'metadata'>, buffer: Buffer, raw?: boolean): Promise<string> {
   const { filename, contentType } = file;
-  const inWorker = !isRawCsv(file, raw) && decodedFormatOf(file) === 'csv' && buffer.length > CSV_INLINE_MAX_BYTES;
   // CSV for Q/A import is read as it is; otherwise the parser's Markdown rendering is used.
   const text = withoutNul(
-    isRawCsv(file, raw)
-      ? decodeText(buffer, filename)
-      : inWorker
-        ? await readCsvInWorker({ mode: 'text', bytes: buffer, filename, contentType }, fileTask(file))
-        : (await extractText({ buffer, filename, mimetype: contentType }, fileTask(file))).text,
+    isRawCsv(file, raw) ? decodeText(buffer, filename) : await extractTextOffThread({ buffer, filename, mimetype: contentType }, fileTask(file)),
   );
   if (!text.trim()) throw Errors.missingParams(`File ${filename} contains no text`);
   return text;
@@ -109,9 +104,13 @@ export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'cont
 export async function readStoredQa(ctx: DatasetsContext, auth: AuthContext, fileId: string): Promise<{ file: StoredFile; rows: { q: string; a: string }[] }> {
   const file = await findUsableFile(ctx, auth, fileId);
   const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
+  return { file, rows: await qaOfStoredFile(file, buffer) };
+}
+
+/** The Q/A rows of a stored file's bytes (readStoredQa, and Q/A previews its beginning does not settle). */
+export async function qaOfStoredFile(file: Pick<StoredFile, 'filename' | 'contentType' | 'metadata'>, buffer: Buffer): Promise<{ q: string; a: string }[]> {
   if (decodedFormatOf(file) && buffer.length > CSV_INLINE_MAX_BYTES) {
-    const rows = await readCsvInWorker({ mode: 'qa', raw: isRawCsv(file, true), bytes: buffer, filename: file.filename, contentType: file.contentType }, fileTask(file));
-    return { file, rows };
+    return readCsvInWorker({ mode: 'qa', raw: isRawCsv(file, true), bytes: buffer, filename: file.filename, contentType: file.contentType }, fileTask(file));
   }
-  return { file, rows: csvToQa(await textOfStoredFile(file, buffer, true)) };
+  return csvToQa(await textOfStoredFile(file, buffer, true));
 }

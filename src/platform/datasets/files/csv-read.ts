@@ -1,5 +1,5 @@
 import { Errors } from '../../../infra/errors.js';
-import { formatOfFile } from '../../../infra/text-extract.js';
+import { extractText, formatOfFile } from '../../../infra/text-extract.js';
 import { runWorkerTask, type WorkerTaskOwner } from '../../../infra/worker-task.js';
 import type { StoredFile } from './file.repo.js';
 
@@ -51,4 +51,16 @@ export async function readCsvInWorker(job: CsvJob, task: WorkerTaskOwner): Promi
   const { message } = outcome;
   if (message.result !== undefined) return message.result;
   throw message.invalidInput ? Errors.missingParams(message.error ?? 'invalid input') : refused(message.error ?? 'unknown error');
+}
+
+/**
+ * extractText's text, with a CSV file past CSV_INLINE_MAX_BYTES parsed in the CSV worker: the
+ * dataset imports and the readFiles node (any file a question links) read files this way.
+ */
+export async function extractTextOffThread(file: { buffer: Buffer; filename: string; mimetype?: string }, task: WorkerTaskOwner): Promise<string> {
+  const { buffer, filename, mimetype = '' } = file;
+  if (decodedFormatOf({ filename, contentType: mimetype }) === 'csv' && buffer.length > CSV_INLINE_MAX_BYTES) {
+    return readCsvInWorker({ mode: 'text', bytes: buffer, filename, contentType: mimetype }, task);
+  }
+  return (await extractText(file, task)).text;
 }

@@ -2,7 +2,7 @@ import { Errors } from '../../../infra/errors.js';
 import { isObjectIdHex } from '../../../infra/mongo.js';
 import { sniffContentType } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
-import { csvToQa, findUsableFile, readLink, readStoredFile, textOfStoredFile } from '../collections/collection-sources.js';
+import { csvToQa, findUsableFile, qaOfStoredFile, readLink, readStoredFile, textOfStoredFile } from '../collections/collection-sources.js';
 import type { DatasetsContext } from '../context.js';
 import type { BucketName } from './file.repo.js';
 import { rasterImageType, servedAs, textEncodingOf } from './served-type.js';
@@ -12,7 +12,7 @@ import { PREVIEW_CHUNK_COUNT, previewChunks as previewChunksOf } from './preview
 import { previewFromFileStart } from './preview-file.js';
 import { createVisitorUploadQuota, visitorUploaderOf } from './visitor-upload-quota.js';
 
-const MAX_BASE64_CHARS = 12 * 1024 * 1024;
+export const MAX_BASE64_CHARS = 12 * 1024 * 1024;
 /** An image is stored in one document (MongoDB's limit: 16 MB); the base64 cap above decodes to 9 MB. */
 export const MAX_IMAGE_BYTES = (MAX_BASE64_CHARS / 4) * 3;
 
@@ -124,7 +124,9 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
       const buffer = await files.readBuffer('dataset', fileId);
       const fromStart = previewFromFileStart(file, buffer, { ...options, isQAImport: input.isQAImport });
       if (fromStart) return fromStart;
-      text = await textOfStoredFile(file, buffer, input.isQAImport);
+      // The whole file, as its import reads it: a large text or CSV file in the CSV worker.
+      if (input.isQAImport) return (await qaOfStoredFile(file, buffer)).slice(0, PREVIEW_CHUNK_COUNT);
+      text = await textOfStoredFile(file, buffer);
     } else text = (await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId })).text;
     if (input.isQAImport) return csvToQa(text).slice(0, PREVIEW_CHUNK_COUNT);
     return previewChunksOf(text, options).map((q) => ({ q, a: '' }));

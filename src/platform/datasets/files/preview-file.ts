@@ -21,6 +21,12 @@ import { firstChunks, PREVIEW_CHUNK_COUNT, type PreviewSplitOptions, settlingLen
 
 /** Bytes read first: at least this, and twice the characters the split first tries. */
 const FIRST_READ_BYTES = 64 * 1024;
+/**
+ * Beginnings read inline grow up to this (the first may be longer, for large chunks): a file whose
+ * first megabytes settle nothing (a one-column CSV for a Q/A preview) is read whole by the caller,
+ * in the CSV worker past 256 KB. Growing up to the whole file parsed 64 MB inline (6 s blocked).
+ */
+const LAST_READ_BYTES = 2 * 1024 * 1024;
 
 /** The end of a UTF-8 prefix of at most `end` bytes that does not cut a character. */
 function utf8Boundary(buffer: Buffer, end: number): number {
@@ -54,7 +60,6 @@ function decodedStart(buffer: Buffer, filename: string): (bytes: number) => stri
     return text === undefined || controlRatio(text) > 0.05 ? undefined : text;
   };
 }
-
 
 /**
  * The rows of a CSV text's beginning that are surely whole: all but the last (which may be cut
@@ -101,7 +106,8 @@ export function previewFromFileStart(
   // A CSV named by its type alone and read as Q/A: the Q/A rows of its Markdown table (rare; whole).
   if (!format || (format === 'csv' && input.isQAImport && !raw)) return undefined;
   const decoded = decodedStart(buffer, file.filename);
-  for (let bytes = Math.max(FIRST_READ_BYTES, 2 * settlingLength(input, count)); bytes < buffer.length; bytes *= 4) {
+  const first = Math.max(FIRST_READ_BYTES, 2 * settlingLength(input, count));
+  for (let bytes = first; bytes < buffer.length && (bytes === first || bytes <= LAST_READ_BYTES); bytes *= 4) {
     const start = decoded(bytes);
     if (start === undefined) return undefined;
     if (raw || input.isQAImport) {
