@@ -89,8 +89,10 @@ describe('PDF decoded-stream limit (outside the worker heap limit)', () => {
     clearInterval(sampler);
     expect(error?.httpStatus).toBe(400);
     expect(error?.message).toMatch(/Cannot read the PDF file 'bomb\.pdf': its decoded content is over 256 MB; split it/);
-    // Decoding it whole held its 1 GB of chunks, then 1 GB and 2 GB buffers (unit files share this process: a wide margin).
-    expect((peak - base) / 2 ** 20).toBeLessThan(1024);
+    // The refusal names the limit the worker counted to, so the guard stopped it there; the growth
+    // is only a loose check (other unit files share this process and its RSS): decoding it whole
+    // held its 1 GB of chunks, then 1 GB and 2 GB buffers, some 4 GB.
+    expect((peak - base) / 2 ** 20).toBeLessThan(2048);
   }, 60_000);
 
   it('counts the JavaScript inflation too (pdfjs falls back to it), and reads what fits', async () => {
