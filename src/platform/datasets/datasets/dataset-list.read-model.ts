@@ -1,4 +1,5 @@
 import type { PermissionResource } from '../../../domain/permission.js';
+import { estimateBytes, MiB } from '../../../infra/byte-estimate.js';
 import { deepFreeze } from '../../../infra/deep-freeze.js';
 import { escapeRegex } from '../../../infra/mongo.js';
 import { createTeamReadModel, type TeamReadModelOptions } from '../../../infra/stamped-read-model.js';
@@ -24,7 +25,22 @@ export interface TeamDatasets {
   byId: Map<string, ListedEntry>;
   /** The team's dataset permission rows: member → dataset → value. */
   rows: Map<string, Map<string, number>>;
+  /** What the view weighs (estimated, infra/byte-estimate.ts). */
+  bytes: number;
 }
+
+/**
+ * What the kept views may weigh, besides their count of teams. Folders count toward no plan
+ * limit and carry up to ~7 KB of text each, so counts alone let one member make every replica
+ * hold as much as they care to create. A team heavier than `perTeam` is read at each request;
+ * 10,000 ordinary datasets weigh ~10 MB.
+ */
+export const DATASET_LIST_CACHE_BYTES = { total: 64 * MiB, perTeam: 16 * MiB } as const;
+
+/** A listed dataset's own cost besides its document (its entry, resource and place in byId). */
+const LISTED_DATASET_BYTES = 256;
+/** A permission row's cost in the rows map. */
+const ROW_BYTES = 64;
 
 export interface DatasetListQuery {
   /** null: the root; an id: that folder's children; absent: the whole team (ignored with a search key). */
@@ -34,9 +50,11 @@ export interface DatasetListQuery {
   searchKey?: string;
 }
 
-export interface DatasetListReadModelDeps extends Omit<TeamReadModelOptions<TeamDatasets>, 'stampKey' | 'load'> {
+export interface DatasetListReadModelDeps extends Omit<TeamReadModelOptions<TeamDatasets>, 'stampKey' | 'load' | 'weight'> {
   load(teamId: string): Promise<{ datasets: DatasetRecord[]; rows: Map<string, Map<string, number>> }>;
   toResource(doc: DatasetRecord): PermissionResource;
+  /** Bounds on what the kept views weigh (tests lower them). */
+  bytes?: { total: number; perTeam: number };
 }
 
 const descending = <T>(a: T, b: T) => (a < b ? 1 : a > b ? -1 : 0);
@@ -50,15 +68,21 @@ const byListOrder = (a: ListedEntry, b: ListedEntry) => descending(updatedAt(a.d
  * dataset permission service bump it after every write of a dataset document or permission row,
  * so authorisation can judge on it too (dataset-auth.ts).
  */
-export function createDatasetListReadModel({ load, toResource, ...options }: DatasetListReadModelDeps) {
+export function createDatasetListReadModel({ load, toResource, bytes: limits = DATASET_LIST_CACHE_BYTES, ...options }: DatasetListReadModelDeps) {
   return createTeamReadModel<TeamDatasets>({
     ...options,
     stampKey: datasetListStampKey,
+    weight: { weigh: (view) => view.bytes, max: limits.total, maxEntry: limits.perTeam },
     load: async (teamId) => {
       const { datasets, rows } = await load(teamId);
-      const entries = datasets.map((doc) => ({ doc: deepFreeze(doc), resource: toResource(doc) }));
+      let bytes = 0;
+      const entries = datasets.map((doc) => {
+        bytes += estimateBytes(doc) + LISTED_DATASET_BYTES;
+        return { doc: deepFreeze(doc), resource: toResource(doc) };
+      });
+      for (const memberRows of rows.values()) bytes += memberRows.size * ROW_BYTES;
       entries.sort(byListOrder);
-      return { entries, byId: new Map(entries.map((entry) => [entry.doc._id, entry])), rows };
+      return { entries, byId: new Map(entries.map((entry) => [entry.doc._id, entry])), rows, bytes };
     },
   });
 }
