@@ -255,3 +255,15 @@ export class DatasetEntry {
     this.owners.delete(id);
   }
 }
+
+/** Best hit per item over several datasets, best first. */
+export function vectorSearchIn(entries: DatasetEntry[], query: number[], k: number, exclude: ReadonlySet<string>): Hit[] {
+  const hits = entries.flatMap((entry) => entry.vectorSearch(query, k, exclude));
+  return hits.sort((a, b) => b.score - a.score).slice(0, k);
+}
+
+/** Best hits by full-text score over several datasets, best first. */
+export function fullTextSearchIn(entries: DatasetEntry[], tokens: string[], k: number, exclude: ReadonlySet<string>): Hit[] {
+  const hits = entries.flatMap((entry) => entry.fullTextSearch(tokens, k, exclude));
+  return hits.sort((a, b) => b.score - a.score).slice(0, k);
+}

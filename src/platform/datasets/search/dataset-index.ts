@@ -3,7 +3,7 @@ import type { VersionStamps } from '../../../infra/version-stamps.js';
 import type { CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRepo } from '../data/data.repo.js';
 import type { DatasetRepo } from '../datasets/dataset.repo.js';
-import type { CollectionInfo, DatasetEntry, Hit, IndexChange, IndexedItem, PreparedDataset } from './dataset-entry.js';
+import { type CollectionInfo, type DatasetEntry, fullTextSearchIn, type Hit, type IndexChange, type IndexedItem, type PreparedDataset, vectorSearchIn } from './dataset-entry.js';
 import { decodeChange, encodeChange } from './index-codec.js';
 import { type CompactionOptions, createCompactor } from './index-compaction.js';
 import { openFromSnapshot, openFromSources } from './index-open.js';
@@ -389,17 +389,6 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     /** Waits for snapshot writes in progress (before the database closes). */
     close: () => compactor.close(),
   };
-}
-
-/** Best hit per item over several datasets, best first. */
-export function vectorSearchIn(entries: DatasetEntry[], query: number[], k: number, exclude: ReadonlySet<string>): Hit[] {
-  const hits = entries.flatMap((entry) => entry.vectorSearch(query, k, exclude));
-  return hits.sort((a, b) => b.score - a.score).slice(0, k);
-}
-
-export function fullTextSearchIn(entries: DatasetEntry[], tokens: string[], k: number, exclude: ReadonlySet<string>): Hit[] {
-  const hits = entries.flatMap((entry) => entry.fullTextSearch(tokens, k, exclude));
-  return hits.sort((a, b) => b.score - a.score).slice(0, k);
 }
 
 export type DatasetIndex = ReturnType<typeof createDatasetIndex>;

@@ -6,8 +6,7 @@ import type { DatasetsContext } from '../context.js';
 import { uniqueBy } from '../../../domain/unique-by.js';
 import { usagePoints } from '../../../domain/usage-points.js';
 import { MAX_SEARCH_QUERIES } from '../../../domain/workflow/prompts.js';
-import { type DatasetEntry, forbiddenCollections, type IndexedItem, type PreparedDataset } from './dataset-entry.js';
-import { fullTextSearchIn, vectorSearchIn } from './dataset-index.js';
+import { type DatasetEntry, forbiddenCollections, fullTextSearchIn, type IndexedItem, type PreparedDataset, vectorSearchIn } from './dataset-entry.js';
 
 export const SEARCH_MODES = ['embedding', 'fullTextRecall', 'mixedRecall'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
