@@ -44,6 +44,16 @@ export const zOffset = zIntLike.pipe(z.number().int().min(0));
 /** The skip and limit of a page: the client's offset when it sent one, else page `pageNum` (from 1). */
 export const pageSkipLimit = (pageNum: number, pageSize: number, offset?: number) => ({ skip: offset ?? (pageNum - 1) * pageSize, limit: pageSize });
 
+/**
+ * A point in time as clients send one: ISO 8601 text (a date, or a date-time as JSON writes a
+ * Date) or milliseconds since 1970. Not `z.coerce.date()`, which reads null, true, "10" or [5]
+ * as dates (1970-01-01, 2001-10-01…) and so stores or filters by a time nobody sent.
+ */
+export const zDate = z
+  .union([z.iso.datetime({ offset: true, local: true }), z.iso.date(), z.number()], { error: 'must be an ISO 8601 date or milliseconds since 1970' })
+  .transform((value) => new Date(value))
+  .refine((date) => !Number.isNaN(date.getTime()), 'must be a date');
+
 /** Short display names as the reference limits them. */
 export const zName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 /** A web address a stored record points to (links, external files, site roots). */

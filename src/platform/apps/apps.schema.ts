@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_GRAPH_EDGES, MAX_GRAPH_NODES, MAX_NODE_PARTS } from '../../domain/workflow/graph-limits.js';
-import { zBoolLike, zIntLike, zName, zObjectId, zOffset, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
+import { zBoolLike, zDate, zIntLike, zName, zObjectId, zOffset, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
 import { permissionResponse } from '../permissions/permission.schema.js';
 
 /** Stored AppTypeEnum values ('advanced' is the workflow type). */
@@ -117,8 +117,8 @@ export const chatLogsInput = z.object({
   appId: zAppId,
   pageNum: zPageNum,
   pageSize: zPageSize(30, 20),
-  dateStart: z.coerce.date().optional(),
-  dateEnd: z.coerce.date().optional(),
+  dateStart: zDate.optional(),
+  dateEnd: zDate.optional(),
 });
 
 export const publishInput = z.object({

@@ -1,14 +1,9 @@
 import { z } from 'zod';
-import { zIntLike, zName, zObjectId } from '../../infra/zod.js';
-
-const expiredTime = z
-  .union([z.iso.datetime({ offset: true }), z.iso.date(), z.number().int().nonnegative()])
-  .transform((value) => new Date(value))
-  .refine((date) => !Number.isNaN(date.getTime()), 'must be a date');
+import { zDate, zIntLike, zName, zObjectId } from '../../infra/zod.js';
 
 /** `maxUsagePoints` -1 is unlimited, as the reference. Unknown fields are ignored (client forms send extras). */
 export const apiKeyLimitSchema = z.object({
-  expiredTime: expiredTime.nullable().optional(),
+  expiredTime: zDate.nullable().optional(),
   maxUsagePoints: zIntLike.pipe(z.number().int().min(-1, 'must be -1 (unlimited) or more')).default(-1),
 });
 

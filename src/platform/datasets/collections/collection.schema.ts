@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zBoolLike, zHttpUrl, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../../infra/zod.js';
+import { zBoolLike, zDate, zHttpUrl, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../../infra/zod.js';
 import { COLLECTION_TYPES, TRAINING_MODES } from './collection.repo.js';
 
 /**
@@ -52,7 +52,7 @@ export const createCollectionSchema = common.extend({
   externalFileUrl: zHttpUrl.optional(),
   rawTextLength: zIntLike.pipe(z.number().int().min(0)).optional(),
   hashRawText: z.string().max(200).optional(),
-  createTime: z.coerce.date().optional(),
+  createTime: zDate.optional(),
 });
 
 export const createTextSchema = common.extend({ name: zName, text: z.string().max(10 * 1024 * 1024) });

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../../infra/errors.js';
-import { zBoolLike, zNumberLike, zObjectId } from '../../../infra/zod.js';
+import { safeParseNullAsAbsent } from '../../../infra/null-as-absent.js';
+import { zBoolLike, zDate, zNumberLike, zObjectId } from '../../../infra/zod.js';
 import type { AuthContext } from '../../auth/types.js';
 import { authenticateCaller, definePlatformRoute } from '../../define-route.js';
 import { assertTeamPermission } from '../../permissions/resource-permission.service.js';
@@ -45,7 +46,7 @@ const chunkPreviewSchema = previewSchema.extend({
 const imageSchema = z.object({
   base64Img: z.string().min(1),
   type: z.string().max(50).default('chatImage'),
-  expiredTime: z.coerce.date().optional(),
+  expiredTime: zDate.optional(),
   metadata: z.object({ relatedId: z.string().max(100).optional() }).loose().optional(),
 });
 
@@ -92,7 +93,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
         return service.uploadImage(auth, { file, type });
       }
       const auth = await uploaderOf(app, request);
-      const body = imageSchema.safeParse(request.body ?? {});
+      const body = safeParseNullAsAbsent(imageSchema, request.body ?? {});
       if (!body.success) throw body.error;
       return service.uploadImage(auth, { ...body.data, relatedId: body.data.metadata?.relatedId });
     },

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import type { TestApp } from '../helpers/app.js';
+import { createUser, login } from '../helpers/platform.js';
+import { ok } from './apps-helpers.js';
+import { answerOnlyGraph, startChatApp } from './chat-helpers.js';
+
+/**
+ * Date fields read ISO text or milliseconds, nothing else. `z.coerce.date()` read null, true,
+ * "10" and [5] as dates (1970-01-01, 2001-10-01…): an image stored already expired, a log filter
+ * ending in 1970, a collection created in 2001, all answered 200. Now null is absent (as every
+ * optional field) and anything else that is not a date is a 400 naming the field.
+ */
+const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f8e9a90000000049454e44ae426082', 'hex');
+
+let t: TestApp;
+let fake: FakeOpenAi;
+let token: string;
+let appId: string;
+let datasetId: string;
+
+beforeAll(async () => {
+  ({ t, fake } = await startChatApp());
+  await createUser(t, { username: 'dates-owner', password: 'password-dates-1' });
+  token = await login(t, 'dates-owner', 'password-dates-1');
+  appId = await ok(t, token, 'POST', '/core/app/create', { name: 'answer app', type: 'advanced', modules: answerOnlyGraph.nodes, edges: answerOnlyGraph.edges });
+  datasetId = await ok(t, token, 'POST', '/core/dataset/create', { name: 'dates dataset' });
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+const post = (url: string, payload: unknown) => t.app.inject({ method: 'POST', url: `/api${url}`, headers: { token }, payload: payload as Record<string, unknown> });
+const createCollection = (name: string, createTime: unknown) => post('/core/dataset/collection/create', { datasetId, name, type: 'virtual', createTime });
+const storedCreateTime = async (name: string) => (await t.app.mongo.db.collection('dataset_collections').findOne({ name }))?.createTime;
+
+describe('date fields', () => {
+  it('uploadImage: expiredTime null is no expiry (the image is served), a bad one a 400', async () => {
+    const image = `data:image/png;base64,${PNG.toString('base64')}`;
+    const uploaded = await post('/common/file/uploadImage', { base64Img: image, expiredTime: null });
+    expect(uploaded.statusCode, uploaded.body).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: uploaded.json().data })).statusCode).toBe(200);
+    const refused = await post('/common/file/uploadImage', { base64Img: image, expiredTime: true });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().message).toContain('expiredTime');
+  });
+
+  it('getChatLogs: dateEnd null is no end; an ISO end still filters', async () => {
+    const chat = await post('/v1/chat/completions', { appId, chatId: 'dated', messages: [{ role: 'user', content: 'hi' }] });
+    expect(chat.statusCode, chat.body).toBe(200);
+    const total = async (body: Record<string, unknown>) => (await post('/core/app/getChatLogs', { appId, ...body })).json().data.total;
+    expect(await total({})).toBe(1);
+    expect(await total({ dateEnd: null })).toBe(1);
+    expect(await total({ dateEnd: '2020-01-01T00:00:00.000Z' })).toBe(0);
+    expect(await total({ dateStart: Date.now() - 3_600_000 })).toBe(1);
+  });
+
+  it('collection create: ISO text and milliseconds are stored, null is now, anything else a 400 naming createTime', async () => {
+    expect((await createCollection('iso', '2024-05-06T07:08:09.000Z')).statusCode).toBe(200);
+    expect(await storedCreateTime('iso')).toEqual(new Date('2024-05-06T07:08:09.000Z'));
+    expect((await createCollection('millis', Date.UTC(2023, 0, 2))).statusCode).toBe(200);
+    expect(await storedCreateTime('millis')).toEqual(new Date(Date.UTC(2023, 0, 2)));
+    const before = Date.now();
+    expect((await createCollection('null', null)).statusCode).toBe(200);
+    expect((await storedCreateTime('null')).getTime()).toBeGreaterThanOrEqual(before - 1000);
+    for (const [name, createTime] of [['true', true], ['text ten', '10'], ['array', [5]], ['month 13', '2024-13-45'], ['object', {}]] as const) {
+      const refused = await createCollection(name, createTime);
+      expect(refused.statusCode, name).toBe(400);
+      expect(refused.json().message, name).toMatch(/createTime.*must be an ISO 8601 date/);
+      expect(await storedCreateTime(name), name).toBeUndefined();
+    }
+  });
+});
