@@ -31,6 +31,9 @@ export interface BuildAppOptions {
   startupTasks?: boolean;
 }
 
+/** How often a closing server closes the keep-alive connections that went idle since the close began. */
+const IDLE_SWEEP_MS = 50;
+
 /** Trusts the first `hops` proxies in front of the service (Fastify's hop-count form). */
 function trustHops(hops: number) {
   return (_address: string, hop: number) => hop < hops;
@@ -71,6 +74,13 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    if (!app.server.listening) return;
+    // A stream (SSE) sent its headers before the close began, so no `connection: close` reaches
+    // its client: once it ends, its connection sits idle and would hold close() until the
+    // shutdown timeout. Node closes only the connections idle when close() is called; these too.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+    sweep.unref();
+    app.server.once('close', () => clearInterval(sweep));
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
