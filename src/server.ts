@@ -1,18 +1,9 @@
 import { buildApp } from './app.js';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './infra/logger.js';
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   for (const name of config.generatedSecrets) {
     logger.warn(`${name} is not set: generated a random value for this run (sessions will not survive a restart)`);
@@ -46,7 +37,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
+// A start-up failure is told in one message (a bad setting names its variable); the stack
+// only when asked for, as it tells an operator nothing they can act on.
 main().catch((error: unknown) => {
-  console.error(error);
+  const verbose = ['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '');
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error(verbose ? error : `Start-up failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
   process.exit(1);
 });

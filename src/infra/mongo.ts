@@ -13,6 +13,7 @@ import {
   type OptionalUnlessRequiredId,
   type WithId,
 } from 'mongodb';
+import { ConfigError } from '../config.js';
 import { Errors } from './errors.js';
 
 /** An index a repository needs; created at start-up by `ensureIndexes`. */
@@ -57,7 +58,14 @@ export function mongoClientOptions(uri: string): MongoClientOptions {
 
 /** Creates the client; it connects on first use (or explicitly via `client.connect()`). */
 export function createMongo(uri: string): Mongo {
-  const client = new MongoClient(uri, mongoClientOptions(uri));
+  let client: MongoClient;
+  try {
+    client = new MongoClient(uri, mongoClientOptions(uri));
+  } catch (error) {
+    // The driver's own parse (ports, options) goes past config.ts's check; its message names no
+    // variable. The URI is not repeated: it may hold a password.
+    throw new ConfigError(`Invalid configuration:\n  MONGODB_URI: ${(error as Error).message}`);
+  }
   // Database name comes from the URI path; `platform` when the URI names none.
   const db = client.db(new URL(uri.replace(/^mongodb(\+srv)?:/, 'http:')).pathname.slice(1) || 'platform');
   return { client, db };

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Config } from '../../config.js';
+import { type Config, ConfigError } from '../../config.js';
 import { LOCAL_LEXICAL_VECTOR_MODEL, type ModelCatalog, type VectorModel } from '../../domain/models.js';
 
 /** Removes `//` and `/* *\/` comments outside strings (the reference reads config.json as JSON5). */
@@ -120,12 +120,14 @@ export async function loadModelCatalog(config: Config): Promise<ModelCatalog> {
   try {
     raw = JSON.parse(stripJsonComments(await readFile(config.MODEL_CONFIG_PATH, 'utf8')));
   } catch (error) {
-    throw new Error(`MODEL_CONFIG_PATH ${config.MODEL_CONFIG_PATH}: ${(error as Error).message}`);
+    // V8 quotes the text around a JSON syntax error, which may be a key's value: never shown.
+    const reason = error instanceof SyntaxError ? `not valid JSON (${error.message.split(', "')[0]})` : (error as Error).message;
+    throw new ConfigError(`Invalid configuration:\n  MODEL_CONFIG_PATH ${config.MODEL_CONFIG_PATH}: ${reason}`);
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`MODEL_CONFIG_PATH ${config.MODEL_CONFIG_PATH}: ${issue?.path.join('.')}: ${issue?.message}`);
+    throw new ConfigError(`Invalid configuration:\n  MODEL_CONFIG_PATH ${config.MODEL_CONFIG_PATH}: ${issue?.path.join('.')}: ${issue?.message}`);
   }
   const file = parsed.data as Partial<ModelCatalog>;
   const vectorModels = file.vectorModels?.length ? [...file.vectorModels] : catalog.vectorModels;
