@@ -21,8 +21,9 @@ export type InputProblem = { kind: 'nul' | 'depth' | 'proto' | 'conversion'; pat
 /**
  * The first thing wrong with a request value: a U+0000 in a string or key (PostgreSQL-backed
  * servers such as FerretDB cannot store it, and no field has a use for it), nesting deeper
- * than MAX_INPUT_DEPTH, a `toString`/`valueOf` key (CONVERSION_KEYS), or a `__proto__` key (JSON bodies are refused it by the parser; query
- * strings parse it into an own key, which Object.assign would turn into a prototype). `path` is
+ * than MAX_INPUT_DEPTH, a `toString`/`valueOf` key (CONVERSION_KEYS), or a `__proto__` key or a
+ * `constructor` holding `prototype` (JSON bodies are refused them by the parser; query strings
+ * parse `__proto__` into an own key, which Object.assign would turn into a prototype). `path` is
  * the dotted path, `''` for the value itself. Iterative, so a deeply nested value cannot
  * overflow the stack here.
  */
@@ -46,13 +47,19 @@ export function findInputProblem(value: unknown): InputProblem | null {
     }
     for (const key of Object.keys(current)) {
       if (key.includes('\0')) return { kind: 'nul', path: pathOf(entry) };
-      if (key === '__proto__') return { kind: 'proto', path: pathOf(entry, key) };
+      const child = (current as Record<string, unknown>)[key];
+      if (key === '__proto__' || (key === 'constructor' && holdsPrototype(child))) return { kind: 'proto', path: pathOf(entry, key) };
       if (CONVERSION_KEYS.has(key)) return { kind: 'conversion', path: pathOf(entry, key) };
-      const problem = checkChild(entry, (current as Record<string, unknown>)[key], key, pending);
+      const problem = checkChild(entry, child, key, pending);
       if (problem) return problem;
     }
   }
   return null;
+}
+
+/** `constructor: { prototype: … }`: what a recursive merge would follow into a prototype. */
+function holdsPrototype(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype');
 }
 
 /** A string child checked now, an object one queued. */
@@ -98,7 +105,7 @@ export function assertSafeInput(value: unknown, where = 'request'): void {
   if (!problem) return;
   const field = problem.path || where;
   if (problem.kind === 'nul') throw Errors.missingParams(`Invalid field '${field}': must not contain the NUL character (U+0000)`);
-  if (problem.kind === 'proto') throw Errors.missingParams(`Invalid field '${field}': the key __proto__ is not accepted`);
+  if (problem.kind === 'proto') throw Errors.missingParams(`Invalid field '${field}': the key __proto__, and a constructor holding a prototype, are not accepted`);
   if (problem.kind === 'conversion') throw Errors.missingParams(`Invalid field '${field}': the keys toString and valueOf are not accepted`);
   throw Errors.missingParams(`Invalid field '${field}': nested deeper than ${MAX_INPUT_DEPTH} levels`);
 }

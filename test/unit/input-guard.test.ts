@@ -17,6 +17,8 @@ describe('request input guard', () => {
     ['a __proto__ key (as a query string parses it)', Object.assign(Object.create(null), { x: '1', ['__proto__']: ['a', 'b'] }), { kind: 'proto', path: '__proto__' }],
     ['a nested __proto__ key', { meta: JSON.parse('{"__proto__":{"polluted":true}}') }, { kind: 'proto', path: 'meta.__proto__' }],
     ['a key that only contains proto', { __proto_x: 1, constructor_name: 'a' }, null],
+    ['a constructor holding a prototype (what a recursive merge follows)', { x: { constructor: { prototype: { isRoot: true } } } }, { kind: 'proto', path: 'x.constructor' }],
+    ['a constructor that is only a value', { constructor: 'Foo', meta: { constructor: { name: 'Bar' } } }, null],
     // String() and Number() throw on such an object: variables, node inputs and metadata reach them.
     ['a toString key', { variables: { lang: { toString: 0 } } }, { kind: 'conversion', path: 'variables.lang.toString' }],
     ['a valueOf key', { valueOf: 'x' }, { kind: 'conversion', path: 'valueOf' }],
