@@ -3,7 +3,7 @@
  * workflow's LLM nodes; the base URL and key come from the model's requestUrl/requestAuth or
  * OPENAI_BASE_URL / CHAT_API_KEY.
  */
-import { failureReason, type ProviderResponse, providerRequest } from './provider-client.js';
+import { failureReason, providerErrorText, type ProviderResponse, providerRequest } from './provider-client.js';
 import { joinUrl } from './join-url.js';
 
 export interface LlmToolCall {
@@ -59,9 +59,9 @@ async function post(endpoint: LlmEndpoint, body: object, signal: AbortSignal | u
   );
 }
 
-async function failure(response: ProviderResponse): Promise<LlmError> {
-  const text = await response.text().catch(() => '');
-  return new LlmError(`The model provider answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ''}`);
+async function failure(endpoint: LlmEndpoint, response: ProviderResponse): Promise<LlmError> {
+  const text = providerErrorText(await response.text().catch(() => ''), endpoint.apiKey, 300);
+  return new LlmError(`The model provider answered HTTP ${response.status}${text ? `: ${text}` : ''}`);
 }
 
 /** A tool call a model wrote with a function name (anything else is not a call to run). */
@@ -73,7 +73,7 @@ function isToolCall(call: unknown): call is LlmToolCall {
 /** One non-streaming completion. */
 export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
   const response = await post(endpoint, Object.assign({}, request, { stream: false }), signal);
-  if (!response.ok) throw await failure(response);
+  if (!response.ok) throw await failure(endpoint, response);
   // The provider's JSON as it is: any part may be missing, null or of another type.
   const body = await response.json<{
     choices?: { message?: { content?: unknown; tool_calls?: unknown } }[];
@@ -109,7 +109,7 @@ export async function* readSseData(body: AsyncIterable<Uint8Array>): AsyncGenera
 /** Starts a streamed completion (usage included at its end); an answer other than 2xx is an LlmError. */
 export async function postStreamingChat(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<ProviderResponse> {
   const response = await post(endpoint, Object.assign({}, request, { stream: true, stream_options: { include_usage: true } }), signal);
-  if (!response.ok) throw await failure(response);
+  if (!response.ok) throw await failure(endpoint, response);
   return response;
 }
 

@@ -79,6 +79,38 @@ export function failureReason(error: unknown): string {
   return error instanceof ConnectionError ? 'fetch failed' : (error as Error).message;
 }
 
+/** The shortest run of a key's characters that is taken to identify it (a proxy's `sk-abcdefgh…` echo). */
+const IDENTIFYING_RUN = 8;
+/** How much of an error body is read for its message; error bodies are small, and masking is linear in it. */
+const ERROR_TEXT_SCAN = 16 * 1024;
+
+/**
+ * `text` with the API key that was sent masked: whole (so `Bearer <key>` too) and any run of
+ * IDENTIFYING_RUN or more of its characters (a prefix or suffix a provider echoes). Providers and
+ * proxies answer a refused key with bodies like `Incorrect API key provided: Bearer sk-…`.
+ */
+export function withoutKey(text: string, key: string | undefined): string {
+  if (!key) return text;
+  if (key.length < IDENTIFYING_RUN) return text.split(key).join('[redacted]');
+  const runs = new Set<string>();
+  for (let at = 0; at + IDENTIFYING_RUN <= key.length; at++) runs.add(key.slice(at, at + IDENTIFYING_RUN));
+  const hidden = new Uint8Array(text.length);
+  for (let at = 0; at + IDENTIFYING_RUN <= text.length; at++) {
+    if (runs.has(text.slice(at, at + IDENTIFYING_RUN))) hidden.fill(1, at, at + IDENTIFYING_RUN);
+  }
+  let masked = '';
+  for (let at = 0; at < text.length; at++) {
+    if (!hidden[at]) masked += text[at];
+    else if (!hidden[at - 1]) masked += '[redacted]';
+  }
+  return masked;
+}
+
+/** A provider's error text fit for a message: the key that was sent masked, then cut to `limit` characters. */
+export function providerErrorText(text: string, key: string | undefined, limit: number): string {
+  return withoutKey(text.slice(0, ERROR_TEXT_SCAN), key).trim().slice(0, limit);
+}
+
 export function isAbortError(error: unknown): boolean {
   const name = (error as Error | undefined)?.name;
   return name === 'AbortError' || name === 'TimeoutError';

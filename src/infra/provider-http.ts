@@ -3,7 +3,7 @@
  * errors that say what went wrong: the HTTP status and the provider's own message, never the
  * API key. Callers decide whether an error is permanent (`isInvalidRequest`) or worth a retry.
  */
-import { ConnectionError, isAbortError, ProviderReplyError, type ProviderResponse, providerRequest } from './provider-client.js';
+import { ConnectionError, isAbortError, providerErrorText, ProviderReplyError, type ProviderResponse, providerRequest } from './provider-client.js';
 import { withoutTrailingSlashes } from './join-url.js';
 
 export type ProviderErrorKind = 'http' | 'timeout' | 'network' | 'invalid_response' | 'invalid_input' | 'not_configured';
@@ -37,17 +37,20 @@ export function endpointUrl(base: string, path: string): string {
   return trimmed.endsWith(path) ? trimmed : `${trimmed}${path}`;
 }
 
-/** The provider's own message from the usual error bodies (`{error:{message}}`, `{message}`, `{detail}`) or the text. */
-function providerMessage(text: string): string {
+/**
+ * The provider's own message from the usual error bodies (`{error:{message}}`, `{message}`,
+ * `{detail}`) or the text, with the API key that was sent masked.
+ */
+function providerMessage(text: string, apiKey: string | undefined): string {
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
     const candidate =
       typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message ?? (typeof body.detail === 'string' ? body.detail : undefined));
-    if (typeof candidate === 'string' && candidate.trim()) return candidate.trim().slice(0, 500);
+    if (typeof candidate === 'string' && candidate.trim()) return providerErrorText(candidate, apiKey, 500);
   } catch {
     // not JSON: fall through to the raw text
   }
-  return text.trim().slice(0, 500);
+  return providerErrorText(text, apiKey, 500);
 }
 
 export interface ProviderRequest {
@@ -96,7 +99,7 @@ export async function postProviderJson<T>(request: ProviderRequest): Promise<T> 
     throw new ProviderError(`The ${label} answer could not be read: ${(error as Error).message}`, kind, response.status);
   }
   if (!response.ok) {
-    const message = providerMessage(text);
+    const message = providerMessage(text, apiKey);
     throw new ProviderError(`The ${label} answered HTTP ${response.status}${message ? `: ${message}` : ''}`, 'http', response.status);
   }
   try {

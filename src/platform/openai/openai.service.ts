@@ -4,7 +4,7 @@ import { estimateTokens, parseQuestionList } from '../../domain/workflow/prompts
 import type { EmbeddingPurpose } from '../../infra/embeddings.js';
 import { Errors } from '../../infra/errors.js';
 import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
-import { failureReason, type ProviderResponse, providerRequest } from '../../infra/provider-client.js';
+import { failureReason, providerErrorText, type ProviderResponse, providerRequest } from '../../infra/provider-client.js';
 import { ProviderError } from '../../infra/provider-http.js';
 import type { ChatModule } from '../chat/chat-module.js';
 import type { AudioSpeechModel, WhisperModel } from '../../domain/models.js';
@@ -54,9 +54,9 @@ export function float32Base64(vector: readonly number[]): string {
 }
 
 export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
-  async function providerFailure(response: ProviderResponse, what: string): Promise<never> {
-    const text = await response.text().catch(() => '');
-    throw Errors.badGateway(`The ${what} provider answered HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+  async function providerFailure(response: ProviderResponse, what: string, apiKey: string | undefined): Promise<never> {
+    const text = providerErrorText(await response.text().catch(() => ''), apiKey, 200);
+    throw Errors.badGateway(`The ${what} provider answered HTTP ${response.status}${text ? `: ${text}` : ''}`);
   }
 
   return {
@@ -103,7 +103,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       }).catch((error: unknown) => {
         throw Errors.badGateway(`The transcription provider is unreachable: ${failureReason(error)}`);
       });
-      if (!response.ok) await providerFailure(response, 'transcription');
+      if (!response.ok) await providerFailure(response, 'transcription', endpoint.apiKey);
       const body = await response.json<{ text?: unknown } | null>();
       return { text: typeof body?.text === 'string' ? body.text : '', model: whisper };
     },
@@ -137,7 +137,7 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       }).catch((error: unknown) => {
         throw Errors.badGateway(`The speech provider is unreachable: ${failureReason(error)}`);
       });
-      if (!response.ok) await providerFailure(response, 'speech');
+      if (!response.ok) await providerFailure(response, 'speech', endpoint.apiKey);
       return { audio: response.chunks(), model };
     },
   };
