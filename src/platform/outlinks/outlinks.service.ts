@@ -162,7 +162,8 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
 
     async findByShareId(shareId: string): Promise<OutLinkDoc> {
       const link = await deps.repo.findByShareId(shareId);
-      if (!link) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
+      // The id is a credential (a channel's sits in its receiver URL): never echoed, so never logged.
+      if (!link) throw Errors.linkUnInvalid();
       return link;
     },
 
@@ -175,7 +176,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       const link = await deps.repo.findByShareId(shareId);
       // A messaging channel's id sits in the receiver URL given to that platform: it is no web
       // credential (its messages are checked by the channel's signature, which this would skip).
-      if (!link || !WEB_LINK_TYPES.has(link.type)) throw Errors.linkUnInvalid(`Share link ${shareId} is invalid`);
+      if (!link || !WEB_LINK_TYPES.has(link.type)) throw Errors.linkUnInvalid();
       const uid = (startsChat ? undefined : await callHook(link, '/shareAuth/init', { token: outLinkUid })) ?? outLinkUid;
       const member = await deps.memberContext(link.tmbId);
       if (!member) throw Errors.linkUnInvalid('The creator of this share link is no longer a member of its team');
