@@ -322,13 +322,13 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
 
     async updateCollaborators(auth: PermissionCaller, doc: ResourceDoc, tmbIds: string[], permission: number): Promise<void> {
       if (!isAssignablePermission(permission)) throw Errors.missingParams(`Invalid field 'permission': must be one of 0, 4, 6, 7`);
-      await changeMembers(auth, doc, tmbIds, (resource, own, parent, folders) =>
+      await changeMembers(auth, doc, tmbIds, 'tmbIds', (resource, own, parent, folders) =>
         changeCollaborators({ resource, own, parent, upserts: tmbIds.map((tmbId) => ({ tmbId, permission })), tree: folders }),
       );
     },
 
     async deleteCollaborator(auth: PermissionCaller, doc: ResourceDoc, tmbId: string): Promise<void> {
-      await changeMembers(auth, doc, [tmbId], (resource, own, parent, folders) => changeCollaborators({ resource, own, parent, removals: [tmbId], tree: folders }));
+      await changeMembers(auth, doc, [tmbId], 'tmbId', (resource, own, parent, folders) => changeCollaborators({ resource, own, parent, removals: [tmbId], tree: folders }));
     },
 
     async deleteAllFor(teamId: string, ids: string[]): Promise<void> {
@@ -343,6 +343,8 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     auth: PermissionCaller,
     doc: ResourceDoc,
     tmbIds: string[],
+    /** The request field that named them, for the 400 of a non-member. */
+    field: 'tmbId' | 'tmbIds',
     plan: (resource: PermissionResource, own: Collaborator[], parent: ParentPermissions | null, folders: Awaited<ReturnType<typeof tree.folderTree>>) => InheritanceWrite[],
   ): Promise<void> {
     const id = doc._id;
@@ -350,7 +352,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     if (tmbIds.includes(auth.tmbId)) throw Errors.forbidden('You cannot change your own permission');
     const profiles = await options.memberProfiles(auth.teamId, tmbIds);
     const unknown = tmbIds.find((t) => !profiles.get(t)?.active);
-    if (unknown) throw Errors.missingParams(`Invalid field 'tmbIds': ${unknown} is not a member of this team`);
+    if (unknown) throw Errors.missingParams(`Invalid field '${field}': ${unknown} is not a member of this team`);
     await tree.withTeamLock(auth.teamId, async (lock) => {
       // Judged again under the lock, on the fresh document, as the other changes are: a resource
       // deleted (or moved out of reach) since the check above gets no rows (404 / 403).
