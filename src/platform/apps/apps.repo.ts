@@ -46,6 +46,8 @@ interface StoredApp {
   pluginData?: PluginData;
   scheduledTriggerConfig?: { cronString?: string; timezone?: string; defaultPrompt?: string } | null;
   scheduledTriggerNextTime?: Date | null;
+  /** When the version the draft was last set from (publish, revert) is dated; later ones are dated after it. */
+  draftVersionTime?: Date;
   defaultPermission: number;
   inheritPermission: boolean;
 }

@@ -3,7 +3,7 @@ import { allDescendants } from '../../domain/permission-inheritance.js';
 import { Errors } from '../../infra/errors.js';
 import { withFollowUp } from '../../infra/follow-up.js';
 import { withLeaseRenewal } from '../../infra/lease-renewal.js';
-import { type LockHold, LockLostError } from '../../infra/mongo-lock.js';
+import { type LockHold, LockLostError, type MongoLocks } from '../../infra/mongo-lock.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
 import { assertTeamPermission, type Authorized, type ResourcePermissionService } from '../permissions/resource-permission.service.js';
@@ -33,6 +33,8 @@ export interface AppsDeps {
   onDeleted: AppsDeletedListener[];
   /** App inserts in progress (crash safety of creates and copies). */
   inserts: AppInsertsRepo;
+  /** Named locks shared by every process (`core.withAppLock`). */
+  locks: Pick<MongoLocks, 'withLock'>;
   /** A chat model's quote budget (`quoteMaxToken`; the default model's for an unknown one), for saved workflows. */
   quoteMaxTokenOf: (model: unknown) => number | undefined;
   now?: () => Date;
@@ -43,6 +45,8 @@ export interface AppsDeps {
  * apps) the saver must be able to read (the chat module's rule, chat-access.ts assertSavedGraph).
  */
 export type SavedGraphCheck = (auth: AuthContext, nodes: readonly unknown[], previous: readonly unknown[]) => Promise<void>;
+
+const APP_BUSY = 'Another change to this app is in progress, try again';
 
 export const isFolderType = (type: string) => APP_FOLDER_TYPES.includes(type as AppType);
 export const DEFAULT_APP_AVATAR = '/icon/logo.svg';
@@ -243,6 +247,17 @@ export function createAppsCore(deps: AppsDeps) {
     },
 
     countsTowardLimit: (type: AppType) => CHAT_APP_TYPES.includes(type),
+
+    /**
+     * Runs `run` alone among the changes of one app that write what they computed from reading it
+     * (publish, revert, an HTTP plugin's reconciliation), on every process, with the app as judged
+     * and read on the database under the lock. Callers judge the caller in memory first
+     * (`view`), so that one without the right never waits for the lock. The team tree lock may be
+     * taken inside, never around it.
+     */
+    async withAppLock<T>(auth: AuthContext, appId: string, required: Exclude<RequiredPermission, 'read'>, run: (app: App, lock: LockHold) => Promise<T>): Promise<T> {
+      return deps.locks.withLock(`app_changes:${appId}`, async (lock) => run((await core.authorizeWrite(auth, appId, required)).app, lock), APP_BUSY);
+    },
   };
 
   /** The writes of an insert, the app document last; under the tree lock when it goes into a folder. */

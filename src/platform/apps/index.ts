@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
+import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-stamps.js';
 import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
@@ -93,6 +94,7 @@ export const appsServices = fp(
       teamLimits: app.teamLimits,
       onDeleted: [],
       inserts: createAppInsertsRepo(db),
+      locks: createMongoLocks(db),
       // The system module (model configuration) is registered before this one.
       quoteMaxTokenOf: (model) => app.models.llmModelOrDefault(model)?.quoteMaxToken,
     };

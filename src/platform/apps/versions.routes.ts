@@ -4,6 +4,7 @@ import { deepFreeze } from '../../infra/deep-freeze.js';
 import { Errors } from '../../infra/errors.js';
 import { createStampedCache } from '../../infra/stamped-read-model.js';
 import { pageSkipLimit } from '../../infra/zod.js';
+import type { AuthContext } from '../auth/types.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { App } from './apps.repo.js';
 import { appIdInput, publishInput, renameVersionInput, revertInput, versionIdInput, versionListInput, zScheduledTrigger } from './apps.schema.js';
@@ -72,7 +73,7 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
   const applyDraft = async (
     teamId: string,
     current: App,
-    next: { nodes: unknown[]; edges: unknown[]; chatConfig?: Record<string, unknown>; versionId: string; type?: App['type']; keepTrigger: boolean },
+    next: { nodes: unknown[]; edges: unknown[]; chatConfig?: Record<string, unknown>; versionId: string; versionTime: Date; type?: App['type']; keepTrigger: boolean },
   ) => {
     const trigger = triggerOf(next.chatConfig);
     await deps.apps.update(teamId, current._id, {
@@ -84,8 +85,33 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
       ...(next.type ? { type: next.type } : {}),
       ...(trigger || !next.keepTrigger ? { scheduledTriggerConfig: trigger ?? null } : {}),
       pluginData: { ...current.pluginData, nodeVersion: next.versionId },
+      draftVersionTime: next.versionTime,
     });
   };
+  /**
+   * Stores `versions` and makes the last one the draft, alone among the app's changes and on the
+   * app as read under the lock: parallel publishes and reverts leave as draft the newest version,
+   * the one chat's `latest` picks by time. Each is dated after the draft's own, as replicas' clocks differ.
+   */
+  const commitVersions = (
+    auth: AuthContext,
+    appId: string,
+    versions: Omit<Parameters<VersionsRepo['insert']>[0], 'appId' | 'time'>[],
+    draft: Omit<Parameters<typeof applyDraft>[2], 'versionId' | 'versionTime'>,
+  ) =>
+    core.withAppLock(auth, appId, 'write', async (current, lock) => {
+      const teamId = auth.teamId;
+      let time = Math.max(Date.now(), (current.draftVersionTime?.getTime() ?? 0) + 1);
+      let versionId = '';
+      for (const version of versions) {
+        lock.assertHeld();
+        versionId = await deps.versions.insert({ ...version, appId, time: new Date(time++) });
+      }
+      // Before the draft's write, which bumps the stamp the check reads the app under.
+      await core.confirmDependentWrite(teamId, appId);
+      lock.assertHeld();
+      await applyDraft(teamId, current, { ...draft, versionId, versionTime: new Date(time - 1) });
+    });
   /** The trigger's fields of a config, the reference's three strings: a version stored before they were validated may hold anything. */
   const triggerOf = (config: Record<string, unknown> | undefined): App['scheduledTriggerConfig'] | undefined => {
     const parsed = zScheduledTrigger.safeParse(config?.scheduledTriggerConfig);
@@ -105,24 +131,14 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     summary: 'Save (isPublish false) or publish a version of the workflow',
     tags,
     handler: async ({ input, auth }) => {
-      const { app: current } = await core.authorizeWrite(auth, input.appId, 'write');
+      const { app: current } = await core.view(auth, input.appId, 'write');
       mustBeWorkflow(current);
       const given = (input.nodes.length === 0 ? simpleWorkflowOf(input.type ?? current.type, input) : undefined) ?? input;
       await checkSavedGraph(auth, given.nodes, current.modules);
       const nodes = clampDatasetSearchLimits(given.nodes, deps.quoteMaxTokenOf);
       const edges = given.edges;
-      const versionId = await deps.versions.insert({
-        appId: input.appId,
-        nodes,
-        edges,
-        chatConfig: input.chatConfig,
-        isPublish: input.isPublish ?? false,
-        versionName: input.versionName ?? '',
-        tmbId: auth.tmbId,
-      });
-      // Before the draft's write, which bumps the stamp the check reads the app under.
-      await core.confirmDependentWrite(auth.teamId, input.appId);
-      await applyDraft(auth.teamId, current, { nodes, edges, chatConfig: input.chatConfig, versionId, type: input.type, keepTrigger: true });
+      const version = { nodes, edges, chatConfig: input.chatConfig, isPublish: input.isPublish ?? false, versionName: input.versionName ?? '', tmbId: auth.tmbId };
+      await commitVersions(auth, input.appId, [version], { nodes, edges, chatConfig: input.chatConfig, type: input.type, keepTrigger: true });
       return {};
     },
   });
@@ -181,17 +197,15 @@ export function registerVersionRoutes(app: FastifyInstance, core: AppsCore, deps
     summary: 'Make an old version the current draft (the edit state is kept as a version)',
     tags,
     handler: async ({ input, auth }) => {
-      const { app: current } = await core.authorizeWrite(auth, input.appId, 'write');
+      const { app: current } = await core.view(auth, input.appId, 'write');
       mustBeWorkflow(current);
       const target = await versionOf(input.appId, input.versionId);
       // Both graphs become versions (the edit state) or the draft (the target, which may be an
       // earlier revert's edit state): each may newly name only what the reverting editor can read.
       await checkSavedGraph(auth, input.editNodes, current.modules);
       await checkSavedGraph(auth, target.nodes, current.modules);
-      await deps.versions.insert({ appId: input.appId, nodes: input.editNodes, edges: input.editEdges, chatConfig: input.editChatConfig });
-      const copyId = await deps.versions.insert({ appId: input.appId, nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig });
-      await core.confirmDependentWrite(auth.teamId, input.appId);
-      await applyDraft(auth.teamId, current, { nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig, versionId: copyId, keepTrigger: false });
+      const copy = { nodes: target.nodes, edges: target.edges, chatConfig: target.chatConfig };
+      await commitVersions(auth, input.appId, [{ nodes: input.editNodes, edges: input.editEdges, chatConfig: input.editChatConfig }, copy], { ...copy, keepTrigger: false });
       return {};
     },
   });
