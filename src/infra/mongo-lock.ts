@@ -82,7 +82,8 @@ export interface HeldLock<P> extends LockHold {
  * FerretDB). A lock document with an expiry survives a crash; a live holder keeps renewing it,
  * and one unrenewed past its expiry is taken over. Used to serialise changes to a folder tree
  * (moves, creates into a folder, folder deletes), a collection's link syncs, counter recounts,
- * and (with a payload a dead holder hands to the next) writes of a dataset's search index.
+ * one app's publishes, reverts and HTTP plugin updates, and (with a payload a dead holder hands
+ * to the next) writes of a dataset's search index.
  */
 export function createMongoLocks(db: Db, options: LocksOptions = {}) {
   const waitMs = options.waitMs ?? LOCK_WAIT_MS;
