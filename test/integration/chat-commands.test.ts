@@ -120,10 +120,11 @@ describe('v1/chat/completions database commands', () => {
     }
   });
 
-  it('with a chatId: the chat is read once, its items once, then the turn is written', async () => {
+  it('with a chatId: the chat is read once, its items once, then the turn is written and its chat confirmed', async () => {
     await answer(t, key, { chatId: 'c1', metadata: { plan: 'gold' }, messages: [{ role: 'user', content: 'first' }] });
     const commands = await commandsDuring(t.app, () => answer(t, key, { chatId: 'c1', metadata: { seat: 'A' }, messages: [{ role: 'user', content: 'second' }] }));
-    expect(chatPath(commands)).toEqual(['find chatitems', 'find chats', 'insert chatitems', 'insert usages', 'update chats']);
+    // The second chat read (by id) follows the items: a chat deleted meanwhile takes them with it (saveTurn).
+    expect(chatPath(commands)).toEqual(['find chatitems', 'find chats', 'find chats', 'insert chatitems', 'insert usages', 'update chats']);
     // The history came from that one items read; the metadata of both turns is kept.
     const sent = fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { messages: { content: string }[] };
     expect(sent.messages.map((m) => m.content)).toEqual(['Be brief.', 'first', 'Echo: first', 'second']);

@@ -53,7 +53,7 @@ export interface ChatRunDeps {
   /** Who answers for ids a caller supplies to a stored graph (chat-access.ts supplierGuard). */
   supplierGuard: (auth: AuthContext) => CallerGuard;
   /** What a stored graph may read when it runs (chat-access.ts): its own ids with its owner's rights, others with the supplier's too. */
-  storedGraphGuard: (app: { tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard) => CallerGuard;
+  storedGraphGuard: (app: { teamId: string; tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard) => CallerGuard;
 }
 
 export interface ChatTurnRequest {
@@ -131,10 +131,8 @@ export function createChatRunService(deps: ChatRunDeps) {
    */
   function runners(nodeDeps: NodeDeps, depth: number, guard: CallerGuard): Record<string, NodeRunner> {
     const search = nodeDeps.searchDatasets;
-    const guardedSearch: NodeDeps['searchDatasets'] = async (request) => {
-      await guard.datasets(request.datasetIds);
-      return search!(request);
-    };
+    // The guard may leave datasets out (a stored graph's deleted ones): the search reads what it allows.
+    const guardedSearch: NodeDeps['searchDatasets'] = async (request) => search!(Object.assign({}, request, { datasetIds: await guard.datasets(request.datasetIds) }));
     const ownDeps: NodeDeps = search ? Object.assign({}, nodeDeps, { searchDatasets: guardedSearch }) : nodeDeps;
     const composite = createCompositeRunners({
       depth,
@@ -292,14 +290,21 @@ export function createChatRunService(deps: ChatRunDeps) {
         last.interactive.params.userSelectedVal = question.value.find((v) => v.type === 'text')?.text.content ?? '';
         await deps.repo.replaceItemValue(lastAi._id, [...lastAi.value, ...result.assistantResponses], [...(lastAi.responseData ?? []), ...result.flowResponses], [...(lastAi.customFeedbacks ?? []), ...input.customFeedbacks]);
       }
-      await deps.repo.setChatAfterContinue(appId, chatId, title, result.newVariables, now);
+      await deps.repo.setChatAfterContinue(appId, chatId, input.chat?._id, title, result.newVariables, now);
       return;
     }
     const base = { teamId: caller.auth.teamId, tmbId: turnOwnerOf(request), appId, chatId };
     const chatConfig = resolveChatConfig(input.graph.nodes, input.graph.chatConfig);
     // The chat (whose it is) before its items: a save stopped between the two leaves an empty chat
     // of its owner, never items without one, which the next caller of that chat id would take over.
-    await deps.repo.upsertChat(
+    // A delete (chat.repo.ts deleteChats: items, chat, items again) may land anywhere in this save.
+    // Before the chat write: a chat the turn read is updated by its document id only, so a deleted
+    // one is neither written nor made again (nothing saved); a new one is made by this write.
+    // After it, with C the chat document written: an item acknowledged before the delete's second
+    // items pass began is removed by that pass; any other was acknowledged after it began, hence
+    // after C was deleted, so the check below, which starts later, finds C gone and removes it.
+    // A chat made since under the same id (another visitor's) is another document: never ours.
+    const chatDocId = await deps.repo.upsertChat(
       {
         ...base,
         title,
@@ -312,8 +317,10 @@ export function createChatRunService(deps: ChatRunDeps) {
         metadata: { ...(input.chat?.metadata ?? {}), ...(request.metadata ?? {}), ...(request.originIp ? { originIp: request.originIp } : {}) },
       },
       now,
+      input.chat?._id,
     );
-    await deps.repo.insertItems(
+    if (!chatDocId) return;
+    const itemIds = await deps.repo.insertItems(
       base,
       [
         { dataId: question.dataId ?? nanoid(22), obj: 'Human', value: question.value as ChatValue[] },
@@ -321,6 +328,10 @@ export function createChatRunService(deps: ChatRunDeps) {
       ],
       now,
     );
+    if (!(await deps.repo.chatStands(chatDocId))) {
+      await deps.repo.deleteItemsById(base.teamId, itemIds);
+      return;
+    }
     // An app deleted during the turn takes the turn with it (the answer has been given). Checked
     // before the touch, whose write would make the check read the app again.
     if (!(await deps.apps.standsAfterSave(app))) return;

@@ -164,8 +164,9 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
 
     /**
      * Files, then items, then the chat documents (a crash midway leaves no chat pointing at
-     * missing items). Every step is bounded by the team: chat ids are chosen by clients, so
-     * another team may use the same ones.
+     * missing items), then items again: those of a turn saved meanwhile (chat-run.service.ts
+     * saveTurn says why that leaves none). Every step is bounded by the team: chat ids are chosen
+     * by clients, so another team may use the same ones.
      */
     async deleteChats(teamId: string, appId: string, chatIds: string[]): Promise<void> {
       if (chatIds.length === 0) return;
@@ -174,6 +175,7 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
       const scopes = chatIds.map((chatId) => ({ teamId: oid(teamId), appId: oid(appId), chatId }));
       await deleteEach(items, scopes);
       await deleteEach(chats, scopes);
+      await deleteEach(items, scopes);
     },
 
     /** Cascade of an app delete: every chat of the apps (files, items, chats) and their input guides. */
@@ -204,10 +206,12 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
       await items.deleteOne({ teamId: oid(teamId), appId: oid(appId), chatId, dataId });
     },
 
-    async insertItems(base: { teamId: string; tmbId: string; appId: string; chatId: string }, list: NewChatItem[], now: Date): Promise<void> {
+    /** Answers the ids of the items written. */
+    async insertItems(base: { teamId: string; tmbId: string; appId: string; chatId: string }, list: NewChatItem[], now: Date): Promise<string[]> {
+      const ids = list.map(() => new ObjectId());
       await itemInserts.insertAll(
         list.map((item, index) => ({
-          _id: new ObjectId(),
+          _id: ids[index] as ObjectId,
           teamId: oid(base.teamId),
           tmbId: oid(base.tmbId),
           appId: oid(base.appId),
@@ -221,6 +225,12 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
           ...(item.customFeedbacks?.length ? { customFeedbacks: item.customFeedbacks } : {}),
         })),
       );
+      return ids.map((id) => id.toHexString());
+    },
+
+    /** Items by id (one statement each: FerretDB passes an `_id` equality down, not an `$in`). */
+    async deleteItemsById(teamId: string, ids: string[]): Promise<void> {
+      await deleteEach(items, ids.map((id) => ({ _id: oid(id), teamId: oid(teamId) })));
     },
 
     async replaceItemValue(id: string, value: ChatValue[], responseData: Record<string, unknown>[], customFeedbacks: (string | null)[]): Promise<void> {
@@ -264,19 +274,30 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
       return true;
     },
 
-    /** Creates or updates the chat (its owner and source as created); `metadata` replaces the stored one (the caller merges). */
-    async upsertChat(data: ChatUpsert, now: Date): Promise<void> {
-      await chats.updateOne(
-        { appId: oid(data.appId), chatId: data.chatId },
+    /**
+     * Writes a turn's chat; `metadata` replaces the stored one (the caller merges). With
+     * `existingId` (the chat the turn read) only that document is updated, and null answers that
+     * it is gone; without, the chat is created or updated (its owner and source as created).
+     * Answers the chat document's id.
+     */
+    async upsertChat(data: ChatUpsert, now: Date, existingId?: string): Promise<string | null> {
+      const set = {
+        title: data.title,
+        variableList: encodeForStorage(data.variableList ?? []) as unknown[],
+        welcomeText: data.welcomeText ?? '',
+        variables: encodeForStorage(data.variables) as Record<string, unknown>,
+        metadata: encodeForStorage(data.metadata ?? {}) as Record<string, unknown>,
+        updateTime: now,
+      };
+      const filter = { appId: oid(data.appId), chatId: data.chatId };
+      if (existingId) {
+        const result = await chats.updateOne({ _id: oid(existingId), ...filter }, { $set: set });
+        return result.matchedCount > 0 ? existingId : null;
+      }
+      const doc = await chats.findOneAndUpdate(
+        filter,
         {
-          $set: {
-            title: data.title,
-            variableList: encodeForStorage(data.variableList ?? []) as unknown[],
-            welcomeText: data.welcomeText ?? '',
-            variables: encodeForStorage(data.variables) as Record<string, unknown>,
-            metadata: encodeForStorage(data.metadata ?? {}) as Record<string, unknown>,
-            updateTime: now,
-          },
+          $set: set,
           // Whose chat it is, and through what, is fixed when it starts: a later turn (a team
           // owner's in a member's chat) never moves it to another owner or list.
           $setOnInsert: {
@@ -289,12 +310,21 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
             top: false,
           },
         },
-        { upsert: true },
+        // The whole document back: FerretDB takes no projection on findAndModify.
+        { upsert: true, returnDocument: 'after' },
       );
+      return doc ? doc._id.toHexString() : null;
     },
 
-    async setChatAfterContinue(appId: string, chatId: string, title: string, variables: Record<string, unknown>, now: Date): Promise<void> {
-      await chats.updateOne({ appId: oid(appId), chatId }, { $set: { title, variables: encodeForStorage(variables) as Record<string, unknown>, updateTime: now } });
+    /** Whether the chat document still stands (read by id). */
+    async chatStands(id: string): Promise<boolean> {
+      return (await chats.findOne({ _id: oid(id) }, { projection: { _id: 1 } })) !== null;
+    },
+
+    /** `existingId`: only that chat document (not one made since under the same chat id). */
+    async setChatAfterContinue(appId: string, chatId: string, existingId: string | undefined, title: string, variables: Record<string, unknown>, now: Date): Promise<void> {
+      const filter = { appId: oid(appId), chatId, ...(existingId ? { _id: oid(existingId) } : {}) };
+      await chats.updateOne(filter, { $set: { title, variables: encodeForStorage(variables) as Record<string, unknown>, updateTime: now } });
     },
 
     // ---- input guides ----
