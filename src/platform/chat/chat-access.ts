@@ -24,12 +24,15 @@ export const managerRightsReachChats = (auth: AuthContext): boolean => auth.auth
 
 /** Read checks of the resources a caller-supplied graph uses (see graph-resources.ts). */
 export interface CallerGuard {
-  datasets(ids: readonly string[]): Promise<void>;
+  /** The ids the search may read, in the order given: throws at the first refused. */
+  datasets(ids: readonly string[]): Promise<string[]>;
   app(id: string): Promise<void>;
 }
 
 export interface DatasetPermissions {
   authorize(auth: AuthContext, datasetId: string, required: 'read'): Promise<unknown>;
+  /** Of `datasetIds`, those of the team (from its read model). */
+  findInTeam(teamId: string, datasetIds: readonly string[]): Promise<{ _id: string }[]>;
 }
 
 export function createChatAccess(deps: {
@@ -100,6 +103,7 @@ export function createChatAccess(deps: {
     return {
       async datasets(ids) {
         for (const id of new Set(ids)) await deps.datasets.authorize(auth, id, 'read');
+        return [...ids];
       },
       async app(id) {
         await deps.apps.authorize(auth, id, 'read', 'pluginId');
@@ -121,6 +125,7 @@ export function createChatAccess(deps: {
     return {
       async datasets(ids) {
         if (ids.length > 0) refuse('datasets');
+        return [];
       },
       async app() {
         refuse('apps');
@@ -163,8 +168,11 @@ export function createChatAccess(deps: {
    * it needs the owner's rights and also those of `supplier` (the caller's guard, or the parent
    * run's), so nobody reads through an app what they could not read themselves. Copies are
    * covered too: the copier owns the copy. An owner no longer in the team reads nothing.
+   * A dataset the graph names itself that is gone from the team is left out of the search, as
+   * the reference searches the graph's ids within the team: deleting one dataset does not break
+   * every app naming it. Ids from outside keep their errors (404 for a missing one).
    */
-  function storedGraphGuard(app: { tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard): CallerGuard {
+  function storedGraphGuard(app: { teamId: string; tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard): CallerGuard {
     let own: GraphResources | undefined;
     const ownIds = () => (own ??= graphResources(nodes));
     let owner: Promise<CallerGuard> | undefined;
@@ -177,10 +185,15 @@ export function createChatAccess(deps: {
     };
     return {
       async datasets(ids) {
-        if (ids.length === 0) return;
-        await (await ownerGuard()).datasets(ids);
-        const supplied = ids.filter((id) => !ownIds().datasetIds.includes(id));
-        if (supplied.length > 0) await supplier.datasets(supplied);
+        const isOwn = (id: string) => ownIds().datasetIds.includes(id);
+        const own = ids.filter(isOwn);
+        const standing = new Set(own.length > 0 ? (await deps.datasets.findInTeam(app.teamId, own)).map((doc) => doc._id) : []);
+        const checked = ids.filter((id) => !isOwn(id) || standing.has(id));
+        if (checked.length === 0) return [];
+        await (await ownerGuard()).datasets(checked);
+        const supplied = checked.filter((id) => !isOwn(id));
+        const allowed = new Set([...standing, ...(supplied.length > 0 ? await supplier.datasets(supplied) : [])]);
+        return checked.filter((id) => allowed.has(id));
       },
       async app(id) {
         await (await ownerGuard()).app(id);

@@ -34,7 +34,7 @@ export interface ChatModule {
   usage: UsageRepo;
   models: ModelAccess;
   /** Dataset permission checks (the datasets module's rules). */
-  datasets: Pick<DatasetsAccess, 'authorize' | 'authorizeData'>;
+  datasets: Pick<DatasetsAccess, 'authorize' | 'authorizeData' | 'findInTeam'>;
   errors: typeof Errors;
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
   /** Outbound HTTP to user-configured URLs (hooks, channels, the HTTP node). */

@@ -37,7 +37,8 @@ export function createModelAccess(app: FastifyInstance) {
       // The team's datasets as the datasets module keeps them (whole documents under the team's
       // stamp, which every dataset write bumps): a knowledge-base turn reads no dataset document.
       const found = await app.datasets.findInTeam(request.teamId, request.datasetIds);
-      if (found.length === 0) throw new WorkflowError('core.chat.error.Select dataset empty: none of the selected datasets exists in this team');
+      // Deleted datasets yield no quotes, as the reference: the workflow goes on without them.
+      if (found.length === 0) return { list: [], usage: { moduleName: 'Dataset search', totalPoints: 0, model: '', tokens: 0 } };
       const vectorModel = found[0]!.vectorModel;
       const { list, usage } = await app.datasets.search.searchPriced({
         queries: request.queries,
