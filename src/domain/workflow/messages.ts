@@ -32,8 +32,9 @@ function userValues(content: unknown): ChatValue[] {
   for (const part of content as Record<string, unknown>[]) {
     if (part?.type === 'text' && typeof part.text === 'string') values.push({ type: 'text', text: { content: part.text } });
     else if (part?.type === 'image_url') {
-      const url = (part.image_url as { url?: string } | undefined)?.url;
-      if (url) values.push({ type: 'file', file: { type: 'image', name: '', url } });
+      // The request schema refuses a URL that is not text; callers building messages themselves get it dropped.
+      const url = (part.image_url as { url?: unknown } | undefined)?.url;
+      if (typeof url === 'string' && url) values.push({ type: 'file', file: { type: 'image', name: '', url } });
     } else if (part?.type === 'file_url' && typeof part.url === 'string') {
       values.push({ type: 'file', file: { type: 'file', name: typeof part.name === 'string' ? part.name : '', url: part.url } });
     }

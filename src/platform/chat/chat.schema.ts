@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { isRecord } from '../../domain/workflow/input-shapes.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { zBoolLike, zIntLike, zObjectId, zOffset, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
 import { zEdges, zRunNodes } from '../apps/apps.schema.js';
+import { MAX_BASE64_CHARS } from '../datasets/files/file.service.js';
 
 /**
  * A nested optional field that OpenAI clients may send as null: null reads as absent. (Top-level
@@ -50,11 +52,27 @@ const interactive = z
   })
   .loose();
 
+/**
+ * A message's content stays free-form (text, parts, anything else ignored), but an image part's
+ * URL is stored and shown again: it must be text, a data: URL at most as long as uploadImage takes.
+ */
+const messageContent = z.unknown().superRefine((content, context) => {
+  if (!Array.isArray(content)) return;
+  content.forEach((part: unknown, index) => {
+    if (!isRecord(part) || part.type !== 'image_url' || !isRecord(part.image_url)) return;
+    const url = part.image_url.url;
+    if (url === undefined || url === null) return;
+    const path = [index, 'image_url', 'url'];
+    if (typeof url !== 'string') context.addIssue({ code: 'custom', path, message: 'expected a string (the image URL)' });
+    else if (url.length > MAX_BASE64_CHARS) context.addIssue({ code: 'custom', path, message: `an image URL has at most ${MAX_BASE64_CHARS} characters` });
+  });
+});
+
 const message = z
   .object({
     // OpenAI's newer SDKs name the system role `developer` for some models.
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']).transform((role) => (role === 'developer' ? 'system' : role)),
-    content: z.unknown().optional(),
+    content: messageContent.optional(),
     dataId: nullish(z.string().max(100)),
     interactive: interactive.optional(),
     tool_calls: nullish(z.array(toolCall)),
