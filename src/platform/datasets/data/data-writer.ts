@@ -36,14 +36,47 @@ export async function removeVectors(ctx: DatasetsContext, teamId: string, datase
   await ctx.searchIndex.removeVectors(datasetId, ids);
 }
 
-/** Inserts one data item now (data/insertData): embedded, then vectors and the item that points to them, as one index write. */
+/** Embedding tokens a write used, of a model (the caller bills them). */
+export interface EmbeddingUse {
+  model: string;
+  tokens: number;
+}
+
+/**
+ * Inside an index write (through its `ctx`): `rows`, embedded with the model the writer read
+ * before taking the lock, as they are to be stored. A rebuild flags the items and switches the
+ * model under the same lock, so rows embedded before a switch that took the lock first would stay
+ * on a model the dataset no longer searches and no rebuild flags: they are embedded again with
+ * the current one (`texts`, one per row). `reembedded`: what that cost, when it happened.
+ */
+export async function onCurrentModel(
+  ctx: DatasetsContext,
+  owner: { teamId: string; datasetId: string },
+  rows: VectorRow[],
+  texts: string[],
+  signal?: AbortSignal,
+): Promise<{ rows: VectorRow[]; reembedded?: EmbeddingUse }> {
+  if (rows.length === 0) return { rows };
+  const current = await ctx.repos.datasets.vectorModelOf(owner.teamId, owner.datasetId);
+  // A deleted dataset: the writer's check after writing removes what it wrote.
+  if (!current || rows.every((row) => row.model === current)) return { rows };
+  const { vectors, tokens } = await ctx.embedders().forModel(current).embed(texts, 'db', signal);
+  return { rows: rows.map((row, i) => ({ ...row, model: current, vector: vectors[i] ?? [] })), reembedded: { model: current, tokens } };
+}
+
+/**
+ * Inserts one data item now (data/insertData): embedded, then, as one index write, checked
+ * against identical items of the collection (inside the lock, so that parallel identical inserts
+ * store one), its vectors and the item that points to them. Null when an identical item exists.
+ */
 export async function insertDataNow(
   ctx: DatasetsContext,
   input: { teamId: string; tmbId: string; datasetId: string; collectionId: string; model: string; q: string; a: string; chunkIndex: number; indexes: { text: string; defaultIndex: boolean }[] },
-): Promise<{ dataId: string; tokens: number }> {
+): Promise<{ dataId: string; used: EmbeddingUse[] } | null> {
   const dataId = newId();
   const indexes: DataIndex[] = input.indexes.map((index) => ({ ...index, dataId: newVectorId() }));
-  const { rows, tokens } = await embedRows(
+  const texts = indexes.map((index) => index.text);
+  const embedded = await embedRows(
     ctx,
     input.model,
     { teamId: input.teamId, datasetId: input.datasetId, collectionId: input.collectionId, dataId },
@@ -61,10 +94,17 @@ export async function insertDataNow(
     indexes,
     fullTextTokens: searchTokens(input.q, input.a),
   };
-  await withIndexWrite(ctx, input.datasetId, { teamId: input.teamId, items: [dataId], vectors: rows.map((row) => row.id) }, async (ctx) => {
+  const used = [{ model: input.model, tokens: embedded.tokens }];
+  const intent = { teamId: input.teamId, items: [dataId], vectors: embedded.rows.map((row) => row.id) };
+  return withIndexWrite(ctx, input.datasetId, intent, async (ctx) => {
+    const [duplicate, { rows, reembedded }] = await Promise.all([
+      ctx.repos.data.sameExists(input.teamId, input.collectionId, input.q, input.a),
+      onCurrentModel(ctx, input, embedded.rows, texts),
+    ]);
+    if (duplicate) return null;
     await storeVectors(ctx, rows);
     await ctx.repos.data.insertNew([item]);
     await ctx.searchIndex.putItems([item]);
+    return { dataId, used: reembedded ? [...used, reembedded] : used };
   });
-  return { dataId, tokens };
 }

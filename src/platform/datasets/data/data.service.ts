@@ -10,11 +10,17 @@ import { buildIndexes, type IndexInput, indexIdOf, planIndexUpdate, simpleText }
 import { withIndexWrite } from '../search/index-writes.js';
 import type { VectorRow } from '../search/vector.repo.js';
 import type { DataRecord } from './data.repo.js';
-import { embedRows, insertDataNow, newVectorId, removeVectors, searchTokens, storeVectors } from './data-writer.js';
+import { type EmbeddingUse, embedRows, insertDataNow, newVectorId, onCurrentModel, removeVectors, searchTokens, storeVectors } from './data-writer.js';
 import { usagePoints } from '../../../domain/usage-points.js';
 
 /** Tries of an update whose item other writes keep changing between its read and its write. */
 const UPDATE_TRIES = 4;
+
+/** What an update's tries share: the vector model they embed with and what they embedded already, by text. */
+interface UpdateState {
+  model: VectorModel;
+  embedded: Map<string, VectorRow>;
+}
 
 interface UpdateInput {
   dataId: string;
@@ -34,7 +40,8 @@ export function createDataService(ctx: DatasetsContext) {
   }
 
   /** The vectors a data write embedded now (not through the queue), billed as the reference's vector usage. */
-  async function chargeEmbedding(auth: AuthContext, model: VectorModel, tokens: number) {
+  async function chargeEmbedding(auth: AuthContext, { model: name, tokens }: EmbeddingUse) {
+    const model = ctx.embedders().vectorModel(name);
     await ctx.chargeUsage(auth, { appName: 'Data index', list: [{ moduleName: 'Embeddings', totalPoints: usagePoints(model, tokens), model: model.name, tokens }] });
   }
 
@@ -71,15 +78,15 @@ export function createDataService(ctx: DatasetsContext) {
     if (!q) throw Errors.missingParams("Invalid field 'q': must not be empty");
     const model = ctx.embedders().vectorModel(dataset.vectorModel);
     assertEmbeddable(model, q + a, 'q');
-    if (await data.sameExists(auth.teamId, collection._id, q, a)) throw Errors.conflict('An identical data item already exists in this collection');
     const indexes = buildIndexes(q, a, input.indexes);
     for (const index of indexes) if (!index.defaultIndex) assertEmbeddable(model, index.text, 'indexes');
     await ctx.teamLimits.assertDatasetSize(auth.teamId, indexes.length);
     const owner = { teamId: auth.teamId, datasetId: dataset._id, collectionId: collection._id };
-    const { dataId, tokens } = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
-    await chargeEmbedding(auth, model, tokens);
+    const inserted = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
+    if (!inserted) throw Errors.conflict('An identical data item already exists in this collection');
+    for (const use of inserted.used) await chargeEmbedding(auth, use);
     await assertOwnersAfterWrite(owner);
-    return dataId;
+    return inserted.dataId;
   }
 
   /**
@@ -131,11 +138,10 @@ export function createDataService(ctx: DatasetsContext) {
     const { data: read, dataset } = await ctx.auth.authData(auth, input.dataId, 'write');
     // Nothing given (empty texts count as nothing, as the reference) changes nothing.
     if (!input.q && !input.a && !input.indexes?.length) return null;
-    const model = ctx.embedders().vectorModel(dataset.vectorModel);
-    // Texts embedded by an earlier try, so that planning again is not paid for again.
-    const embedded = new Map<string, VectorRow>();
+    // The model, and texts embedded by an earlier try, so that planning again is not paid for again.
+    const state: UpdateState = { model: ctx.embedders().vectorModel(dataset.vectorModel), embedded: new Map() };
     let item = read;
-    for (let tries = 1; !(await updateFrom(auth, item, model, input, embedded)); tries++) {
+    for (let tries = 1; !(await updateFrom(auth, item, input, state)); tries++) {
       const stored = await data.findById(auth.teamId, read._id);
       if (!stored) throw Errors.dataNotFound(read._id);
       if (tries >= UPDATE_TRIES) throw Errors.conflict(`Data ${read._id} kept changing while this update was written; read it again and retry`);
@@ -146,7 +152,8 @@ export function createDataService(ctx: DatasetsContext) {
   }
 
   /** One try of `update` from `item` as read: false when the item changed or went meanwhile (nothing kept then). */
-  async function updateFrom(auth: AuthContext, item: DataRecord, model: VectorModel, input: UpdateInput, embedded: Map<string, VectorRow>): Promise<boolean> {
+  async function updateFrom(auth: AuthContext, item: DataRecord, input: UpdateInput, state: UpdateState): Promise<boolean> {
+    const { model, embedded } = state;
     // Without q the stored q is kept (the reference would blank the default index).
     const q = simpleText(input.q ?? '') || item.q;
     const a = input.a !== undefined ? simpleText(input.a) : item.a;
@@ -157,24 +164,34 @@ export function createDataService(ctx: DatasetsContext) {
     if (growth > 0) await ctx.teamLimits.assertDatasetSize(auth.teamId, growth);
     const missing = [...new Set(plan.embed.map((entry) => entry.text))].filter((text) => !embedded.has(text)).map((text) => ({ id: newVectorId(), text }));
     const { rows: fresh, tokens } = await embedRows(ctx, model.model, { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId, dataId: item._id }, missing);
-    if (missing.length > 0) await chargeEmbedding(auth, model, tokens);
+    if (missing.length > 0) await chargeEmbedding(auth, { model: model.model, tokens });
     for (const [i, row] of fresh.entries()) embedded.set(missing[i]!.text, row);
     // A fresh vector id per index and try: a lost try's vectors are removed, never shared.
     const created = plan.embed.map((entry) => ({ dataId: newVectorId(), text: entry.text, defaultIndex: entry.defaultIndex }));
-    const rows = created.map((entry) => ({ ...embedded.get(entry.text)!, id: entry.dataId }));
+    const planned = created.map((entry) => ({ ...embedded.get(entry.text)!, id: entry.dataId }));
     const indexes = [...plan.keep, ...created].sort((x, y) => Number(y.defaultIndex) - Number(x.defaultIndex));
     const fullTextTokens = searchTokens(q, a);
-    const intent = { teamId: auth.teamId, items: [item._id], vectors: [...rows.map((row) => row.id), ...plan.removeVectorIds] };
-    return withIndexWrite(ctx, item.datasetId, intent, async (ctx) => {
+    const intent = { teamId: auth.teamId, items: [item._id], vectors: [...planned.map((row) => row.id), ...plan.removeVectorIds] };
+    const texts = created.map((entry) => entry.text);
+    const { written, rows, reembedded } = await withIndexWrite(ctx, item.datasetId, intent, async (ctx) => {
+      // Indexes kept from before a switch are the rebuild's to re-embed: the item is flagged or queued, or changed since it was read.
+      const { rows, reembedded } = await onCurrentModel(ctx, { teamId: auth.teamId, datasetId: item.datasetId }, planned, texts);
       await storeVectors(ctx, rows);
       if (!(await ctx.repos.data.update(auth.teamId, item, { q, a, indexes, fullTextTokens }))) {
         await removeVectors(ctx, auth.teamId, item.datasetId, rows.map((row) => row.id));
-        return false;
+        return { written: false, rows, reembedded };
       }
       await ctx.searchIndex.putItems([{ ...item, q, a, fullTextTokens }]);
       await removeVectors(ctx, auth.teamId, item.datasetId, plan.removeVectorIds);
-      return true;
+      return { written: true, rows, reembedded };
     });
+    if (reembedded) {
+      await chargeEmbedding(auth, reembedded);
+      // Later tries plan with the model the dataset switched to.
+      state.model = ctx.embedders().vectorModel(reembedded.model);
+      state.embedded = new Map(rows.map((row, i) => [texts[i]!, row]));
+    }
+    return written;
   }
 
   async function remove(auth: AuthContext, id: string) {

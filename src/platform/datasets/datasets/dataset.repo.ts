@@ -103,6 +103,11 @@ export function createDatasetRepo(db: Db, onListChanged: (teamId: string) => Pro
       const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) });
       return doc ? plain(doc) : null;
     },
+    /** The dataset's vector model as stored now (not as a cached read model has it), or null when it is gone. */
+    async vectorModelOf(teamId: string, id: string): Promise<string | null> {
+      const doc = await col.findOne({ _id: oid(id), teamId: oid(teamId) }, { projection: { vectorModel: 1 } });
+      return doc?.vectorModel ?? null;
+    },
     /**
      * Every dataset of the team, whole: the team read model's load. Lists filter and sort it in
      * memory, and dataset authorisation answers the same document `findById` would (documents

@@ -1,9 +1,42 @@
 /** The chain of a dataset's rebuild (training/rebuildEmbedding): one flagged item queued at a time per link. */
+import type { VectorModel } from '../../../domain/models.js';
+import { Errors } from '../../../infra/errors.js';
 import type { DatasetsContext } from '../context.js';
+import { withIndexWrite } from '../search/index-writes.js';
 import type { NewTraining, TrainingRecord } from './training.repo.js';
+
+/** Rebuild items kept in flight; each finished one queues the next (as the reference's rebuild; docs/datasets.md). */
+const REBUILD_IN_FLIGHT = 20;
 
 /** A rebuild's queue item without the data item it re-embeds. */
 export type RebuildItem = Omit<NewTraining, 'collectionId' | 'dataId' | 'chunkIndex' | 'q' | 'a' | 'indexes'>;
+
+/**
+ * Switches the dataset's vector model and starts re-embedding every item (training/rebuildEmbedding).
+ * Checked, flagged, switched and first queued under the dataset's index write lock, from the
+ * dataset as stored: a second rebuild waits and then finds the queue busy (two at once would
+ * each flag and switch, leaving items split between models), and every writer that embeds
+ * checks the model under the same lock (data-writer.ts onCurrentModel) before it stores.
+ */
+export async function startRebuild(ctx: DatasetsContext, input: { teamId: string; tmbId: string; datasetId: string }, model: VectorModel): Promise<void> {
+  const { teamId, datasetId } = input;
+  await withIndexWrite(ctx, datasetId, undefined, async (ctx) => {
+    const { data, trainings, datasets } = ctx.repos;
+    const [current, rebuilding, queued] = await Promise.all([datasets.vectorModelOf(teamId, datasetId), data.countRebuilding(teamId, datasetId), trainings.countByDataset(teamId, datasetId)]);
+    if (current === null) throw Errors.unExistDataset();
+    if (queued > 0) throw Errors.conflict('The dataset is training or rebuilding; try again when the queue is empty');
+    // Flagged items with nothing queued: a rebuild stopped part-way (a failure between its steps).
+    // It starts over: every item flagged again, so none keeps another model's vectors.
+    if (rebuilding === 0 && model.model === current) throw Errors.missingParams(`Invalid field 'vectorModel': the dataset already uses ${model.model}`);
+    // Flag first, then switch: each step can be done again by a retry.
+    await data.markRebuilding(teamId, datasetId);
+    await datasets.update(teamId, datasetId, { vectorModel: model.model });
+    await ctx.searchIndex.switchModel(datasetId, model.model);
+    const item = { ...input, billId: '', mode: 'chunk' as const, model: model.model, prompt: '', weight: model.weight ?? 0 };
+    for (let i = 0; i < REBUILD_IN_FLIGHT; i++) if (!(await queueNextRebuild(ctx, item))) break;
+  });
+  ctx.wakeWorker();
+}
 
 /**
  * Queues the next data item of the dataset still flagged for its rebuild; false when none waits.

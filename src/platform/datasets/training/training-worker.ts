@@ -5,7 +5,7 @@ import { withLeaseRenewal } from '../../../infra/lease-renewal.js';
 import type { DatasetsContext } from '../context.js';
 import type { DataIndex } from '../data/data.repo.js';
 import { buildIndexes } from '../data/data-indexes.js';
-import { newVectorId, removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
+import { newVectorId, onCurrentModel, removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
 import { groupBy } from '../../../domain/group-by.js';
 import { withIndexWrite } from '../search/index-writes.js';
 import { removeWritesOfDeletedOwners } from './deleted-datasets.js';
@@ -49,8 +49,8 @@ interface Planned {
   version?: number;
 }
 
-/** A planned item with the vectors embedded for its indexes. */
-type Embedded = { entry: Planned; vectors: number[][] };
+/** A planned item with the vectors embedded for its indexes, by `model`. */
+type Embedded = { entry: Planned; vectors: number[][]; model: string };
 
 /**
  * The training queue worker: claims items atomically (one insert of claim documents keyed by the
@@ -107,16 +107,17 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     return { item, dataId: item._id, indexes, oldVectorIds: [] };
   }
 
-  const vectorRows = (entry: Planned, vectors: number[][]) =>
+  const vectorRows = ({ entry, vectors, model }: Embedded) =>
     entry.indexes.map((index, i) => ({
       id: index.dataId,
       teamId: entry.item.teamId,
       datasetId: entry.item.datasetId,
       collectionId: entry.item.collectionId,
       dataId: entry.dataId,
-      model: entry.item.model,
+      model,
       vector: vectors[i] ?? [],
     }));
+  const textsOf = (group: Embedded[]) => group.flatMap(({ entry }) => entry.indexes.map((index) => index.text));
 
   /**
    * New items of a batch, one index write per dataset (a batch may span datasets and teams): its
@@ -125,7 +126,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
   async function finishInserts(entries: Embedded[]) {
     if (entries.length === 0) return;
     for (const group of groupBy(entries, ({ entry }) => entry.item.datasetId).values()) {
-      const rows = group.flatMap(({ entry, vectors }) => vectorRows(entry, vectors));
+      const fresh = group.flatMap(vectorRows);
       const items = group.map(({ entry: { item, dataId, indexes } }) => ({
         _id: dataId,
         teamId: item.teamId,
@@ -139,7 +140,9 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
         fullTextTokens: searchTokens(item.q, item.a),
       }));
       const { teamId, datasetId } = group[0]!.entry.item;
-      await withIndexWrite(ctx, datasetId, { teamId, items: items.map((item) => item._id), vectors: rows.map((row) => row.id) }, async (ctx) => {
+      await withIndexWrite(ctx, datasetId, { teamId, items: items.map((item) => item._id), vectors: fresh.map((row) => row.id) }, async (ctx) => {
+        // The queue item's model may be one the dataset left since (a push that read it before a switch).
+        const { rows } = await onCurrentModel(ctx, { teamId, datasetId }, fresh, textsOf(group), halt.signal);
         await storeVectors(ctx, rows);
         await ctx.repos.data.insertNew(items);
         await ctx.searchIndex.putItems(items);
@@ -158,10 +161,11 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     if (entries.length === 0) return;
     const lost = new Set<Embedded>();
     for (const group of groupBy(entries, ({ entry }) => entry.item.datasetId).values()) {
-      const rows = group.flatMap(({ entry, vectors }) => vectorRows(entry, vectors));
+      const fresh = group.flatMap(vectorRows);
       const old = group.flatMap(({ entry }) => entry.oldVectorIds);
       const { teamId, datasetId } = group[0]!.entry.item;
-      await withIndexWrite(ctx, datasetId, { teamId, vectors: [...rows.map((row) => row.id), ...old] }, async (ctx) => {
+      await withIndexWrite(ctx, datasetId, { teamId, vectors: [...fresh.map((row) => row.id), ...old] }, async (ctx) => {
+        const { rows } = await onCurrentModel(ctx, { teamId, datasetId }, fresh, textsOf(group), halt.signal);
         await storeVectors(ctx, rows);
         const unused: string[] = [];
         for (const embedded of group) {
@@ -207,8 +211,10 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     const texts = planned.flatMap((entry) => entry.indexes.map((index) => index.text));
     if (texts.length === 0) return;
     let vectors: number[][];
+    // A batch shares its items' model (claimBatch); each write checks it is still its dataset's.
+    const model = planned[0]!.item.model;
     try {
-      const embedded = await ctx.embedders().forModel(planned[0]!.item.model).embed(texts, 'db', halt.signal);
+      const embedded = await ctx.embedders().forModel(model).embed(texts, 'db', halt.signal);
       if (embedded.vectors.length !== texts.length) throw new Error(`Embedding provider returned ${embedded.vectors.length} vectors for ${texts.length} texts`);
       vectors = embedded.vectors;
     } catch (error) {
@@ -221,7 +227,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
     for (const entry of planned) {
       const own = vectors.slice(offset, offset + entry.indexes.length);
       offset += entry.indexes.length;
-      (entry.item.dataId ? rebuilds : inserts).push({ entry, vectors: own });
+      (entry.item.dataId ? rebuilds : inserts).push({ entry, vectors: own, model });
     }
     // Writes are idempotent by id: a retry rewrites whatever part already landed.
     const finishing = async (finish: (entries: Embedded[]) => Promise<void>, entries: Embedded[]) => {

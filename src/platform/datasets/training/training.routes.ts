@@ -1,18 +1,15 @@
-import { queueNextRebuild } from './rebuild.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { Errors } from '../../../infra/errors.js';
 import { zObjectId } from '../../../infra/zod.js';
 import { definePlatformRoute } from '../../define-route.js';
 import type { DatasetsContext } from '../context.js';
+import { startRebuild } from './rebuild.js';
 
 const tags = ['Dataset training'];
 const USER = ['session', 'apiKey'] as const;
-/** Rebuild items kept in flight; each finished one queues the next (as the reference's rebuild; docs/datasets.md). */
-const REBUILD_IN_FLIGHT = 20;
 
 export function registerTrainingRoutes(app: FastifyInstance, ctx: DatasetsContext): void {
-  const { trainings, data, datasets } = ctx.repos;
+  const { trainings, data } = ctx.repos;
 
   definePlatformRoute(app, {
     methods: ['GET', 'POST'],
@@ -58,19 +55,7 @@ export function registerTrainingRoutes(app: FastifyInstance, ctx: DatasetsContex
     summary: "Switch the dataset's vector model and re-embed every item through the queue",
     handler: async ({ input, auth }) => {
       const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'owner');
-      const model = ctx.embedders().vectorModel(input.vectorModel);
-      const [rebuilding, queued] = await Promise.all([data.countRebuilding(auth.teamId, dataset._id), trainings.countByDataset(auth.teamId, dataset._id)]);
-      if (queued > 0) throw Errors.conflict('The dataset is training or rebuilding; try again when the queue is empty');
-      // Flagged items with nothing queued: a rebuild stopped part-way (a failure between its steps).
-      // It starts over: every item flagged again, so none keeps another model's vectors.
-      if (rebuilding === 0 && model.model === dataset.vectorModel) throw Errors.missingParams(`Invalid field 'vectorModel': the dataset already uses ${model.model}`);
-      // Flag first, then switch: each step can be done again by a retry.
-      await data.markRebuilding(auth.teamId, dataset._id);
-      await datasets.update(auth.teamId, dataset._id, { vectorModel: model.model });
-      await ctx.searchIndex.switchModel(dataset._id, model.model);
-      const item = { teamId: auth.teamId, tmbId: auth.tmbId, datasetId: dataset._id, billId: '', mode: 'chunk' as const, model: model.model, prompt: '', weight: model.weight ?? 0 };
-      for (let i = 0; i < REBUILD_IN_FLIGHT; i++) if (!(await queueNextRebuild(ctx, item))) break;
-      ctx.wakeWorker();
+      await startRebuild(ctx, { teamId: auth.teamId, tmbId: auth.tmbId, datasetId: dataset._id }, ctx.embedders().vectorModel(input.vectorModel));
       return {};
     },
   });
