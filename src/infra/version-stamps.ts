@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { withFollowUp } from './follow-up.js';
-import { isDuplicateKeyError } from './mongo.js';
+import { deleteEach, isDuplicateKeyError } from './mongo.js';
 
 /** The collection of version stamps; every process of the deployment reads the same ones. */
 export const VERSION_STAMPS_COLLECTION = 'version_stamps';
@@ -87,6 +87,16 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
       }
       for (const key of keys) leased.delete(key);
       if (options.leaseMs > 0) await new Promise((resolve) => setTimeout(resolve, options.leaseMs));
+    },
+
+    /**
+     * Deletes the keys' stamps: a deleted parent's, which nothing reads again (ids are never
+     * reused, and readers go through the parent first). A removed key reads as never bumped. One
+     * statement per key: FerretDB filters an `_id` equality in PostgreSQL, not an `$in`.
+     */
+    async remove(...keys: string[]): Promise<void> {
+      await deleteEach(stamps, [...new Set(keys)].map((key) => ({ _id: key })));
+      for (const key of keys) leased.delete(key);
     },
 
     /** Forgets the leases of this process (tests that move clocks). */

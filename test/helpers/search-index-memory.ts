@@ -77,6 +77,9 @@ export function memoryStamps(): VersionStamps {
     bump: async (...keys) => {
       for (const key of keys) values.set(key, `v${++counter}`);
     },
+    remove: async (...keys) => {
+      for (const key of keys) values.delete(key);
+    },
     forget: () => undefined,
   };
 }

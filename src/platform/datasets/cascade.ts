@@ -3,6 +3,8 @@ import type { LockHold } from '../../infra/mongo-lock.js';
 import type { CollectionRecord } from './collections/collection.repo.js';
 import type { DatasetsContext } from './context.js';
 import type { DatasetDeletion } from './datasets/dataset.repo.js';
+import { dataListStampKey } from './data/data-list.read-model.js';
+import { searchStampKey } from './search/dataset-index.js';
 import { withIndexWrite } from './search/index-writes.js';
 
 /**
@@ -47,6 +49,7 @@ export async function deleteCollectionsCascade(
   // have landed after the first pass; they check again after writing, so this pass and theirs
   // leave nothing behind whichever runs last.
   await deleteCollectionContent(ctx, teamId, collections);
+  await ctx.repos.stamps.remove(...ids.map(dataListStampKey));
 }
 
 /** What the cascade reads of a collection. */
@@ -105,9 +108,11 @@ export async function purgeDeletedDatasets(ctx: DatasetsContext, deletion: Datas
   for (const id of ids) await ctx.withCollectionTree(id, async () => undefined);
   await trainings.deleteByDatasets(teamId, ids);
   await vectors.deleteByDatasets(teamId, ids);
-  for (const id of ids) await ctx.searchIndex.dropDataset(id);
   await data.deleteByDatasets(teamId, ids);
   await deleteCollectionsCascade(ctx, teamId, await collections.byDatasets(teamId, ids));
+  // After the collections: their cascade logs its removals to the index this drops.
+  for (const id of ids) await ctx.searchIndex.dropDataset(id);
+  await ctx.repos.stamps.remove(...ids.map(searchStampKey));
   await ctx.permissions.deleteAllFor(teamId, ids);
   await datasets.finishDeletion(deletion._id);
 }

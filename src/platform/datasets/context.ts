@@ -57,6 +57,8 @@ export function createDatasetsContext(app: FastifyInstance) {
     vectors: createVectorRepo(db, (teamId, delta) => (app.teamLimits as TeamLimits).vectorsStored(teamId, delta)),
     files: createFileRepo(db),
     indexWrites: createIndexWriteLocks(db),
+    /** Stamps of deleted datasets and collections are removed with them (cascade.ts). */
+    stamps: unleased,
   };
   const permissions = createDatasetPermissions(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });
   /** The team's datasets and permission rows, per process: the dataset lists and dataset authorisation. */
