@@ -22,6 +22,7 @@ import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
 import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
 import { createFileService, MAX_BASE64_CHARS } from './files/file.service.js';
+import { deleteUnusedDatasetFiles, FIRST_SWEEP_WINDOW_MS, UNUSED_FILE_WINDOW_MS } from './files/files-sweep.js';
 import { registerSearchIndexMetrics } from './search/index-metrics.js';
 import { INDEX_STORE_INDEXES } from './search/index-store.repo.js';
 import { INDEX_WRITE_LOCK_INDEXES, upgradeIndexWriteLocks } from './search/index-write-lock.repo.js';
@@ -79,6 +80,8 @@ declare module 'fastify' {
 }
 
 const IMAGE_CLEANUP_MS = 10 * 60 * 1000;
+/** Dataset files no collection uses: hourly, as the reference. */
+const UNUSED_FILE_SWEEP_MS = 60 * 60 * 1000;
 /** The data change log holds minutes of writes; swept often, so a list's read of it stays small on FerretDB. */
 const DATA_CHANGES_SWEEP_MS = 60 * 1000;
 /** How soon the search index of a dataset another process deleted is freed here. */
@@ -149,6 +152,7 @@ export const datasetsServices = fp(
     // Before the worker's or the sweep's first index write: what a stopped process of the previous version left is still repaired.
     api.startup.add('datasets: index write locks of the previous version', () => upgradeIndexWriteLocks(api.mongo.db));
     const cleanups: { stop(): void }[] = [];
+    let swept = false;
     api.startup.add('datasets: training worker and cleanups', async () => {
       await ctx.repos.trainings.flagEarlierFailures();
       if (api.config.TRAINING_WORKER) trainingWorker.start();
@@ -159,6 +163,18 @@ export const datasetsServices = fp(
           task: () => ctx.repos.files.deleteExpiredImages(),
           log: api.log,
           onFailure: (error) => api.opsMetrics.databaseError('image-cleanup', error),
+        }),
+        startPeriodicTask({
+          name: 'unused dataset file sweep',
+          intervalMs: UNUSED_FILE_SWEEP_MS,
+          task: async () => {
+            // The first sweep of a process also looks at files uploaded while none ran.
+            const deleted = await deleteUnusedDatasetFiles(ctx, new Date(), swept ? UNUSED_FILE_WINDOW_MS : FIRST_SWEEP_WINDOW_MS);
+            swept = true;
+            if (deleted > 0) api.log.info(`deleted ${deleted} dataset file(s) no collection uses`);
+          },
+          log: api.log,
+          onFailure: (error) => api.opsMetrics.databaseError('unused-file-sweep', error),
         }),
         startPeriodicTask({
           name: 'data change log sweep',

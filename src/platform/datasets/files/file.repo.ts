@@ -128,6 +128,21 @@ export function createFileRepo(db: Db) {
       for await (const part of bucket(bucketName).openDownloadStream(oid(id))) parts.push(part as Buffer);
       return Buffer.concat(parts);
     },
+    /**
+     * Files of the `dataset` bucket uploaded in [from, to), with their team: the unused-file
+     * sweep's candidates (files-sweep.ts). A range FerretDB filters itself: a read of the file
+     * documents (not their chunks), once an hour.
+     */
+    async datasetFilesUploadedBetween(from: Date, to: Date): Promise<{ _id: string; teamId: string }[]> {
+      const docs = await db
+        .collection<{ _id: ObjectId; uploadDate: Date; metadata?: { teamId?: unknown } }>('dataset.files')
+        .find({ uploadDate: { $gte: from, $lt: to } }, { projection: { _id: 1, metadata: 1 } })
+        .toArray();
+      return docs.flatMap((doc) => {
+        const teamId = doc.metadata?.teamId;
+        return isObjectIdHex(teamId) ? [{ _id: doc._id.toHexString(), teamId }] : [];
+      });
+    },
     /** Deletes the team's files among `ids` (a file of another team with one of these ids stays). */
     async deleteMany(bucketName: BucketName, teamId: string, ids: string[]) {
       // By `_id` each: FerretDB 1.24 filters an `$in` and any `metadata.*` path itself, reading the whole bucket.
