@@ -1,5 +1,6 @@
 import { splitText } from '../../../domain/text-splitter.js';
 import { Errors } from '../../../infra/errors.js';
+import { urlForMessage } from '../../../infra/join-url.js';
 import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
@@ -123,7 +124,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     if (input.trainingType === 'auto') throw Errors.missingParams("Invalid field 'trainingType': 'auto' is not available for a web link (chunk or qa)");
     const selector = dataset.websiteConfig?.selector || pageSelectorOf(input.metadata);
     const page = await readLink(ctx, input.link, selector, { owner: auth.teamId });
-    if (!page.text) throw Errors.missingParams(`The page ${input.link} has no text${selector ? ` under selector '${selector}'` : ''}`);
+    if (!page.text) throw Errors.missingParams(`The page ${urlForMessage(input.link)} has no text${selector ? ` under selector '${selector}'` : ''}`);
     const items = chunkText(page.text, input, LINK_OVERLAP_RATIO);
     const created = await createWithItems(
       auth,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Errors, isAppError } from '../../../infra/errors.js';
 import { htmlToMarkdownBounded } from '../../../infra/html-to-markdown.js';
+import { urlForMessage } from '../../../infra/join-url.js';
 import { safeFetch } from '../../../infra/outbound-fetch.js';
 import { decodeText } from '../../../infra/text-extract.js';
 import type { WorkerTaskOwner } from '../../../infra/worker-task.js';
@@ -33,10 +34,11 @@ export async function readLink(ctx: DatasetsContext, url: string, selector: stri
     });
   } catch (error) {
     // Unreachable, slow or refused links are the caller's input problem: a 400 naming the link.
-    if (isAppError(error)) throw Errors.missingParams(`Invalid field 'link': ${url} could not be fetched (${error.message})`);
+    if (isAppError(error)) throw Errors.missingParams(`Invalid field 'link': ${urlForMessage(url)} could not be fetched (${error.message})`);
     throw error;
   }
-  if (response.status >= 400) throw Errors.missingParams(`Invalid field 'link': ${url} answered HTTP ${response.status}`);
+  // Named without its query: links may carry tokens there (`?access_token=`), and messages reach the logs.
+  if (response.status >= 400) throw Errors.missingParams(`Invalid field 'link': ${urlForMessage(url)} answered HTTP ${response.status}`);
   const used = selector?.trim() || 'body';
   const { title, markdown } = await htmlToMarkdownBounded(
     response.text(),

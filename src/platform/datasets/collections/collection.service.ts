@@ -1,5 +1,6 @@
 import { folderBreadcrumb } from '../../../domain/folder-breadcrumb.js';
 import { Errors } from '../../../infra/errors.js';
+import { urlForMessage } from '../../../infra/join-url.js';
 import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
@@ -140,7 +141,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     if (collection.type !== 'link' || !collection.rawLink) throw Errors.unLinkCollection(`Collection ${collectionId} is not a link collection`);
     const selector = dataset.websiteConfig?.selector || pageSelectorOf(collection.metadata);
     const page = await readLink(ctx, collection.rawLink, selector, { owner: auth.teamId });
-    if (!page.text) throw Errors.missingParams(`The page ${collection.rawLink} returned no text; the collection was kept`);
+    if (!page.text) throw Errors.missingParams(`The page ${urlForMessage(collection.rawLink)} returned no text; the collection was kept`);
     const hash = hashText(page.text);
     if (hash === collection.hashRawText) return 'sameRaw';
     const settings = { chunkSize: usableChunkSize(collection.chunkSize), trainingType: collection.trainingType, chunkSplitter: collection.chunkSplitter };
