@@ -108,7 +108,7 @@ function absolutise(value: string, baseUrl: string | undefined): string | undefi
  * backslashes before Markdown punctuation removed (they only hurt search), no trailing
  * spaces, at most one blank line in a row.
  */
-function tidyMarkdown(markdown: string): string {
+export function tidyMarkdown(markdown: string): string {
   // Trailing blanks line by line: /[ \t]+\n/g retries every start in a long run of spaces
   // without a newline (a <pre> of 80,000 spaces took seconds).
   const lines = markdown

