@@ -3,7 +3,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
-import { createPublishedApp, startChatApp } from './chat-helpers.js';
+import { createPublishedApp, searchGraph, startChatApp } from './chat-helpers.js';
 
 /**
  * A stored workflow naming a dataset that was deleted searches the ones left (the reference
@@ -14,27 +14,6 @@ let fake: FakeOpenAi;
 let ownerToken: string;
 let editorToken: string;
 
-const start = { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] };
-const edge = (source: string, target: string) => ({ source, sourceHandle: `${source}-source-right`, target, targetHandle: `${target}-target-left` });
-
-/** start → dataset search over `datasets` → answer with the quotes. */
-function searchGraph(datasets: unknown) {
-  const search = {
-    nodeId: 'search',
-    flowNodeType: 'datasetSearchNode',
-    name: 'Search',
-    inputs: [
-      { key: 'datasets', value: datasets },
-      { key: 'userChatInput', value: ['start', 'userChatInput'] },
-      { key: 'similarity', value: 0 },
-      { key: 'limit', value: 1500 },
-      { key: 'searchMode', value: 'embedding' },
-    ],
-    outputs: [{ id: 'quoteQA', key: 'quoteQA' }],
-  };
-  const answer = { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: ['search', 'quoteQA'] }], outputs: [] };
-  return { nodes: [start, search, answer], edges: [edge('start', 'search'), edge('search', 'ans')], chatConfig: {} };
-}
 
 async function datasetWith(name: string, text: string): Promise<string> {
   const datasetId = await ok(t, ownerToken, 'POST', '/core/dataset/create', { name });

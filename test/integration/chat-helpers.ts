@@ -95,6 +95,24 @@ export function chain(...nodes: Record<string, unknown>[]) {
   return { nodes: all, edges, chatConfig: {} };
 }
 
+/** start → a dataset search over `datasets` (embedding, no similarity floor) → an answer quoting what it found. */
+export function searchGraph(datasets: unknown, query: unknown = ['start', 'userChatInput']) {
+  const search = {
+    nodeId: 'search',
+    flowNodeType: 'datasetSearchNode',
+    name: 'Search',
+    inputs: [
+      { key: 'datasets', value: datasets },
+      { key: 'userChatInput', value: query },
+      { key: 'similarity', value: 0 },
+      { key: 'limit', value: 1500 },
+      { key: 'searchMode', value: 'embedding' },
+    ],
+    outputs: [{ id: 'quoteQA', key: 'quoteQA' }],
+  };
+  return chain(search, { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: ['search', 'quoteQA'] }], outputs: [] });
+}
+
 export async function createPublishedApp(
   t: TestApp,
   token: string,

@@ -6,7 +6,7 @@ import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { commandsDuring } from '../helpers/command-counter.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { call, ok } from './apps-helpers.js';
-import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
+import { createPublishedApp, searchGraph, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
 
 /**
  * Workflows a caller sends (chatTest, workflow/debug) may only use datasets and apps the caller
@@ -25,26 +25,7 @@ const SECRET = 'The vault code is 7741 and only the owner may know it.';
 const OPEN = 'The canteen opens at noon on weekdays.';
 
 const start = { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput', valueType: 'string' }] };
-const answer = (ref: [string, string]) => ({ nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: ref }], outputs: [] });
 const edge = (source: string, target: string) => ({ source, sourceHandle: `${source}-source-right`, target, targetHandle: `${target}-target-left` });
-
-/** start → dataset search over `datasets` → answer with the quotes. */
-function searchGraph(datasets: unknown, query: unknown = ['start', 'userChatInput']) {
-  const search = {
-    nodeId: 'search',
-    flowNodeType: 'datasetSearchNode',
-    name: 'Search',
-    inputs: [
-      { key: 'datasets', value: datasets },
-      { key: 'userChatInput', value: query },
-      { key: 'similarity', value: 0 },
-      { key: 'limit', value: 1500 },
-      { key: 'searchMode', value: 'embedding' },
-    ],
-    outputs: [{ id: 'quoteQA', key: 'quoteQA' }],
-  };
-  return { nodes: [start, search, answer(['search', 'quoteQA'])], edges: [edge('start', 'search'), edge('search', 'ans')], chatConfig: {} };
-}
 
 async function datasetWith(token: string, name: string, text: string): Promise<string> {
   const datasetId = await ok(t, token, 'POST', '/core/dataset/create', { name });
@@ -334,7 +315,7 @@ describe('datasets in a stored workflow', () => {
     await ok(t, ownerToken, 'POST', '/core/app/update', { appId: ownersApp, defaultPermission: 6 });
     // The editor renames a node and publishes: the dataset was there already.
     const renamed = searchGraph([{ datasetId: secretDatasetId }]);
-    renamed.nodes[1] = { ...(renamed.nodes[1] as object), name: 'Vault search' } as (typeof renamed.nodes)[number];
+    renamed.nodes[1] = { ...renamed.nodes[1]!, name: 'Vault search' } as (typeof renamed.nodes)[number];
     await ok(t, editorToken, 'POST', '/core/app/update', { appId: ownersApp, nodes: renamed.nodes, edges: renamed.edges });
     await ok(t, editorToken, 'POST', `/core/app/version/publish?appId=${ownersApp}`, { ...renamed, isPublish: true, versionName: 'v2' });
     const viaOwnersApp = await complete(editorToken, ownersApp);
