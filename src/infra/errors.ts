@@ -16,6 +16,8 @@ export interface AppErrorInit {
   k8sDetails?: Record<string, string>;
   /** Extra headers to send with the error (e.g. Retry-After). */
   headers?: Record<string, string>;
+  /** What the log says instead of `message`, when the message quotes input that may be a secret. */
+  logMessage?: string;
 }
 
 export class AppError extends Error {
@@ -26,6 +28,7 @@ export class AppError extends Error {
   readonly k8sReason?: string;
   readonly k8sDetails?: Record<string, string>;
   readonly headers?: Record<string, string>;
+  readonly logMessage?: string;
 
   constructor(init: AppErrorInit) {
     super(init.message);
@@ -37,6 +40,7 @@ export class AppError extends Error {
     this.k8sReason = init.k8sReason;
     this.k8sDetails = init.k8sDetails;
     this.headers = init.headers;
+    this.logMessage = init.logMessage;
   }
 }
 
@@ -214,6 +218,9 @@ export const ClusterErrors = {
   nodeNotFound: (name: string, group: string) => Errors.k8s(404, 'NotFound', `node "${name}" not found`, { name, group, kind: 'nodes' }),
   oauthInvalidGrant: (description: string, httpStatus = 400) => Errors.oauth(httpStatus, 'invalid_grant', description),
   oauthInvalidClient: (description: string) => Errors.oauth(401, 'invalid_client', description),
+  /** A form body Go's decoding refuses: the reference's text quotes the bad escape, which may be part of a password. */
+  oauthMalformedForm: (description: string) =>
+    new AppError({ httpStatus: 401, code: 401, statusText: 'invalid_client', message: description, oauthError: 'invalid_client', logMessage: 'malformed form body (its escape is not logged)' }),
   oauthUnsupportedGrantType: () => Errors.oauth(400, 'unsupported_grant_type'),
   oauthInvalidRequest: (description: string) => Errors.oauth(400, 'invalid_request', description),
   /** /oauth/token answers only POST. */

@@ -23,7 +23,8 @@ export default fp(
         request.log.warn({ dbError: describeError(error) }, 'database unavailable: answered 503');
       } else if (unexpected) request.log.error({ err: error }, 'unexpected error');
       else if (appError.httpStatus >= 500) request.log.error({ err: error }, appError.message);
-      else request.log.info({ statusText: appError.statusText, msg: appError.message }, 'request refused');
+      // `reason`, not `msg`: pino writes the message as `msg` too, and a JSON reader keeps the last.
+      else request.log.info({ statusText: appError.statusText, reason: appError.logMessage ?? appError.message }, 'request refused');
       const format = errorFormatFor(request.url);
       const rendered = renderError(appError, format);
       if (appError.statusText === 'unAuthorization' && rendered.status === 401 && format === 'platform' && isPlatformApi(request.url)) {

@@ -162,6 +162,17 @@ describe('JSON bodies', () => {
     expect(await poison('{"x":{"constructor":{"prototype":{"isRoot":true}}}}')).toMatchObject({ status: 400, message: expect.stringMatching(/^Invalid field 'x\.constructor': .*constructor holding a prototype/) });
   });
 
+  it('a refusal is logged with its reason in a field of its own (a second `msg` key was dropped by JSON readers)', async () => {
+    const refused = await t.app.inject({ method: 'POST', url: '/api/core/dataset/list', headers: { token, 'content-type': 'application/json' }, payload: '{"parentId":"not-an-id"}' });
+    expect(refused.statusCode).toBe(400);
+    const line = t
+      .logs()
+      .split('\n')
+      .filter((text) => text.includes(refused.headers['x-request-id'] as string) && text.includes('request refused'))
+      .map((text) => JSON.parse(text) as Record<string, unknown>)[0];
+    expect(line).toMatchObject({ msg: 'request refused', statusText: 'missingParams', reason: refused.json().message });
+  });
+
   it('a __proto__ key in a query string is a 400 naming it, on both APIs (merged input must not gain a prototype)', async () => {
     const platform = await t.app.inject({ method: 'GET', url: `/api/core/app/detail?appId=${appId}&__proto__=a&__proto__=b`, headers: { token } });
     expect(platform.statusCode, platform.body).toBe(400);
