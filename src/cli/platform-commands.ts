@@ -46,7 +46,7 @@ export async function runPlatformCommand(args: string[], context: CliContext): P
   await ensureIndexes(context.db, [...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES]);
   // Revoking writes (reset-password, a changed member) bump the epoch the servers check.
   const epoch = createCredentialEpoch(context.db);
-  const accounts = createAccountsService({ users: createUsersRepo(context.db), teams: createTeamsRepo(context.db, epoch), sessions: createSessionsRepo(context.db, epoch) });
+  const accounts = createAccountsService({ users: createUsersRepo(context.db, epoch), teams: createTeamsRepo(context.db, epoch), sessions: createSessionsRepo(context.db, epoch) });
   const verb = `${group} ${command}`;
   if (verb === 'user create') {
     allowOnly(options, ['username', 'password', 'team', 'role', 'permission']);

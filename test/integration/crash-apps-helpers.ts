@@ -11,7 +11,7 @@ export const PASSWORD = 'member-password-1';
 /** Adds members to a team through the service the admin CLI uses (team read permission); returns their tmbIds. */
 export async function addMembers<N extends string>(db: Db, teamId: string, usernames: N[]): Promise<Record<N, string>> {
   const epoch = createCredentialEpoch(db);
-  const accounts = createAccountsService({ users: createUsersRepo(db), teams: createTeamsRepo(db, epoch), sessions: createSessionsRepo(db, epoch) });
+  const accounts = createAccountsService({ users: createUsersRepo(db, epoch), teams: createTeamsRepo(db, epoch), sessions: createSessionsRepo(db, epoch) });
   const out = {} as Record<N, string>;
   for (const username of usernames) {
     out[username] = (await accounts.createUser({ username, password: PASSWORD, teamId, role: 'member', permission: 4 })).tmbId;

@@ -87,6 +87,11 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
     return { userId, teamId: team._id, tmbId: member._id };
   }
 
+  /**
+   * Adds the user to the team, or updates an existing membership. A role change without
+   * `permission` removes the member's team permission row, so the new role's default applies
+   * (a demoted admin kept a row of 7, and with it manage rights).
+   */
   async function addMember(input: { teamId: string; username: string; role: TeamRole; permission?: number }): Promise<{ tmbId: string }> {
     const team = await teamOrFail(input.teamId);
     const user = await users.findByUsername(input.username);
@@ -95,6 +100,7 @@ export function createAccountsService(deps: { users: UsersRepo; teams: TeamsRepo
     let memberId: string;
     if (existing) {
       await teams.updateMember(existing._id, { role: input.role, status: 'active' });
+      if (existing.role !== input.role && input.permission === undefined) await teams.clearTeamPermission(existing._id);
       memberId = existing._id;
     } else {
       const hasDefault = await teams.findDefaultMember(user._id);

@@ -69,10 +69,12 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
         .toArray();
       return docs.map((doc) => plain(doc));
     },
-    async update(id: string, teamId: string, fields: { name?: string; limit?: ApiKeyRecord['limit'] }): Promise<void> {
+    /** Answers whether the key still exists (with nothing to set, true without a write). */
+    async update(id: string, teamId: string, fields: { name?: string; limit?: ApiKeyRecord['limit'] }): Promise<boolean> {
       const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-      if (Object.keys($set).length === 0) return;
-      await revoking(revocations, () => keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set }), (result) => result.matchedCount > 0);
+      if (Object.keys($set).length === 0) return true;
+      const result = await revoking(revocations, () => keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set }), (written) => written.matchedCount > 0);
+      return result.matchedCount > 0;
     },
     async delete(id: string, teamId: string): Promise<void> {
       await revoking(revocations, () => keys.deleteOne({ _id: oid(id), teamId: oid(teamId) }), always);

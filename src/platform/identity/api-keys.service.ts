@@ -77,7 +77,9 @@ export function createApiKeysService(deps: { keys: ApiKeysRepo; authorizeApp: Au
 
     async update(auth: AuthContext, input: { _id: string; name?: string; limit?: LimitInput }): Promise<void> {
       const key = await ownKey(auth, input._id);
-      await keys.update(key._id, key.teamId, { name: input.name, limit: input.limit ? toLimit(input.limit) : undefined });
+      const found = await keys.update(key._id, key.teamId, { name: input.name, limit: input.limit ? toLimit(input.limit) : undefined });
+      // Deleted since the ownership check: the same answer as a key that was never there.
+      if (!found) throw Errors.openapiUnExist(`API key ${input._id} not found in your team`);
     },
 
     async remove(auth: AuthContext, id: string): Promise<void> {

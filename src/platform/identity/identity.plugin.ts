@@ -57,7 +57,7 @@ export default fp(
     const now = () => clock.now();
     // One epoch per process: its own bumps end its own lease at once.
     const epoch = createCredentialEpoch(db);
-    const users = createUsersRepo(db);
+    const users = createUsersRepo(db, epoch);
     const teams = createTeamsRepo(db, epoch);
     const sessionsRepo = createSessionsRepo(db, epoch);
     const apiKeys = createApiKeysRepo(db, epoch);

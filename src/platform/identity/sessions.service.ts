@@ -117,7 +117,10 @@ export function createSessionService(deps: SessionServiceDeps) {
     if (sessionId && isObjectIdHex(sessionId)) await sessions.revoke(sessionId);
   }
 
-  /** Checks the old password; the caller's session stays, every other one ends. */
+  /**
+   * Checks the old password; the caller's session stays, every other one ends. The new hash is
+   * written only over the hash that was checked (409 otherwise, nothing written).
+   */
   async function changePassword(input: { userId: string; sessionId?: string; oldPsw: string; newPsw: string }) {
     const user = await users.findById(input.userId);
     if (!user) throw Errors.unAuthorization('The user no longer exists');
@@ -127,7 +130,9 @@ export function createSessionService(deps: SessionServiceDeps) {
     if (!slot.ok) throw tooManyFailures(slot.retryAfterSeconds);
     if (!(await verifyPassword(input.oldPsw, user.password))) throw Errors.accountRefused('The old password is wrong');
     await limiter.clear(accountKey);
-    await replacePassword({ users, sessions }, user._id, await hashPassword(input.newPsw), input.sessionId);
+    const written = await replacePassword({ users, sessions }, user._id, await hashPassword(input.newPsw), { keepSessionId: input.sessionId, expectedHash: user.password });
+    // A reset or another change landed after the old-password check: that write stands (it ended this session).
+    if (!written) throw Errors.conflict('The password was changed or reset while this change was made; log in again with the current password');
     return { user: publicUserDocument(user) };
   }
 

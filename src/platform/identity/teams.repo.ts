@@ -142,6 +142,10 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
     async setTeamPermission(teamId: string, tmbId: string, permission: number): Promise<void> {
       await revoking(revocations, () => permissions.set(oid(teamId), oid(tmbId), permission), (written) => written);
     },
+    /** Removes the member's own team permission row: its role's default applies again. */
+    async clearTeamPermission(tmbId: string): Promise<void> {
+      await revoking(revocations, () => permissions.deleteForMember(oid(tmbId)), (removed) => removed > 0);
+    },
   };
 }
 

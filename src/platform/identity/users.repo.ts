@@ -1,6 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { newId, oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
+import { type CredentialRevocations, revoking } from './credential-epoch.js';
 
 /** A `users` document (reference collection and field names). */
 interface UserDoc {
@@ -27,7 +28,8 @@ export const USER_INDEXES: IndexDeclaration[] = [
 
 export const DEFAULT_USER_AVATAR = '/icon/human.svg';
 
-export function createUsersRepo(db: Db) {
+/** A profile change of a field the cached auth context carries (`timezone`) bumps the credential epoch. */
+export function createUsersRepo(db: Db, revocations: CredentialRevocations) {
   const users = db.collection<UserDoc>('users');
   const record = (doc: UserDoc | null): UserRecord | null => plainOrNull(doc);
   return {
@@ -57,14 +59,22 @@ export function createUsersRepo(db: Db) {
       const doc = await users.findOne({ _id: oid(id) }, { projection: { password: 1, status: 1 } });
       return doc ? { password: doc.password, status: doc.status } : null;
     },
-    async setPassword(id: string, password: string): Promise<boolean> {
-      const result = await users.updateOne({ _id: oid(id) }, { $set: { password } });
+    /**
+     * With `expectedHash`, a compare-and-set: written only while the stored hash is still the one
+     * the caller checked (every write stores a new salted hash). Answers whether it was written.
+     */
+    async setPassword(id: string, password: string, expectedHash?: string): Promise<boolean> {
+      const filter = expectedHash === undefined ? { _id: oid(id) } : { _id: oid(id), password: expectedHash };
+      const result = await users.updateOne(filter, { $set: { password } });
       return result.matchedCount === 1;
     },
     /** Sets only the given fields; an absent field is left as it is. */
     async updateProfile(id: string, fields: Partial<Pick<UserDoc, 'avatar' | 'timezone' | 'openaiAccount'>>): Promise<void> {
       const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-      if (Object.keys($set).length > 0) await users.updateOne({ _id: oid(id) }, { $set });
+      if (Object.keys($set).length === 0) return;
+      const write = () => users.updateOne({ _id: oid(id) }, { $set });
+      if (fields.timezone === undefined) await write();
+      else await revoking(revocations, write, (result) => result.matchedCount > 0);
     },
     async setLastLoginTmb(id: string, tmbId: string): Promise<void> {
       await users.updateOne({ _id: oid(id) }, { $set: { lastLoginTmbId: oid(tmbId) } });
