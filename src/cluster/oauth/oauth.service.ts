@@ -30,10 +30,12 @@ export function createOAuthService(deps: {
 }) {
   const { accounts, tokens } = deps;
 
-  async function issueFor(username: string, extra?: Record<string, string[]>): Promise<TokenPair> {
-    // With multiple login off, a new session ends every earlier one.
-    if (!deps.multipleLogin) await tokens.revokeEarlierSessions(username);
-    return tokens.issuePair(username, extra);
+  /**
+   * With multiple login off, a new session ends every earlier one once handed out: only entries
+   * issued before the new pair go, so of two grants racing the later one's session survives.
+   */
+  async function endEarlierSessions(username: string, pair: TokenPair): Promise<void> {
+    if (!deps.multipleLogin) await tokens.revokeEarlierSessions(username, pair);
   }
 
   /**
@@ -58,8 +60,10 @@ export function createOAuthService(deps: {
   async function passwordGrant(request: TokenRequest, origin: RequestOrigin): Promise<TokenPair> {
     try {
       const account = await accounts.login({ username: request.username ?? '', password: request.password ?? '', type: 'Token', ...origin });
-      const pair = await issueFor(account._id, account.uninitialized ? { uninitialized: ['true'] } : undefined);
-      return await confirmed(pair, () => accounts.confirmLogin(account));
+      const pair = await tokens.issuePair(account._id, account.uninitialized ? { uninitialized: ['true'] } : undefined);
+      await confirmed(pair, () => accounts.confirmLogin(account));
+      await endEarlierSessions(account._id, pair);
+      return pair;
     } catch (error) {
       if (!(error instanceof LoginFailure)) throw error;
       if (error.kind === CREDENTIALS_TOO_LONG) throw ClusterErrors.oauthInvalidRequest(error.kind);
@@ -83,7 +87,7 @@ export function createOAuthService(deps: {
     if (!account || account.state === 'Disabled') throw ClusterErrors.oauthInvalidGrant('account is not active');
     // The new pair is stored before the refresh token is looked up again: a revocation (reset,
     // logout) deleting the user's tokens either removed it by then or deletes the new pair too.
-    // So the earlier sessions end only after that check (multiple login off), sparing the new pair.
+    // So the earlier sessions end only after that check (multiple login off).
     const pair = await tokens.issuePair(claims.username, claims.extra);
     try {
       await confirmed(pair, () => tokens.requireAllowed(request.refresh_token ?? ''));
@@ -91,7 +95,7 @@ export function createOAuthService(deps: {
       if (error instanceof TokenError) throw ClusterErrors.oauthInvalidGrant(error.message);
       throw error;
     }
-    if (!deps.multipleLogin) await tokens.revokeEarlierSessions(claims.username, pair);
+    await endEarlierSessions(claims.username, pair);
     return pair;
   }
 

@@ -44,9 +44,9 @@ export function createTokensRepo(db: Db) {
       await deleteEach(tokens, digests.map((_id) => ({ _id, confirmed: { $ne: true } })));
     },
     find: (digest: string) => tokens.findOne({ _id: digest }),
-    /** Deletes every entry of the user but `keep` (digests). */
-    deleteForUser: async (username: string, keep: readonly string[] = []) =>
-      (await tokens.deleteMany(keep.length > 0 ? { username, _id: { $nin: [...keep] } } : { username })).deletedCount,
+    /** Deletes every entry of the user, or only those issued before `issuedBefore`. */
+    deleteForUser: async (username: string, issuedBefore?: Date) =>
+      (await tokens.deleteMany(issuedBefore ? { username, issuedAt: { $lt: issuedBefore } } : { username })).deletedCount,
     deleteExpired: async (now: Date) => (await tokens.deleteMany({ expiresAt: { $lte: now } })).deletedCount,
     countForUser: (username: string) => tokens.countDocuments({ username }),
   };

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { decodeJwtUnchecked } from '../../infra/jwt.js';
 import { bumpAfterWrite, type VersionStamps } from '../../infra/version-stamps.js';
 import type { Clock } from '../clock.js';
 import { CLUSTER_STAMPS } from '../stamps.js';
@@ -19,6 +20,8 @@ export interface TokenPair {
 
 export const tokenDigest = (token: string) => createHash('sha256').update(token).digest('hex');
 const pairDigests = (pair: TokenPair) => [tokenDigest(pair.access_token), tokenDigest(pair.refresh_token)];
+/** When a pair this service signed was issued (its `iat`; both tokens share it). */
+const issuedAt = (pair: TokenPair) => new Date(Number(decodeJwtUnchecked(pair.access_token)?.payload.iat) * 1000);
 
 export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; secret: string; stamps: VersionStamps }) {
   const { tokens, clock, secret, stamps } = deps;
@@ -33,9 +36,9 @@ export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; se
    * Deletes every allow-list entry of the user, then moves the accounts stamp (waiting out its
    * lease) when something was deleted, when `always`, or when the delete failed (some may be gone).
    */
-  async function deleteSessions(username: string, always: boolean, keep: readonly string[] = []): Promise<void> {
+  async function deleteSessions(username: string, always: boolean, issuedBefore?: Date): Promise<void> {
     await bumpAfterWrite(
-      () => tokens.deleteForUser(username, keep),
+      () => tokens.deleteForUser(username, issuedBefore),
       () => stamps.bump(CLUSTER_STAMPS.accounts),
       (deleted) => deleted > 0 || always,
     );
@@ -77,11 +80,13 @@ export function createTokensService(deps: { tokens: TokensRepo; clock: Clock; se
     revokeAll: (username: string) => deleteSessions(username, true),
 
     /**
-     * Ends the user's earlier sessions before a new one (multiple login off). The stamp moves only
-     * when entries were deleted here, so a first login flushes no cache; a concurrent revocation
-     * that deleted them moves it itself before it answers.
+     * Ends the user's sessions issued before `pair` (multiple login off), once `pair` is stored:
+     * of two grants racing, each deletes only what is older than its own pair, so the later one
+     * survives (a grant that deleted everything but its own pair deleted the other's, and both
+     * clients were logged out). The stamp moves only when entries were deleted here, so a first
+     * login flushes no cache; a concurrent revocation that deleted them moves it itself.
      */
-    revokeEarlierSessions: (username: string, keep?: TokenPair) => deleteSessions(username, false, keep ? pairDigests(keep) : []),
+    revokeEarlierSessions: (username: string, pair: TokenPair) => deleteSessions(username, false, issuedAt(pair)),
 
     /** Marks a stored pair as handed out: its grant passed its last check. */
     confirmPair: (pair: TokenPair) => tokens.confirmDigests(pairDigests(pair)),
