@@ -10,8 +10,10 @@ import { isDuplicateKeyError } from './mongo.js';
  * key has `maxAttempts` numbered slots, and a reservation is the insert of one free slot's
  * document. Inserts of one `_id` are serialised by the unique index on every MongoDB-compatible
  * server (a conditional `$inc` is not: FerretDB 1.24 loses concurrent increments), so at most
- * `maxAttempts` checks run per window whatever the concurrency. A failed check keeps its slot; a
- * success gives it back (`release`) or resets the key (`clear`).
+ * `maxAttempts` checks run per window whatever the concurrency. A failed check keeps its slot and
+ * marks it (`markFailed`); a success gives it back (`release`) or resets the key (`clear`).
+ * A caller may wait (`waitMs`) while some slots are held by checks still in progress, so that
+ * successes never count: it is refused only once every slot holds a recorded failure.
  *
  * Windows are aligned on the clock (window n covers [n·w, (n+1)·w)). No TTL index (FerretDB 1.24
  * has none): ended windows no longer count, and `deleteExpired` removes their slots periodically.
@@ -24,6 +26,8 @@ interface AttemptSlotDoc {
   slot: number;
   /** End of the window: the slot stops mattering then (for the periodic cleanup). */
   expiresAt: Date;
+  /** Set once the check that holds the slot failed: the slot is not given back in this window. */
+  failed?: boolean;
 }
 
 export interface AttemptLimiterOptions {
@@ -34,6 +38,17 @@ export interface AttemptLimiterOptions {
   /** Told when a reservation is refused because the key's window is full (metrics). */
   onRefused?: (key: string) => void;
 }
+
+export interface ReserveOptions {
+  /**
+   * How long (ms, real time) to wait for a slot while not all of them hold failures, instead of
+   * refusing at once (0: refuse when none is free).
+   */
+  waitMs?: number;
+}
+
+/** How often a waiting reservation looks for a free slot again (ms, plus up to as much jitter). */
+const SLOT_POLL_MS = 20;
 
 export type AttemptReservation = { ok: true; slotId: string } | { ok: false; retryAfterSeconds: number };
 
@@ -50,24 +65,38 @@ export function createAttemptLimiter(db: Db, options: AttemptLimiterOptions) {
 
   return {
     /** Takes one attempt for `key`, or says in how many seconds its window ends. */
-    async reserve(key: string): Promise<AttemptReservation> {
-      const now = options.now();
-      const window = Math.floor(now / windowMs);
-      const expiresAt = new Date((window + 1) * windowMs);
-      const taken = new Set((await slots.find({ key, window }, { projection: { slot: 1 } }).toArray()).map((doc) => doc.slot));
-      for (let slot = 0; slot < maxAttempts; slot++) {
-        if (taken.has(slot)) continue;
-        const slotId = `${window}:${slot}:${key}`;
-        try {
-          await slots.insertOne({ _id: slotId, key, window, slot, expiresAt });
-          return { ok: true, slotId };
-        } catch (error) {
-          // Another request took this slot a moment ago: try the next one.
-          if (!isDuplicateKeyError(error)) throw error;
+    async reserve(key: string, reserveOptions: ReserveOptions = {}): Promise<AttemptReservation> {
+      const deadline = performance.now() + (reserveOptions.waitMs ?? 0);
+      for (;;) {
+        const now = options.now();
+        const window = Math.floor(now / windowMs);
+        const expiresAt = new Date((window + 1) * windowMs);
+        const held = await slots.find({ key, window }, { projection: { slot: 1, failed: 1 } }).toArray();
+        const taken = new Set(held.map((doc) => doc.slot));
+        for (let slot = 0; slot < maxAttempts; slot++) {
+          if (taken.has(slot)) continue;
+          const slotId = `${window}:${slot}:${key}`;
+          try {
+            await slots.insertOne({ _id: slotId, key, window, slot, expiresAt });
+            return { ok: true, slotId };
+          } catch (error) {
+            // Another request took this slot a moment ago: try the next one.
+            if (!isDuplicateKeyError(error)) throw error;
+          }
         }
+        // Slots held by checks in progress come back (a success) or turn into failures.
+        const failures = held.filter((doc) => doc.failed).length;
+        if (failures >= maxAttempts || performance.now() >= deadline) {
+          options.onRefused?.(key);
+          return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((expiresAt.getTime() - now) / 1000)) };
+        }
+        await new Promise((resolve) => setTimeout(resolve, SLOT_POLL_MS + Math.random() * SLOT_POLL_MS));
       }
-      options.onRefused?.(key);
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((expiresAt.getTime() - now) / 1000)) };
+    },
+
+    /** Keeps a reservation whose check failed, marked as a failure for waiting reservations. */
+    async markFailed(slotId: string): Promise<void> {
+      await slots.updateOne({ _id: slotId }, { $set: { failed: true } });
     },
 
     /** Gives back a reservation whose check succeeded (it was not a failure). */

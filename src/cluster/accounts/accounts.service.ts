@@ -14,7 +14,7 @@ import { passwordPolicyProblem, USERNAME_PATTERN } from './password.js';
  * users behind the same address (an office, ks-console), while an anonymous client still cannot
  * run more than 30 scrypt checks per window with unknown or many names.
  */
-export const LOGIN_LIMITS = { maxFailures: 10, maxClientFailures: 30, windowMs: 10 * 60_000, retentionMs: 7 * 24 * 3600_000, maxRecords: 100 } as const;
+export const LOGIN_LIMITS = { maxFailures: 10, maxClientFailures: 30, windowMs: 10 * 60_000, retentionMs: 7 * 24 * 3600_000, maxRecords: 100, slotWaitMs: 10_000 } as const;
 
 /**
  * Longest user name or password a login reads (characters). Names are at most 63 and passwords
@@ -119,7 +119,9 @@ export function createAccountsService(deps: {
     /**
      * Checks a password login as the reference does: lookup, state, then password. The check
      * itself is reserved first, one of 10 slots per account in the window (see attempt-limiter),
-     * so parallel guesses cannot run more password checks than the limit. An unknown name gets a
+     * so parallel guesses cannot run more password checks than the limit; while some slots are
+     * held by checks in progress rather than failures, a check waits for one (successes never
+     * count), up to LOGIN_LIMITS.slotWaitMs. An unknown name gets a
      * decoy check (as slow as a real one), one of 30 per client address in the window; past them
      * the same answer comes after as long, without a check. Known accounts take no address slot:
      * a shared address (a NAT, a console logging users in) must not lock its users out.
@@ -144,7 +146,7 @@ export function createAccountsService(deps: {
       }
       if (account.state === 'AuthLimitExceeded') throw new LoginFailure('auth rate limit exceeded');
       if (account.state !== 'Active') throw new LoginFailure('account is not active');
-      const reservation = await attempts.reserve(account._id);
+      const reservation = await attempts.reserve(account._id, { waitMs: LOGIN_LIMITS.slotWaitMs });
       if (!reservation.ok) throw new LoginFailure('auth rate limit exceeded');
       let valid: boolean;
       try {
@@ -155,6 +157,7 @@ export function createAccountsService(deps: {
       }
       if (!valid) {
         // The reservation stays: it is this failure's place in the window.
+        await attempts.markFailed(reservation.slotId);
         await record(account, attempt, false, now);
         await blockIfTooManyFailures(account, now);
         throw new LoginFailure('incorrect password');
