@@ -6,6 +6,7 @@ import type { ClusterIdentity } from './auth/authenticate.js';
 import { MovableClock } from './clock.js';
 import { CLUSTER_INDEXES, type ClusterServices, createClusterServices } from './cluster-services.js';
 import nodesRoutes from './nodes/nodes.routes.js';
+import { DROPPED_KEYS } from './oauth/form-body.js';
 import oauthRoutes from './oauth/oauth.routes.js';
 
 declare module 'fastify' {
@@ -28,6 +29,12 @@ const CLEANUP_INTERVAL_MS = 5 * 60_000;
 /** Routes of the cluster API, all behind the global cluster authentication step. */
 async function clusterRoutes(app: FastifyInstance): Promise<void> {
   app.decorateRequest('clusterIdentity', null);
+  // Unknown query keys are ignored; these would be refused by the global input guard (a later hook).
+  app.addHook('onRequest', (request, _reply, done) => {
+    const query = request.query as Record<string, unknown>;
+    for (const key of DROPPED_KEYS) if (Object.hasOwn(query, key)) delete query[key];
+    done();
+  });
   // The reference authenticates every request, /oauth included: a bad header is a 401 before any handler.
   app.addHook('onRequest', async (request) => {
     const onOAuth = request.url.startsWith('/oauth/');

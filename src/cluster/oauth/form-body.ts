@@ -6,6 +6,13 @@
  */
 export const FORM_PROBLEM = Symbol('form problem');
 
+/**
+ * Keys no cluster route reads and the global input guard refuses (they would replace an object's
+ * prototype or text conversion): dropped from forms and query strings, since RFC 6749 §3.2 and the
+ * reference ignore unrecognised parameters.
+ */
+export const DROPPED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'toString', 'valueOf']);
+
 export type ParsedForm = Record<string, string | string[]> & { [FORM_PROBLEM]?: string };
 
 const isHex = (code: number) => (code >= 48 && code <= 57) || (code >= 65 && code <= 70) || (code >= 97 && code <= 102);
@@ -49,6 +56,7 @@ export function parseGoForm(body: string): ParsedForm {
       fail(value.problem);
       continue;
     }
+    if (DROPPED_KEYS.has(key.value)) continue;
     const existing = form[key.value];
     form[key.value] = existing === undefined ? value.value : [...(Array.isArray(existing) ? existing : [existing]), value.value];
   }

@@ -30,7 +30,7 @@ export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
       preValidation: async (request) => {
         request.body ??= {} as typeof request.body;
         const problem = (request.body as ParsedForm)[FORM_PROBLEM];
-        if (problem) throw ClusterErrors.oauthInvalidClient(problem);
+        if (problem) throw ClusterErrors.oauthMalformedForm(problem);
       },
     },
     async (request) =>
