@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import os from 'node:os';
 import { startPeriodicTask } from '../infra/backoff.js';
+import { GUARDED_KEY_NAMES } from '../infra/input-guard.js';
 import type { ClusterIdentity } from './auth/authenticate.js';
 import { MovableClock } from './clock.js';
 import { CLUSTER_INDEXES, type ClusterServices, createClusterServices } from './cluster-services.js';
 import nodesRoutes from './nodes/nodes.routes.js';
-import { DROPPED_KEYS } from './oauth/form-body.js';
 import oauthRoutes from './oauth/oauth.routes.js';
 
 declare module 'fastify' {
@@ -34,7 +34,7 @@ async function clusterRoutes(app: FastifyInstance): Promise<void> {
     // Unknown query keys are ignored; these would be refused by the global input guard (a later
     // hook). Here rather than in a hook of its own: the node page is a hot route.
     const query = request.query as Record<string, unknown>;
-    for (const key of DROPPED_KEYS) if (Object.hasOwn(query, key)) delete query[key];
+    for (const key of GUARDED_KEY_NAMES) if (Object.hasOwn(query, key)) delete query[key];
     const onOAuth = request.url.startsWith('/oauth/');
     request.clusterIdentity = await app.cluster.authenticator.authenticate(request, { allowRefreshToken: onOAuth });
   });

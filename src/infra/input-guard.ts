@@ -16,6 +16,12 @@ export const MAX_INPUT_DEPTH = 32;
  */
 const CONVERSION_KEYS = new Set(['toString', 'valueOf']);
 
+/**
+ * Every key name the guard may refuse (`constructor` only when it holds `prototype`): an API that
+ * ignores unknown keys drops these before the guard runs (the cluster API's forms and queries).
+ */
+export const GUARDED_KEY_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', ...CONVERSION_KEYS]);
+
 export type InputProblem = { kind: 'nul' | 'depth' | 'proto' | 'conversion'; path: string };
 
 /**

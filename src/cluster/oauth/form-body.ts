@@ -1,3 +1,5 @@
+import { GUARDED_KEY_NAMES } from '../../infra/input-guard.js';
+
 /**
  * Form bodies of /oauth/token read as Go's url.ParseQuery reads them (the reference's handler):
  * `+` is a space, a bad percent-escape or a `;` separator is an error, a pair with an error is
@@ -5,13 +7,6 @@
  * answers 401 invalid_client with the error's text: the parsed form carries that text here.
  */
 export const FORM_PROBLEM = Symbol('form problem');
-
-/**
- * Keys no cluster route reads and the global input guard refuses (they would replace an object's
- * prototype or text conversion): dropped from forms and query strings, since RFC 6749 §3.2 and the
- * reference ignore unrecognised parameters.
- */
-export const DROPPED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'toString', 'valueOf']);
 
 export type ParsedForm = Record<string, string | string[]> & { [FORM_PROBLEM]?: string };
 
@@ -56,7 +51,8 @@ export function parseGoForm(body: string): ParsedForm {
       fail(value.problem);
       continue;
     }
-    if (DROPPED_KEYS.has(key.value)) continue;
+    // Keys no cluster route reads that the input guard would refuse: ignored, as RFC 6749 §3.2 and the reference do.
+    if (GUARDED_KEY_NAMES.has(key.value)) continue;
     const existing = form[key.value];
     form[key.value] = existing === undefined ? value.value : [...(Array.isArray(existing) ? existing : [existing]), value.value];
   }
