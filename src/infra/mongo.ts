@@ -95,13 +95,26 @@ export function escapeRegex(text: string): string {
 /** The server's error code for a unique-index violation. */
 export const DUPLICATE_KEY_CODE = 11000;
 
-/** A duplicate-key failure; for a bulk write, one where every failed write is a duplicate key. */
+/**
+ * A duplicate-key failure; for a bulk write, one where every failed write is a duplicate key.
+ * FerretDB 1.24 reports a unique violation by an update as an internal error naming the
+ * PostgreSQL constraint instead of 11000.
+ */
 export function isDuplicateKeyError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
   const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  if (list.length === 0) return (error as { code?: number }).code === DUPLICATE_KEY_CODE;
+  if (list.length === 0) return (error as { code?: number }).code === DUPLICATE_KEY_CODE || /UNIQUE constraint/.test(String((error as Error).message));
   return list.every((entry) => entry.code === DUPLICATE_KEY_CODE);
+}
+
+/**
+ * A unique index that cannot be built because stored documents already share a key: 11000 on
+ * MongoDB, an internal error with PostgreSQL's unique-violation state on FerretDB.
+ */
+export function isUniqueIndexBuildFailure(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  return (error as { code?: number }).code === DUPLICATE_KEY_CODE || /SQLSTATE 23505/.test(String((error as Error).message));
 }
 
 /**

@@ -8,7 +8,7 @@ import { normaliseValue } from '../../domain/workflow/chat-values.js';
 import type { ChatValue } from '../../domain/workflow/types.js';
 import { createGroupedInserter } from '../../infra/grouped-insert.js';
 import { findPage } from '../../infra/find-page.js';
-import { DUPLICATE_KEY_CODE, deleteEach, type IndexDeclaration, insertManyNew, isObjectIdHex } from '../../infra/mongo.js';
+import { deleteEach, type IndexDeclaration, insertManyNew, isDuplicateKeyError, isObjectIdHex } from '../../infra/mongo.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
 import type { ChatFilesRepo } from './chat-files.repo.js';
@@ -18,7 +18,9 @@ export const CHAT_ITEMS = 'chatitems';
 export const CHAT_INPUT_GUIDES = 'chat_input_guides';
 
 export const CHAT_INDEXES: IndexDeclaration[] = [
-  { collection: CHATS, key: { chatId: 1 } },
+  // One chat document per chat id of an app: two first turns at once (a double send) write one.
+  // Its prefix also serves lookups by chat id alone.
+  { collection: CHATS, key: { chatId: 1, appId: 1 }, options: { unique: true } },
   { collection: CHATS, key: { tmbId: 1, appId: 1, top: -1, updateTime: -1 } },
   { collection: CHATS, key: { appId: 1, chatId: 1 } },
   { collection: CHATS, key: { teamId: 1, appId: 1, updateTime: -1 } },
@@ -294,26 +296,52 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
         const result = await chats.updateOne({ _id: oid(existingId), ...filter }, { $set: set });
         return result.matchedCount > 0 ? existingId : null;
       }
-      const doc = await chats.findOneAndUpdate(
-        filter,
-        {
-          $set: set,
-          // Whose chat it is, and through what, is fixed when it starts: a later turn (a team
-          // owner's in a member's chat) never moves it to another owner or list.
-          $setOnInsert: {
-            teamId: oid(data.teamId),
-            tmbId: oid(data.tmbId),
-            source: data.source,
-            ...(data.shareId ? { shareId: data.shareId } : {}),
-            ...(data.outLinkUid ? { outLinkUid: data.outLinkUid } : {}),
-            customTitle: '',
-            top: false,
+      const owner = { tmbId: oid(data.tmbId), ...(data.outLinkUid ? { outLinkUid: data.outLinkUid } : {}) };
+      try {
+        const doc = await chats.findOneAndUpdate(
+          filter,
+          {
+            $set: set,
+            // Whose chat it is, and through what, is fixed when it starts: a later turn (a team
+            // owner's in a member's chat) never moves it to another owner or list.
+            $setOnInsert: {
+              teamId: oid(data.teamId),
+              ...owner,
+              source: data.source,
+              ...(data.shareId ? { shareId: data.shareId } : {}),
+              customTitle: '',
+              top: false,
+            },
           },
-        },
-        // The whole document back: FerretDB takes no projection on findAndModify.
-        { upsert: true, returnDocument: 'after' },
-      );
-      return doc ? doc._id.toHexString() : null;
+          // The whole document back: FerretDB takes no projection on findAndModify.
+          { upsert: true, returnDocument: 'after' },
+        );
+        return doc ? doc._id.toHexString() : null;
+      } catch (error) {
+        // Another first turn of this chat id made it in the meantime (MongoDB retries such an
+        // upsert itself; FerretDB answers 11000). Written into only if it is the same caller's.
+        if (!isDuplicateKeyError(error)) throw error;
+        const doc = await chats.findOneAndUpdate({ ...filter, ...owner }, { $set: set }, { returnDocument: 'after' });
+        return doc ? doc._id.toHexString() : null;
+      }
+    },
+
+    /**
+     * Leaves one chat document per chat id of an app (the oldest; items belong to the chat id,
+     * so none is lost), for the unique index: two first turns at once could make two before it.
+     * Answers how many went. A full scan: run only when that index cannot be built.
+     */
+    async removeDuplicateChats(): Promise<number> {
+      // $group with $sum only: FerretDB 1.24 has no $first, $min or $push.
+      const groups = await chats
+        .aggregate<{ _id: { appId: ObjectId; chatId: string } }>([{ $group: { _id: { appId: '$appId', chatId: '$chatId' }, count: { $sum: 1 } } }, { $match: { count: { $gt: 1 } } }])
+        .toArray();
+      let removed = 0;
+      for (const { _id: key } of groups) {
+        const [, ...extra] = await chats.find({ appId: key.appId, chatId: key.chatId }, { projection: { _id: 1 } }).sort({ _id: 1 }).toArray();
+        removed += (await chats.deleteMany({ _id: { $in: extra.map((doc) => doc._id) } })).deletedCount;
+      }
+      return removed;
     },
 
     /** Whether the chat document still stands (read by id). */
@@ -355,8 +383,7 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
           const result = await guides.updateOne({ _id: oid(id), appId: oid(appId) }, { $set: { text } });
           return result.matchedCount > 0 ? 'ok' : 'missing';
         } catch (error) {
-          // FerretDB reports a unique violation on update as an internal error, not 11000.
-          if ((error as { code?: number }).code === DUPLICATE_KEY_CODE || /UNIQUE constraint/.test(String((error as Error).message))) return 'duplicate';
+          if (isDuplicateKeyError(error)) return 'duplicate';
           throw error;
         }
       },

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { startRetryingTask } from '../../infra/backoff.js';
+import { isUniqueIndexBuildFailure } from '../../infra/mongo.js';
 import { CHAT_INDEXES } from './chat.repo.js';
 import { CHAT_FILE_INDEXES } from './chat-files.repo.js';
 import { type ChatModule, createChatModule } from './chat-module.js';
@@ -30,7 +31,18 @@ export const chatServices = fp(
     // A visitor's chat file is the app's like its chats: one stored after the app went goes with it (404).
     app.datasets.onAppFileStored((teamId, appId) => app.apps.confirmDependentWrite(teamId, appId));
     app.decorate('chat', chat);
-    app.startup.add('indexes: chat', () => app.mongo.ensureIndexes([...CHAT_INDEXES, ...CHAT_FILE_INDEXES]));
+    app.startup.add('indexes: chat', async () => {
+      const indexes = [...CHAT_INDEXES, ...CHAT_FILE_INDEXES];
+      try {
+        await app.mongo.ensureIndexes(indexes);
+      } catch (error) {
+        // A database written before chat ids were unique may hold two documents of one chat.
+        if (!isUniqueIndexBuildFailure(error)) throw error;
+        const removed = await chat.repo.removeDuplicateChats();
+        app.log.warn({ removed }, 'chats: removed second documents of one chat id before making chat ids unique');
+        await app.mongo.ensureIndexes(indexes);
+      }
+    });
     // In the background: on FerretDB it writes about 400 files a second, and until it is done
     // deletes also find files by their metadata, so nothing waits for it.
     let fileOwners: { stop(): Promise<void> } | undefined;
