@@ -56,5 +56,13 @@ export const zDate = z
 
 /** Short display names as the reference limits them. */
 export const zName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-/** A web address a stored record points to (links, external files, site roots). */
-export const zHttpUrl = z.string().max(2000).regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL');
+/**
+ * A web address a stored record points to (links, external files, site roots, hooks): http(s)
+ * and parseable, so that one which could never be fetched (`http://exa[mple`, a port over
+ * 65535) is a 400 naming the field, not a record failing later.
+ */
+export const zHttpUrl = z
+  .string()
+  .max(2000)
+  .regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL')
+  .refine((url) => URL.canParse(url), 'must be an http(s) URL');

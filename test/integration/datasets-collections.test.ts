@@ -346,6 +346,16 @@ describe('collections', () => {
     const badLink = await create({ name: 'bad', type: 'link', rawLink: 'javascript:alert(1)' });
     expect(badLink.status).toBe(400);
     expect(badLink.body.message).toMatch(/rawLink/);
+    // http(s) in form but no address a fetch could ever reach: refused at once, not stored to fail later.
+    for (const [field, body] of [
+      ['rawLink', { type: 'link', rawLink: 'http://exa[mple/guide' }],
+      ['rawLink', { type: 'link', rawLink: 'https://example.com:99999/guide' }],
+      ['externalFileUrl', { type: 'externalFile', externalFileUrl: 'http://exa mple' }],
+      ['externalFileUrl', { type: 'externalFile', externalFileUrl: 'https://[::1' }],
+    ] as const) {
+      const refused = await create({ name: 'unreachable', ...body });
+      expect([refused.status, refused.body.message]).toEqual([400, expect.stringContaining(field)]);
+    }
     expect(await t.app.mongo.db.collection('dataset_collections').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(before);
   });
 

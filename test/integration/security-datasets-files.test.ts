@@ -176,6 +176,10 @@ describe('hostile upload inputs are 400s naming the field', () => {
     const refused = await api.put('/core/dataset/update', { id: datasetId, externalReadUrl: 'javascript:alert(document.cookie)//{{fileId}}' });
     expect(refused.status).toBe(400);
     expect(refused.body.message).toContain('externalReadUrl');
+    const unparseable = await api.put('/core/dataset/update', { id: datasetId, externalReadUrl: 'https://files.exa[mple.com/read?id={{fileId}}' });
+    expect([unparseable.status, unparseable.body.message]).toEqual([400, expect.stringContaining('externalReadUrl')]);
+    const site = await api.put('/core/dataset/update', { id: datasetId, websiteConfig: { url: 'https://docs.example.com:70000/', selector: 'body' } });
+    expect([site.status, site.body.message]).toEqual([400, expect.stringContaining('websiteConfig.url')]);
     await api.ok(api.put('/core/dataset/update', { id: datasetId, externalReadUrl: 'https://files.example.com/read?id={{fileId}}' }));
     expect((await api.ok<{ externalReadUrl: string }>(api.get('/core/dataset/detail', { id: datasetId }))).externalReadUrl).toBe('https://files.example.com/read?id={{fileId}}');
   });

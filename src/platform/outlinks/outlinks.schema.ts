@@ -3,15 +3,12 @@ import { zBoolLike, zHttpUrl, zName, zObjectId } from '../../infra/zod.js';
 
 export const OUTLINK_TYPES = ['share', 'iframe', 'apikey', 'feishu', 'wecom', 'official_account'] as const;
 
-/** Where the service sends requests for a link (its auth hook, a channel's API): http(s) only, and parseable. */
-const zEndpointUrl = zHttpUrl.refine((url) => URL.canParse(url), 'must be an http(s) URL');
-
 const limitSchema = z
   .object({
     maxUsagePoints: z.number().min(-1).optional(),
     expiredTime: z.union([z.iso.datetime({ offset: true }), z.iso.date(), z.null()]).optional(),
     QPM: z.number().int().min(0).max(100000).optional(),
-    hookUrl: z.union([zEndpointUrl, z.literal('')]).optional(),
+    hookUrl: z.union([zHttpUrl, z.literal('')]).optional(),
   })
   .strict();
 
@@ -31,7 +28,7 @@ const channelSchema = z
     secret: z.string().max(500).optional(),
     isVerified: z.boolean().optional(),
     timeoutReply: z.string().max(2000).optional(),
-    apiBaseUrl: zEndpointUrl.optional(),
+    apiBaseUrl: zHttpUrl.optional(),
   })
   .strict();
 
