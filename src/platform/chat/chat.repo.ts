@@ -27,6 +27,7 @@ export const CHAT_INDEXES: IndexDeclaration[] = [
   { collection: CHATS, key: { shareId: 1, outLinkUid: 1, updateTime: -1, source: 1 } },
   { collection: CHAT_ITEMS, key: { dataId: 1 } },
   { collection: CHAT_ITEMS, key: { appId: 1, chatId: 1, dataId: 1 } },
+  { collection: CHAT_ITEMS, key: { appId: 1, chatId: 1, time: -1 } },
   { collection: CHAT_ITEMS, key: { teamId: 1, time: -1 } },
   { collection: CHAT_INPUT_GUIDES, key: { appId: 1, text: 1 }, options: { unique: true } },
 ];
@@ -193,9 +194,13 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
       await deleteEach(guides, appIds.map((appId) => ({ appId: oid(appId) })));
     },
 
-    /** The last `limit` items of a chat in chronological order. */
+    /**
+     * The last `limit` items of a chat in chronological order. By time (milliseconds, a turn's
+     * items one apart), not by id as the reference: ids order by second, then by process, so two
+     * turns saved by two replicas in one second could come back swapped.
+     */
     async lastItems(appId: string, chatId: string, limit: number): Promise<ChatItemDoc[]> {
-      const docs = await items.find({ appId: oid(appId), chatId }).sort({ _id: -1 }).limit(limit).toArray();
+      const docs = await items.find({ appId: oid(appId), chatId }).sort({ time: -1, _id: -1 }).limit(limit).toArray();
       return docs.reverse().map(decodeItem);
     },
 
