@@ -50,6 +50,7 @@ const PAIR = fnv(FNV_OFFSET, 'p:');
 const TRIGRAM = fnv(FNV_OFFSET, 't:');
 const CJK_CHAR = fnv(FNV_OFFSET, 'c:');
 const CJK_PAIR = fnv(FNV_OFFSET, 'cc:');
+const WHOLE = fnv(FNV_OFFSET, 'r:');
 const SPACE = 0x20;
 const START = 0x5e; // '^'
 const END = 0x24; // '$'
@@ -117,7 +118,14 @@ export function lexicalEmbed(text: string, dimensions: number = DEFAULT_LEXICAL_
     }
   }
   addWordFeatures(vector, words);
-  if (!normalizeVector(vector)) return Array.from(vector, () => 0);
+  if (normalizeVector(vector)) return Array.from(vector);
+  // No letter, digit or CJK character (punctuation, symbols, emoji): the whole text is the one
+  // feature, so such a text still has a direction ("?" matches "?") and no caller gets a zero
+  // vector, whose cosine with anything is NaN. Only blank text embeds as zeros.
+  const whole = normalised.trim();
+  if (whole === '') return Array.from(vector, () => 0);
+  addHashed(vector, finish(fnv(WHOLE, whole)), WEIGHTS.word);
+  normalizeVector(vector);
   return Array.from(vector);
 }
 

@@ -1,8 +1,12 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_LEXICAL_MODEL } from '../../src/platform/system/model-config.js';
 import type { TestApp } from '../helpers/app.js';
-import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { type FakeOpenAi, fakeModelConfig } from '../helpers/fake-openai.js';
 import { apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 import { call, ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
@@ -25,7 +29,13 @@ function multipart(parts: { name: string; filename?: string; content: string | B
 }
 
 beforeAll(async () => {
-  ({ t, fake } = await startChatApp());
+  // The built-in lexical model first (the default), and a remote one served by the fake provider.
+  ({ t, fake } = await startChatApp((provider) => {
+    const dir = mkdtempSync(join(tmpdir(), 'openai-endpoints-'));
+    const remote = { model: 'fake-embed', name: 'Fake embed', provider: 'openai', defaultToken: 512, maxToken: 3000, weight: 100, requestUrl: provider.baseUrl, requestAuth: 'sk-fake' };
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...fakeModelConfig(provider.baseUrl), vectorModels: [LOCAL_LEXICAL_MODEL, remote] }));
+    return { MODEL_CONFIG_PATH: join(dir, 'config.json') };
+  }));
   await createUser(t, { username: 'oa', password: 'password-oa1' });
   tok = await login(t, 'oa', 'password-oa1');
 });
@@ -36,8 +46,9 @@ afterAll(async () => {
 });
 
 describe('v1/embeddings', () => {
-  const embed = (payload: Record<string, unknown>, headers: Record<string, string> = authHeaders(tok)) =>
+  const embedWith = (payload: Record<string, unknown>, headers: Record<string, string> = authHeaders(tok)) =>
     t.app.inject({ method: 'POST', url: '/api/v1/embeddings', headers, payload });
+  const embed = embedWith;
   const fromBase64 = (text: string) => {
     const bytes = Buffer.from(text, 'base64');
     return Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(i * 4));
@@ -95,6 +106,13 @@ describe('v1/embeddings', () => {
   });
 
   it('shortens vectors to `dimensions` as text-embedding-3 does: the first components, back to unit length, float and base64', async () => {
+    // A remote model's vectors: 1536 components, information in every one.
+    const remoteVector = (input: string) => Array.from({ length: 1536 }, (_, i) => Math.sin(i + input.length) / 28);
+    fake.route('POST', '/v1/embeddings', (request) => {
+      const inputs = (request.body as { input: string[] }).input;
+      return { json: { data: inputs.map((input, index) => ({ index, embedding: remoteVector(input) })), usage: { prompt_tokens: 3, total_tokens: 3 } } };
+    });
+    const embed = (payload: Record<string, unknown>) => embedWith({ model: 'fake-embed', ...payload });
     const text = 'refund policy for orders shipped abroad, with the opening hours of every office';
     const full: number[] = (await embed({ input: text })).json().data[0].embedding;
     const prefixNorm = Math.hypot(...full.slice(0, 100));
@@ -115,6 +133,21 @@ describe('v1/embeddings', () => {
     for (const [i, value] of decoded.entries()) expect(value).toBeCloseTo(short[i]!, 6);
     // The full size is the vectors as they are.
     expect((await embed({ input: text, dimensions: 1536 })).json().data[0].embedding).toEqual(full);
+    fake.unroute('POST', '/v1/embeddings');
+  });
+
+  it('folds the built-in lexical model’s vectors to `dimensions` (a prefix of hashed features would be zeros for a short text)', async () => {
+    for (const input of ['hello', 'x', '好', '?', '😀']) {
+      const res = await embedWith({ input, dimensions: 8, encoding_format: 'float' });
+      expect(res.statusCode, res.body).toBe(200);
+      const vector: number[] = res.json().data[0].embedding;
+      expect(vector).toHaveLength(8);
+      expect(Math.hypot(...vector), input).toBeCloseTo(1, 9);
+    }
+    // At 256 components and above, the vector is the model's own (zero-padded past 256).
+    const full: number[] = (await embedWith({ input: 'refund policy', encoding_format: 'float' })).json().data[0].embedding;
+    const at256: number[] = (await embedWith({ input: 'refund policy', dimensions: 256, encoding_format: 'float' })).json().data[0].embedding;
+    for (const [i, value] of at256.entries()) expect(value).toBeCloseTo(full[i]!, 9);
   });
 
   it('refuses `dimensions` above the vectors\' 1536, below 1 or not an integer with a 400 naming it', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { shortenEmbedding } from '../../src/domain/embedding-shortening.js';
+import { foldEmbedding, shortenEmbedding } from '../../src/domain/embedding-shortening.js';
+import { lexicalEmbed } from '../../src/domain/lexical-embedding.js';
 
 const norm = (vector: number[]) => Math.hypot(...vector);
 
@@ -29,5 +30,31 @@ describe('shortenEmbedding', () => {
 
   it.each([0, -1, 4, 1.5, Number.NaN])('refuses dimensions %s for a 3-component vector', (dimensions) => {
     expect(() => shortenEmbedding([1, 2, 3], dimensions)).toThrow(RangeError);
+  });
+});
+
+describe('foldEmbedding (hashed features into fewer slots)', () => {
+  it('adds each component into slot index % dimensions, back to unit length', () => {
+    const folded = foldEmbedding([1, 2, 3, 4, 0, 0], 2);
+    // [1 + 3 + 0, 2 + 4 + 0] = [4, 6], scaled to unit length.
+    expect(folded[0]).toBeCloseTo(4 / Math.hypot(4, 6), 12);
+    expect(folded[1]).toBeCloseTo(6 / Math.hypot(4, 6), 12);
+  });
+
+  it('keeps every feature of a short text, where a prefix of its hashed vector is all zeros', () => {
+    for (const text of ['hello', 'hi', 'x', '好']) {
+      const vector = lexicalEmbed(text);
+      expect(shortenEmbedding(vector, 8).every((value) => value === 0), text).toBe(true);
+      expect(norm(foldEmbedding(vector, 8)), text).toBeCloseTo(1, 12);
+    }
+  });
+
+  it('leaves a vector whose extra components are zeros (the padded lexical vector) as it is at its full size', () => {
+    const vector = [...lexicalEmbed('refund policy'), ...new Array<number>(1280).fill(0)];
+    expect(foldEmbedding(vector, 256)).toEqual(vector.slice(0, 256).map((value) => value / norm(vector.slice(0, 256))));
+  });
+
+  it.each([0, 7, 2.5])('refuses dimensions %s for a 6-component vector', (dimensions) => {
+    expect(() => foldEmbedding([1, 2, 3, 4, 5, 6], dimensions)).toThrow(RangeError);
   });
 });

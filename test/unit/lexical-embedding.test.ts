@@ -18,10 +18,21 @@ describe('lexicalEmbed', () => {
     expect(lexicalEmbed(text)).toEqual(vector);
   });
 
-  it.each([[''], ['   '], ['!!! ... ???']])('text without letters (%j) gives the zero vector', (text) => {
+  it.each([[''], ['   ']])('blank text (%j) gives the zero vector', (text) => {
     const vector = lexicalEmbed(text, 64);
     expect(vector).toHaveLength(64);
     expect(vector.every((x) => x === 0)).toBe(true);
+  });
+
+  it.each([['!!! ... ???'], ['?'], ['😀'], ['→ ← ↑']])('text of no letter or digit (%j) is one feature, the whole text: a unit vector, not zeros', (text) => {
+    const vector = lexicalEmbed(text, 64);
+    expect(norm(vector)).toBeCloseTo(1, 6);
+    expect(lexicalEmbed(` ${text} `, 64)).toEqual(vector);
+  });
+
+  it('tells such texts apart by their whole text', () => {
+    expect(cosine('?', '?')).toBeCloseTo(1, 6);
+    expect(cosine('?', '!')).toBeLessThan(0.5);
   });
 
   it('honours the dimension count and rejects bad ones', () => {

@@ -1,7 +1,7 @@
 /** Embeddings, transcription, suggested questions and text-to-speech against the configured providers. */
 import type { FastifyInstance } from 'fastify';
 import { estimateTokens, parseQuestionList } from '../../domain/workflow/prompts.js';
-import type { EmbeddingPurpose } from '../../infra/embeddings.js';
+import { type EmbeddingPurpose, isLocalLexicalModel } from '../../infra/embeddings.js';
 import { Errors } from '../../infra/errors.js';
 import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
 import { failureReason, providerErrorText, type ProviderResponse, providerRequest } from '../../infra/provider-client.js';
@@ -9,7 +9,7 @@ import { ProviderError } from '../../infra/provider-http.js';
 import type { ChatModule } from '../chat/chat-module.js';
 import type { AudioSpeechModel, WhisperModel } from '../../domain/models.js';
 import { joinUrl } from '../../infra/join-url.js';
-import { shortenEmbedding } from '../../domain/embedding-shortening.js';
+import { foldEmbedding, shortenEmbedding } from '../../domain/embedding-shortening.js';
 
 export const EMBEDDING_DIMENSIONS = 1536;
 
@@ -62,7 +62,8 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
   return {
     /**
      * One vector per input, in input order; tokens summed over the batch. `dimensions` below the
-     * answered size shortens each vector as OpenAI does (prefix, back to unit length).
+     * answered size shortens each vector as OpenAI does (prefix, back to unit length), or, for the
+     * built-in lexical model, folds its hashed features into that many slots.
      */
     async embed(inputs: string[], model: string | undefined, purpose: EmbeddingPurpose | undefined, dimensions?: number) {
       const vectorModel = app.models.vectorModelOrDefault(model);
@@ -77,7 +78,8 @@ export function createOpenAiService(app: FastifyInstance, chat: ChatModule) {
       return {
         vectors: vectors.map((vector) => {
           const sized = normaliseDimensions(vector);
-          return dimensions !== undefined && dimensions < sized.length ? shortenEmbedding(sized, dimensions) : sized;
+          if (dimensions === undefined || dimensions >= sized.length) return sized;
+          return isLocalLexicalModel(vectorModel) ? foldEmbedding(sized, dimensions) : shortenEmbedding(sized, dimensions);
         }),
         tokens: tokens || inputs.reduce((sum, input) => sum + estimateTokens(input), 0),
         model: vectorModel,
