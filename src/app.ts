@@ -4,10 +4,12 @@ import { randomUUID } from 'node:crypto';
 import clusterApi from './cluster/index.js';
 import type { Config } from './config.js';
 import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './infra/error-render.js';
+import { Errors } from './infra/errors.js';
 import { createLogger } from './infra/logger.js';
 import { lazyRequestLogger } from './infra/request-logger.js';
 import { platformRoutes, platformServices } from './platform/index.js';
 import answerMemo from './plugins/answer-memo.js';
+import { answerClientError } from './plugins/client-errors.js';
 import docs from './plugins/docs.js';
 import errorHandler from './plugins/error-handler.js';
 import health from './plugins/health.js';
@@ -41,7 +43,7 @@ function trustHops(hops: number) {
 
 /** Builds the whole service; nothing listens until server.ts says so. */
 export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     loggerInstance: (options.logger ?? createLogger(config.LOG_LEVEL)) as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
@@ -62,6 +64,10 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
       app.applySecurityHeaders(request, reply);
       return reply.code(rendered.status).headers(rendered.headers).header('x-request-id', request.id).send(rendered.body);
     },
+    // The HTTP parser's refusals (431, 400, 408) too, answered on the socket (plugins/client-errors.ts).
+    clientErrorHandler: (error, socket) => answerClientError(app, error, socket),
+    // A request routed once the close began is refused by the hook below, in the URL's format.
+    return503OnClosing: false,
     // Start-up tasks run in one onReady hook, which Fastify bounds by this (default 10 s): the
     // database may come up late (30 s) and interrupted permission changes wait for a crashed
     // holder's tree lock (up to 15 s). Each task bounds its own wait.
@@ -88,7 +94,9 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     done(null, payload);
   });
 
-  await app.register(securityHeaders);
+  // A request routed once the close began is refused (503 with Retry-After, in the URL's format,
+  // with the security headers): a client or the load balancer sends it again to another process.
+  await app.register(securityHeaders, { refusal: () => (closing ? Errors.shuttingDown() : undefined) });
   await app.register(answerMemo);
   await app.register(errorHandler);
   // Before any route: request metrics are collected for every route registered after it.

@@ -16,16 +16,23 @@ export function errorFormatFor(url: string): ErrorFormat {
   return 'platform';
 }
 
+/** The OpenAI-style part of the platform API: its errors, known route or not, carry OpenAI's `error` object. */
+export function isOpenAiUrl(url: string): boolean {
+  return url.startsWith('/api/v1/');
+}
+
 const K8S_REASONS: Record<number, string> = {
   400: 'BadRequest',
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'NotFound',
   405: 'MethodNotAllowed',
+  408: 'Timeout',
   409: 'Conflict',
   413: 'RequestEntityTooLarge',
   415: 'UnsupportedMediaType',
   429: 'TooManyRequests',
+  431: 'RequestHeaderFieldsTooLarge',
   500: 'InternalError',
   503: 'ServiceUnavailable',
 };

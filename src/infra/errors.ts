@@ -87,6 +87,18 @@ export const Errors = {
   payloadTooLarge: (message = 'Request body is too large') => make(413, 413, 'payloadTooLarge')(message),
   unsupportedMediaType: (message = 'Unsupported content type') => make(415, 415, 'unsupportedMediaType')(message),
   conflict: (message: string) => make(409, 409, 'conflict')(message),
+  /** A request body in a content coding this service does not decode (RFC 9110: 415 naming the accepted coding). */
+  contentEncodingRefused: (encoding: string) =>
+    new AppError({
+      httpStatus: 415,
+      code: 415,
+      statusText: 'unsupportedMediaType',
+      message: `Content-Encoding ${encoding.slice(0, 40)} is not supported: send the request body uncompressed`,
+      headers: { 'accept-encoding': 'identity' },
+    }),
+  /** Requests the HTTP parser refused before any route saw them (plugins/client-errors.ts). */
+  requestTimeout: (message = 'The request was not received in time') => make(408, 408, 'requestTimeout')(message),
+  headersTooLarge: (message = 'The request headers are too large') => make(431, 431, 'requestHeaderFieldsTooLarge')(message),
   internal: (requestId?: string) =>
     make(500, 500, '')(requestId ? `Internal error (request id ${requestId})` : 'Internal error'),
   badGateway: (message: string) => make(502, 502, 'badGateway')(message),
@@ -223,6 +235,16 @@ export const ClusterErrors = {
     new AppError({ httpStatus: 401, code: 401, statusText: 'invalid_client', message: description, oauthError: 'invalid_client', logMessage: 'malformed form body (its escape is not logged)' }),
   oauthUnsupportedGrantType: () => Errors.oauth(400, 'unsupported_grant_type'),
   oauthInvalidRequest: (description: string) => Errors.oauth(400, 'invalid_request', description),
+  /** The node paths answer only GET and HEAD (go-restful's 405 for another method on a known path). */
+  nodesMethodNotAllowed: () =>
+    new AppError({
+      httpStatus: 405,
+      code: 405,
+      statusText: 'MethodNotAllowed',
+      message: 'the server does not allow this method on the requested resource',
+      k8sReason: 'MethodNotAllowed',
+      headers: { allow: 'GET, HEAD' },
+    }),
   /** /oauth/token answers only POST. */
   oauthMethodNotAllowed: () =>
     new AppError({ httpStatus: 405, code: 405, statusText: 'methodNotAllowed', message: 'Method Not Allowed', oauthError: 'invalid_request', headers: { allow: 'POST' } }),

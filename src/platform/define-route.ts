@@ -65,6 +65,13 @@ export interface PlatformRouteOptions<S extends z.ZodType | undefined, K extends
   response?: z.ZodType;
   /** The handler writes the reply itself (files, streams, plain JSON); no envelope. */
   raw?: boolean;
+  /**
+   * A pure read of stored content (a file, an image) that clients probe with HEAD: its GET also
+   * answers HEAD, and its answers set their own caching (no default `no-store`). Other GETs answer
+   * no HEAD (the 404 of any unserved method): the reference documents GET for routes that change
+   * things (deletes, key creation, logout), and HEAD runs the GET's handler.
+   */
+  head?: boolean;
   handler: (
     context: PlatformHandlerContext<S extends z.ZodType ? z.output<S> : undefined, K extends readonly [] ? null : AuthContext>,
   ) => Promise<R>;
@@ -139,12 +146,14 @@ export function definePlatformRoute<S extends z.ZodType | undefined, const K ext
   if (!app.hasRequestDecorator('platformCaller')) app.decorateRequest('platformCaller', null);
   const { input, auth: kinds, credentialsInBody: bodyKinds } = options;
   const response = options.response && (options.raw ? options.response : envelopeOf(options.response));
+  const head = options.head === true;
 
   for (const method of options.methods) {
     const inQuery = QUERY_METHODS.has(method);
     app.route({
       method,
       url: options.url,
+      exposeHeadRoute: head,
       schema: {
         summary: options.summary,
         tags: options.tags,
@@ -152,7 +161,7 @@ export function definePlatformRoute<S extends z.ZodType | undefined, const K ext
         ...(input ? { [inQuery ? 'querystring' : 'body']: input } : {}),
         ...(response ? { response: { 200: response } } : {}),
       },
-      config: { enveloped: !options.raw, startsShareChat: options.startsShareChat === true, openAiErrors: options.openAiErrors === true },
+      config: { enveloped: !options.raw, startsShareChat: options.startsShareChat === true, openAiErrors: options.openAiErrors === true, contentRead: head },
       // Before the body is read: a sender the headers do not prove waits for a place (or a 429).
       preParsing: bodyKinds
         ? [

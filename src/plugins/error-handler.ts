@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { describeError, isDatabaseUnavailable } from '../infra/database-errors.js';
 import { Errors } from '../infra/errors.js';
-import { errorFormatFor, renderError, toAppError, withOpenAiError } from '../infra/error-render.js';
+import { errorFormatFor, isOpenAiUrl, renderError, toAppError, withOpenAiError } from '../infra/error-render.js';
 import { clearedSessionCookie } from '../infra/session-cookie.js';
 
 declare module 'fastify' {
@@ -39,7 +39,8 @@ export default fp(
     app.setNotFoundHandler((request, reply) => {
       const path = request.url.split('?')[0] ?? request.url;
       const rendered = renderError(Errors.routeNotFound(request.method, path), errorFormatFor(request.url));
-      return reply.code(rendered.status).send(rendered.body);
+      // OpenAI clients probe routes this service does not have (GET /api/v1/models): they read `error`.
+      return reply.code(rendered.status).send(isOpenAiUrl(path) ? withOpenAiError(rendered.status, rendered.body) : rendered.body);
     });
   },
   { name: 'error-handler' },

@@ -1,5 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance, preParsingHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
+import { Errors } from '../infra/errors.js';
 import { assertSafeInput } from '../infra/input-guard.js';
 
 /**
@@ -8,6 +10,8 @@ import { assertSafeInput } from '../infra/input-guard.js';
  *   and nothing else; invalid JSON stays a 400, and prototype-poisoning keys are refused.
  * - No string anywhere in the query, path or body may contain U+0000, and nothing may nest
  *   deeper than MAX_INPUT_DEPTH (400 naming the field).
+ * - A body is read as sent: one in a content coding (`Content-Encoding: gzip`) is refused with
+ *   415 before it is read, rather than parsed as the JSON or form it is not.
  */
 /**
  * Why valid JSON was refused, naming the key: the strict parser says "not valid JSON" for a
@@ -28,6 +32,20 @@ function poisonedKeyError(text: string): Error | undefined {
   return undefined;
 }
 
+/** Whether a request comes with a body (as Node frames it: a length above 0, or chunks). */
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** A body in a content coding is refused before it is read (no inflating: a small body may inflate to any size). */
+const refuseEncodedBody: preParsingHookHandler = (request, _reply, payload, done) => {
+  const encoding = request.headers['content-encoding'];
+  if (encoding === undefined || !hasBody(request.headers) || encoding.trim().toLowerCase() === 'identity') return done(null, payload);
+  done(Errors.contentEncodingRefused(encoding));
+};
+
 export default fp(
   async function requestBodyPlugin(app: FastifyInstance) {
     const strictJson = app.getDefaultJsonParser('error', 'error');
@@ -36,6 +54,14 @@ export default fp(
       const text = body as string;
       if (text.trim() === '') return done(null, {});
       strictJson(request, text, (error, parsed) => done(error ? (poisonedKeyError(text) ?? error) : null, parsed));
+    });
+
+    // On the routes of methods that take a body only: a preParsing hook costs each of its requests a closure.
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (methods.every((method) => !BODY_METHODS.has(method))) return;
+      const own = route.preParsing === undefined ? [] : Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing];
+      route.preParsing = [refuseEncodedBody, ...own];
     });
 
     // Synchronous (a throw reaches the error handler): an async hook costs every request a promise.

@@ -2,15 +2,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import helmet, { type HelmetOptions } from 'helmet';
+import type { AppError } from '../infra/errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Helmet options of this route, over the global ones (the docs page's CSP). */
     securityHeaders?: HelmetOptions;
+    /** A read of stored content (a file, an image; set by definePlatformRoute's `head`): it sets its own caching. */
+    contentRead?: boolean;
   }
   interface FastifyInstance {
     /** Sets the security and CORS headers every answer carries (done by a hook on every routed request). */
     applySecurityHeaders(request: FastifyRequest, reply: FastifyReply): void;
+    /** The headers of `url`'s answers that depend on nothing else in the request (for answers written to the socket). */
+    staticSecurityHeaders(url: string): Readonly<Record<string, string>>;
   }
 }
 
@@ -47,6 +52,30 @@ const EXPOSED_HEADERS = 'x-request-id, retry-after';
 const PREFLIGHT_MAX_AGE = '600';
 
 /**
+ * The APIs' answers (credentials in, a caller's data out) are never stored by a browser or a
+ * shared cache that caches GETs: these paths answer `cache-control: no-store` unless the route
+ * sets its own (stored content, streams). Health, metrics and the documents keep theirs.
+ */
+function isApiUrl(url: string): boolean {
+  return (
+    url.startsWith('/api/') ||
+    url.startsWith('/kapis/') ||
+    url.startsWith('/oauth/') ||
+    url === '/api' ||
+    url === '/kapis' ||
+    url.startsWith('/api?') ||
+    url.startsWith('/kapis?')
+  );
+}
+
+interface HeaderSets {
+  /** Every answer's. */
+  plain: Record<string, string>;
+  /** An API answer's: `plain` and `cache-control: no-store`. */
+  noStore: Record<string, string>;
+}
+
+/**
  * Headers on every response of both APIs, errors and 404s included.
  *
  * Helmet, tuned for a JSON API: nothing this service answers is a page to render, so the CSP is
@@ -64,8 +93,17 @@ const PREFLIGHT_MAX_AGE = '600';
  * @fastify/cors ran on every request, merging their options each time) and handed to the reply
  * in one call.
  */
+export interface SecurityHeadersOptions {
+  /**
+   * While true, every request but a preflight is refused with the error it answers (a closing
+   * server's 503), once its headers are set. Checked in this plugin's hook so that every request
+   * does not pay for one more hook.
+   */
+  refusal?: () => AppError | undefined;
+}
+
 export default fp(
-  async function securityHeadersPlugin(app: FastifyInstance) {
+  async function securityHeadersPlugin(app: FastifyInstance, { refusal }: SecurityHeadersOptions) {
     const config = app.config;
     const options: HelmetOptions = {
       contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
@@ -75,14 +113,17 @@ export default fp(
       xFrameOptions: { action: 'deny' },
     };
     // `vary: Origin` on every answer: it depends on the Origin sent (caches must not share it).
-    const staticHeaders = (helmetOptions: HelmetOptions) => ({ ...helmetHeaders(helmetOptions), vary: 'Origin' });
-    const global = staticHeaders(options);
-    const ofRoute = new WeakMap<HelmetOptions, Record<string, string>>();
-    const headersFor = (own: HelmetOptions | undefined): Record<string, string> => {
+    const headerSets = (helmetOptions: HelmetOptions): HeaderSets => {
+      const plain = { ...helmetHeaders(helmetOptions), vary: 'Origin' };
+      return { plain, noStore: { ...plain, 'cache-control': 'no-store' } };
+    };
+    const global = headerSets(options);
+    const ofRoute = new WeakMap<HelmetOptions, HeaderSets>();
+    const headersFor = (own: HelmetOptions | undefined): HeaderSets => {
       if (!own) return global;
       let headers = ofRoute.get(own);
       if (!headers) {
-        headers = staticHeaders({ ...options, ...own } as HelmetOptions);
+        headers = headerSets({ ...options, ...own } as HelmetOptions);
         ofRoute.set(own, headers);
       }
       return headers;
@@ -90,7 +131,9 @@ export default fp(
     const credentialed = new Set(config.CORS_ORIGINS.map((origin) => origin.replace(/\/$/, '')));
 
     const applySecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => {
-      reply.headers(headersFor(request.routeOptions?.config?.securityHeaders));
+      const routeConfig = request.routeOptions?.config;
+      const sets = headersFor(routeConfig?.securityHeaders);
+      reply.headers(routeConfig?.contentRead !== true && isApiUrl(request.url) ? sets.noStore : sets.plain);
       const origin = request.headers.origin;
       if (origin) {
         // Only a cross-origin answer needs these (a browser reads them on CORS responses only).
@@ -99,11 +142,12 @@ export default fp(
         if (credentialed.has(origin)) reply.header('access-control-allow-credentials', 'true');
       }
     };
-    // For the answers no hook runs for (the router's refusals, app.ts).
+    // For the answers no hook runs for (the router's refusals, app.ts; the HTTP parser's, client-errors.ts).
     app.decorate('applySecurityHeaders', applySecurityHeaders);
+    app.decorate('staticSecurityHeaders', (url: string) => (isApiUrl(url) ? global.noStore : global.plain));
     app.addHook('onRequest', (request, reply, done) => {
       applySecurityHeaders(request, reply);
-      if (request.method !== 'OPTIONS') return done();
+      if (request.method !== 'OPTIONS') return done(refusal?.());
       // A preflight is answered here, before any authentication hook or handler runs.
       reply.header('access-control-allow-methods', PREFLIGHT_METHODS);
       reply.header('vary', 'Origin, Access-Control-Request-Headers');

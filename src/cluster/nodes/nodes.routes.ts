@@ -44,5 +44,15 @@ export default async function nodesRoutes(app: FastifyInstance): Promise<void> {
       },
       async (request) => app.cluster.nodes.get(request.params.name, { group }),
     );
+    // go-restful answers another method on a known path 405, which clients do not read as "no such API".
+    for (const url of [base, `${base}/:name`]) {
+      app.route({
+        method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+        url,
+        handler: async () => {
+          throw ClusterErrors.nodesMethodNotAllowed();
+        },
+      });
+    }
   }
 }

@@ -48,6 +48,8 @@ export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
   routes.get(
     '/oauth/logout',
     {
+      // It revokes: a HEAD (link checkers, probes) must not run it.
+      exposeHeadRoute: false,
       schema: { summary: "End every session of the caller's account", tags: ['cluster oauth'], security: [{ clusterBearer: [] }], querystring: logoutQuerySchema },
     },
     async (request, reply) => {
