@@ -7,10 +7,12 @@
  * match "知识库", and single-character queries still match). Repeats are kept for term
  * frequency.
  */
+import { textHead } from './text-cut.js';
+
 const CJK_CLASS = '\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}';
 const RUNS = new RegExp(`([${CJK_CLASS}]+)|((?:(?![${CJK_CLASS}])[\\p{L}\\p{M}\\p{N}])+)`, 'gu');
 
-/** Longest word kept as one token (longer runs such as base64 are cut, not indexed whole). */
+/** Longest word kept as one token, in UTF-16 units (longer runs such as base64 are cut, not indexed whole, at a character boundary). */
 const MAX_WORD_LENGTH = 40;
 
 export function tokenizeForSearch(text: string): string[] {
@@ -24,7 +26,7 @@ export function tokenizeForSearch(text: string): string[] {
         if (i + 1 < chars.length) tokens.push(chars[i]! + chars[i + 1]!);
       }
     } else if (match[2]) {
-      tokens.push(match[2].slice(0, MAX_WORD_LENGTH));
+      tokens.push(textHead(match[2], MAX_WORD_LENGTH));
     }
   }
   return tokens;
@@ -44,7 +46,7 @@ export function queryTokensForSearch(text: string): string[] {
       if (chars.length === 1) tokens.push(chars[0]!);
       for (let i = 0; i + 1 < chars.length; i++) tokens.push(chars[i]! + chars[i + 1]!);
     } else if (match[2]) {
-      tokens.push(match[2].slice(0, MAX_WORD_LENGTH));
+      tokens.push(textHead(match[2], MAX_WORD_LENGTH));
     }
   }
   return uniqueTokens(tokens);

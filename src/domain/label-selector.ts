@@ -5,6 +5,8 @@
  * that lack the key, and `in ()` means "the value is the empty string". `>`/`<` compare 64-bit
  * integers (`parseInt64`); `compileSelector` parses their bounds once for many objects.
  */
+import { textHead } from './text-cut.js';
+
 export type SelectorOperator = 'in' | 'notin' | 'exists' | 'notexists' | 'gt' | 'lt';
 
 export interface Requirement {
@@ -161,7 +163,7 @@ class Parser {
         this.next();
         const bound = this.next();
         if (bound.kind !== 'id' || parseInt64(bound.text) === null) {
-          throw new Error(`'${op.kind}' needs a 64-bit integer value, found '${bound.text.length > 32 ? `${bound.text.slice(0, 32)}…` : bound.text}'`);
+          throw new Error(`'${op.kind}' needs a 64-bit integer value, found '${bound.text.length > 32 ? `${textHead(bound.text, 32)}…` : bound.text}'`);
         }
         // The reference validates the bound as a label value too: a negative one ("-1") is invalid.
         const problem = validateValue(bound.text);

@@ -3,6 +3,8 @@
  * pairs in the numbered `Q1: … A1: …` format, which `parseQaPairs` reads back. A custom
  * prompt replaces only the description; the format block with the text is always appended.
  */
+import { textHead } from './text-cut.js';
+
 export interface QaPair {
   q: string;
   a: string;
@@ -27,18 +29,57 @@ export function buildQaPrompt(text: string, customPrompt?: string): { role: 'use
   return [{ role: 'user', content: `${description}\n\n${FORMAT_BLOCK}\n\n<Context>\n${text}\n</Context>` }];
 }
 
-// Qn: question … An: answer, the answer running to the next Q<digit> marker or the end.
-const PAIR = /Q(\d+)\s*[:：]\s*([\s\S]*?)\s*A\1\s*[:：]\s*([\s\S]*?)(?=\s*Q\d+\s*[:：]|$)/g;
+// A `Q<n>:` or `A<n>:` marker (a full-width colon too). It cannot backtrack past its own digits
+// and spaces, so one scan of the answer finds every marker in linear time.
+const MARKER = /([QA])(\d+)\s*[:：]/g;
 
-/** The Q/A pairs of a model answer, in order; empty questions or answers are skipped. */
+/**
+ * The most characters of a model answer read for pairs: far beyond any model's answer length
+ * (maxResponse tokens), and a bound on the work one answer costs the training worker.
+ */
+export const MAX_QA_ANSWER_CHARS = 1_000_000;
+
+interface Marker {
+  kind: string;
+  num: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * The Q/A pairs of a model answer, in order; empty questions or answers are skipped. A question
+ * runs from `Qn:` to the first `An:` after it (same n); its answer runs to the next `Q<digits>:`
+ * or the end. A `Qn:` with no `An:` after it starts no pair.
+ */
 export function parseQaPairs(answer: string): QaPair[] {
   // Some models return the escaped form of newlines.
-  const text = answer.replace(/\\n/g, '\n').replace(/\r\n?/g, '\n');
+  const text = textHead(answer, MAX_QA_ANSWER_CHARS).replace(/\\n/g, '\n').replace(/\r\n?/g, '\n');
+  const markers: Marker[] = Array.from(text.matchAll(MARKER), (m) => ({ kind: m[1]!, num: m[2]!, start: m.index, end: m.index + m[0].length }));
+  // For each marker, the index of the next `A` marker of its number and of the next `Q` marker (−1: none).
+  const nextAnswer = new Array<number>(markers.length);
+  const nextQuestion = new Array<number>(markers.length);
+  const answerAt = new Map<string, number>();
+  let questionAt = -1;
+  for (let i = markers.length - 1; i >= 0; i--) {
+    const marker = markers[i]!;
+    nextAnswer[i] = answerAt.get(marker.num) ?? -1;
+    nextQuestion[i] = questionAt;
+    if (marker.kind === 'A') answerAt.set(marker.num, i);
+    else questionAt = i;
+  }
   const pairs: QaPair[] = [];
-  for (const match of text.matchAll(PAIR)) {
-    const q = match[2]!.trim();
-    const a = match[3]!.replace(/\n\s*/g, '\n').trim();
-    if (q && a) pairs.push({ q, a });
+  let i = markers.findIndex((marker) => marker.kind === 'Q');
+  while (i >= 0) {
+    const a = nextAnswer[i]!;
+    if (a < 0) {
+      i = nextQuestion[i]!;
+      continue;
+    }
+    const end = nextQuestion[a]!;
+    const q = text.slice(markers[i]!.end, markers[a]!.start).trim();
+    const answerText = text.slice(markers[a]!.end, end < 0 ? text.length : markers[end]!.start).replace(/\n\s*/g, '\n').trim();
+    if (q && answerText) pairs.push({ q, a: answerText });
+    i = end;
   }
   return pairs;
 }

@@ -19,3 +19,12 @@ export function countTokens(text: string): number {
   }
   return tokens;
 }
+
+/**
+ * A token count a provider reported in `usage`: a finite number of at least 0, else absent (the
+ * caller estimates). A compatible proxy may send text ("12", which `+` would concatenate), null
+ * or a negative number; none of them may reach a bill.
+ */
+export function reportedTokens(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}

@@ -4,7 +4,7 @@
  * defaults (OPENAI_BASE_URL / CHAT_API_KEY). Token counts are the provider's usage figures,
  * estimated locally when it reports none.
  */
-import { countTokens } from '../domain/token-count.js';
+import { countTokens, reportedTokens } from '../domain/token-count.js';
 import type { LLMModel } from '../domain/models.js';
 import type { ProviderDefaults } from './embeddings.js';
 import { endpointUrl, ProviderError, postProviderJson } from './provider-http.js';
@@ -24,9 +24,6 @@ interface ChatResponse {
   choices?: { message?: { content?: unknown } }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
 }
-
-const tokenField = (value: unknown, fallback: () => number) =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback();
 
 export async function chatCompletion(
   model: LLMModel,
@@ -61,7 +58,7 @@ export async function chatCompletion(
   const content = typeof raw === 'string' ? raw : '';
   return {
     content,
-    inputTokens: tokenField(body.usage?.prompt_tokens, () => messages.reduce((sum, message) => sum + countTokens(message.content), 0)),
-    outputTokens: tokenField(body.usage?.completion_tokens, () => countTokens(content)),
+    inputTokens: reportedTokens(body.usage?.prompt_tokens) ?? messages.reduce((sum, message) => sum + countTokens(message.content), 0),
+    outputTokens: reportedTokens(body.usage?.completion_tokens) ?? countTokens(content),
   };
 }

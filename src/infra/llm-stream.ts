@@ -5,6 +5,7 @@
  */
 import { failureReason, providerErrorText, type ProviderResponse, providerRequest } from './provider-client.js';
 import { joinUrl } from './join-url.js';
+import { reportedTokens } from '../domain/token-count.js';
 
 export interface LlmToolCall {
   id: string;
@@ -84,8 +85,8 @@ export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, s
   return {
     content: typeof message?.content === 'string' ? message.content : '',
     ...(toolCalls.length ? { toolCalls } : {}),
-    promptTokens: body?.usage?.prompt_tokens,
-    completionTokens: body?.usage?.completion_tokens,
+    promptTokens: reportedTokens(body?.usage?.prompt_tokens),
+    completionTokens: reportedTokens(body?.usage?.completion_tokens),
   };
 }
 
@@ -133,5 +134,5 @@ export async function streamChat(endpoint: LlmEndpoint, request: LlmRequest, onD
     }
     if (parsed?.usage) usage = parsed.usage;
   }
-  return { content, promptTokens: usage?.prompt_tokens, completionTokens: usage?.completion_tokens };
+  return { content, promptTokens: reportedTokens(usage?.prompt_tokens), completionTokens: reportedTokens(usage?.completion_tokens) };
 }

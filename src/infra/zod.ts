@@ -24,7 +24,19 @@ export const zSearchText = z
 /** A number that may arrive as a query-string text. */
 export const zNumberLike = z.union([z.number(), z.string().trim().regex(/^-?\d+(\.\d+)?$/, 'expected a number').transform(Number)]);
 
-export const zIntLike = z.union([z.number().int(), z.string().trim().regex(/^-?\d+$/, 'expected an integer').transform(Number)]);
+/**
+ * An integer that may arrive as a query-string text. Text is held to what a JSON number must be
+ * (a safe integer): 400 digits would otherwise read as Infinity, 20 as an inexact 1e20.
+ */
+export const zIntLike = z.union([
+  z.number().int(),
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, 'expected an integer')
+    .transform(Number)
+    .refine(Number.isSafeInteger, 'expected an integer between -(2^53 - 1) and 2^53 - 1'),
+]);
 
 /** A boolean that may arrive as a query-string text. */
 export const zBoolLike = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);

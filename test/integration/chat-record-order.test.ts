@@ -40,7 +40,7 @@ describe('chat records saved by two replicas in one second', () => {
     const items = t.app.mongo.db.collection('chatitems');
     const stored = await items.find({ appId: new ObjectId(appId), chatId: 'two-replicas' }).sort({ time: 1 }).toArray();
     expect(stored).toHaveLength(4);
-    const firstSecond = (stored[0]?._id as ObjectId).toHexString().slice(0, 8);
+    const firstSecond = (stored[0]!._id as ObjectId).toHexString().slice(0, 8);
     const secondTurn = stored.slice(2);
     await items.deleteMany({ _id: { $in: secondTurn.map((item) => item._id) } });
     await items.insertMany(secondTurn.map((item, index) => ({ ...item, _id: new ObjectId(`${firstSecond}0000000000${String(index + 1).padStart(6, '0')}`) })));

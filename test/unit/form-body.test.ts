@@ -11,4 +11,13 @@ describe('parseGoForm (Go url.ParseQuery)', () => {
     expect(form[FORM_PROBLEM]).toBe('invalid URL escape "%g1"');
     expect(parseGoForm('k=v')[FORM_PROBLEM]).toBeUndefined();
   });
+  it('decodes characters above U+FFFF raw or escaped, as Go does over the bytes', () => {
+    expect(parseGoForm('password=Emoji-pass1😀&b=%F0%9F%98%80+%f0%9f%98%80&c=😀%20𞤢+é')).toEqual({ password: 'Emoji-pass1😀', b: '😀 😀', c: '😀 𞤢 é' });
+    expect(parseGoForm('😀=%F0%9F%98%80')).toEqual({ '😀': '😀' });
+  });
+  it("quotes a bad escape's bytes as Go's strconv.Quote does", () => {
+    expect(parseGoForm('x=%😀')[FORM_PROBLEM]).toBe('invalid URL escape "%\\xf0\\x9f"');
+    expect(parseGoForm('x=%é')[FORM_PROBLEM]).toBe('invalid URL escape "%é"');
+    expect(parseGoForm('x=%"a')[FORM_PROBLEM]).toBe('invalid URL escape "%\\"a"');
+  });
 });

@@ -21,6 +21,14 @@ describe('tokenizeForSearch', () => {
     expect(tokenizeForSearch('x'.repeat(100))[0]).toHaveLength(40);
   });
 
+  it('cuts a long word of an astral script at a character boundary, in documents and queries alike', () => {
+    // Adlam letters take two UTF-16 units each: 40 units after the "x" would end on half a letter.
+    const word = `x${'𞤢'.repeat(25)}`;
+    expect(tokenizeForSearch(`a ${word} b`)).toEqual(['a', `x${'𞤢'.repeat(19)}`, 'b']);
+    expect(queryTokensForSearch(word)).toEqual([`x${'𞤢'.repeat(19)}`]);
+    expect(tokenizeForSearch(`xy${'𞤢'.repeat(25)}`)).toEqual([`xy${'𞤢'.repeat(19)}`]);
+  });
+
   it('uniqueTokens keeps first-seen order', () => {
     expect(uniqueTokens(['b', 'a', 'b', 'c', 'a'])).toEqual(['b', 'a', 'c']);
   });

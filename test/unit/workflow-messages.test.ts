@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { answerContent, chatTitle, filterPublicResponses, historyLoadLimit, messagesToChatItems, type RequestMessage, systemFirst } from '../../src/domain/workflow/messages.js';
-import { chatResponseTokens, extendedQueries, messagesToHistory, MAX_SEARCH_QUERIES, parseQuestionList, presetQueries, renderQuotes, trimMessages } from '../../src/domain/workflow/prompts.js';
+import {
+  chatResponseTokens,
+  extendedQueries,
+  historyPreview,
+  messagesToHistory,
+  MAX_SEARCH_QUERIES,
+  parseQuestionList,
+  presetQueries,
+  renderQuotes,
+  responseTokenLimit,
+  trimMessages,
+} from '../../src/domain/workflow/prompts.js';
 import type { ChatValue } from '../../src/domain/workflow/types.js';
+import { reportedTokens } from '../../src/domain/token-count.js';
 import { decodeFromStorage, encodeForStorage, STORED_DEPTH } from '../../src/infra/storage-codec.js';
 
 const text = (content: string): ChatValue => ({ type: 'text', text: { content } });
@@ -76,6 +88,9 @@ describe('small rules', () => {
   it('titles, system-first order and history limit', () => {
     expect(chatTitle([text('a question that is longer than twenty characters')])).toBe('a question that is l');
     expect(chatTitle([])).toBe('新对话');
+    // Never half an emoji (stored by BSON as U+FFFD): the cut steps back over it.
+    expect(chatTitle([text(`${'a'.repeat(19)}😀 tail`)])).toBe('a'.repeat(19));
+    expect(historyPreview([{ role: 'user', content: `${'a'.repeat(9999)}😀` }])[0]!.value).toBe('a'.repeat(9999));
     expect(systemFirst([{ obj: 'Human', value: [] }, { obj: 'System', value: [] }]).map((i) => i.obj)).toEqual(['System', 'Human']);
     expect(historyLoadLimit([{ inputs: [{ key: 'history', value: 30 }] }, { inputs: [{ key: 'maxContext', value: 4 }] }])).toBe(30);
     expect(historyLoadLimit([])).toBe(10);
@@ -227,6 +242,50 @@ describe('chatResponseTokens', () => {
     expect(chatResponseTokens(16000, model, 6000)).toBe(14000);
     expect(chatResponseTokens(4000, model, 20000)).toBe(200);
     expect(chatResponseTokens(0, model, 100)).toBe(200);
+  });
+  it('asks a whole number of tokens', () => {
+    expect(chatResponseTokens(2.5, model, 100)).toBe(2);
+    expect(chatResponseTokens('2000.9', model, 100)).toBe(2000);
+    expect(chatResponseTokens(0.5, model, 100)).toBe(200);
+    expect(chatResponseTokens(-5, model, 100)).toBe(200);
+    expect(chatResponseTokens(16000, model, 6000.5)).toBe(13999);
+  });
+});
+
+describe('responseTokenLimit', () => {
+  it.each([
+    [undefined, 4000, 4000],
+    ['', 4000, 4000],
+    [2000, 4000, 2000],
+    ['3000', 4000, 3000],
+    [50000, 4000, 4000],
+    [-5, 4000, 4000],
+    [0, 4000, 4000],
+    [2.5, 4000, 2],
+    [0.5, 4000, 4000],
+    ['abc', 4000, 4000],
+    [Number.POSITIVE_INFINITY, 4000, 4000],
+    [1000, 0, 1000],
+    [undefined, 0, 4000],
+    [undefined, 1500.7, 1500],
+  ])('node value %j, maxResponse %j: %j', (requested, maxResponse, expected) => {
+    expect(responseTokenLimit(requested, maxResponse)).toBe(expected);
+  });
+});
+
+describe('reportedTokens', () => {
+  it.each([
+    [12, 12],
+    [0, 0],
+    ['12', undefined],
+    [null, undefined],
+    [undefined, undefined],
+    [-3, undefined],
+    [Number.NaN, undefined],
+    [Number.POSITIVE_INFINITY, undefined],
+    [{}, undefined],
+  ])('%j: %j', (value, expected) => {
+    expect(reportedTokens(value)).toBe(expected);
   });
 });
 

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { GUARDED_KEY_NAMES } from '../../infra/input-guard.js';
 
 /**
@@ -10,23 +11,36 @@ export const FORM_PROBLEM = Symbol('form problem');
 
 export type ParsedForm = Record<string, string | string[]> & { [FORM_PROBLEM]?: string };
 
-const isHex = (code: number) => (code >= 48 && code <= 57) || (code >= 65 && code <= 70) || (code >= 97 && code <= 102);
+const isHex = (code: number | undefined) =>
+  code !== undefined && ((code >= 48 && code <= 57) || (code >= 65 && code <= 70) || (code >= 97 && code <= 102));
 
-/** Go's QueryUnescape: the text, or the error it reports (`invalid URL escape "%zz"`). */
+/** Go's strconv.Quote of a few bytes: JSON's quoting, but a byte of no whole UTF-8 character is `\xNN`. */
+function goQuote(bytes: Buffer): string {
+  if (isUtf8(bytes)) return JSON.stringify(bytes.toString('utf8'));
+  return `"${Array.from(bytes, (byte) => (byte < 0x80 ? JSON.stringify(String.fromCharCode(byte)).slice(1, -1) : `\\x${byte.toString(16).padStart(2, '0')}`)).join('')}"`;
+}
+
+/**
+ * Go's QueryUnescape: the text, or the error it reports (`invalid URL escape "%zz"`). Go works on
+ * the body's bytes, so this does too: the text as UTF-8, escapes decoded to bytes, and the bytes
+ * read back as UTF-8 (raw and escaped characters alike, those above U+FFFF included).
+ */
 function queryUnescape(text: string): { value: string } | { problem: string } {
-  const bytes: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i]!;
-    if (char === '%') {
-      if (i + 2 >= text.length || !isHex(text.charCodeAt(i + 1)) || !isHex(text.charCodeAt(i + 2))) {
-        return { problem: `invalid URL escape ${JSON.stringify(text.slice(i, i + 3))}` };
+  if (!text.includes('%') && !text.includes('+')) return { value: text };
+  const input = Buffer.from(text, 'utf8');
+  const output = Buffer.alloc(input.length);
+  let length = 0;
+  for (let i = 0; i < input.length; i++) {
+    const byte = input[i]!;
+    if (byte === 0x25) {
+      if (i + 2 >= input.length || !isHex(input[i + 1]) || !isHex(input[i + 2])) {
+        return { problem: `invalid URL escape ${goQuote(input.subarray(i, i + 3))}` };
       }
-      bytes.push(Number.parseInt(text.slice(i + 1, i + 3), 16));
+      output[length++] = Number.parseInt(input.toString('latin1', i + 1, i + 3), 16);
       i += 2;
-    } else if (char === '+') bytes.push(32);
-    else bytes.push(...Buffer.from(char, 'utf8'));
+    } else output[length++] = byte === 0x2b ? 0x20 : byte;
   }
-  return { value: Buffer.from(bytes).toString('utf8') };
+  return { value: output.toString('utf8', 0, length) };
 }
 
 export function parseGoForm(body: string): ParsedForm {

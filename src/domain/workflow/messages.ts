@@ -1,4 +1,5 @@
 /** OpenAI-style request messages ↔ chat items, and the completion answer shape. */
+import { textHead } from '../text-cut.js';
 import { valuesText } from './chat-values.js';
 import type { ChatItem, ChatValue, WorkflowInteractive } from './types.js';
 
@@ -105,7 +106,7 @@ export function answerContent(values: readonly ChatValue[], detail: boolean): st
 /** The chat title: the first 20 characters of the question's text, else "new chat". */
 export function chatTitle(question: readonly ChatValue[]): string {
   const first = question.find((value) => value.type === 'text');
-  return first?.type === 'text' && first.text.content ? first.text.content.slice(0, 20) : '新对话';
+  return first?.type === 'text' && first.text.content ? textHead(first.text.content, 20) : '新对话';
 }
 
 /** Stable sort putting System items first. */

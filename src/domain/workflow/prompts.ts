@@ -1,4 +1,5 @@
 /** Prompt assembly for the LLM nodes (pure). */
+import { textHead } from '../text-cut.js';
 import { valuesText } from './chat-values.js';
 import { substitute } from './interpolate.js';
 import type { ChatItem, ChatValue } from './types.js';
@@ -16,7 +17,7 @@ export interface PromptMessage {
 
 /** A conversation as a node's response detail shows it (`historyPreview`): each text cut at 10,000 characters. */
 export function historyPreview(messages: readonly PromptMessage[]): { obj: 'AI' | 'System' | 'Human'; value: string }[] {
-  return messages.map((m) => ({ obj: m.role === 'assistant' ? 'AI' : m.role === 'system' ? 'System' : 'Human', value: m.content.slice(0, 10000) }));
+  return messages.map((m) => ({ obj: m.role === 'assistant' ? 'AI' : m.role === 'system' ? 'System' : 'Human', value: textHead(m.content, 10000) }));
 }
 
 export function historyToMessages(histories: readonly ChatItem[]): PromptMessage[] {
@@ -88,7 +89,31 @@ export function chatResponseTokens(requested: unknown, model: { maxResponse: num
   const asked = requested === undefined || requested === null || requested === '' ? 4000 : Number(requested);
   let tokens = Math.min(Number.isFinite(asked) ? asked : 4000, model.maxResponse);
   if (promptTokens + tokens > model.maxContext) tokens = model.maxContext - promptTokens;
-  return tokens > 0 ? tokens : 200;
+  // A whole number: providers refuse a fractional max_tokens as they refuse 0.
+  const whole = Math.floor(tokens);
+  return whole > 0 ? whole : 200;
+}
+
+/** What a model node asks for when neither it nor the model's maxResponse is a usable count. */
+const DEFAULT_RESPONSE_TOKENS = 4000;
+
+/** A whole number of at least 1 read from a node's value (a number or its text), else undefined. */
+function positiveWhole(value: unknown): number | undefined {
+  const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+  const whole = Math.floor(number);
+  return Number.isFinite(whole) && whole >= 1 ? whole : undefined;
+}
+
+/**
+ * The `max_tokens` a model node sends (tool calls, extraction, classification): the node's value
+ * within the model's maxResponse, always a whole number of at least 1 (node inputs are not
+ * validated, and a provider answers 400 to -5 or 2.5); maxResponse when the node has none.
+ */
+export function responseTokenLimit(requested: unknown, maxResponse: number): number {
+  const cap = positiveWhole(maxResponse);
+  const asked = positiveWhole(requested);
+  if (cap === undefined) return asked ?? DEFAULT_RESPONSE_TOKENS;
+  return Math.min(asked ?? cap, cap);
 }
 
 /** Keeps the system messages and the newest others within `maxTokens`. */

@@ -10,6 +10,7 @@ import { CHAT_APP_TYPES, type createAppInput, type createFolderInput, type listA
 import { type AppsCore, type AppsDeps, isFolderType, type SavedGraphCheck } from './apps.service.js';
 import { simpleWorkflowOf } from './simple-form.js';
 import { clampDatasetSearchLimits } from '../../domain/workflow/quote-limits.js';
+import { textHead } from '../../domain/text-cut.js';
 
 const RECENT_LIMIT = 15;
 const SEARCH_LIMIT = 20;
@@ -188,7 +189,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps, checkSavedGraph: S
       const { apiSchemaStr, customHeaders, pluginUniId } = source.pluginData ?? {};
       const id = await core.insertApp(auth, {
         parentId,
-        name: `${source.name} Copy`.slice(0, 200),
+        name: textHead(`${source.name} Copy`, 200),
         intro: source.intro,
         avatar: source.avatar,
         type: source.type,
@@ -211,7 +212,7 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps, checkSavedGraph: S
       await core.assertMayCreateIn(auth, app.parentId || null);
       const id = await core.insertApp(auth, {
         parentId: app.parentId || null,
-        name: `${app.name} Copy`.slice(0, 200),
+        name: textHead(`${app.name} Copy`, 200),
         avatar: app.avatar,
         type: 'advanced',
         modules: app.modules,

@@ -5,6 +5,7 @@
  */
 import { isAlias, isScalar, parseDocument } from 'yaml';
 import { Errors } from '../../infra/errors.js';
+import { textHead } from '../../domain/text-cut.js';
 
 type Json = Record<string, unknown>;
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
@@ -271,7 +272,7 @@ export function generatePlugins(schemaText: string, customHeaders?: string): Gen
       if (size > MAX_PLUGIN_WORKFLOW_CHARS) throw invalid(`operation ${method} ${path.slice(0, 100)} would make a workflow over ${MAX_PLUGIN_WORKFLOW_CHARS} characters`);
       total += size;
       if (total > MAX_GENERATED_WORKFLOW_CHARS) throw invalid(`the operations would make workflows over ${MAX_GENERATED_WORKFLOW_CHARS} characters in all`);
-      plugins.push({ name, intro: textOf(operation.description ?? operation.summary).slice(0, 5000), avatar: HTTP_AVATAR, ...workflow });
+      plugins.push({ name, intro: textHead(textOf(operation.description ?? operation.summary), 5000), avatar: HTTP_AVATAR, ...workflow });
     }
   }
   return plugins;

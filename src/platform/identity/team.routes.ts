@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { zIntLike, zObjectId } from '../../infra/zod.js';
 import { definePlatformRoute } from '../define-route.js';
+import { textHead } from '../../domain/text-cut.js';
 
 const tags = ['teams, limits and usage'];
 
@@ -68,7 +69,7 @@ export async function teamRoutes(app: FastifyInstance): Promise<void> {
     url: '/support/wallet/usage/createTrainingUsage',
     auth: ['session', 'apiKey'],
     // The reference takes any name (its default is ''); a long one is cut, not refused.
-    input: z.object({ name: z.string().default('').transform((name) => name.trim().slice(0, 200)), datasetId: zObjectId }),
+    input: z.object({ name: z.string().default('').transform((name) => textHead(name.trim(), 200)), datasetId: zObjectId }),
     summary: 'Creates a training usage record for a dataset (write permission); returns its id (billId)',
     tags,
     handler: async ({ input, auth }) => {

@@ -1,4 +1,5 @@
 /** The code, readFiles and customFeedback node runners. */
+import { textHead } from '../../../domain/text-cut.js';
 import { valuesFileUrls } from '../../../domain/workflow/chat-values.js';
 import { dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
@@ -76,7 +77,7 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
         content = `The file could not be read: ${(error as Error).message}`;
       }
       parts.push(`File: ${name}\n<Content>\n${content}\n</Content>`);
-      const preview = content.length > PREVIEW_CHARS ? `${content.slice(0, PREVIEW_CHARS)}......` : content;
+      const preview = content.length > PREVIEW_CHARS ? `${textHead(content, PREVIEW_CHARS)}......` : content;
       previews.push(`File: ${name}\n<Content>\n${preview}\n</Content>`);
     }
     const text = parts.join('\n******\n');

@@ -1,4 +1,5 @@
 /** File links as chat questions carry them: this service's own (`?filename=`) and anyone's. */
+import { textHead } from '../../../domain/text-cut.js';
 
 /**
  * A file's name from its link: this service's links name it in a `filename` parameter, others
@@ -9,7 +10,7 @@ export function fileNameOf(url: string): string {
     const parsed = new URL(url, 'http://local');
     return parsed.searchParams.get('filename') || decodeURIComponent(parsed.pathname.split('/').pop() || 'file');
   } catch {
-    return url.slice(0, 200) || 'file';
+    return textHead(url, 200) || 'file';
   }
 }
 

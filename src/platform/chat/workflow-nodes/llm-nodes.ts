@@ -14,6 +14,7 @@ import {
   queryExtensionRequest,
   renderQuotePrompt,
   renderQuotes,
+  responseTokenLimit,
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
 import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
@@ -22,7 +23,7 @@ import { fileExtensionOf } from './file-links.js';
 import { missingInput, modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
 async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature?: number; maxToken?: number; onDelta?: (t: string) => void }) {
-  const maxTokens = Math.min(Number(options.maxToken) || llm.model.maxResponse, llm.model.maxResponse);
+  const maxTokens = responseTokenLimit(options.maxToken, llm.model.maxResponse);
   const temperature = Math.min(Number(options.temperature ?? 0), llm.model.maxTemperature ?? 2);
   const request = { model: llm.model.model, messages, temperature, max_tokens: maxTokens, ...(llm.model.defaultConfig ?? {}) };
   const result = options.onDelta

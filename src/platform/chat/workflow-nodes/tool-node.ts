@@ -6,10 +6,11 @@
  * or a stopTool node ran. A streamed run streams every round (tool-stream.ts).
  */
 
+import { textHead, textTail } from '../../../domain/text-cut.js';
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import { toolResponseText } from '../../../domain/workflow/tool-response.js';
-import { estimateTokens, historyPreview, historyToMessages, type PromptMessage } from '../../../domain/workflow/prompts.js';
+import { estimateTokens, historyPreview, historyToMessages, type PromptMessage, responseTokenLimit } from '../../../domain/workflow/prompts.js';
 import { type ChatValue, type NodeRunner, type NodeUsage, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
 import { deepClone } from '../../../infra/deep-clone.js';
 import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
@@ -45,7 +46,7 @@ function keepOutputs(ran: readonly RuntimeNode[], runtimeNodes: readonly Runtime
   }
 }
 
-const cut = (text: string) => (text.length > 1000 ? `${text.slice(0, 500)}...${text.slice(-500)}` : text);
+const cut = (text: string) => (text.length > 1000 ? `${textHead(text, 500)}...${textTail(text, 500)}` : text);
 
 function toolSchema(node: RuntimeNode) {
   const params = node.inputs.filter((input) => input.toolDescription);
@@ -101,7 +102,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         model: llm.model.model,
         messages,
         temperature: modelTemperature(llm.model, params.temperature ?? 0),
-        max_tokens: Math.min(Number(params.maxToken) || llm.model.maxResponse, llm.model.maxResponse),
+        max_tokens: responseTokenLimit(params.maxToken, llm.model.maxResponse),
         ...(tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : {}),
       };
       const result = stream ? await streamToolRound(llm.endpoint, request, roundEvents, () => nanoid(), deps.signal) : await completeChat(llm.endpoint, request, deps.signal);

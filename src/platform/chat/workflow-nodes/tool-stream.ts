@@ -4,6 +4,7 @@
  * round (`answer` tokens, a `toolCall` when a call starts, `toolParams` for its argument pieces).
  * The plain streamChat helper reads text only.
  */
+import { reportedTokens } from '../../../domain/token-count.js';
 import { type LlmEndpoint, type LlmRequest, type LlmResult, type LlmToolCall, postStreamingChat, readSseData } from '../../../infra/llm-stream.js';
 
 export interface ToolRoundHandlers {
@@ -108,5 +109,5 @@ export async function streamToolRound(endpoint: LlmEndpoint, request: LlmRequest
     }
   }
   const toolCalls = assembler.finish(newId);
-  return { content, ...(toolCalls.length ? { toolCalls } : {}), promptTokens: usage?.prompt_tokens, completionTokens: usage?.completion_tokens };
+  return { content, ...(toolCalls.length ? { toolCalls } : {}), promptTokens: reportedTokens(usage?.prompt_tokens), completionTokens: reportedTokens(usage?.completion_tokens) };
 }

@@ -1,3 +1,4 @@
+import { textHead } from '../../../domain/text-cut.js';
 import { Errors } from '../../../infra/errors.js';
 import { isObjectIdHex } from '../../../infra/mongo.js';
 import { sniffContentType } from '../../../infra/text-extract.js';
@@ -104,7 +105,7 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
 
   async function previewContent(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
     const text = await sourceText(auth, input);
-    return { previewContent: text.slice(0, 3000), totalLength: text.length };
+    return { previewContent: textHead(text, 3000), totalLength: text.length };
   }
 
   /**

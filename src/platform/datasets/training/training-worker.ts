@@ -7,6 +7,7 @@ import type { DataIndex } from '../data/data.repo.js';
 import { buildIndexes } from '../data/data-indexes.js';
 import { newVectorId, onCurrentModel, removeVectors, searchTokens, storeVectors } from '../data/data-writer.js';
 import { groupBy } from '../../../domain/group-by.js';
+import { textHead } from '../../../domain/text-cut.js';
 import { withIndexWrite } from '../search/index-writes.js';
 import { removeWritesOfDeletedOwners } from './deleted-datasets.js';
 import { processQaItem } from './qa-training.js';
@@ -82,7 +83,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
       return;
     }
     const attempts = item.retryCount + 1;
-    const message = (error instanceof Error ? error.message : String(error)).slice(0, 500);
+    const message = textHead(error instanceof Error ? error.message : String(error), 500);
     const givingUp = attempts >= maxRetries;
     // A rebuild item that gives up stays queued with its error; its chain goes on without it.
     if (givingUp) await continueRebuildChain(ctx, item);
