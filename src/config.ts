@@ -142,6 +142,10 @@ export const envSchema = z.object({
   TRAINING_WORKER: bool.default(true),
   /** A training claim's lease: renewed every third of it; a crashed worker's items come back two of these after its last renewal. */
   TRAINING_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+  /** A messaging-channel turn's lease: renewed every third of it; a stopped process's turn is taken over once it lapsed. */
+  CHANNEL_TURN_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
+  /** How often each process looks for channel turns whose lease lapsed, and runs them. */
+  CHANNEL_TURN_SWEEP_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** Collections of at most this many items have their data list kept per process (0: none; pages query the database). */
   DATA_LIST_CACHE_ITEMS: nonNegativeInt.default(5000),
   /** Estimated memory of the dataset search indexes one process keeps open (1 GiB); past it the least recently searched are dropped and reopened from MongoDB when next searched. */

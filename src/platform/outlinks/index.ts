@@ -14,7 +14,7 @@ const QPM_CLEANUP_MS = 10 * 60_000;
 declare module 'fastify' {
   interface FastifyInstance {
     outlinks: OutLinkService;
-    /** Messages the channels delivered (one turn per message across replicas). */
+    /** Messages the channels delivered, each a stored job (one turn per message across replicas, taken over when its process stops). */
     channelEvents: ChannelEventsRepo;
   }
 }
@@ -55,7 +55,10 @@ export const outlinksServices = fp(
         startPeriodicTask({
           name: 'channel message cleanup',
           intervalMs: QPM_CLEANUP_MS,
-          task: () => channelEvents.deleteBefore(new Date(app.identity.clock.now() - CHANNEL_EVENT_RETENTION_MS)),
+          task: () => {
+            const now = app.identity.clock.now();
+            return channelEvents.deleteBefore(new Date(now - CHANNEL_EVENT_RETENTION_MS), new Date(now));
+          },
           log: app.log,
           onFailure: (error) => app.opsMetrics.databaseError('outlink-channel-event-cleanup', error),
         }),

@@ -167,6 +167,11 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
       return link;
     },
 
+    /** A link by its id, as read now (a stored channel message names its link so), or null once deleted. */
+    findById(id: string): Promise<OutLinkDoc | null> {
+      return deps.repo.findById(id);
+    },
+
     /**
      * The link and the caller's uid: the hook's `init` answers it when the link has a hook, except
      * for a chat start, whose `start` call answers it (startChat). An expired link still opens its

@@ -1,4 +1,4 @@
-/** Answers one incoming channel message: runs the link's app and sends its answer back through the channel. */
+/** Runs the link's app on one incoming channel message (channel-jobs.ts sends the answer back through the channel). */
 import { valuesText } from '../../../domain/workflow/chat-values.js';
 import { Errors, isAppError } from '../../../infra/errors.js';
 import type { ChatSource } from '../../chat/chat.repo.js';
@@ -23,22 +23,11 @@ export interface ChannelMessage {
   channel: ChatSource;
 }
 
-/** Answers a message through `send`: the link's immediate response first, if it has one, then the turn's answer. */
-export async function answerChannelMessage(
-  chat: ChatModule,
-  link: OutLinkDoc,
-  input: ChannelMessage,
-  send: (text: string) => Promise<void>,
-  logUnexpected: (error: unknown) => void,
-): Promise<void> {
-  if (link.immediateResponse) await send(link.immediateResponse);
-  // A Feishu message's text comes out of a JSON string inside the event, where the request guard
-  // does not look: no NUL reaches a chat (FerretDB cannot store one).
-  const answer = await runChannelTurn(chat, link, { ...input, text: input.text.replaceAll('\u0000', '') }, logUnexpected);
-  if (answer) await send(answer);
-}
-
-async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: ChannelMessage, logUnexpected: (error: unknown) => void): Promise<string> {
+/**
+ * Runs the link's app on one message; the answer to send (its text, the link's defaultResponse,
+ * or a refusal the channel's user may read), '' when there is none. `signal` stops the run.
+ */
+export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: ChannelMessage, signal: AbortSignal, logUnexpected: (error: unknown) => void): Promise<string> {
   try {
     // A channel message has no visitor address: no QPM slot (as the reference); the hook's start names the user.
     const uid = await chat.outLinks.startChat(link, input.uid, input.text);
@@ -61,7 +50,7 @@ async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: Channel
       stream: false,
       mode: 'chat',
       emit: () => undefined,
-      signal: new AbortController().signal,
+      signal,
       save: true,
       channel: input.channel,
     });

@@ -6,6 +6,7 @@
 import { urlForMessage } from '../../../infra/join-url.js';
 import type { safeFetch } from '../../../infra/outbound-fetch.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
+import type { ChannelJobMessage } from './channel-events.repo.js';
 
 type Outbound = typeof safeFetch;
 /** A channel link's settings as the channel console gave them (`OutLinkDoc.app`). */
@@ -60,4 +61,11 @@ export async function sendWechatText(outbound: Outbound, settings: ChannelSettin
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ touser: user, msgtype: 'text', text: { content: text } }),
   });
+}
+
+/** How a stored message's answer goes back: a reply to its Feishu message, or a text to its WeCom / WeChat user. */
+export function channelSender(outbound: Outbound, link: OutLinkDoc, message: Pick<ChannelJobMessage, 'channel' | 'to'>): (text: string) => Promise<void> {
+  if (message.channel === 'feishu') return (text) => sendFeishuReply(outbound, link.app, message.to, text);
+  if (message.channel === 'wecom') return (text) => sendWecomText(outbound, link.app, message.to, text);
+  return (text) => sendWechatText(outbound, link.app, message.to, text);
 }

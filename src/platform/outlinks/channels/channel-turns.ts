@@ -1,8 +1,9 @@
 /**
  * Channel turns run after the channel got its answer (the channels redeliver an event that is
  * not answered within seconds), so nothing awaits them: they are tracked instead (deferred work).
- * The event is already acknowledged and its id claimed, so no channel retries a turn cut off: a
- * shutdown waits for running turns as long as the process's own shutdown bound allows.
+ * Each turn is a stored job (channel-jobs.ts): a shutdown waits for running turns as long as the
+ * process's own shutdown bound allows, then tells those still running that it stopped waiting
+ * (`closed`): they stop renewing their leases, and another replica takes them over.
  */
 import { createDeferredWork } from '../../../infra/deferred-work.js';
 
@@ -18,9 +19,12 @@ export function channelDrainBudgetMs(shutdownTimeoutMs: number): number {
 }
 
 export interface ChannelTurns {
-  /** Runs `work` now, tracked until it settles; its failure goes to the tracker's `onFailure`. */
-  start(work: () => Promise<void>): void;
-  /** True once the app began closing: an event then is refused before its id is claimed. */
+  /**
+   * Runs `work` now, tracked until it settles; its failure goes to the tracker's `onFailure`.
+   * `closed` aborts when a close stopped waiting for it (the drain budget ran out).
+   */
+  start(work: (closed: AbortSignal) => Promise<void>): void;
+  /** True once the app began closing: an event then is refused before its id is claimed, and no job is taken over. */
   readonly closing: boolean;
   /** Marks the start of a close (preClose): the drain budget counts from here. */
   beginClose(): void;
@@ -30,12 +34,13 @@ export interface ChannelTurns {
 
 export function createChannelTurns(onFailure: (error: unknown) => void, budgetMs: number): ChannelTurns {
   const turns = createDeferredWork(onFailure);
+  const closed = new AbortController();
   let deadline: number | undefined;
   const beginClose = () => {
     deadline ??= performance.now() + budgetMs;
   };
   return {
-    start: (work) => turns.now(work),
+    start: (work) => turns.now(() => work(closed.signal)),
     get closing() {
       return deadline !== undefined;
     },
@@ -48,6 +53,8 @@ export function createChannelTurns(onFailure: (error: unknown) => void, budgetMs
       });
       await Promise.race([turns.flush(), late]);
       clearTimeout(timer);
+      // Turns still running are left to the replicas that take over their lapsed jobs.
+      closed.abort();
     },
   };
 }

@@ -2,12 +2,14 @@
  * Messaging-channel receivers, each served at the specification's name (imA, imB, imC) and at
  * the reference's real path (feishu, wecom, offiaccount), which users paste into the channel
  * consoles. Each verifies the link token and the channel's signature, answers the
- * channel's URL verification, and hands an incoming text message off: the link's app answers it
- * in the background (channel-turns.ts, channel-runner.ts) and the answer goes back through the
- * channel's API (channel-senders.ts). See docs/chat.md.
+ * channel's URL verification, and hands an incoming text message off as a stored job: the link's
+ * app answers it in the background, on this replica or, if this one stops, on another
+ * (channel-jobs.ts), and the answer goes back through the channel's API (channel-senders.ts).
+ * See docs/chat.md.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { startPeriodicTask } from '../../../infra/backoff.js';
 import { Errors } from '../../../infra/errors.js';
 import type { ChatModule } from '../../chat/chat-module.js';
 import { definePlatformRoute, type PlatformRouteOptions, parseWith } from '../../define-route.js';
@@ -15,8 +17,9 @@ import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
 import type { ChannelEventsRepo } from './channel-events.repo.js';
 import { parseFlatXml, sameText, sha1Signature, wecomDecrypt, withinSignatureWindow } from './channel-crypto.js';
 import { keepRawJsonBodies, openFeishuEvent } from './channel-feishu.js';
-import { answerChannelMessage, type ChannelMessage, channelChatId } from './channel-runner.js';
-import { sendFeishuReply, sendWechatText, sendWecomText, str } from './channel-senders.js';
+import { createChannelJobs } from './channel-jobs.js';
+import { channelChatId } from './channel-runner.js';
+import { str } from './channel-senders.js';
 import { channelDrainBudgetMs, createChannelTurns } from './channel-turns.js';
 
 const tokenParam = z.object({ token: z.string().min(1).max(100) });
@@ -35,22 +38,50 @@ function defineChannelRoute(app: FastifyInstance, names: [string, string], optio
   }
 }
 
-export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, events: ChannelEventsRepo): void {
-  const logTurnFailure = (error: unknown) => app.log.error({ err: error }, 'messaging channel turn failed');
+/**
+ * Channel turns of this process, and the sweep that takes over the turns a stopped process left
+ * (channel-jobs.ts): started with the app, stopped when it closes.
+ */
+function startChannelJobs(app: FastifyInstance, chat: ChatModule, events: ChannelEventsRepo) {
   const turns = createChannelTurns((error) => app.log.warn({ err: error }, 'messaging channel delivery failed'), channelDrainBudgetMs(app.config.SHUTDOWN_TIMEOUT_MS));
-  app.addHook('preClose', async () => turns.beginClose());
+  const withError = (error: unknown) => (error === undefined ? {} : { err: error });
+  const jobs = createChannelJobs({
+    repo: events,
+    chat,
+    turns,
+    now: () => app.identity.clock.now(),
+    leaseMs: app.config.CHANNEL_TURN_LEASE_MS,
+    log: {
+      info: (message) => app.log.info(message),
+      warn: (message, error) => app.log.warn(withError(error), message),
+      error: (message, error) => app.log.error(withError(error), message),
+    },
+  });
+  let sweep: { stop(): void } | undefined;
+  app.startup.add('messaging channels: sweep of interrupted turns', async () => {
+    sweep = startPeriodicTask({
+      name: 'messaging channel turn sweep',
+      intervalMs: app.config.CHANNEL_TURN_SWEEP_MS,
+      task: () => jobs.sweep(),
+      log: app.log,
+      onFailure: (error) => app.opsMetrics.databaseError('outlink-channel-turn-sweep', error),
+    });
+  });
+  app.addHook('preClose', async () => {
+    sweep?.stop();
+    turns.beginClose();
+  });
   app.addHook('onClose', () => turns.drain());
+  return { turns, jobs };
+}
+
+export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, events: ChannelEventsRepo): void {
+  const { turns, jobs } = startChannelJobs(app, chat, events);
   // A message that comes while this process closes is refused before its id is claimed: Feishu,
   // WeCom and WeChat deliver again an event answered with a non-2xx status (by then to a replica
-  // still running), where one acknowledged and claimed here might never be answered. Fastify
-  // itself answers 503 to requests that start after the close began; each receiver's
+  // still running), where one acknowledged and claimed here might wait a lease for its answer.
+  // Fastify itself answers 503 to requests that start after the close began; each receiver's
   // `turns.closing` check covers those already inside a handler then.
-  /** Answers a message after the channel got its reply to the event (see channel-turns.ts). */
-  const answerLater = (link: OutLinkDoc, message: ChannelMessage, send: (text: string) => Promise<void>) =>
-    turns.start(() => answerChannelMessage(chat, link, message, send, logTurnFailure));
-  /** The first delivery of a message to a link, on any replica (a channel's retry is not run again). */
-  const firstDelivery = (link: OutLinkDoc, messageId: string | undefined) =>
-    messageId ? events.claim(String(link._id), messageId, new Date(app.identity.clock.now())) : Promise.resolve(true);
 
   /** WeChat and WeCom sign a timestamp (seconds): a signature is good within its window only. */
   const assertFresh = (timestamp: unknown) => {
@@ -74,7 +105,6 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
         const event = (body.event ?? {}) as { message?: Record<string, unknown>; sender?: { sender_id?: Record<string, unknown> } };
         const eventId = str(header.event_id);
         if (header.event_type !== 'im.message.receive_v1' || event.message?.message_type !== 'text') return reply.send({});
-        if (!(await firstDelivery(link, eventId))) return reply.send({});
         let text = '';
         try {
           text = str((JSON.parse(str(event.message.content)) as { text?: unknown }).text).replace(/@_user_\d+/g, '').trim();
@@ -85,7 +115,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
         const uid = str(event.sender?.sender_id?.open_id) || str(event.message.chat_id);
         if (text && messageId) {
           const chatId = channelChatId('feishu', link, str(event.message.chat_id) || uid);
-          answerLater(link, { uid, chatId, text, channel: 'feishu' }, (answer) => sendFeishuReply(chat.outbound, link.app, messageId, answer));
+          await jobs.deliver(link, eventId, { uid, chatId, text, channel: 'feishu', to: messageId });
         }
         return reply.send({});
       },
@@ -124,9 +154,9 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
         if (turns.closing) throw Errors.shuttingDown();
         const outer = parseFlatXml(str(request.body));
         const message = parseFlatXml(verify(outer.Encrypt ?? ''));
-        if (message.MsgType === 'text' && message.FromUserName && message.Content && (await firstDelivery(link, message.MsgId))) {
+        if (message.MsgType === 'text' && message.FromUserName && message.Content) {
           const user = message.FromUserName;
-          answerLater(link, { uid: user, chatId: channelChatId('wecom', link, user), text: message.Content, channel: 'wecom' }, (answer) => sendWecomText(chat.outbound, link.app, user, answer));
+          await jobs.deliver(link, message.MsgId, { uid: user, chatId: channelChatId('wecom', link, user), text: message.Content, channel: 'wecom', to: user });
         }
         return reply.type('text/plain').send('');
       },
@@ -149,9 +179,9 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
         if (request.method === 'GET') return reply.type('text/plain').send(str(q.echostr));
         if (turns.closing) throw Errors.shuttingDown();
         const message = parseFlatXml(str(request.body));
-        if (message.MsgType === 'text' && message.FromUserName && message.Content && (await firstDelivery(link, message.MsgId))) {
+        if (message.MsgType === 'text' && message.FromUserName && message.Content) {
           const user = message.FromUserName;
-          answerLater(link, { uid: user, chatId: channelChatId('wechat', link, user), text: message.Content, channel: 'official_account' }, (answer) => sendWechatText(chat.outbound, link.app, user, answer));
+          await jobs.deliver(link, message.MsgId, { uid: user, chatId: channelChatId('wechat', link, user), text: message.Content, channel: 'official_account', to: user });
         }
         return reply.type('text/plain').send('success');
       },
