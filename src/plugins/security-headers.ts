@@ -52,20 +52,15 @@ const EXPOSED_HEADERS = 'x-request-id, retry-after';
 const PREFLIGHT_MAX_AGE = '600';
 
 /**
- * The APIs' answers (credentials in, a caller's data out) are never stored by a browser or a
- * shared cache that caches GETs: these paths answer `cache-control: no-store` unless the route
- * sets its own (stored content, streams). Health, metrics and the documents keep theirs.
+ * The platform API's answers (a caller's data, for credentials a cache does not key on: the
+ * session cookie, the `token` header) and the OAuth token answers (RFC 6749 §5.1) are never
+ * stored by a browser or a shared cache that caches GETs: these paths answer
+ * `cache-control: no-store` unless the route sets its own (stored content, streams). `/kapis`
+ * takes a bearer token only, whose answers a shared cache may not reuse anyway (RFC 9111 §3.5),
+ * so its hot node page sends one header fewer. Health, metrics and the documents keep theirs.
  */
-function isApiUrl(url: string): boolean {
-  return (
-    url.startsWith('/api/') ||
-    url.startsWith('/kapis/') ||
-    url.startsWith('/oauth/') ||
-    url === '/api' ||
-    url === '/kapis' ||
-    url.startsWith('/api?') ||
-    url.startsWith('/kapis?')
-  );
+function answersNoStore(url: string): boolean {
+  return url.startsWith('/api/') || url.startsWith('/oauth/') || url === '/api' || url.startsWith('/api?');
 }
 
 interface HeaderSets {
@@ -133,7 +128,7 @@ export default fp(
     const applySecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => {
       const routeConfig = request.routeOptions?.config;
       const sets = headersFor(routeConfig?.securityHeaders);
-      reply.headers(routeConfig?.contentRead !== true && isApiUrl(request.url) ? sets.noStore : sets.plain);
+      reply.headers(routeConfig?.contentRead !== true && answersNoStore(request.url) ? sets.noStore : sets.plain);
       const origin = request.headers.origin;
       if (origin) {
         // Only a cross-origin answer needs these (a browser reads them on CORS responses only).
@@ -144,7 +139,7 @@ export default fp(
     };
     // For the answers no hook runs for (the router's refusals, app.ts; the HTTP parser's, client-errors.ts).
     app.decorate('applySecurityHeaders', applySecurityHeaders);
-    app.decorate('staticSecurityHeaders', (url: string) => (isApiUrl(url) ? global.noStore : global.plain));
+    app.decorate('staticSecurityHeaders', (url: string) => (answersNoStore(url) ? global.noStore : global.plain));
     app.addHook('onRequest', (request, reply, done) => {
       applySecurityHeaders(request, reply);
       if (request.method !== 'OPTIONS') return done(refusal?.());
