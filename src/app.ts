@@ -41,6 +41,16 @@ function trustHops(hops: number) {
   return (_address: string, hop: number) => hop < hops;
 }
 
+/** Answers above this size may wait in this process's memory for a client that reads slowly or not at all. */
+const BUFFERED_ANSWER_BYTES = 256 * 1024;
+
+/** Whether an answer may outgrow the socket's buffers (a large body, or a stream of unknown size). */
+function holdsMemoryUntilRead(payload: unknown): boolean {
+  if (typeof payload === 'string') return payload.length > BUFFERED_ANSWER_BYTES / 3;
+  if (Buffer.isBuffer(payload)) return payload.length > BUFFERED_ANSWER_BYTES;
+  return payload !== null && payload !== undefined;
+}
+
 /** Builds the whole service; nothing listens until server.ts says so. */
 export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
@@ -91,6 +101,12 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     if (closing) reply.header('connection', 'close');
+    // A large answer is ready: from here its connection only carries it out. One on which
+    // nothing moves for this long (a client that stopped reading holds the answer in memory) is
+    // closed (Node destroys a socket whose timeout nobody handles); once the answer is out,
+    // Node's keep-alive timeout replaces this one. A small answer fits the socket's buffers and
+    // costs no timer (every request would pay for it). Streamed chat answers watch their own (chat/sse.ts).
+    if (holdsMemoryUntilRead(payload)) request.raw.socket?.setTimeout?.(config.RESPONSE_STALL_TIMEOUT_MS);
     done(null, payload);
   });
 

@@ -108,6 +108,8 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   /** Longest time to receive one request, body included (Node's own default; Fastify's is none). */
   REQUEST_TIMEOUT_MS: positiveInt.default(300_000),
+  /** Longest time an answer's unsent data may wait for a client that takes none of it; the connection is closed then. */
+  RESPONSE_STALL_TIMEOUT_MS: positiveInt.default(30_000),
   /** Which proxies' X-Forwarded-* headers to believe (client IP for login limits, https for cookies). */
   TRUST_PROXY: trustProxy.default(false),
   /** Origins whose browser requests may carry the session cookie (CORS with credentials). */

@@ -6,6 +6,7 @@
 import { EdgeIndex } from './edge-index.js';
 import { graphSizeProblem } from './graph-limits.js';
 import { buildNodeParams, formatValueType, nodeLookup, TextTooLongError } from './interpolate.js';
+import { OutputBudget } from './output-budget.js';
 import {
   type ChatItem,
   type ChatValue,
@@ -39,6 +40,8 @@ export interface DispatchOptions {
   maxRunTimes?: number;
   /** A budget shared with the run this one is nested in: its runs spend from the same total. */
   runBudget?: RunBudget;
+  /** Characters the turn may produce when the run budget carries none (default MAX_TURN_OUTPUT_CHARS). */
+  maxOutputChars?: number;
   emit?: (event: WorkflowEvent) => void;
   isAborted?: () => boolean;
   /** Id for each node response; injected so tests are deterministic. */
@@ -101,12 +104,19 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const tooLarge = graphSizeProblem(nodes, edges);
   if (tooLarge) throw new WorkflowError(tooLarge);
   const now = options.now ?? (() => 0);
-  const emit = options.emit ?? (() => undefined);
   const isAborted = options.isAborted ?? (() => false);
   const pause = options.pause ?? (() => Promise.resolve());
   const variables = options.variables;
   let histories = options.histories;
   const budget: RunBudget = options.runBudget ?? { remaining: options.maxRunTimes ?? 200 };
+  budget.output ??= new OutputBudget(options.maxOutputChars);
+  const produced = budget.output;
+  const sink = options.emit ?? (() => undefined);
+  // Answer text is counted once its node returns it; other events (variables, tool calls) as they go out.
+  const emit = (event: WorkflowEvent) => {
+    if (event.event !== 'answer' && event.event !== 'fastAnswer') produced.add(event);
+    sink(event);
+  };
 
   const flowResponses: NodeResponse[] = [];
   const flowUsages: NodeUsage[] = [];
@@ -152,15 +162,21 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       throw error;
     }
     if (result.responseData) {
-      flowResponses.push({
+      const response: NodeResponse = {
         id: options.newId(),
         nodeId: node.nodeId,
         moduleName: node.name ?? node.flowNodeType,
         moduleType: node.flowNodeType,
         runningTime: Math.round((now() - started) / 10) / 100,
         ...result.responseData,
-      });
+      };
+      // Counted as the object the run reports: a node that ran this run returns it again (nested details).
+      produced.add(response);
+      flowResponses.push(response);
     }
+    produced.add(result.assistantResponses ?? result.answerText ?? result.outputs?.answerText);
+    const overrun = produced.problem();
+    if (overrun) throw new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}): ${overrun}`);
     // Required outputs left undefined fall back to their default value.
     const outputs = { ...(result.outputs ?? {}) };
     for (const output of node.outputs) {

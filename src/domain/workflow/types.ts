@@ -2,6 +2,7 @@
  * Shapes of the stored workflow graph and of one run, as the reference (FastGPT 4.8.10) names
  * them. Pure types: the dispatcher and the node runners share them.
  */
+import type { OutputBudget } from './output-budget.js';
 
 /** The source node id that addresses a global variable in a reference tuple. */
 export const VARIABLE_NODE_ID = 'VARIABLE_NODE_ID';
@@ -168,6 +169,8 @@ export interface NodeRunContext {
  */
 export interface RunBudget {
   remaining: number;
+  /** What the turn may still produce (output-budget.ts); the outermost dispatch sets it when absent. */
+  output?: OutputBudget;
 }
 
 export interface NodeRunResult {

@@ -72,6 +72,11 @@ export interface ChatTurnRequest {
   stream: boolean;
   mode: 'chat' | 'test';
   emit: (event: WorkflowEvent) => void;
+  /**
+   * Resolves once the client took what the turn streamed so far (or its connection closed):
+   * awaited between nodes, so a client that stops reading pauses its turn instead of buffering it.
+   */
+  drained?: () => Promise<void>;
   signal: AbortSignal;
   save: boolean;
   channel?: ChatSource;
@@ -216,6 +221,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     };
 
     const customFeedbacks: string[] = [];
+    const { drained } = request;
     const nodeDeps = deps.nodeDeps({ teamId: caller.auth.teamId, appId, chatId: chatId ?? '', responseChatItemId: request.responseChatItemId, signal: request.signal, customFeedbacks });
     // Closed once the run ends, before the save reads the list: a later call writes into the saved item.
     const closeFeedbacks = request.save && chatId ? runningFeedbacks.open({ teamId: caller.auth.teamId, appId, chatId, dataId: request.responseChatItemId }, customFeedbacks) : undefined;
@@ -235,7 +241,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         isAborted: () => request.signal.aborted,
         newId: () => nanoid(),
         now: () => Date.now(),
-        pause: yieldToEventLoop,
+        pause: drained ? () => drained().then(yieldToEventLoop) : yieldToEventLoop,
       });
     } catch (error) {
       throw toRunError(error);

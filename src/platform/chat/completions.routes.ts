@@ -34,6 +34,7 @@ function streamedError(error: unknown, request: FastifyRequest, what: string) {
 }
 
 export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule): void {
+  const stallTimeoutMs = app.config.RESPONSE_STALL_TIMEOUT_MS;
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
     url: '/v1/chat/completions',
@@ -52,7 +53,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const responseChatItemId = input.responseChatItemId ?? nanoid();
       const controller = abortOnClose(request, reply);
       const created = Math.floor(chat.now() / 1000);
-      const writer = input.stream ? new SseWriter(reply, detail, created) : undefined;
+      const writer = input.stream ? new SseWriter(reply, detail, created, stallTimeoutMs) : undefined;
       const turn = {
         app,
         caller,
@@ -64,6 +65,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         stream: input.stream,
         mode: 'chat' as const,
         emit: writer ? writer.emit.bind(writer) : () => undefined,
+        drained: writer ? () => writer.drained() : undefined,
         signal: controller.signal,
         save: true,
         originIp: request.ip,
@@ -118,7 +120,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       if (appDoc.type !== 'plugin' && items.length === 0) throw chat.errors.missingParams('Params Error: messages must end with the question');
       const guard = await chat.access.assertCallerGraph(auth, input.nodes);
       const controller = abortOnClose(request, reply);
-      const writer = new SseWriter(reply, true, Math.floor(chat.now() / 1000));
+      const writer = new SseWriter(reply, true, Math.floor(chat.now() / 1000), stallTimeoutMs);
       try {
         const graph = { nodes: input.nodes as unknown as StoreNode[], edges: input.edges as unknown as StoreEdge[], chatConfig: input.chatConfig ?? {} };
         const result = await chat.run.runTurn({
@@ -132,6 +134,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
           stream: true,
           mode: 'test',
           emit: writer.emit.bind(writer),
+          drained: () => writer.drained(),
           signal: controller.signal,
           save: false,
           appName: input.appName ?? appDoc.name,

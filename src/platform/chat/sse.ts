@@ -25,12 +25,24 @@ export function usageChunk(tokens: { inputTokens: number; outputTokens: number }
   return { id: '', object: 'chat.completion.chunk', created, model: '', choices: [], usage };
 }
 
+/** Frames go out in pieces of this size: a client reading a large frame slowly is seen to read it. */
+const WRITE_PIECE_BYTES = 64 * 1024;
+
+/**
+ * Writes one turn's frames. A client that stops reading leaves them in this process's memory:
+ * the turn waits for it between nodes (`drained`), and once written frames wait longer than
+ * `stallTimeoutMs` for it the connection is closed, which ends the turn (its abort signal).
+ */
 export class SseWriter {
   private started = false;
+  private stallTimer: NodeJS.Timeout | undefined;
+  /** Bytes of frames handed to the response. */
+  private written = 0;
   constructor(
     private readonly reply: FastifyReply,
     private readonly detail: boolean,
     private readonly created: number,
+    private readonly stallTimeoutMs: number,
   ) {}
 
   get closed(): boolean {
@@ -57,7 +69,66 @@ export class SseWriter {
     this.start();
     if (this.closed) return;
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
-    this.reply.raw.write(`${event && (this.detail || event === 'error') ? `event: ${event}\n` : ''}data: ${payload}\n\n`);
+    const text = `${event && (this.detail || event === 'error') ? `event: ${event}\n` : ''}data: ${payload}\n\n`;
+    let flowing: boolean;
+    // Three bytes at most a UTF-16 unit: a frame this short is one piece as it is.
+    if (text.length <= WRITE_PIECE_BYTES / 3) {
+      this.written += Buffer.byteLength(text);
+      flowing = this.reply.raw.write(text);
+    } else {
+      const frame = Buffer.from(text);
+      this.written += frame.length;
+      flowing = true;
+      for (let at = 0; at < frame.length; at += WRITE_PIECE_BYTES) flowing = this.reply.raw.write(frame.subarray(at, at + WRITE_PIECE_BYTES));
+    }
+    if (!flowing) this.watchStall();
+  }
+
+  /** Resolves once the frames written so far left for the client, or the connection closed. */
+  drained(): Promise<void> {
+    const raw = this.reply.raw;
+    if (this.closed || !raw.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
+      };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
+  }
+
+  /** Bytes of frames that left this process: those written less those still waiting in its buffers. */
+  private sentBytes(): number {
+    return this.written - this.reply.raw.writableLength;
+  }
+
+  /**
+   * Closes the connection once the frames waiting for the client stop leaving: checked every
+   * stall timeout until they are all gone (a slow client that still reads is left alone).
+   */
+  private watchStall(): void {
+    if (this.stallTimer) return;
+    const raw = this.reply.raw;
+    const events = ['drain', 'finish', 'close'] as const;
+    const clear = () => {
+      clearTimeout(this.stallTimer);
+      this.stallTimer = undefined;
+      for (const event of events) raw.off(event, clear);
+    };
+    let sent = this.sentBytes();
+    const check = () => {
+      if (this.sentBytes() > sent) {
+        sent = this.sentBytes();
+        this.stallTimer = setTimeout(check, this.stallTimeoutMs);
+        return;
+      }
+      clear();
+      raw.destroy();
+    };
+    this.stallTimer = setTimeout(check, this.stallTimeoutMs);
+    for (const event of events) raw.on(event, clear);
   }
 
   /** Forwards a workflow event; without detail only answer text is written. */
@@ -75,6 +146,9 @@ export class SseWriter {
 
   end(): void {
     this.start();
-    if (!this.closed) this.reply.raw.end();
+    if (this.closed) return;
+    this.reply.raw.end();
+    // The last frames (the run details) may be the largest: they too wait only so long.
+    if (!this.reply.raw.writableFinished) this.watchStall();
   }
 }

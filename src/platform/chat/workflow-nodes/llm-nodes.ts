@@ -19,7 +19,7 @@ import {
 } from '../../../domain/workflow/prompts.js';
 import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
 import { completeChat, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
-import { fileExtensionOf } from './file-links.js';
+import { distinctFileLinks, fileExtensionOf } from './file-links.js';
 import { missingInput, modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
 async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature?: number; maxToken?: number; onDelta?: (t: string) => void }) {
@@ -55,9 +55,9 @@ export const MAX_VISION_IMAGE_BYTES = 20 * 1024 * 1024;
  * would otherwise be held in memory at once.
  */
 async function imageParts(deps: NodeDeps, query: ChatValue[]): Promise<{ type: 'image_url'; image_url: { url: string } }[]> {
-  const urls = new Set(query.flatMap((value) => (value.type === 'file' && value.file.type === 'image' ? [value.file.url] : [])));
+  const urls = distinctFileLinks(query.flatMap((value) => (value.type === 'file' && value.file.type === 'image' ? [value.file.url] : [])));
   const parts: { type: 'image_url'; image_url: { url: string } }[] = [];
-  for (const url of [...urls].slice(0, MAX_VISION_IMAGES)) {
+  for (const url of urls.slice(0, MAX_VISION_IMAGES)) {
     if (/^(https?|data):/i.test(url)) parts.push({ type: 'image_url', image_url: { url } });
     else {
       try {
