@@ -1,6 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { appendAll } from '../domain/append-all.js';
 import { Errors } from './errors.js';
+import { NEXT_PAGE, type WorkerPage } from './worker-pages.js';
 
 /**
  * Worker tasks running at once in this process. Each may use its heap limit (hundreds of MB), so
@@ -90,6 +92,19 @@ function releaseSlot(owner: string): void {
   start();
 }
 
+/**
+ * The source of an eval'd worker that imports the module `entry` (a path without its extension,
+ * relative to `callerUrl`, the caller's import.meta.url): the built JavaScript module, or from
+ * sources (tests, tsx) the TypeScript one, through tsx's loader registered inside the worker.
+ */
+export function workerEntrySource(callerUrl: string, entry: string): string {
+  const fromSource = callerUrl.endsWith('.ts');
+  const href = new URL(`${entry}${fromSource ? '.ts' : '.js'}`, callerUrl).href;
+  return fromSource
+    ? `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(href)}); });`
+    : `import(${JSON.stringify(href)});`;
+}
+
 /** Why a worker task ended without a message: the time limit, or the thread died. */
 export type WorkerFailure = { kind: 'timeout'; ms: number } | { kind: 'error'; message: string } | { kind: 'exit'; code: number };
 
@@ -107,32 +122,79 @@ export async function runWorkerTask<M>(
   timeoutMs: number,
   task: WorkerTaskOwner,
 ): Promise<{ message: M } | { failure: WorkerFailure }> {
+  let answer: M | undefined;
+  const failure = await runInSlot<M>(source, options, timeoutMs, task, (message) => {
+    answer = message;
+    return true;
+  });
+  return failure ? { failure } : { message: answer as M };
+}
+
+/**
+ * runWorkerTask for an answer too large for one message (a big file's chunks): the worker posts
+ * it in pages (worker-pages.ts), the next one only when asked, so that each is received in its own
+ * turn of the event loop; messages already queued would all be received in one. Resolves with the
+ * first message and the items of every page; the limits hold for the whole exchange.
+ */
+export async function runPagedWorkerTask<M extends WorkerPage<T>, T>(
+  source: string,
+  options: WorkerOptions & { eval: true },
+  timeoutMs: number,
+  task: WorkerTaskOwner,
+): Promise<{ message: M; items: T[] } | { failure: WorkerFailure }> {
+  let first: M | undefined;
+  const items: T[] = [];
+  const failure = await runInSlot<M>(source, options, timeoutMs, task, (message, worker) => {
+    first ??= message;
+    if (message.items) appendAll(items, message.items);
+    if (!message.more) return true;
+    worker.postMessage(NEXT_PAGE);
+    return false;
+  });
+  return failure ? { failure } : { message: first as M, items };
+}
+
+/** Runs a worker once `task.owner` has a slot; `receive` takes its messages until it returns true (the last). */
+async function runInSlot<M>(
+  source: string,
+  options: WorkerOptions & { eval: true },
+  timeoutMs: number,
+  task: WorkerTaskOwner,
+  receive: (message: M, worker: Worker) => boolean,
+): Promise<WorkerFailure | undefined> {
   const owner = task.owner ?? ANONYMOUS_OWNER;
   await takeSlot(owner);
   try {
-    return await runInWorker<M>(source, options, timeoutMs);
+    return await runInWorker<M>(source, options, timeoutMs, receive);
   } finally {
     releaseSlot(owner);
   }
 }
 
-function runInWorker<M>(source: string, options: WorkerOptions & { eval: true }, timeoutMs: number): Promise<{ message: M } | { failure: WorkerFailure }> {
+function runInWorker<M>(
+  source: string,
+  options: WorkerOptions & { eval: true },
+  timeoutMs: number,
+  receive: (message: M, worker: Worker) => boolean,
+): Promise<WorkerFailure | undefined> {
   const worker = new Worker(source, options);
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (outcome: { message: M } | { failure: WorkerFailure }) => {
+    const finish = (failure?: WorkerFailure) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       // Answered once the thread is gone, so that its slot is free only when its memory is.
       worker.terminate().then(
-        () => resolve(outcome),
-        () => resolve(outcome),
+        () => resolve(failure),
+        () => resolve(failure),
       );
     };
-    const timer = setTimeout(() => finish({ failure: { kind: 'timeout', ms: timeoutMs } }), timeoutMs);
-    worker.once('message', (message: M) => finish({ message }));
-    worker.once('error', (error) => finish({ failure: { kind: 'error', message: error.message } }));
-    worker.once('exit', (code) => finish({ failure: { kind: 'exit', code } }));
+    const timer = setTimeout(() => finish({ kind: 'timeout', ms: timeoutMs }), timeoutMs);
+    worker.on('message', (message: M) => {
+      if (!settled && receive(message, worker)) finish();
+    });
+    worker.once('error', (error) => finish({ kind: 'error', message: error.message }));
+    worker.once('exit', (code) => finish({ kind: 'exit', code }));
   });
 }

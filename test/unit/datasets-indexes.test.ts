@@ -119,7 +119,7 @@ describe('predictVectors (dataset size of a push)', () => {
     { name: 'auto is trained as chunk', items: [{ q: 'What?', a: 'This.' }, { q: 'other' }], mode: 'auto' as const, expected: 3 },
     { name: 'items the queue refuses store nothing', items: [{ q: '  ' }, { q: 'text', indexes: custom(51) }], mode: 'chunk' as const, expected: 0 },
     { name: 'QA: the guess per item, whatever it holds', items: [{ q: 'text', indexes: custom(50) }, { q: 'more' }], mode: 'qa' as const, expected: 2 * QA_VECTORS_PER_ITEM },
-  ])('$name', ({ items, mode, expected }) => {
-    expect(predictVectors(items, mode)).toBe(expected);
+  ])('$name', async ({ items, mode, expected }) => {
+    expect(await predictVectors(items, mode)).toBe(expected);
   });
 });

@@ -1,14 +1,15 @@
-import { splitText } from '../../../domain/text-splitter.js';
 import { Errors } from '../../../infra/errors.js';
 import { urlForMessage } from '../../../infra/join-url.js';
 import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import type { DatasetRecord } from '../datasets/dataset.repo.js';
+import { splitSourceText, splitStoredFile } from '../files/large-text.js';
 import { type PushItem, type PushResult, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
-import type { NewCollection, TrainingMode } from './collection.repo.js';
+import type { NewCollection } from './collection.repo.js';
 import type { ChunkSettings } from './collection.schema.js';
-import { hashText, pageSelectorOf, readLink, readStoredFile, readStoredQa } from './collection-sources.js';
+import { findUsableFile, pageSelectorOf, readLink, readStoredQa } from './collection-sources.js';
+import { splitOptionsOf } from './source-text.js';
 
 export interface ImportResult {
   collectionId: string;
@@ -17,17 +18,6 @@ export interface ImportResult {
 
 /** Web pages overlap their chunks whatever the training mode (the reference's link loader). */
 export const LINK_OVERLAP_RATIO = 0.2;
-
-/** Chunks of a source text; overlap 0.2 in chunk mode and none for Q&A extraction, unless given. */
-export function chunkText(text: string, settings: { chunkSize: number; chunkSplitter?: string; trainingType: TrainingMode }, overlapRatio?: number): PushItem[] {
-  const { chunks } = splitText({
-    text,
-    chunkLen: settings.chunkSize,
-    overlapRatio: overlapRatio ?? (settings.trainingType === 'chunk' ? 0.2 : 0),
-    customReg: settings.chunkSplitter ? [settings.chunkSplitter] : [],
-  });
-  return chunks.map((q, chunkIndex) => ({ q, chunkIndex }));
-}
 
 /** A collection an import creates (its creator, when not the caller, as a sync keeps it). */
 type ImportedCollection = Omit<NewCollection, 'teamId' | 'tmbId' | 'datasetId'> & { tmbId?: string };
@@ -62,7 +52,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
   async function checkImport(auth: AuthContext, dataset: DatasetRecord, collection: Pick<NewCollection, 'parentId' | 'trainingType'>, items: PushItem[]): Promise<void> {
     await checkParent(auth, dataset._id, collection.parentId);
     if (dataset.type === 'folder') throw Errors.missingParams(`Dataset ${dataset._id} is a folder; collections belong to datasets`);
-    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(items, collection.trainingType));
+    await ctx.teamLimits.assertDatasetSize(auth.teamId, await predictVectors(items, collection.trainingType));
     if (collection.trainingType !== 'qa') ctx.embedders().vectorModel(dataset.vectorModel);
   }
 
@@ -109,14 +99,8 @@ export function createCollectionImportService(ctx: DatasetsContext) {
   async function fromText(auth: AuthContext, input: ChunkSettings & { datasetId: string; name: string; text: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
     if (!input.text.trim()) throw Errors.missingParams("Invalid field 'text': must not be empty");
-    const items = chunkText(input.text, input);
-    return createWithItems(
-      auth,
-      dataset,
-      { ...base(input), type: 'virtual', name: input.name, hashRawText: hashText(input.text), rawTextLength: input.text.length },
-      items,
-      input.qaPrompt,
-    );
+    const { items, ...source } = await splitSourceText(input.text, splitOptionsOf(input), { owner: auth.teamId });
+    return createWithItems(auth, dataset, { ...base(input), type: 'virtual', name: input.name, ...source }, items, input.qaPrompt);
   }
 
   async function fromLink(auth: AuthContext, input: ChunkSettings & { datasetId: string; link: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
@@ -125,32 +109,20 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     const selector = dataset.websiteConfig?.selector || pageSelectorOf(input.metadata);
     const page = await readLink(ctx, input.link, selector, { owner: auth.teamId });
     if (!page.text) throw Errors.missingParams(`The page ${urlForMessage(input.link)} has no text${selector ? ` under selector '${selector}'` : ''}`);
-    const items = chunkText(page.text, input, LINK_OVERLAP_RATIO);
-    const created = await createWithItems(
-      auth,
-      dataset,
-      { ...base(input), type: 'link', name: input.link, rawLink: input.link, hashRawText: hashText(page.text), rawTextLength: page.text.length },
-      items,
-    );
+    const { items, ...source } = await splitSourceText(page.text, splitOptionsOf(input, LINK_OVERLAP_RATIO), { owner: auth.teamId });
+    const created = await createWithItems(auth, dataset, { ...base(input), type: 'link', name: input.link, rawLink: input.link, ...source }, items);
     return { collectionId: created.collectionId, results: created.results };
   }
 
   async function fromFileId(auth: AuthContext, input: ChunkSettings & { datasetId: string; fileId: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
-    const { file, text } = await readStoredFile(ctx, auth, input.fileId);
-    const items = chunkText(text, input);
+    const file = await findUsableFile(ctx, auth, input.fileId);
+    const buffer = await ctx.repos.files.readBuffer('dataset', input.fileId);
+    const { items, ...source } = await splitStoredFile(file, buffer, splitOptionsOf(input));
     return createWithItems(
       auth,
       dataset,
-      {
-        ...base(input),
-        type: 'file',
-        name: file.filename,
-        fileId: file._id,
-        hashRawText: hashText(text),
-        rawTextLength: text.length,
-        metadata: { ...(input.metadata ?? {}), relatedImgId: file._id },
-      },
+      { ...base(input), type: 'file', name: file.filename, fileId: file._id, ...source, metadata: { ...(input.metadata ?? {}), relatedImgId: file._id } },
       items,
       input.qaPrompt,
     );

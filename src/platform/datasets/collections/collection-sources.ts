@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Errors, isAppError } from '../../../infra/errors.js';
 import { htmlToMarkdownBounded } from '../../../infra/html-to-markdown.js';
 import { urlForMessage } from '../../../infra/join-url.js';
@@ -9,12 +8,9 @@ import type { AuthContext } from '../../auth/types.js';
 import type { DatasetsContext } from '../context.js';
 import type { StoredFile } from '../files/file.repo.js';
 import { CSV_INLINE_MAX_BYTES, decodedFormatOf, extractTextOffThread, readCsvInWorker } from '../files/csv-read.js';
-import { csvToQa, withoutNul } from './source-text.js';
+import { csvToQa, usableFileText, withoutNul } from './source-text.js';
 
-export { csvToQa, qaFromRows, qaItemsOf, withoutNul } from './source-text.js';
-
-export const hashText = (text: string): string => createHash('sha256').update(text).digest('hex');
-
+export { csvToQa, hashText, qaFromRows, qaItemsOf, withoutNul } from './source-text.js';
 
 /** The CSS selector a link collection's metadata names, if it is text (metadata is user data). */
 export const pageSelectorOf = (metadata: Record<string, unknown> | undefined): string | undefined =>
@@ -82,7 +78,7 @@ export const isRawCsv = (file: Pick<StoredFile, 'filename'>, raw: boolean | unde
  * A stored file is converted for the team that stored it (its callers have checked that it is
  * the caller's, findUsableFile), so every path from a file to its text names that team.
  */
-const fileTask = (file: Pick<StoredFile, 'metadata'>): WorkerTaskOwner => ({ owner: file.metadata.teamId });
+export const fileTask = (file: Pick<StoredFile, 'metadata'>): WorkerTaskOwner => ({ owner: file.metadata.teamId });
 
 /**
  * The text of a stored file's bytes (readStoredFile): 400 when it has none. A CSV file past
@@ -91,11 +87,10 @@ const fileTask = (file: Pick<StoredFile, 'metadata'>): WorkerTaskOwner => ({ own
 export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'contentType' | 'metadata'>, buffer: Buffer, raw?: boolean): Promise<string> {
   const { filename, contentType } = file;
   // CSV for Q/A import is read as it is; otherwise the parser's Markdown rendering is used.
-  const text = withoutNul(
+  return usableFileText(
+    filename,
     isRawCsv(file, raw) ? decodeText(buffer, filename) : await extractTextOffThread({ buffer, filename, mimetype: contentType }, fileTask(file)),
   );
-  if (!text.trim()) throw Errors.missingParams(`File ${filename} contains no text`);
-  return text;
 }
 
 /**

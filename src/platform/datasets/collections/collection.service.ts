@@ -5,11 +5,12 @@ import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 import { fileReadUrl, signFileToken } from '../files/file-token.js';
+import { splitSourceText } from '../files/large-text.js';
 import type { CollectionListFilter, CollectionRecord, NewCollection } from './collection.repo.js';
 import { usableChunkSize } from './collection.schema.js';
-import type { CollectionImportService } from './collection-import.service.js';
-import { chunkText, LINK_OVERLAP_RATIO } from './collection-import.service.js';
+import { type CollectionImportService, LINK_OVERLAP_RATIO } from './collection-import.service.js';
 import { findUsableFile, hashText, pageSelectorOf, readLink } from './collection-sources.js';
+import { splitOptionsOf } from './source-text.js';
 
 const MANUAL_NAME = /^(手动|manual$|mark$)/;
 const PINNED_TIME = new Date('2999-09-09T00:00:00Z');
@@ -145,7 +146,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     const hash = hashText(page.text);
     if (hash === collection.hashRawText) return 'sameRaw';
     const settings = { chunkSize: usableChunkSize(collection.chunkSize), trainingType: collection.trainingType, chunkSplitter: collection.chunkSplitter };
-    const chunks = chunkText(page.text, settings, LINK_OVERLAP_RATIO);
+    const { items: chunks } = await splitSourceText(page.text, splitOptionsOf(settings, LINK_OVERLAP_RATIO), { owner: auth.teamId });
     // Under the collection's sync lock: two syncs at once would each find no replacement and
     // each import one (every chunk twice); the second now finds the first one's. A sync that
     // lost the lock (stalled past its lease) stops before its next write: before the import, the

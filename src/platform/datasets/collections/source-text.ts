@@ -1,13 +1,37 @@
 /**
- * Pure helpers over the text of a source (no I/O, few imports: the CSV worker thread loads them):
- * NUL removal, and CSV rows as Q/A items.
+ * Pure helpers over the text of a source (no I/O, few imports: the CSV and text worker threads
+ * load them): NUL removal, the hash and split options of a text, and CSV rows as Q/A items.
  */
+import { createHash } from 'node:crypto';
+import type { SplitTextOptions } from '../../../domain/text-splitter.js';
 import { parseCsv } from '../../../infra/csv.js';
 import { Errors } from '../../../infra/errors.js';
+import type { TrainingMode } from './collection.repo.js';
 
 /** Text from outside (pages, files, file names) loses NUL characters before it is stored: PostgreSQL-backed stores refuse them. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: removing NUL is the point
 export const withoutNul = (text: string): string => text.replace(/\u0000/g, '');
+
+/** A stored file's text as imports and previews read it: NUL removed; 400 when no text is left. */
+export function usableFileText(filename: string, text: string): string {
+  const usable = withoutNul(text);
+  if (!usable.trim()) throw Errors.missingParams(`File ${filename} contains no text`);
+  return usable;
+}
+
+export const hashText = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** A split's settings: splitText's options but the text. */
+export type SplitSettings = Omit<SplitTextOptions, 'text'>;
+
+/** How an import splits its source: overlap 0.2 in chunk mode and none for Q&A extraction, unless given. */
+export function splitOptionsOf(settings: { chunkSize: number; chunkSplitter?: string; trainingType: TrainingMode }, overlapRatio?: number): SplitSettings {
+  return {
+    chunkLen: settings.chunkSize,
+    overlapRatio: overlapRatio ?? (settings.trainingType === 'chunk' ? 0.2 : 0),
+    customReg: settings.chunkSplitter ? [settings.chunkSplitter] : [],
+  };
+}
 
 /**
  * CSV rows → Q/A items: column 1 is q, column 2 is a, later columns are ignored, empty rows

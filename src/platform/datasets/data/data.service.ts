@@ -49,7 +49,7 @@ export function createDataService(ctx: DatasetsContext) {
     const { dataset, collection } = await ctx.auth.authCollection(auth, input.collectionId, 'write');
     assertSameDataset(collection, input.datasetId);
     // Sized by the mode the items are queued in (a Q/A push into a chunk collection makes Q/A pairs).
-    await ctx.teamLimits.assertDatasetSize(auth.teamId, predictVectors(input.data, input.trainingMode));
+    await ctx.teamLimits.assertDatasetSize(auth.teamId, await predictVectors(input.data, input.trainingMode));
     return pushToTrainingQueue(ctx, {
       teamId: auth.teamId,
       tmbId: auth.tmbId,

@@ -1,8 +1,8 @@
 /** Worker-thread entry of csv-read.ts: reads one CSV file (as text-extract.ts does) and posts the result. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { Errors, isAppError } from '../../../infra/errors.js';
+import { isAppError } from '../../../infra/errors.js';
 import { decodeText, extractText } from '../../../infra/text-extract.js';
-import { csvToQa, withoutNul } from '../collections/source-text.js';
+import { csvToQa, usableFileText } from '../collections/source-text.js';
 import type { CsvJob } from './csv-read.js';
 
 const job = workerData as CsvJob;
@@ -14,9 +14,8 @@ const noWorkerTask = { owner: undefined };
 
 async function read(): Promise<string | { q: string; a: string }[]> {
   if (job.mode === 'text') return (await extractText({ buffer, filename: job.filename, mimetype: job.contentType }, noWorkerTask)).text;
-  const text = withoutNul(job.raw ? decodeText(buffer, job.filename) : (await extractText({ buffer, filename: job.filename, mimetype: job.contentType }, noWorkerTask)).text);
-  if (!text.trim()) throw Errors.missingParams(`File ${job.filename} contains no text`);
-  return csvToQa(text);
+  const text = job.raw ? decodeText(buffer, job.filename) : (await extractText({ buffer, filename: job.filename, mimetype: job.contentType }, noWorkerTask)).text;
+  return csvToQa(usableFileText(job.filename, text));
 }
 
 read().then(

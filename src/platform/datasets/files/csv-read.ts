@@ -1,6 +1,6 @@
 import { Errors } from '../../../infra/errors.js';
 import { extractText, formatOfFile } from '../../../infra/text-extract.js';
-import { runWorkerTask, type WorkerTaskOwner } from '../../../infra/worker-task.js';
+import { runWorkerTask, type WorkerTaskOwner, workerEntrySource } from '../../../infra/worker-task.js';
 import type { StoredFile } from './file.repo.js';
 
 /**
@@ -23,22 +23,13 @@ export function decodedFormatOf(file: Pick<StoredFile, 'filename' | 'contentType
   return format === 'txt' || format === 'md' ? 'text' : format === 'csv' ? 'csv' : undefined;
 }
 
-/** The worker's bootstrap: the built module is JavaScript; from sources (tests, tsx) TypeScript, through tsx's loader. */
-function workerEntry(): string {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const entry = new URL(fromSource ? './csv-read-worker.ts' : './csv-read-worker.js', import.meta.url).href;
-  return fromSource
-    ? `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`
-    : `import(${JSON.stringify(entry)});`;
-}
-
 /** Reads a CSV file in a worker thread (csv-read-worker.ts) for `task.owner`: its Markdown text, or its Q/A rows. */
 export async function readCsvInWorker(job: CsvJob & { mode: 'text' }, task: WorkerTaskOwner): Promise<string>;
 export async function readCsvInWorker(job: CsvJob & { mode: 'qa' }, task: WorkerTaskOwner): Promise<{ q: string; a: string }[]>;
 export async function readCsvInWorker(job: CsvJob, task: WorkerTaskOwner): Promise<string | { q: string; a: string }[]> {
   const refused = (why: string) => Errors.missingParams(`Cannot read the CSV file '${job.filename}' (${why}); split it into smaller files`);
   const outcome = await runWorkerTask<{ result?: string | { q: string; a: string }[]; error?: string; invalidInput?: boolean }>(
-    workerEntry(),
+    workerEntrySource(import.meta.url, './csv-read-worker'),
     { eval: true, workerData: job, resourceLimits: { maxOldGenerationSizeMb: CSV_WORKER_HEAP_MB } },
     CSV_READ_TIMEOUT_MS,
     task,
@@ -55,7 +46,8 @@ export async function readCsvInWorker(job: CsvJob, task: WorkerTaskOwner): Promi
 
 /**
  * extractText's text, with a CSV file past CSV_INLINE_MAX_BYTES parsed in the CSV worker: the
- * dataset imports and the readFiles node (any file a question links) read files this way.
+ * readFiles node (any file a question links) reads files this way, and the dataset imports the
+ * files the large-text worker does not read (large-text.ts).
  */
 export async function extractTextOffThread(file: { buffer: Buffer; filename: string; mimetype?: string }, task: WorkerTaskOwner): Promise<string> {
   const { buffer, filename, mimetype = '' } = file;

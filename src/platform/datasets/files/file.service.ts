@@ -3,13 +3,14 @@ import { Errors } from '../../../infra/errors.js';
 import { isObjectIdHex } from '../../../infra/mongo.js';
 import { sniffContentType } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
-import { csvToQa, findUsableFile, qaOfStoredFile, readLink, readStoredFile, textOfStoredFile } from '../collections/collection-sources.js';
+import { csvToQa, findUsableFile, qaOfStoredFile, readLink } from '../collections/collection-sources.js';
 import type { DatasetsContext } from '../context.js';
 import type { BucketName } from './file.repo.js';
 import { rasterImageType, servedAs, textEncodingOf } from './served-type.js';
 import { fileReadUrl, signFileToken, verifyFileToken } from './file-token.js';
 import type { UploadedFile } from './multipart.js';
-import { PREVIEW_CHUNK_COUNT, previewChunks as previewChunksOf } from './preview-chunks.js';
+import { headOfStoredFile, previewChunksOfStoredFile, previewChunksOfText } from './large-text.js';
+import { PREVIEW_CHUNK_COUNT } from './preview-chunks.js';
 import { previewFromFileStart } from './preview-file.js';
 import { createVisitorUploadQuota, visitorUploaderOf } from './visitor-upload-quota.js';
 
@@ -18,6 +19,8 @@ export const MAX_BASE64_CHARS = 12 * 1024 * 1024;
 export const MAX_IMAGE_BYTES = (MAX_BASE64_CHARS / 4) * 3;
 
 export type SourceType = 'fileLocal' | 'link' | 'externalFile';
+/** Characters previewContent shows. */
+const PREVIEW_CONTENT_CHARS = 3000;
 
 /** Called after a visitor's chat file is stored under the app of their credential; throws to refuse it (removed by then). */
 type AppFileStored = (teamId: string, appId: string) => Promise<void>;
@@ -97,40 +100,44 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
     return sourceId;
   }
 
-  /** Raw text of a preview source: an uploaded file (uploader only), or a web page. */
-  async function sourceText(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
-    if (input.type === 'fileLocal') return (await readStoredFile(ctx, auth, previewFileId(input.sourceId), { ownerOnly: true, raw: input.isQAImport })).text;
-    return (await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId })).text;
-  }
-
+  /** The first characters of a preview source and its length: an uploaded file (uploader only; a large one read in a worker), or a web page. */
   async function previewContent(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
-    const text = await sourceText(auth, input);
-    return { previewContent: textHead(text, 3000), totalLength: text.length };
+    let head: { head: string; length: number };
+    if (input.type === 'fileLocal') {
+      const fileId = previewFileId(input.sourceId);
+      const file = await findUsableFile(ctx, auth, fileId, { uploaderOnly: true });
+      head = await headOfStoredFile(file, await files.readBuffer('dataset', fileId), input.isQAImport, PREVIEW_CONTENT_CHARS);
+    } else {
+      const { text } = await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId });
+      head = { head: textHead(text, PREVIEW_CONTENT_CHARS), length: text.length };
+    }
+    return { previewContent: head.head, totalLength: head.length };
   }
 
   /**
    * The first chunks of a source as its import would cut them (first Q/A rows for a Q/A import),
    * from as little of it as gives the same ones: a text or CSV file's first bytes
-   * (preview-file.ts), else the whole text, split from a prefix (preview-chunks.ts).
+   * (preview-file.ts), else the whole text, split from a prefix (preview-chunks.ts; a large text
+   * in a worker, large-text.ts).
    */
   async function previewChunks(
     auth: AuthContext,
     input: { type: SourceType; sourceId: string; chunkSize: number; overlapRatio: number; customSplitChar?: string; selector?: string; isQAImport?: boolean },
   ) {
     const options = { chunkLen: input.chunkSize, overlapRatio: input.overlapRatio, customReg: input.customSplitChar ? [input.customSplitChar] : [] };
-    let text: string;
     if (input.type === 'fileLocal') {
       const fileId = previewFileId(input.sourceId);
       const file = await findUsableFile(ctx, auth, fileId, { uploaderOnly: true });
       const buffer = await files.readBuffer('dataset', fileId);
       const fromStart = previewFromFileStart(file, buffer, { ...options, isQAImport: input.isQAImport });
       if (fromStart) return fromStart;
-      // The whole file, as its import reads it: a large text or CSV file in the CSV worker.
+      // The whole file, as its import reads it: a large text or CSV file in a worker.
       if (input.isQAImport) return (await qaOfStoredFile(file, buffer)).slice(0, PREVIEW_CHUNK_COUNT);
-      text = await textOfStoredFile(file, buffer);
-    } else text = (await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId })).text;
+      return (await previewChunksOfStoredFile(file, buffer, options)).map((q) => ({ q, a: '' }));
+    }
+    const { text } = await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId });
     if (input.isQAImport) return csvToQa(text).slice(0, PREVIEW_CHUNK_COUNT);
-    return previewChunksOf(text, options).map((q) => ({ q, a: '' }));
+    return (await previewChunksOfText(text, options, { owner: auth.teamId })).map((q) => ({ q, a: '' }));
   }
 
   async function urlFetch(auth: AuthContext, urlList: string[], selector?: string) {

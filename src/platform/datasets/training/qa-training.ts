@@ -26,8 +26,8 @@ export async function processQaItem(ctx: DatasetsContext, item: TrainingRecord, 
   const items = pairs.map((pair) => ({ q: pair.q, a: pair.a, chunkIndex: item.chunkIndex }));
   // The push was sized by a guess (QA_VECTORS_PER_ITEM); the pairs are what will be stored. Over
   // the plan, the item fails with the size error (kept pairs: a retry asks the LLM nothing).
-  await ctx.teamLimits.assertDatasetSize(item.teamId, predictVectors(items, 'chunk'));
-  const { docs } = prepareTrainingItems(ctx, { teamId: item.teamId, tmbId: item.tmbId, dataset, collectionId: item.collectionId, mode: 'chunk', billId: item.billId, items });
+  await ctx.teamLimits.assertDatasetSize(item.teamId, await predictVectors(items, 'chunk'));
+  const { docs } = await prepareTrainingItems(ctx, { teamId: item.teamId, tmbId: item.tmbId, dataset, collectionId: item.collectionId, mode: 'chunk', billId: item.billId, items });
   await trainings.insertDerived(item, docs);
   await trainings.deleteItems([item]);
   await removeWritesOfDeletedDatasets(ctx, [item]);
