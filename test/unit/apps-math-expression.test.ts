@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateMathExpression } from '../../src/platform/apps/system-plugins/math-expression.js';
+import { UserRegexTooCostlyError } from '../../src/domain/user-regex.js';
 import { fillTemplate, tfSwitch } from '../../src/platform/apps/system-plugins/text-plugins.js';
 
 describe('evaluateMathExpression', () => {
@@ -60,5 +61,19 @@ describe('text plugins', () => {
   it('non-text input uses truthiness', () => {
     expect(tfSwitch(0)).toBe(false);
     expect(tfSwitch({})).toBe(true);
+  });
+  it('bounds the regex work of a rule: the line that would overdraw it is refused, naming it', () => {
+    const costly = '/[^x]{1000}[^ab]/';
+    // 10 M characters against a 1,003-instruction program: minutes if it ran.
+    const huge = 'ab'.repeat(5_000_000);
+    expect(() => tfSwitch(huge, `stop\n${costly}`)).toThrow(UserRegexTooCostlyError);
+    expect(() => tfSwitch(huge, `stop\n${costly}`)).toThrow(/^line 2: testing \/\[\^x\]\{1000\}\[\^ab\]\/ \(1,003 instructions\)/);
+    // 20,000 costly lines against 1,000 characters share one budget: refused at the second.
+    expect(() => tfSwitch('ab'.repeat(500), Array(20_000).fill(costly).join('\n'))).toThrow(/^line 2: .*spent already/);
+    // Compiling is paid for too, invalid patterns included: 250,000 of them (a 1 MB body), about 2.5 s unbounded.
+    expect(() => tfSwitch('x', Array(250_000).fill('/(/').join('\n'))).toThrow(/^line \d{4}: compiling \/\(\/ .*spent already/);
+    // A line that matches answers before a costly one is reached; exact lines cost nothing.
+    expect(tfSwitch('ab'.repeat(50_000), `/^ab/\n${costly}`)).toBe(false);
+    expect(tfSwitch('stop', `${Array(20_000).fill('go').join('\n')}\nstop`)).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkCondition, chooseBranch } from '../../src/domain/workflow/if-else.js';
+import { WorkflowError } from '../../src/domain/workflow/workflow-error.js';
 import { formatValueType, replaceEditorVariables, replaceVariables } from '../../src/domain/workflow/interpolate.js';
 import { selectHistories } from '../../src/domain/workflow/chat-values.js';
 import type { ChatItem, RuntimeNode } from '../../src/domain/workflow/types.js';
@@ -96,6 +97,26 @@ describe('ifElse conditions', () => {
   });
   it('a branch without conditions holds when joined by AND, not by OR', () => {
     expect(chooseBranch([{ condition: 'OR', list: [] }, { condition: 'AND', list: [] }], () => '')).toBe('ELSE IF 1');
+  });
+  it('bounds the regex work of one call: a reg condition it cannot pay for fails the node, naming it', () => {
+    // 10 M characters against a 1,003-instruction program: minutes if it ran.
+    const huge = 'ab'.repeat(5_000_000);
+    const costly = { variable: 'text', condition: 'reg', value: '/[^x]{1000}[^ab]/' };
+    const branches = [
+      { condition: 'AND' as const, list: [{ variable: 'text', condition: 'isEmpty' }] },
+      { condition: 'AND' as const, list: [{ variable: 'text', condition: 'include', value: 'ab' }, costly] },
+    ];
+    expect(() => chooseBranch(branches, () => huge)).toThrow(WorkflowError);
+    expect(() => chooseBranch(branches, () => huge)).toThrow(/^ifElse branch ELSE IF 1, condition 2 \(reg\): testing \/\[\^x\]\{1000\}\[\^ab\]\/ \(1,003 instructions\) against 10,000,000 characters/);
+    // Conditions of one call share the budget: 5,000 of them against 1,000 characters are refused at the second.
+    const many = Array.from({ length: 5000 }, () => costly);
+    expect(() => chooseBranch([{ condition: 'OR', list: many }], () => 'ab'.repeat(500))).toThrow(/^ifElse branch IF, condition 2 \(reg\): .*spent already/);
+    // Conditions stop once a branch's answer is known, so a costly one after it is not run.
+    expect(chooseBranch([{ condition: 'AND', list: [{ variable: 'text', condition: 'isEmpty' }, costly] }], () => huge)).toBe('ELSE');
+    expect(chooseBranch([{ condition: 'OR', list: [{ variable: 'text', condition: 'reg', value: '/^ab/' }, costly] }], () => 'ab'.repeat(50_000))).toBe('IF');
+    // Ordinary patterns against a long text still decide.
+    const question = `Order 12345: ${'please ship it soon. '.repeat(2000)}`;
+    expect(chooseBranch([{ condition: 'AND', list: [{ variable: 'q', condition: 'reg', value: '/^order \\d+/i' }, { variable: 'q', condition: 'reg', value: 'ship' }] }], () => question)).toBe('IF');
   });
 });
 

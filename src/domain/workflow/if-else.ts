@@ -1,6 +1,7 @@
 /** Condition evaluation of the ifElse node. */
-import { compileUserRegex, parseSlashedRegex, type UserRegex } from '../user-regex.js';
+import { compileUserRegex, parseSlashedRegex, type UserRegex, UserRegexBudget, UserRegexTooCostlyError } from '../user-regex.js';
 import { isRecord } from './input-shapes.js';
+import { WorkflowError } from './workflow-error.js';
 
 export interface IfElseCondition {
   variable?: unknown;
@@ -42,14 +43,18 @@ function includes(value: unknown, target: string): boolean {
   return typeof value === 'string' && value.includes(target);
 }
 
-/** A `reg` condition's pattern, slashes optional; run on RE2 (linear time, see user-regex). */
-function toRegExp(pattern: string): UserRegex | undefined {
+/** A `reg` condition's pattern, slashes optional; run on RE2 (linear time, paid from `budget`, see user-regex). */
+function toRegExp(pattern: string, budget: UserRegexBudget): UserRegex | undefined {
   const slashed = parseSlashedRegex(pattern);
-  return slashed ? compileUserRegex(slashed.pattern, slashed.flags) : compileUserRegex(pattern.replace(/^\//, '').replace(/\/$/, ''));
+  return slashed ? compileUserRegex(slashed.pattern, slashed.flags, budget) : compileUserRegex(pattern.replace(/^\//, '').replace(/\/$/, ''), '', budget);
 }
 
-/** Evaluates one condition against an already resolved variable value, with the reference's coercions. */
-export function checkCondition(variableValue: unknown, condition: string | undefined, expected: unknown): boolean {
+/**
+ * Evaluates one condition against an already resolved variable value, with the reference's
+ * coercions. A `reg` condition pays its regex work from `budget`: one it cannot pay for throws
+ * UserRegexTooCostlyError.
+ */
+export function checkCondition(variableValue: unknown, condition: string | undefined, expected: unknown, budget = new UserRegexBudget()): boolean {
   const target = expected === undefined || expected === null ? '' : asText(expected);
   const n = Number(variableValue);
   const m = Number(target);
@@ -81,7 +86,7 @@ export function checkCondition(variableValue: unknown, condition: string | undef
     case 'endWith':
       return typeof variableValue === 'string' && variableValue.endsWith(target);
     case 'reg':
-      return typeof variableValue === 'string' && target !== '' && (toRegExp(target)?.test(variableValue) ?? false);
+      return typeof variableValue === 'string' && target !== '' && (toRegExp(target, budget)?.test(variableValue) ?? false);
     case 'lengthEqualTo':
       return length === m;
     case 'lengthNotEqualTo':
@@ -107,15 +112,26 @@ export function branchName(index: number): string {
 /**
  * Picks the first branch whose conditions hold; `resolve` turns a variable reference into a value.
  * A branch without conditions holds when joined by AND and not by OR (every / some of nothing).
+ * The `reg` conditions of one call share one regex budget (user-regex.ts): a condition it cannot
+ * pay for fails the node with a WorkflowError naming the branch and the condition. Conditions
+ * are checked until the branch's answer is known (they have no effects, so the answer is the same).
  */
 export function chooseBranch(branches: readonly IfElseBranch[], resolve: (variable: unknown) => unknown): string {
+  const budget = new UserRegexBudget();
   for (const [index, branch] of branches.entries()) {
     // A branch stored without a list of conditions (or not an object) is never taken.
     if (!isRecord(branch) || (branch.list !== undefined && !Array.isArray(branch.list))) continue;
     const list = (branch.list ?? []) as unknown[];
-    const results = list.map((item) => isRecord(item) && checkCondition(resolve(item.variable), item.condition as string | undefined, item.value));
-    const holds = branch.condition === 'OR' ? results.some(Boolean) : results.every(Boolean);
-    if (holds) return branchName(index);
+    const holds = (item: unknown, position: number) => {
+      if (!isRecord(item)) return false;
+      try {
+        return checkCondition(resolve(item.variable), item.condition as string | undefined, item.value, budget);
+      } catch (error) {
+        if (error instanceof UserRegexTooCostlyError) throw new WorkflowError(`ifElse branch ${branchName(index)}, condition ${position + 1} (${String(item.condition)}): ${error.message}`);
+        throw error;
+      }
+    };
+    if (branch.condition === 'OR' ? list.some(holds) : list.every(holds)) return branchName(index);
   }
   return 'ELSE';
 }

@@ -3,6 +3,7 @@
  * plugins. Raw JSON replies (no envelope), as the reference.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { UserRegexTooCostlyError } from '../../../domain/user-regex.js';
 import { createDeferredWork } from '../../../infra/deferred-work.js';
 import { Errors } from '../../../infra/errors.js';
 import { type SelfCallScope, selfCallScope } from '../../../infra/self-call-token.js';
@@ -67,7 +68,17 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
     input: z.object({ input: z.unknown(), rule: z.string().optional() }),
     summary: 'True/false switch (raw JSON)',
     tags,
-    handler: async ({ input, reply }) => reply.send(tfSwitch(input.input, input.rule ?? '') ? { true: true } : { false: false }),
+    handler: async ({ input, reply }) => {
+      let result: boolean;
+      try {
+        result = tfSwitch(input.input, input.rule ?? '');
+      } catch (error) {
+        // The rule's patterns would cost more regex work than one request may do (user-regex.ts).
+        if (error instanceof UserRegexTooCostlyError) throw Errors.missingParams(`Invalid field 'rule': ${error.message}`);
+        throw error;
+      }
+      return reply.send(result ? { true: true } : { false: false });
+    },
   });
 
   servePlugin('/plugins/textEditor', {

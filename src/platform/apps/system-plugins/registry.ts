@@ -2,6 +2,8 @@
  * Built-in system plugins ("community-*" ids). Each declares its inputs and outputs (for the
  * node template) and a callback the workflow engine runs through `app.apps.runSystemPlugin`.
  */
+import { UserRegexTooCostlyError } from '../../../domain/user-regex.js';
+import { WorkflowError } from '../../../domain/workflow/workflow-error.js';
 import { Errors } from '../../../infra/errors.js';
 import { type SafeFetchOptions, safeFetch } from '../../../infra/outbound-fetch.js';
 import { evaluateMathExpression, MathExpressionError } from './math-expression.js';
@@ -170,7 +172,12 @@ export const SYSTEM_PLUGINS: SystemPlugin[] = [
     inputs: [field('input', 'any', 'The value to test', { required: true }), field('rule', 'string', 'Lines of exact texts or /regex/flags that mean false')],
     outputs: [field('true', 'boolean', 'Set when true'), field('false', 'boolean', 'Set when false')],
     async run(inputs) {
-      return tfSwitch(inputs.input, typeof inputs.rule === 'string' ? inputs.rule : '') ? { true: true } : { false: false };
+      try {
+        return tfSwitch(inputs.input, typeof inputs.rule === 'string' ? inputs.rule : '') ? { true: true } : { false: false };
+      } catch (error) {
+        if (error instanceof UserRegexTooCostlyError) throw new WorkflowError(`System plugin TFSwitch, input 'rule': ${error.message}`);
+        throw error;
+      }
     },
   },
   {

@@ -1,5 +1,5 @@
 /** The pure parts of the textEditor, TFSwitch and customFeedback plugins (reference §9). */
-import { compileUserRegex, parseSlashedRegex } from '../../../domain/user-regex.js';
+import { compileUserRegex, parseSlashedRegex, UserRegexBudget, UserRegexTooCostlyError } from '../../../domain/user-regex.js';
 
 function stringify(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
@@ -28,15 +28,26 @@ export function fillTemplate(text: string, values: Record<string, unknown>, stri
 
 const FALSY_TEXT = new Set(['', 'undefined', 'null', 'false', '0', 'none']);
 
-/** TFSwitch: false for empty-ish text or a text matching a rule line (`/re/flags` or exact). */
+/**
+ * TFSwitch: false for empty-ish text or a text matching a rule line (`/re/flags` or exact).
+ * The rule's patterns share one regex budget: one that would overdraw it (a large program
+ * against a long input, or too many patterns) is a UserRegexTooCostlyError naming its line, as
+ * soon as it is reached (an earlier matching line still answers).
+ */
 export function tfSwitch(input: unknown, rule = ''): boolean {
   if (typeof input !== 'string') return Boolean(input);
   if (FALSY_TEXT.has(input)) return false;
-  for (const line of rule.split('\n')) {
+  const budget = new UserRegexBudget();
+  for (const [index, line] of rule.split('\n').entries()) {
     if (!line) continue;
     // RE2 runs user patterns in linear time; an invalid one is compared as plain text below.
     const slashed = parseSlashedRegex(line);
-    if (slashed && compileUserRegex(slashed.pattern, slashed.flags)?.test(input)) return false;
+    try {
+      if (slashed && compileUserRegex(slashed.pattern, slashed.flags, budget)?.test(input)) return false;
+    } catch (error) {
+      if (error instanceof UserRegexTooCostlyError) throw new UserRegexTooCostlyError(`line ${index + 1}: ${error.message}`);
+      throw error;
+    }
     if (line === input) return false;
   }
   return true;
