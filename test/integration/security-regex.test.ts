@@ -145,10 +145,10 @@ describe('the regex work of one request is bounded', () => {
       return (JSON.parse(frame?.[1] ?? '{}') as { message: string }).message;
     };
     // One condition against a 100 KB question (3.8 s unbounded).
-    expect(await refusal(await chatTest([{ value: COSTLY }], 'AND', 'ab'.repeat(50_000)))).toMatch(/^ifElse branch IF, condition 1 \(reg\): testing .*1,003 instructions/);
+    expect(await refusal(await chatTest([{ value: COSTLY }], 'AND', 'ab'.repeat(50_000)))).toMatch(/^Node 'Branch' \(ifElseNode\): ifElse branch IF, condition 1 \(reg\): testing .*1,003 instructions/);
     // 5,000 conditions against a 1,000-character question (over a minute unbounded).
     const many = Array.from({ length: 5000 }, () => ({ value: COSTLY }));
-    expect(await refusal(await chatTest(many, 'OR', 'ab'.repeat(500)))).toMatch(/^ifElse branch IF, condition 2 \(reg\): testing .*spent already/);
+    expect(await refusal(await chatTest(many, 'OR', 'ab'.repeat(500)))).toMatch(/^Node 'Branch' \(ifElseNode\): ifElse branch IF, condition 2 \(reg\): testing .*spent already/);
 
     // Ordinary conditions still choose their branch.
     const answer = async (conditions: { value: string }[], join: 'AND' | 'OR', content: string) => {
