@@ -80,8 +80,8 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatModule, ev
   // A message that comes while this process closes is refused before its id is claimed: Feishu,
   // WeCom and WeChat deliver again an event answered with a non-2xx status (by then to a replica
   // still running), where one acknowledged and claimed here might wait a lease for its answer.
-  // Fastify itself answers 503 to requests that start after the close began; each receiver's
-  // `turns.closing` check covers those already inside a handler then.
+  // A request that starts after the close began gets the closing 503 from the first hook (app.ts);
+  // each receiver's `turns.closing` check covers those already inside a handler then.
 
   /** WeChat and WeCom sign a timestamp (seconds): a signature is good within its window only. */
   const assertFresh = (timestamp: unknown) => {
