@@ -95,6 +95,20 @@ export function chain(...nodes: Record<string, unknown>[]) {
   return { nodes: all, edges, chatConfig: {} };
 }
 
+/** start → readFiles over the question's files → an answer of the text it read. */
+export const readFilesGraph = {
+  nodes: [
+    { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userFiles', key: 'userFiles' }] },
+    { nodeId: 'files', flowNodeType: 'readFiles', name: 'Read', inputs: [{ key: 'fileUrlList', value: ['start', 'userFiles'], valueType: 'arrayString' }], outputs: [{ id: 'system_text', key: 'system_text' }] },
+    { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: '{{$files.system_text$}}' }], outputs: [] },
+  ],
+  edges: [
+    { source: 'start', sourceHandle: 'start-source-right', target: 'files', targetHandle: 'files-target-left' },
+    { source: 'files', sourceHandle: 'files-source-right', target: 'ans', targetHandle: 'ans-target-left' },
+  ],
+  chatConfig: {},
+};
+
 /** start → a dataset search over `datasets` (embedding, no similarity floor) → an answer quoting what it found. */
 export function searchGraph(datasets: unknown, query: unknown = ['start', 'userChatInput']) {
   const search = {

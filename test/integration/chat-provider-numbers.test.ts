@@ -3,7 +3,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
-import { chain, createPublishedApp, simpleChatGraph, START_NODE, startChatApp } from './chat-helpers.js';
+import { chain, createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
 
 /**
  * Numbers and text cuts between the chat nodes and the model provider: the `max_tokens` sent is
@@ -17,10 +17,11 @@ let tok: string;
 const completions = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(tok), payload });
 const lastMaxTokens = () => (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { max_tokens: unknown }).max_tokens;
 
-const chatNode = (maxToken: unknown) => ({
-  nodeId: 'ai',
-  flowNodeType: 'chatNode',
-  name: 'AI chat',
+/** A model node of `flowNodeType` asking the fake model with the `maxToken` input given. */
+const modelNode = (nodeId: string, flowNodeType: string, name: string, maxToken: unknown) => ({
+  nodeId,
+  flowNodeType,
+  name,
   inputs: [
     { key: 'model', value: 'fake-llm' },
     { key: 'maxToken', value: maxToken },
@@ -28,26 +29,9 @@ const chatNode = (maxToken: unknown) => ({
   ],
   outputs: [{ id: 'answerText', key: 'answerText' }],
 });
-
+const chatNode = (maxToken: unknown) => modelNode('ai', 'chatNode', 'AI chat', maxToken);
 /** start → a tools node with no tools attached (one model round). */
-const toolsGraph = (maxToken: unknown) => ({
-  nodes: [
-    START_NODE,
-    {
-      nodeId: 'agent',
-      flowNodeType: 'tools',
-      name: 'Agent',
-      inputs: [
-        { key: 'model', value: 'fake-llm' },
-        { key: 'maxToken', value: maxToken },
-        { key: 'userChatInput', value: ['start', 'userChatInput'] },
-      ],
-      outputs: [{ id: 'answerText', key: 'answerText' }],
-    },
-  ],
-  edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' }],
-  chatConfig: {},
-});
+const toolsGraph = (maxToken: unknown) => chain(modelNode('agent', 'tools', 'Agent', maxToken));
 
 beforeAll(async () => {
   ({ t, fake } = await startChatApp());

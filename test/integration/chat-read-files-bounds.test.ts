@@ -3,7 +3,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { multipart } from '../fixtures/datasets/client.js';
-import { createPublishedApp, startChatApp } from './chat-helpers.js';
+import { createPublishedApp, readFilesGraph, startChatApp } from './chat-helpers.js';
 
 /**
  * What one readFiles run reads and keeps. Twenty spellings of one upload's link
@@ -18,19 +18,6 @@ let appId: string;
 let fileReads = 0;
 
 const CUT_NOTE = '[The text is cut here: readFiles keeps at most 1000000 characters of its files]';
-
-const graph = {
-  nodes: [
-    { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userFiles', key: 'userFiles' }] },
-    { nodeId: 'files', flowNodeType: 'readFiles', name: 'Read', inputs: [{ key: 'fileUrlList', value: ['start', 'userFiles'], valueType: 'arrayString' }], outputs: [{ id: 'system_text', key: 'system_text' }] },
-    { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: '{{$files.system_text$}}' }], outputs: [] },
-  ],
-  edges: [
-    { source: 'start', sourceHandle: 'start-source-right', target: 'files', targetHandle: 'files-target-left' },
-    { source: 'files', sourceHandle: 'files-source-right', target: 'ans', targetHandle: 'ans-target-left' },
-  ],
-  chatConfig: {},
-};
 
 /** Uploads a chat file; its relative read link, as the web client sends it. */
 async function uploadChatFile(name: string, content: Buffer | string): Promise<string> {
@@ -62,7 +49,7 @@ beforeAll(async () => {
   }));
   await createUser(t, { username: 'read-bounds', password: 'password-r1' });
   token = await login(t, 'read-bounds', 'password-r1');
-  appId = await createPublishedApp(t, token, 'File reader', graph);
+  appId = await createPublishedApp(t, token, 'File reader', readFilesGraph);
 }, 60_000);
 
 afterAll(async () => {

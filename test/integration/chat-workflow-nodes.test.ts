@@ -8,7 +8,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
-import { chain, createPublishedApp, START_NODE, sseFrames, startChatApp } from './chat-helpers.js';
+import { chain, createPublishedApp, readFilesGraph, START_NODE, sseFrames, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -883,19 +883,7 @@ describe('code, readFiles and customFeedback nodes', () => {
     expect(upload.statusCode, upload.body).toBe(200);
     const { previewUrl } = upload.json().data as { previewUrl: string };
     expect(previewUrl.startsWith('/api/common/file/read?')).toBe(true);
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userFiles', key: 'userFiles' }] },
-        { nodeId: 'files', flowNodeType: 'readFiles', name: 'Read', inputs: [{ key: 'fileUrlList', value: ['start', 'userFiles'], valueType: 'arrayString' }], outputs: [{ id: 'system_text', key: 'system_text' }] },
-        { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: '{{$files.system_text$}}' }], outputs: [] },
-      ],
-      edges: [
-        { source: 'start', sourceHandle: 'start-source-right', target: 'files', targetHandle: 'files-target-left' },
-        { source: 'files', sourceHandle: 'files-source-right', target: 'ans', targetHandle: 'ans-target-left' },
-      ],
-      chatConfig: {},
-    };
-    const appId = await createPublishedApp(t, tok, 'File reader', graph);
+    const appId = await createPublishedApp(t, tok, 'File reader', readFilesGraph);
     const res = await completions({ appId, chatId: 'f1', messages: [{ role: 'user', content: [{ type: 'text', text: 'what is on it?' }, { type: 'file_url', name: 'menu.txt', url: previewUrl }] }] });
     expect(res.statusCode, res.body).toBe(200);
     const content = res.json().choices[0].message.content as string;
