@@ -93,12 +93,24 @@ export const controlRatio = (text: string) => {
   return controls / text.length;
 };
 
+const TEXT_BOMS = [
+  { bytes: [0xef, 0xbb, 0xbf], encoding: 'utf-8' },
+  { bytes: [0xff, 0xfe], encoding: 'utf-16le' },
+  { bytes: [0xfe, 0xff], encoding: 'utf-16be' },
+] as const;
+
+/** The byte order mark a text file starts with: its encoding and length, or undefined. */
+export function textBomOf(buffer: Uint8Array): { encoding: 'utf-8' | 'utf-16le' | 'utf-16be'; length: number } | undefined {
+  const bom = TEXT_BOMS.find((candidate) => candidate.bytes.every((byte, i) => buffer[i] === byte));
+  return bom && { encoding: bom.encoding, length: bom.bytes.length };
+}
+
 /** Decode a file that should be text, refusing binary content. */
 export function decodeText(buffer: Buffer, filename: string): string {
   let text: string;
-  if (startsWith(buffer, [0xef, 0xbb, 0xbf])) text = buffer.subarray(3).toString('utf8');
-  else if (startsWith(buffer, [0xff, 0xfe])) text = new TextDecoder('utf-16le').decode(buffer.subarray(2));
-  else if (startsWith(buffer, [0xfe, 0xff])) text = new TextDecoder('utf-16be').decode(buffer.subarray(2));
+  const bom = textBomOf(buffer);
+  if (bom?.encoding === 'utf-8') text = buffer.subarray(bom.length).toString('utf8');
+  else if (bom) text = new TextDecoder(bom.encoding).decode(buffer.subarray(bom.length));
   else if (buffer.includes(0)) throw Errors.missingParams(`File '${filename}' is binary, not text`);
   else if (isValidUtf8(buffer)) text = buffer.toString('utf8');
   else {

@@ -8,16 +8,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { TextDecoder } from 'node:util';
 import { Errors } from '../../../infra/errors.js';
-import { controlRatio, normalizeExtractedText } from '../../../infra/text-extract.js';
+import { controlRatio, normalizeExtractedText, textBomOf } from '../../../infra/text-extract.js';
 
 /** Bytes decoded between two hand-backs of the event loop (a few milliseconds of work). */
 const SLICE_BYTES = 1024 * 1024;
-
-const BOMS = [
-  { bytes: [0xef, 0xbb, 0xbf], encoding: 'utf-8' },
-  { bytes: [0xff, 0xfe], encoding: 'utf-16le' },
-  { bytes: [0xfe, 0xff], encoding: 'utf-16be' },
-] as const;
 
 class NotThisEncoding extends Error {}
 
@@ -54,9 +48,9 @@ async function decodeSlices(buffer: Buffer, filename: string, start: number, enc
  * shorter; a little more may come, which the caller cuts), and whether that is the whole file.
  */
 export async function textFileHead(buffer: Buffer, filename: string, maxChars: number): Promise<{ text: string; whole: boolean }> {
-  const bom = BOMS.find((candidate) => candidate.bytes.every((byte, i) => buffer[i] === byte));
+  const bom = textBomOf(buffer);
   let decoded: { text: string; whole: boolean };
-  if (bom) decoded = await decodeSlices(buffer, filename, bom.bytes.length, bom.encoding, false, maxChars);
+  if (bom) decoded = await decodeSlices(buffer, filename, bom.length, bom.encoding, false, maxChars);
   else {
     try {
       decoded = await decodeSlices(buffer, filename, 0, 'utf-8', true, maxChars);

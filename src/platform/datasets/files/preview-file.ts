@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { parse } from 'csv-parse/sync';
 import { CSV_PARSE_OPTIONS, csvRowsToMarkdownTable } from '../../../infra/csv.js';
-import { controlRatio, decodeText, normalizeExtractedText } from '../../../infra/text-extract.js';
+import { controlRatio, decodeText, normalizeExtractedText, textBomOf } from '../../../infra/text-extract.js';
 import { isRawCsv, qaItemsOf, withoutNul } from '../collections/collection-sources.js';
 import { decodedFormatOf } from './csv-read.js';
 import type { StoredFile } from './file.repo.js';
@@ -44,11 +44,10 @@ function utf8Boundary(buffer: Buffer, end: number): number {
  */
 function decodedStart(buffer: Buffer, filename: string): (bytes: number) => string | undefined {
   let legacy: string | undefined;
-  const starts = (...bytes: number[]) => bytes.every((byte, i) => buffer[i] === byte);
+  const bom = textBomOf(buffer);
   const decode = (bytes: number): string | undefined => {
-    if (starts(0xef, 0xbb, 0xbf)) return buffer.subarray(3, utf8Boundary(buffer, bytes + 3)).toString('utf8');
-    if (starts(0xff, 0xfe)) return new TextDecoder('utf-16le').decode(buffer.subarray(2, 2 + bytes - (bytes % 2)), { stream: true });
-    if (starts(0xfe, 0xff)) return new TextDecoder('utf-16be').decode(buffer.subarray(2, 2 + bytes - (bytes % 2)), { stream: true });
+    if (bom?.encoding === 'utf-8') return buffer.subarray(3, utf8Boundary(buffer, bytes + 3)).toString('utf8');
+    if (bom) return new TextDecoder(bom.encoding).decode(buffer.subarray(2, 2 + bytes - (bytes % 2)), { stream: true });
     if (buffer.includes(0)) return undefined;
     if (isUtf8(buffer)) return buffer.subarray(0, utf8Boundary(buffer, bytes)).toString('utf8');
     // GB18030 (not valid UTF-8): decoded whole once, exactly as decodeText does (its errors too).
