@@ -10,6 +10,7 @@
  * is done; running out is a UserRegexTooCostlyError, which the caller reports as a refusal.
  */
 import { RE2JS } from 're2js';
+import { textHead } from './text-cut.js';
 
 /** Longer patterns are refused: compiling is linear too, but nobody needs more. */
 export const MAX_USER_PATTERN_LENGTH = 1000;
@@ -95,7 +96,7 @@ export function toRe2Escapes(pattern: string): string {
 
 /** A pattern as an error message quotes it. */
 function quote(pattern: string): string {
-  return `/${pattern.length > 60 ? `${pattern.slice(0, 57)}...` : pattern}/`;
+  return `/${pattern.length > 60 ? `${textHead(pattern, 57)}...` : pattern}/`;
 }
 
 /**

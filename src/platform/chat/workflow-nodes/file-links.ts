@@ -2,6 +2,7 @@
 import { textHead } from '../../../domain/text-cut.js';
 import { OWN_FILE_READ_PATH, ownServicePath } from '../../../domain/workflow/own-service-url.js';
 import { decodeJwtUnchecked } from '../../../infra/jwt.js';
+import { uniqueBy } from '../../../domain/unique-by.js';
 
 /**
  * A file's name from its link: this service's links name it in a `filename` parameter, others
@@ -45,14 +46,6 @@ function fileIdentityOf(url: string): string {
 }
 
 /** The first link of each file, in order (see fileIdentityOf). */
-export function distinctFileLinks(urls: Iterable<string>): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const url of urls) {
-    const identity = fileIdentityOf(url);
-    if (seen.has(identity)) continue;
-    seen.add(identity);
-    out.push(url);
-  }
-  return out;
+export function distinctFileLinks(urls: readonly string[]): string[] {
+  return uniqueBy(urls, fileIdentityOf);
 }
