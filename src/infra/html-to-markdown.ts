@@ -8,7 +8,7 @@ import { gfm } from '@joplin/turndown-plugin-gfm';
 import * as cheerio from 'cheerio';
 import TurndownService from 'turndown';
 import { Errors } from './errors.js';
-import { runWorkerTask, type WorkerTaskOwner } from './worker-task.js';
+import { runWorkerTask, type WorkerTaskOwner, workerEntrySource } from './worker-task.js';
 
 export interface HtmlToMarkdownOptions {
   /** CSS selector of the content; all matches are joined. Default `body` (or the whole document). */
@@ -205,18 +205,6 @@ export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}
   return { title, markdown };
 }
 
-/**
- * The worker's bootstrap: the built module is JavaScript; from sources (tests, tsx) it is
- * TypeScript, loaded through tsx's loader registered inside the worker.
- */
-function workerEntry(): string {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const entry = new URL(fromSource ? './html-to-markdown-worker.ts' : './html-to-markdown-worker.js', import.meta.url).href;
-  return fromSource
-    ? `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`
-    : `import(${JSON.stringify(entry)});`;
-}
-
 /** Pages this small with the default selector, without a long whitespace run, convert in linear time: no worker needed. */
 const INLINE_MAX_CHARS = 256 * 1024;
 export const HTML_CONVERT_TIMEOUT_MS = 20_000;
@@ -247,7 +235,7 @@ export async function htmlToMarkdownBounded(
   const timeoutMs = limits.timeoutMs ?? HTML_CONVERT_TIMEOUT_MS;
   const refused = (why: string) => Errors.missingParams(`Invalid field '${field}': the page could not be converted (${why})`);
   const outcome = await runWorkerTask<{ result?: { title: string; markdown: string }; error?: string; invalidInput?: boolean }>(
-    workerEntry(),
+    workerEntrySource(import.meta.url, './html-to-markdown-worker'),
     { eval: true, workerData: { html, options }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } },
     timeoutMs,
     { owner: limits.owner },
