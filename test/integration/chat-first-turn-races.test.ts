@@ -83,6 +83,36 @@ describe('first turns of one new chat id at once', () => {
     const human = await db.collection('chatitems').findOne({ appId: new ObjectId(appId), chatId: 'contested', obj: 'Human' });
     expect(JSON.stringify(human?.value)).toContain(`question of ${chat?.outLinkUid}`);
   });
+
+  it('of two visitors, one whole turn landing between the other’s read and write: that other turn is not saved into it', async () => {
+    // visitor-2's turn found no chat and waits at its write while visitor-1's first turn runs whole.
+    const repo = t.app.chat.repo;
+    const original = repo.upsertChat;
+    let release!: () => void;
+    let reached!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const waiting = new Promise<void>((resolve) => (reached = resolve));
+    repo.upsertChat = async (...args) => {
+      if (args[0].outLinkUid === 'visitor-2') {
+        reached();
+        await released;
+      }
+      return original(...args);
+    };
+    try {
+      const late = turn('sequenced', 'question of visitor-2', 'visitor-2');
+      await waiting;
+      expect((await turn('sequenced', 'question of visitor-1', 'visitor-1')).statusCode).toBe(200);
+      release();
+      expect((await late).statusCode).toBe(200);
+    } finally {
+      repo.upsertChat = original;
+      release();
+    }
+    expect(await stored('sequenced')).toEqual({ chats: 1, items: 2 });
+    const human = await t.app.mongo.db.collection('chatitems').findOne({ appId: new ObjectId(appId), chatId: 'sequenced', obj: 'Human' });
+    expect(JSON.stringify(human?.value)).toContain('question of visitor-1');
+  });
 });
 
 describe('a database holding two documents of one chat id (written before ids were unique)', () => {

@@ -284,7 +284,8 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
     /**
      * Writes a turn's chat; `metadata` replaces the stored one (the caller merges). With
      * `existingId` (the chat the turn read) only that document is updated, and null answers that
-     * it is gone; without, the chat is created or updated (its owner and source as created).
+     * it is gone; without, the caller's own chat of that id is created or updated, and null
+     * answers that another caller's chat of that id was made meanwhile (the turn is not saved).
      * Answers the chat document's id.
      */
     async upsertChat(data: ChatUpsert, now: Date, existingId?: string): Promise<string | null> {
@@ -301,32 +302,28 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
         const result = await chats.updateOne({ _id: oid(existingId), ...filter }, { $set: set });
         return result.matchedCount > 0 ? existingId : null;
       }
-      const owner = { tmbId: oid(data.tmbId), ...(data.outLinkUid ? { outLinkUid: data.outLinkUid } : {}) };
+      // Only the caller's own chat of this id: one another caller made since this turn found none
+      // (two first turns at once) is not matched, so the insert meets it on the unique index.
+      // Whose chat it is, and through what, is fixed when it starts (the owner fields come from
+      // these equalities on insert): a later turn, such as a team owner's in a member's chat,
+      // comes with the chat it read (`existingId`) and never moves it to another owner or list.
+      const ownChat = { ...filter, tmbId: oid(data.tmbId), outLinkUid: data.outLinkUid ?? { $exists: false } };
       try {
         const doc = await chats.findOneAndUpdate(
-          filter,
+          ownChat,
           {
             $set: set,
-            // Whose chat it is, and through what, is fixed when it starts: a later turn (a team
-            // owner's in a member's chat) never moves it to another owner or list.
-            $setOnInsert: {
-              teamId: oid(data.teamId),
-              ...owner,
-              source: data.source,
-              ...(data.shareId ? { shareId: data.shareId } : {}),
-              customTitle: '',
-              top: false,
-            },
+            $setOnInsert: { teamId: oid(data.teamId), source: data.source, ...(data.shareId ? { shareId: data.shareId } : {}), customTitle: '', top: false },
           },
           // The whole document back: FerretDB takes no projection on findAndModify.
           { upsert: true, returnDocument: 'after' },
         );
         return doc ? doc._id.toHexString() : null;
       } catch (error) {
-        // Another first turn of this chat id made it in the meantime (MongoDB retries such an
-        // upsert itself; FerretDB answers 11000). Written into only if it is the same caller's.
+        // A chat of this id made in the meantime (MongoDB retries such an upsert itself; FerretDB
+        // answers 11000): written into if it is the caller's own, else the turn is not saved.
         if (!isDuplicateKeyError(error)) throw error;
-        const doc = await chats.findOneAndUpdate({ ...filter, ...owner }, { $set: set }, { returnDocument: 'after' });
+        const doc = await chats.findOneAndUpdate(ownChat, { $set: set }, { returnDocument: 'after' });
         return doc ? doc._id.toHexString() : null;
       }
     },
