@@ -64,7 +64,18 @@ export const pageSkipLimit = (pageNum: number, pageSize: number, offset?: number
 export const zDate = z
   .union([z.iso.datetime({ offset: true, local: true }), z.iso.date(), z.number()], { error: 'must be an ISO 8601 date or milliseconds since 1970' })
   .transform((value) => new Date(value))
-  .refine((date) => !Number.isNaN(date.getTime()), 'must be a date');
+  .refine((date) => !Number.isNaN(date.getTime()), 'must be a date')
+  .refine(hasFourDigitYear, 'must fall between the years 0000 and 9999 (UTC)');
+
+/**
+ * Whether a time's UTC year has four digits. JSON writes any other year in the extended form
+ * (`+010000-…`), which ISO 8601 text fields refuse: a stored year 10000 would be listed, then
+ * refused when the reference's edit forms send the listed value back.
+ */
+export function hasFourDigitYear(date: Date): boolean {
+  const year = date.getUTCFullYear();
+  return year >= 0 && year <= 9999;
+}
 
 /** Short display names as the reference limits them. */
 export const zName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');

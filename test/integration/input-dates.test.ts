@@ -47,6 +47,31 @@ describe('date fields', () => {
     expect(refused.json().message).toContain('expiredTime');
   });
 
+  it('share links and API keys: a UTC year past 9999 is a 400 naming expiredTime; the last second of 9999 is listed and sent back as listed', async () => {
+    // 9999-12-31T23:59:59-05:00 is year 10000 in UTC: stored, it was listed as "+010000-…", which the
+    // reference's edit forms send back on every save and which was then refused.
+    const lastSecond = '9999-12-31T18:59:59-05:00';
+    for (const expiredTime of ['9999-12-31T23:59:59-05:00', Date.UTC(10000, 0, 1), -8.64e15]) {
+      const link = await post('/support/outLink/create', { appId, type: 'share', name: 'far', limit: { expiredTime } });
+      expect(link.statusCode, link.body).toBe(400);
+      expect(link.json().message).toContain('expiredTime');
+      const key = await post('/support/openapi/create', { appId, name: 'far', limit: { expiredTime } });
+      expect(key.statusCode, key.body).toBe(400);
+      expect(key.json().message).toContain('expiredTime');
+    }
+    await ok(t, token, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'last second', limit: { expiredTime: lastSecond } });
+    const links = (await ok(t, token, 'GET', '/support/outLink/list', { appId, type: 'share' })) as { _id: string; name: string; limit: Record<string, unknown> }[];
+    const listed = links.find((l) => l.name === 'last second');
+    expect(listed?.limit.expiredTime).toBe('9999-12-31T23:59:59.000Z');
+    await ok(t, token, 'POST', '/support/outLink/update', { _id: listed?._id, name: 'renamed', limit: listed?.limit });
+
+    await ok(t, token, 'POST', '/support/openapi/create', { appId, name: 'last second', limit: { expiredTime: lastSecond } });
+    const keys = (await ok(t, token, 'GET', '/support/openapi/list', { appId })) as { _id: string; name: string; limit: Record<string, unknown> }[];
+    const key = keys.find((k) => k.name === 'last second');
+    expect(key?.limit.expiredTime).toBe('9999-12-31T23:59:59.000Z');
+    await ok(t, token, 'POST', '/support/openapi/update', { _id: key?._id, name: 'renamed', limit: key?.limit });
+  });
+
   it('getChatLogs: dateEnd null is no end; an ISO end still filters', async () => {
     const chat = await post('/v1/chat/completions', { appId, chatId: 'dated', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.statusCode, chat.body).toBe(200);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { computeNodeStatus, type NodeStatus } from '../../domain/node-status.js';
 import { type ResourceUsage, usageAnnotations, ZERO_USAGE } from './pod-usage.js';
 import { quantityProblem } from './quantity.js';
+import { hasFourDigitYear } from '../../infra/zod.js';
 
 /**
  * How a Kubernetes Node is stored. The object itself is kept as JSON text, because its labels,
@@ -44,7 +45,10 @@ export const nodeSchema = z.looseObject({
     name: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase DNS name').max(253),
     uid: z.string().min(1).max(128).optional(),
     resourceVersion: z.string().optional(),
-    creationTimestamp: z.iso.datetime({ offset: true }).optional(),
+    creationTimestamp: z.iso
+      .datetime({ offset: true })
+      .refine((text) => hasFourDigitYear(new Date(text)), 'must fall between the years 0000 and 9999 (UTC)')
+      .optional(),
     labels: stringMap.optional(),
     annotations: stringMap.optional(),
   }),

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { zBoolLike, zHttpUrl, zName, zObjectId } from '../../infra/zod.js';
+import { zBoolLike, zDate, zHttpUrl, zName, zObjectId } from '../../infra/zod.js';
 
 export const OUTLINK_TYPES = ['share', 'iframe', 'apikey', 'feishu', 'wecom', 'official_account'] as const;
 
 const limitSchema = z
   .object({
     maxUsagePoints: z.number().min(-1).optional(),
-    expiredTime: z.union([z.iso.datetime({ offset: true }), z.iso.date(), z.null()]).optional(),
+    expiredTime: z.union([zDate, z.null()]).optional(),
     QPM: z.number().int().min(0).max(100000).optional(),
     hookUrl: z.union([zHttpUrl, z.literal('')]).optional(),
   })

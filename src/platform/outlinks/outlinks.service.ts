@@ -116,7 +116,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
           maxUsagePoints: body.limit?.maxUsagePoints ?? -1,
           // The schema default of the reference (its web client sends 100).
           QPM: body.limit?.QPM ?? 1000,
-          ...(body.limit?.expiredTime ? { expiredTime: new Date(body.limit.expiredTime) } : {}),
+          ...(body.limit?.expiredTime ? { expiredTime: body.limit.expiredTime } : {}),
           ...(body.limit?.hookUrl ? { hookUrl: body.limit.hookUrl } : {}),
         },
         app: body.app,
@@ -140,7 +140,7 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
         ? {
             maxUsagePoints: body.limit.maxUsagePoints ?? link.limit.maxUsagePoints,
             QPM: body.limit.QPM ?? link.limit.QPM,
-            expiredTime: body.limit.expiredTime === null ? undefined : body.limit.expiredTime ? new Date(body.limit.expiredTime) : link.limit.expiredTime,
+            expiredTime: body.limit.expiredTime === null ? undefined : (body.limit.expiredTime ?? link.limit.expiredTime),
             hookUrl: body.limit.hookUrl === undefined ? link.limit.hookUrl : body.limit.hookUrl || undefined,
           }
         : undefined;
