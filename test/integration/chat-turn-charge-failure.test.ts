@@ -8,7 +8,9 @@ import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './
 /**
  * A turn's charge to its API key comes after the turn was answered and saved. Its failure was the
  * turn's: a 500 (or an error frame after the whole streamed answer), which a client sends again,
- * storing the turn twice and paying the model twice.
+ * storing the turn twice and paying the model twice. The same held for every model call outside a
+ * turn (question guide, embeddings, transcription, searchTest): usage recorded, then a 5xx that
+ * OpenAI's SDKs retry, each attempt calling the model and recording its usage again.
  */
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -51,5 +53,25 @@ describe('a chat turn whose charge fails', () => {
     expect(frames.some((frame) => frame.event === 'error')).toBe(false);
     expect(frames.at(-1)?.data).toBe('[DONE]');
     expect(await items('c2')).toBe(2);
+  });
+});
+
+describe('a model call outside a turn whose charge fails', () => {
+  it('is answered once, its usage recorded once', async () => {
+    const key = await createApiKey(t, token, { name: 'guide key' });
+    const usages = t.app.mongo.db.collection('usages');
+    const guideUsages = () => usages.countDocuments({ appName: 'Question guide' });
+    const before = await guideUsages();
+    failNextCharge();
+    const guide = await t.app.inject({
+      method: 'POST',
+      url: '/api/core/ai/agent/createQuestionGuide',
+      headers: apiKeyHeaders(key),
+      payload: { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] },
+    });
+    expect(guide.statusCode, guide.body).toBe(200);
+    expect(Array.isArray(guide.json().data)).toBe(true);
+    await t.app.identity.usage.drain();
+    expect(await guideUsages()).toBe(before + 1);
   });
 });

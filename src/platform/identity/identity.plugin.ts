@@ -81,7 +81,15 @@ export default fp(
       },
     });
     const credentials = createCredentialCharger({ auth: platformAuth });
-    const chargeUsage = createUsageCharger({ usage, credentials, now });
+    const chargeUsage = createUsageCharger({
+      usage,
+      credentials,
+      now,
+      onChargeFailure: (error) => {
+        app.opsMetrics.databaseError('usage-charge', error);
+        app.log.error({ err: error }, `charging a request to its API key or share link failed (its usage is recorded): ${describeError(error)}`);
+      },
+    });
     const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage, chargeUsage, credentials, clock, memberContext };
     app.decorate('identity', services);
     app.decorate('platformAuth', platformAuth);

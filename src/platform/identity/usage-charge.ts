@@ -45,11 +45,19 @@ export type CredentialCharger = ReturnType<typeof createCredentialCharger>;
  * Every request that calls a model outside a chat turn (embeddings, search, data writes, question
  * guide, speech, transcription) records its usage through this one function, and the points count
  * against the credential it came with at once (createCredentialCharger).
+ * The usage is recorded (the work done and paid for) before the credential is charged, so a failed
+ * charge is reported to `onChargeFailure`, never thrown: a 5xx there made OpenAI's SDKs send the
+ * request again, each attempt calling the model and recording its usage once more.
  */
-export function createUsageCharger(deps: { usage: UsageRepo; credentials: CredentialCharger; now: () => number }): ChargeUsage {
+export function createUsageCharger(deps: {
+  usage: UsageRepo;
+  credentials: CredentialCharger;
+  now: () => number;
+  onChargeFailure: (error: unknown) => void;
+}): ChargeUsage {
   return async (caller, usage) => {
     const points = deps.usage.record({ teamId: caller.teamId, tmbId: caller.tmbId, source: usageSourceOfCaller(caller), ...usage }, new Date(deps.now()));
-    await deps.credentials.charge(caller, points);
+    await deps.credentials.charge(caller, points).catch(deps.onChargeFailure);
     return points;
   };
 }
