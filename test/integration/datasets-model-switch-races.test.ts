@@ -139,7 +139,7 @@ describe('vector model switch races', () => {
     // What a push that authorised against the dataset before the switch queues (its read model lags the switch by a lease).
     const { teamId, tmbId } = (await db().collection('datasets').findOne({ _id: new ObjectId(datasetId) }))!;
     await t.app.datasets.ctx.repos.trainings.insertMany([
-      { teamId: String(teamId), tmbId: String(tmbId), datasetId, collectionId, billId: '', mode: 'chunk', model: 'fake-embed', prompt: '', q: 'Queued before the switch.', a: '', chunkIndex: 0, weight: 0, indexes: [] },
+      { _id: String(new ObjectId()), teamId: String(teamId), tmbId: String(tmbId), datasetId, collectionId, billId: '', mode: 'chunk', model: 'fake-embed', prompt: '', q: 'Queued before the switch.', a: '', chunkIndex: 0, weight: 0, indexes: [] },
     ]);
     await t.app.datasets.trainingWorker.drain();
     expect(await modelsOf(datasetId)).toEqual({ model: 'lex-b', byModel: { 'lex-b': 1 } });

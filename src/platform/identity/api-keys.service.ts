@@ -63,7 +63,15 @@ export function createApiKeysService(deps: { keys: ApiKeysRepo; authorizeApp: Au
       const apiKey = generateApiKey(deps.prefix());
       const inserted = await keys.insertWithin(MAX_KEYS_PER_SCOPE, { teamId, tmbId, apiKeyDigest: digestApiKey(apiKey), apiKeyTail: apiKey.slice(-4), appId: input.appId, name: input.name, limit: toLimit(input.limit) });
       if (!inserted) throw Errors.openapiExceedLimit(`Up to ${MAX_KEYS_PER_SCOPE} API keys per member${input.appId ? ' for one app' : ''}`);
-      if (input.appId) await deps.confirmAppWrite(teamId, input.appId);
+      if (input.appId) {
+        // The key is stored, but its secret is shown only in this answer: when the app check fails
+        // (the app deleted meanwhile, or the database), the key goes too, or a client's retry
+        // would leave an unusable key counting toward the limit.
+        await deps.confirmAppWrite(teamId, input.appId).catch(async (error: unknown) => {
+          await keys.delete(inserted._id, teamId).catch(() => undefined);
+          throw error;
+        });
+      }
       return apiKey;
     },
 

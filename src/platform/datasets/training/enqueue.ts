@@ -1,4 +1,5 @@
 import { Errors } from '../../../infra/errors.js';
+import { newId } from '../../../infra/plain-record.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
 import { buildIndexes, MAX_CUSTOM_INDEXES, simpleText } from '../data/data-indexes.js';
@@ -73,14 +74,20 @@ type QueueInput = { teamId: string; tmbId: string; dataset: DatasetRecord; colle
  */
 export async function pushToTrainingQueue(ctx: DatasetsContext, input: QueueInput): Promise<PushResult> {
   const { result, docs } = await prepareTrainingItems(ctx, input);
-  // Batches keep each insert bounded; an insert failure surfaces as a 500 with nothing half-queued in that batch.
-  for (let start = 0; start < docs.length; start += 500) {
-    result.insertLen += await ctx.repos.trainings.insertMany(docs.slice(start, start + 500));
+  const queued = docs.map((doc) => ({ ...doc, _id: newId() }));
+  try {
+    // Batches keep each insert bounded.
+    for (let start = 0; start < queued.length; start += 500) {
+      result.insertLen += await ctx.repos.trainings.insertMany(queued.slice(start, start + 500));
+    }
+    if (result.insertLen > 0) await removeWritesOfDeletedDatasets(ctx, [{ teamId: input.teamId, datasetId: input.dataset._id }]);
+  } catch (error) {
+    // The push answers an error, so none of it stays queued (as the reference's transaction): a
+    // client sending it again would otherwise queue, train and bill its items twice.
+    await ctx.repos.trainings.deleteItems(queued).catch(() => undefined);
+    throw error;
   }
-  if (result.insertLen > 0) {
-    await removeWritesOfDeletedDatasets(ctx, [{ teamId: input.teamId, datasetId: input.dataset._id }]);
-    ctx.wakeWorker();
-  }
+  if (result.insertLen > 0) ctx.wakeWorker();
   return result;
 }
 

@@ -210,12 +210,13 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     return { live: Math.max(0, all - stopped), stopped };
   }
   return {
-    async insertMany(items: NewTraining[]): Promise<number> {
+    /** Queues items under the ids their caller gave them (so that it can take them back). */
+    async insertMany(items: (NewTraining & { _id: string })[]): Promise<number> {
       if (items.length === 0) return 0;
       turns.queuedBy(new Set(items.map((item) => item.teamId)));
       let inserted = items.length;
       try {
-        await col.insertMany(items.map(toDoc) as TrainingDoc[], { ordered: true });
+        await col.insertMany(items.map((item) => ({ ...toDoc(item), _id: oid(item._id) })) as TrainingDoc[], { ordered: true });
       } catch (error) {
         // Ordered: the items before the failing one are queued, and counted.
         inserted = (error as { insertedCount?: number }).insertedCount ?? 0;
