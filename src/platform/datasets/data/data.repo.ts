@@ -40,6 +40,9 @@ export type DataRecord = Plain<DataDoc>;
 export const DATA_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_datas', key: { teamId: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, updateTime: -1 } },
   { collection: 'dataset_datas', key: { rebuilding: 1, teamId: 1, datasetId: 1 } },
+  // streamDataset (a search index built from its items) reads by dataset alone: without it MongoDB
+  // scans every team's items (FerretDB's test indexes hid it), as vectors have { datasetId, model }.
+  { collection: 'dataset_datas', key: { datasetId: 1 } },
 ];
 
 /** What the search index is built from: no indexes, owner or time. */
