@@ -56,11 +56,11 @@ export function mongoClientOptions(uri: string): MongoClientOptions {
   return { ...Object.fromEntries(defaults), ignoreUndefined: true };
 }
 
-/** Creates the client; it connects on first use (or explicitly via `client.connect()`). */
-export function createMongo(uri: string): Mongo {
+/** Creates the client; it connects on first use (or explicitly via `client.connect()`). `overrides` win over the URI. */
+export function createMongo(uri: string, overrides: MongoClientOptions = {}): Mongo {
   let client: MongoClient;
   try {
-    client = new MongoClient(uri, mongoClientOptions(uri));
+    client = new MongoClient(uri, { ...mongoClientOptions(uri), ...overrides });
   } catch (error) {
     // The driver's own parse (ports, options) goes past config.ts's check; its message names no
     // variable. The URI is not repeated: it may hold a password.

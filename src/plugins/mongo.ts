@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { backoffDelay } from '../infra/backoff.js';
 import { describeError } from '../infra/database-errors.js';
-import { createMongo, ensureIndexes, type IndexDeclaration } from '../infra/mongo.js';
+import { createMongo, ensureIndexes, type IndexDeclaration, type Mongo } from '../infra/mongo.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,8 +40,24 @@ export default fp<MongoPluginOptions>(
         }
       }
     });
-    app.decorate('mongo', { client, db, ensureIndexes: (declarations) => ensureIndexes(db, declarations) });
+    // Index builds go through a client of their own without the socket timeout: a new index on a
+    // large collection can take longer than the two minutes any other command may, and start-up
+    // then failed on MongoDB, restarting until the server finished the build. Opened on the first
+    // build, closed once start-up is over (onReady hooks run after the startup plugin's tasks).
+    let builder: Mongo | undefined;
+    const closeBuilder = async () => {
+      const open = builder;
+      builder = undefined;
+      await open?.client.close();
+    };
+    const buildIndexes = async (declarations: readonly IndexDeclaration[]) => {
+      builder ??= createMongo(options.uri, { socketTimeoutMS: 0 });
+      await ensureIndexes(builder.db, declarations);
+    };
+    app.decorate('mongo', { client, db, ensureIndexes: buildIndexes });
+    app.addHook('onReady', closeBuilder);
     app.addHook('onClose', async () => {
+      await closeBuilder();
       await client.close();
     });
   },

@@ -48,3 +48,23 @@ describe('usage record retention', () => {
     expect((await usages.find({ teamId }).toArray()).map((r) => r.appName).sort()).toEqual(['1 days old', '179 days old']);
   });
 });
+
+describe('index builds at start-up', () => {
+  it('go through a client of their own, not the one whose commands time out after two minutes', async () => {
+    // A new index on a large production collection can take longer than the request client's
+    // socketTimeoutMS: start-up failed on MongoDB and restarted until the server finished it.
+    const onRequestClient: string[] = [];
+    const own = await buildTestApp({}, (app) => {
+      app.mongo.client.on('commandStarted', (event) => {
+        if (event.commandName === 'createIndexes') onRequestClient.push(String(event.command.createIndexes));
+      });
+    });
+    try {
+      expect(onRequestClient).toEqual([]);
+      const indexes = await own.app.mongo.db.collection('dataset_datas').indexes();
+      expect(indexes.some((index) => JSON.stringify(index.key) === '{"datasetId":1}')).toBe(true);
+    } finally {
+      await own.close();
+    }
+  });
+});
