@@ -307,13 +307,16 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
       // Whose chat it is, and through what, is fixed when it starts (the owner fields come from
       // these equalities on insert): a later turn, such as a team owner's in a member's chat,
       // comes with the chat it read (`existingId`) and never moves it to another owner or list.
-      const ownChat = { ...filter, tmbId: oid(data.tmbId), outLinkUid: data.outLinkUid ?? { $exists: false } };
+      // A share visitor (the link creator's tmbId) and that member's API end user (customUid) may
+      // share tmbId and uid: source and link tell them apart. An absent field matches as absent
+      // (the driver drops an undefined condition, which would match any).
+      const ownChat = { ...filter, tmbId: oid(data.tmbId), source: data.source, outLinkUid: data.outLinkUid ?? { $exists: false }, shareId: data.shareId || { $exists: false } };
       try {
         const doc = await chats.findOneAndUpdate(
           ownChat,
           {
             $set: set,
-            $setOnInsert: { teamId: oid(data.teamId), source: data.source, ...(data.shareId ? { shareId: data.shareId } : {}), customTitle: '', top: false },
+            $setOnInsert: { teamId: oid(data.teamId), customTitle: '', top: false },
           },
           // The whole document back: FerretDB takes no projection on findAndModify.
           { upsert: true, returnDocument: 'after' },

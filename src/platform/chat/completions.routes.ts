@@ -1,7 +1,7 @@
 /** v1/chat/completions, chatTest and workflow/debug. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { tokenTotals } from '../../domain/usage-points.js';
-import { answerContent, filterPublicResponses, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
+import { answerContent, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { platformErrorBody, toAppError, withOpenAiError } from '../../infra/error-render.js';
 import { definePlatformRoute } from '../define-route.js';
@@ -10,6 +10,7 @@ import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
 import { admitCompletion, finishTurn } from './completion-admission.js';
 import { nanoid } from './ids.js';
+import { responseViewOf, shownResponses } from './messages.js';
 import { SseWriter, textChunk, usageChunk } from './sse.js';
 
 function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortController {
@@ -54,6 +55,8 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const controller = abortOnClose(request, reply);
       const created = Math.floor(chat.now() / 1000);
       const writer = input.stream ? new SseWriter(reply, detail, created, stallTimeoutMs) : undefined;
+      // What the caller sees of the node responses, streamed or not (a share link's responseDetail included).
+      const view = responseViewOf(caller, isPlugin);
       const turn = {
         app,
         caller,
@@ -74,7 +77,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       if (!writer) {
         const result = await chat.run.runTurn(turn);
         finishTurn(chat, admitted, result.flowResponses);
-        const responses = caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses;
+        const responses = shownResponses(result.flowResponses, view);
         return reply.send({
           id: input.chatId ?? '',
           object: 'chat.completion',
@@ -95,9 +98,8 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         writer.write('answer', textChunk('', true, created));
         if (input.stream_options?.include_usage) writer.write('answer', usageChunk(tokenTotals(result.flowUsages), created));
         writer.write('answer', '[DONE]');
-        if (detail && (caller.responseDetail || isPlugin)) {
-          writer.write('flowResponses', caller.publicOnly ? filterPublicResponses(result.flowResponses) : result.flowResponses);
-        }
+        // Without detail for this caller, no frame at all (the non-stream answer's list is empty).
+        if (detail && view.detail) writer.write('flowResponses', shownResponses(result.flowResponses, view));
       } catch (error) {
         writer.write('error', streamedError(error, request, 'chat completion').frame);
       }

@@ -1,6 +1,5 @@
 /** Chat windows and items: init, histories, rename/pin, delete, feedback. */
 import { resolveChatConfig } from '../../domain/workflow/chat-config.js';
-import { filterPublicResponses } from '../../domain/workflow/messages.js';
 import type { StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import { requireHexId } from '../../infra/mongo.js';
@@ -8,7 +7,9 @@ import type { AuthContext } from '../auth/types.js';
 import type { AppDoc } from './app-source.js';
 import type { ChatDoc, ChatItemDoc, ChatQuery } from './chat.repo.js';
 import { assertKeyMayUseApp } from './chat-access.js';
+import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
+import { type ResponseView, responseViewOf, shownResponses } from './messages.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -58,11 +59,9 @@ export function createHistoryService(chat: ChatModule) {
       const out: Record<string, unknown> = { dataId: item.dataId, obj: item.obj, value: item.value, userGoodFeedback: item.userGoodFeedback, userBadFeedback: item.userBadFeedback };
       if (input.fields !== 'share') {
         out.adminFeedback = item.adminFeedback;
-        let responses = item.responseData ?? [];
-        // A plugin's too (the reference shows those whole): its nodes' headers and answers are
-        // the app's, and completions and getResData filter them for the same visitor.
-        if (input.fields !== 'owner') responses = filterPublicResponses(responses);
-        out.responseData = responses;
+        // A plugin's filtered too (the reference shows those whole): its nodes' headers and
+        // answers are the app's, and completions and getResData filter them for the same visitor.
+        out.responseData = shownResponses(item.responseData ?? [], { publicOnly: input.fields !== 'owner', detail: true });
       }
       if (input.loadCustomFeedbacks) out.customFeedbacks = item.customFeedbacks;
       return isPlugin ? out : previewItem(out);
@@ -91,6 +90,15 @@ export function createHistoryService(chat: ChatModule) {
         pluginInputs: graph.nodes.find((n) => n.flowNodeType === 'pluginInput')?.inputs ?? [],
       },
     };
+  }
+
+  /** What getResData shows this caller, as the completions answer showed it (messages.ts). */
+  async function responseViewOfAuth(auth: AuthContext, appId: string): Promise<ResponseView> {
+    if (auth.authType !== 'outLink') return responseViewOf(callerFromAuth(auth), false);
+    const link = await chat.outLinks.linkOf(auth);
+    const caller = callerFromAuth(auth, link.responseDetail);
+    // The app is read only when the link hides details: a plugin app's are shown anyway.
+    return responseViewOf(caller, !caller.responseDetail && (await chat.apps.findInTeam(auth.teamId, appId)).type === 'plugin');
   }
 
   /** getHistories / clearHistories match, by credential kind. */
@@ -130,8 +138,7 @@ export function createHistoryService(chat: ChatModule) {
       await chat.access.authChatOrAppManager(auth, appId, chatId);
       const item = await repo.findItem(appId, chatId, dataId);
       if (item?.obj !== 'AI') return {};
-      const responses = item.responseData ?? [];
-      return auth.authType === 'outLink' || auth.authType === 'teamDomain' ? filterPublicResponses(responses) : responses;
+      return shownResponses(item.responseData ?? [], await responseViewOfAuth(auth, appId));
     },
   };
 }

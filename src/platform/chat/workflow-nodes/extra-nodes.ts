@@ -4,6 +4,7 @@ import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
 import { createReadFilesRunner } from './read-files.js';
+import { ShownSecrets } from './shown-secrets.js';
 
 type SandboxAnswer = { success?: boolean; data?: { codeReturn?: Record<string, unknown>; log?: string }; message?: string };
 
@@ -25,17 +26,24 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
       // As the reference: the error output only (a text), no run-detail entry.
       return { outputs: { error: 'Can not find SANDBOX_URL in env' } };
     }
+    // Credential-named inputs are masked in the run detail, and wherever the code's answer or log echoes them (shown-secrets.ts).
+    const secrets = new ShownSecrets();
+    const shownInputs = secrets.fields(variables);
     try {
       const response = await deps.runSandbox(JSON.stringify({ code: source, variables }));
       const body = parseSandboxAnswer(response.text);
       if (response.status >= 400) throw statusFailure(response.status, body);
       if (!body?.success || typeof body.data?.codeReturn !== 'object' || body.data.codeReturn === null) throw Object.assign(new Error('Run code failed'), { data: body });
       const returned = body.data.codeReturn;
-      return { outputs: { ...returned, system_rawResponse: returned }, responseData: { customInputs: variables, customOutputs: returned, codeLog: body.data.log ?? '' }, toolResponses: returned };
+      return {
+        outputs: { ...returned, system_rawResponse: returned },
+        responseData: { customInputs: secrets.show(shownInputs), customOutputs: secrets.show(returned), codeLog: secrets.show(body.data.log ?? '') },
+        toolResponses: returned,
+      };
     } catch (error) {
       // The error output is an object, as the reference's (message, data, name, method, code, status).
       const detail = failureDetail(error, 'post');
-      return { outputs: { error: detail }, responseData: { customInputs: variables, customOutputs: {}, codeLog: '', error: detail } };
+      return { outputs: { error: detail }, responseData: { customInputs: secrets.show(shownInputs), customOutputs: {}, codeLog: '', error: secrets.show(detail) } };
     }
   };
 

@@ -13,6 +13,7 @@ import { valueAtPath } from '../../../domain/workflow/response-path.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
+import { ShownSecrets } from './shown-secrets.js';
 
 /**
  * Where a template value lands: plain text (URL, headers, forms), a raw-text or XML body, inside a
@@ -201,7 +202,13 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     // Every output a response key can fill, `error` included (a 200 answer's own error field
     // sets it, as in the reference); the raw response stays what was received.
     const declared = node.outputs.filter((o) => o.type === 'dynamic' || (o.key !== 'httpRawResponse' && o.key !== 'system_addOutputParam'));
-    const shown = { params: Object.fromEntries(query), body: bodyObject ?? body, headers };
+    // The run detail holds no credential the node sends (see shown-secrets.ts): header values
+    // masked, credential-named query and body fields too, and each of those wherever else shown.
+    const secrets = new ShownSecrets();
+    const shownHeaders = secrets.headers(headers);
+    const shownParams = secrets.fields(Object.fromEntries(query));
+    const shownBody = secrets.fields(bodyObject ?? body);
+    const shown = { params: secrets.show(shownParams), body: secrets.show(shownBody), headers: shownHeaders };
     try {
       const response =
         systemPlugin && deps.runSystemPlugin
@@ -221,12 +228,12 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
       const outputs = Object.assign({ httpRawResponse: parsed }, picked);
       // As a tool, the node answers the model with the values it picked (the whole response without any).
       const toolResponses = Object.keys(picked).length > 0 ? picked : parsed;
-      return { outputs, responseData: { totalPoints: 0, ...shown, httpResult: parsed }, toolResponses };
+      return { outputs, responseData: { totalPoints: 0, ...shown, httpResult: secrets.show(parsed) }, toolResponses };
     } catch (error) {
       const detail = failureDetail(error, method);
       const apiMessage = (detail.data as { message?: unknown } | undefined)?.message;
       const rawText = typeof apiMessage === 'string' && apiMessage ? apiMessage : (error as Error).message;
-      return { outputs: { error: detail, httpRawResponse: rawText }, responseData: { totalPoints: 0, ...shown, httpResult: { error: detail } } };
+      return { outputs: { error: detail, httpRawResponse: rawText }, responseData: { totalPoints: 0, ...shown, httpResult: { error: secrets.show(detail) } } };
     }
   };
 
@@ -237,6 +244,9 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const dynamic = dynamicParams(node, params);
     const systemParams = { appId: deps.appId, chatId: deps.chatId || undefined, responseChatItemId: deps.responseChatItemId || undefined, histories: histories.slice(-10) };
     const body = JSON.stringify({ systemParams, ...dynamic });
+    // Credential-named inputs are masked in the run detail, as the HTTP node's (shown-secrets.ts).
+    const secrets = new ShownSecrets();
+    const shownBody = secrets.fields(dynamic);
     try {
       const response = await deps.httpCall({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body, timeoutMs: 60_000 });
       if (response.status >= 400) throw new Error(`HTTP ${response.status}`);
@@ -245,9 +255,9 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
       if (typeof parsed === 'object' && parsed !== null) {
         for (const output of node.outputs) if (output.key in parsed) outputs[output.key] = formatValueType((parsed as Record<string, unknown>)[output.key], output.valueType);
       }
-      return { outputs, responseData: { totalPoints: 0, body: dynamic, httpResult: parsed }, toolResponses: parsed };
+      return { outputs, responseData: { totalPoints: 0, body: secrets.show(shownBody), httpResult: secrets.show(parsed) }, toolResponses: parsed };
     } catch (error) {
-      return { outputs: { httpRawResponse: (error as Error).message }, responseData: { totalPoints: 0, body: dynamic, httpResult: { error: (error as Error).message } } };
+      return { outputs: { httpRawResponse: (error as Error).message }, responseData: { totalPoints: 0, body: secrets.show(shownBody), httpResult: { error: (error as Error).message } } };
     }
   };
 

@@ -1,0 +1,164 @@
+/**
+ * What a node's response data (its run detail) may show of the credentials the node sent. The
+ * run detail reaches every caller who may chat with the app (a read-only member included, who may
+ * not see the workflow), the stored chat item and the app's logs, so it holds no credential: the
+ * values are masked where the node builds its detail, never only on the way out.
+ *
+ * - Header values are all masked (the names stay), but for the content-negotiation ones: any
+ *   custom header may carry a key, and a header's value is rarely what a flow is debugged by.
+ * - Query, body and input fields whose name says credential (`key`, `apiKey`, `access_token`,
+ *   `password`, `secret`, `sign` …, see isSecretName) have their value masked; other fields are
+ *   shown as sent, since those are what a user debugging their flow needs.
+ * - Each masked value (of SCRUB_MIN or more characters; for `Bearer <key>` the key too) is then
+ *   replaced wherever else the detail shows it: a body field of another name, a raw-text body,
+ *   the answer of a service that echoes the request.
+ */
+
+export const SECRET_MASK = '******';
+
+/** Header values shown as sent: content negotiation, never a credential. */
+const PLAIN_HEADERS = new Set(['content-type', 'accept', 'accept-language', 'content-language']);
+
+/** Name words that make a field a credential. */
+const SECRET_WORDS = new Set([
+  'password',
+  'passwd',
+  'pwd',
+  'passphrase',
+  'secret',
+  'token',
+  'credential',
+  'credentials',
+  'cookie',
+  'signature',
+  'sign',
+  'sig',
+  'auth',
+  'authorization',
+  'apikey',
+  'accesskey',
+  'secretkey',
+  'privatekey',
+  'appkey',
+  'sessionid',
+  'ak',
+  'sk',
+]);
+/** Words before `key` that make it a credential (`api_key`, `X-Access-Key`); a bare `key` is one too. */
+const KEY_QUALIFIERS = new Set(['api', 'access', 'secret', 'private', 'app', 'client', 'subscription', 'license', 'auth', 'master', 'signing', 'encryption', 'service', 'account', 'session', 'user']);
+
+/**
+ * A masked value this short is not searched for elsewhere: a short header value (`true`, `json`)
+ * would blank every such word of the answer, and credentials are longer.
+ */
+const SCRUB_MIN = 8;
+
+/** Nesting walked object by object; deeper parts are scrubbed as JSON text. */
+const WALK_DEPTH = 64;
+
+/** `apiKey`, `x-api-key`, `API_KEY` → ['api', 'key']. */
+function nameWords(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+}
+
+/** Whether a field of this name holds a credential (see the file comment). */
+export function isSecretName(name: string): boolean {
+  const words = nameWords(name);
+  if (words.length === 0) return false;
+  if (words.some((word) => SECRET_WORDS.has(word)) || SECRET_WORDS.has(words.join(''))) return true;
+  const last = words.length - 1;
+  return words[last] === 'key' && (last === 0 || KEY_QUALIFIERS.has(words[last - 1]!));
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null);
+
+/**
+ * One node run's masking: `headers` and `fields` note the credentials they mask, and everything
+ * shown goes through `show` afterwards, so a credential met in one place is hidden in all.
+ */
+export class ShownSecrets {
+  private readonly secrets = new Set<string>();
+
+  /** The headers to show: names kept, values masked but the content-negotiation ones. */
+  headers(headers: Record<string, string>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) {
+      if (PLAIN_HEADERS.has(name.toLowerCase())) out[name] = value;
+      else {
+        this.note(value);
+        // `Bearer <key>`, `Basic <token>`: the key may be sent bare elsewhere.
+        const scheme = /^[A-Za-z][\w-]*\s+(\S.*)$/.exec(value.trim());
+        if (scheme) this.note(scheme[1]!);
+        out[name] = value === '' ? '' : SECRET_MASK;
+      }
+    }
+    return out;
+  }
+
+  /** `value` with the values of credential-named fields masked, at any depth (not yet scrubbed: see show). */
+  fields<T>(value: T): T {
+    return this.walk(value, 0, (key, child) => {
+      if (!isSecretName(key) || child === undefined || child === null || child === '') return undefined;
+      this.noteAll(child);
+      return { masked: SECRET_MASK };
+    }) as T;
+  }
+
+  /** `value` with every credential noted so far replaced by the mask, at any depth. */
+  show<T>(value: T): T {
+    if (this.secrets.size === 0) return value;
+    return this.walk(value, 0, () => undefined) as T;
+  }
+
+  private note(value: string): void {
+    if (value.length >= SCRUB_MIN) this.secrets.add(value);
+  }
+
+  private noteAll(value: unknown): void {
+    if (typeof value === 'string') this.note(value);
+    else if (typeof value === 'number' || typeof value === 'bigint') this.note(String(value));
+    else if (Array.isArray(value)) for (const item of value) this.noteAll(item);
+    else if (isPlainObject(value)) for (const item of Object.values(value)) this.noteAll(item);
+  }
+
+  private scrub(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(SECRET_MASK);
+    return out;
+  }
+
+  /** A copy of JSON-like `value`: `onField` may mask an object field; strings are scrubbed. */
+  private walk(value: unknown, depth: number, onField: (key: string, child: unknown) => { masked: string } | undefined): unknown {
+    if (typeof value === 'string') return this.scrub(value);
+    if (typeof value !== 'object' || value === null) return value;
+    if (!Array.isArray(value) && !isPlainObject(value)) return value;
+    if (depth >= WALK_DEPTH) return this.deepText(value);
+    if (Array.isArray(value)) return value.map((item) => this.walk(item, depth + 1, onField));
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(value)) {
+      const masked = onField(key, child);
+      out[key] = masked ? masked.masked : this.walk(child, depth + 1, onField);
+    }
+    return out;
+  }
+
+  /** A part nested past WALK_DEPTH: its JSON text scrubbed (each credential as it is written inside a JSON string). */
+  private deepText(value: unknown): unknown {
+    let text = JSON.stringify(value);
+    for (const secret of this.secrets) {
+      const written = JSON.stringify(secret).slice(1, -1);
+      if (text.includes(written)) text = text.split(written).join(SECRET_MASK);
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // A credential that also matched the JSON around a string (digits and commas): nothing of it shown.
+      return SECRET_MASK;
+    }
+  }
+}
