@@ -38,6 +38,12 @@ export interface LlmResult {
   toolCalls?: LlmToolCall[];
   promptTokens?: number;
   completionTokens?: number;
+  /**
+   * The call was cut by the caller's own signal (the client hung up): `content` is what arrived
+   * before, and the tokens are the provider's only when its usage came. Provider failures and
+   * timeouts still throw.
+   */
+  cut?: boolean;
 }
 
 export class LlmError extends Error {
@@ -71,6 +77,15 @@ function isToolCall(call: unknown): call is LlmToolCall {
   return typeof fn?.name === 'string';
 }
 
+/**
+ * Whether a failed call was cut by the caller's own signal (a turn whose client hung up), not
+ * failed by the provider or a timeout (the provider client's timeout is its own timer, never
+ * the signal). The caller then keeps what ran instead of failing, as the reference does.
+ */
+export function cutBy(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
 /** One non-streaming completion. */
 export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
   const response = await post(endpoint, Object.assign({}, request, { stream: false }), signal);
@@ -88,6 +103,19 @@ export async function completeChat(endpoint: LlmEndpoint, request: LlmRequest, s
     promptTokens: reportedTokens(body?.usage?.prompt_tokens),
     completionTokens: reportedTokens(body?.usage?.completion_tokens),
   };
+}
+
+/**
+ * completeChat for a turn's node: cut by `signal` (the client hung up), an empty answer marked
+ * `cut` instead of the abort's error; the prompt was sent, so the caller still bills it.
+ */
+export async function completeChatOrCut(endpoint: LlmEndpoint, request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
+  try {
+    return await completeChat(endpoint, request, signal);
+  } catch (error) {
+    if (cutBy(signal)) return { content: '', cut: true };
+    throw error;
+  }
 }
 
 /** Reads `data:` payloads of an SSE body, one JSON value (or `[DONE]`) at a time. */
@@ -114,25 +142,34 @@ export async function postStreamingChat(endpoint: LlmEndpoint, request: LlmReque
   return response;
 }
 
-/** A streaming completion; `onDelta` receives each content fragment as it arrives. */
+/**
+ * A streaming completion; `onDelta` receives each content fragment as it arrives. Cut by
+ * `signal`, it answers the text streamed so far, marked `cut` (the reference's `res.closed` break).
+ */
 export async function streamChat(endpoint: LlmEndpoint, request: LlmRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<LlmResult> {
-  const response = await postStreamingChat(endpoint, request, signal);
   let content = '';
   let usage: { prompt_tokens?: number; completion_tokens?: number } | undefined;
-  for await (const data of readSseData(response.chunks())) {
-    if (data === '[DONE]') break;
-    let parsed: { choices?: { delta?: { content?: string | null } }[]; usage?: typeof usage };
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      continue;
+  let cut = false;
+  try {
+    const response = await postStreamingChat(endpoint, request, signal);
+    for await (const data of readSseData(response.chunks())) {
+      if (data === '[DONE]') break;
+      let parsed: { choices?: { delta?: { content?: string | null } }[]; usage?: typeof usage };
+      try {
+        parsed = JSON.parse(data);
+      } catch {
+        continue;
+      }
+      const delta = parsed?.choices?.[0]?.delta?.content;
+      if (typeof delta === 'string' && delta) {
+        content += delta;
+        onDelta(delta);
+      }
+      if (parsed?.usage) usage = parsed.usage;
     }
-    const delta = parsed?.choices?.[0]?.delta?.content;
-    if (typeof delta === 'string' && delta) {
-      content += delta;
-      onDelta(delta);
-    }
-    if (parsed?.usage) usage = parsed.usage;
+  } catch (error) {
+    if (!cutBy(signal)) throw error;
+    cut = true;
   }
-  return { content, promptTokens: reportedTokens(usage?.prompt_tokens), completionTokens: reportedTokens(usage?.completion_tokens) };
+  return { content, promptTokens: reportedTokens(usage?.prompt_tokens), completionTokens: reportedTokens(usage?.completion_tokens), ...(cut ? { cut } : {}) };
 }

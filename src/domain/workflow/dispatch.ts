@@ -241,6 +241,9 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       try {
         result = await runNode(node);
       } catch (error) {
+        // A node failing once the turn was aborted (its client hung up) was cut by that abort: the
+        // run ends here as at a node boundary, keeping what ran, so the turn is saved and billed.
+        if (isAborted()) return;
         // The turn fails with this error: nothing else of it starts (branches running beside
         // this one, nested runs included, would otherwise go on after the caller got the error).
         budget.remaining = 0;

@@ -18,7 +18,7 @@ import {
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
 import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
-import { completeChat, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
+import { completeChatOrCut, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
 import { distinctFileLinks, fileExtensionOf } from './file-links.js';
 import { missingInput, modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
@@ -28,7 +28,7 @@ async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[
   const request = { model: llm.model.model, messages, temperature, max_tokens: maxTokens, ...(llm.model.defaultConfig ?? {}) };
   const result = options.onDelta
     ? await streamChat(llm.endpoint, request, options.onDelta, deps.signal)
-    : await completeChat(llm.endpoint, request, deps.signal);
+    : await completeChatOrCut(llm.endpoint, request, deps.signal);
   const promptText = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
   const inputTokens = result.promptTokens ?? estimateTokens(promptText);
   const outputTokens = result.completionTokens ?? estimateTokens(result.content);
@@ -113,7 +113,9 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
       maxToken: chatResponseTokens(params.maxToken, llm.model, promptTokens),
       onDelta: streaming ? (text) => emit({ event: 'answer', text }) : undefined,
     });
-    if (!result.content) throw new LlmError('LLM model response empty');
+    // A call cut by the client's hang-up answers what came before it (maybe nothing): that is
+    // saved and billed as the turn's end, not failed as an empty answer.
+    if (!result.content && !result.cut) throw new LlmError('LLM model response empty');
     // What was sent and the answer (system prompts and the quote-filled question included), as the reference.
     const sentImages = images.length > 0 ? query.filter((value) => value.type === 'file' && value.file.type === 'image') : [];
     const completeHistory = messagesToHistory([...trimmed, { role: 'assistant', content: result.content }], sentImages);

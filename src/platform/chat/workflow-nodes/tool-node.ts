@@ -13,7 +13,7 @@ import { toolResponseText } from '../../../domain/workflow/tool-response.js';
 import { estimateTokens, historyPreview, historyToMessages, type PromptMessage, responseTokenLimit } from '../../../domain/workflow/prompts.js';
 import { type ChatValue, type NodeRunner, type NodeUsage, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
 import { deepClone } from '../../../infra/deep-clone.js';
-import { completeChat, type LlmMessage } from '../../../infra/llm-stream.js';
+import { completeChatOrCut, type LlmMessage } from '../../../infra/llm-stream.js';
 import { nanoid } from '../ids.js';
 import { dispatchNested } from './nested-run.js';
 import { modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
@@ -105,10 +105,11 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         max_tokens: responseTokenLimit(params.maxToken, llm.model.maxResponse),
         ...(tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : {}),
       };
-      const result = stream ? await streamToolRound(llm.endpoint, request, roundEvents, () => nanoid(), deps.signal) : await completeChat(llm.endpoint, request, deps.signal);
+      const result = stream ? await streamToolRound(llm.endpoint, request, roundEvents, () => nanoid(), deps.signal) : await completeChatOrCut(llm.endpoint, request, deps.signal);
       inputTokens += result.promptTokens ?? estimateTokens(JSON.stringify(messages));
       outputTokens += result.completionTokens ?? estimateTokens(result.content);
-      if (!result.toolCalls?.length) {
+      // The client hung up: what the round said is the answer, and no call runs (a cut round has none).
+      if (!result.toolCalls?.length || result.cut || isAborted()) {
         answer = result.content;
         break;
       }

@@ -5,7 +5,7 @@
  * The plain streamChat helper reads text only.
  */
 import { reportedTokens } from '../../../domain/token-count.js';
-import { type LlmEndpoint, type LlmRequest, type LlmResult, type LlmToolCall, postStreamingChat, readSseData } from '../../../infra/llm-stream.js';
+import { cutBy, type LlmEndpoint, type LlmRequest, type LlmResult, type LlmToolCall, postStreamingChat, readSseData } from '../../../infra/llm-stream.js';
 
 export interface ToolRoundHandlers {
   onText: (text: string) => void;
@@ -78,9 +78,12 @@ class CallAssembler {
   }
 }
 
-/** A streamed completion with tools; a provider answering the streamed request with one JSON completion is read as such. */
+/**
+ * A streamed completion with tools; a provider answering the streamed request with one JSON
+ * completion is read as such. Cut by `signal` (the client hung up), it answers the text so far,
+ * marked `cut`, and no calls: their arguments may be incomplete, and nothing is left to run them for.
+ */
 export async function streamToolRound(endpoint: LlmEndpoint, request: LlmRequest, handlers: ToolRoundHandlers, newId: () => string, signal?: AbortSignal): Promise<LlmResult> {
-  const response = await postStreamingChat(endpoint, request, signal);
   const assembler = new CallAssembler(handlers);
   let content = '';
   let usage: StreamChunk['usage'];
@@ -96,18 +99,26 @@ export async function streamToolRound(endpoint: LlmEndpoint, request: LlmRequest
     }
     if (chunk?.usage) usage = chunk.usage;
   };
-  if (String(response.headers['content-type'] ?? '').includes('application/json')) {
-    read(await response.json<StreamChunk | null>().catch(() => null));
-  } else {
-    for await (const data of readSseData(response.chunks())) {
-      if (data === '[DONE]') break;
-      try {
-        read(JSON.parse(data) as StreamChunk | null);
-      } catch {
-        // A line that is not JSON: skipped, as the text stream does.
+  const tokens = () => ({ promptTokens: reportedTokens(usage?.prompt_tokens), completionTokens: reportedTokens(usage?.completion_tokens) });
+  try {
+    const response = await postStreamingChat(endpoint, request, signal);
+    if (String(response.headers['content-type'] ?? '').includes('application/json')) {
+      read(await response.json<StreamChunk | null>().catch(() => null));
+    } else {
+      for await (const data of readSseData(response.chunks())) {
+        if (data === '[DONE]') break;
+        try {
+          read(JSON.parse(data) as StreamChunk | null);
+        } catch {
+          // A line that is not JSON: skipped, as the text stream does.
+        }
       }
     }
+  } catch (error) {
+    if (!cutBy(signal)) throw error;
   }
+  // Checked after a read that ended too: a JSON answer cut while read reads as none (the catch above).
+  if (cutBy(signal)) return { content, ...tokens(), cut: true };
   const toolCalls = assembler.finish(newId);
-  return { content, ...(toolCalls.length ? { toolCalls } : {}), promptTokens: reportedTokens(usage?.prompt_tokens), completionTokens: reportedTokens(usage?.completion_tokens) };
+  return { content, ...(toolCalls.length ? { toolCalls } : {}), ...tokens() };
 }
