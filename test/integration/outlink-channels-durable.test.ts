@@ -150,6 +150,30 @@ describe('channel turns survive the process running them', () => {
     }
   }, 30_000);
 
+  it('a process whose turn another took over ends it unsaved and unbilled, its model call cut', async () => {
+    // A turn whose client hangs up keeps and bills what ran; one taken over is run by the other
+    // process, so this one keeping its partial run would store the question twice and bill it twice.
+    const token = await createFeishuLink();
+    fake.route('POST', replyPath('om_taken'), () => ({ json: { code: 0 } }));
+    const model = hangFirstModelCall('unused');
+    const started = new Date();
+    try {
+      const a = await replicaOf({ CHANNEL_TURN_LEASE_MS: '1500', SHUTDOWN_TIMEOUT_MS: '5000' });
+      expect((await deliver(a, token, feishuEvent('ev-taken', 'om_taken', 'are you there'))).statusCode).toBe(200);
+      await model.firstAsked;
+      // What another replica's takeover leaves: the job held by someone else, so A's next renewal fails.
+      await jobs().updateOne({ _id: `${await linkIdOf(token)}:ev-taken` }, { $set: { owner: 'another-replica' } });
+      for (let i = 0; i < 200 && !a.logs().includes('another replica took the turn over'); i++) await sleep(50);
+      expect(a.logs()).toContain('another replica took the turn over');
+      await a.close(); // waits for the turn to end
+      expect(await t.app.mongo.db.collection('chatitems').countDocuments({ chatId: { $regex: 'oc_om_taken$' } })).toBe(0);
+      expect(await t.app.mongo.db.collection('usages').countDocuments({ appName: 'Channel bot', time: { $gte: started } })).toBe(0);
+      expect(repliesTo('om_taken')).toHaveLength(0);
+    } finally {
+      model.release();
+    }
+  }, 30_000);
+
   it('a turn whose answer can never be delivered is given up after three attempts, and not run again', async () => {
     const token = await createFeishuLink('feishu-down');
     const c = await replicaOf({ CHANNEL_TURN_SWEEP_MS: '200' });

@@ -33,6 +33,18 @@ import { createToolRunner } from './workflow-nodes/tool-node.js';
 export const MAX_RUN_TIMES = 200;
 
 /**
+ * The abort reason of a turn another process took over (a messaging-channel job whose lease
+ * lapsed while this process stalled): the other run is the turn, so this one ends unsaved and
+ * unbilled, where a turn whose client hung up keeps and bills what ran.
+ */
+export class TurnTakenOver extends Error {
+  constructor() {
+    super('the turn was taken over by another process');
+    this.name = 'TurnTakenOver';
+  }
+}
+
+/**
  * Between node checks a turn lets the process serve others: nodes that never wait for I/O (text
  * editors, variable updates, loops of them) would otherwise run a whole 200-node turn in one go.
  */
@@ -248,6 +260,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     } finally {
       closeFeedbacks?.();
     }
+    if (request.signal.reason instanceof TurnTakenOver) throw request.signal.reason;
 
     if (request.save && chatId) {
       await saveTurn({ request, appId, chatId, chat, dbItems, question, result, interactiveFromDb, isPlugin, graph, customFeedbacks }).catch((error: unknown) => {

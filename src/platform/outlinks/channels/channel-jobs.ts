@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { startLeaseRenewal } from '../../../infra/lease-renewal.js';
+import { TurnTakenOver } from '../../chat/chat-run.service.js';
 import type { ChatModule } from '../../chat/chat-module.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
 import type { ChannelEventsRepo, ChannelJob, ChannelJobMessage } from './channel-events.repo.js';
@@ -84,7 +85,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       if (!holds() || (await repo.renew(job, leaseEnd()))) return;
       // Taken over (this process stalled past its lease): the other delivery answers; this one stops.
       lost = true;
-      turn.abort();
+      turn.abort(new TurnTakenOver());
       log.warn(`messaging channel message ${job.id}: another replica took the turn over after its lease lapsed; this attempt stops`);
     });
     // A close that stopped waiting leaves the job to lapse: no renewal or send from here (a done mark still is).
