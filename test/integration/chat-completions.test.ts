@@ -281,6 +281,18 @@ describe('chat records', () => {
     });
     expect(step2.flowResponses.map((r: { nodeId: string }) => r.nodeId)).toEqual(['if']);
     expect(step2.nextStepRunNodes.length).toBeGreaterThan(0);
+    // The editor sends both branch targets as the next entries; only the branch taken runs (no
+    // question in a debug run: the ELSE one), the other is skipped, as the reference decides.
+    const step2Ids = step2.nextStepRunNodes.map((n: { nodeId: string }) => n.nodeId);
+    expect(step2Ids.sort()).toEqual(['other', 'vip']);
+    const step3 = await ok(t, tokA, 'POST', '/core/workflow/debug', {
+      appId,
+      nodes: step2.finishedNodes.map((n: { nodeId: string }) => ({ ...n, isEntry: step2Ids.includes(n.nodeId) })),
+      edges: step2.finishedEdges,
+      variables: step2.newVariables,
+    });
+    expect(step3.flowResponses.map((r: { nodeId: string }) => r.nodeId)).toEqual(['other']);
+    expect(step3.nextStepRunNodes).toEqual([]);
     expect((await call(t, tokB, 'POST', '/core/workflow/debug', { appId, nodes, edges })).status).toBe(403);
   });
 });

@@ -389,6 +389,27 @@ describe('dispatchWorkflow', () => {
   });
 });
 
+describe('debug steps (the editor sends the previous step’s nextStepRunNodes as entries)', () => {
+  const debugRun = (nodes: RuntimeNode[], edges: RuntimeEdge[]) =>
+    dispatchWorkflow({ nodes, edges, variables: {}, histories: [], query: [text('hello')], runners: pureRunners, mode: 'debug', newId: () => 'x' });
+  const answer = (nodeId: string, extra: Partial<StoreNode> = {}) => node(nodeId, 'answerNode', { inputs: [{ key: 'text', value: nodeId }], ...extra });
+
+  it('an entry whose only incoming edge was skipped is skipped, and its targets reported next', async () => {
+    const nodes = [answer('yes', { isEntry: true }), answer('no', { isEntry: true }), answer('after-no')];
+    const edges = [edge('if', 'yes', 'IF', 'active'), edge('if', 'no', 'ELSE', 'skipped'), edge('no', 'after-no')];
+    const result = await debugRun(nodes, edges);
+    expect(result.flowResponses.map((r) => r.nodeId)).toEqual(['yes']);
+    expect(result.debugResponse.nextStepRunNodes.map((n) => n.nodeId)).toEqual(['after-no']);
+  });
+
+  it('a merge entry waits while one of its branches has not arrived', async () => {
+    const nodes = [answer('join', { isEntry: true })];
+    const result = await debugRun(nodes, [edge('a', 'join', 'right', 'active'), edge('b', 'join', 'right', 'waiting')]);
+    expect(result.flowResponses).toEqual([]);
+    expect(result.debugResponse.nextStepRunNodes).toEqual([]);
+  });
+});
+
 describe('persistedVariables', () => {
   it('keeps what a chat stores and drops the run-only variables, without touching its input', () => {
     const variables = { userId: 'u1', appId: 'a', chatId: 'c', responseChatItemId: 'r', histories: [], cTime: 'now', city: 'Paris', count: 2 };

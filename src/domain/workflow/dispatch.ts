@@ -61,9 +61,15 @@ export const NON_PERSISTED_VARIABLES = ['appId', 'chatId', 'responseChatItemId',
 
 type NodeStatus = 'run' | 'skip' | 'wait';
 
-/** Whether a node runs, is skipped or waits, from the states of its incoming edges. */
-export function nodeRunStatus(node: RuntimeNode, edges: EdgeIndex): NodeStatus {
-  if (node.isEntry) return 'run';
+/**
+ * Whether a node runs, is skipped or waits, from the states of its incoming edges. An entry of a
+ * chat run (a start node, a resumed userSelect, a tool run's tool) runs whatever its edges say
+ * (`trustEntry`); a debug step's entries are the editor's `nextStepRunNodes`, which hold the
+ * targets of skipped edges and merges still waiting for a branch, so their edges decide, as the
+ * reference decides every node.
+ */
+export function nodeRunStatus(node: RuntimeNode, edges: EdgeIndex, trustEntry = true): NodeStatus {
+  if (node.isEntry && trustEntry) return 'run';
   const { common, recursive } = edges.split(node.nodeId);
   if (common.length === 0 && recursive.length === 0) return 'run';
   const all = (list: RuntimeEdge[], test: (edge: RuntimeEdge) => boolean) => list.length > 0 && list.every(test);
@@ -234,7 +240,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
     await pause();
     // Checked after the yield: siblings started together must each see what the others spent.
     if (isAborted() || budget.remaining <= 0) return;
-    const status = nodeRunStatus(node, edgeIndex);
+    const status = nodeRunStatus(node, edgeIndex, mode !== 'debug');
     let next: { active: RuntimeNode[]; skip: RuntimeNode[] };
     if (status === 'run') {
       let result: NodeRunResult;
