@@ -7,6 +7,14 @@ const bool = z
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().nonnegative();
+/**
+ * A timer's length: Node fires a timer of 2^31 ms or more after 1 ms (with a warning), so a huge
+ * timeout would act as none at all (a shutdown exiting at once, every outbound call timing out).
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const durationMs = positiveInt.max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days)`);
+/** An http(s) endpoint: a value without a scheme (`localhost:8080/v1`) parses as a URL of scheme `localhost`. */
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
 
 const oauthClients = z
   .string()
@@ -105,11 +113,11 @@ export const envSchema = z.object({
    * within a rolling 24 hours (1 GiB); 0: no bound. Members (session, API key) are not bounded.
    */
   SHARE_UPLOAD_MAX_BYTES_PER_DAY: nonNegativeInt.default(1024 ** 3),
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  SHUTDOWN_TIMEOUT_MS: durationMs.default(10_000),
   /** Longest time to receive one request, body included (Node's own default; Fastify's is none). */
-  REQUEST_TIMEOUT_MS: positiveInt.default(300_000),
+  REQUEST_TIMEOUT_MS: durationMs.default(300_000),
   /** Longest time an answer's unsent data may wait for a client that takes none of it; the connection is closed then. */
-  RESPONSE_STALL_TIMEOUT_MS: positiveInt.default(30_000),
+  RESPONSE_STALL_TIMEOUT_MS: durationMs.default(30_000),
   /** Which proxies' X-Forwarded-* headers to believe (client IP for login limits, https for cookies). */
   TRUST_PROXY: trustProxy.default(false),
   /** Origins whose browser requests may carry the session cookie (CORS with credentials). */
@@ -127,14 +135,14 @@ export const envSchema = z.object({
   FILE_TOKEN_KEY: z.string().min(16).optional(),
   DEFAULT_ROOT_PSW: z.string().min(1).optional(),
   MODEL_CONFIG_PATH: z.string().min(1).optional(),
-  OPENAI_BASE_URL: z.url().optional(),
+  OPENAI_BASE_URL: httpUrl.optional(),
   CHAT_API_KEY: z.string().optional(),
   SSRF_ALLOW_PRIVATE: bool.default(false),
   /** Team-space tokens are checked by POSTing {teamId, teamToken} here (reply {success, data:{uid}}); unset: team space is refused. */
-  TEAM_TOKEN_AUTH_URL: z.url().optional(),
+  TEAM_TOKEN_AUTH_URL: httpUrl.optional(),
   /** The code node's sandbox (FastGPT's fastgpt-sandbox): POST {SANDBOX_URL}/sandbox/js. */
-  SANDBOX_URL: z.url().optional(),
-  OUTBOUND_TIMEOUT_MS: positiveInt.default(10_000),
+  SANDBOX_URL: httpUrl.optional(),
+  OUTBOUND_TIMEOUT_MS: durationMs.default(10_000),
   OUTBOUND_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
   PLAN_MAX_APPS: positiveInt.default(1000),
   PLAN_MAX_DATASETS: positiveInt.default(1000),

@@ -12,6 +12,12 @@ describe('loadConfig', () => {
     expect(config.TOKEN_KEY).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('takes the longest timer Node keeps, and http(s) endpoints', () => {
+    const config = loadConfig({ SHUTDOWN_TIMEOUT_MS: String(2 ** 31 - 1), OPENAI_BASE_URL: 'http://localhost:8080/v1', SANDBOX_URL: 'https://sandbox.example.com' });
+    expect(config.SHUTDOWN_TIMEOUT_MS).toBe(2 ** 31 - 1);
+    expect(config.OPENAI_BASE_URL).toBe('http://localhost:8080/v1');
+  });
+
   it('coerces numbers and booleans', () => {
     const config = loadConfig({ PORT: '8080', SSRF_ALLOW_PRIVATE: 'true', CLUSTER_MULTIPLE_LOGIN: 'false' });
     expect(config.PORT).toBe(8080);
@@ -37,6 +43,15 @@ describe('loadConfig', () => {
     [{ COOKIE_SECURE: 'sometimes' }, 'COOKIE_SECURE'],
     // Cluster logins refuse longer credentials: such an admin password could never be used.
     [{ CLUSTER_ADMIN_PASSWORD: 'P@88w0rd'.repeat(33) }, 'CLUSTER_ADMIN_PASSWORD'],
+    // Node fires a timer of 2^31 ms or more after 1 ms: such a timeout would be none at all.
+    [{ SHUTDOWN_TIMEOUT_MS: '3000000000' }, 'SHUTDOWN_TIMEOUT_MS'],
+    [{ REQUEST_TIMEOUT_MS: String(2 ** 31) }, 'REQUEST_TIMEOUT_MS'],
+    [{ RESPONSE_STALL_TIMEOUT_MS: '3000000000' }, 'RESPONSE_STALL_TIMEOUT_MS'],
+    [{ OUTBOUND_TIMEOUT_MS: '3000000000' }, 'OUTBOUND_TIMEOUT_MS'],
+    // Without a scheme, `localhost:8080/v1` parses as a URL of scheme `localhost`.
+    [{ OPENAI_BASE_URL: 'localhost:8080/v1' }, 'OPENAI_BASE_URL'],
+    [{ TEAM_TOKEN_AUTH_URL: 'ftp://auth.example.com/token' }, 'TEAM_TOKEN_AUTH_URL'],
+    [{ SANDBOX_URL: 'sandbox:3000' }, 'SANDBOX_URL'],
   ])('rejects %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(name));
