@@ -15,6 +15,7 @@ import {
 } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { Errors } from './errors.js';
+import { installClosedWriteFix } from './mongo-closed-write.js';
 
 /** An index a repository needs; created at start-up by `ensureIndexes`. */
 export interface IndexDeclaration {
@@ -58,6 +59,7 @@ export function mongoClientOptions(uri: string): MongoClientOptions {
 
 /** Creates the client; it connects on first use (or explicitly via `client.connect()`). `overrides` win over the URI. */
 export function createMongo(uri: string, overrides: MongoClientOptions = {}): Mongo {
+  installClosedWriteFix();
   let client: MongoClient;
   try {
     client = new MongoClient(uri, { ...mongoClientOptions(uri), ...overrides });
