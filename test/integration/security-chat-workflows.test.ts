@@ -38,12 +38,18 @@ const chatTest = (token: string, graph: { nodes: unknown[]; edges: unknown[] }, 
   t.app.inject({ method: 'POST', url: '/api/core/chat/chatTest', headers: authHeaders(token), payload: { appId, nodes: graph.nodes, edges: graph.edges, messages: [{ role: 'user', content: 'vault code canteen' }], ...extra } });
 
 /** Debug runs the search node alone, so its question is a literal. */
-const debug = (token: string, graph: { nodes: { nodeId: string }[]; edges: unknown[] }) =>
+/** A debug run of the search node alone, as the editor starts one: the edges into it active. */
+const debug = (token: string, graph: { nodes: { nodeId: string }[]; edges: { target: string }[] }) =>
   t.app.inject({
     method: 'POST',
     url: '/api/core/workflow/debug',
     headers: authHeaders(token),
-    payload: { appId, nodes: graph.nodes.map((n) => ({ ...n, isEntry: n.nodeId === 'search' })), edges: graph.edges, variables: {} },
+    payload: {
+      appId,
+      nodes: graph.nodes.map((n) => ({ ...n, isEntry: n.nodeId === 'search' })),
+      edges: graph.edges.map((e) => ({ ...e, status: e.target === 'search' ? 'active' : 'waiting' })),
+      variables: {},
+    },
   });
 
 const usageCount = async () => {
