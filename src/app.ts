@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import clusterApi from './cluster/index.js';
 import type { Config } from './config.js';
-import { MAX_PATH_PARAM_LENGTH, renderFrameworkError } from './infra/error-render.js';
+import { errorAnswer, MAX_PATH_PARAM_LENGTH } from './infra/error-render.js';
 import { Errors } from './infra/errors.js';
 import { createLogger } from './infra/logger.js';
 import { lazyRequestLogger } from './infra/request-logger.js';
@@ -69,8 +69,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     // The router's own refusals skip the error handler: same bodies as every other error.
     frameworkErrors: (error, request, routerReply) => {
       const reply = routerReply as FastifyReply;
-      const rendered = renderFrameworkError(error, request);
-      request.log.info({ code: error.code, statusCode: rendered.status }, 'request refused by the router');
+      const { rendered } = errorAnswer(error, request, { refused: 'request refused by the router', fields: { code: error.code } });
       app.applySecurityHeaders(request, reply);
       return reply.code(rendered.status).headers(rendered.headers).header('x-request-id', request.id).send(rendered.body);
     },

@@ -1,6 +1,6 @@
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { isDatabaseUnavailable } from './database-errors.js';
+import { describeError, isDatabaseUnavailable } from './database-errors.js';
 import { type AppError, Errors, isAppError } from './errors.js';
 import { LlmError } from './llm-stream.js';
 import { LockLostError } from './mongo-lock.js';
@@ -107,6 +107,52 @@ export function withOpenAiError<T>(status: number, body: T): T | (PlatformErrorB
   return { ...body, error: { message: body.message, type: openAiErrorType(status), code: body.statusText || null } };
 }
 
+/** The log calls an error's line needs: a request's logger, or the app's for a request that never got one. */
+export interface ErrorLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+export interface ErrorAnswerOptions {
+  /** Adds OpenAI's `error` object to the body (default: the URL is under /api/v1/). */
+  openAi?: boolean;
+  /** The line's message for a refusal (4xx): default `request refused`. */
+  refused?: string;
+  /** The line's message for a failure (5xx, a bug, an outage): default the handler's words for each. */
+  failed?: string;
+  /** Fields the line carries besides (the request id of an answer written on the socket, ...). */
+  fields?: Record<string, unknown>;
+}
+
+/**
+ * Every path that answers an error (the error handler, the not-found handler, the router's and
+ * the HTTP parser's refusals, an error met while streaming) goes through here: the error as an
+ * AppError, logged once, rendered in the URL's format. A refusal's text is logged under `reason`
+ * (its `logMessage` when it has one); a bug's details go to the log only.
+ */
+export function errorAnswer(error: unknown, request: { id: string; url: string; log: ErrorLog }, options: ErrorAnswerOptions = {}) {
+  const { appError, unexpected } = toAppError(error, request.id);
+  logAppError(request.log, error, appError, unexpected, options);
+  const rendered = renderError(appError, errorFormatFor(request.url));
+  const body = (options.openAi ?? isOpenAiUrl(request.url)) ? withOpenAiError(rendered.status, rendered.body) : rendered.body;
+  return { appError, unexpected, rendered: { ...rendered, body } };
+}
+
+function logAppError(log: ErrorLog, error: unknown, appError: AppError, unexpected: boolean, options: ErrorAnswerOptions): void {
+  const fields = options.fields ?? {};
+  // `reason`, not `msg`: pino writes the message as `msg` too, and a JSON reader keeps the last.
+  const reason = appError.logMessage ?? appError.message;
+  if (isDatabaseUnavailable(error)) {
+    // One readable line: the driver's error object holds the whole (circular) topology.
+    log.warn({ ...fields, dbError: describeError(error) }, options.failed ?? 'database unavailable: answered 503');
+  } else if (unexpected || appError.httpStatus >= 500) {
+    // A refusal whose message may quote a secret logs its logMessage, not itself.
+    const detail = isAppError(error) && error.logMessage ? { statusText: appError.statusText, reason } : { err: error };
+    log.error({ ...fields, ...detail }, options.failed ?? (unexpected ? 'unexpected error' : reason));
+  } else log.info({ ...fields, statusText: appError.statusText, reason }, options.refused ?? 'request refused');
+}
+
 /** `Invalid field 'parentId': expected string (and 2 more)`; an empty path is the request itself. */
 function invalidField(path: string, message: string, issueCount: number): string {
   const more = issueCount > 1 ? ` (and ${issueCount - 1} more)` : '';
@@ -122,15 +168,6 @@ export function describeZodError(error: z.ZodError): string {
 
 /** The router's `maxParamLength`: a longer path parameter never reaches a route. */
 export const MAX_PATH_PARAM_LENGTH = 500;
-
-/**
- * An error Fastify's router answers itself (a path parameter over MAX_PATH_PARAM_LENGTH, a path
- * that is not valid percent-encoding): no error handler runs for those, so the app's
- * `frameworkErrors` renders them here, in the URL's error format like every other error.
- */
-export function renderFrameworkError(error: unknown, request: { id: string; url: string }): RenderedError {
-  return renderError(toAppError(error, request.id).appError, errorFormatFor(request.url));
-}
 
 /** Messages of the multipart parser (busboy/dicer) for a body that is cut short or malformed. */
 const BROKEN_MULTIPART = [
@@ -181,7 +218,7 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
   const truncated = truncatedBodyMessage(fastifyError);
   if (truncated) return { appError: Errors.missingParams(truncated), unexpected: false };
   switch (fastifyError.code) {
-    // The router's refusals (see renderFrameworkError). No stored name is that long.
+    // The router's refusals (app.ts `frameworkErrors`). No stored name is that long.
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return { appError: Errors.notFound(`Not found: a path parameter is longer than ${MAX_PATH_PARAM_LENGTH} characters`), unexpected: false };
     case 'FST_ERR_BAD_URL':
@@ -207,7 +244,9 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
   // A model provider that failed (refused, unreachable, timed out, answered nonsense): the
   // service is a gateway to it here, whichever route called it (search, data writes, chat).
   if (error instanceof ProviderReplyError || error instanceof LlmError || isProviderError(error)) return { appError: Errors.badGateway(error.message), unexpected: false };
-  if (error instanceof SyntaxError || (fastifyError.statusCode === 400 && fastifyError.message)) {
+  // A body parser's error carries 400 (Fastify sets it); a SyntaxError without one is the
+  // server's own (a damaged stored snapshot, journal entry or node): a 500 like any other bug.
+  if (fastifyError.statusCode === 400 && fastifyError.message) {
     return { appError: Errors.missingParams(`Invalid request: ${fastifyError.message}`), unexpected: false };
   }
   if (fastifyError.statusCode === 413) return { appError: Errors.payloadTooLarge(), unexpected: false };

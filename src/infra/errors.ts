@@ -83,7 +83,9 @@ export const Errors = {
   /** Outbound HTTP to a user-given URL: refused by the SSRF guard, or the target took too long. */
   urlNotAllowed: make(400, 400, 'urlNotAllowed'),
   gatewayTimeout: make(504, 504, 'gatewayTimeout'),
-  routeNotFound: (method: string, url: string) => make(404, 404, 'notFound')(`Route ${method} ${url} not found`),
+  /** `loggedUrl`: the URL as the log may show it (a channel receiver's path ends with its link token). */
+  routeNotFound: (method: string, url: string, loggedUrl = url) =>
+    new AppError({ httpStatus: 404, code: 404, statusText: 'notFound', message: `Route ${method} ${url} not found`, logMessage: `Route ${method} ${loggedUrl} not found` }),
   payloadTooLarge: (message = 'Request body is too large') => make(413, 413, 'payloadTooLarge')(message),
   unsupportedMediaType: (message = 'Unsupported content type') => make(415, 415, 'unsupportedMediaType')(message),
   conflict: (message: string) => make(409, 409, 'conflict')(message),

@@ -3,7 +3,7 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { type AppError, Errors } from '../infra/errors.js';
-import { errorFormatFor, isOpenAiUrl, renderError, withOpenAiError } from '../infra/error-render.js';
+import { errorAnswer, type RenderedError } from '../infra/error-render.js';
 
 /** What Node's HTTP parser hands to `clientError`. */
 interface ClientError extends Error {
@@ -48,9 +48,8 @@ function appErrorOf(error: ClientError): AppError {
 }
 
 /** The whole answer, as bytes for the socket: the URL's error body and the headers every answer carries. */
-function answerOf(app: FastifyInstance, appError: AppError, url: string, requestId: string): string {
-  const rendered = renderError(appError, errorFormatFor(url));
-  const body = JSON.stringify(isOpenAiUrl(url) ? withOpenAiError(rendered.status, rendered.body) : rendered.body);
+function answerOf(app: FastifyInstance, rendered: RenderedError, url: string, requestId: string): string {
+  const body = JSON.stringify(rendered.body);
   const headers: Record<string, string> = {
     ...app.staticSecurityHeaders(url),
     ...rendered.headers,
@@ -84,8 +83,9 @@ export function answerClientError(app: FastifyInstance, parserError: Error, conn
       const url = refusedUrl(error, socket) ?? '/';
       const requestId = randomUUID();
       // The path only: a query may carry a token (signed file links).
-      app.log.info({ reqId: requestId, code: error.code, statusCode: appError.httpStatus, path: url.split('?')[0] }, 'request refused by the HTTP parser');
-      socket.write(answerOf(app, appError, url, requestId));
+      const fields = { reqId: requestId, code: error.code, statusCode: appError.httpStatus, path: url.split('?')[0] };
+      const { rendered } = errorAnswer(appError, { id: requestId, url, log: app.log }, { refused: 'request refused by the HTTP parser', fields });
+      socket.write(answerOf(app, rendered, url, requestId));
     }
   } catch {
     // Nothing more can be done for this connection than closing it.

@@ -57,3 +57,34 @@ describe('a path parameter that is not valid percent-encoding', () => {
     expect(kapis.json()).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'BadRequest', code: 400 });
   });
 });
+
+/** The log lines of one answer, parsed. */
+const linesOf = (requestId: string) =>
+  t
+    .logs()
+    .split('\n')
+    .filter((line) => line.includes(requestId))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('how refusals outside any route are logged', () => {
+  it("the router's refusal is logged with its reason, as every refusal is", async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/support/outLink/imA/%E0%A4%A' });
+    const line = linesOf(res.headers['x-request-id'] as string).find((each) => each.msg === 'request refused by the router');
+    expect(line).toMatchObject({ level: 30, code: 'FST_ERR_BAD_URL', statusText: 'missingParams', reason: res.json().message });
+  });
+
+  it('an unknown route is logged with its reason, a channel link token in its path masked', async () => {
+    const linkToken = 'channeltokennotlogged42';
+    const res = await t.app.inject({ method: 'GET', url: `/api/support/outLink/feishu/${linkToken}/more?x=1` });
+    expect(res.statusCode).toBe(404);
+    const line = linesOf(res.headers['x-request-id'] as string).find((each) => each.msg === 'request refused');
+    expect(line).toMatchObject({ level: 30, statusText: 'notFound', reason: 'Route GET /api/support/outLink/feishu/[redacted]/more not found' });
+    expect(t.logs()).not.toContain(linkToken);
+  });
+
+  it("the router's refusal under /api/v1/ carries OpenAI's error object, as every /api/v1/ answer does", async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/chat/completions/%E0%A4%A' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ statusText: 'missingParams', error: { message: res.json().message, type: 'invalid_request_error', code: 'missingParams' } });
+  });
+});

@@ -54,6 +54,17 @@ describe('answerClientError', () => {
     expect(JSON.parse((written[0] ?? '').split('\r\n\r\n')[1] ?? '')).toMatchObject({ code: 408, statusText: 'requestTimeout', data: null });
   });
 
+  it('logs the refusal at info with its reason, as every refusal is, and its path without the query', () => {
+    const { socket } = fakeSocket();
+    const app = fakeApp();
+    const rawPacket = Buffer.from('GET /api/core/app/list?token=secret HTTP/1.1\r\nX: \x01\r\n\r\n');
+    answerClientError(app, parserError('HPE_INVALID_HEADER_TOKEN', { reason: 'Invalid header value char', rawPacket }), socket);
+    expect(app.info).toHaveBeenCalledWith(
+      { reqId: expect.any(String), code: 'HPE_INVALID_HEADER_TOKEN', statusCode: 400, path: '/api/core/app/list', statusText: 'missingParams', reason: 'Invalid HTTP request: Invalid header value char' },
+      'request refused by the HTTP parser',
+    );
+  });
+
   it('reads an absolute-form target for the format', () => {
     const { socket, written } = fakeSocket();
     const rawPacket = Buffer.from('GET http://host:8080/kapis/resources.platform.io/v1alpha3/nodes HTTP/1.1\r\nHost: host\r\n\r\n');

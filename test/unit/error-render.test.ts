@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { MongoNetworkError } from 'mongodb';
 import { z } from 'zod';
 import { Errors } from '../../src/infra/errors.js';
-import { errorFormatFor, openAiErrorType, platformErrorBody, renderError, renderFrameworkError, toAppError, withOpenAiError } from '../../src/infra/error-render.js';
+import { errorAnswer, errorFormatFor, openAiErrorType, platformErrorBody, renderError, toAppError, withOpenAiError } from '../../src/infra/error-render.js';
 import { urlForMessage } from '../../src/infra/join-url.js';
 import { LockLostError } from '../../src/infra/mongo-lock.js';
 import { redactUrl } from '../../src/infra/logger.js';
@@ -121,15 +122,37 @@ describe('toAppError', () => {
   });
 
   it('renders the router refusals (framework errors) in the URL format: a too long name is found nowhere', () => {
+    const rendered = (error: Error, url: string) => errorAnswer(error, { id: 'r', url, log: silentLog() }).rendered;
     const tooLong = Object.assign(new Error("'/x' is exceeding the max param length"), { code: 'FST_ERR_MAX_PARAM_LENGTH', statusCode: 414 });
-    expect(renderFrameworkError(tooLong, { id: 'r', url: '/kapis/resources.platform.io/v1alpha3/nodes/aaa' })).toMatchObject({
+    expect(rendered(tooLong, '/kapis/resources.platform.io/v1alpha3/nodes/aaa')).toMatchObject({
       status: 404,
       body: { kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404 },
     });
-    expect(renderFrameworkError(tooLong, { id: 'r', url: '/api/support/outLink/imA/aaa' })).toMatchObject({ status: 404, body: { code: 404, statusText: 'notFound', data: null } });
+    expect(rendered(tooLong, '/api/support/outLink/imA/aaa')).toMatchObject({ status: 404, body: { code: 404, statusText: 'notFound', data: null } });
     const badUrl = Object.assign(new Error("'/x' is not a valid url component"), { code: 'FST_ERR_BAD_URL', statusCode: 400 });
-    expect(renderFrameworkError(badUrl, { id: 'r', url: '/api/system/img/%E0' })).toMatchObject({ status: 400, body: { statusText: 'missingParams', data: null } });
-    expect(renderFrameworkError(badUrl, { id: 'r', url: '/kapis/x/%E0' }).body).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
+    expect(rendered(badUrl, '/api/system/img/%E0')).toMatchObject({ status: 400, body: { statusText: 'missingParams', data: null } });
+    expect(rendered(badUrl, '/kapis/x/%E0').body).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
+  });
+
+  it("is a 500 for a SyntaxError of the server's own (a damaged stored document), not a 400 echoing the parser", () => {
+    let damaged: unknown;
+    try {
+      JSON.parse('{"writes":[');
+    } catch (error) {
+      damaged = error;
+    }
+    expect(damaged).toBeInstanceOf(SyntaxError);
+    const { appError, unexpected } = toAppError(damaged, 'req-7');
+    expect(unexpected).toBe(true);
+    expect(appError.httpStatus).toBe(500);
+    expect(appError.message).toBe('Internal error (request id req-7)');
+  });
+
+  it("keeps a body parser's SyntaxError a 400 (Fastify gives a parser's error the status 400)", () => {
+    const parserError = Object.assign(new SyntaxError('Unexpected token } in JSON at position 9'), { statusCode: 400 });
+    const { appError, unexpected } = toAppError(parserError, 'r');
+    expect(unexpected).toBe(false);
+    expect(appError).toMatchObject({ httpStatus: 400, statusText: 'missingParams', message: 'Invalid request: Unexpected token } in JSON at position 9' });
   });
 
   it('hides unexpected errors behind a 500 with the request id', () => {
@@ -137,6 +160,53 @@ describe('toAppError', () => {
     expect(unexpected).toBe(true);
     expect(appError.httpStatus).toBe(500);
     expect(appError.message).toBe('Internal error (request id req-42)');
+  });
+});
+
+/** A logger recording its calls (level, fields, message). */
+function recordingLog() {
+  const lines: { level: string; fields: Record<string, unknown>; message: string }[] = [];
+  const at = (level: string) => (fields: object, message: string) => void lines.push({ level, fields: fields as Record<string, unknown>, message });
+  return { log: { info: at('info'), warn: at('warn'), error: at('error') }, lines };
+}
+
+function silentLog() {
+  return { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+}
+
+describe('errorAnswer (every error answer is logged and rendered here)', () => {
+  it('logs a refusal at info with its reason in a field of its own, its logMessage when it has one', () => {
+    const { log, lines } = recordingLog();
+    errorAnswer(Errors.missingParams('Http url is empty'), { id: 'r', url: '/api/core/chat/chatTest', log }, { refused: 'chat test refused while streaming' });
+    errorAnswer(Errors.routeNotFound('GET', '/api/x/secret', '/api/x/[redacted]'), { id: 'r', url: '/api/x/secret', log });
+    expect(lines).toEqual([
+      { level: 'info', fields: { statusText: 'missingParams', reason: 'Http url is empty' }, message: 'chat test refused while streaming' },
+      { level: 'info', fields: { statusText: 'notFound', reason: 'Route GET /api/x/[redacted] not found' }, message: 'request refused' },
+    ]);
+  });
+
+  it('logs a bug at error with the thrown error, and answers only the request id', () => {
+    const { log, lines } = recordingLog();
+    const bug = new Error('secret internals');
+    const { rendered, unexpected } = errorAnswer(bug, { id: 'req-9', url: '/api/core/app/list', log }, { fields: { code: 'X' } });
+    expect(unexpected).toBe(true);
+    expect(rendered.body).toEqual({ code: 500, statusText: '', message: 'Internal error (request id req-9)', data: null });
+    expect(lines).toEqual([{ level: 'error', fields: { code: 'X', err: bug }, message: 'unexpected error' }]);
+  });
+
+  it('logs a database outage as one readable warning (the driver error holds the whole topology), a stream too', () => {
+    const { log, lines } = recordingLog();
+    const outage = new MongoNetworkError('connect ECONNREFUSED 127.0.0.1:27017');
+    const { rendered } = errorAnswer(outage, { id: 'r', url: '/api/v1/chat/completions', log }, { openAi: true, failed: 'chat completion failed while streaming' });
+    expect(rendered.status).toBe(503);
+    expect(lines).toEqual([{ level: 'warn', fields: { dbError: 'MongoNetworkError: connect ECONNREFUSED 127.0.0.1:27017' }, message: 'chat completion failed while streaming' }]);
+  });
+
+  it('adds OpenAI\'s error object under /api/v1/ (or when asked), and to nothing else by default', () => {
+    const refused = Errors.unAuthorization('no key');
+    expect(errorAnswer(refused, { id: 'r', url: '/api/v1/models', log: silentLog() }).rendered.body).toMatchObject({ error: { message: 'no key', type: 'authentication_error' } });
+    expect(errorAnswer(refused, { id: 'r', url: '/api/core/chat/chatTest', log: silentLog() }, { openAi: true }).rendered.body).toHaveProperty('error');
+    expect(errorAnswer(refused, { id: 'r', url: '/api/core/app/list', log: silentLog() }).rendered.body).not.toHaveProperty('error');
   });
 });
 

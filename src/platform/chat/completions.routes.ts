@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { tokenTotals } from '../../domain/usage-points.js';
 import { answerContent, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
-import { platformErrorBody, toAppError, withOpenAiError } from '../../infra/error-render.js';
+import { errorAnswer } from '../../infra/error-render.js';
 import { definePlatformRoute } from '../define-route.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
 import { callerFromAuth } from './chat-caller.js';
@@ -28,10 +28,8 @@ function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortContro
  * with OpenAI's `error` object, without which OpenAI SDKs yield the frame as an empty chunk.
  */
 function streamedError(error: unknown, request: FastifyRequest, what: string) {
-  const { appError, unexpected } = toAppError(error, String(request.id));
-  if (unexpected || appError.httpStatus >= 500) request.log.error({ err: error }, `${what} failed while streaming`);
-  else request.log.info({ statusText: appError.statusText, msg: appError.message }, `${what} refused while streaming`);
-  return { status: appError.httpStatus, frame: withOpenAiError(appError.httpStatus, platformErrorBody(appError)) };
+  const { rendered } = errorAnswer(error, request, { openAi: true, refused: `${what} refused while streaming`, failed: `${what} failed while streaming` });
+  return { status: rendered.status, frame: rendered.body };
 }
 
 export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule): void {
