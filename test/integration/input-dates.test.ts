@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import type { TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -45,6 +45,22 @@ describe('date fields', () => {
     const refused = await post('/common/file/uploadImage', { base64Img: image, expiredTime: true });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().message).toContain('expiredTime');
+  });
+
+  it('an image is refused from the instant of its expiredTime on, as API keys and share links are', async () => {
+    const expiresAt = Date.now() + 60_000;
+    const uploaded = await post('/common/file/uploadImage', { base64Img: `data:image/png;base64,${PNG.toString('base64')}`, expiredTime: expiresAt });
+    expect(uploaded.statusCode, uploaded.body).toBe(200);
+    const served = async (at: number) => {
+      vi.useFakeTimers({ toFake: ['Date'], now: at });
+      try {
+        return (await t.app.inject({ method: 'GET', url: uploaded.json().data })).statusCode;
+      } finally {
+        vi.useRealTimers();
+      }
+    };
+    expect(await served(expiresAt - 1)).toBe(200);
+    expect(await served(expiresAt)).toBe(404);
   });
 
   it('share links and API keys: a UTC year past 9999 is a 400 naming expiredTime; the last second of 9999 is listed and sent back as listed', async () => {

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { expired, usedUp } from '../../domain/credential-limits.js';
 import { type AppError, Errors, isAppError } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { sameSecret } from '../../infra/secret-compare.js';
@@ -68,13 +69,9 @@ export function parseApiKeyCredential(authorization: string): { key: string; app
 /** Limits the reference leaves to its commercial service; we enforce them. */
 export function apiKeyRefusal(key: Pick<ApiKeyRecord, 'limit' | 'usagePoints'>, now: number): AppError | null {
   const expiredTime = key.limit?.expiredTime;
-  if (expiredTime && expiredTime.getTime() <= now) {
-    return Errors.apiKeyExpired(expiredTime);
-  }
-  const max = key.limit?.maxUsagePoints ?? -1;
-  if (max > -1 && key.usagePoints >= max) {
-    return Errors.apiKeyUsedUp(max);
-  }
+  if (expiredTime && expired(expiredTime, now)) return Errors.apiKeyExpired(expiredTime);
+  const max = key.limit?.maxUsagePoints;
+  if (max !== undefined && usedUp(max, key.usagePoints)) return Errors.apiKeyUsedUp(max);
   return null;
 }
 
@@ -114,7 +111,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
 
   async function resolveSession(claims: { sid: string; tmbId: string; userId: string }) {
     const [session, resolved] = await Promise.all([deps.sessions.find(claims.sid), deps.accounts.resolveMember(claims.tmbId, claims.userId)]);
-    if (session?.userId !== claims.userId || session.expiresAt.getTime() <= deps.now()) throw Errors.unAuthorization('The session has ended, log in again');
+    if (session?.userId !== claims.userId || expired(session.expiresAt, deps.now())) throw Errors.unAuthorization('The session has ended, log in again');
     if (!resolved) throw Errors.unAuthorization('The user or team membership of this session no longer exists');
     return { context: contextOf(resolved, { authType: 'token', sessionId: claims.sid }), expiresAt: session.expiresAt.getTime() };
   }
@@ -126,7 +123,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
       throw Errors.unAuthorization('The session token is invalid or expired');
     }
     const session = await sessionCache.get(`${claims.sid}:${claims.tmbId}:${claims.userId}`, () => resolveSession(claims));
-    if (!session || session.expiresAt <= now) throw Errors.unAuthorization('The session has ended, log in again');
+    if (!session || expired(session.expiresAt, now)) throw Errors.unAuthorization('The session has ended, log in again');
     return { ...session.context };
   }
 

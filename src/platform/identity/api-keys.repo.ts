@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Db, type Filter, ObjectId } from 'mongodb';
+import { usedUp } from '../../domain/credential-limits.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
@@ -84,11 +85,9 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
       await keys.updateOne({ _id: oid(id), $or: [{ lastUsedTime: { $exists: false } }, { lastUsedTime: { $lt: unlessAfter } }] }, { $set: { lastUsedTime: at } });
     },
     async addUsagePoints(id: string, points: number): Promise<void> {
-      // Reaching the limit refuses the key from now on, in every process that cached it.
-      const reachedLimit = (after: ApiKeyDoc | null) => {
-        const max = after?.limit?.maxUsagePoints ?? -1;
-        return max > -1 && (after?.usagePoints ?? 0) >= max;
-      };
+      // Reaching the limit refuses the key from now on, in every process that cached it (the
+      // authenticator's rule, so both agree on when that is).
+      const reachedLimit = (after: ApiKeyDoc | null) => usedUp(after?.limit?.maxUsagePoints, after?.usagePoints ?? 0);
       await revoking(revocations, () => keys.findOneAndUpdate({ _id: oid(id) }, { $inc: { usagePoints: points } }, { returnDocument: 'after' }), reachedLimit);
     },
     /** Cascade of an app delete: the apps' keys go with them. */

@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { expired, usedUp } from '../../domain/credential-limits.js';
 import { LruMap } from '../../infra/lru-map.js';
 import { Errors } from '../../infra/errors.js';
 import type { SafeFetchOptions, SafeFetchResponse } from '../../infra/outbound-fetch.js';
@@ -93,11 +94,9 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
 
   /** Expiry and points: what a link must pass before anything through it calls a model. */
   function assertMaySpend(link: OutLinkDoc): void {
-    const expired = link.limit.expiredTime;
-    if (expired && new Date(expired).getTime() <= deps.now()) throw Errors.linkUnInvalid(`The share link expired at ${new Date(expired).toISOString()}`);
-    if (link.limit.maxUsagePoints > -1 && link.usagePoints >= link.limit.maxUsagePoints) {
-      throw Errors.linkUnInvalid(`The share link has used all of its ${link.limit.maxUsagePoints} usage points`);
-    }
+    const { expiredTime, maxUsagePoints } = link.limit;
+    if (expiredTime && expired(expiredTime, deps.now())) throw Errors.linkUnInvalid(`The share link expired at ${new Date(expiredTime).toISOString()}`);
+    if (usedUp(maxUsagePoints, link.usagePoints)) throw Errors.linkUnInvalid(`The share link has used all of its ${maxUsagePoints} usage points`);
   }
 
   const service = {

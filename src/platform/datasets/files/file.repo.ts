@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { GridFSBucket, type Db, ObjectId } from 'mongodb';
+import { expired } from '../../../domain/credential-limits.js';
 import { findEachById, type IndexDeclaration, isObjectIdHex } from '../../../infra/mongo.js';
 import { oid } from '../../../infra/plain-record.js';
 
@@ -192,10 +193,13 @@ export function createFileRepo(db: Db) {
       );
       return found.reduce<Date | null>((min, at) => (at && (!min || at < min) ? at : min), null);
     },
-    /** Expired images count as absent (FerretDB has no TTL index; a cleanup also removes them). */
+    /**
+     * Expired images count as absent (FerretDB has no TTL index; a cleanup also removes them).
+     * The process clock: the datasets module has no injected one.
+     */
     async findImage(id: string): Promise<{ binary: Buffer; mime: string } | null> {
       const doc = await images.findOne({ _id: oid(id) });
-      if (!doc || (doc.expiredTime && doc.expiredTime.getTime() < Date.now())) return null;
+      if (!doc || expired(doc.expiredTime, Date.now())) return null;
       const binary = Buffer.isBuffer(doc.binary) ? doc.binary : Buffer.from((doc.binary as unknown as { buffer: Uint8Array }).buffer);
       return { binary, mime: doc.metadata.mime };
     },
