@@ -1,9 +1,11 @@
 import { TopK } from './top-k.js';
 
 /**
- * An in-memory inverted index ranking documents by Okapi BM25, with the same formula as
- * `bm25Scores` (full-text.ts) but scoring straight from posting lists: a query touches only the
- * postings of its own terms, never the other tokens of the candidate documents.
+ * An in-memory inverted index ranking documents by Okapi BM25 (k1 1.2, b 0.75, the non-negative
+ * IDF ln(1 + (N − df + 0.5) / (df + 0.5))), scoring straight from posting lists: a query touches
+ * only the postings of its own terms, never the other tokens of the candidate documents.
+ * Repeated terms are counted, though data items give distinct tokens (full-text.ts), so their
+ * term frequencies are all 1.
  *
  * Documents live in integer slots. A posting is the slot, or, when the term occurs more than
  * once in the document, −(slot + 1) followed by the count. Removing a document only marks its

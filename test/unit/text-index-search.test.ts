@@ -1,14 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { bm25Scores, tokenizeForSearch } from '../../src/domain/full-text.js';
+import { tokenizeForSearch } from '../../src/domain/full-text.js';
 import { TextIndex } from '../../src/domain/text-index.js';
 
-/** The reference: bm25Scores over every live document with exact corpus statistics. */
+/**
+ * The reference: Okapi BM25 (k1 1.2, b 0.75, IDF ln(1 + (N − df + 0.5) / (df + 0.5))) scored
+ * document by document over every live document with exact corpus statistics; documents without
+ * a query term are left out, ties keep insertion order.
+ */
 function reference(docs: Map<string, string[]>, query: string[], k: number) {
   const all = [...docs].map(([id, tokens]) => ({ id, tokens }));
   const df = new Map<string, number>();
   for (const doc of all) for (const token of new Set(doc.tokens)) df.set(token, (df.get(token) ?? 0) + 1);
-  const totalLength = all.reduce((sum, doc) => sum + doc.tokens.length, 0);
-  return bm25Scores(query, all, { totalDocs: all.length, avgDocLength: totalLength / all.length, docFrequency: (token) => df.get(token) ?? 0 }).slice(0, k);
+  const avgLength = all.reduce((sum, doc) => sum + doc.tokens.length, 0) / all.length;
+  const terms = new Set(query);
+  const scored: { id: string; score: number }[] = [];
+  for (const doc of all) {
+    let score = 0;
+    for (const term of terms) {
+      const tf = doc.tokens.filter((token) => token === term).length;
+      if (tf === 0) continue;
+      const idf = Math.log(1 + (all.length - df.get(term)! + 0.5) / (df.get(term)! + 0.5));
+      score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * doc.tokens.length) / avgLength));
+    }
+    if (score > 0) scored.push({ id: doc.id, score });
+  }
+  return scored.sort((x, y) => y.score - x.score).slice(0, k);
 }
 
 let seed = 5;
@@ -32,7 +48,7 @@ describe('TextIndex (BM25 from posting lists)', () => {
     expect(index.search(tokenizeForSearch(query), 3)[0]?.id).toBe(expected);
   });
 
-  it('scores as bm25Scores does over the live documents, through replacements, removals and a rebuild', () => {
+  it('scores as the reference does over the live documents, through replacements, removals and a rebuild', () => {
     const index = new TextIndex();
     const docs = new Map<string, string[]>();
     const put = (id: string, tokens: string[]) => {
