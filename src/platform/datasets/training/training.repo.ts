@@ -4,7 +4,9 @@ import { groupBy } from '../../../domain/group-by.js';
 import { deleteEach, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import { oid, oids, type Plain, plain } from '../../../infra/plain-record.js';
-import { createTrainingCounts, type QueueChange, TRAINING_COUNT_INDEXES } from './training-counts.js';
+import { createTrainingCounts } from './training-counts.js';
+import type { QueueChange } from './training-counts-fold.js';
+import { TRAINING_COUNT_INDEXES } from './training-counts.repo.js';
 import { createTrainingTurns } from './training-turns.js';
 
 /** lockTime of an item that gave up (failed too often): nobody claims it until its team unlocks it. */
