@@ -9,7 +9,7 @@
  * Vectors come back L2-normalised; `tokens` is the provider's usage count when it reports one.
  */
 import { DEFAULT_LEXICAL_DIMENSIONS, lexicalEmbed, normalizeVector } from '../domain/lexical-embedding.js';
-import { countTokens } from '../domain/token-count.js';
+import { countTokens, reportedTokens } from '../domain/token-count.js';
 import type { VectorModel } from '../domain/models.js';
 import { LOCAL_LEXICAL_VECTOR_MODEL } from '../domain/models.js';
 import { endpointUrl, ProviderError, postProviderJson } from './provider-http.js';
@@ -118,8 +118,8 @@ function createOpenAiProvider(model: VectorModel, defaults: ProviderDefaults): E
           signal,
         });
         for (const vector of readVectors(body, batch.length, label)) vectors.push(shapeVector(vector, model.dimensions));
-        const reported = Number(body.usage?.total_tokens ?? body.usage?.prompt_tokens);
-        tokens += Number.isFinite(reported) && reported >= 0 ? reported : batch.reduce((sum, text) => sum + countTokens(text), 0);
+        const reported = reportedTokens(body.usage?.total_tokens) ?? reportedTokens(body.usage?.prompt_tokens);
+        tokens += reported ?? batch.reduce((sum, text) => sum + countTokens(text), 0);
       }
       const length = vectors[0]!.length;
       if (vectors.some((vector) => vector.length !== length)) {

@@ -1,11 +1,14 @@
 /**
- * A small OpenAI-compatible chat completions client with streaming (SSE) support. Used by the
- * workflow's LLM nodes; the base URL and key come from the model's requestUrl/requestAuth or
- * OPENAI_BASE_URL / CHAT_API_KEY.
+ * A small OpenAI-compatible chat completions client with streaming (SSE) support, and the one
+ * builder of a chat request's body (chatRequestBody). The client is the workflow's LLM nodes';
+ * the dataset workers (llm-chat.ts) send the same body through provider-http. The base URL and
+ * key come from the model's requestUrl/requestAuth or OPENAI_BASE_URL / CHAT_API_KEY.
  */
 import { failureReason, providerErrorText, type ProviderResponse, providerRequest } from './provider-client.js';
 import { joinUrl } from './join-url.js';
-import { reportedTokens } from '../domain/token-count.js';
+import type { LLMModel } from '../domain/models.js';
+import { countTokens, reportedTokens } from '../domain/token-count.js';
+import { responseTokenLimit } from '../domain/workflow/prompts.js';
 
 export interface LlmToolCall {
   id: string;
@@ -31,6 +34,57 @@ export interface LlmRequest {
   temperature?: number;
   max_tokens?: number;
   [extra: string]: unknown;
+}
+
+/** The temperature ceiling of a model whose config names no `maxTemperature`. */
+export const DEFAULT_MAX_TEMPERATURE = 1;
+
+/** The highest temperature a model is sent: its `maxTemperature`, else DEFAULT_MAX_TEMPERATURE. */
+export function maxTemperatureOf(model: Pick<LLMModel, 'maxTemperature'>): number {
+  return model.maxTemperature ?? DEFAULT_MAX_TEMPERATURE;
+}
+
+export interface ChatRequestParts {
+  messages: LlmMessage[];
+  /** On the provider's scale; sent within [0, maxTemperatureOf(model)]. */
+  temperature?: number;
+  /** Sent as a whole number of at least 1 within the model's `maxResponse`. */
+  maxTokens?: number;
+  /** Fields of this call (tools, tool_choice): over the model's defaultConfig, under the ones above. */
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * The body of every `/chat/completions` call (chat, extraction, classification, query extension
+ * and tools nodes, QA training, searchTest's query extension). The model's `defaultConfig` comes
+ * first, so what the call sets wins and the config fills the rest (top_p, a max_tokens the call
+ * leaves out), as the reference builds it. Temperature and max_tokens are clamped here only.
+ * `stream` is the transport's.
+ */
+export function chatRequestBody(model: LLMModel, parts: ChatRequestParts): LlmRequest {
+  const { messages, temperature, maxTokens, extra } = parts;
+  return {
+    ...(model.defaultConfig ?? {}),
+    ...extra,
+    model: model.model,
+    messages,
+    ...(temperature === undefined || !Number.isFinite(temperature) ? {} : { temperature: Math.min(Math.max(temperature, 0), maxTemperatureOf(model)) }),
+    ...(maxTokens === undefined ? {} : { max_tokens: responseTokenLimit(maxTokens, model.maxResponse) }),
+  };
+}
+
+/**
+ * The local estimate of a prompt's tokens, for a provider that reports no usage: the messages'
+ * texts (a multi-part content as its JSON) and their tool calls' names and arguments, not the
+ * JSON around them, so the same text counts the same from every node and worker.
+ */
+export function estimatePromptTokens(messages: readonly LlmMessage[]): number {
+  let tokens = 0;
+  for (const message of messages) {
+    tokens += countTokens(typeof message.content === 'string' ? message.content : message.content ? JSON.stringify(message.content) : '');
+    for (const call of message.tool_calls ?? []) tokens += countTokens(call.function.name) + countTokens(call.function.arguments);
+  }
+  return tokens;
 }
 
 export interface LlmResult {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countTokens } from '../../src/domain/token-count.js';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
@@ -96,6 +97,27 @@ describe('usage counts the provider reports', () => {
       expect(tools.toolCallTokens).toBeGreaterThan(5);
       expect(tools.toolCallTokens).toBeLessThan(100);
       expect(Number.isFinite(tools.totalPoints) && tools.totalPoints > 0).toBe(true);
+    } finally {
+      fake.unroute('POST', '/v1/chat/completions');
+    }
+  });
+});
+
+describe('a provider that reports no usage', () => {
+  it('has the chat node and the tools node estimate the same prompt and answer alike (one estimate, of the texts)', async () => {
+    fake.route('POST', '/v1/chat/completions', () => ({ json: { choices: [{ message: { role: 'assistant', content: 'Fine.' } }] } }));
+    try {
+      const chatApp = await createPublishedApp(t, tok, 'No usage chat', chain(chatNode(undefined)));
+      const chat = await completions({ appId: chatApp, detail: true, messages: [{ role: 'user', content: 'hello there' }] });
+      expect(chat.statusCode, chat.body).toBe(200);
+      const toolApp = await createPublishedApp(t, tok, 'No usage agent', toolsGraph(undefined));
+      const agent = await completions({ appId: toolApp, detail: true, messages: [{ role: 'user', content: 'hello there' }] });
+      expect(agent.statusCode, agent.body).toBe(200);
+      const node = chat.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'chatNode');
+      const tools = agent.json().responseData.find((r: { moduleType: string }) => r.moduleType === 'tools');
+      const expected = countTokens('hello there') + countTokens('Fine.');
+      expect(node.tokens).toBe(expected);
+      expect(tools.toolCallTokens).toBe(expected);
     } finally {
       fake.unroute('POST', '/v1/chat/completions');
     }

@@ -60,8 +60,8 @@ describe('the AI chat node asks the model for max_tokens as the reference comput
     const cases: [unknown, string, number][] = [
       [0, 'short question', 200],
       [3000, 'short question', 3000],
-      // fake-llm: maxContext 16000, maxResponse 4000; a prompt of about 14,000 tokens leaves about 2,000.
-      [4000, 'word '.repeat(11_000), -1],
+      // fake-llm: maxContext 16000, maxResponse 4000; a prompt of about 14,000 tokens (countTokens: one a word) leaves about 2,000.
+      [4000, 'word '.repeat(14_000), -1],
     ];
     for (const [maxToken, question, expected] of cases) {
       const workflow = loadWorkflow('fixed-opening-ending');

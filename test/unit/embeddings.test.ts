@@ -97,6 +97,23 @@ describe('OpenAI-compatible embedding provider (local protocol server)', () => {
     expect(server.requests.at(-1)!.headers.authorization).toBe('Bearer model-key');
   });
 
+  it.each([
+    ['a text total_tokens', { total_tokens: '12', prompt_tokens: 7 }, 7],
+    ['a text total_tokens and no prompt_tokens', { total_tokens: '12' }, 'estimate'],
+    ['a negative total_tokens', { total_tokens: -3 }, 'estimate'],
+    ['a null total_tokens', { total_tokens: null, prompt_tokens: 4 }, 4],
+    ['both as numbers', { total_tokens: 9, prompt_tokens: 4 }, 9],
+  ])('usage with %s counts as the provider reported only when it is a count', async (_name, usage, expected) => {
+    server.handler = (request) => {
+      const answer = openAiEmbeddingAnswer((request.body as { input: string[] }).input);
+      return { json: { ...(answer.json as object), usage } };
+    };
+    const provider = createEmbeddingProvider(remoteModel(), { baseUrl: server.baseUrl, timeoutMs: 2000 });
+    const { tokens } = await provider.embed(['hello world again']);
+    // The local estimate of the text (countTokens): 3.
+    expect(tokens).toBe(expected === 'estimate' ? 3 : expected);
+  });
+
   it('splits large inputs into batches and resizes to configured dimensions', async () => {
     server.handler = (request) => openAiEmbeddingAnswer((request.body as { input: string[] }).input, 8);
     const before = server.requests.length;

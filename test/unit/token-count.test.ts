@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/domain/token-count.js';
+import { estimateTokens } from '../../src/domain/workflow/prompts.js';
+import { estimatePromptTokens } from '../../src/infra/llm-stream.js';
 
 describe('countTokens (approximation of cl100k)', () => {
   it.each([
@@ -30,5 +32,23 @@ describe('countTokens (approximation of cl100k)', () => {
     const ratio = text.length / countTokens(text);
     expect(ratio).toBeGreaterThan(3);
     expect(ratio).toBeLessThan(7);
+  });
+});
+
+describe('one estimate for the whole service', () => {
+  it("is the workflow's estimateTokens too (chat nodes, quotes, the openai module)", () => {
+    expect(estimateTokens).toBe(countTokens);
+  });
+
+  it("counts a prompt's texts and tool calls, not the JSON around them, whichever node sent it", () => {
+    const messages = [
+      { role: 'system' as const, content: 'Be brief.' },
+      { role: 'user' as const, content: 'weather in Paris?' },
+      { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+      { role: 'tool' as const, tool_call_id: 'c1', content: 'sunny' },
+    ];
+    const texts = ['Be brief.', 'weather in Paris?', 'weather', '{"city":"Paris"}', 'sunny'];
+    expect(estimatePromptTokens(messages)).toBe(texts.reduce((sum, text) => sum + countTokens(text), 0));
+    expect(estimatePromptTokens([{ role: 'user', content: 'hello there' }])).toBe(countTokens('hello there'));
   });
 });

@@ -1,14 +1,12 @@
 /** Prompt assembly for the LLM nodes (pure). */
+import { countTokens } from '../token-count.js';
 import { textHead } from '../text-cut.js';
 import { valuesText } from './chat-values.js';
 import { substitute } from './interpolate.js';
 import type { ChatItem, ChatValue } from './types.js';
 
-/** A rough token estimate: CJK characters count one each, other text about four characters a token. */
-export function estimateTokens(text: string): number {
-  const cjk = (text.match(/[\u3000-\u9fff\uac00-\ud7af]/g) ?? []).length;
-  return cjk + Math.ceil((text.length - cjk) / 4);
-}
+/** countTokens under the name the openai module imports: the service has one token estimate (token-count.ts). */
+export { countTokens as estimateTokens } from '../token-count.js';
 
 export interface PromptMessage {
   role: 'system' | 'user' | 'assistant';
@@ -69,7 +67,7 @@ export function renderQuotes(quotes: readonly QuoteItem[], template: string, max
       sourceId: quote.sourceId ?? '',
       index: String(index + 1),
     }).trim();
-    used += estimateTokens(text);
+    used += countTokens(text);
     if (used > maxTokens && parts.length > 0) break;
     parts.push(text);
   }
@@ -118,7 +116,7 @@ export function responseTokenLimit(requested: unknown, maxResponse: number): num
 
 /** Keeps the system messages and the newest others within `maxTokens`. */
 export function trimMessages<M extends { role: string; content: unknown }>(messages: M[], maxTokens: number): M[] {
-  const size = (m: M) => estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
+  const size = (m: M) => countTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
   const system = messages.filter((m) => m.role === 'system');
   const rest = messages.filter((m) => m.role !== 'system');
   let budget = maxTokens - system.reduce((sum, m) => sum + size(m), 0);

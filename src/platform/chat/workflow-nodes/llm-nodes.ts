@@ -3,9 +3,9 @@ import { selectHistories, valuesFileUrls, valuesText } from '../../../domain/wor
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { recordsOf } from '../../../domain/workflow/input-shapes.js';
 import { formatValueType } from '../../../domain/workflow/interpolate.js';
+import { countTokens } from '../../../domain/token-count.js';
 import {
   chatResponseTokens,
-  estimateTokens,
   extendedQueries,
   historyPreview,
   messagesToHistory,
@@ -14,25 +14,22 @@ import {
   queryExtensionRequest,
   renderQuotePrompt,
   renderQuotes,
-  responseTokenLimit,
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
 import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
-import { completeChatOrCut, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
+import { chatRequestBody, completeChatOrCut, estimatePromptTokens, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
 import { distinctFileLinks, fileExtensionOf } from './file-links.js';
 import { missingInput, modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
-async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature?: number; maxToken?: number; onDelta?: (t: string) => void }) {
-  const maxTokens = responseTokenLimit(options.maxToken, llm.model.maxResponse);
-  const temperature = Math.min(Number(options.temperature ?? 0), llm.model.maxTemperature ?? 2);
-  const request = { model: llm.model.model, messages, temperature, max_tokens: maxTokens, ...(llm.model.defaultConfig ?? {}) };
+/** One model call of a node: `temperature` on the provider's scale, `maxToken` the max_tokens asked for. */
+async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature: number; maxToken: number; onDelta?: (t: string) => void }) {
+  const request = chatRequestBody(llm.model, { messages, temperature: options.temperature, maxTokens: options.maxToken });
   const result = options.onDelta
     ? await streamChat(llm.endpoint, request, options.onDelta, deps.signal)
     : await completeChatOrCut(llm.endpoint, request, deps.signal);
-  const promptText = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
-  const inputTokens = result.promptTokens ?? estimateTokens(promptText);
-  const outputTokens = result.completionTokens ?? estimateTokens(result.content);
-  return Object.assign({}, result, { tokens: inputTokens + outputTokens, inputTokens, outputTokens, maxTokens, temperature });
+  const inputTokens = result.promptTokens ?? estimatePromptTokens(messages);
+  const outputTokens = result.completionTokens ?? countTokens(result.content);
+  return Object.assign({}, result, { tokens: inputTokens + outputTokens, inputTokens, outputTokens, maxTokens: request.max_tokens, temperature: request.temperature });
 }
 
 /** An image's media type: the one served when it is an image type, else from the file name. */
@@ -107,7 +104,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const images = vision ? await imageParts(deps, query) : [];
     // The images first, then the text, as the reference builds the user message.
     const sent: LlmMessage[] = images.length > 0 ? trimmed.map((m, i) => (i === trimmed.length - 1 ? { role: 'user', content: [...images, { type: 'text', text: m.content }] } : m)) : trimmed;
-    const promptTokens = trimmed.reduce((sum, message) => sum + estimateTokens(message.content), 0);
+    const promptTokens = estimatePromptTokens(trimmed);
     const result = await callModel(deps, llm, sent, {
       temperature: modelTemperature(llm.model, params.temperature ?? 0),
       maxToken: chatResponseTokens(params.maxToken, llm.model, promptTokens),

@@ -1,6 +1,6 @@
 /** What the I/O node runners need, built once per run by the chat service. */
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
-import type { LlmEndpoint } from '../../../infra/llm-stream.js';
+import { type LlmEndpoint, maxTemperatureOf } from '../../../infra/llm-stream.js';
 import type { LLMModel } from '../../../domain/models.js';
 import { usagePoints } from '../../../domain/usage-points.js';
 import type { NodeUsage } from '../../../domain/workflow/types.js';
@@ -84,10 +84,13 @@ export function missingInput(node: { name?: string; nodeId: string }, message: s
   return new WorkflowError(`${message}: node '${node.name ?? node.nodeId}' got no value for '${key}'`);
 }
 
-/** The reference's 0–10 temperature scale mapped onto the model's range (at least 0.01). */
+/**
+ * A node's temperature, on the reference's 0–10 scale, mapped onto the model's range (at least
+ * 0.01). chatRequestBody clamps it to the same range again, as it clamps every caller's.
+ */
 export function modelTemperature(model: LLMModel, temperature: unknown): number {
   const scale = Number(temperature);
-  const max = model.maxTemperature ?? 1;
+  const max = maxTemperatureOf(model);
   if (!Number.isFinite(scale)) return 0.01;
   return Math.max(0.01, Number((max * (Math.min(Math.max(scale, 0), 10) / 10)).toFixed(2)));
 }

@@ -10,10 +10,11 @@ import { textHead, textTail } from '../../../domain/text-cut.js';
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import { toolResponseText } from '../../../domain/workflow/tool-response.js';
-import { estimateTokens, historyPreview, historyToMessages, type PromptMessage, responseTokenLimit } from '../../../domain/workflow/prompts.js';
+import { countTokens } from '../../../domain/token-count.js';
+import { historyPreview, historyToMessages, type PromptMessage, responseTokenLimit } from '../../../domain/workflow/prompts.js';
 import { type ChatValue, type NodeRunner, type NodeUsage, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
 import { deepClone } from '../../../infra/deep-clone.js';
-import { completeChatOrCut, type LlmMessage } from '../../../infra/llm-stream.js';
+import { chatRequestBody, completeChatOrCut, estimatePromptTokens, type LlmMessage } from '../../../infra/llm-stream.js';
 import { nanoid } from '../ids.js';
 import { dispatchNested } from './nested-run.js';
 import { modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
@@ -98,16 +99,15 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
     };
     for (let round = 0; round < MAX_ROUNDS && !isAborted() && !stopped; round += 1) {
       if (round > 0 && node.showStatus) emit({ event: 'flowNodeStatus', status: 'running', name: node.name ?? node.flowNodeType });
-      const request = {
-        model: llm.model.model,
+      const request = chatRequestBody(llm.model, {
         messages,
         temperature: modelTemperature(llm.model, params.temperature ?? 0),
-        max_tokens: responseTokenLimit(params.maxToken, llm.model.maxResponse),
-        ...(tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : {}),
-      };
+        maxTokens: responseTokenLimit(params.maxToken, llm.model.maxResponse),
+        extra: tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : undefined,
+      });
       const result = stream ? await streamToolRound(llm.endpoint, request, roundEvents, () => nanoid(), deps.signal) : await completeChatOrCut(llm.endpoint, request, deps.signal);
-      inputTokens += result.promptTokens ?? estimateTokens(JSON.stringify(messages));
-      outputTokens += result.completionTokens ?? estimateTokens(result.content);
+      inputTokens += result.promptTokens ?? estimatePromptTokens(messages);
+      outputTokens += result.completionTokens ?? countTokens(result.content);
       // The client hung up: what the round said is the answer, and no call runs (a cut round has none).
       if (!result.toolCalls?.length || result.cut || isAborted()) {
         answer = result.content;
