@@ -3,7 +3,10 @@ import { findPage } from '../../infra/find-page.js';
 import { deleteEach, type IndexDeclaration } from '../../infra/mongo.js';
 
 export const APP_VERSIONS = 'app_versions';
-export const APP_VERSION_INDEXES: IndexDeclaration[] = [{ collection: APP_VERSIONS, key: { appId: 1, time: -1 } }];
+/** An app's versions newest first, then `_id` (the version list, the latest published version). */
+export const APP_VERSION_INDEXES: IndexDeclaration[] = [{ collection: APP_VERSIONS, key: { appId: 1, time: -1, _id: -1 } }];
+/** Indexes of earlier versions the ones above replace (a prefix of one of them): none reads them. */
+export const RETIRED_APP_VERSION_INDEXES: IndexDeclaration[] = [{ collection: APP_VERSIONS, key: { appId: 1, time: -1 } }];
 
 interface VersionDoc {
   _id: ObjectId;

@@ -23,13 +23,21 @@ export const CHAT_INDEXES: IndexDeclaration[] = [
   { collection: CHATS, key: { chatId: 1, appId: 1 }, options: { unique: true } },
   { collection: CHATS, key: { tmbId: 1, appId: 1, top: -1, updateTime: -1 } },
   { collection: CHATS, key: { appId: 1, chatId: 1 } },
-  { collection: CHATS, key: { teamId: 1, appId: 1, updateTime: -1 } },
+  // The app's chat logs (chat-logs.repo.ts): team and app, a time window, newest first, then `_id`.
+  { collection: CHATS, key: { teamId: 1, appId: 1, updateTime: -1, _id: -1 } },
   { collection: CHATS, key: { shareId: 1, outLinkUid: 1, updateTime: -1, source: 1 } },
   { collection: CHAT_ITEMS, key: { dataId: 1 } },
   { collection: CHAT_ITEMS, key: { appId: 1, chatId: 1, dataId: 1 } },
-  { collection: CHAT_ITEMS, key: { appId: 1, chatId: 1, time: -1 } },
+  // A chat's last items (lastItems), newest first, then `_id`.
+  { collection: CHAT_ITEMS, key: { appId: 1, chatId: 1, time: -1, _id: -1 } },
   { collection: CHAT_ITEMS, key: { teamId: 1, time: -1 } },
   { collection: CHAT_INPUT_GUIDES, key: { appId: 1, text: 1 }, options: { unique: true } },
+];
+
+/** Indexes of earlier versions the ones above replace (a prefix of one of them): none reads them. */
+export const RETIRED_CHAT_INDEXES: IndexDeclaration[] = [
+  { collection: CHATS, key: { teamId: 1, appId: 1, updateTime: -1 } },
+  { collection: CHAT_ITEMS, key: { appId: 1, chatId: 1, time: -1 } },
 ];
 
 export type ChatSource = 'test' | 'online' | 'share' | 'api' | 'team' | 'feishu' | 'official_account' | 'wecom';
@@ -329,24 +337,6 @@ export function createChatRepo(db: Db, chatFiles: ChatFilesRepo) {
         const doc = await chats.findOneAndUpdate(ownChat, { $set: set }, { returnDocument: 'after' });
         return doc ? doc._id.toHexString() : null;
       }
-    },
-
-    /**
-     * Leaves one chat document per chat id of an app (the oldest; items belong to the chat id,
-     * so none is lost), for the unique index: two first turns at once could make two before it.
-     * Answers how many went. A full scan: run only when that index cannot be built.
-     */
-    async removeDuplicateChats(): Promise<number> {
-      // $group with $sum only: FerretDB 1.24 has no $first, $min or $push.
-      const groups = await chats
-        .aggregate<{ _id: { appId: ObjectId; chatId: string } }>([{ $group: { _id: { appId: '$appId', chatId: '$chatId' }, count: { $sum: 1 } } }, { $match: { count: { $gt: 1 } } }])
-        .toArray();
-      let removed = 0;
-      for (const { _id: key } of groups) {
-        const [, ...extra] = await chats.find({ appId: key.appId, chatId: key.chatId }, { projection: { _id: 1 } }).sort({ _id: 1 }).toArray();
-        removed += (await chats.deleteMany({ _id: { $in: extra.map((doc) => doc._id) } })).deletedCount;
-      }
-      return removed;
     },
 
     /** Whether the chat document still stands (read by id). */

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { startRetryingTask } from '../../infra/backoff.js';
 import { isUniqueIndexBuildFailure } from '../../infra/mongo.js';
 import { CHAT_INDEXES } from './chat.repo.js';
+import { removeDuplicateChats, unbuildableChatIndexError } from './chat-dedupe.repo.js';
 import { CHAT_FILE_INDEXES } from './chat-files.repo.js';
 import { type ChatModule, createChatModule } from './chat-module.js';
 import { registerCompletionRoutes } from './completions.routes.js';
@@ -38,9 +39,14 @@ export const chatServices = fp(
       } catch (error) {
         // A database written before chat ids were unique may hold two documents of one chat.
         if (!isUniqueIndexBuildFailure(error)) throw error;
-        const removed = await chat.repo.removeDuplicateChats();
+        const removed = await removeDuplicateChats(app.mongo.db);
         app.log.warn({ removed }, 'chats: removed second documents of one chat id before making chat ids unique');
-        await app.mongo.ensureIndexes(indexes);
+        try {
+          await app.mongo.ensureIndexes(indexes);
+        } catch (again) {
+          // Chats without a chat id or app id (not written by this service) are left as they are.
+          throw await unbuildableChatIndexError(app.mongo.db, again);
+        }
       }
     });
     // In the background: on FerretDB it writes about 400 files a second, and until it is done

@@ -1,6 +1,6 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { Collaborator } from '../../domain/permission-inheritance.js';
-import { bulkUpdate, deleteEach, type IndexDeclaration } from '../../infra/mongo.js';
+import { bulkUpdate, deleteEach, type IndexDeclaration, isDuplicateKeyError } from '../../infra/mongo.js';
 import { TREE_CHANGE_INDEXES } from './tree-changes.repo.js';
 
 export type ResourceType = 'app' | 'dataset';
@@ -125,10 +125,23 @@ export function createTeamPermissionRows(db: Db) {
     async find(teamId: ObjectId, tmbId: ObjectId): Promise<number | undefined> {
       return (await rows.findOne(teamRow(teamId, tmbId)))?.permission;
     },
-    /** Answers whether a row was written (a revoking change). */
+    /**
+     * Answers whether a row was written (a revoking change). A new row's `_id` is the member's id
+     * (a member is of one team): two first sets at once insert the same `_id`, one is refused
+     * (11000) and writes into the row the other made. The unique key `{resourceType, teamId, tmbId,
+     * resourceId}` does not tell on FerretDB, which keys the missing `resourceId` of team rows
+     * apart (measured: 8 parallel first sets stored up to 8 rows); on MongoDB it refuses the second
+     * too (missing is null). Rows the reference wrote keep their ids and are matched by the filter.
+     */
     async set(teamId: ObjectId, tmbId: ObjectId, permission: number): Promise<boolean> {
-      const result = await rows.updateOne(teamRow(teamId, tmbId), { $set: { permission }, $setOnInsert: { _id: new ObjectId() } }, { upsert: true });
-      return result.matchedCount + result.upsertedCount > 0;
+      const filter = teamRow(teamId, tmbId);
+      try {
+        const result = await rows.updateOne(filter, { $set: { permission }, $setOnInsert: { _id: tmbId } }, { upsert: true });
+        return result.matchedCount + result.upsertedCount > 0;
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+        return (await rows.updateOne(filter, { $set: { permission } })).matchedCount > 0;
+      }
     },
     /** Answers how many rows went. */
     async deleteForMember(tmbId: ObjectId): Promise<number> {

@@ -38,9 +38,12 @@ interface CollectionDoc {
 export type CollectionRecord = Omit<Plain<CollectionDoc>, 'metadataPairs'> & { metadata: Record<string, unknown> };
 
 export const COLLECTION_INDEXES: IndexDeclaration[] = [
-  { collection: 'dataset_collections', key: { teamId: 1, datasetId: 1, parentId: 1, updateTime: -1 } },
+  // A folder's list: newest first, then `_id`.
+  { collection: 'dataset_collections', key: { teamId: 1, datasetId: 1, parentId: 1, updateTime: -1, _id: -1 } },
   { collection: 'dataset_collections', key: { teamId: 1, fileId: 1 } },
 ];
+/** Indexes of earlier versions the ones above replace (a prefix of one of them): none reads them. */
+export const RETIRED_COLLECTION_INDEXES: IndexDeclaration[] = [{ collection: 'dataset_collections', key: { teamId: 1, datasetId: 1, parentId: 1, updateTime: -1 } }];
 
 export interface NewCollection {
   teamId: string;

@@ -38,11 +38,20 @@ interface DataDoc {
 export type DataRecord = Plain<DataDoc>;
 
 export const DATA_INDEXES: IndexDeclaration[] = [
-  { collection: 'dataset_datas', key: { teamId: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, updateTime: -1 } },
+  // A collection's data list in its order: chunk index, newest first, then `_id`.
+  { collection: 'dataset_datas', key: { teamId: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, updateTime: -1, _id: 1 } },
   { collection: 'dataset_datas', key: { rebuilding: 1, teamId: 1, datasetId: 1 } },
   // streamDataset (a search index built from its items) reads by dataset alone: without it MongoDB
   // scans every team's items (FerretDB's test indexes hid it), as vectors have { datasetId, model }.
   { collection: 'dataset_datas', key: { datasetId: 1 } },
+  // The export (exportCursor): a team's datasets in `_id` order. MongoDB merges one ordered read
+  // per dataset (up to 200 datasets) where it otherwise sorted every item of them, or walked the
+  // whole collection in `_id` order.
+  { collection: 'dataset_datas', key: { teamId: 1, datasetId: 1, _id: 1 } },
+];
+/** Indexes of earlier versions the ones above replace (a prefix of one of them): none reads them. */
+export const RETIRED_DATA_INDEXES: IndexDeclaration[] = [
+  { collection: 'dataset_datas', key: { teamId: 1, datasetId: 1, collectionId: 1, chunkIndex: 1, updateTime: -1 } },
 ];
 
 /** What the search index is built from: no indexes, owner or time. */
