@@ -3,7 +3,7 @@ import type { VersionStamps } from '../../src/infra/version-stamps.js';
 import { APP_DOC_CACHE_BYTES } from '../../src/platform/apps/app-doc-cache.js';
 import { APP_LIST_CACHE_BYTES, createAppListReadModel } from '../../src/platform/apps/app-list.read-model.js';
 import type { AppListDoc } from '../../src/platform/apps/apps.repo.js';
-import { PUBLISHED_VERSION_CACHE_BYTES } from '../../src/platform/apps/versions.routes.js';
+import { PUBLISHED_VERSION_CACHE_BYTES } from '../../src/platform/apps/versions.service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring } from '../helpers/command-counter.js';
 import { createUser, login } from '../helpers/platform.js';

@@ -119,7 +119,7 @@ const writers: Writer[] = [
     answersFirst: true,
     // The turn's answer is ready and about to be saved.
     stallAfterCheck: (between) =>
-      patch(t.app.chat.repo, 'insertItems', (insertItems) => async (...args) => {
+      patch(t.app.chat.testing.repo, 'insertItems', (insertItems) => async (...args) => {
         await between();
         return insertItems(...args);
       }),

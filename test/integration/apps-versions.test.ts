@@ -2,7 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
-import { latestVersionReader, PUBLISHED_VERSION_MAX_AGE_MS } from '../../src/platform/apps/versions.routes.js';
+import { latestVersionReader, PUBLISHED_VERSION_MAX_AGE_MS } from '../../src/platform/apps/versions.service.js';
 import { call, createApp, ok, simpleNodes } from './apps-helpers.js';
 
 let t: TestApp;

@@ -43,7 +43,7 @@ function gate() {
 
 /** Holds the first call of the repository's `method` at a gate (later ones pass) during `body`. */
 async function holding<K extends 'upsertChat' | 'insertItems'>(method: K, body: (held: ReturnType<typeof gate>) => Promise<void>): Promise<void> {
-  const repo = t.app.chat.repo;
+  const repo = t.app.chat.testing.repo;
   const original = repo[method];
   const held = gate();
   let calls = 0;

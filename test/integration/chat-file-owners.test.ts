@@ -31,7 +31,7 @@ beforeAll(async () => {
   owner = await login(t, 'cf-owner', 'password-1');
   neighbour = await login(t, 'cf-neighbour', 'password-1');
   // Start-up runs the migration in the background; until it is seen done, deletes also read by metadata.
-  expect(await t.app.chat.files.addMissingOwners()).toBe(true);
+  expect(await t.app.chat.testing.files.addMissingOwners()).toBe(true);
 });
 afterAll(() => t.close());
 
@@ -192,14 +192,14 @@ describe('chat files stored before the owner fields', () => {
     const teamless = await legacyFile({ chatId: 'old-chat' });
 
     // Already done at start-up: a second run does nothing.
-    expect(await t.app.chat.files.addMissingOwners()).toBe(true);
+    expect(await t.app.chat.testing.files.addMissingOwners()).toBe(true);
     expect(await files().findOne({ _id: byString })).not.toHaveProperty('teamId');
 
     await t.app.mongo.db.collection('migrations').deleteOne({ _id: 'chat-file-owner-fields' as never });
     // A process shutting down leaves it unfinished and unrecorded.
-    expect(await t.app.chat.files.addMissingOwners(() => true)).toBe(false);
+    expect(await t.app.chat.testing.files.addMissingOwners(() => true)).toBe(false);
     expect(await files().findOne({ _id: byString })).not.toHaveProperty('teamId');
-    expect(await t.app.chat.files.addMissingOwners()).toBe(true);
+    expect(await t.app.chat.testing.files.addMissingOwners()).toBe(true);
     expect(await files().findOne({ _id: byString })).toMatchObject({ teamId: new ObjectId(ownerTeam), chatId: 'old-chat', appId: new ObjectId(appId) });
     expect(await files().findOne({ _id: byObjectIds })).toMatchObject({ teamId: new ObjectId(ownerTeam), appId: new ObjectId(appId) });
     expect(await files().findOne({ _id: neighbours })).toMatchObject({ teamId: new ObjectId(neighbourTeam), appId: '' });

@@ -34,7 +34,7 @@ async function stored(chatId: string) {
 
 /** Runs `late` until its chat write (the first of a chat from `source`), runs `whole` to its end, then lets `late` write. */
 async function heldAtChatWrite(source: string, late: () => ReturnType<typeof shareTurn>, whole: () => ReturnType<typeof shareTurn>) {
-  const repo = t.app.chat.repo;
+  const repo = t.app.chat.testing.repo;
   const original = repo.upsertChat;
   let release!: () => void;
   let reached!: () => void;

@@ -27,7 +27,7 @@ async function stored(chatId: string) {
 
 /** Holds the repository's chat writes until `count` of them are waiting, then lets them all go at once. */
 async function meetingAtChatWrite(count: number, body: () => Promise<void>): Promise<void> {
-  const repo = t.app.chat.repo;
+  const repo = t.app.chat.testing.repo;
   const original = repo.upsertChat;
   let waiting = 0;
   let release!: () => void;
@@ -86,7 +86,7 @@ describe('first turns of one new chat id at once', () => {
 
   it('of two visitors, one whole turn landing between the other’s read and write: that other turn is not saved into it', async () => {
     // visitor-2's turn found no chat and waits at its write while visitor-1's first turn runs whole.
-    const repo = t.app.chat.repo;
+    const repo = t.app.chat.testing.repo;
     const original = repo.upsertChat;
     let release!: () => void;
     let reached!: () => void;

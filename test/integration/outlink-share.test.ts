@@ -69,7 +69,7 @@ describe('share-link chat', () => {
   // no chat owned, and the next caller of that chat id (another visitor) took them over.
   it('a save stopped at the chat leaves nothing the next caller of that chat id gets', async () => {
     const shareId = await ok(t, tokA, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'Lost save', responseDetail: false });
-    const repo = t.app.chat.repo;
+    const repo = t.app.chat.testing.repo;
     const upsertChat = repo.upsertChat;
     repo.upsertChat = async () => {
       throw new Error('connection reset');

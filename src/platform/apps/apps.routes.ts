@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { pageSkipLimit } from '../../infra/zod.js';
-import type { ChatLogsRepo } from '../chat/chat-logs.repo.js';
+import type { ChatServices } from '../chat/chat-module.js';
 import { definePlatformRoute } from '../define-route.js';
 import type { createAppCrud } from './app-crud.service.js';
 import {
@@ -19,14 +18,13 @@ import {
 import type { AppsCore, AppsDeps } from './apps.service.js';
 
 const tags = ['apps'];
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 export function registerAppRoutes(
   app: FastifyInstance,
   crud: ReturnType<typeof createAppCrud>,
   core: AppsCore,
   deps: AppsDeps,
-  chatLogs: ChatLogsRepo,
+  chatLogs: ChatServices['logs'],
 ): void {
   const session = ['session'] as const;
 
@@ -130,9 +128,7 @@ export function registerAppRoutes(
     tags,
     handler: async ({ input, auth }) => {
       await core.authorizeToView(auth, input.appId, 'write');
-      const to = input.dateEnd ?? new Date();
-      const from = input.dateStart ?? new Date(to.getTime() - 7 * DAY_MS);
-      const page = await chatLogs.page({ teamId: auth.teamId, appId: input.appId, from, to, ...pageSkipLimit(input.pageNum, input.pageSize) });
+      const page = await chatLogs.page({ teamId: auth.teamId, ...input });
       return { pageNum: input.pageNum, pageSize: input.pageSize, data: page.list, total: page.total };
     },
   });

@@ -22,15 +22,16 @@ import { runSystemPlugin, type SystemPluginContext } from './system-plugins/regi
 import { registerSystemPluginRoutes } from './system-plugins/system-plugins.routes.js';
 import { registerTemplateRoutes } from './templates/templates.routes.js';
 import { APP_VERSION_INDEXES, createVersionsRepo } from './versions.repo.js';
-import { latestVersionReader, registerVersionRoutes } from './versions.routes.js';
+import { registerVersionRoutes } from './versions.routes.js';
+import { createVersionsService, latestVersionReader, type LatestVersionReader } from './versions.service.js';
 
 /** What other modules (chat, share links) use to read apps; workflow parts come decoded. */
 export interface AppsAccess {
   findApp(appId: string): Promise<App | null>;
   /** The app if it is in the team (kept per process under the team's stamps: usually no read). */
   findInTeam(teamId: string, appId: string): Promise<App | null>;
-  /** The newest published version (what chat runs), else the app's draft. */
-  latestVersion(app: App): Promise<{ versionId?: string; nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; chatConfig: Record<string, unknown> }>;
+  /** The newest published version (what chat runs), else the app's draft: versions.service.ts, the one reader of that rule. */
+  latestVersion: LatestVersionReader;
   /** The app, if it exists in the caller's team and the caller holds the required permission on it. */
   authorize(auth: AuthContext, appId: unknown, required: RequiredPermission, field?: string): Promise<{ app: App; permission: SerializedPermission }>;
   /** `authorize` for a request that changes nothing, whatever level it requires (judged in memory). */
@@ -78,7 +79,7 @@ export const appsServices = fp(
     const listChanged = (teamId: string) => stamps.bump(appListStampKey(teamId));
     const apps = createAppsRepo(db, (teamId, what) => stamps.bump(what === 'list' ? appListStampKey(teamId) : appWorkflowStampKey(teamId)));
     const appDocs = createAppDocCache({ stamps, load: (teamId, appId) => apps.findInTeam(teamId, appId) });
-    const perms = createAppPermissionService(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });
+    const perms = createAppPermissionService(db, { memberProfiles: app.identity.memberProfiles, onChange: listChanged });
     const appList = createAppListReadModel({
       stamps,
       load: async (teamId) => ({ apps: await apps.listTeam(teamId), rows: await perms.rows.teamRows(teamId) }),
@@ -100,7 +101,7 @@ export const appsServices = fp(
     };
     app.teamLimits.countUsing('apps', (teamId) => deps.apps.countByTypes(teamId, CHAT_APP_TYPES));
     // API keys belong to the identity module, which is registered before this one.
-    deps.onDeleted.push((teamId, appIds) => app.identity.apiKeys.deleteByApps(teamId, appIds));
+    deps.onDeleted.push((teamId, appIds) => app.identity.deleteKeysOfApps(teamId, appIds));
     const pluginContext: SystemPluginContext = {
       fetchOptions: { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES },
     };
@@ -135,13 +136,13 @@ export const appsServices = fp(
 
 /** The apps module's routes: apps, folders, permissions, versions, plugins, templates. */
 export async function appsRoutes(api: FastifyInstance): Promise<void> {
-  const { core, deps, pluginContext } = api.apps;
+  const { core, deps, pluginContext, latestVersion } = api.apps;
   // The chat module judges what a saved graph may name: it runs the graphs (registered before any route).
   const checkSavedGraph: SavedGraphCheck = (auth, nodes, previous) => api.chat.access.assertSavedGraph(auth, nodes, previous);
   registerAppRoutes(api, createAppCrud(core, deps, checkSavedGraph), core, deps, api.chat.logs);
-  registerVersionRoutes(api, core, deps, checkSavedGraph);
+  registerVersionRoutes(api, createVersionsService(core, deps, checkSavedGraph, latestVersion));
   registerHttpPluginRoutes(api, core, deps, pluginContext.fetchOptions);
   registerTemplateRoutes(api);
-  registerSystemPluginRoutes(api, core, deps);
+  registerSystemPluginRoutes(api, core, latestVersion);
   registerPluginEndpoints(api);
 }

@@ -7,14 +7,15 @@ import { safeFetch } from '../../infra/outbound-fetch.js';
 import type { SelfCallScope } from '../../infra/self-call-token.js';
 import type { AuthContext } from '../auth/types.js';
 import type { DatasetsAccess } from '../datasets/index.js';
-import type { UsageRepo } from '../identity/usage.repo.js';
 import type { OutLinkService } from '../outlinks/outlinks.service.js';
 import { type AppSource, createAppSource } from './app-source.js';
-import { type ChatRepo, createChatRepo } from './chat.repo.js';
+import { type ChatDoc, type ChatRepo, createChatRepo } from './chat.repo.js';
 import { type ChatFilesRepo, createChatFilesRepo } from './chat-files.repo.js';
 import { type ChatAccess, createChatAccess } from './chat-access.js';
-import { type ChatLogsRepo, createChatLogsRepo } from './chat-logs.repo.js';
+import { createChatLogsRepo } from './chat-logs.repo.js';
+import { type ChatLogsService, createChatLogsService } from './chat-logs.service.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
+import { type CustomFeedbacks, createCustomFeedbacks } from './custom-feedbacks.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
 import { createSelfCaller, type SelfAnswer } from './self-call.js';
 import type { HttpCall, SharedNodeDeps } from './workflow-nodes/node-deps.js';
@@ -22,24 +23,43 @@ import type { HttpCall, SharedNodeDeps } from './workflow-nodes/node-deps.js';
 /** A file read proves itself by its signed link: the call names no team or chat. */
 const NO_RUN_SCOPE: SelfCallScope = { teamId: '', appId: '', chatId: '', dataId: '' };
 
-export interface ChatModule {
-  repo: ChatRepo;
-  /** The chat files a chat's delete removes, and their start-up migration. */
-  files: ChatFilesRepo;
-  logs: ChatLogsRepo;
+/** What other modules use of chat (`app.chat`): its services, never its repositories. */
+export interface ChatServices {
   apps: AppSource;
   access: ChatAccess;
   run: ChatRunService;
   outLinks: OutLinkService;
-  usage: UsageRepo;
   models: ModelAccess;
-  /** Dataset permission checks (the datasets module's rules). */
-  datasets: Pick<DatasetsAccess, 'authorize' | 'authorizeData' | 'findInTeam'>;
-  errors: typeof Errors;
   memberContext: (tmbId: string) => Promise<Omit<AuthContext, 'authType'> | null>;
   /** Outbound HTTP to user-configured URLs (hooks, channels, the HTTP node). */
   outbound: typeof safeFetch;
   now: () => number;
+  /** An app's chat logs (the app log page). */
+  logs: ChatLogsService;
+  /** Custom feedback a workflow run sends through the customFeedback plugin endpoint. */
+  feedback: Pick<CustomFeedbacks, 'append'>;
+  /** The chat `chatId` of the app if the caller may continue it (null: none yet); 403 unAuthChat when it is someone else's. */
+  findOwnChat(auth: AuthContext, appId: string, chatId: string, within?: { shareId?: string; teamId?: string }): Promise<ChatDoc | null>;
+  /** Tests only: the repositories behind these services. */
+  testing: { repo: ChatRepo; files: ChatFilesRepo };
+}
+
+/** The chat module as its own routes use it: the services with the repositories behind them. */
+export interface ChatModule extends Omit<ChatServices, 'testing' | 'feedback'> {
+  repo: ChatRepo;
+  /** The chat files a chat's delete removes, and their start-up migration. */
+  files: ChatFilesRepo;
+  feedback: CustomFeedbacks;
+  /** Dataset permission checks (the datasets module's rules). */
+  datasets: Pick<DatasetsAccess, 'authorize' | 'authorizeData' | 'findInTeam'>;
+  /** The error catalogue, as completions.routes.ts reads it. */
+  errors: typeof Errors;
+}
+
+/** The part of the module other modules see. */
+export function chatServicesOf(chat: ChatModule): ChatServices {
+  const { apps, access, run, outLinks, models, memberContext, outbound, now, logs, feedback, findOwnChat, repo, files } = chat;
+  return { apps, access, run, outLinks, models, memberContext, outbound, now, logs, feedback: { append: feedback.append }, findOwnChat, testing: { repo, files } };
 }
 
 /** The code node's calls to the operator's sandbox: that one URL, private addresses allowed, no redirects. */
@@ -58,7 +78,6 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   const files = createChatFilesRepo(db);
   const repo = createChatRepo(db, files);
   const apps = createAppSource(app);
-  const usage = app.identity.usage;
   const models = createModelAccess(app);
   const outbound: typeof safeFetch = (url, options = {}) =>
     safeFetch(url, { allowPrivate: app.config.SSRF_ALLOW_PRIVATE, timeoutMs: app.config.OUTBOUND_TIMEOUT_MS, maxBytes: app.config.OUTBOUND_MAX_BYTES, ...options });
@@ -107,7 +126,8 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   const run = createChatRunService({
     repo,
     apps,
-    usage,
+    // Turns record their usage through identity's repository (chat-run.service.ts takes the repository).
+    usage: app.identity.usage,
     now: () => new Date(now()),
     nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps, { httpCall: (call: HttpCall) => httpCall(call, { teamId: base.teamId, appId: base.appId, chatId: base.chatId, dataId: base.responseChatItemId }) }),
     logError: (error, message) => {
@@ -118,5 +138,12 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     supplierGuard: access.supplierGuard,
     storedGraphGuard: access.storedGraphGuard,
   });
-  return { repo, files, logs: createChatLogsRepo(db), apps, access, run, outLinks, usage, models, datasets, errors: Errors, memberContext, outbound, now };
+  const findOwnChat: ChatServices['findOwnChat'] = async (auth, appId, chatId, within = {}) => {
+    const existing = await repo.findChat(appId, chatId, within);
+    if (!access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${chatId} belongs to someone else`);
+    return existing;
+  };
+  const feedback = createCustomFeedbacks({ repo, running: run.runningFeedbacks, onFailure: (error) => app.log.warn({ err: error }, 'custom feedback not saved') });
+  const logs = createChatLogsService(createChatLogsRepo(db), now);
+  return { repo, files, logs, apps, access, run, outLinks, models, datasets, errors: Errors, memberContext, outbound, now, feedback, findOwnChat };
 }

@@ -1,6 +1,5 @@
 /** core/chat/* history, init and feedback routes. */
 import type { FastifyInstance } from 'fastify';
-import { Errors } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
 import { outLinkInitSchema } from '../outlinks/outlinks.schema.js';
 import {
@@ -17,14 +16,13 @@ import {
   teamInitSchema,
   updateHistorySchema,
 } from './chat.schema.js';
-import { assertKeyMayUseApp, managerRightsReachChats } from './chat-access.js';
 import type { ChatModule } from './chat-module.js';
 import { createHistoryService } from './history.service.js';
 
 const CHAT_KINDS = ['outLink', 'teamSpace', 'apiKey', 'session'] as const;
 
 export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): void {
-  const history = createHistoryService(chat);
+  const history = createHistoryService(chat, app.identity);
 
   definePlatformRoute(app, {
     methods: ['GET', 'POST'],
@@ -34,15 +32,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     input: initSchema,
     summary: 'Chat window data: app config and the last 30 items',
     tags: ['chat'],
-    handler: async ({ input, auth }) => {
-      if (!input.appId) throw Errors.noAppYet();
-      assertKeyMayUseApp(auth, input.appId);
-      const { app: appDoc, permission } = await chat.apps.authorize(auth, input.appId, 'read');
-      const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId) : null;
-      const managerMayRead = permission.hasManagePer && managerRightsReachChats(auth);
-      if (!managerMayRead && !chat.access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
-      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, loadCustomFeedbacks: input.loadCustomFeedbacks, fields: 'owner' });
-    },
+    handler: ({ input, auth }) => history.initFor(auth, { kind: 'owner', ...input }),
   });
 
   definePlatformRoute(app, {
@@ -52,16 +42,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     input: outLinkInitSchema,
     summary: 'Share-page chat window data (share link credentials)',
     tags: ['chat', 'outLink'],
-    handler: async ({ input, auth }) => {
-      const link = await chat.outLinks.linkOf(auth);
-      const appDoc = await chat.apps.findInTeam(auth.teamId, link.appId);
-      const existing = input.chatId ? await chat.repo.findChat(appDoc._id, input.chatId, { shareId: input.shareId }) : null;
-      if (!chat.access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
-      const detail = link.responseDetail || appDoc.type === 'plugin';
-      // The visitor's messages show the link creator's avatar, as the reference's share page.
-      const creator = (await app.identity.teams.memberProfiles(link.teamId, [link.tmbId])).get(link.tmbId);
-      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: detail ? 'shareDetail' : 'share', userAvatar: creator?.avatar || undefined });
-    },
+    handler: ({ input, auth }) => history.initFor(auth, { kind: 'share', shareId: input.shareId, chatId: input.chatId }),
   });
 
   definePlatformRoute(app, {
@@ -71,14 +52,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     input: teamInitSchema,
     summary: 'Team-space chat window data (teamId + teamToken)',
     tags: ['chat'],
-    handler: async ({ input, auth }) => {
-      const appDoc = await chat.apps.findInTeam(auth.teamId, input.appId);
-      const existing = input.chatId ? await chat.repo.findChat(input.appId, input.chatId, { teamId: appDoc.teamId }) : null;
-      if (!chat.access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
-      // The team's avatar on the user's messages, as the reference's team space.
-      const team = await app.identity.teams.findTeam(auth.teamId);
-      return history.initData({ app: appDoc, chat: existing, chatId: input.chatId, fields: 'team', userAvatar: team?.avatar || undefined });
-    },
+    handler: ({ input, auth }) => history.initFor(auth, { kind: 'team', appId: input.appId, chatId: input.chatId }),
   });
 
   definePlatformRoute(app, {
@@ -102,8 +76,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Sets the title, custom title or pin of a chat',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
-      await chat.repo.updateChat(input.appId, input.chatId, { title: input.title, customTitle: input.customTitle, top: input.top }, new Date(chat.now()));
+      await history.update(auth, input);
       return null;
     },
   });
@@ -117,8 +90,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Deletes one chat and its items',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
-      await chat.repo.deleteChats(auth.teamId, input.appId, [input.chatId]);
+      await history.deleteChat(auth, input.appId, input.chatId);
       return null;
     },
   });
@@ -146,10 +118,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Deletes one chat item (contentId = its dataId)',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      assertKeyMayUseApp(auth, input.appId);
-      if (!input.chatId || !input.contentId) return null;
-      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
-      await chat.repo.deleteItem(auth.teamId, input.appId, input.chatId, input.contentId);
+      await history.deleteItem(auth, input);
       return null;
     },
   });
@@ -162,11 +131,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     input: resDataSchema,
     summary: 'Node responses of one AI item',
     tags: ['chat'],
-    handler: async ({ input, auth }) => {
-      assertKeyMayUseApp(auth, input.appId);
-      if (!input.appId || !input.chatId || !input.dataId) return {};
-      return history.resData(auth, input.appId, input.chatId, input.dataId);
-    },
+    handler: ({ input, auth }) => history.resData(auth, input),
   });
 
   definePlatformRoute(app, {
@@ -178,12 +143,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Sets the given user feedback fields and clears the absent ones',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      const dataId = input.chatItemId ?? input.dataId;
-      if (!dataId) throw Errors.missingParams("Missing field 'chatItemId' (chatItemId is required)");
-      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'read');
-      if (!(await chat.repo.setFeedback(input.appId, input.chatId, dataId, input.userGoodFeedback, input.userBadFeedback))) {
-        throw Errors.notFound(`Chat item ${dataId} not found in chat ${input.chatId}`);
-      }
+      await history.setUserFeedback(auth, input);
       return null;
     },
   });
@@ -196,18 +156,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Annotates an answer from the app logs with the dataset entry that corrects it (adminFeedback)',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      await chat.access.authChatOrAppManager(auth, input.appId, input.chatId);
-      // The annotation points at a dataset entry: one the caller can read, in the dataset (and
-      // collection) it names, so the stored annotation never points elsewhere.
-      await chat.datasets.authorize(auth, input.datasetId, 'read');
-      const entry = await chat.datasets.authorizeData(auth, input.feedbackDataId);
-      if (entry.datasetId !== input.datasetId || (input.collectionId && entry.collectionId !== input.collectionId)) {
-        throw Errors.missingParams(`Invalid field 'feedbackDataId': entry ${input.feedbackDataId} is not in the dataset${input.collectionId ? ' and collection' : ''} named`);
-      }
-      const feedback = { datasetId: input.datasetId, ...(input.collectionId ? { collectionId: input.collectionId } : {}), dataId: input.feedbackDataId, q: input.q, ...(input.a !== undefined ? { a: input.a } : {}) };
-      if (!(await chat.repo.setAdminFeedback(input.appId, input.chatId, input.chatItemId, feedback))) {
-        throw Errors.notFound(`Chat item ${input.chatItemId} not found in chat ${input.chatId}`);
-      }
+      await history.setAdminFeedback(auth, input);
       return null;
     },
   });
@@ -220,10 +169,7 @@ export function registerHistoryRoutes(app: FastifyInstance, chat: ChatModule): v
     summary: 'Removes one custom feedback of a chat item',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      const dataId = input.chatItemId ?? input.dataId;
-      if (!dataId) throw Errors.missingParams("Missing field 'chatItemId' (chatItemId is required)");
-      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'read');
-      if (!(await chat.repo.closeCustomFeedback(input.appId, input.chatId, dataId, input.index))) throw Errors.notFound(`Chat item ${dataId} not found`);
+      await history.closeCustomFeedback(auth, input);
       return null;
     },
   });

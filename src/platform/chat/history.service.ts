@@ -1,12 +1,13 @@
-/** Chat windows and items: init, histories, rename/pin, delete, feedback. */
+/** Chat windows and items: init, histories, rename/pin, delete, node responses, feedback. */
 import { resolveChatConfig } from '../../domain/workflow/chat-config.js';
 import type { StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import { requireHexId } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
+import type { IdentityServices } from '../identity/identity.plugin.js';
 import type { AppDoc } from './app-source.js';
 import type { ChatDoc, ChatItemDoc, ChatQuery } from './chat.repo.js';
-import { assertKeyMayUseApp } from './chat-access.js';
+import { assertKeyMayUseApp, managerRightsReachChats } from './chat-access.js';
 import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
 import { type ResponseView, responseViewOf, shownResponses } from './messages.js';
@@ -39,8 +40,28 @@ function chatConfigFor(graph: { nodes: StoreNode[]; chatConfig: Record<string, u
   return config;
 }
 
-export function createHistoryService(chat: ChatModule) {
+/** A chat window's opening request, by who opens it: a member or API key, a share-page visitor, a team-space visitor. */
+export type InitRequest =
+  | { kind: 'owner'; appId?: string; chatId?: string; loadCustomFeedbacks?: boolean }
+  | { kind: 'share'; shareId: string; chatId?: string }
+  | { kind: 'team'; appId: string; chatId?: string };
+
+export function createHistoryService(chat: ChatModule, identity: Pick<IdentityServices, 'memberProfiles' | 'findTeam'>) {
   const { repo } = chat;
+
+  /** The chat a window opens (null: none named, or none yet); someone else's is refused unless `managerMayRead`. */
+  async function chatToOpen(auth: AuthContext, appId: string, chatId: string | undefined, within: { shareId?: string; teamId?: string }, managerMayRead = false) {
+    if (!chatId) return null;
+    if (managerMayRead) return repo.findChat(appId, chatId, within);
+    return chat.findOwnChat(auth, appId, chatId, within);
+  }
+
+  /** A chat item's id: 4.8.12 names it `dataId`, 4.8.10 `chatItemId`. */
+  function itemIdOf(input: { chatItemId?: string; dataId?: string }): string {
+    const dataId = input.chatItemId ?? input.dataId;
+    if (!dataId) throw Errors.missingParams("Missing field 'chatItemId' (chatItemId is required)");
+    return dataId;
+  }
 
   async function initData(input: {
     app: AppDoc;
@@ -118,7 +139,31 @@ export function createHistoryService(chat: ChatModule) {
   }
 
   return {
-    initData,
+    /** The chat window's data (app config, the chat's last items) for whoever opens it. */
+    async initFor(auth: AuthContext, request: InitRequest) {
+      if (request.kind === 'owner') {
+        if (!request.appId) throw Errors.noAppYet();
+        assertKeyMayUseApp(auth, request.appId);
+        const { app, permission } = await chat.apps.authorize(auth, request.appId, 'read');
+        const managerMayRead = permission.hasManagePer && managerRightsReachChats(auth);
+        const existing = await chatToOpen(auth, request.appId, request.chatId, {}, managerMayRead);
+        return initData({ app, chat: existing, chatId: request.chatId, loadCustomFeedbacks: request.loadCustomFeedbacks, fields: 'owner' });
+      }
+      if (request.kind === 'share') {
+        const link = await chat.outLinks.linkOf(auth);
+        const app = await chat.apps.findInTeam(auth.teamId, link.appId);
+        const existing = await chatToOpen(auth, app._id, request.chatId, { shareId: request.shareId });
+        const detail = link.responseDetail || app.type === 'plugin';
+        // The visitor's messages show the link creator's avatar, as the reference's share page.
+        const creator = (await identity.memberProfiles(link.teamId, [link.tmbId])).get(link.tmbId);
+        return initData({ app, chat: existing, chatId: request.chatId, fields: detail ? 'shareDetail' : 'share', userAvatar: creator?.avatar || undefined });
+      }
+      const app = await chat.apps.findInTeam(auth.teamId, request.appId);
+      const existing = await chatToOpen(auth, request.appId, request.chatId, { teamId: app.teamId });
+      // The team's avatar on the user's messages, as the reference's team space.
+      const team = await identity.findTeam(auth.teamId);
+      return initData({ app, chat: existing, chatId: request.chatId, fields: 'team', userAvatar: team?.avatar || undefined });
+    },
 
     async histories(auth: AuthContext, appId: string | undefined) {
       const { filter, limit, appId: resolvedAppId } = historyFilter(auth, appId, false);
@@ -134,11 +179,67 @@ export function createHistoryService(chat: ChatModule) {
       await repo.deleteChats(auth.teamId, resolvedAppId, ids);
     },
 
-    async resData(auth: AuthContext, appId: string, chatId: string, dataId: string) {
+    async update(auth: AuthContext, input: { appId: string; chatId: string } & Partial<Pick<ChatDoc, 'title' | 'customTitle' | 'top'>>) {
+      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
+      await repo.updateChat(input.appId, input.chatId, { title: input.title, customTitle: input.customTitle, top: input.top }, new Date(chat.now()));
+    },
+
+    async deleteChat(auth: AuthContext, appId: string, chatId: string) {
+      await chat.access.authChatCrud(auth, appId, chatId, 'write');
+      await repo.deleteChats(auth.teamId, appId, [chatId]);
+    },
+
+    /** Deletes one item (`contentId`: its dataId); nothing without a chat and an item. */
+    async deleteItem(auth: AuthContext, input: { appId: string; chatId?: string; contentId?: string }) {
+      assertKeyMayUseApp(auth, input.appId);
+      if (!input.chatId || !input.contentId) return;
+      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'write');
+      await repo.deleteItem(auth.teamId, input.appId, input.chatId, input.contentId);
+    },
+
+    /** The node responses of one AI item, as this caller may see them ({} without ids, or for another item). */
+    async resData(auth: AuthContext, input: { appId?: string; chatId?: string; dataId?: string }) {
+      assertKeyMayUseApp(auth, input.appId);
+      const { appId, chatId, dataId } = input;
+      if (!appId || !chatId || !dataId) return {};
       await chat.access.authChatOrAppManager(auth, appId, chatId);
       const item = await repo.findItem(appId, chatId, dataId);
       if (item?.obj !== 'AI') return {};
       return shownResponses(item.responseData ?? [], await responseViewOfAuth(auth, appId));
+    },
+
+    /** Sets the given user feedback fields and clears the absent ones. */
+    async setUserFeedback(auth: AuthContext, input: { appId: string; chatId: string; chatItemId?: string; dataId?: string; userGoodFeedback?: string; userBadFeedback?: string }) {
+      const dataId = itemIdOf(input);
+      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'read');
+      if (!(await repo.setFeedback(input.appId, input.chatId, dataId, input.userGoodFeedback, input.userBadFeedback))) {
+        throw Errors.notFound(`Chat item ${dataId} not found in chat ${input.chatId}`);
+      }
+    },
+
+    /** Annotates an answer with the dataset entry that corrects it (the logs page). */
+    async setAdminFeedback(
+      auth: AuthContext,
+      input: { appId: string; chatId: string; chatItemId: string; datasetId: string; collectionId?: string; feedbackDataId: string; q: string; a?: string },
+    ) {
+      await chat.access.authChatOrAppManager(auth, input.appId, input.chatId);
+      // The annotation points at a dataset entry: one the caller can read, in the dataset (and
+      // collection) it names, so the stored annotation never points elsewhere.
+      await chat.datasets.authorize(auth, input.datasetId, 'read');
+      const entry = await chat.datasets.authorizeData(auth, input.feedbackDataId);
+      if (entry.datasetId !== input.datasetId || (input.collectionId && entry.collectionId !== input.collectionId)) {
+        throw Errors.missingParams(`Invalid field 'feedbackDataId': entry ${input.feedbackDataId} is not in the dataset${input.collectionId ? ' and collection' : ''} named`);
+      }
+      const feedback = { datasetId: input.datasetId, ...(input.collectionId ? { collectionId: input.collectionId } : {}), dataId: input.feedbackDataId, q: input.q, ...(input.a !== undefined ? { a: input.a } : {}) };
+      if (!(await repo.setAdminFeedback(input.appId, input.chatId, input.chatItemId, feedback))) {
+        throw Errors.notFound(`Chat item ${input.chatItemId} not found in chat ${input.chatId}`);
+      }
+    },
+
+    async closeCustomFeedback(auth: AuthContext, input: { appId: string; chatId: string; chatItemId?: string; dataId?: string; index: number }) {
+      const dataId = itemIdOf(input);
+      await chat.access.authChatCrud(auth, input.appId, input.chatId, 'read');
+      if (!(await repo.closeCustomFeedback(input.appId, input.chatId, dataId, input.index))) throw Errors.notFound(`Chat item ${dataId} not found`);
     },
   };
 }

@@ -5,16 +5,23 @@ import { isUniqueIndexBuildFailure } from '../../infra/mongo.js';
 import { CHAT_INDEXES } from './chat.repo.js';
 import { removeDuplicateChats, unbuildableChatIndexError } from './chat-dedupe.repo.js';
 import { CHAT_FILE_INDEXES } from './chat-files.repo.js';
-import { type ChatModule, createChatModule } from './chat-module.js';
+import { type ChatModule, type ChatServices, chatServicesOf, createChatModule } from './chat-module.js';
 import { registerCompletionRoutes } from './completions.routes.js';
 import { registerHistoryRoutes } from './history.routes.js';
 import { registerInputGuideRoutes } from './input-guide.routes.js';
 import { createTeamSpaceResolver } from './team-space.js';
 
+/**
+ * The whole module (repositories included) for the module's own routes, under a key no other
+ * module can name: `app.chat` holds only what other modules may use.
+ */
+const chatModule = Symbol('platform-chat module');
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Chat records and the workflow runtime. */
-    chat: ChatModule;
+    chat: ChatServices;
+    [chatModule]: ChatModule;
   }
 }
 
@@ -24,14 +31,15 @@ export const chatServices = fp(
     const chat = createChatModule(app);
     const teamSpace = createTeamSpaceResolver(chat, {
       authUrl: app.config.TEAM_TOKEN_AUTH_URL,
-      findOwnerTmbId: async (teamId) => (await app.identity.teams.findOwnerMember(teamId))?._id ?? null,
+      findOwnerTmbId: (teamId) => app.identity.ownerMemberId(teamId),
     });
     // The `teamSpace` credential kind: teamId + teamToken in the query or body.
     app.platformAuth.registerResolver('teamSpace', teamSpace);
     app.apps.onAppsDeleted((teamId, appIds) => chat.repo.deleteByApps(teamId, appIds));
     // A visitor's chat file is the app's like its chats: one stored after the app went goes with it (404).
     app.datasets.onAppFileStored((teamId, appId) => app.apps.confirmDependentWrite(teamId, appId));
-    app.decorate('chat', chat);
+    app.decorate('chat', chatServicesOf(chat));
+    app.decorate(chatModule, chat);
     app.startup.add('indexes: chat', async () => {
       const indexes = [...CHAT_INDEXES, ...CHAT_FILE_INDEXES];
       try {
@@ -66,13 +74,16 @@ export const chatServices = fp(
     app.addHook('preClose', async () => {
       await fileOwners?.stop();
     });
+    // Registered after the database plugin, so it runs before the client closes.
+    app.addHook('onClose', () => chat.feedback.flush());
   },
   { name: 'platform-chat', dependencies: ['platform-identity', 'platform-system', 'platform-apps', 'platform-outlinks', 'platform-datasets'] },
 );
 
 /** Chat completions, histories, records and the input guide, under /api. */
 export async function chatRoutes(api: FastifyInstance): Promise<void> {
-  registerCompletionRoutes(api, api.chat);
-  registerHistoryRoutes(api, api.chat);
-  registerInputGuideRoutes(api, api.chat);
+  const chat = api[chatModule];
+  registerCompletionRoutes(api, chat);
+  registerHistoryRoutes(api, chat);
+  registerInputGuideRoutes(api, chat);
 }

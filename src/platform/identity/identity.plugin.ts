@@ -11,7 +11,7 @@ import { API_KEY_INDEXES, type ApiKeysRepo, createApiKeysRepo } from './api-keys
 import { createCredentialEpoch } from './credential-epoch.js';
 import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
 import { createSessionService, type SessionService } from './sessions.service.js';
-import { createTeamsRepo, TEAM_INDEXES, type TeamsRepo } from './teams.repo.js';
+import { createTeamsRepo, type MemberProfile, TEAM_INDEXES, type TeamRecord, type TeamsRepo } from './teams.repo.js';
 import { createUsageRepo, USAGE_INDEXES, USAGE_RETENTION_MS, type UsageRepo } from './usage.repo.js';
 import { type ChargeUsage, type CredentialCharger, createCredentialCharger, createUsageCharger } from './usage-charge.js';
 import { createUsersRepo, USER_INDEXES, type UsersRepo } from './users.repo.js';
@@ -22,6 +22,10 @@ export interface IdentityClock {
 }
 
 export interface IdentityServices {
+  /**
+   * The module's repositories, for its own routes, tests and the CLI; other modules use the
+   * methods below (still read elsewhere: `teams` by the datasets' permissions, `usage` by chat turns).
+   */
   users: UsersRepo;
   teams: TeamsRepo;
   apiKeys: ApiKeysRepo;
@@ -37,6 +41,13 @@ export interface IdentityServices {
   clock: IdentityClock;
   /** The auth fields of a team member (share links, team spaces, channels act as one). */
   memberContext(tmbId: string): Promise<Omit<AuthContext, 'authType'> | null>;
+  /** Names and avatars of a team's members, by tmbId (collaborator lists, share pages). */
+  memberProfiles(teamId: string, tmbIds: string[]): Promise<Map<string, MemberProfile>>;
+  findTeam(teamId: string): Promise<TeamRecord | null>;
+  /** The tmbId of the team's owner, whom a team space acts as; null when the team has none. */
+  ownerMemberId(teamId: string): Promise<string | null>;
+  /** Removes the API keys bound to these apps (the apps are being deleted). */
+  deleteKeysOfApps(teamId: string, appIds: string[]): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -90,7 +101,23 @@ export default fp(
         app.log.error({ err: error }, `charging a request to its API key or share link failed (its usage is recorded): ${describeError(error)}`);
       },
     });
-    const services: IdentityServices = { users, teams, apiKeys, accounts, sessions, limiter, usage, chargeUsage, credentials, clock, memberContext };
+    const services: IdentityServices = {
+      users,
+      teams,
+      apiKeys,
+      accounts,
+      sessions,
+      limiter,
+      usage,
+      chargeUsage,
+      credentials,
+      clock,
+      memberContext,
+      memberProfiles: (teamId, tmbIds) => teams.memberProfiles(teamId, tmbIds),
+      findTeam: (teamId) => teams.findTeam(teamId),
+      ownerMemberId: async (teamId) => (await teams.findOwnerMember(teamId))?._id ?? null,
+      deleteKeysOfApps: (teamId, appIds) => apiKeys.deleteByApps(teamId, appIds),
+    };
     app.decorate('identity', services);
     app.decorate('platformAuth', platformAuth);
     app.decorate('uploadsBeforeAuth', createConcurrencyGate(app.config.UPLOADS_BEFORE_AUTH_MAX));

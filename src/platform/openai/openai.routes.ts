@@ -1,18 +1,14 @@
 /** v1/embeddings, v1/audio/transcriptions, core/ai/*, core/chat/item/getSpeech. */
-import { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { estimateTokens } from '../../domain/workflow/prompts.js';
-import { startPeriodicTask } from '../../infra/backoff.js';
 import { Errors } from '../../infra/errors.js';
 import { zObjectId } from '../../infra/zod.js';
-import type { ChatModule } from '../chat/chat-module.js';
+import type { ChatServices } from '../chat/chat-module.js';
 import { readMultipart } from '../datasets/files/multipart.js';
 import { authenticateCaller, definePlatformRoute, parseWith } from '../define-route.js';
-import { createOpenAiService, EMBEDDING_DIMENSIONS, float32Base64 } from './openai.service.js';
-import { createTtsCache, TTS_INDEXES } from './tts-cache.repo.js';
-import { usagePoints } from '../../domain/usage-points.js';
+import { EMBEDDING_DIMENSIONS, float32Base64, type OpenAiService } from './openai.service.js';
 
 /** OpenAI's own cap on the inputs of one embeddings request. */
 const EMBEDDING_BATCH_MAX = 2048;
@@ -59,10 +55,6 @@ const TRANSCRIPTION_MAX_BYTES = 20 * 1024 * 1024;
 const TRANSCRIPTION_MAX_FIELDS = 20;
 /** Who may transcribe: share-page and team-space visitors (credentials in the `data` field), then members. */
 const TRANSCRIBERS = ['outLink', 'teamSpace', 'session'] as const;
-/** 256 kbit/s: above what speech recordings use, so the duration it gives is a floor. */
-const AUDIO_BYTES_PER_SECOND_CEILING = 32_000;
-/** How often expired speech cache entries are removed. */
-const TTS_SWEEP_MS = 60 * 60 * 1000;
 
 /**
  * A chat message as clients send one (OpenAI's roles; the web client's `chats2GPTMessages` makes
@@ -91,23 +83,7 @@ const transcriptionData = z.object({
   teamToken: z.string().optional(),
 });
 
-export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): void {
-  const service = createOpenAiService(app, chat);
-  const tts = createTtsCache(app.mongo.db);
-  let sweeper: { stop(): void } | undefined;
-  app.startup.add('indexes: speech cache', async () => {
-    await app.mongo.ensureIndexes(TTS_INDEXES);
-    sweeper = startPeriodicTask({
-      name: 'speech cache sweep',
-      intervalMs: TTS_SWEEP_MS,
-      task: () => tts.sweep(new Date(chat.now())),
-      log: app.log,
-      onFailure: (error) => app.opsMetrics.databaseError('speech-cache-sweep', error),
-    });
-  });
-  app.addHook('onClose', async () => sweeper?.stop());
-  const charge = app.identity.chargeUsage;
-
+export function registerOpenAiRoutes(app: FastifyInstance, chat: Pick<ChatServices, 'outLinks'>, service: OpenAiService): void {
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
     url: '/v1/embeddings',
@@ -119,9 +95,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     tags: ['openai'],
     handler: async ({ input, auth, reply }) => {
       const texts = Array.isArray(input.input) ? input.input : [input.input];
-      const result = await service.embed(texts, input.model ?? undefined, input.type, input.dimensions ?? undefined);
-      const points = usagePoints(result.model, result.tokens);
-      await charge(auth, { appName: 'Embeddings', list: [{ moduleName: 'Embeddings', totalPoints: points, model: result.model.name, tokens: result.tokens }] });
+      const result = await service.embedFor(auth, texts, input.model ?? undefined, input.type, input.dimensions ?? undefined);
       return reply.send({
         object: 'list',
         data: result.vectors.map((vector, index) => ({ object: 'embedding', index, embedding: input.encoding_format === 'base64' ? float32Base64(vector) : vector })),
@@ -141,10 +115,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     tags: ['openai'],
     handler: async ({ input, auth }) => {
       await chat.outLinks.assertMaySpend(auth);
-      const result = await service.questionGuide(input.messages);
-      const points = usagePoints(result.model, result.tokens);
-      await charge(auth, { appName: 'Question guide', list: [{ moduleName: 'Question guide', totalPoints: points, model: result.model.name, tokens: result.tokens }] });
-      return result.questions;
+      return service.questionGuideFor(auth, input.messages);
     },
   });
 
@@ -173,40 +144,8 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
     tags: ['openai'],
     handler: async ({ input, auth, reply }) => {
       await chat.outLinks.assertMaySpend(auth);
-      const bufferId = `${input.ttsConfig.model}-${input.ttsConfig.voice}`;
-      const cacheKey = JSON.stringify({ text: input.input, speed: input.ttsConfig.speed ?? 1 });
-      const now = new Date(chat.now());
-      const cached = await tts.get(auth.teamId, bufferId, cacheKey, now);
-      if (cached) return reply.header('content-type', 'audio/mpeg').send(cached);
-      const { audio, model } = await service.speech({ model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
-      // Relayed as it arrives, as the reference pipes it (the client plays while the rest comes);
-      // cached once whole. Billed once any audio was sent, whole or not: a client closing the
-      // connection before the end still had it made (and would otherwise never pay).
-      async function* relay() {
-        const parts: Buffer[] = [];
-        let whole = false;
-        try {
-          for await (const chunk of audio) {
-            parts.push(chunk);
-            yield chunk;
-          }
-          whole = true;
-        } finally {
-          await settle(parts, whole);
-        }
-      }
-      async function settle(parts: Buffer[], whole: boolean) {
-        try {
-          if (whole) await tts.put(auth.teamId, bufferId, cacheKey, Buffer.concat(parts), now);
-          if (parts.length === 0) return;
-          // Priced per 1000 characters; an answer from the cache costs nothing (as the reference).
-          const charsLength = input.input.length;
-          await charge(auth, { appName: 'Speech', list: [{ moduleName: 'Speech', totalPoints: usagePoints(model, charsLength), model: model.name, charsLength }] });
-        } catch (error) {
-          app.log.warn({ err: error }, 'speech sent, but not cached or billed');
-        }
-      }
-      return reply.header('content-type', 'audio/mpeg').send(Readable.from(relay()));
+      const audio = await service.speechFor(auth, { model: input.ttsConfig.model, voice: input.ttsConfig.voice, speed: input.ttsConfig.speed, text: input.input });
+      return reply.header('content-type', 'audio/mpeg').send(audio);
     },
   });
 
@@ -240,12 +179,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: ChatModule): vo
         const auth = await authenticateCaller(app, request, TRANSCRIBERS);
         if (!file || file.buffer.length === 0) throw Errors.missingParams("Missing field 'file' (the audio file)");
         await chat.outLinks.assertMaySpend(auth);
-        const { text, model } = await service.transcribe(file);
-        // Billed by the duration the client reports, per 60 s, as the reference does, but never
-        // below what the file's size implies at a generous bitrate: a client that reports no or a
-        // tiny duration for a long recording does not get it transcribed for nothing.
-        const duration = Math.max(meta.duration ?? 0, Math.floor(file.buffer.length / AUDIO_BYTES_PER_SECOND_CEILING));
-        await charge(auth, { appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: usagePoints(model, duration, 60), model: model.name, duration }] });
+        const text = await service.transcribeFor(auth, file, meta.duration);
         if (format === 'text') return reply.header('content-type', 'text/plain; charset=utf-8').send(text);
         // `text` beside the envelope's `data` (which FastGPT's web client reads): where OpenAI's SDKs look.
         return reply.send({ code: 200, statusText: '', message: '', data: text, text });

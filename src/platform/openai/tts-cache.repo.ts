@@ -40,3 +40,5 @@ export function createTtsCache(db: Db) {
     },
   };
 }
+
+export type TtsCache = ReturnType<typeof createTtsCache>;

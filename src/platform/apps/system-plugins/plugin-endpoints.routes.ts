@@ -4,7 +4,6 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UserRegexTooCostlyError } from '../../../domain/user-regex.js';
-import { createDeferredWork } from '../../../infra/deferred-work.js';
 import { Errors } from '../../../infra/errors.js';
 import { type SelfCallScope, selfCallScope } from '../../../infra/self-call-token.js';
 import { z } from 'zod';
@@ -12,8 +11,6 @@ import { definePlatformRoute, type PlatformRouteOptions } from '../../define-rou
 import { fillTemplate, tfSwitch } from './text-plugins.js';
 
 const tags = ['system plugins'];
-/** The reference writes the feedback 60 s later, once the answer item has been saved. */
-const FEEDBACK_RETRY_MS = 60_000;
 const methods: ['GET', 'POST'] = ['GET', 'POST'];
 const zValues = z.record(z.string(), z.unknown());
 
@@ -40,28 +37,6 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
       throw Errors.forbidden('The customFeedback plugin writes only into the answer of the chat its run saves');
     }
     return scope;
-  };
-  /**
-   * A retry still waiting when the app closes is made at close, before the database client
-   * closes: the requests in flight have ended by then, so the answer item is saved if it ever
-   * will be, and the feedback is kept rather than dropped (or written to a closed client).
-   */
-  const feedbackWrites = createDeferredWork((error) => app.log.warn({ err: error }, 'custom feedback not saved'));
-  app.addHook('onClose', () => feedbackWrites.flush());
-  const scheduleFeedback = (scope: SelfCallScope, text: string) => {
-    const { teamId, appId, chatId, dataId } = scope;
-    if (!appId || !chatId || !dataId || !text) return;
-    // A turn's own call comes back to its process over loopback: the text is saved with the answer
-    // item the turn has not written yet. Otherwise (a turn ended or of another process) it goes into the stored item.
-    const running = app.chat.run.runningFeedbacks.listOf(scope);
-    if (running) {
-      running.push(text);
-      return;
-    }
-    const attempt = () => app.chat.repo.appendCustomFeedback(teamId, appId, chatId, dataId, text);
-    feedbackWrites.now(async () => {
-      if (!(await attempt())) feedbackWrites.later(FEEDBACK_RETRY_MS, attempt);
-    });
   };
 
   servePlugin('/plugins/TFSwitch', {
@@ -103,7 +78,7 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
       const scope = runScopeOf(request, input);
       const text = input.customFeedback || input.defaultFeedback || '';
       if (!text) return reply.send({ response: '' });
-      scheduleFeedback(scope, text);
+      app.chat.feedback.append(scope, text);
       const debug = !scope.chatId || !scope.dataId;
       return reply.send({ response: debug ? `\\n\\n**Custom feedback debug**: ${text}\\n\\n` : '' });
     },
@@ -117,7 +92,7 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
       const scope = runScopeOf(request, input);
       if (!input.customFeedback) return reply.send({});
       const text = fillTemplate(input.customFeedback, input.customInputs ?? {}, false);
-      scheduleFeedback(scope, text);
+      app.chat.feedback.append(scope, text);
       const debug = !scope.chatId || !scope.dataId;
       return reply.send(debug ? { answerText: `\\n\\n**Custom feedback debug**: "${text}"\\n\\n`, text } : { text });
     },

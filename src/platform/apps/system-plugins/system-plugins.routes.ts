@@ -4,8 +4,8 @@ import { escapeRegex } from '../../../infra/mongo.js';
 import { ALPHANUMERIC, randomString } from '../../../infra/random-string.js';
 import { definePlatformRoute } from '../../define-route.js';
 import { pluginPathInput, previewNodeInput, systemPluginListInput } from '../apps.schema.js';
-import type { AppsCore, AppsDeps } from '../apps.service.js';
-import { latestVersionOf } from '../versions.routes.js';
+import type { AppsCore } from '../apps.service.js';
+import type { LatestVersionReader } from '../versions.service.js';
 import { findSystemPlugin, SYSTEM_PLUGINS, type SystemPlugin } from './registry.js';
 
 const tags = ['app plugins'];
@@ -61,7 +61,7 @@ function systemPreview(plugin: SystemPlugin) {
 
 const inputsOf = (node: Json | undefined) => (Array.isArray(node?.inputs) ? (node.inputs as Json[]) : []);
 
-export function registerSystemPluginRoutes(app: FastifyInstance, core: AppsCore, deps: AppsDeps): void {
+export function registerSystemPluginRoutes(app: FastifyInstance, core: AppsCore, latestVersion: LatestVersionReader): void {
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
     url: '/core/app/plugin/getSystemPluginTemplates',
@@ -108,7 +108,7 @@ export function registerSystemPluginRoutes(app: FastifyInstance, core: AppsCore,
       }
       const { app: found } = await core.view(auth, input.appId, 'read');
       if (found.type === 'folder' || found.type === 'httpPlugin') throw Errors.invalidAppType(`App ${input.appId} is a ${found.type}; it cannot be a node`);
-      const { nodes, chatConfig } = await latestVersionOf(deps.versions, found);
+      const { nodes, chatConfig } = await latestVersion(found);
       const pluginInput = nodes.find((n) => n.flowNodeType === 'pluginInput');
       const pluginOutput = nodes.find((n) => n.flowNodeType === 'pluginOutput');
       const isPlugin = Boolean(pluginInput);

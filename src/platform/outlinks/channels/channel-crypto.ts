@@ -1,5 +1,6 @@
 /** Signature checks and message crypto of the messaging channels (Feishu, WeCom, WeChat). */
 import { createDecipheriv, createHash } from 'node:crypto';
+import { Errors } from '../../../infra/errors.js';
 
 export { sameSecret as sameText } from '../../../infra/secret-compare.js';
 
@@ -22,6 +23,11 @@ export const SIGNATURE_WINDOW_MS = 5 * 60_000;
 export function withinSignatureWindow(timestamp: string, nowMs: number): boolean {
   if (!/^\d{1,12}$/.test(timestamp)) return false;
   return Math.abs(Number(timestamp) * 1000 - nowMs) <= SIGNATURE_WINDOW_MS;
+}
+
+/** WeChat and WeCom sign a timestamp (seconds): a signature is good within its window only. */
+export function assertFreshSignature(timestamp: string, nowMs: number): void {
+  if (!withinSignatureWindow(timestamp, nowMs)) throw Errors.channelLinkRefused('The signature’s timestamp is more than 5 minutes away from this server’s clock');
 }
 
 /** Feishu "encrypt" payloads: AES-256-CBC, key sha256(encryptKey), IV = first 16 bytes. */

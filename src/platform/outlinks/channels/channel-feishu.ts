@@ -1,13 +1,15 @@
 /**
- * What a Feishu/Lark event must prove before its receiver acts on it: the raw JSON body is kept
- * (Feishu signs those exact bytes) and checked against the link's encryptKey and
- * verificationToken.
+ * Feishu/Lark events: what one must prove before its receiver acts on it (the raw JSON body is
+ * kept, as Feishu signs those exact bytes, and checked against the link's encryptKey and
+ * verificationToken), and the text message it carries.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Errors } from '../../../infra/errors.js';
 import { assertSafeInput } from '../../../infra/input-guard.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
 import { feishuDecrypt, feishuSignature, sameText, withinSignatureWindow } from './channel-crypto.js';
+import type { ChannelDelivery } from './channel-jobs.js';
+import { channelChatId } from './channel-runner.js';
 import { str } from './channel-senders.js';
 
 declare module 'fastify' {
@@ -64,7 +66,7 @@ function assertSigned(request: FastifyRequest, encryptKey: string, nowMs: number
  * set, must match. A link with neither secret cannot tell Feishu from anyone else: refused
  * (docs/decisions.md#channel-callbacks).
  */
-export function openFeishuEvent(request: FastifyRequest, link: OutLinkDoc, nowMs: number): Record<string, unknown> {
+function openFeishuEvent(request: FastifyRequest, link: OutLinkDoc, nowMs: number): Record<string, unknown> {
   const encryptKey = str(link.app?.encryptKey);
   const verification = str(link.app?.verificationToken);
   if (!encryptKey && !verification) throw refused('This link has neither an encryptKey nor a verificationToken to check Feishu events with');
@@ -75,4 +77,28 @@ export function openFeishuEvent(request: FastifyRequest, link: OutLinkDoc, nowMs
   if (verification && !sameText(given, verification)) throw refused('The verification token does not match this link');
   if (encryptKey && event.type !== 'url_verification') assertSigned(request, encryptKey, nowMs);
   return event;
+}
+
+/** A Feishu POST: the console's URL check (its challenge is answered back), or an event with the text message to answer (null: none). */
+export type FeishuEvent = { challenge: unknown } | { delivery: ChannelDelivery | null };
+
+/** The event of a POST to `link`'s Feishu receiver, checked as openFeishuEvent says; text messages only. */
+export function parseFeishuEvent(request: FastifyRequest, link: OutLinkDoc, nowMs: number): FeishuEvent {
+  const body = openFeishuEvent(request, link, nowMs);
+  if (body.type === 'url_verification') return { challenge: body.challenge };
+  const header = (body.header ?? {}) as Record<string, unknown>;
+  const event = (body.event ?? {}) as { message?: Record<string, unknown>; sender?: { sender_id?: Record<string, unknown> } };
+  if (header.event_type !== 'im.message.receive_v1' || event.message?.message_type !== 'text') return { delivery: null };
+  let text = '';
+  try {
+    text = str((JSON.parse(str(event.message.content)) as { text?: unknown }).text).replace(/@_user_\d+/g, '').trim();
+  } catch {
+    text = '';
+  }
+  const messageId = str(event.message.message_id);
+  const uid = str(event.sender?.sender_id?.open_id) || str(event.message.chat_id);
+  if (!text || !messageId) return { delivery: null };
+  const chatId = channelChatId('feishu', link, str(event.message.chat_id) || uid);
+  // Feishu's redeliveries of an event share its event_id, the job's id; the answer replies to the message.
+  return { delivery: { messageId: str(header.event_id), message: { uid, chatId, text, channel: 'feishu', to: messageId } } };
 }

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { startLeaseRenewal } from '../../../infra/lease-renewal.js';
 import { TurnTakenOver } from '../../chat/chat-run.service.js';
-import type { ChatModule } from '../../chat/chat-module.js';
+import type { ChatServices } from '../../chat/chat-module.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
 import type { ChannelEventsRepo, ChannelJob, ChannelJobMessage } from './channel-events.repo.js';
 import { runChannelTurn } from './channel-runner.js';
@@ -30,13 +30,19 @@ export interface ChannelJobsLog {
 
 export interface ChannelJobsDeps {
   repo: ChannelEventsRepo;
-  chat: ChatModule;
+  chat: ChatServices;
   turns: ChannelTurns;
   /** The wall clock leases are judged by (every replica's). */
   now: () => number;
   /** A job's lease; its owner renews it every third of it. */
   leaseMs: number;
   log: ChannelJobsLog;
+}
+
+/** A message a channel delivered, as its receiver decoded it: the channel's id of it and what its turn needs. */
+export interface ChannelDelivery {
+  messageId: string | undefined;
+  message: Omit<ChannelJobMessage, 'linkId'>;
 }
 
 /** How an attempt ended: the message is dealt with, or the job is no longer this delivery's. */
@@ -136,7 +142,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
      * background; a redelivery takes it over only if its lease lapsed (a live or done job, or a
      * claim of the previous version, makes it a repeat). Resolves once the message is stored.
      */
-    async deliver(link: OutLinkDoc, messageId: string | undefined, message: Omit<ChannelJobMessage, 'linkId'>): Promise<void> {
+    async deliver(link: OutLinkDoc, { messageId, message }: ChannelDelivery): Promise<void> {
       // A Feishu message's text comes out of a JSON string inside the event, where the request
       // guard does not look: no NUL is stored or reaches a chat (FerretDB cannot store one).
       const stored: ChannelJobMessage = { ...message, linkId: String(link._id), text: message.text.replaceAll('\u0000', '') };

@@ -3,7 +3,7 @@ import { valuesText } from '../../../domain/workflow/chat-values.js';
 import { Errors, isAppError } from '../../../infra/errors.js';
 import type { ChatSource } from '../../chat/chat.repo.js';
 import { callerFromAuth } from '../../chat/chat-caller.js';
-import type { ChatModule } from '../../chat/chat-module.js';
+import type { ChatServices } from '../../chat/chat-module.js';
 import { nanoid } from '../../chat/ids.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
 
@@ -27,7 +27,7 @@ export interface ChannelMessage {
  * Runs the link's app on one message; the answer to send (its text, the link's defaultResponse,
  * or a refusal the channel's user may read), '' when there is none. `signal` stops the run.
  */
-export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: ChannelMessage, signal: AbortSignal, logUnexpected: (error: unknown) => void): Promise<string> {
+export async function runChannelTurn(chat: ChatServices, link: OutLinkDoc, input: ChannelMessage, signal: AbortSignal, logUnexpected: (error: unknown) => void): Promise<string> {
   try {
     // A channel message has no visitor address: no QPM slot (as the reference); the hook's start names the user.
     const uid = await chat.outLinks.startChat(link, input.uid, input.text);
@@ -37,8 +37,7 @@ export async function runChannelTurn(chat: ChatModule, link: OutLinkDoc, input: 
     const app = await chat.apps.findInTeam(auth.teamId, auth.appId);
     // The conversation's chat must be this channel user's (a chat of that id started elsewhere,
     // by someone who learnt the link's id, would otherwise receive the user's messages).
-    const existing = await chat.repo.findChat(app._id, input.chatId);
-    if (!chat.access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+    const existing = await chat.findOwnChat(auth, app._id, input.chatId);
     const result = await chat.run.runTurn({
       app,
       caller: callerFromAuth(auth, link.responseDetail),
