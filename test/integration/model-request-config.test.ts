@@ -19,6 +19,7 @@ let tok: string;
 let api: Client;
 
 const MODEL = 'cfg-llm';
+let guideConfigPath = '';
 
 /** The body of each /chat/completions call `run` made. */
 async function chatBodies(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
@@ -59,6 +60,9 @@ beforeAll(async () => {
   };
   const dir = await mkdtemp(join(tmpdir(), 'model-request-'));
   await writeFile(join(dir, 'config.json'), JSON.stringify({ ...base, llmModels: [...base.llmModels, configured] }));
+  // The question guide asks the first language model: here the configured one.
+  await writeFile(join(dir, 'guide-config.json'), JSON.stringify({ ...base, llmModels: [configured] }));
+  guideConfigPath = join(dir, 'guide-config.json');
   t = await buildTestApp({ MODEL_CONFIG_PATH: join(dir, 'config.json'), SSRF_ALLOW_PRIVATE: 'true' });
   await createUser(t, { username: 'configured', password: 'password-c1' });
   tok = await login(t, 'configured', 'password-c1');
@@ -113,5 +117,21 @@ describe("a model's defaultConfig {temperature: 1, max_tokens: 99, top_p: 0.5}",
     const bodies = await chatBodies(() => t.app.datasets.trainingWorker.drain(undefined, 1));
     expect(bodies).toHaveLength(1);
     expect(bodies[0]).toMatchObject({ model: MODEL, temperature: 0.3, max_tokens: 99, top_p: 0.5, stream: false });
+  });
+
+  it('the question guide sends its own temperature and max_tokens, and the config’s top_p', async () => {
+    const guide = await buildTestApp({ MODEL_CONFIG_PATH: guideConfigPath });
+    try {
+      await createUser(guide, { username: 'guide-asker', password: 'password-g1' });
+      const token = await login(guide, 'guide-asker', 'password-g1');
+      const bodies = await chatBodies(async () => {
+        const res = await guide.app.inject({ method: 'POST', url: '/api/core/ai/agent/createQuestionGuide', headers: authHeaders(token), payload: { messages: [{ role: 'user', content: 'hi' }] } });
+        expect(res.statusCode, res.body).toBe(200);
+      });
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0]).toMatchObject({ model: MODEL, temperature: 0.1, max_tokens: 200, top_p: 0.5 });
+    } finally {
+      await guide.close();
+    }
   });
 });

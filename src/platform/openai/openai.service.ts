@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { estimateTokens, parseQuestionList } from '../../domain/workflow/prompts.js';
 import { type EmbeddingPurpose, isLocalLexicalModel } from '../../infra/embeddings.js';
 import { Errors } from '../../infra/errors.js';
-import { completeChat, type LlmMessage } from '../../infra/llm-stream.js';
+import { chatRequestBody, completeChat, estimatePromptTokens, type LlmMessage } from '../../infra/llm-stream.js';
 import { failureReason, providerErrorText, type ProviderResponse, providerRequest } from '../../infra/provider-client.js';
 import { ProviderError } from '../../infra/provider-http.js';
 import type { AuthContext } from '../auth/types.js';
@@ -119,17 +119,12 @@ export function createOpenAiService(app: FastifyInstance, chat: Pick<ChatService
 
   async function questionGuide(sent: GuideMessage[]) {
     const llm = chat.models.firstLlm();
-    const messages = sent.flatMap(asGuideMessages);
-    const result = await completeChat(llm.endpoint, {
-      model: llm.model.model,
-      messages: [...messages, { role: 'user', content: QUESTION_GUIDE_PROMPT }],
-      temperature: 0.1,
-      max_tokens: 200,
-    }).catch((error: unknown) => {
+    const messages: LlmMessage[] = [...sent.flatMap(asGuideMessages), { role: 'user', content: QUESTION_GUIDE_PROMPT }];
+    // The one request body of every model call: the model's defaultConfig under these values.
+    const result = await completeChat(llm.endpoint, chatRequestBody(llm.model, { messages, temperature: 0.1, maxTokens: 200 })).catch((error: unknown) => {
       throw Errors.badGateway((error as Error).message);
     });
-    const text = messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
-    const tokens = (result.promptTokens ?? estimateTokens(text)) + (result.completionTokens ?? estimateTokens(result.content));
+    const tokens = (result.promptTokens ?? estimatePromptTokens(messages)) + (result.completionTokens ?? estimateTokens(result.content));
     return { questions: parseQuestionList(result.content), tokens, model: llm.model };
   }
 
