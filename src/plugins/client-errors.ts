@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { type AppError, Errors } from '../infra/errors.js';
 import { errorAnswer, type RenderedError } from '../infra/error-render.js';
+import { redactUrl } from '../infra/logger.js';
 
 /** What Node's HTTP parser hands to `clientError`. */
 interface ClientError extends Error {
@@ -82,8 +83,8 @@ export function answerClientError(app: FastifyInstance, parserError: Error, conn
       const appError = appErrorOf(error);
       const url = refusedUrl(error, socket) ?? '/';
       const requestId = randomUUID();
-      // The path only: a query may carry a token (signed file links).
-      const fields = { reqId: requestId, code: error.code, statusCode: appError.httpStatus, path: url.split('?')[0] };
+      // The path only (a query may carry a token: signed file links), a channel link's token masked, as every logged URL.
+      const fields = { reqId: requestId, code: error.code, statusCode: appError.httpStatus, path: redactUrl(url.split('?')[0] ?? '') };
       const { rendered } = errorAnswer(appError, { id: requestId, url, log: app.log }, { refused: 'request refused by the HTTP parser', fields });
       socket.write(answerOf(app, rendered, url, requestId));
     }

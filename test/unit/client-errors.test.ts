@@ -65,6 +65,15 @@ describe('answerClientError', () => {
     );
   });
 
+  it('logs a channel receiver’s path with its link token masked, as every logged URL', () => {
+    const { socket } = fakeSocket();
+    const app = fakeApp();
+    const rawPacket = Buffer.from('POST /api/support/outLink/feishu/link-token-secret HTTP/1.1\r\nX: \x01\r\n\r\n');
+    answerClientError(app, parserError('HPE_INVALID_HEADER_TOKEN', { reason: 'Invalid header value char', rawPacket }), socket);
+    expect(app.info).toHaveBeenCalledWith(expect.objectContaining({ path: '/api/support/outLink/feishu/[redacted]' }), 'request refused by the HTTP parser');
+    expect(JSON.stringify(app.info.mock.calls)).not.toContain('link-token-secret');
+  });
+
   it('reads an absolute-form target for the format', () => {
     const { socket, written } = fakeSocket();
     const rawPacket = Buffer.from('GET http://host:8080/kapis/resources.platform.io/v1alpha3/nodes HTTP/1.1\r\nHost: host\r\n\r\n');
