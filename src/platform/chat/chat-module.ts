@@ -53,7 +53,6 @@ export interface ChatModule extends Omit<ChatServices, 'testing' | 'feedback'> {
   /** Dataset permission checks (the datasets module's rules). */
   datasets: Pick<DatasetsAccess, 'authorize' | 'authorizeData' | 'findInTeam'>;
   /** The error catalogue, as completions.routes.ts reads it. */
-  errors: typeof Errors;
 }
 
 /** The part of the module other modules see. */
@@ -145,5 +144,5 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   };
   const feedback = createCustomFeedbacks({ repo, running: run.runningFeedbacks, onFailure: (error) => app.log.warn({ err: error }, 'custom feedback not saved') });
   const logs = createChatLogsService(createChatLogsRepo(db), now);
-  return { repo, files, logs, apps, access, run, outLinks, models, datasets, errors: Errors, memberContext, outbound, now, feedback, findOwnChat };
+  return { repo, files, logs, apps, access, run, outLinks, models, datasets, memberContext, outbound, now, feedback, findOwnChat };
 }

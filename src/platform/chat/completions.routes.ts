@@ -4,6 +4,7 @@ import { tokenTotals } from '../../domain/usage-points.js';
 import { answerContent, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { errorAnswer } from '../../infra/error-render.js';
+import { Errors } from '../../infra/errors.js';
 import { definePlatformRoute } from '../define-route.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
 import { callerFromAuth } from './chat-caller.js';
@@ -117,7 +118,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
     handler: async ({ input, auth, request, reply }) => {
       const { app: appDoc } = await chat.apps.authorize(auth, input.appId, 'read');
       const items = messagesToChatItems(input.messages as RequestMessage[]);
-      if (appDoc.type !== 'plugin' && items.length === 0) throw chat.errors.missingParams('Params Error: messages must end with the question');
+      if (appDoc.type !== 'plugin' && items.length === 0) throw Errors.missingParams('Params Error: messages must end with the question');
       const guard = await chat.access.assertCallerGraph(auth, input.nodes);
       const controller = abortOnClose(request, reply);
       const writer = new SseWriter(reply, true, Math.floor(chat.now() / 1000), stallTimeoutMs);
