@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { attemptIndexes, createAttemptLimiter } from '../infra/attempt-limiter.js';
 import { type IndexDeclaration, runMigrationOnce } from '../infra/mongo.js';
 import type { VersionStamps } from '../infra/version-stamps.js';
-import { ACCOUNT_INDEXES, createAccountsRepo } from './accounts/accounts.repo.js';
+import { ACCOUNT_INDEXES, createAccountsRepo, RETIRED_ACCOUNT_INDEXES } from './accounts/accounts.repo.js';
 import { createAccountsService, LOGIN_LIMITS, LoginFailure } from './accounts/accounts.service.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { Clock } from './clock.js';
@@ -19,6 +19,8 @@ const LOGIN_ATTEMPTS = 'cluster_login_attempts';
 const HOST_NODE_REGISTRATION = 'cluster-host-node-registration';
 
 export const CLUSTER_INDEXES: readonly IndexDeclaration[] = [...ACCOUNT_INDEXES, ...TOKEN_INDEXES, ...NODE_INDEXES, ...POD_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)];
+/** Indexes of earlier versions that CLUSTER_INDEXES replace: dropped at start-up once those are built. */
+export const RETIRED_CLUSTER_INDEXES: readonly IndexDeclaration[] = [...RETIRED_ACCOUNT_INDEXES];
 
 export const DEFAULT_ADMIN = { username: 'admin', email: 'admin@kubesphere.io' } as const;
 

@@ -5,7 +5,7 @@ import { startPeriodicTask } from '../infra/backoff.js';
 import { GUARDED_KEY_NAMES } from '../infra/input-guard.js';
 import type { ClusterIdentity } from './auth/authenticate.js';
 import { MovableClock } from './clock.js';
-import { CLUSTER_INDEXES, type ClusterServices, createClusterServices } from './cluster-services.js';
+import { CLUSTER_INDEXES, type ClusterServices, createClusterServices, RETIRED_CLUSTER_INDEXES } from './cluster-services.js';
 import nodesRoutes from './nodes/nodes.routes.js';
 import oauthRoutes from './oauth/oauth.routes.js';
 
@@ -56,7 +56,10 @@ export default fp(
     });
     app.decorate('cluster', { ...services, clock, host });
 
-    app.startup.add('indexes: cluster', () => app.mongo.ensureIndexes(CLUSTER_INDEXES));
+    app.startup.add('indexes: cluster', async () => {
+      await app.mongo.ensureIndexes(CLUSTER_INDEXES);
+      await app.mongo.dropRetiredIndexes({ retired: RETIRED_CLUSTER_INDEXES, current: CLUSTER_INDEXES });
+    });
     app.startup.add('cluster: default admin account', async () => {
       if (await services.ensureDefaultAdmin()) app.log.warn({ username: 'admin' }, 'created the default cluster account; change its password');
     });

@@ -14,6 +14,7 @@ import {
   type WithId,
 } from 'mongodb';
 import { ConfigError } from '../config.js';
+import { describeError } from './database-errors.js';
 import { Errors } from './errors.js';
 import { installClosedWriteFix } from './mongo-closed-write.js';
 
@@ -77,6 +78,67 @@ export async function ensureIndexes(db: Db, declarations: readonly IndexDeclarat
   for (const declaration of declarations) {
     await db.collection(declaration.collection).createIndex(declaration.key, declaration.options ?? {});
   }
+}
+
+/** The key pattern as ordered field/direction pairs, read as the driver reads every form of `IndexSpecification`. */
+function indexKeyEntries(key: IndexSpecification): [string, unknown][] {
+  const isDirection = (value: unknown) => typeof value === 'number' || ['2d', '2dsphere', 'text', 'geoHaystack'].includes(value as string);
+  const single = !Array.isArray(key) || (key.length === 2 && isDirection(key[1]));
+  const entries: [string, unknown][] = [];
+  for (const spec of (single ? [key] : key) as unknown[]) {
+    if (typeof spec === 'string') entries.push([spec, 1]);
+    else if (Array.isArray(spec)) entries.push([String(spec[0]), spec[1] ?? 1]);
+    else if (spec instanceof Map) entries.push(...(spec as Map<string, unknown>).entries());
+    else if (typeof spec === 'object' && spec !== null) entries.push(...Object.entries(spec));
+  }
+  return entries;
+}
+
+/** The index's name: the one declared, else the server's default from the key pattern (`appId_1_time_-1`). */
+export function indexName(declaration: IndexDeclaration): string {
+  return declaration.options?.name ?? indexKeyEntries(declaration.key).flat().join('_');
+}
+
+/** Codes `dropRetiredIndexes` takes for "nothing to drop": no such index, no such collection. */
+const INDEX_NOT_FOUND = 27;
+const NAMESPACE_NOT_FOUND = 26;
+
+export interface RetiredIndexes {
+  /** Indexes earlier versions created that no query needs any more (`RETIRED_*_INDEXES`). */
+  retired: readonly IndexDeclaration[];
+  /** The indexes declared now: never dropped, even when listed as retired too. */
+  current: readonly IndexDeclaration[];
+}
+
+/**
+ * Drops the retired indexes, by name (a retired index costs every write and serves no read), once
+ * their successors are built: call it after `ensureIndexes` of the current ones. One that is gone
+ * already, or whose collection does not exist, is skipped. Any other failure is logged as a
+ * warning and the rest go on: a retired index is harmless, so start-up does not stop for it (the
+ * next start-up tries again). An index of the same name or key pattern as a current one of its
+ * collection is never dropped. Answers the names dropped, as `collection.name`.
+ */
+export async function dropRetiredIndexes(db: Db, declarations: RetiredIndexes, log: { info(message: string): void; warn(message: string): void }): Promise<string[]> {
+  const keyOf = (declaration: IndexDeclaration) => JSON.stringify(indexKeyEntries(declaration.key));
+  const isCurrent = (retired: IndexDeclaration) =>
+    declarations.current.some(
+      (current) => current.collection === retired.collection && (indexName(current) === indexName(retired) || keyOf(current) === keyOf(retired)),
+    );
+  const dropped: string[] = [];
+  for (const declaration of declarations.retired) {
+    if (isCurrent(declaration)) continue;
+    const name = indexName(declaration);
+    try {
+      await db.collection(declaration.collection).dropIndex(name);
+      dropped.push(`${declaration.collection}.${name}`);
+      log.info(`dropped the retired index ${declaration.collection}.${name}`);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === INDEX_NOT_FOUND || code === NAMESPACE_NOT_FOUND) continue;
+      log.warn(`could not drop the retired index ${declaration.collection}.${name} (left in place; start-up goes on): ${describeError(error)}`);
+    }
+  }
+  return dropped;
 }
 
 export function isObjectIdHex(value: unknown): value is string {

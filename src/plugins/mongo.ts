@@ -3,11 +3,21 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { backoffDelay } from '../infra/backoff.js';
 import { describeError } from '../infra/database-errors.js';
-import { createMongo, ensureIndexes, type IndexDeclaration, type Mongo } from '../infra/mongo.js';
+import { createMongo, dropRetiredIndexes, ensureIndexes, type IndexDeclaration, type Mongo, type RetiredIndexes } from '../infra/mongo.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    mongo: { client: MongoClient; db: Db; ensureIndexes(declarations: readonly IndexDeclaration[]): Promise<void> };
+    mongo: {
+      client: MongoClient;
+      db: Db;
+      ensureIndexes(declarations: readonly IndexDeclaration[]): Promise<void>;
+      /**
+       * Drops indexes earlier versions created (infra/mongo.ts `dropRetiredIndexes`): call it in a
+       * module's index task right after its `ensureIndexes`. Besides `current`, whatever this
+       * process built so far is never dropped. Answers the names dropped.
+       */
+      dropRetiredIndexes(declarations: RetiredIndexes): Promise<string[]>;
+    };
   }
 }
 
@@ -50,11 +60,18 @@ export default fp<MongoPluginOptions>(
       builder = undefined;
       await open?.client.close();
     };
+    const built: IndexDeclaration[] = [];
     const buildIndexes = async (declarations: readonly IndexDeclaration[]) => {
       builder ??= createMongo(options.uri, { socketTimeoutMS: 0 });
+      built.push(...declarations);
       await ensureIndexes(builder.db, declarations);
     };
-    app.decorate('mongo', { client, db, ensureIndexes: buildIndexes });
+    // Through the same client: a drop may wait behind another replica's build on the collection.
+    const dropRetired = async (declarations: RetiredIndexes) => {
+      builder ??= createMongo(options.uri, { socketTimeoutMS: 0 });
+      return dropRetiredIndexes(builder.db, { retired: declarations.retired, current: [...declarations.current, ...built] }, app.log);
+    };
+    app.decorate('mongo', { client, db, ensureIndexes: buildIndexes, dropRetiredIndexes: dropRetired });
     app.addHook('onReady', closeBuilder);
     app.addHook('onClose', async () => {
       await closeBuilder();

@@ -5,6 +5,7 @@ import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { createVersionStamps, LIST_STAMP_LEASE_MS } from '../../infra/version-stamps.js';
 import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/index.js';
+import { RETIRED_TREE_CHANGE_INDEXES } from '../permissions/tree-changes.repo.js';
 import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
 import { createAppCrud } from './app-crud.service.js';
 import { appWorkflowStampKey, createAppDocCache } from './app-doc-cache.js';
@@ -21,7 +22,7 @@ import { registerPluginEndpoints } from './system-plugins/plugin-endpoints.route
 import { runSystemPlugin, type SystemPluginContext } from './system-plugins/registry.js';
 import { registerSystemPluginRoutes } from './system-plugins/system-plugins.routes.js';
 import { registerTemplateRoutes } from './templates/templates.routes.js';
-import { APP_VERSION_INDEXES, createVersionsRepo } from './versions.repo.js';
+import { APP_VERSION_INDEXES, createVersionsRepo, RETIRED_APP_VERSION_INDEXES } from './versions.repo.js';
 import { registerVersionRoutes } from './versions.routes.js';
 import { createVersionsService, latestVersionReader, type LatestVersionReader } from './versions.service.js';
 
@@ -71,7 +72,11 @@ declare module 'fastify' {
 export const appsServices = fp(
   async function appsServices(app: FastifyInstance): Promise<void> {
     const db = app.mongo.db;
-    app.startup.add('indexes: apps', () => app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...APP_INSERT_INDEXES, ...RESOURCE_PERMISSION_INDEXES]));
+    app.startup.add('indexes: apps', async () => {
+      const indexes = [...APP_INDEXES, ...APP_VERSION_INDEXES, ...APP_INSERT_INDEXES, ...RESOURCE_PERMISSION_INDEXES];
+      await app.mongo.ensureIndexes(indexes);
+      await app.mongo.dropRetiredIndexes({ retired: [...RETIRED_APP_VERSION_INDEXES, ...RETIRED_TREE_CHANGE_INDEXES], current: indexes });
+    });
     // Every write that changes a team's list (apps, permission rows) bumps its stamp. A list
     // reads the stamp at most once per lease; a bump waits the lease out, so the next list after
     // a write sees it on every process.

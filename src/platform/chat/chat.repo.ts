@@ -32,6 +32,8 @@ export const CHAT_INDEXES: IndexDeclaration[] = [
   { collection: CHAT_ITEMS, key: { appId: 1, chatId: 1, time: -1, _id: -1 } },
   { collection: CHAT_ITEMS, key: { teamId: 1, time: -1 } },
   { collection: CHAT_INPUT_GUIDES, key: { appId: 1, text: 1 }, options: { unique: true } },
+  // An app's guides newest first (list and query; the text pattern is checked on the documents).
+  { collection: CHAT_INPUT_GUIDES, key: { appId: 1, _id: -1 } },
 ];
 
 /** Indexes of earlier versions the ones above replace (a prefix of one of them): none reads them. */

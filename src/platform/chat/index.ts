@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { startRetryingTask } from '../../infra/backoff.js';
 import { isUniqueIndexBuildFailure } from '../../infra/mongo.js';
-import { CHAT_INDEXES } from './chat.repo.js';
+import { CHAT_INDEXES, RETIRED_CHAT_INDEXES } from './chat.repo.js';
 import { removeDuplicateChats, unbuildableChatIndexError } from './chat-dedupe.repo.js';
 import { CHAT_FILE_INDEXES } from './chat-files.repo.js';
 import { type ChatModule, type ChatServices, chatServicesOf, createChatModule } from './chat-module.js';
@@ -56,6 +56,7 @@ export const chatServices = fp(
           throw await unbuildableChatIndexError(app.mongo.db, again);
         }
       }
+      await app.mongo.dropRetiredIndexes({ retired: RETIRED_CHAT_INDEXES, current: indexes });
     });
     // In the background: on FerretDB it writes about 400 files a second, and until it is done
     // deletes also find files by their metadata, so nothing waits for it.

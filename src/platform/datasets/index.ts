@@ -7,11 +7,12 @@ import { describeError } from '../../infra/database-errors.js';
 import type { EmbeddingPurpose } from '../../infra/embeddings.js';
 import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/resource-permissions.repo.js';
+import { RETIRED_TREE_CHANGE_INDEXES } from '../permissions/tree-changes.repo.js';
 import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
-import { COLLECTION_INDEXES } from './collections/collection.repo.js';
+import { COLLECTION_INDEXES, RETIRED_COLLECTION_INDEXES } from './collections/collection.repo.js';
 import { registerCollectionRoutes } from './collections/collection.routes.js';
 import { createDatasetsContext, type DatasetsContext } from './context.js';
-import { DATA_INDEXES } from './data/data.repo.js';
+import { DATA_INDEXES, RETIRED_DATA_INDEXES } from './data/data.repo.js';
 import { DATA_CHANGE_INDEXES } from './data/data-changes.repo.js';
 import { DATA_CHANGES_KEPT_MS } from './data/data-list.read-model.js';
 import { registerDataRoutes } from './data/data.routes.js';
@@ -135,8 +136,8 @@ export const datasetsServices = fp(
       },
     });
 
-    api.startup.add('indexes: datasets', () =>
-      api.mongo.ensureIndexes([
+    api.startup.add('indexes: datasets', async () => {
+      const indexes = [
         ...DATASET_INDEXES,
         ...COLLECTION_INDEXES,
         ...DATA_INDEXES,
@@ -147,8 +148,10 @@ export const datasetsServices = fp(
         ...INDEX_WRITE_LOCK_INDEXES,
         ...FILE_INDEXES,
         ...RESOURCE_PERMISSION_INDEXES,
-      ]),
-    );
+      ];
+      await api.mongo.ensureIndexes(indexes);
+      await api.mongo.dropRetiredIndexes({ retired: [...RETIRED_COLLECTION_INDEXES, ...RETIRED_DATA_INDEXES, ...RETIRED_TREE_CHANGE_INDEXES], current: indexes });
+    });
     // Before the worker's or the sweep's first index write: what a stopped process of the previous version left is still repaired.
     api.startup.add('datasets: index write locks of the previous version', () => upgradeIndexWriteLocks(api.mongo.db));
     const cleanups: { stop(): void }[] = [];

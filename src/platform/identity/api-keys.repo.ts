@@ -29,6 +29,15 @@ export type ApiKeyRecord = Plain<ApiKeyDoc>;
 
 export const API_KEY_INDEXES: IndexDeclaration[] = [
   { collection: 'openapis', key: { apiKeyDigest: 1 }, options: { unique: true } },
+  // The list, newest first: a team's keys of an app (or its global ones: "appId absent" reads the
+  // index's null entries, one point), and one member's (`tmbId`, whose prefix also serves the
+  // count before an insert).
+  { collection: 'openapis', key: { teamId: 1, appId: 1, _id: -1 } },
+  { collection: 'openapis', key: { tmbId: 1, appId: 1, _id: -1 } },
+];
+
+/** Indexes of earlier versions the ones above replace (a prefix of one of them): none reads them. */
+export const RETIRED_API_KEY_INDEXES: IndexDeclaration[] = [
   { collection: 'openapis', key: { teamId: 1, appId: 1 } },
   { collection: 'openapis', key: { tmbId: 1, appId: 1 } },
 ];

@@ -7,7 +7,7 @@ import { describeError } from '../../infra/database-errors.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { AuthContext, PlatformAuthenticator } from '../auth/types.js';
 import { type AccountsService, createAccountsService } from './accounts.service.js';
-import { API_KEY_INDEXES, type ApiKeysRepo, createApiKeysRepo } from './api-keys.repo.js';
+import { API_KEY_INDEXES, type ApiKeysRepo, createApiKeysRepo, RETIRED_API_KEY_INDEXES } from './api-keys.repo.js';
 import { createCredentialEpoch } from './credential-epoch.js';
 import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
 import { createSessionService, type SessionService } from './sessions.service.js';
@@ -122,7 +122,11 @@ export default fp(
     app.decorate('platformAuth', platformAuth);
     app.decorate('uploadsBeforeAuth', createConcurrencyGate(app.config.UPLOADS_BEFORE_AUTH_MAX));
 
-    app.startup.add('indexes: identity', () => app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)]));
+    app.startup.add('indexes: identity', async () => {
+      const indexes = [...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)];
+      await app.mongo.ensureIndexes(indexes);
+      await app.mongo.dropRetiredIndexes({ retired: RETIRED_API_KEY_INDEXES, current: indexes });
+    });
     app.startup.add('identity: root user', () => sessions.ensureRoot(app.config.DEFAULT_ROOT_PSW));
     const cleanups: { stop(): void }[] = [];
     app.startup.add('identity: session cleanup', async () => {

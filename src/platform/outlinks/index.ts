@@ -4,7 +4,7 @@ import { startPeriodicTask } from '../../infra/backoff.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import { CHANNEL_EVENT_INDEXES, CHANNEL_EVENT_RETENTION_MS, type ChannelEventsRepo, createChannelEventsRepo } from './channels/channel-events.repo.js';
 import { registerChannelRoutes } from './channels/channel.routes.js';
-import { createOutLinksRepo, OUTLINK_INDEXES } from './outlinks.repo.js';
+import { createOutLinksRepo, OUTLINK_INDEXES, RETIRED_OUTLINK_INDEXES } from './outlinks.repo.js';
 import { registerOutLinkRoutes } from './outlinks.routes.js';
 import { createOutLinkService, type OutLinkService } from './outlinks.service.js';
 import { createShareQpmLimiter, OUTLINK_QPM_INDEXES } from './qpm-limiter.js';
@@ -41,7 +41,11 @@ export const outlinksServices = fp(
     app.platformAuth.registerResolver('outLink', outLinks.resolver);
     // What a caller through a link spends counts against the link (chat turns and calls outside them).
     app.identity.credentials.onShareLinkUsage((shareId, points) => outLinks.recordUsage(shareId, points));
-    app.startup.add('indexes: share links', () => app.mongo.ensureIndexes([...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES, ...CHANNEL_EVENT_INDEXES]));
+    app.startup.add('indexes: share links', async () => {
+      const indexes = [...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES, ...CHANNEL_EVENT_INDEXES];
+      await app.mongo.ensureIndexes(indexes);
+      await app.mongo.dropRetiredIndexes({ retired: RETIRED_OUTLINK_INDEXES, current: indexes });
+    });
     const cleanups: { stop(): void }[] = [];
     app.startup.add('share links: QPM slot and channel message cleanup', async () => {
       cleanups.push(

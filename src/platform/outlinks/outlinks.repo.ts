@@ -7,8 +7,12 @@ import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 export const OUTLINKS = 'outlinks';
 export const OUTLINK_INDEXES: IndexDeclaration[] = [
   { collection: OUTLINKS, key: { shareId: -1 } },
-  { collection: OUTLINKS, key: { teamId: 1, appId: 1 } },
+  // An app's links of one type, newest first (list); its prefix serves the cascade of app deletes.
+  { collection: OUTLINKS, key: { teamId: 1, appId: 1, type: 1, _id: -1 } },
 ];
+
+/** Indexes of earlier versions the ones above replace (a prefix of one of them): none reads them. */
+export const RETIRED_OUTLINK_INDEXES: IndexDeclaration[] = [{ collection: OUTLINKS, key: { teamId: 1, appId: 1 } }];
 
 export type OutLinkType = 'share' | 'iframe' | 'apikey' | 'feishu' | 'wecom' | 'official_account';
 

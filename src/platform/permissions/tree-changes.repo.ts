@@ -11,7 +11,11 @@ import type { ResourceType } from './resource-permissions.repo.js';
  */
 export const TREE_CHANGES = 'resource_tree_changes';
 
-export const TREE_CHANGE_INDEXES: IndexDeclaration[] = [{ collection: TREE_CHANGES, key: { resourceType: 1, teamId: 1, createTime: 1 } }];
+/** A team's pending changes in the order decided (`pending`: oldest first, then `_id`). */
+export const TREE_CHANGE_INDEXES: IndexDeclaration[] = [{ collection: TREE_CHANGES, key: { resourceType: 1, teamId: 1, createTime: 1, _id: 1 } }];
+
+/** Indexes of earlier versions the ones above replace (a prefix of one of them): none reads them. */
+export const RETIRED_TREE_CHANGE_INDEXES: IndexDeclaration[] = [{ collection: TREE_CHANGES, key: { resourceType: 1, teamId: 1, createTime: 1 } }];
 
 interface TreeChangeDoc {
   _id: ObjectId;
