@@ -50,3 +50,8 @@ export function randomString(alphabet: string, length: number): string {
 
 export const LOWERCASE = 'abcdefghijklmnopqrstuvwxyz';
 export const ALPHANUMERIC = `${LOWERCASE}ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789`;
+
+/** The reference's getNanoid: a lowercase letter, then n−1 characters of [a-zA-Z0-9]. */
+export function nanoid(size = 12): string {
+  return randomString(LOWERCASE, 1) + randomString(ALPHANUMERIC, size - 1);
+}

@@ -127,7 +127,8 @@ export function envelopeOf<T extends z.ZodType>(data: T) {
   return z.object({ code: z.number().int(), statusText: z.string(), message: z.string(), data });
 }
 
-const enveloped = (data: unknown) => ({ code: 200, statusText: '', message: '', data: data ?? null });
+/** A success in the platform envelope; raw routes that add fields beside it build on this one. */
+export const enveloped = (data: unknown) => ({ code: 200, statusText: '', message: '', data: data ?? null });
 
 /** Methods whose parameters are documented (and validated) as the query string; the others take a body. */
 const QUERY_METHODS = new Set<HTTPMethods>(['GET', 'HEAD', 'DELETE']);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ALPHANUMERIC, LOWERCASE, randomBelow, randomString } from '../../src/infra/random-string.js';
-import { nanoid, shareIdToken } from '../../src/platform/chat/ids.js';
+import { ALPHANUMERIC, LOWERCASE, nanoid, randomBelow, randomString } from '../../src/infra/random-string.js';
+import { shareIdToken } from '../../src/platform/chat/ids.js';
 import { generateApiKey } from '../../src/platform/identity/api-keys.service.js';
 
 describe('randomString', () => {

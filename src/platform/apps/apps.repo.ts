@@ -3,6 +3,7 @@ import type { IndexDeclaration } from '../../infra/mongo.js';
 import { newId, oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 import { bumpAfterWrite } from '../../infra/version-stamps.js';
 import type { AppType } from './apps.schema.js';
+import { parseStoredJson } from './stored-json.js';
 
 export const APPS = 'apps';
 
@@ -84,19 +85,10 @@ export type AppListDoc = Pick<AppDoc, keyof typeof LIST_PROJECTION>;
 
 const LISTED_FIELDS = new Set<string>(Object.keys(LIST_PROJECTION));
 
-function parseJson<T>(text: string | undefined, fallback: T): T {
-  if (!text) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
 export function decodeApp(doc: AppDoc): App {
   const { modulesJson, edgesJson, chatConfigJson, ...rest } = doc;
-  const app: App = { ...rest, modules: parseJson(modulesJson, []), edges: parseJson(edgesJson, []) };
-  if (chatConfigJson !== undefined) app.chatConfig = parseJson(chatConfigJson, {});
+  const app: App = { ...rest, modules: parseStoredJson(modulesJson, []), edges: parseStoredJson(edgesJson, []) };
+  if (chatConfigJson !== undefined) app.chatConfig = parseStoredJson(chatConfigJson, {});
   return app;
 }
 

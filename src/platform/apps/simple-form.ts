@@ -5,10 +5,10 @@
  */
 import { formOf, type SimpleAppForm, simpleFormToWorkflow } from '../../domain/workflow/simple-app.js';
 import { Errors } from '../../infra/errors.js';
-import { ALPHANUMERIC, LOWERCASE, randomString } from '../../infra/random-string.js';
+import { nanoid } from '../../infra/random-string.js';
 
 /** The editor's node ids: a letter, then letters and digits. */
-const nodeId = () => randomString(LOWERCASE, 1) + randomString(ALPHANUMERIC, 5);
+const nodeId = () => nanoid(6);
 
 /** The workflow of a form in the body, when there is one; a form for another app type is refused. */
 export function simpleWorkflowOf(type: string, body: Partial<SimpleAppForm>) {

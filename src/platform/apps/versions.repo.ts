@@ -1,6 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import { findPage } from '../../infra/find-page.js';
 import { deleteEach, type IndexDeclaration } from '../../infra/mongo.js';
+import { parseStoredJson } from './stored-json.js';
 
 export const APP_VERSIONS = 'app_versions';
 /** An app's versions newest first, then `_id` (the version list, the latest published version). */
@@ -34,25 +35,17 @@ export interface AppVersion {
 }
 
 const oid = (id: string) => new ObjectId(id);
-const parse = <T>(text: string | undefined, fallback: T): T => {
-  if (!text) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-};
 
 function decode(doc: VersionDoc): AppVersion {
   const version: AppVersion = {
     _id: doc._id.toHexString(),
     appId: doc.appId.toHexString(),
     time: doc.time,
-    nodes: parse(doc.nodesJson, []),
-    edges: parse(doc.edgesJson, []),
+    nodes: parseStoredJson(doc.nodesJson, []),
+    edges: parseStoredJson(doc.edgesJson, []),
     versionName: doc.versionName ?? '',
   };
-  if (doc.chatConfigJson !== undefined) version.chatConfig = parse(doc.chatConfigJson, {});
+  if (doc.chatConfigJson !== undefined) version.chatConfig = parseStoredJson(doc.chatConfigJson, {});
   if (doc.isPublish !== undefined) version.isPublish = doc.isPublish;
   if (doc.tmbId !== undefined) version.tmbId = doc.tmbId;
   return version;

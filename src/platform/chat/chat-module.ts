@@ -52,7 +52,6 @@ export interface ChatModule extends Omit<ChatServices, 'testing' | 'feedback'> {
   feedback: CustomFeedbacks;
   /** Dataset permission checks (the datasets module's rules). */
   datasets: Pick<DatasetsAccess, 'authorize' | 'authorizeData' | 'findInTeam'>;
-  /** The error catalogue, as completions.routes.ts reads it. */
 }
 
 /** The part of the module other modules see. */

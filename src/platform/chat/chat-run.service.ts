@@ -1,27 +1,25 @@
 /**
- * One chat turn: history, graph, variables, entry nodes, dispatch, save, usage.
+ * One chat turn: its state (turn-state.ts), dispatch, save, usage.
  * Shared by v1/chat/completions, chatTest, the messaging channels and workflow/debug.
  */
 import { resolveChatConfig } from '../../domain/workflow/chat-config.js';
-import { pendingInteractive } from '../../domain/workflow/chat-values.js';
 import { dispatchWorkflow, WorkflowError } from '../../domain/workflow/dispatch.js';
-import { nodeLookup } from '../../domain/workflow/interpolate.js';
-import { chatTitle, historyLoadLimit, systemFirst } from '../../domain/workflow/messages.js';
+import { chatTitle } from '../../domain/workflow/messages.js';
 import { pureRunners } from '../../domain/workflow/pure-runners.js';
-import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode, WorkflowEvent } from '../../domain/workflow/types.js';
-import { deepClone } from '../../infra/deep-clone.js';
+import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, WorkflowEvent } from '../../domain/workflow/types.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
 import { isProviderError } from '../../infra/provider-http.js';
-import { createRunningTurnFeedbacks } from './running-turn-feedbacks.js';
+import { nanoid } from '../../infra/random-string.js';
 import type { AuthContext } from '../auth/types.js';
 import type { UsageRepo } from '../identity/usage.repo.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.js';
-import type { ChatDoc, ChatItemDoc, ChatRepo, ChatSource } from './chat.repo.js';
+import type { ChatDoc, ChatRepo, ChatSource } from './chat.repo.js';
 import type { CallerGuard } from './chat-access.js';
 import { type ChatCaller, chatSourceOf, usageSourceOf } from './chat-caller.js';
 import { formatChatTime } from './chat-time.js';
-import { nanoid } from './ids.js';
+import { createRunningTurnFeedbacks } from './running-turn-feedbacks.js';
+import { loadTurnState, type TurnState } from './turn-state.js';
 import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
 import { createExtraRunners } from './workflow-nodes/extra-nodes.js';
 import { createHttpRunners } from './workflow-nodes/http-node.js';
@@ -49,8 +47,6 @@ export class TurnTakenOver extends Error {
  * editors, variable updates, loops of them) would otherwise run a whole 200-node turn in one go.
  */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-/** Where a run starts when no interactive node is waiting for an answer. */
-const ENTRY_NODE_TYPES = new Set(['userGuide', 'workflowStart', 'pluginInput']);
 
 export interface ChatRunDeps {
   repo: ChatRepo;
@@ -115,21 +111,6 @@ function toRunError(error: unknown): unknown {
   return error;
 }
 
-function pluginQuestion(nodes: StoreNode[], variables: Record<string, unknown>): ChatItem {
-  const input = nodes.find((n) => n.flowNodeType === 'pluginInput');
-  const filled = (input?.inputs ?? []).map((item) => ({ ...item, value: variables[item.key] ?? item.defaultValue }));
-  return { dataId: nanoid(24), obj: 'Human', value: [{ type: 'text', text: { content: JSON.stringify(filled) } }] };
-}
-
-function pluginInputValue(value: unknown, valueType?: string): unknown {
-  if (typeof value !== 'string' || ['string', 'number', 'boolean', undefined].includes(valueType)) return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return value;
-  }
-}
-
 /**
  * The member a turn's chat and usage are recorded under: the caller's, except in a team space,
  * whose visitors are not members: there it is the app's creator, as the reference records them.
@@ -170,82 +151,39 @@ export function createChatRunService(deps: ChatRunDeps) {
     return Object.assign({}, pureRunners, createLlmRunners(ownDeps), createIoRunners(ownDeps), createHttpRunners(ownDeps), createExtraRunners(ownDeps), composite, { tools });
   }
 
+  /** One turn in three steps: load what it starts from, dispatch the graph, then save and bill. */
   async function runTurn(request: ChatTurnRequest): Promise<ChatTurnResult> {
-    const { app, caller } = request;
-    if (app.version === 'v1') throw Errors.missingParams('请升级工作流: this app uses the v1 workflow format, publish it again');
-    const graph = request.graph ?? (await deps.apps.runGraph(app));
-    const isPlugin = app.type === 'plugin';
-    const appId = app._id;
-    const chatId = request.chatId || undefined;
-
-    // The question: the last request item, or a synthetic one holding the plugin inputs.
-    const requestItems = [...request.items];
-    let question: ChatItem;
-    if (isPlugin) question = pluginQuestion(graph.nodes, request.variables);
-    else {
-      const last = requestItems.pop();
-      if (!last) throw Errors.missingParams('User question is empty');
-      question = last;
-    }
-
-    // Rounds of history, capped (messages.ts MAX_HISTORY_ROUNDS): two items (question, answer) each.
-    const limit = historyLoadLimit(graph.nodes);
-    const [dbItems, chat] = chatId
-      ? await Promise.all([deps.repo.lastItems(appId, chatId, limit * 2), request.chat !== undefined ? request.chat : deps.repo.findChat(appId, chatId)])
-      : [[], null];
-    const histories = systemFirst([...dbItems.map((item) => ({ dataId: item.dataId, obj: item.obj, value: item.value })), ...requestItems]);
-    const pending = pendingInteractive(histories);
-    const interactiveFromDb = Boolean(pending && dbItems.length > 0 && pendingInteractive(dbItems.map((i) => ({ obj: i.obj, value: i.value }))));
-
-    // The run writes into its nodes: a copy of the graph (it comes from the shared app cache).
-    const nodes = deepClone(graph.nodes) as RuntimeNode[];
-    for (const node of nodes) {
-      node.isEntry = pending ? pending.entryNodeIds.includes(node.nodeId) : ENTRY_NODE_TYPES.has(node.flowNodeType);
-    }
-    const edges: RuntimeEdge[] = pending ? deepClone(pending.memoryEdges) : graph.edges.map((edge: StoreEdge) => Object.assign({}, edge, { status: 'waiting' as const }));
-    if (pending) {
-      const nodeById = nodeLookup(nodes);
-      for (const saved of pending.nodeOutputs) {
-        const output = nodeById.get(saved.nodeId)?.outputs.find((o) => o.key === saved.key);
-        if (output) output.value = saved.value;
-      }
-    }
-
-    let variables: Record<string, unknown> = Object.assign({}, chat?.variables, request.variables);
-    if (isPlugin) {
-      const inputNode = nodes.find((n) => n.flowNodeType === 'pluginInput');
-      for (const input of inputNode?.inputs ?? []) {
-        if (request.variables[input.key] !== undefined) input.value = pluginInputValue(request.variables[input.key], input.valueType);
-      }
-      variables = {};
-    }
-    const now = deps.now();
-    const runVariables: Record<string, unknown> = {
-      userId: caller.uid,
-      appId,
-      // A run without a chat has no chatId (the reference's undefined): `{{chatId}}` stays as
-      // written, as any variable without a value does, instead of reading ''.
-      ...(chatId ? { chatId } : {}),
-      responseChatItemId: request.responseChatItemId,
-      histories,
-      cTime: formatChatTime(now, caller.auth.timezone),
-      ...variables,
-    };
-
+    const state = await loadTurnState(deps, request);
+    // Filled by customFeedback nodes and calls while the turn runs; saved with its answer.
     const customFeedbacks: string[] = [];
-    const { drained } = request;
+    const result = await dispatchTurn(request, state, customFeedbacks);
+    if (request.signal.reason instanceof TurnTakenOver) throw request.signal.reason;
+
+    const { chatId } = state;
+    if (request.save && chatId) {
+      await saveTurn(request, { ...state, chatId }, result, customFeedbacks).catch((error: unknown) => {
+        // The answer is still delivered; the reference logs and swallows save failures too.
+        deps.logError(error, 'saving the chat turn failed');
+      });
+    }
+    const totalPoints = await billTurn(request, result);
+    return Object.assign({}, result, { totalPoints, isPlugin: state.isPlugin });
+  }
+
+  async function dispatchTurn(request: ChatTurnRequest, state: TurnState, customFeedbacks: string[]): Promise<DispatchResult> {
+    const { app, caller, drained } = request;
+    const { appId, chatId } = state;
     const nodeDeps = deps.nodeDeps({ teamId: caller.auth.teamId, appId, chatId: chatId ?? '', responseChatItemId: request.responseChatItemId, signal: request.signal, customFeedbacks });
     // Closed once the run ends, before the save reads the list: a later call writes into the saved item.
     const closeFeedbacks = request.save && chatId ? runningFeedbacks.open({ teamId: caller.auth.teamId, appId, chatId, dataId: request.responseChatItemId }, customFeedbacks) : undefined;
-    let result: DispatchResult;
     try {
-      result = await dispatchWorkflow({
-        nodes,
-        edges,
-        variables: runVariables,
-        histories,
-        query: question.value as ChatValue[],
-        runners: runners(nodeDeps, 0, request.guard ?? deps.storedGraphGuard(app, graph.nodes, deps.supplierGuard(caller.auth))),
+      return await dispatchWorkflow({
+        nodes: state.nodes,
+        edges: state.edges,
+        variables: state.runVariables,
+        histories: state.histories,
+        query: state.question.value as ChatValue[],
+        runners: runners(nodeDeps, 0, request.guard ?? deps.storedGraphGuard(app, state.graph.nodes, deps.supplierGuard(caller.auth))),
         mode: request.mode,
         stream: request.stream,
         maxRunTimes: MAX_RUN_TIMES,
@@ -260,60 +198,35 @@ export function createChatRunService(deps: ChatRunDeps) {
     } finally {
       closeFeedbacks?.();
     }
-    if (request.signal.reason instanceof TurnTakenOver) throw request.signal.reason;
-
-    if (request.save && chatId) {
-      await saveTurn({ request, appId, chatId, chat, dbItems, question, result, interactiveFromDb, isPlugin, graph, customFeedbacks }).catch((error: unknown) => {
-        // The answer is still delivered; the reference logs and swallows save failures too.
-        deps.logError(error, 'saving the chat turn failed');
-      });
-    }
-
-    const list = result.flowUsages;
-    let totalPoints = 0;
-    if (list.length > 0 || request.mode === 'chat') {
-      totalPoints = deps.usage.record(
-        { teamId: caller.auth.teamId, tmbId: turnOwnerOf(request), source: usageSourceOf(caller, request.channel), appName: request.appName ?? app.name, appId, list },
-        deps.now(),
-      );
-      // The turn is answered and saved by now: a failed charge (the key's or link's points) is
-      // logged as a failed save is, never a failed turn a client would send again (and store twice).
-      await deps.chargeCredential(caller, totalPoints).catch((error: unknown) => deps.logError(error, 'charging the chat turn to its API key or share link failed'));
-    }
-    return Object.assign({}, result, { totalPoints, isPlugin });
   }
 
-  async function saveTurn(input: {
-    request: ChatTurnRequest;
-    appId: string;
-    chatId: string;
-    chat: ChatDoc | null;
-    /** The stored items the turn was run with (the newest last). */
-    dbItems: ChatItemDoc[];
-    question: ChatItem;
-    result: DispatchResult;
-    interactiveFromDb: boolean;
-    isPlugin: boolean;
-    graph: RunGraph;
-    customFeedbacks: string[];
-  }): Promise<void> {
-    const { request, appId, chatId, question, result } = input;
+  /** Records the turn's usage and charges the credential that paid; returns the points. */
+  async function billTurn(request: ChatTurnRequest, result: DispatchResult): Promise<number> {
+    const { app, caller } = request;
+    const list = result.flowUsages;
+    if (list.length === 0 && request.mode !== 'chat') return 0;
+    const totalPoints = deps.usage.record(
+      { teamId: caller.auth.teamId, tmbId: turnOwnerOf(request), source: usageSourceOf(caller, request.channel), appName: request.appName ?? app.name, appId: app._id, list },
+      deps.now(),
+    );
+    // The turn is answered and saved by now: a failed charge (the key's or link's points) is
+    // logged as a failed save is, never a failed turn a client would send again (and store twice).
+    await deps.chargeCredential(caller, totalPoints).catch((error: unknown) => deps.logError(error, 'charging the chat turn to its API key or share link failed'));
+    return totalPoints;
+  }
+
+  async function saveTurn(request: ChatTurnRequest, state: TurnState & { chatId: string }, result: DispatchResult, customFeedbacks: string[]): Promise<void> {
+    const { appId, chatId, question } = state;
     const { caller, app } = request;
     const now = deps.now();
     // A plugin run has no question: its chat is titled with the time, as the reference (YYYY-MM-DD HH:mm:ss dddd).
-    const title = input.isPlugin ? formatChatTime(now, caller.auth.timezone) : chatTitle(question.value as ChatValue[]);
-    if (input.interactiveFromDb) {
-      const [lastAi] = input.dbItems.filter((item) => item.obj === 'AI').slice(-1);
-      const last = lastAi?.value[lastAi.value.length - 1];
-      if (lastAi && last?.type === 'interactive') {
-        last.interactive.params.userSelectedVal = question.value.find((v) => v.type === 'text')?.text.content ?? '';
-        await deps.repo.replaceItemValue(lastAi._id, [...lastAi.value, ...result.assistantResponses], [...(lastAi.responseData ?? []), ...result.flowResponses], [...(lastAi.customFeedbacks ?? []), ...input.customFeedbacks]);
-      }
-      await deps.repo.setChatAfterContinue(appId, chatId, input.chat?._id, title, result.newVariables, now);
+    const title = state.isPlugin ? formatChatTime(now, caller.auth.timezone) : chatTitle(question.value as ChatValue[]);
+    if (state.interactiveFromDb) {
+      await saveContinuation(state, result, customFeedbacks, title, now);
       return;
     }
     const base = { teamId: caller.auth.teamId, tmbId: turnOwnerOf(request), appId, chatId };
-    const chatConfig = resolveChatConfig(input.graph.nodes, input.graph.chatConfig);
+    const chatConfig = resolveChatConfig(state.graph.nodes, state.graph.chatConfig);
     // The chat (whose it is) before its items: a save stopped between the two leaves an empty chat
     // of its owner, never items without one, which the next caller of that chat id would take over.
     // A delete (chat.repo.ts deleteChats: items, chat, items again) may land anywhere in this save.
@@ -333,17 +246,17 @@ export function createChatRunService(deps: ChatRunDeps) {
         variableList: chatConfig.variables,
         welcomeText: chatConfig.welcomeText,
         variables: result.newVariables,
-        metadata: { ...(input.chat?.metadata ?? {}), ...(request.metadata ?? {}), ...(request.originIp ? { originIp: request.originIp } : {}) },
+        metadata: { ...(state.chat?.metadata ?? {}), ...(request.metadata ?? {}), ...(request.originIp ? { originIp: request.originIp } : {}) },
       },
       now,
-      input.chat?._id,
+      state.chat?._id,
     );
     if (!chatDocId) return;
     const itemIds = await deps.repo.insertItems(
       base,
       [
         { dataId: question.dataId ?? nanoid(22), obj: 'Human', value: question.value as ChatValue[] },
-        { dataId: request.responseChatItemId, obj: 'AI', value: result.assistantResponses, responseData: result.flowResponses, customFeedbacks: input.customFeedbacks },
+        { dataId: request.responseChatItemId, obj: 'AI', value: result.assistantResponses, responseData: result.flowResponses, customFeedbacks },
       ],
       now,
     );
@@ -357,6 +270,17 @@ export function createChatRunService(deps: ChatRunDeps) {
     if (caller.auth.tmbId === app.tmbId && !caller.shareId && !caller.teamSpace && chatSourceOf(caller, request.channel) === 'online') {
       await deps.apps.touch(app, now);
     }
+  }
+
+  /** The answer to a stored interactive node: appended to the AI item that asked it. */
+  async function saveContinuation(state: TurnState & { chatId: string }, result: DispatchResult, customFeedbacks: string[], title: string, now: Date): Promise<void> {
+    const [lastAi] = state.dbItems.filter((item) => item.obj === 'AI').slice(-1);
+    const last = lastAi?.value[lastAi.value.length - 1];
+    if (lastAi && last?.type === 'interactive') {
+      last.interactive.params.userSelectedVal = state.question.value.find((v) => v.type === 'text')?.text.content ?? '';
+      await deps.repo.replaceItemValue(lastAi._id, [...lastAi.value, ...result.assistantResponses], [...(lastAi.responseData ?? []), ...result.flowResponses], [...(lastAi.customFeedbacks ?? []), ...customFeedbacks]);
+    }
+    await deps.repo.setChatAfterContinue(state.appId, state.chatId, state.chat?._id, title, result.newVariables, now);
   }
 
   /** workflow/debug: runs the entry nodes only and reports what would run next. */

@@ -32,7 +32,7 @@ export interface AdmittedCompletion {
 }
 
 export async function admitCompletion(
-  chat: Pick<ChatModule, 'access' | 'outLinks' | 'repo'>,
+  chat: Pick<ChatModule, 'access' | 'outLinks' | 'findOwnChat'>,
   credential: AuthContext,
   input: CompletionInput,
   ip: string,
@@ -48,10 +48,9 @@ export async function admitCompletion(
   const link = credential.authType === 'outLink' ? await chat.outLinks.linkOf(credential) : undefined;
   const visitor = link ? await chat.outLinks.startChat(link, linkToken, question) : undefined;
   const auth = visitor ? Object.assign({}, credential, { outLink: { shareId: link!.shareId, outLinkUid: visitor } }) : credential;
-  const existing = input.chatId ? await chat.repo.findChat(app._id, input.chatId) : null;
   // A turn goes into the caller's own chat (a team owner's: any): a team manager's right to
   // delete or rename other members' chats is no right to talk in them.
-  if (input.chatId && !chat.access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${input.chatId} belongs to someone else`);
+  const existing = input.chatId ? await chat.findOwnChat(auth, app._id, input.chatId) : null;
   // The QPM slot comes last: a request refused above takes none.
   if (link) await chat.outLinks.takeChatSlot(link, ip);
   const caller = withCustomUid(callerFromAuth(auth, link?.responseDetail ?? false), input.customUid);

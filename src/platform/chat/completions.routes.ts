@@ -5,12 +5,12 @@ import { answerContent, messagesToChatItems, type RequestMessage } from '../../d
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { errorAnswer } from '../../infra/error-render.js';
 import { Errors } from '../../infra/errors.js';
+import { nanoid } from '../../infra/random-string.js';
 import { definePlatformRoute } from '../define-route.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
 import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
 import { admitCompletion, finishTurn } from './completion-admission.js';
-import { nanoid } from './ids.js';
 import { responseViewOf, shownResponses } from './messages.js';
 import { SseWriter, textChunk, usageChunk } from './sse.js';
 

@@ -1,7 +1,5 @@
 /** core/chat/inputGuide/*: suggestions shown while typing. */
 import type { FastifyInstance } from 'fastify';
-import { Errors } from '../../infra/errors.js';
-import { escapeRegex } from '../../infra/mongo.js';
 import { pageSkipLimit } from '../../infra/zod.js';
 import { definePlatformRoute } from '../define-route.js';
 import {
@@ -14,9 +12,10 @@ import {
   guideUpdateSchema,
 } from './chat.schema.js';
 import type { ChatModule } from './chat-module.js';
+import { createInputGuideService } from './input-guide.service.js';
 
 export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule): void {
-  const guides = chat.repo.guides;
+  const guides = createInputGuideService({ guides: chat.repo.guides, apps: chat.apps });
 
   definePlatformRoute(app, {
     methods: ['GET', 'POST'],
@@ -25,11 +24,7 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
     input: guideCountSchema,
     summary: 'Number of input guide texts of an app',
     tags: ['chat'],
-    handler: async ({ input, auth }) => {
-      if (!input.appId) return { total: 0 };
-      await chat.apps.authorize(auth, input.appId, 'read');
-      return { total: await guides.count(input.appId) };
-    },
+    handler: ({ input, auth }) => guides.count(auth, input.appId),
   });
 
   definePlatformRoute(app, {
@@ -39,13 +34,7 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
     input: guideListSchema,
     summary: 'Input guide texts of an app, newest first',
     tags: ['chat'],
-    handler: async ({ input, auth }) => {
-      await chat.apps.authorize(auth, input.appId, 'read');
-      // The reference used the search key unescaped; we escape it.
-      const regex = input.searchKey ? new RegExp(escapeRegex(input.searchKey), 'i') : undefined;
-      const { skip, limit } = pageSkipLimit(input.current, input.pageSize, input.offset);
-      return guides.list(input.appId, regex, skip, limit);
-    },
+    handler: ({ input, auth }) => guides.list(auth, input.appId, input.searchKey, pageSkipLimit(input.current, input.pageSize, input.offset)),
   });
 
   definePlatformRoute(app, {
@@ -55,14 +44,7 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
     input: guideQuerySchema,
     summary: 'Up to 6 input guide texts matching what the user types',
     tags: ['chat'],
-    handler: async ({ input, auth }) => {
-      if (auth.authType === 'outLink' && auth.appId !== input.appId) throw Errors.unAuthApp('This share link belongs to another app');
-      // A member chats in the web client only with apps they may read; a share link or team
-      // space is itself the grant for its app.
-      if (auth.authType === 'token') await chat.apps.authorize(auth, input.appId, 'read');
-      else await chat.apps.findInTeam(auth.teamId, input.appId);
-      return guides.query(input.appId, new RegExp(escapeRegex(input.searchKey), 'i'), input.searchKey, 6);
-    },
+    handler: ({ input, auth }) => guides.query(auth, input.appId, input.searchKey),
   });
 
   definePlatformRoute(app, {
@@ -72,12 +54,7 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
     input: guideCreateSchema,
     summary: 'Adds input guide texts; duplicates are skipped',
     tags: ['chat'],
-    handler: async ({ input, auth }) => {
-      await chat.apps.authorize(auth, input.appId, 'write');
-      const insertLength = await guides.insertMany(input.appId, input.textList);
-      await chat.apps.confirmWrite(auth.teamId, input.appId);
-      return { insertLength };
-    },
+    handler: async ({ input, auth }) => ({ insertLength: await guides.create(auth, input.appId, input.textList) }),
   });
 
   definePlatformRoute(app, {
@@ -88,10 +65,7 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
     summary: 'Changes one input guide text',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      await chat.apps.authorize(auth, input.appId, 'write');
-      const result = await guides.update(input.appId, input.dataId, input.text);
-      if (result === 'missing') throw Errors.notFound(`Input guide ${input.dataId} not found in this app`);
-      if (result === 'duplicate') throw Errors.conflict(`The input guide text '${input.text}' already exists`);
+      await guides.update(auth, input.appId, input.dataId, input.text);
       return {};
     },
   });
@@ -104,8 +78,7 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
     summary: 'Deletes input guide texts by id',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      await chat.apps.authorize(auth, input.appId, 'write');
-      await guides.deleteMany(input.appId, input.dataIdList);
+      await guides.delete(auth, input.appId, input.dataIdList);
       return {};
     },
   });
@@ -118,8 +91,7 @@ export function registerInputGuideRoutes(app: FastifyInstance, chat: ChatModule)
     summary: 'Deletes every input guide text of an app',
     tags: ['chat'],
     handler: async ({ input, auth }) => {
-      await chat.apps.authorize(auth, input.appId, 'write');
-      await guides.deleteAll(input.appId);
+      await guides.deleteAll(auth, input.appId);
       return {};
     },
   });

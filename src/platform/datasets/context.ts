@@ -60,7 +60,7 @@ export function createDatasetsContext(app: FastifyInstance) {
     /** Stamps of deleted datasets and collections are removed with them (cascade.ts). */
     stamps: unleased,
   };
-  const permissions = createDatasetPermissions(db, { memberProfiles: app.identity.teams.memberProfiles, onChange: listChanged });
+  const permissions = createDatasetPermissions(db, { memberProfiles: app.identity.memberProfiles, onChange: listChanged });
   /** The team's datasets and permission rows, per process: the dataset lists and dataset authorisation. */
   const datasetList = createDatasetListReadModel({
     stamps,

@@ -1,5 +1,5 @@
 import { Errors } from '../../infra/errors.js';
-import { ALPHANUMERIC, LOWERCASE, randomBelow, randomString } from '../../infra/random-string.js';
+import { nanoid, randomBelow } from '../../infra/random-string.js';
 import type { AuthContext } from '../auth/types.js';
 import { type ApiKeyRecord, type ApiKeysRepo, digestApiKey } from './api-keys.repo.js';
 import { teamPermissionAllows } from './team-permission.js';
@@ -10,7 +10,7 @@ export const MAX_KEYS_PER_SCOPE = 10;
 /** `<prefix>-` + a letter + 51..64 alphanumerics (the reference's shape), from a CSPRNG. */
 export function generateApiKey(prefix = 'fastgpt'): string {
   const length = 51 + randomBelow(14);
-  return `${prefix}-${randomString(LOWERCASE, 1)}${randomString(ALPHANUMERIC, length)}`;
+  return `${prefix}-${nanoid(1 + length)}`;
 }
 
 /** The list shape of the reference, with the key masked (we never have it in full again). */

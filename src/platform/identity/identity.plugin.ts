@@ -24,7 +24,7 @@ export interface IdentityClock {
 export interface IdentityServices {
   /**
    * The module's repositories, for its own routes, tests and the CLI; other modules use the
-   * methods below (still read elsewhere: `teams` by the datasets' permissions, `usage` by chat turns).
+   * methods below (still read elsewhere: `usage` by chat turns).
    */
   users: UsersRepo;
   teams: TeamsRepo;

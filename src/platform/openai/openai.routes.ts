@@ -6,8 +6,8 @@ import { estimateTokens } from '../../domain/workflow/prompts.js';
 import { Errors } from '../../infra/errors.js';
 import { zObjectId } from '../../infra/zod.js';
 import type { ChatServices } from '../chat/chat-module.js';
-import { readMultipart } from '../datasets/files/multipart.js';
-import { authenticateCaller, definePlatformRoute, parseWith } from '../define-route.js';
+import { jsonField, readMultipart } from '../datasets/files/multipart.js';
+import { authenticateCaller, definePlatformRoute, enveloped, parseWith } from '../define-route.js';
 import { EMBEDDING_DIMENSIONS, float32Base64, type OpenAiService } from './openai.service.js';
 
 /** OpenAI's own cap on the inputs of one embeddings request. */
@@ -164,15 +164,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: Pick<ChatServic
       tags: ['openai'],
       handler: async ({ request, reply }) => {
         const { file, fields } = await readMultipart(request, TRANSCRIPTION_MAX_BYTES, TRANSCRIPTION_MAX_FIELDS);
-        let data: unknown = {};
-        if (fields.data !== undefined) {
-          try {
-            data = JSON.parse(fields.data);
-          } catch {
-            throw Errors.missingParams("Field 'data' must be a JSON string");
-          }
-        }
-        const meta = parseWith(transcriptionData, data);
+        const meta = parseWith(transcriptionData, jsonField(fields, 'data'));
         const { response_format: format } = parseWith(transcriptionFormat, { response_format: fields.response_format });
         // The chat-cert credentials ride in the `data` field; they are checked as every chat-cert route checks them.
         request.body = meta;
@@ -182,7 +174,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: Pick<ChatServic
         const text = await service.transcribeFor(auth, file, meta.duration);
         if (format === 'text') return reply.header('content-type', 'text/plain; charset=utf-8').send(text);
         // `text` beside the envelope's `data` (which FastGPT's web client reads): where OpenAI's SDKs look.
-        return reply.send({ code: 200, statusText: '', message: '', data: text, text });
+        return reply.send(Object.assign(enveloped(text), { text }));
       },
     });
   });

@@ -4,6 +4,7 @@
  */
 import { UserRegexTooCostlyError } from '../../../domain/user-regex.js';
 import { WorkflowError } from '../../../domain/workflow/workflow-error.js';
+import { zonedDateTime } from '../../../domain/zoned-time.js';
 import { Errors } from '../../../infra/errors.js';
 import { type SafeFetchOptions, safeFetch } from '../../../infra/outbound-fetch.js';
 import { evaluateMathExpression, MathExpressionError } from './math-expression.js';
@@ -95,14 +96,10 @@ export const SYSTEM_PLUGINS: SystemPlugin[] = [
     outputs: [field('time', 'string', 'Current time as YYYY-MM-DD HH:mm:ss')],
     async run(inputs, context) {
       const timeZone = typeof inputs.timezone === 'string' && inputs.timezone ? inputs.timezone : 'UTC';
-      let parts: Intl.DateTimeFormatPart[];
-      try {
-        parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).formatToParts((context.now ?? (() => new Date()))());
-      } catch {
-        throw Errors.missingParams(`Invalid field 'timezone': unknown time zone ${timeZone}`);
-      }
-      const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
-      return { time: `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')}` };
+      // A zone the caller names and this runtime does not know is the caller's mistake: refused, not read as UTC.
+      const zoned = zonedDateTime((context.now ?? (() => new Date()))(), timeZone);
+      if (!zoned) throw Errors.missingParams(`Invalid field 'timezone': unknown time zone ${timeZone}`);
+      return { time: zoned.dateTime };
     },
   },
   {

@@ -1,6 +1,6 @@
 import { type DispatchOptions, dispatchWorkflow } from '../../../domain/workflow/dispatch.js';
 import type { NodeRunContext } from '../../../domain/workflow/types.js';
-import { nanoid } from '../ids.js';
+import { nanoid } from '../../../infra/random-string.js';
 
 /** What a nested run (an app or plugin node, a tool call) sets itself; the rest is its parent's. */
 export type NestedRun = Pick<DispatchOptions, 'nodes' | 'edges' | 'variables' | 'histories' | 'query' | 'runners'> & Partial<Pick<DispatchOptions, 'emit'>>;

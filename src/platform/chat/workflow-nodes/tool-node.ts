@@ -15,7 +15,7 @@ import { historyPreview, historyToMessages, type PromptMessage, responseTokenLim
 import { type ChatValue, type NodeRunner, type NodeUsage, type RuntimeNode, SELECTED_TOOLS_HANDLE, type ToolValue } from '../../../domain/workflow/types.js';
 import { deepClone } from '../../../infra/deep-clone.js';
 import { chatRequestBody, completeChatOrCut, estimatePromptTokens, type LlmMessage } from '../../../infra/llm-stream.js';
-import { nanoid } from '../ids.js';
+import { nanoid } from '../../../infra/random-string.js';
 import { dispatchNested } from './nested-run.js';
 import { modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
 import { streamToolRound, type ToolRoundHandlers } from './tool-stream.js';

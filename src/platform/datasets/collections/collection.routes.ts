@@ -4,7 +4,7 @@ import { pageSkipLimit } from '../../../infra/zod.js';
 import { definePlatformRoute, parseWith } from '../../define-route.js';
 import type { DatasetsContext } from '../context.js';
 import type { FileService } from '../files/file.service.js';
-import { readMultipart } from '../files/multipart.js';
+import { jsonField, readMultipart } from '../files/multipart.js';
 import { checkUploadMetadata } from '../files/upload-metadata.js';
 import { createCollectionImportService } from './collection-import.service.js';
 import {
@@ -48,12 +48,7 @@ export function registerCollectionRoutes(app: FastifyInstance, ctx: DatasetsCont
     handler: async ({ auth, request }) => {
       const { file, fields } = await readMultipart(request, ctx.config.UPLOAD_LIMIT_BYTES);
       if (!file) throw Errors.missingParams("Missing multipart field 'file'");
-      let data: unknown = {};
-      try {
-        data = JSON.parse(fields.data ?? '{}');
-      } catch {
-        throw Errors.missingParams("Invalid field 'data': must be a JSON object");
-      }
+      const data = jsonField(fields, 'data');
       // A collection reads its source from the dataset bucket: the only one named here.
       if (fields.bucketName !== undefined && fields.bucketName !== 'dataset') throw Errors.missingParams("Invalid field 'bucketName': a collection's file goes to the 'dataset' bucket");
       const { fileMetadata, collectionMetadata, ...input } = parseWith(localFileDataSchema, data);

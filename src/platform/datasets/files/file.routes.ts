@@ -10,7 +10,7 @@ import { zChunkSize } from '../collections/collection.schema.js';
 import type { DatasetsContext } from '../context.js';
 import { BUCKET_NAMES } from './file.repo.js';
 import type { FileService } from './file.service.js';
-import { readMultipart } from './multipart.js';
+import { jsonField, readMultipart } from './multipart.js';
 import { checkUploadMetadata } from './upload-metadata.js';
 
 const tags = ['Files'];
@@ -66,13 +66,9 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
       const bucket = z.enum(BUCKET_NAMES).safeParse(fields.bucketName);
       if (!bucket.success) throw Errors.missingParams(`Invalid field 'bucketName': must be one of ${BUCKET_NAMES.join(', ')}`);
       if (!file) throw Errors.missingParams("Missing multipart field 'file'");
-      let parsed: unknown = {};
-      try {
-        parsed = fields.metadata ? JSON.parse(fields.metadata) : {};
-      } catch {
-        throw Errors.missingParams("Invalid field 'metadata': must be a JSON object");
-      }
-      return service.store(auth, bucket.data, file, checkUploadMetadata(parsed));
+      // An empty metadata field counts as none here (an empty JSON field elsewhere is refused).
+      const metadata = fields.metadata ? jsonField(fields, 'metadata') : {};
+      return service.store(auth, bucket.data, file, checkUploadMetadata(metadata));
     },
   });
 

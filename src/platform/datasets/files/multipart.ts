@@ -73,3 +73,17 @@ export async function readMultipart(
   }
   return { file, fields };
 }
+
+/**
+ * A form field holding JSON (`data`, `metadata`): an absent field is `{}`. Whether the value is
+ * the right shape is for the caller's schema; only text that is not JSON is refused here.
+ */
+export function jsonField(fields: Record<string, string>, name: string): unknown {
+  const text = fields[name];
+  if (text === undefined) return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw Errors.missingParams(`Invalid field '${name}': must be a JSON object`);
+  }
+}

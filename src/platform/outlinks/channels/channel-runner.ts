@@ -1,10 +1,10 @@
 /** Runs the link's app on one incoming channel message (channel-jobs.ts sends the answer back through the channel). */
 import { valuesText } from '../../../domain/workflow/chat-values.js';
 import { Errors, isAppError } from '../../../infra/errors.js';
+import { nanoid } from '../../../infra/random-string.js';
 import type { ChatSource } from '../../chat/chat.repo.js';
 import { callerFromAuth } from '../../chat/chat-caller.js';
 import type { ChatServices } from '../../chat/chat-module.js';
-import { nanoid } from '../../chat/ids.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
 
 /**
