@@ -21,7 +21,7 @@ import { keepRawJsonBodies, parseFeishuEvent } from './channel-feishu.js';
 import { createChannelJobs } from './channel-jobs.js';
 import { channelDrainBudgetMs, createChannelTurns } from './channel-turns.js';
 import { parseWechatCallback } from './channel-wechat.js';
-import { parseWecomCallback } from './channel-wecom.js';
+import { type ChannelCallback, parseWecomCallback } from './channel-wecom.js';
 
 const tokenParam = z.object({ token: z.string().min(1).max(100) });
 
@@ -32,7 +32,10 @@ async function channelLink(chat: ChatServices, token: string, type: OutLinkType)
 }
 
 /** One receiver at both of its paths: `/support/outLink/{name}/:token`. */
-function defineChannelRoute(app: FastifyInstance, names: [string, string], options: Omit<PlatformRouteOptions<undefined, [], unknown>, 'url' | 'methods' | 'auth' | 'raw'>): void {
+type ChannelRouteOptions = Omit<PlatformRouteOptions<undefined, [], unknown>, 'url' | 'methods' | 'auth' | 'raw'>;
+type ChannelHandler = ChannelRouteOptions['handler'];
+
+function defineChannelRoute(app: FastifyInstance, names: [string, string], options: ChannelRouteOptions): void {
   for (const name of names) {
     // GET is the consoles' URL verification (echostr), POST carries the events.
     definePlatformRoute(app, { ...options, methods: ['GET', 'POST'], url: `/support/outLink/${name}/:token`, auth: [], raw: true });
@@ -111,34 +114,27 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatServices, 
   app.register(async (scope) => {
     scope.addContentTypeParser(['text/xml', 'application/xml'], { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
+    /** WeCom and WeChat callbacks: the echostr check on GET, a message on POST, acknowledged with `ack`. */
+    const xmlChannel = (type: OutLinkType, parse: (request: FastifyRequest, link: OutLinkDoc, nowMs: number) => ChannelCallback, ack: string): ChannelHandler => async ({ request, reply }) => {
+      const link = await linkOf(request, type);
+      const callback = parse(request, link, now());
+      if (request.method === 'GET') return reply.type('text/plain').send(callback.echo());
+      assertOpen();
+      const delivery = callback.message();
+      if (delivery) await jobs.deliver(link, delivery);
+      return reply.type('text/plain').send(ack);
+    };
     // ---- imB: WeCom (always encrypted) ----
     defineChannelRoute(scope, ['imB', 'wecom'], {
       summary: 'WeCom callback of a channel link (echostr verification and encrypted text messages)',
       tags: ['outLink'],
-      handler: async ({ request, reply }) => {
-        const link = await linkOf(request, 'wecom');
-        const callback = parseWecomCallback(request, link, now());
-        if (request.method === 'GET') return reply.type('text/plain').send(callback.echo());
-        assertOpen();
-        const delivery = callback.message();
-        if (delivery) await jobs.deliver(link, delivery);
-        return reply.type('text/plain').send('');
-      },
+      handler: xmlChannel('wecom', parseWecomCallback, ''),
     });
-
     // ---- imC: WeChat official account (plaintext mode) ----
     defineChannelRoute(scope, ['imC', 'offiaccount'], {
       summary: 'WeChat official account callback of a channel link (signature check, echostr, text messages)',
       tags: ['outLink'],
-      handler: async ({ request, reply }) => {
-        const link = await linkOf(request, 'official_account');
-        const callback = parseWechatCallback(request, link, now());
-        if (request.method === 'GET') return reply.type('text/plain').send(callback.echo());
-        assertOpen();
-        const delivery = callback.message();
-        if (delivery) await jobs.deliver(link, delivery);
-        return reply.type('text/plain').send('success');
-      },
+      handler: xmlChannel('official_account', parseWechatCallback, 'success'),
     });
   });
 }
