@@ -59,38 +59,31 @@ describe("a client's malformed body stays a 400", () => {
     expect(res.json()).toMatchObject({ statusText: 'missingParams', message: expect.stringMatching(/^Invalid request body: /) });
   });
 
-  it('a multipart field sent as JSON that is not JSON', async () => {
+  /** An upload whose `metadata` part is `{"a":`, sent with the part's own headers `partHeaders`. */
+  const uploadWithBrokenMetadata = (partHeaders: string) => {
     const boundary = '----syntaxerrors';
     const payload = [
       `--${boundary}\r\nContent-Disposition: form-data; name="bucketName"\r\n\r\nchat\r\n`,
-      `--${boundary}\r\nContent-Disposition: form-data; name="metadata"\r\nContent-Type: application/json\r\n\r\n{"a":\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="metadata"${partHeaders}\r\n\r\n{"a":\r\n`,
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n`,
       `--${boundary}--\r\n`,
     ].join('');
-    const res = await t.app.inject({
+    return t.app.inject({
       method: 'POST',
       url: '/api/common/file/upload',
       headers: { ...authHeaders(token), 'content-type': `multipart/form-data; boundary=${boundary}` },
       payload,
     });
+  };
+
+  it('a multipart field sent as JSON that is not JSON', async () => {
+    const res = await uploadWithBrokenMetadata('\r\nContent-Type: application/json');
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json()).toMatchObject({ statusText: 'missingParams', message: expect.stringMatching(/^Invalid request body: /) });
   });
 
   it('a multipart field of JSON text that is not JSON (read by the route)', async () => {
-    const boundary = '----syntaxerrors2';
-    const payload = [
-      `--${boundary}\r\nContent-Disposition: form-data; name="bucketName"\r\n\r\nchat\r\n`,
-      `--${boundary}\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n{"a":\r\n`,
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n`,
-      `--${boundary}--\r\n`,
-    ].join('');
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/common/file/upload',
-      headers: { ...authHeaders(token), 'content-type': `multipart/form-data; boundary=${boundary}` },
-      payload,
-    });
+    const res = await uploadWithBrokenMetadata('');
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json()).toMatchObject({ statusText: 'missingParams', message: "Invalid field 'metadata': must be a JSON object" });
   });
