@@ -58,7 +58,7 @@ export default fp(
 
     app.startup.add('indexes: cluster', async () => {
       await app.mongo.ensureIndexes(CLUSTER_INDEXES);
-      await app.mongo.dropRetiredIndexes({ retired: RETIRED_CLUSTER_INDEXES, current: CLUSTER_INDEXES });
+      await app.mongo.dropRetiredIndexes(RETIRED_CLUSTER_INDEXES);
     });
     app.startup.add('cluster: default admin account', async () => {
       if (await services.ensureDefaultAdmin()) app.log.warn({ username: 'admin' }, 'created the default cluster account; change its password');

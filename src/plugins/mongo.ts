@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { backoffDelay } from '../infra/backoff.js';
 import { describeError } from '../infra/database-errors.js';
-import { createMongo, dropRetiredIndexes, ensureIndexes, type IndexDeclaration, type Mongo, type RetiredIndexes } from '../infra/mongo.js';
+import { createMongo, dropRetiredIndexes, ensureIndexes, type IndexDeclaration, type Mongo } from '../infra/mongo.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,10 +13,10 @@ declare module 'fastify' {
       ensureIndexes(declarations: readonly IndexDeclaration[]): Promise<void>;
       /**
        * Drops indexes earlier versions created (infra/mongo.ts `dropRetiredIndexes`): call it in a
-       * module's index task right after its `ensureIndexes`. Besides `current`, whatever this
-       * process built so far is never dropped. Answers the names dropped.
+       * module's index task right after its `ensureIndexes`. Whatever this process built so far is
+       * never dropped. Answers the names dropped.
        */
-      dropRetiredIndexes(declarations: RetiredIndexes): Promise<string[]>;
+      dropRetiredIndexes(retired: readonly IndexDeclaration[]): Promise<string[]>;
     };
   }
 }
@@ -60,17 +60,17 @@ export default fp<MongoPluginOptions>(
       builder = undefined;
       await open?.client.close();
     };
+    const builderDb = () => {
+      builder ??= createMongo(options.uri, { socketTimeoutMS: 0 });
+      return builder.db;
+    };
     const built: IndexDeclaration[] = [];
     const buildIndexes = async (declarations: readonly IndexDeclaration[]) => {
-      builder ??= createMongo(options.uri, { socketTimeoutMS: 0 });
       built.push(...declarations);
-      await ensureIndexes(builder.db, declarations);
+      await ensureIndexes(builderDb(), declarations);
     };
     // Through the same client: a drop may wait behind another replica's build on the collection.
-    const dropRetired = async (declarations: RetiredIndexes) => {
-      builder ??= createMongo(options.uri, { socketTimeoutMS: 0 });
-      return dropRetiredIndexes(builder.db, { retired: declarations.retired, current: [...declarations.current, ...built] }, app.log);
-    };
+    const dropRetired = (retired: readonly IndexDeclaration[]) => dropRetiredIndexes(builderDb(), { retired, current: built }, app.log);
     app.decorate('mongo', { client, db, ensureIndexes: buildIndexes, dropRetiredIndexes: dropRetired });
     app.addHook('onReady', closeBuilder);
     app.addHook('onClose', async () => {

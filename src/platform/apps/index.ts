@@ -73,9 +73,9 @@ export const appsServices = fp(
   async function appsServices(app: FastifyInstance): Promise<void> {
     const db = app.mongo.db;
     app.startup.add('indexes: apps', async () => {
-      const indexes = [...APP_INDEXES, ...APP_VERSION_INDEXES, ...APP_INSERT_INDEXES, ...RESOURCE_PERMISSION_INDEXES];
-      await app.mongo.ensureIndexes(indexes);
-      await app.mongo.dropRetiredIndexes({ retired: [...RETIRED_APP_VERSION_INDEXES, ...RETIRED_TREE_CHANGE_INDEXES], current: indexes });
+      await app.mongo.ensureIndexes([...APP_INDEXES, ...APP_VERSION_INDEXES, ...APP_INSERT_INDEXES, ...RESOURCE_PERMISSION_INDEXES]);
+      // The permission rows' retired index is dropped here only (the datasets module builds the same rows' indexes).
+      await app.mongo.dropRetiredIndexes([...RETIRED_APP_VERSION_INDEXES, ...RETIRED_TREE_CHANGE_INDEXES]);
     });
     // Every write that changes a team's list (apps, permission rows) bumps its stamp. A list
     // reads the stamp at most once per lease; a bump waits the lease out, so the next list after

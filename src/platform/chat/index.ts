@@ -56,7 +56,7 @@ export const chatServices = fp(
           throw await unbuildableChatIndexError(app.mongo.db, again);
         }
       }
-      await app.mongo.dropRetiredIndexes({ retired: RETIRED_CHAT_INDEXES, current: indexes });
+      await app.mongo.dropRetiredIndexes(RETIRED_CHAT_INDEXES);
     });
     // In the background: on FerretDB it writes about 400 files a second, and until it is done
     // deletes also find files by their metadata, so nothing waits for it.

@@ -7,7 +7,6 @@ import { describeError } from '../../infra/database-errors.js';
 import type { EmbeddingPurpose } from '../../infra/embeddings.js';
 import type { AuthContext } from '../auth/types.js';
 import { RESOURCE_PERMISSION_INDEXES } from '../permissions/resource-permissions.repo.js';
-import { RETIRED_TREE_CHANGE_INDEXES } from '../permissions/tree-changes.repo.js';
 import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
 import { COLLECTION_INDEXES, RETIRED_COLLECTION_INDEXES } from './collections/collection.repo.js';
 import { registerCollectionRoutes } from './collections/collection.routes.js';
@@ -137,7 +136,7 @@ export const datasetsServices = fp(
     });
 
     api.startup.add('indexes: datasets', async () => {
-      const indexes = [
+      await api.mongo.ensureIndexes([
         ...DATASET_INDEXES,
         ...COLLECTION_INDEXES,
         ...DATA_INDEXES,
@@ -148,9 +147,9 @@ export const datasetsServices = fp(
         ...INDEX_WRITE_LOCK_INDEXES,
         ...FILE_INDEXES,
         ...RESOURCE_PERMISSION_INDEXES,
-      ];
-      await api.mongo.ensureIndexes(indexes);
-      await api.mongo.dropRetiredIndexes({ retired: [...RETIRED_COLLECTION_INDEXES, ...RETIRED_DATA_INDEXES, ...RETIRED_TREE_CHANGE_INDEXES], current: indexes });
+      ]);
+      // The permission changes' retired index is the apps module's to drop.
+      await api.mongo.dropRetiredIndexes([...RETIRED_COLLECTION_INDEXES, ...RETIRED_DATA_INDEXES]);
     });
     // Before the worker's or the sweep's first index write: what a stopped process of the previous version left is still repaired.
     api.startup.add('datasets: index write locks of the previous version', () => upgradeIndexWriteLocks(api.mongo.db));

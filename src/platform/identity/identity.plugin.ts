@@ -123,9 +123,8 @@ export default fp(
     app.decorate('uploadsBeforeAuth', createConcurrencyGate(app.config.UPLOADS_BEFORE_AUTH_MAX));
 
     app.startup.add('indexes: identity', async () => {
-      const indexes = [...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)];
-      await app.mongo.ensureIndexes(indexes);
-      await app.mongo.dropRetiredIndexes({ retired: RETIRED_API_KEY_INDEXES, current: indexes });
+      await app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)]);
+      await app.mongo.dropRetiredIndexes(RETIRED_API_KEY_INDEXES);
     });
     app.startup.add('identity: root user', () => sessions.ensureRoot(app.config.DEFAULT_ROOT_PSW));
     const cleanups: { stop(): void }[] = [];

@@ -42,9 +42,8 @@ export const outlinksServices = fp(
     // What a caller through a link spends counts against the link (chat turns and calls outside them).
     app.identity.credentials.onShareLinkUsage((shareId, points) => outLinks.recordUsage(shareId, points));
     app.startup.add('indexes: share links', async () => {
-      const indexes = [...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES, ...CHANNEL_EVENT_INDEXES];
-      await app.mongo.ensureIndexes(indexes);
-      await app.mongo.dropRetiredIndexes({ retired: RETIRED_OUTLINK_INDEXES, current: indexes });
+      await app.mongo.ensureIndexes([...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES, ...CHANNEL_EVENT_INDEXES]);
+      await app.mongo.dropRetiredIndexes(RETIRED_OUTLINK_INDEXES);
     });
     const cleanups: { stop(): void }[] = [];
     app.startup.add('share links: QPM slot and channel message cleanup', async () => {
