@@ -77,7 +77,12 @@ export function createChatAccess(deps: {
     assertKeyMayUseApp(auth, appId);
     if (auth.authType !== 'outLink') await deps.apps.findInTeam(auth.teamId, appId);
     if (!chatId) return null;
-    const chat = await deps.repo.findChat(appId, chatId);
+    return findOwnChat(auth, appId, chatId, {}, required);
+  }
+
+  /** The chat of that id (null when there is none yet), if it is the caller's; else 403 `unAuthChat`. */
+  async function findOwnChat(auth: AuthContext, appId: string, chatId: string, within: { shareId?: string; teamId?: string } = {}, required: 'read' | 'write' = 'read'): Promise<ChatDoc | null> {
+    const chat = await deps.repo.findChat(appId, chatId, within);
     if (!mayUseChat(auth, chat, required)) throw Errors.unAuthChat(`Chat ${chatId} belongs to someone else`);
     return chat;
   }
@@ -202,7 +207,7 @@ export function createChatAccess(deps: {
     };
   }
 
-  return { appForChat, mayUseChat, authChatCrud, authChatOrAppManager, assertCallerGraph, assertSavedGraph, supplierGuard, storedGraphGuard };
+  return { appForChat, mayUseChat, authChatCrud, findOwnChat, authChatOrAppManager, assertCallerGraph, assertSavedGraph, supplierGuard, storedGraphGuard };
 }
 
 export type ChatAccess = ReturnType<typeof createChatAccess>;

@@ -1,7 +1,6 @@
 /** Wires the chat area's repositories and services from the app's shared capabilities. */
 import type { FastifyInstance } from 'fastify';
 import { OWN_FILE_READ_PATH, OWN_PLUGIN_PATH, ownServicePath } from '../../domain/workflow/own-service-url.js';
-import { Errors } from '../../infra/errors.js';
 import { joinUrl } from '../../infra/join-url.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import type { SelfCallScope } from '../../infra/self-call-token.js';
@@ -136,12 +135,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     supplierGuard: access.supplierGuard,
     storedGraphGuard: access.storedGraphGuard,
   });
-  const findOwnChat: ChatServices['findOwnChat'] = async (auth, appId, chatId, within = {}) => {
-    const existing = await repo.findChat(appId, chatId, within);
-    if (!access.mayUseChat(auth, existing, 'read')) throw Errors.unAuthChat(`Chat ${chatId} belongs to someone else`);
-    return existing;
-  };
   const feedback = createCustomFeedbacks({ repo, running: run.runningFeedbacks, onFailure: (error) => app.log.warn({ err: error }, 'custom feedback not saved') });
   const logs = createChatLogsService(createChatLogsRepo(db), now);
-  return { repo, files, logs, apps, access, run, outLinks, models, datasets, memberContext, outbound, now, feedback, findOwnChat };
+  return { repo, files, logs, apps, access, run, outLinks, models, datasets, memberContext, outbound, now, feedback, findOwnChat: (auth, appId, chatId, within) => access.findOwnChat(auth, appId, chatId, within) };
 }
