@@ -22,6 +22,8 @@ export interface HangupRig {
   /** Held provider calls: started, and those whose connection the service closed. */
   holds: { started: number; closed: number };
   serverSockets: Socket[];
+  /** Closes the service (its held connections first) and the fake provider. */
+  close(): Promise<void>;
 }
 
 export async function startHangupRig(): Promise<HangupRig> {
@@ -64,7 +66,12 @@ export async function startHangupRig(): Promise<HangupRig> {
   const serverSockets: Socket[] = [];
   t.app.server.on('connection', (socket: Socket) => serverSockets.push(socket));
   await t.app.listen({ port: 0, host: '127.0.0.1' });
-  return { t, fake, port: (t.app.server.address() as AddressInfo).port, holds, serverSockets };
+  const close = async () => {
+    for (const socket of serverSockets) socket.destroy();
+    await t.close();
+    await fake.close();
+  };
+  return { t, fake, port: (t.app.server.address() as AddressInfo).port, holds, serverSockets, close };
 }
 
 /** Polls `probe` until it gives a value; undefined after `ms` (the test then fails on it). */

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/domain/token-count.js';
-import { estimateTokens } from '../../src/domain/workflow/prompts.js';
 import { estimatePromptTokens } from '../../src/infra/llm-stream.js';
 
 describe('countTokens (approximation of cl100k)', () => {
@@ -36,10 +35,6 @@ describe('countTokens (approximation of cl100k)', () => {
 });
 
 describe('one estimate for the whole service', () => {
-  it("is the workflow's estimateTokens too (chat nodes, quotes, the openai module)", () => {
-    expect(estimateTokens).toBe(countTokens);
-  });
-
   it("counts a prompt's texts and tool calls, not the JSON around them, whichever node sent it", () => {
     const messages = [
       { role: 'system' as const, content: 'Be brief.' },

@@ -5,8 +5,6 @@ import { valuesText } from './chat-values.js';
 import { substitute } from './interpolate.js';
 import type { ChatItem, ChatValue } from './types.js';
 
-/** countTokens under the name the openai module imports: the service has one token estimate (token-count.ts). */
-export { countTokens as estimateTokens } from '../token-count.js';
 
 export interface PromptMessage {
   role: 'system' | 'user' | 'assistant';

@@ -2,7 +2,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { estimateTokens } from '../../domain/workflow/prompts.js';
+import { countTokens } from '../../domain/token-count.js';
 import { Errors } from '../../infra/errors.js';
 import { zObjectId } from '../../infra/zod.js';
 import type { ChatServices } from '../chat/chat-module.js';
@@ -128,7 +128,7 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: Pick<ChatServic
     tags: ['openai'],
     handler: async ({ input }) => {
       const started = performance.now();
-      const tokens = input.messages.reduce((sum, m) => sum + 3 + estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')), 0);
+      const tokens = input.messages.reduce((sum, m) => sum + 3 + countTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')), 0);
       // No process memory figures: they help an attacker more than an operator.
       return { tokens, time: Math.round(performance.now() - started) };
     },

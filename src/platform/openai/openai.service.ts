@@ -1,7 +1,8 @@
 /** Embeddings, transcription, suggested questions and text-to-speech against the configured providers, and their billing. */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { estimateTokens, parseQuestionList } from '../../domain/workflow/prompts.js';
+import { countTokens } from '../../domain/token-count.js';
+import { parseQuestionList } from '../../domain/workflow/prompts.js';
 import { type EmbeddingPurpose, isLocalLexicalModel } from '../../infra/embeddings.js';
 import { Errors } from '../../infra/errors.js';
 import { chatRequestBody, completeChat, estimatePromptTokens, type LlmMessage } from '../../infra/llm-stream.js';
@@ -88,7 +89,7 @@ export function createOpenAiService(app: FastifyInstance, chat: Pick<ChatService
         if (dimensions === undefined || dimensions >= sized.length) return sized;
         return isLocalLexicalModel(vectorModel) ? foldEmbedding(sized, dimensions) : shortenEmbedding(sized, dimensions);
       }),
-      tokens: tokens || inputs.reduce((sum, input) => sum + estimateTokens(input), 0),
+      tokens: tokens || inputs.reduce((sum, input) => sum + countTokens(input), 0),
       model: vectorModel,
     };
   }
@@ -124,7 +125,7 @@ export function createOpenAiService(app: FastifyInstance, chat: Pick<ChatService
     const result = await completeChat(llm.endpoint, chatRequestBody(llm.model, { messages, temperature: 0.1, maxTokens: 200 })).catch((error: unknown) => {
       throw Errors.badGateway((error as Error).message);
     });
-    const tokens = (result.promptTokens ?? estimatePromptTokens(messages)) + (result.completionTokens ?? estimateTokens(result.content));
+    const tokens = (result.promptTokens ?? estimatePromptTokens(messages)) + (result.completionTokens ?? countTokens(result.content));
     return { questions: parseQuestionList(result.content), tokens, model: llm.model };
   }
 
