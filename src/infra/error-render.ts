@@ -17,7 +17,7 @@ export function errorFormatFor(url: string): ErrorFormat {
 }
 
 /** The OpenAI-style part of the platform API: its errors, known route or not, carry OpenAI's `error` object. */
-export function isOpenAiUrl(url: string): boolean {
+function isOpenAiUrl(url: string): boolean {
   return url.startsWith('/api/v1/');
 }
 

@@ -40,7 +40,7 @@ const MIME_FORMATS: Record<string, ExtractedFormat> = {
   [DOCX_MIME]: 'docx',
 };
 
-const startsWith = (buffer: Buffer, bytes: number[], offset = 0) => bytes.every((byte, i) => buffer[offset + i] === byte);
+const startsWith = (buffer: Uint8Array, bytes: readonly number[], offset = 0) => bytes.every((byte, i) => buffer[offset + i] === byte);
 
 function isValidUtf8(buffer: Buffer): boolean {
   try {
@@ -101,7 +101,7 @@ const TEXT_BOMS = [
 
 /** The byte order mark a text file starts with: its encoding and length, or undefined. */
 export function textBomOf(buffer: Uint8Array): { encoding: 'utf-8' | 'utf-16le' | 'utf-16be'; length: number } | undefined {
-  const bom = TEXT_BOMS.find((candidate) => candidate.bytes.every((byte, i) => buffer[i] === byte));
+  const bom = TEXT_BOMS.find((candidate) => startsWith(buffer, candidate.bytes));
   return bom && { encoding: bom.encoding, length: bom.bytes.length };
 }
 

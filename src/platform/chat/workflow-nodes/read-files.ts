@@ -9,14 +9,14 @@ import type { NodeDeps } from './node-deps.js';
 import { textFileHead } from './text-file-head.js';
 
 /** Files one run reads: the first ones (the reference's default `maxFiles`). */
-export const READ_FILES_MAX_FILES = 20;
+const READ_FILES_MAX_FILES = 20;
 /**
  * The node's text, its files together: more than a model's context takes, and what a following
  * node may fill into its texts (interpolate.ts) besides its own.
  */
-export const READ_FILES_MAX_CHARS = 1_000_000;
+const READ_FILES_MAX_CHARS = 1_000_000;
 /** Bytes one run downloads, its files together: two uploads at the default UPLOAD_LIMIT_BYTES. */
-export const READ_FILES_MAX_BYTES = 200 * 1024 * 1024;
+const READ_FILES_MAX_BYTES = 200 * 1024 * 1024;
 /** Text and Markdown files past this size are decoded a slice at a time, only as far as the node keeps. */
 const TEXT_INLINE_MAX_BYTES = 256 * 1024;
 const IMAGE_EXTENSIONS = new Set(['jpg', 'jpeg', 'png', 'gif', 'bmp', 'webp', 'svg', 'ico', 'tif', 'tiff', 'heic', 'avif']);
