@@ -120,6 +120,26 @@ const services = t.app.identity;
     }
   });
 
+  it('keeps letting the owner in from an address they logged in from, while the account is blocked elsewhere', async () => {
+    await createUser(t, { username: 'regular', password: 'regular-pass' });
+    const clock = t.app.identity.clock;
+    const start = Date.now() + 7200_000;
+    clock.now = () => start;
+    const login = (password: string, remoteAddress: string) => call('POST', '/support/user/account/loginByPassword', null, { username: 'regular', password }, { remoteAddress });
+    try {
+      expect((await login('regular-pass', '10.4.0.1')).statusCode).toBe(200);
+      // Someone else fills the account's limit from addresses of their own.
+      for (let i = 0; i < 10; i++) expect((await login(`guess-${i}`, `10.4.1.${i}`)).statusCode).toBe(401);
+      expect((await login('regular-pass', '10.4.2.1')).statusCode).toBe(429);
+      expect((await login('regular-pass', '10.4.0.1')).statusCode).toBe(200);
+      // The known address is still held by its own limit: ten wrong passwords from it, then 429.
+      for (let i = 0; i < 10; i++) expect((await login(`typo-${i}`, '10.4.0.1')).statusCode).toBe(401);
+      expect((await login('regular-pass', '10.4.0.1')).statusCode).toBe(429);
+    } finally {
+      clock.now = () => Date.now();
+    }
+  });
+
   it('blocks an IP after 10 failures across accounts', async () => {
     await createUser(t, { username: 'bystander', password: 'bystander-pass' });
     const clock = t.app.identity.clock;

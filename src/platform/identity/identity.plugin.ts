@@ -9,6 +9,7 @@ import type { AuthContext, PlatformAuthenticator } from '../auth/types.js';
 import { type AccountsService, createAccountsService } from './accounts.service.js';
 import { API_KEY_INDEXES, type ApiKeysRepo, createApiKeysRepo, RETIRED_API_KEY_INDEXES } from './api-keys.repo.js';
 import { createCredentialEpoch } from './credential-epoch.js';
+import { createLoginAddressesRepo, LOGIN_ADDRESS_INDEXES } from './login-addresses.repo.js';
 import { createSessionsRepo, SESSION_INDEXES } from './sessions.repo.js';
 import { createSessionService, type SessionService } from './sessions.service.js';
 import { createTeamsRepo, type MemberProfile, TEAM_INDEXES, type TeamRecord, type TeamsRepo } from './teams.repo.js';
@@ -80,7 +81,8 @@ export default fp(
       now,
       onRefused: () => app.opsMetrics.loginBlocked('platform'),
     });
-    const sessions = createSessionService({ tokenKey: app.config.TOKEN_KEY, now, log: app.log, accounts, users, teams, sessions: sessionsRepo, limiter });
+    const loginAddresses = createLoginAddressesRepo(db);
+    const sessions = createSessionService({ tokenKey: app.config.TOKEN_KEY, now, log: app.log, accounts, users, teams, sessions: sessionsRepo, limiter, loginAddresses });
 
     const platformAuth = createAuthenticator({ tokenKey: app.config.TOKEN_KEY, rootKey: app.config.ROOT_KEY, now, accounts, users, sessions: sessionsRepo, apiKeys, epoch });
     const memberContext = (tmbId: string) => platformAuth.memberContext(tmbId);
@@ -123,7 +125,7 @@ export default fp(
     app.decorate('uploadsBeforeAuth', createConcurrencyGate(app.config.UPLOADS_BEFORE_AUTH_MAX));
 
     app.startup.add('indexes: identity', async () => {
-      await app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS)]);
+      await app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS), ...LOGIN_ADDRESS_INDEXES]);
       await app.mongo.dropRetiredIndexes(RETIRED_API_KEY_INDEXES);
     });
     app.startup.add('identity: root user', () => sessions.ensureRoot(app.config.DEFAULT_ROOT_PSW));
@@ -133,6 +135,7 @@ export default fp(
         startPeriodicTask({ name, intervalMs: SESSION_CLEANUP_MS, task, log: app.log, onFailure: (error) => app.opsMetrics.databaseError(source, error) });
       cleanups.push(periodic('session cleanup', 'session-cleanup', () => sessionsRepo.deleteExpired(new Date(now()))));
       cleanups.push(periodic('login attempt cleanup', 'login-attempt-cleanup', () => limiter.deleteExpired()));
+      cleanups.push(periodic('login address expiry', 'login-address-expiry', () => loginAddresses.deleteExpired(now())));
       cleanups.push(periodic('usage record expiry', 'usage-expiry', () => usage.deleteBefore(new Date(now() - USAGE_RETENTION_MS))));
     });
     app.addHook('onClose', async () => {

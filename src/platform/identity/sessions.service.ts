@@ -4,6 +4,7 @@ import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import { Errors } from '../../infra/errors.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
 import { type AccountsService, type ResolvedMember, ROOT_USERNAME } from './accounts.service.js';
+import type { LoginAddressesRepo } from './login-addresses.repo.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './password.js';
 import { replacePassword } from './password-change.js';
 import { SESSION_TTL_SECONDS, signSessionToken } from './session-token.js';
@@ -22,6 +23,8 @@ export interface SessionServiceDeps {
   sessions: SessionsRepo;
   /** Failed-login counts per account and per IP, shared by every replica. */
   limiter: AttemptLimiter;
+  /** Where each account logged in from lately: those addresses pass the account's limit. */
+  loginAddresses: LoginAddressesRepo;
 }
 
 /** The root team's balance as the reference sets it at every start (9999 × PRICE_SCALE). */
@@ -29,7 +32,7 @@ const ROOT_TEAM_BALANCE = 9999 * 100000;
 
 /** Login, logout, password change and the root bootstrap. */
 export function createSessionService(deps: SessionServiceDeps) {
-  const { accounts, users, teams, sessions, limiter } = deps;
+  const { accounts, users, teams, sessions, limiter, loginAddresses } = deps;
 
   /** Stores a session and signs its token. */
   async function storeSession(resolved: ResolvedMember): Promise<{ sessionId: string; token: string }> {
@@ -76,17 +79,25 @@ export function createSessionService(deps: SessionServiceDeps) {
   /**
    * 10 failures in 10 minutes, per account and per IP, block further attempts (429). Each
    * attempt is reserved before the password is checked, so parallel guesses cannot pass the
-   * limit together; a failed check keeps its reservation, anything else gives it back.
+   * limit together; a failed check keeps its reservation, anything else gives it back. An
+   * address the account logged in from lately is not held by the account's limit (anyone can
+   * fill it), only by its own.
    */
   async function login(input: { username: string; password: string; ip: string }) {
     const accountKey = `user:${input.username}`;
-    const accountSlot = await limiter.reserve(accountKey);
-    if (!accountSlot.ok) throw tooManyFailures(accountSlot.retryAfterSeconds);
     const ipSlot = await limiter.reserve(`ip:${input.ip}`);
-    if (!ipSlot.ok) {
-      await limiter.release(accountSlot.slotId);
-      throw tooManyFailures(ipSlot.retryAfterSeconds);
+    if (!ipSlot.ok) throw tooManyFailures(ipSlot.retryAfterSeconds);
+    const accountSlot = await limiter.reserve(accountKey);
+    if (!accountSlot.ok) {
+      let known = false;
+      try {
+        known = await loginAddresses.isKnown(input.username, input.ip, deps.now());
+      } finally {
+        if (!known) await limiter.release(ipSlot.slotId);
+      }
+      if (!known) throw tooManyFailures(accountSlot.retryAfterSeconds);
     }
+    const heldSlots = accountSlot.ok ? [accountSlot.slotId, ipSlot.slotId] : [ipSlot.slotId];
     let passwordFailed = false;
     try {
       const user = await users.findByUsername(input.username);
@@ -107,9 +118,11 @@ export function createSessionService(deps: SessionServiceDeps) {
         throw Errors.unAuthUser('Invalid username or password');
       }
       await users.setLastLoginTmb(user._id, resolved.member._id);
+      // Only a convenience for later lockouts: the login stands without it.
+      await loginAddresses.remember(input.username, input.ip, deps.now()).catch((error: unknown) => deps.log.warn({ err: error }, 'the login address could not be remembered'));
       return { user: await detailOf(resolved), token };
     } finally {
-      if (!passwordFailed) await Promise.all([limiter.release(accountSlot.slotId), limiter.release(ipSlot.slotId)]);
+      if (!passwordFailed) await Promise.all(heldSlots.map((slotId) => limiter.release(slotId)));
     }
   }
 
