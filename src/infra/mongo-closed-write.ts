@@ -32,7 +32,12 @@ function closedError(connection: DriverConnection): MongoNetworkError {
   return new MongoNetworkError(`connection ${connection.id} to ${connection.address} closed before the command was written`);
 }
 
+let checked = false;
+
 export function installClosedWriteFix(): void {
+  // Every client's creation calls this; the driver's class is looked up and patched only once.
+  if (checked) return;
+  checked = true;
   const require = createRequire(import.meta.url);
   const { Connection } = require('mongodb/lib/cmap/connection.js') as { Connection?: { prototype: DriverConnection & { [INSTALLED]?: true } } };
   const prototype = Connection?.prototype;
