@@ -1,11 +1,12 @@
 /**
  * Start-up repair for the unique chat index `{chatId, appId}` (CHAT_INDEXES): run only when that
- * index cannot be built. Deletes only second documents of a complete key; documents without one
- * are never touched and keep the index from being built, which stops start-up (docs/decisions.md,
- * #indexes).
+ * index cannot be built. Chats without a chat id get one of their own; of chats with a complete
+ * key, only second documents are deleted. What still collides (a chat id that is not a string, an
+ * app id that is not an ObjectId) stops start-up with an error naming those chats
+ * (docs/decisions.md, #indexes).
  */
 import { type Db, ObjectId } from 'mongodb';
-import { deleteEach, isUniqueIndexBuildFailure } from '../../infra/mongo.js';
+import { bulkUpdate, deleteEach, isUniqueIndexBuildFailure } from '../../infra/mongo.js';
 import { CHATS } from './chat.repo.js';
 
 /** A chat as this service writes it: a string chat id and an ObjectId app id. */
@@ -54,6 +55,36 @@ export async function removeDuplicateChats(db: Db): Promise<number> {
   return removed;
 }
 
+/**
+ * The chat id a chat without one is given: its own `_id` as text (an ObjectId's hex), unique as
+ * the `_id` is, so no two such chats collide in the unique index and each stays readable as a
+ * chat under that id. Null for an `_id` of another type (the chat is left as it is).
+ */
+export function ownChatId(id: unknown): string | null {
+  if (id instanceof ObjectId) return id.toHexString();
+  return typeof id === 'string' && id !== '' ? id : null;
+}
+
+/**
+ * Gives every chat without a chat id (missing or null: not written by this service, e.g. imported)
+ * one of its own (`ownChatId`). MongoDB indexes a missing field as null, so two such chats of one
+ * app (or two without app id either) collide in the unique index and stop start-up; FerretDB 1.24
+ * collides explicit nulls only, and refuses the partial index that would leave them out. Each
+ * update names the `_id` and still requires no chat id, so a chat id written meanwhile stays.
+ * Answers how many chats were given one. A full scan.
+ */
+export async function giveChatIdsToChatsWithout(db: Db): Promise<number> {
+  const chats = db.collection<{ _id: unknown; chatId?: unknown }>(CHATS);
+  // `chatId: null` matches a missing field and an explicit null, on MongoDB and FerretDB alike.
+  const unnamed = await chats.find({ chatId: null }, { projection: { _id: 1 } }).toArray();
+  const updates = unnamed.flatMap((doc) => {
+    const chatId = ownChatId(doc._id);
+    return chatId === null ? [] : [{ updateOne: { filter: { _id: doc._id, chatId: null }, update: { $set: { chatId } } } }];
+  });
+  if (updates.length === 0) return 0;
+  return (await bulkUpdate(chats, updates, { ordered: false })).modifiedCount;
+}
+
 /** How many chats lack a string `chatId` or an ObjectId `appId` (never deduplicated). */
 function countUnkeyedChats(db: Db): Promise<number> {
   return db.collection(CHATS).countDocuments({ $nor: [KEYED] });
@@ -61,16 +92,16 @@ function countUnkeyedChats(db: Db): Promise<number> {
 
 /**
  * The error start-up stops with when the unique index still cannot be built after the clean-up:
- * when chats without a complete key exist (on MongoDB two of one app without `chatId` collide, a
- * missing field being indexed as null), one naming them and how to find them; else `error` itself.
+ * when chats without a complete key exist (two of one app with the same chat id of another type,
+ * say), one naming them and how to find them; else `error` itself.
  */
 export async function unbuildableChatIndexError(db: Db, error: unknown): Promise<unknown> {
   if (!isUniqueIndexBuildFailure(error)) return error;
   const unkeyed = await countUnkeyedChats(db).catch(() => 0);
   if (unkeyed === 0) return error;
   return new Error(
-    `${(error as Error).message}; ${unkeyed} chat document(s) have no string chatId or no ObjectId appId (not written by this service; ` +
-      'MongoDB indexes a missing field as null, so two of one app collide in the unique chat index {chatId, appId}) and start-up deletes none of them: ' +
+    `${(error as Error).message}; ${unkeyed} chat document(s) have a chatId that is not a string or an appId that is not an ObjectId (not written by this service; ` +
+      'start-up deletes none of them, and two of them may collide in the unique chat index {chatId, appId}): ' +
       `find them with db.chats.find({$nor: [${JSON.stringify(KEYED)}]}), fix or delete them, then start again`,
     { cause: error },
   );

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { startRetryingTask } from '../../infra/backoff.js';
 import { isUniqueIndexBuildFailure } from '../../infra/mongo.js';
 import { CHAT_INDEXES, RETIRED_CHAT_INDEXES } from './chat.repo.js';
-import { removeDuplicateChats, unbuildableChatIndexError } from './chat-dedupe.repo.js';
+import { giveChatIdsToChatsWithout, removeDuplicateChats, unbuildableChatIndexError } from './chat-dedupe.repo.js';
 import { CHAT_FILE_INDEXES } from './chat-files.repo.js';
 import { type ChatModule, type ChatServices, chatServicesOf, createChatModule } from './chat-module.js';
 import { registerCompletionRoutes } from './completions.routes.js';
@@ -45,14 +45,16 @@ export const chatServices = fp(
       try {
         await app.mongo.ensureIndexes(indexes);
       } catch (error) {
-        // A database written before chat ids were unique may hold two documents of one chat.
+        // A database written before chat ids were unique may hold two documents of one chat, and
+        // one written by other tools chats without a chat id (on MongoDB two of one app collide).
         if (!isUniqueIndexBuildFailure(error)) throw error;
+        const named = await giveChatIdsToChatsWithout(app.mongo.db);
         const removed = await removeDuplicateChats(app.mongo.db);
-        app.log.warn({ removed }, 'chats: removed second documents of one chat id before making chat ids unique');
+        app.log.warn({ named, removed }, 'chats: gave chats without a chat id their own and removed second documents of one chat id before making chat ids unique');
         try {
           await app.mongo.ensureIndexes(indexes);
         } catch (again) {
-          // Chats without a chat id or app id (not written by this service) are left as they are.
+          // Chats with a chat id of another type or without an ObjectId app id are left as they are.
           throw await unbuildableChatIndexError(app.mongo.db, again);
         }
       }
