@@ -1,8 +1,8 @@
 /** An app's chat logs (the app log page): which window is shown when the request names none. */
 import { pageSkipLimit } from '../../infra/zod.js';
 import type { ChatLogsRepo } from './chat-logs.repo.js';
+import { DAY_MS } from './chat-time.js';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 /** Without a start, the logs page shows the week before its end (the reference's default). */
 const DEFAULT_WINDOW_MS = 7 * DAY_MS;
 

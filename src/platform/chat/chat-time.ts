@@ -1,5 +1,8 @@
 import { zonedDateTime } from '../../domain/zoned-time.js';
 
+/** A day in milliseconds (the chat windows: a share link's 30 days of histories, the logs page's default week). */
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** The last second formatted per time zone: every turn formats the time, most in a second already seen. */
 const lastByZone = new Map<string, { second: number; text: string }>();
 

@@ -10,9 +10,8 @@ import type { ChatDoc, ChatItemDoc, ChatQuery } from './chat.repo.js';
 import { assertKeyMayUseApp, managerRightsReachChats } from './chat-access.js';
 import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
+import { DAY_MS } from './chat-time.js';
 import { type ResponseView, responseViewOf, shownResponses } from './messages.js';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 type Responses = Record<string, unknown>[];
 
