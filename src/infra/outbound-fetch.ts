@@ -27,6 +27,8 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
   /** Replaces the address policy (tests use it to allow one loopback address only). */
   isAddressAllowed?: (address: string) => boolean;
+  /** Cuts the request (its connection closed): it rejects with the signal's reason (an AbortError by default). */
+  signal?: AbortSignal;
 }
 
 export interface SafeFetchResponse {
@@ -99,7 +101,10 @@ function requestOnce(url: URL, options: SafeFetchOptions, allowed: (address: str
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host) && !allowed(host)) return Promise.reject(notAllowed(`The address ${host} is not allowed`));
   const client = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
+  const { signal } = options;
+  const abortReason = () => (signal?.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
+  if (signal?.aborted) return Promise.reject(abortReason());
+  return new Promise<SafeFetchResponse>((resolve, reject) => {
     const remaining = deadline - Date.now();
     if (remaining <= 0) return reject(timedOut(`No response from ${url.host} in time`));
     const request = client.request(url, {
@@ -109,6 +114,13 @@ function requestOnce(url: URL, options: SafeFetchOptions, allowed: (address: str
       timeout: remaining,
     });
     const timer = setTimeout(() => request.destroy(timedOut(`No response from ${url.host} within the timeout`)), remaining);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason());
+      request.destroy();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    request.on('close', () => signal?.removeEventListener('abort', onAbort));
     request.on('timeout', () => request.destroy(timedOut(`No response from ${url.host} within the timeout`)));
     request.on('error', (error) => {
       clearTimeout(timer);

@@ -8,8 +8,9 @@ import { startChatApp } from './chat-helpers.js';
 /**
  * A provider that holds its answer open until the caller hangs up, for the tests of a client
  * that hangs up mid-turn. A node whose system prompt is `HOLD` (or a tools round after a tool
- * answered) gets PARTIAL streamed, then nothing; `HOLD-USAGE` sends a usage chunk after it; a
- * JSON call (stream false) gets nothing at all. `BREAK` streams PARTIAL and then breaks off (the
+ * answered, or a call whose user message holds `[HOLD]`: a classifier's background, an
+ * extractor's description) gets PARTIAL streamed, then nothing; `HOLD-USAGE` sends a usage chunk
+ * after it; a JSON call (stream false) gets nothing at all. `BREAK` streams PARTIAL and then breaks off (the
  * provider's failure, not a hang-up). Other calls answer "Noted." at once.
  */
 export const PARTIAL = 'First half of the answer. ';
@@ -60,7 +61,8 @@ export async function startHangupRig(): Promise<HangupRig> {
         },
       };
     }
-    if (system === 'HOLD' || system === 'HOLD-USAGE' || toolAnswered) return hold(body.stream === true, system === 'HOLD-USAGE');
+    const heldByUser = body.messages.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.includes('[HOLD]'));
+    if (system === 'HOLD' || system === 'HOLD-USAGE' || toolAnswered || heldByUser) return hold(body.stream === true, system === 'HOLD-USAGE');
     return { json: { choices: [{ message: { role: 'assistant', content: 'Noted.' } }], usage: { prompt_tokens: 10, completion_tokens: 5 } } };
   });
   const serverSockets: Socket[] = [];
@@ -148,4 +150,34 @@ export async function rawCompletion(rig: HangupRig, headers: Record<string, stri
       await closed;
     },
   };
+}
+
+/** A route of the fake that holds each request until `release`: whether it was called, and whether the caller closed its connection first. */
+export interface HeldRoute {
+  called: boolean;
+  /** The caller (this service) closed the connection while the route still held the request. */
+  closedByCaller: boolean;
+  release(): void;
+}
+
+export function holdRoute(fake: FakeOpenAi, method: string, path: string, answer: unknown): HeldRoute {
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const held: HeldRoute = { called: false, closedByCaller: false, release: () => release() };
+  fake.route(method, path, () => ({
+    stream: async (res: ServerResponse) => {
+      held.called = true;
+      let answered = false;
+      res.on('close', () => {
+        if (!answered) held.closedByCaller = true;
+      });
+      await released;
+      answered = true;
+      if (!res.destroyed) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(answer));
+      }
+    },
+  }));
+  return held;
 }

@@ -19,6 +19,7 @@ let ownerToken: string;
 let readerToken: string;
 let httpAppId: string;
 let codeAppId: string;
+let readerTmbId: string;
 
 const HEADER_SECRET = 'sk-SUPER-SECRET-123';
 const QUERY_SECRET = 'AIza-QUERY-SECRET-456';
@@ -74,6 +75,31 @@ const codeGraph = chain(
   { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: 'done' }], outputs: [] },
 );
 
+/** Credentials in a raw-text body the user typed: under a credential name (short), and credential-shaped under other names. */
+const SHORT_SECRET = 'Zq7!x';
+const RAW_BEARER = 'rawBearer0042xyz';
+const URL_PASSWORD = 'UrlPass99';
+const RAW_JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJyYXcifQ.c2lnbmF0dXJlLXBhcnQ';
+const RAW_SECRETS = [SHORT_SECRET, RAW_BEARER, URL_PASSWORD, RAW_JWT];
+const rawBody = `{"token": "${SHORT_SECRET}", "note": "Bearer ${RAW_BEARER}", "db": "postgres://svc:${URL_PASSWORD}@db.internal/x", "jwt": "${RAW_JWT}", "question": "{{$start.userChatInput$}}"}`;
+const rawGraph = (url: string) =>
+  chain(
+    {
+      nodeId: 'http',
+      flowNodeType: 'httpRequest468',
+      name: 'Raw call',
+      inputs: [
+        { key: 'system_httpMethod', value: 'POST' },
+        { key: 'system_httpReqUrl', value: url },
+        { key: 'system_httpContentType', value: 'raw-text' },
+        { key: 'system_httpHeader', value: [{ key: 'X-Auth-Pin', value: SHORT_SECRET }] },
+        { key: 'system_httpJsonBody', value: rawBody },
+      ],
+      outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
+    },
+    { nodeId: 'ans', flowNodeType: 'answerNode', name: 'Answer', inputs: [{ key: 'text', value: 'done' }], outputs: [] },
+  );
+
 const completions = (token: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(token), payload });
 
 const nodeOf = (responses: { moduleType: string }[], type: string) => responses.find((r) => r.moduleType === type) as Record<string, unknown> | undefined;
@@ -96,6 +122,7 @@ beforeAll(async () => {
   });
   const owner = await createUser(t, { username: 'secret-owner', password: 'password-s1' });
   const reader = await createUser(t, { username: 'secret-reader', password: 'password-s2', teamId: owner.teamId, role: 'member', permission: 4 });
+  readerTmbId = reader.tmbId;
   ownerToken = await login(t, 'secret-owner', 'password-s1');
   readerToken = await login(t, 'secret-reader', 'password-s2');
   httpAppId = await createPublishedApp(t, ownerToken, 'Vendor bot', httpGraph(`${fake.origin}/vendor`));
@@ -146,6 +173,26 @@ describe("a read-only member's view of an HTTP node's run", () => {
     const frame = sseFrames(res.body).find((f) => f.event === 'flowResponses');
     expect(nodeOf(JSON.parse(frame!.data), 'httpRequest468')?.headers).toMatchObject({ Authorization: '******' });
     expectNoSecret(res.body);
+  });
+});
+
+describe('a raw-text body the user typed', () => {
+  it('shows its credential-named values (however short) and its credential-shaped texts masked, in the body and the echo; the call sends them', async () => {
+    const appId = await createPublishedApp(t, ownerToken, 'Raw bot', rawGraph(`${fake.origin}/vendor`));
+    await ok(t, ownerToken, 'POST', '/core/app/collaborator/update', { appId, tmbIds: [readerTmbId], permission: 4 });
+    const res = await completions(readerToken, { appId, chatId: 'raw1', responseChatItemId: 'rawa1', detail: true, stream: false, messages: [{ role: 'user', content: 'weather' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const sent = seen.at(-1)!;
+    expect(sent.headers['x-auth-pin']).toBe(SHORT_SECRET);
+    expect(sent.raw.toString('utf8')).toBe(rawBody.replace('{{$start.userChatInput$}}', 'weather'));
+
+    const node = nodeOf(res.json().responseData, 'httpRequest468')!;
+    expect(node.body).toBe(`{"token": "******", "note": "Bearer ******", "db": "postgres://******@db.internal/x", "jwt": "******", "question": "weather"}`);
+    expect(node.httpResult).toEqual({ received: { token: '******', note: 'Bearer ******', db: 'postgres://******@db.internal/x', jwt: '******', question: 'weather' } });
+    const text = JSON.stringify(res.json());
+    for (const secret of RAW_SECRETS) expect(text).not.toContain(secret);
+    const item = JSON.stringify(await t.app.mongo.db.collection('chatitems').findOne({ appId: new ObjectId(appId), chatId: 'raw1', dataId: 'rawa1' }));
+    for (const secret of RAW_SECRETS) expect(item).not.toContain(secret);
   });
 });
 

@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/domain/token-count.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
-import { type HangupRig, openCompletion, PARTIAL, rawCompletion, savedTurn, startHangupRig, usageRecords, waitFor } from './chat-hangup-helpers.js';
+import { CUT_MESSAGE } from '../../src/platform/chat/workflow-nodes/call-cut.js';
+import { type HangupRig, holdRoute, openCompletion, PARTIAL, rawCompletion, savedTurn, startHangupRig, usageRecords, waitFor } from './chat-hangup-helpers.js';
 import { createPublishedApp } from './chat-helpers.js';
 
 /**
  * A hang-up inside the nodes that call out: an agent's model rounds and its tool calls, an app
- * run as a node, an HTTP node. What ran is saved and billed, as for a plain model node
- * (chat-turn-hangup.test.ts).
+ * run as a node, an HTTP node's and a readFiles node's calls (cut while the service still holds
+ * them), a classifier's and an extractor's model calls (recorded as cut, not as a result). What
+ * ran is saved and billed, as for a plain model node (chat-turn-hangup.test.ts).
  */
 let rig: HangupRig;
 let token: string;
@@ -124,41 +126,171 @@ describe('a client that hangs up inside another app run as a node', () => {
   });
 });
 
-describe('a client that hangs up during an HTTP node call', () => {
-  it('saves the turn with the HTTP answer, and runs no step after it', async () => {
+describe('a client that hangs up during a call a node makes', () => {
+  it('an HTTP node: the call is cut (its connection closed) and the turn saved and billed while the service still holds it; no step runs after it', async () => {
     const { t, fake } = rig;
-    let release: () => void = () => undefined;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let called = false;
-    fake.route('GET', '/slow', async () => {
-      called = true;
-      await released;
-      return { json: { weather: 'sunny' } };
-    });
-    const http = {
-      nodeId: 'http',
-      flowNodeType: 'httpRequest468',
-      name: 'Lookup',
+    const held = holdRoute(fake, 'GET', '/slow', { weather: 'sunny' });
+    try {
+      const http = {
+        nodeId: 'http',
+        flowNodeType: 'httpRequest468',
+        name: 'Lookup',
+        inputs: [
+          { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+          { key: 'system_httpMethod', value: 'GET' },
+          { key: 'system_httpReqUrl', value: `${fake.origin}/slow` },
+          { key: 'system_httpTimeout', value: 600 },
+        ],
+        outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
+      };
+      const appId = await createPublishedApp(t, token, 'Hang-up HTTP', { nodes: [start, http, chatNode('after', 'After', 'Be brief.')], edges: [edge('start', 'http'), edge('http', 'after')], chatConfig: {} });
+      const before = modelCalls();
+      const turn = await rawCompletion(rig, authHeaders(token), { appId, chatId: 'http-call', stream: true, detail: true, messages: [{ role: 'user', content: 'weather?' }] });
+      expect(await waitFor(() => (held.called ? true : undefined))).toBe(true);
+      await turn.hangUp();
+      // Not released: the service still holds the call, and the turn is over.
+      const saved = await savedTurn(t, appId, 'http-call');
+      expect(saved).toBeDefined();
+      const responses = saved.ai.responseData as { moduleName: string; httpResult?: { error?: Record<string, unknown> } }[];
+      expect(responses.map((r) => r.moduleName)).toEqual(['Start', 'Lookup']);
+      expect(responses[1]?.httpResult?.error).toMatchObject({ message: CUT_MESSAGE, name: 'CanceledError', code: 'ERR_CANCELED', method: 'GET' });
+      expect(await usageRecords(t, appId)).toHaveLength(1);
+      expect(modelCalls()).toBe(before);
+      expect(await waitFor(() => (held.closedByCaller ? true : undefined))).toBe(true);
+    } finally {
+      held.release();
+      fake.unroute('GET', '/slow');
+    }
+  });
+
+  it('a readFiles download: cut the same way, the file recorded as not read', async () => {
+    const { t, fake } = rig;
+    const held = holdRoute(fake, 'GET', '/held/notes.txt', 'never read');
+    try {
+      const read = {
+        nodeId: 'read',
+        flowNodeType: 'readFiles',
+        name: 'Read',
+        inputs: [{ key: 'fileUrlList', value: [`${fake.origin}/held/notes.txt`] }],
+        outputs: [{ id: 'system_text', key: 'system_text', valueType: 'string' }],
+      };
+      const appId = await createPublishedApp(t, token, 'Hang-up read', { nodes: [start, read, chatNode('after', 'After', 'Be brief.')], edges: [edge('start', 'read'), edge('read', 'after')], chatConfig: {} });
+      const turn = await rawCompletion(rig, authHeaders(token), { appId, chatId: 'read-call', stream: true, detail: true, messages: [{ role: 'user', content: 'read it' }] });
+      expect(await waitFor(() => (held.called ? true : undefined))).toBe(true);
+      await turn.hangUp();
+      const saved = await savedTurn(t, appId, 'read-call');
+      expect(saved).toBeDefined();
+      const responses = saved.ai.responseData as { moduleName: string; readFilesResult?: string }[];
+      expect(responses.map((r) => r.moduleName)).toEqual(['Start', 'Read']);
+      expect(responses[1]?.readFilesResult).toContain(`The file could not be read: ${CUT_MESSAGE}`);
+      expect(await waitFor(() => (held.closedByCaller ? true : undefined))).toBe(true);
+    } finally {
+      held.release();
+      fake.unroute('GET', '/held/notes.txt');
+    }
+  });
+});
+
+describe('a client that hangs up while a classifier, an extractor or a query extension asks the model', () => {
+  const answer = (nodeId: string, text: string) => ({ nodeId, flowNodeType: 'answerNode', name: nodeId, inputs: [{ key: 'text', value: text }], outputs: [] });
+
+  it('a classifier records the cut call (billed) and no class; no branch runs', async () => {
+    const { t, holds } = rig;
+    const classify = {
+      nodeId: 'cq',
+      flowNodeType: 'classifyQuestion',
+      name: 'Classify',
       inputs: [
-        { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
-        { key: 'system_httpMethod', value: 'GET' },
-        { key: 'system_httpReqUrl', value: `${fake.origin}/slow` },
+        { key: 'model', value: 'fake-llm' },
+        { key: 'systemPrompt', value: '[HOLD]' },
+        { key: 'history', value: 0 },
+        { key: 'userChatInput', value: ['start', 'userChatInput'] },
+        { key: 'agents', value: [{ key: 'a', value: 'Weather' }, { key: 'b', value: 'Other' }] },
       ],
-      outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
+      outputs: [{ id: 'cqResult', key: 'cqResult', valueType: 'string' }],
     };
-    const appId = await createPublishedApp(t, token, 'Hang-up HTTP', { nodes: [start, http, chatNode('after', 'After', 'Be brief.')], edges: [edge('start', 'http'), edge('http', 'after')], chatConfig: {} });
-    const before = modelCalls();
-    const turn = await rawCompletion(rig, authHeaders(token), { appId, chatId: 'http-call', stream: true, detail: true, messages: [{ role: 'user', content: 'weather?' }] });
-    expect(await waitFor(() => (called ? true : undefined))).toBe(true);
+    const graph = {
+      nodes: [start, classify, answer('weather', 'sunny'), answer('other', 'no idea')],
+      edges: [edge('start', 'cq'), { ...edge('cq', 'weather'), sourceHandle: 'cq-source-a' }, { ...edge('cq', 'other'), sourceHandle: 'cq-source-b' }],
+      chatConfig: {},
+    };
+    const appId = await createPublishedApp(t, token, 'Hang-up classify', graph);
+    const startedBefore = holds.started;
+    const turn = await rawCompletion(rig, authHeaders(token), { appId, chatId: 'cq-call', stream: true, detail: true, messages: [{ role: 'user', content: 'is it raining?' }] });
+    expect(await waitFor(() => (holds.started > startedBefore ? true : undefined))).toBe(true);
     await turn.hangUp();
-    release();
-    const saved = await savedTurn(t, appId, 'http-call');
+    const saved = await savedTurn(t, appId, 'cq-call');
     expect(saved).toBeDefined();
-    const responses = saved.ai.responseData as { moduleName: string; httpResult?: unknown }[];
-    expect(responses.map((r) => r.moduleName)).toEqual(['Start', 'Lookup']);
-    expect(responses[1]?.httpResult).toEqual({ weather: 'sunny' });
+    expect(saved.ai.value).toEqual([]);
+    const responses = saved.ai.responseData as Record<string, unknown>[];
+    expect(responses.map((r) => r.moduleName)).toEqual(['Start', 'Classify']);
+    expect(responses[1]).toMatchObject({ model: 'Fake LLM', error: CUT_MESSAGE });
+    expect(responses[1]).not.toHaveProperty('cqResult');
+    const [record] = await usageRecords(t, appId);
+    const [line] = record!.list as { moduleName: string; tokens: number }[];
+    expect(line!.moduleName).toBe('Classify');
+    expect(line!.tokens).toBeGreaterThanOrEqual(countTokens('is it raining?'));
+  });
+
+  it('a query extension records the cut call (billed) and no rewrite (not the question alone)', async () => {
+    const { t, holds } = rig;
+    const cfr = {
+      nodeId: 'cfr',
+      flowNodeType: 'cfr',
+      name: 'Rewrite',
+      inputs: [
+        { key: 'model', value: 'fake-llm' },
+        { key: 'systemPrompt', value: '[HOLD]' },
+        { key: 'history', value: 0 },
+        { key: 'userChatInput', value: ['start', 'userChatInput'] },
+      ],
+      outputs: [{ id: 'system_text', key: 'system_text', valueType: 'string' }],
+    };
+    const appId = await createPublishedApp(t, token, 'Hang-up rewrite', { nodes: [start, cfr, answer('after', 'done')], edges: [edge('start', 'cfr'), edge('cfr', 'after')], chatConfig: {} });
+    const startedBefore = holds.started;
+    const turn = await rawCompletion(rig, authHeaders(token), { appId, chatId: 'cfr-call', stream: true, detail: true, messages: [{ role: 'user', content: 'cheap flights' }] });
+    expect(await waitFor(() => (holds.started > startedBefore ? true : undefined))).toBe(true);
+    await turn.hangUp();
+    const saved = await savedTurn(t, appId, 'cfr-call');
+    expect(saved).toBeDefined();
+    const responses = saved.ai.responseData as Record<string, unknown>[];
+    expect(responses.map((r) => r.moduleName)).toEqual(['Start', 'Rewrite']);
+    expect(responses[1]).toMatchObject({ query: 'cheap flights', error: CUT_MESSAGE });
+    expect(responses[1]).not.toHaveProperty('textOutput');
     expect(await usageRecords(t, appId)).toHaveLength(1);
-    expect(modelCalls()).toBe(before);
-    fake.unroute('GET', '/slow');
+  });
+
+  it('an extractor records the cut call (billed) and nothing extracted', async () => {
+    const { t, holds } = rig;
+    const extract = {
+      nodeId: 'ex',
+      flowNodeType: 'contentExtract',
+      name: 'Extract',
+      inputs: [
+        { key: 'model', value: 'fake-llm' },
+        { key: 'description', value: '[HOLD]' },
+        { key: 'history', value: 0 },
+        { key: 'content', value: ['start', 'userChatInput'] },
+        { key: 'extractKeys', value: [{ key: 'city', desc: 'The city', required: true, defaultValue: 'Paris' }] },
+      ],
+      outputs: [
+        { id: 'success', key: 'success', valueType: 'boolean' },
+        { id: 'fields', key: 'fields', valueType: 'string' },
+      ],
+    };
+    const appId = await createPublishedApp(t, token, 'Hang-up extract', { nodes: [start, extract, answer('after', 'done')], edges: [edge('start', 'ex'), edge('ex', 'after')], chatConfig: {} });
+    const startedBefore = holds.started;
+    const turn = await rawCompletion(rig, authHeaders(token), { appId, chatId: 'ex-call', stream: true, detail: true, messages: [{ role: 'user', content: 'I live in Rome' }] });
+    expect(await waitFor(() => (holds.started > startedBefore ? true : undefined))).toBe(true);
+    await turn.hangUp();
+    const saved = await savedTurn(t, appId, 'ex-call');
+    expect(saved).toBeDefined();
+    expect(saved.ai.value).toEqual([]);
+    const responses = saved.ai.responseData as Record<string, unknown>[];
+    expect(responses.map((r) => r.moduleName)).toEqual(['Start', 'Extract']);
+    expect(responses[1]).toMatchObject({ model: 'Fake LLM', error: CUT_MESSAGE });
+    expect(responses[1]).not.toHaveProperty('extractResult');
+    const [record] = await usageRecords(t, appId);
+    expect((record!.list as { moduleName: string }[]).map((line) => line.moduleName)).toEqual(['Extract']);
   });
 });

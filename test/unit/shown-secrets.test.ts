@@ -58,3 +58,61 @@ describe('ShownSecrets', () => {
     expect(new ShownSecrets().show(value)).toBe(value);
   });
 });
+
+describe('credential-shaped text', () => {
+  const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
+  const BASIC = Buffer.from('ada:hunter2').toString('base64');
+
+  it('masks Bearer/Basic credentials, sk- keys, JWTs and URL passwords anywhere shown, names nothing', () => {
+    const shown = new ShownSecrets().show({
+      note: 'call with Authorization: Bearer abc123def456 please',
+      basic: `Basic ${BASIC}`,
+      key: 'use sk-proj-AbCdEf0123456789xyz now',
+      jwt: `token=${JWT}`,
+      link: 'https://ada:hunter2@db.example.com/x and postgres://svc:pw@10.0.0.1:5432/db',
+      list: ['ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'AKIAABCDEFGHIJKLMNOP'],
+    });
+    expect(shown).toEqual({
+      note: `call with Authorization: Bearer ${SECRET_MASK} please`,
+      basic: `Basic ${SECRET_MASK}`,
+      key: `use ${SECRET_MASK} now`,
+      jwt: `token=${SECRET_MASK}`,
+      link: `https://${SECRET_MASK}@db.example.com/x and postgres://${SECRET_MASK}@10.0.0.1:5432/db`,
+      list: [SECRET_MASK, SECRET_MASK],
+    });
+  });
+
+  it('leaves prose and ordinary values that only look alike', () => {
+    const value = {
+      prose: 'Basic authentication sends a Bearer token; see the task-based guide and sk-learn.',
+      git: 'clone ssh://git@github.com/org/repo.git or mail ada@example.com',
+      word: 'eyJ is how base64 JSON starts',
+      numbers: 'Bearer 42',
+      limits: 'max_tokens=100&keyword=sea',
+    };
+    expect(new ShownSecrets().show(value)).toBe(value);
+  });
+
+  it('masks credential-named values inside a raw-text body (JSON, form, XML, header lines), however short, and where they show again', () => {
+    const secrets = new ShownSecrets();
+    const raw = '{"password": "pw12", "api_key": "k-0987654321", "user": "ada", "pwd": 4711}\napi_token=tok9&q=sea\n<auth><secret>xml-sec</secret></auth>\nX-Api-Key: zz99';
+    const body = secrets.fields(raw);
+    expect(body).toBe(
+      `{"password": "${SECRET_MASK}", "api_key": "${SECRET_MASK}", "user": "ada", "pwd": "${SECRET_MASK}"}\napi_token=${SECRET_MASK}&q=sea\n<auth><secret>${SECRET_MASK}</secret></auth>\nX-Api-Key: ${SECRET_MASK}`,
+    );
+    // Elsewhere: the long one anywhere, the short ones where they stand whole (not inside words).
+    expect(secrets.show({ echo: 'got k-0987654321 and pw12', copy: 'pw12', quoted: '{"again": "tok9", "word": "tok99"}', pin: '4711' })).toEqual({
+      echo: `got ${SECRET_MASK} and pw12`,
+      copy: SECRET_MASK,
+      quoted: `{"again": "${SECRET_MASK}", "word": "tok99"}`,
+      pin: SECRET_MASK,
+    });
+  });
+
+  it('masks a short credential-named header or field value where it shows whole, not any short header value', () => {
+    const secrets = new ShownSecrets();
+    secrets.headers({ 'X-Api-Key': 'k123', 'X-Debug': 'true' });
+    secrets.fields({ password: 'pass' });
+    expect(secrets.show({ a: 'k123', b: 'true', c: 'form=pass&x=1', d: 'compass k123x' })).toEqual({ a: SECRET_MASK, b: 'true', c: `form=${SECRET_MASK}&x=1`, d: 'compass k123x' });
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dispatchWorkflow, nodeRunStatus, persistedVariables, WorkflowError } from '../../src/domain/workflow/dispatch.js';
+import { dispatchWorkflow, MissingInputError, NodeInputError, nodeRunStatus, persistedVariables, WorkflowError } from '../../src/domain/workflow/dispatch.js';
 import { EdgeIndex } from '../../src/domain/workflow/edge-index.js';
 import { pureRunners } from '../../src/domain/workflow/pure-runners.js';
 import { type NodeRunner, type RuntimeEdge, type RuntimeNode, SELECTED_TOOLS_HANDLE, type StoreNode, type WorkflowEvent } from '../../src/domain/workflow/types.js';
@@ -330,6 +330,47 @@ describe('dispatchWorkflow', () => {
     const failure = await run(nodes, [edge('start', 'odd')], { reads }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(WorkflowError);
     expect((failure as Error).message).toMatch(/^Node 'Reader' \(reads\) cannot use its inputs: /);
+  });
+
+  it('a node refusing its inputs (NodeInputError) is named by the dispatcher, once, whatever runner throws it', async () => {
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('odd', 'refuses', { name: 'Refuser' })];
+    const refuses: NodeRunner = async () => {
+      throw new NodeInputError('the value is not a list');
+    };
+    const failure = await run(nodes, [edge('start', 'odd')], { refuses }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkflowError);
+    expect(failure).not.toBeInstanceOf(NodeInputError);
+    expect((failure as Error).message).toBe("Node 'Refuser' (refuses): the value is not a list");
+    // A missing value names the node after the reference's message, as before.
+    const missing: NodeRunner = async () => {
+      throw new MissingInputError('Input is empty', 'content');
+    };
+    const gap = await run([node('start', 'workflowStart', { isEntry: true }), node('x', 'missing', { name: 'Extractor' })], [edge('start', 'x')], { missing }).catch((error: unknown) => error);
+    expect((gap as Error).message).toBe("Input is empty: node 'Extractor' got no value for 'content'");
+  });
+
+  it('a node input error inside a nested run names the inner node only (the outer dispatcher adds no second name)', async () => {
+    const inner = [node('in', 'refuses', { name: 'Inner', isEntry: true })];
+    const refuses: NodeRunner = async () => {
+      throw new NodeInputError('too long');
+    };
+    const nests: NodeRunner = async () => {
+      await dispatchWorkflow({ nodes: inner, edges: [], variables: {}, histories: [], query: [], runners: { refuses }, mode: 'chat', newId: () => 'n' });
+      return {};
+    };
+    const nodes = [node('start', 'workflowStart', { isEntry: true }), node('outer', 'nests', { name: 'Outer' })];
+    const failure = await run(nodes, [edge('start', 'outer')], { nests }).catch((error: unknown) => error);
+    expect((failure as Error).message).toBe("Node 'Inner' (refuses): too long");
+  });
+
+  it('an ifElse condition too costly to check names the node once, before its branch', async () => {
+    const ifElse = node('branch', 'ifElseNode', {
+      name: 'Branch',
+      inputs: [{ key: 'ifElseList', value: [{ condition: 'AND', list: [{ variable: ['VARIABLE_NODE_ID', 'text'], condition: 'reg', value: '/[^x]{1000}[^ab]/' }] }] }],
+    });
+    const failure = await run([node('start', 'workflowStart', { isEntry: true }), ifElse], [edge('start', 'branch')], {}, { text: 'ab'.repeat(5_000_000) }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkflowError);
+    expect((failure as Error).message).toMatch(/^Node 'Branch' \(ifElseNode\): ifElse branch IF, condition 1 \(reg\): testing /);
   });
 
   it('variableUpdate changes a global variable used later', async () => {

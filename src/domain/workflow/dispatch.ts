@@ -5,7 +5,7 @@
  */
 import { EdgeIndex } from './edge-index.js';
 import { graphSizeProblem } from './graph-limits.js';
-import { buildNodeParams, formatValueType, nodeLookup, TextTooLongError } from './interpolate.js';
+import { buildNodeParams, formatValueType, nodeLookup } from './interpolate.js';
 import { OutputBudget } from './output-budget.js';
 import {
   type ChatItem,
@@ -23,9 +23,9 @@ import {
   type WorkflowEvent,
   type WorkflowInteractive,
 } from './types.js';
-import { WorkflowError } from './workflow-error.js';
+import { MissingInputError, NodeInputError, WorkflowError } from './workflow-error.js';
 
-export { WorkflowError };
+export { MissingInputError, NodeInputError, WorkflowError };
 
 export interface DispatchOptions {
   nodes: RuntimeNode[];
@@ -164,7 +164,8 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
       // A runner that trips over an input of another shape than it reads (a stored value the
       // editor never writes) fails the turn as a workflow it cannot run, naming the node.
       if (error instanceof TypeError) throw new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}) cannot use its inputs: ${error.message}`);
-      if (error instanceof TextTooLongError) throw new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}): ${error.message}`);
+      // A node refusing its inputs is named here, for every runner (a plain WorkflowError: named once).
+      if (error instanceof NodeInputError) throw new WorkflowError(error.forNode(node));
       throw error;
     }
     if (result.responseData) {

@@ -1,7 +1,7 @@
 /** Condition evaluation of the ifElse node. */
 import { compileUserRegex, parseSlashedRegex, type UserRegex, UserRegexBudget, UserRegexTooCostlyError } from '../user-regex.js';
 import { isRecord } from './input-shapes.js';
-import { WorkflowError } from './workflow-error.js';
+import { NodeInputError } from './workflow-error.js';
 
 export interface IfElseCondition {
   variable?: unknown;
@@ -113,8 +113,9 @@ export function branchName(index: number): string {
  * Picks the first branch whose conditions hold; `resolve` turns a variable reference into a value.
  * A branch without conditions holds when joined by AND and not by OR (every / some of nothing).
  * The `reg` conditions of one call share one regex budget (user-regex.ts): a condition it cannot
- * pay for fails the node with a WorkflowError naming the branch and the condition. Conditions
- * are checked until the branch's answer is known (they have no effects, so the answer is the same).
+ * pay for fails the node with a NodeInputError naming the branch and the condition (the
+ * dispatcher names the node). Conditions are checked until the branch's answer is known (they
+ * have no effects, so the answer is the same).
  */
 export function chooseBranch(branches: readonly IfElseBranch[], resolve: (variable: unknown) => unknown): string {
   const budget = new UserRegexBudget();
@@ -127,7 +128,7 @@ export function chooseBranch(branches: readonly IfElseBranch[], resolve: (variab
       try {
         return checkCondition(resolve(item.variable), item.condition as string | undefined, item.value, budget);
       } catch (error) {
-        if (error instanceof UserRegexTooCostlyError) throw new WorkflowError(`ifElse branch ${branchName(index)}, condition ${position + 1} (${String(item.condition)}): ${error.message}`);
+        if (error instanceof UserRegexTooCostlyError) throw new NodeInputError(`ifElse branch ${branchName(index)}, condition ${position + 1} (${String(item.condition)}): ${error.message}`);
         throw error;
       }
     };

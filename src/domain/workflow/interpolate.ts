@@ -4,7 +4,7 @@
  */
 import { isRecord } from './input-shapes.js';
 import { type FlowNodeInput, type RuntimeNode, VARIABLE_NODE_ID } from './types.js';
-import { WorkflowError } from './workflow-error.js';
+import { NodeInputError } from './workflow-error.js';
 
 export type ReferenceTuple = [string, string];
 
@@ -37,8 +37,8 @@ export function isReference(value: unknown): value is ReferenceTuple {
  */
 export const MAX_INTERPOLATED_GROWTH = 1_000_000;
 
-/** Substitution that would add more than MAX_INTERPOLATED_GROWTH characters. */
-export class TextTooLongError extends WorkflowError {
+/** Substitution that would add more than MAX_INTERPOLATED_GROWTH characters (the dispatcher names the node). */
+export class TextTooLongError extends NodeInputError {
   constructor() {
     super(`filling in its variables would add more than ${MAX_INTERPOLATED_GROWTH} characters to its texts`);
   }

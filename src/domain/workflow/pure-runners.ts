@@ -8,7 +8,6 @@ import { chooseBranch, type IfElseBranch } from './if-else.js';
 import { recordsOf } from './input-shapes.js';
 import { dynamicParams, formatValueType, isReference, nodeLookup, replaceEditorVariables, replaceVariables, resolveReference, TextBudget } from './interpolate.js';
 import { type NodeRunner, type UserSelectOption, VARIABLE_NODE_ID } from './types.js';
-import { WorkflowError } from './workflow-error.js';
 import { persistedVariables } from './dispatch.js';
 
 const noop: NodeRunner = async () => ({});
@@ -37,14 +36,8 @@ const ifElseNode: NodeRunner = async ({ params, node, runtimeNodes, nodeById, va
   const branches = normaliseBranches(params.ifElseList, params.condition);
   const nodes = nodeById ?? runtimeNodes;
   const resolve = (variable: unknown) => (isReference(variable) ? resolveReference(variable, nodes, variables) : variable);
-  let result: string;
-  try {
-    result = chooseBranch(branches, resolve);
-  } catch (error) {
-    // A condition too costly to check names its branch; the node is named here, where it is known.
-    if (error instanceof WorkflowError) throw new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}): ${error.message}`);
-    throw error;
-  }
+  // A condition too costly to check fails with a NodeInputError naming its branch; the dispatcher names the node.
+  const result = chooseBranch(branches, resolve);
   const names = [...branches.map((_b, index) => (index === 0 ? 'IF' : `ELSE IF ${index}`)), 'ELSE'];
   return {
     outputs: { ifElseResult: result },

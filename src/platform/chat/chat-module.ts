@@ -63,8 +63,8 @@ export function chatServicesOf(chat: ChatModule): ChatServices {
 function sandboxRunner(sandboxUrl: string | undefined, outbound: typeof safeFetch): SharedNodeDeps['runSandbox'] {
   if (!sandboxUrl) return undefined;
   const url = joinUrl(sandboxUrl, '/sandbox/js');
-  return async (body) => {
-    const response = await outbound(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, timeoutMs: 60_000, allowPrivate: true, maxRedirects: 0 });
+  return async (body, signal) => {
+    const response = await outbound(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, timeoutMs: 60_000, allowPrivate: true, maxRedirects: 0, signal });
     return { status: response.status, text: response.text() };
   };
 }
@@ -92,11 +92,11 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     searchDatasets: models.searchDatasets(),
     runSandbox: sandboxRunner(app.config.SANDBOX_URL, outbound),
     runSystemPlugin: (name, inputs) => app.apps.runSystemPlugin(name, inputs),
-    download: async (url, maxBytes = Infinity) => {
+    download: async (url, maxBytes = Infinity, signal) => {
       const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
       // This service's upload links: files it accepted (UPLOAD_LIMIT_BYTES). Any other link is a fetched page (OUTBOUND_MAX_BYTES).
       const cap = ownFile ? app.config.UPLOAD_LIMIT_BYTES : app.config.OUTBOUND_MAX_BYTES;
-      const limits = { timeoutMs: 30_000, maxBytes: Math.min(maxBytes, cap) };
+      const limits = { timeoutMs: 30_000, maxBytes: Math.min(maxBytes, cap), signal };
       let answer: SelfAnswer;
       if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits }, NO_RUN_SCOPE);
       else {
@@ -117,7 +117,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       const response = await callSelf(ownPlugin, call, scope);
       return { status: response.status, text: response.body.toString('utf8') };
     }
-    const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs });
+    const response = await outbound(call.url, { method: call.method, headers: call.headers, body: call.body, timeoutMs: call.timeoutMs, signal: call.signal });
     return { status: response.status, text: response.text() };
   };
   const run = createChatRunService({

@@ -136,6 +136,7 @@ export function createChatRunService(deps: ChatRunDeps) {
       depth,
       runSystemPlugin: nodeDeps.runSystemPlugin,
       customFeedbacks: nodeDeps.customFeedbacks,
+      signal: nodeDeps.signal,
       loadGraph: async (childId) => {
         await guard.app(childId);
         const child = await deps.apps.findInTeam(nodeDeps.teamId, childId);

@@ -17,6 +17,8 @@ export interface SelfCall {
   body?: string;
   timeoutMs: number;
   maxBytes?: number;
+  /** Cuts the call over the socket (an injected one runs to its end: the caller stops waiting). */
+  signal?: AbortSignal;
 }
 
 export interface SelfAnswer {
@@ -44,6 +46,7 @@ export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetc
         headers: call.headers,
         body: call.body,
         timeoutMs: call.timeoutMs,
+        signal: call.signal,
         ...(call.maxBytes ? { maxBytes: call.maxBytes } : {}),
         maxRedirects: 0,
         isAddressAllowed: (candidate) => candidate === host,

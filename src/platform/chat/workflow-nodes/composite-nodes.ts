@@ -5,11 +5,12 @@
 
 import { tokenTotals } from '../../../domain/usage-points.js';
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
-import { WorkflowError } from '../../../domain/workflow/dispatch.js';
+import { MissingInputError, WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { dynamicInputOf, dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { ChatItem, NodeRunContext, NodeRunner, RuntimeEdge, RuntimeNode } from '../../../domain/workflow/types.js';
 import { deepClone } from '../../../infra/deep-clone.js';
 import type { RunGraph } from '../app-source.js';
+import { untilCut } from './call-cut.js';
 import { dispatchNested } from './nested-run.js';
 
 export const MAX_NESTING = 5;
@@ -25,6 +26,8 @@ export interface CompositeDeps {
   runSystemPlugin?: (name: string, inputs: Record<string, unknown>) => Promise<Record<string, unknown>>;
   /** Feedback texts of this turn (the customFeedback plugin adds to them). */
   customFeedbacks?: string[];
+  /** The turn's abort signal: a system plugin's run ends with it (call-cut.ts). */
+  signal?: AbortSignal;
 }
 
 /** Plugin ids with a source prefix (`community-getTime`) are system plugins; team apps have hex ids. */
@@ -52,11 +55,13 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
    * node's dynamic inputs as `customInputs`, its result keys as outputs.
    */
   const systemPlugin = async (context: NodeRunContext, pluginId: string) => {
-    if (!deps.runSystemPlugin) throw new WorkflowError(`System plugin ${pluginId} (node '${context.node.name ?? context.node.nodeId}') is not available here`);
+    const runPlugin = deps.runSystemPlugin;
+    if (!runPlugin) throw new WorkflowError(`System plugin ${pluginId} (node '${context.node.name ?? context.node.nodeId}') is not available here`);
     const dynamicKey = dynamicInputOf(context.node)?.key;
     const inputs: Record<string, unknown> = Object.fromEntries(Object.entries(context.params).filter(([key]) => key !== dynamicKey));
     inputs.customInputs ??= dynamicParams(context.node, context.params);
-    const output = await deps.runSystemPlugin(pluginId, inputs);
+    // Cut by the turn's hang-up, the node fails and the turn ends (the run was aborted).
+    const output = await untilCut(deps.signal, () => runPlugin(pluginId, inputs));
     if (pluginId === 'community-customFeedback' && typeof output.text === 'string' && output.text) deps.customFeedbacks?.push(output.text);
     return {
       outputs: output,
@@ -106,7 +111,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
   const appModule: NodeRunner = async (context) => {
     const child = await deps.loadGraph(guard(context));
     const question = String(context.params.userChatInput ?? valuesText(context.query));
-    if (!question) throw new WorkflowError(`Input is empty: node '${context.node.name ?? context.node.nodeId}' got no value for 'userChatInput'`);
+    if (!question) throw new MissingInputError('Input is empty', 'userChatInput');
     const histories = selectHistories(context.params.history ?? 6, context.histories);
     const { nodes, edges } = childRuntime(child.graph, ['workflowStart', 'userGuide'], false);
     // The node's other inputs are the child app's variables.
@@ -144,7 +149,7 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
    */
   const runApp: NodeRunner = async (context) => {
     const chosen = context.params.app as { id?: unknown } | undefined;
-    if (typeof chosen?.id !== 'string' || !chosen.id) throw new WorkflowError(`App not selected: node '${context.node.name ?? context.node.nodeId}' got no value for 'app'`);
+    if (typeof chosen?.id !== 'string' || !chosen.id) throw new MissingInputError('App not selected', 'app');
     return appModule({ ...context, node: { ...context.node, pluginId: chosen.id } });
   };
 

@@ -1,6 +1,7 @@
 /** The code, readFiles (read-files.ts) and customFeedback node runners. */
 import { dynamicParams } from '../../../domain/workflow/interpolate.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
+import { untilCut } from './call-cut.js';
 import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
 import { createReadFilesRunner } from './read-files.js';
@@ -29,8 +30,10 @@ export function createExtraRunners(deps: NodeDeps): Record<string, NodeRunner> {
     // Credential-named inputs are masked in the run detail, and wherever the code's answer or log echoes them (shown-secrets.ts).
     const secrets = new ShownSecrets();
     const shownInputs = secrets.fields(variables);
+    const runSandbox = deps.runSandbox;
     try {
-      const response = await deps.runSandbox(JSON.stringify({ code: source, variables }));
+      // Cut by the turn's hang-up, the run fails as a cancelled request (call-cut.ts) and the turn ends.
+      const response = await untilCut(deps.signal, (signal) => runSandbox(JSON.stringify({ code: source, variables }), signal));
       const body = parseSandboxAnswer(response.text);
       if (response.status >= 400) throw statusFailure(response.status, body);
       if (!body?.success || typeof body.data?.codeReturn !== 'object' || body.data.codeReturn === null) throw Object.assign(new Error('Run code failed'), { data: body });

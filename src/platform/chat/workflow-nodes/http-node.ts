@@ -11,6 +11,7 @@ import { dynamicParams, formatValueType, nodeLookup, replaceEditorVariables, sub
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import { valueAtPath } from '../../../domain/workflow/response-path.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
+import { untilCut } from './call-cut.js';
 import { failureDetail, statusFailure } from './http-failure.js';
 import type { NodeDeps } from './node-deps.js';
 import { ShownSecrets } from './shown-secrets.js';
@@ -209,11 +210,14 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const shownParams = secrets.fields(Object.fromEntries(query));
     const shownBody = secrets.fields(bodyObject ?? body);
     const shown = { params: secrets.show(shownParams), body: secrets.show(shownBody), headers: shownHeaders };
+    // A call the turn's hang-up cuts fails as a cancelled request (call-cut.ts): recorded as any
+    // failed call, and the turn then ends (it was aborted).
+    const runPlugin = deps.runSystemPlugin;
     try {
       const response =
-        systemPlugin && deps.runSystemPlugin
-          ? { status: 200, text: JSON.stringify(await deps.runSystemPlugin(url, { ...Object.fromEntries(query), ...((bodyObject as Record<string, unknown>) ?? {}) })) }
-          : await deps.httpCall({ url, method, headers, body, timeoutMs: timeoutSeconds * 1000 });
+        systemPlugin && runPlugin
+          ? { status: 200, text: JSON.stringify(await untilCut(deps.signal, () => runPlugin(url, { ...Object.fromEntries(query), ...((bodyObject as Record<string, unknown>) ?? {}) }))) }
+          : await untilCut(deps.signal, (signal) => deps.httpCall({ url, method, headers, body, timeoutMs: timeoutSeconds * 1000, signal }));
       const parsed = parseResponse(response.text);
       if (response.status >= 400) throw statusFailure(response.status, parsed);
       const picked: Record<string, unknown> = {};
@@ -248,7 +252,7 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const secrets = new ShownSecrets();
     const shownBody = secrets.fields(dynamic);
     try {
-      const response = await deps.httpCall({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body, timeoutMs: 60_000 });
+      const response = await untilCut(deps.signal, (signal) => deps.httpCall({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body, timeoutMs: 60_000, signal }));
       if (response.status >= 400) throw new Error(`HTTP ${response.status}`);
       const parsed = parseResponse(response.text);
       const outputs: Record<string, unknown> = { httpRawResponse: parsed };

@@ -3,6 +3,7 @@ import { selectHistories } from '../../../domain/workflow/chat-values.js';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import type { NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
 import { presetQueries } from '../../../domain/workflow/prompts.js';
+import { CallCut, CUT_MESSAGE, untilCut } from './call-cut.js';
 import { extendQuery } from './llm-nodes.js';
 import { modelUsage, type NodeDeps, nodeLlm } from './node-deps.js';
 
@@ -37,11 +38,22 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
     if (!preset && isOn(params.datasetSearchUsingExtensionQuery)) {
       const llm = nodeLlm(deps, params.datasetSearchExtensionModel || undefined);
       const extended = await extendQuery(deps, llm, { question: text, background: String(params.datasetSearchExtensionBg ?? ''), histories: selectHistories(6, histories) });
-      queries = extended.queries;
-      extension = { extensionModel: llm.model.name, extensionResult: queries.slice(1).join('\n'), extensionTokens: extended.tokens };
       usages.push(modelUsage('Query extension', llm, extended.totalPoints, extended));
+      // A cut extension rewrote nothing: no extensionResult (the search below is not run).
+      if (!extended.cut) queries = extended.queries;
+      extension = { extensionModel: llm.model.name, ...(extended.cut ? {} : { extensionResult: queries.slice(1).join('\n') }), extensionTokens: extended.tokens };
     }
-    const { list, usage } = await search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), queries, limit, similarity, searchMode, usingReRank });
+    // Cut by the turn's hang-up (the extension's model call, or the search itself: call-cut.ts),
+    // the node records what ran and that it was cut, finds nothing, and the turn ends.
+    const cut = () => ({ responseData: { totalPoints: usages.reduce((sum, u) => sum + u.totalPoints, 0), query: queries.join('\n'), similarity, limit, searchMode, searchUsingReRank: usingReRank, ...extension, error: CUT_MESSAGE }, usages });
+    let found: Awaited<ReturnType<typeof search>>;
+    try {
+      found = await untilCut(deps.signal, () => search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), queries, limit, similarity, searchMode, usingReRank }));
+    } catch (error) {
+      if (error instanceof CallCut) return cut();
+      throw error;
+    }
+    const { list, usage } = found;
     const { model, tokens } = usage;
     // Billed under the node's name, as the reference lists a run's usage.
     usages.unshift(Object.assign({}, usage, { moduleName: node.name ?? usage.moduleName }));

@@ -1,6 +1,6 @@
 /** The LLM-backed node runners: chatNode, classifyQuestion, contentExtract, cfr (query extension). */
 import { selectHistories, valuesFileUrls, valuesText } from '../../../domain/workflow/chat-values.js';
-import { WorkflowError } from '../../../domain/workflow/dispatch.js';
+import { MissingInputError, WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { recordsOf } from '../../../domain/workflow/input-shapes.js';
 import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import { countTokens } from '../../../domain/token-count.js';
@@ -16,10 +16,11 @@ import {
   renderQuotes,
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
-import type { ChatItem, ChatValue, NodeRunner } from '../../../domain/workflow/types.js';
+import type { ChatItem, ChatValue, NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
 import { chatRequestBody, completeChatOrCut, estimatePromptTokens, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
+import { CUT_MESSAGE, untilCut } from './call-cut.js';
 import { distinctFileLinks, fileExtensionOf } from './file-links.js';
-import { missingInput, modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
+import { modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
 
 /** One model call of a node: `temperature` on the provider's scale, `maxToken` the max_tokens asked for. */
 async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature: number; maxToken: number; onDelta?: (t: string) => void }) {
@@ -58,10 +59,10 @@ async function imageParts(deps: NodeDeps, query: ChatValue[]): Promise<{ type: '
     if (/^(https?|data):/i.test(url)) parts.push({ type: 'image_url', image_url: { url } });
     else {
       try {
-        const file = await deps.download(url, MAX_VISION_IMAGE_BYTES);
+        const file = await untilCut(deps.signal, (signal) => deps.download(url, MAX_VISION_IMAGE_BYTES, signal));
         parts.push({ type: 'image_url', image_url: { url: `data:${imageType(url, file.contentType)};base64,${file.buffer.toString('base64')}` } });
       } catch {
-        // Unreadable or too large: left out, as a missing image is.
+        // Unreadable or too large: left out, as a missing image is (cut by a hang-up too: the model call then is).
       }
     }
   }
@@ -76,7 +77,18 @@ export async function extendQuery(deps: NodeDeps, llm: ResolvedLlm, input: { que
   ];
   const result = await callModel(deps, llm, messages, { temperature: 0.1, maxToken: 300 });
   const queries = extendedQueries(input.question, result.content);
-  return { queries, reply: result.content, tokens: result.tokens, inputTokens: result.inputTokens, outputTokens: result.outputTokens, totalPoints: pointsFor(llm.model, result.tokens) };
+  // `cut`: the turn's hang-up cut the call, so `queries` holds no rewrite the model made (the caller records the cut).
+  return { queries, reply: result.content, cut: result.cut === true, tokens: result.tokens, inputTokens: result.inputTokens, outputTokens: result.outputTokens, totalPoints: pointsFor(llm.model, result.tokens) };
+}
+
+/**
+ * A node whose model call the turn's hang-up cut: it records the call (its model, tokens and
+ * points, billed) and that it was cut, and no result it did not get (no class chosen, no field
+ * extracted): its outputs stay unset and none of its branches is taken. The turn then ends, as
+ * at any node boundary once it was aborted (dispatch.ts).
+ */
+function cutModelCall(node: { nodeId: string }, handles: string[], responseData: Record<string, unknown>, usage: NodeUsage) {
+  return { skipHandleIds: handles.map((handle) => `${node.nodeId}-source-${handle}`), responseData: Object.assign(responseData, { error: CUT_MESSAGE }), usages: [usage] };
 }
 
 export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
@@ -139,7 +151,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
   const classifyQuestion: NodeRunner = async ({ params, histories, node }) => {
     const agents = (Array.isArray(params.agents) ? params.agents : []) as { key: string; value: string }[];
     const question = String(params.userChatInput ?? '');
-    if (!question) throw missingInput(node, 'Input is empty', 'userChatInput');
+    if (!question) throw new MissingInputError('Input is empty', 'userChatInput');
     const llm = nodeLlm(deps, params.model);
     const list = agents.map((agent) => `{"typeId":"${agent.key}","description":"${agent.value}"}`).join('\n');
     const messages: LlmMessage[] = [
@@ -150,19 +162,23 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
       },
     ];
     const result = await callModel(deps, llm, messages, { temperature: 0.01, maxToken: 200 });
+    const totalPoints = pointsFor(llm.model, result.tokens);
+    const usage = modelUsage(node.name ?? 'Question classification', llm, totalPoints, result);
+    const called = { totalPoints, model: llm.model.name, query: question, tokens: result.tokens, cqList: agents, contextTotalLen: messages.length };
+    // Cut, the model chose nothing: no class (not the last one, the fallback of a reply naming none).
+    if (result.cut) return cutModelCall(node, agents.map((a) => a.key), called, usage);
     const reply = result.content.trim();
     const chosen = agents.find((a) => reply.includes(a.key)) ?? agents.find((a) => reply.includes(a.value)) ?? agents[agents.length - 1];
-    const totalPoints = pointsFor(llm.model, result.tokens);
     return {
       outputs: { cqResult: chosen?.value ?? '' },
       skipHandleIds: agents.filter((a) => a.key !== chosen?.key).map((a) => `${node.nodeId}-source-${a.key}`),
-      responseData: { totalPoints, model: llm.model.name, query: question, tokens: result.tokens, cqList: agents, cqResult: chosen?.value ?? '', contextTotalLen: messages.length },
-      usages: [modelUsage(node.name ?? 'Question classification', llm, totalPoints, result)],
+      responseData: Object.assign(called, { cqResult: chosen?.value ?? '' }),
+      usages: [usage],
     };
   };
 
   const contentExtract: NodeRunner = async ({ params, histories, node }) => {
-    if (!params.content) throw missingInput(node, 'Input is empty', 'content');
+    if (!params.content) throw new MissingInputError('Input is empty', 'content');
     const llm = nodeLlm(deps, params.model);
     const keys = (Array.isArray(params.extractKeys) ? params.extractKeys : []) as { key: string; desc?: string; required?: boolean; defaultValue?: unknown; enum?: string; valueType?: string }[];
     const content = String(params.content ?? '');
@@ -175,6 +191,11 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
       },
     ];
     const result = await callModel(deps, llm, messages, { temperature: 0.01, maxToken: 500 });
+    const totalPoints = pointsFor(llm.model, result.tokens);
+    const usage = modelUsage(node.name ?? 'Content extraction', llm, totalPoints, result);
+    const called = { totalPoints, model: llm.model.name, query: content, tokens: result.tokens, extractDescription: params.description };
+    // Cut, nothing was extracted: no fields, no `success` (not the required keys' defaults).
+    if (result.cut) return cutModelCall(node, [], called, usage);
     let parsed: Record<string, unknown> = {};
     const start = result.content.indexOf('{');
     const end = result.content.lastIndexOf('}');
@@ -192,24 +213,27 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
       else if (key.required) fields[key.key] = key.defaultValue || '';
     }
     const success = keys.every((key) => key.key in fields);
-    const totalPoints = pointsFor(llm.model, result.tokens);
     return {
       outputs: { success, fields: JSON.stringify(fields), ...fields },
-      responseData: { totalPoints, model: llm.model.name, query: content, tokens: result.tokens, extractDescription: params.description, extractResult: fields },
-      usages: [modelUsage(node.name ?? 'Content extraction', llm, totalPoints, result)],
+      responseData: Object.assign(called, { extractResult: fields }),
+      usages: [usage],
     };
   };
 
   const queryExtension: NodeRunner = async ({ params, histories, node }) => {
     const question = String(params.userChatInput ?? '');
-    if (!question) throw missingInput(node, 'Question is empty', 'userChatInput');
+    if (!question) throw new MissingInputError('Question is empty', 'userChatInput');
     const llm = nodeLlm(deps, params.model);
     const extended = await extendQuery(deps, llm, { question, background: String(params.systemPrompt ?? ''), histories: selectHistories(params.history ?? 6, histories) });
+    const usage = modelUsage(node.name ?? 'Query extension', llm, extended.totalPoints, extended);
+    const called = { totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens, query: question };
+    // Cut, the model rewrote nothing: no text (not the question alone, as a reply without rewrites gives).
+    if (extended.cut) return cutModelCall(node, [], called, usage);
     const text = JSON.stringify(extended.queries);
     return {
       outputs: { system_text: text },
-      responseData: { totalPoints: extended.totalPoints, model: llm.model.name, tokens: extended.tokens, query: question, textOutput: text },
-      usages: [modelUsage(node.name ?? 'Query extension', llm, extended.totalPoints, extended)],
+      responseData: Object.assign(called, { textOutput: text }),
+      usages: [usage],
     };
   };
 

@@ -1,5 +1,4 @@
 /** What the I/O node runners need, built once per run by the chat service. */
-import { WorkflowError } from '../../../domain/workflow/dispatch.js';
 import { type LlmEndpoint, maxTemperatureOf } from '../../../infra/llm-stream.js';
 import type { LLMModel } from '../../../domain/models.js';
 import { usagePoints } from '../../../domain/usage-points.js';
@@ -35,6 +34,8 @@ export interface HttpCall {
   headers: Record<string, string>;
   body?: string;
   timeoutMs: number;
+  /** The turn's abort signal: the call is cut (its connection closed) once the client hung up. */
+  signal?: AbortSignal;
 }
 
 export interface NodeDeps {
@@ -46,15 +47,22 @@ export interface NodeDeps {
   searchDatasets?: DatasetSearcher;
   /** Outbound HTTP through the SSRF guard; resolves to status and text, rejects on network failure. */
   httpCall: (call: HttpCall) => Promise<{ status: number; text: string }>;
+  /**
+   * The turn's abort signal (its client hung up): a node's model calls are cut by it, and its
+   * other outgoing calls end with it (call-cut.ts untilCut).
+   */
   signal: AbortSignal;
   /**
    * Posts a code run to the operator's sandbox (SANDBOX_URL, `/sandbox/js`); absent when none is
    * configured. Not through the guard for users' URLs: the sandbox is usually on the internal
    * network, and no workflow chooses where this goes.
    */
-  runSandbox?: (body: string) => Promise<{ status: number; text: string }>;
-  /** Downloads a file for readFiles and vision (through the SSRF guard), up to `maxBytes` (default: the upload limit). */
-  download: (url: string, maxBytes?: number) => Promise<{ buffer: Buffer; contentType?: string }>;
+  runSandbox?: (body: string, signal?: AbortSignal) => Promise<{ status: number; text: string }>;
+  /**
+   * Downloads a file for readFiles and vision (through the SSRF guard), up to `maxBytes` (default:
+   * the upload limit). `signal` (the turn's) cuts the download.
+   */
+  download: (url: string, maxBytes?: number, signal?: AbortSignal) => Promise<{ buffer: Buffer; contentType?: string }>;
   /** customFeedback texts collected during the run, saved on the AI item. */
   customFeedbacks: string[];
   /** Runs a built-in system plugin (`community-*` id or bare name); rejects when there is none. */
@@ -77,11 +85,6 @@ export function nodeLlm(deps: Pick<NodeDeps, 'resolveLlm'>, model: unknown): Res
     if (typeof model !== 'string' || !model) throw error;
     return deps.resolveLlm(undefined);
   }
-}
-
-/** A node refusing to run without an input: the reference's message, then which node and input. */
-export function missingInput(node: { name?: string; nodeId: string }, message: string, key: string): WorkflowError {
-  return new WorkflowError(`${message}: node '${node.name ?? node.nodeId}' got no value for '${key}'`);
 }
 
 /**

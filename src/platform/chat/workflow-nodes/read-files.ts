@@ -4,6 +4,7 @@ import { valuesFileUrls } from '../../../domain/workflow/chat-values.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
 import { formatOfFile } from '../../../infra/text-extract.js';
 import { extractTextOffThread } from '../../datasets/index.js';
+import { untilCut } from './call-cut.js';
 import { distinctFileLinks, fileExtensionOf, fileNameOf } from './file-links.js';
 import type { NodeDeps } from './node-deps.js';
 import { textFileHead } from './text-file-head.js';
@@ -45,11 +46,13 @@ interface ReadBudget {
 
 /** A file's text: at least `budget.chars` characters of it when it has that many, and whether that is all of it. */
 async function fileText(deps: NodeDeps, url: string, name: string, budget: ReadBudget): Promise<{ text: string; whole: boolean }> {
-  const file = await deps.download(url, budget.bytes);
+  // The download and the extraction end with the turn (call-cut.ts): a cut file reads as one that could not be read.
+  const file = await untilCut(deps.signal, (signal) => deps.download(url, budget.bytes, signal));
   budget.bytes -= file.buffer.length;
   const format = formatOfFile(name, file.contentType);
   if ((format === 'txt' || format === 'md') && file.buffer.length > TEXT_INLINE_MAX_BYTES) return textFileHead(file.buffer, name, budget.chars);
-  return { text: await extractTextOffThread({ buffer: file.buffer, filename: name, mimetype: file.contentType }, { owner: deps.teamId }), whole: true };
+  const text = await untilCut(deps.signal, () => extractTextOffThread({ buffer: file.buffer, filename: name, mimetype: file.contentType }, { owner: deps.teamId }));
+  return { text, whole: true };
 }
 
 export function createReadFilesRunner(deps: NodeDeps): NodeRunner {

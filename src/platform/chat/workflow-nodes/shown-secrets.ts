@@ -8,13 +8,20 @@
  *   custom header may carry a key, and a header's value is rarely what a flow is debugged by.
  * - Query, body and input fields whose name says credential (`key`, `apiKey`, `access_token`,
  *   `password`, `secret`, `sign` …, see isSecretName) have their value masked; other fields are
- *   shown as sent, since those are what a user debugging their flow needs.
+ *   shown as sent, since those are what a user debugging their flow needs. So have the values
+ *   under such names inside a text of the request (a raw-text, XML or JSON-text body a user
+ *   typed: its JSON pairs, form pairs, XML elements, `Name: value` lines; credential-text.ts).
  * - Each masked value (of SCRUB_MIN or more characters; for `Bearer <key>` the key too) is then
  *   replaced wherever else the detail shows it: a body field of another name, a raw-text body,
- *   the answer of a service that echoes the request.
+ *   the answer of a service that echoes the request. A shorter one that a credential name
+ *   masked is replaced where it stands whole (a whole string or quoted text, a value after `=`
+ *   or `:`), never inside words.
+ * - Credential-shaped text is masked wherever it shows, whatever names it: `Bearer`/`Basic`
+ *   credentials, `sk-…` keys, JWTs, a URL's user:password (credential-text.ts).
  */
+import { MASK, maskCredentialShapes, maskNamedCredentials, maskWholeValue } from './credential-text.js';
 
-export const SECRET_MASK = '******';
+export const SECRET_MASK = MASK;
 
 /** Header values shown as sent: content negotiation, never a credential. */
 const PLAIN_HEADERS = new Set(['content-type', 'accept', 'accept-language', 'content-language']);
@@ -48,10 +55,12 @@ const SECRET_WORDS = new Set([
 const KEY_QUALIFIERS = new Set(['api', 'access', 'secret', 'private', 'app', 'client', 'subscription', 'license', 'auth', 'master', 'signing', 'encryption', 'service', 'account', 'session', 'user']);
 
 /**
- * A masked value this short is not searched for elsewhere: a short header value (`true`, `json`)
- * would blank every such word of the answer, and credentials are longer.
+ * A masked value this short is not searched for inside other text: a short header value (`true`,
+ * `json`) would blank every such word of the answer, and credentials are longer.
  */
 const SCRUB_MIN = 8;
+/** A credential-named value this short is not masked elsewhere even where it stands whole (`1`, `on`). */
+const WHOLE_MIN = 4;
 
 /** Nesting walked object by object; deeper parts are scrubbed as JSON text. */
 const WALK_DEPTH = 64;
@@ -77,12 +86,18 @@ export function isSecretName(name: string): boolean {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null);
 
+/** How the walk treats the texts it meets: the request's own (credential names in them masked) or anything shown. */
+type TextMode = 'request' | 'shown';
+
 /**
  * One node run's masking: `headers` and `fields` note the credentials they mask, and everything
  * shown goes through `show` afterwards, so a credential met in one place is hidden in all.
  */
 export class ShownSecrets {
+  /** Credentials met, SCRUB_MIN characters or more: replaced wherever they show. */
   private readonly secrets = new Set<string>();
+  /** Shorter values under a credential name: masked where they stand whole. */
+  private readonly shortNamed = new Set<string>();
 
   /** The headers to show: names kept, values masked but the content-negotiation ones. */
   headers(headers: Record<string, string>): Record<string, string> {
@@ -90,69 +105,94 @@ export class ShownSecrets {
     for (const [name, value] of Object.entries(headers)) {
       if (PLAIN_HEADERS.has(name.toLowerCase())) out[name] = value;
       else {
-        this.note(value);
+        const named = isSecretName(name);
+        this.note(value, named);
         // `Bearer <key>`, `Basic <token>`: the key may be sent bare elsewhere.
         const scheme = /^[A-Za-z][\w-]*\s+(\S.*)$/.exec(value.trim());
-        if (scheme) this.note(scheme[1]!);
+        if (scheme) this.note(scheme[1]!, named);
         out[name] = value === '' ? '' : SECRET_MASK;
       }
     }
     return out;
   }
 
-  /** `value` with the values of credential-named fields masked, at any depth (not yet scrubbed: see show). */
+  /**
+   * `value` (the request's query, body or inputs, or a raw-text body) with the values of
+   * credential-named fields masked, at any depth and inside its texts (not yet scrubbed: see show).
+   */
   fields<T>(value: T): T {
-    return this.walk(value, 0, (key, child) => {
+    return this.walk(value, 0, 'request', (key, child) => {
       if (!isSecretName(key) || child === undefined || child === null || child === '') return undefined;
       this.noteAll(child);
       return { masked: SECRET_MASK };
     }) as T;
   }
 
-  /** `value` with every credential noted so far replaced by the mask, at any depth. */
+  /** `value` with every credential noted so far, and every credential-shaped text, masked at any depth (`value` itself when nothing is). */
   show<T>(value: T): T {
-    if (this.secrets.size === 0) return value;
-    return this.walk(value, 0, () => undefined) as T;
+    return this.walk(value, 0, 'shown', () => undefined) as T;
   }
 
-  private note(value: string): void {
+  private note(value: string, named: boolean): void {
     if (value.length >= SCRUB_MIN) this.secrets.add(value);
+    else if (named && value.length >= WHOLE_MIN) this.shortNamed.add(value);
   }
 
+  /** The value of a credential-named field, however deep (each string and number in it). */
   private noteAll(value: unknown): void {
-    if (typeof value === 'string') this.note(value);
-    else if (typeof value === 'number' || typeof value === 'bigint') this.note(String(value));
+    if (typeof value === 'string') this.note(value, true);
+    else if (typeof value === 'number' || typeof value === 'bigint') this.note(String(value), true);
     else if (Array.isArray(value)) for (const item of value) this.noteAll(item);
     else if (isPlainObject(value)) for (const item of Object.values(value)) this.noteAll(item);
   }
 
-  private scrub(text: string): string {
+  private text(text: string, mode: TextMode): string {
+    if (mode === 'request') return maskNamedCredentials(text, isSecretName, (value) => this.note(value, true));
     let out = text;
     for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(SECRET_MASK);
-    return out;
+    for (const secret of this.shortNamed) out = maskWholeValue(out, secret);
+    return maskCredentialShapes(out);
   }
 
-  /** A copy of JSON-like `value`: `onField` may mask an object field; strings are scrubbed. */
-  private walk(value: unknown, depth: number, onField: (key: string, child: unknown) => { masked: string } | undefined): unknown {
-    if (typeof value === 'string') return this.scrub(value);
+  /**
+   * JSON-like `value` with its texts masked (`mode`) and `onField` masking object fields; a part
+   * with nothing masked is returned as it is (an answer with no credential is not copied).
+   */
+  private walk(value: unknown, depth: number, mode: TextMode, onField: (key: string, child: unknown) => { masked: string } | undefined): unknown {
+    if (typeof value === 'string') return this.text(value, mode);
     if (typeof value !== 'object' || value === null) return value;
     if (!Array.isArray(value) && !isPlainObject(value)) return value;
-    if (depth >= WALK_DEPTH) return this.deepText(value);
-    if (Array.isArray(value)) return value.map((item) => this.walk(item, depth + 1, onField));
+    if (depth >= WALK_DEPTH) return this.deepText(value, mode);
+    let changed = false;
+    if (Array.isArray(value)) {
+      const out = value.map((item) => {
+        const shown = this.walk(item, depth + 1, mode, onField);
+        changed ||= shown !== item;
+        return shown;
+      });
+      return changed ? out : value;
+    }
     const out: Record<string, unknown> = {};
     for (const [key, child] of Object.entries(value)) {
       const masked = onField(key, child);
-      out[key] = masked ? masked.masked : this.walk(child, depth + 1, onField);
+      out[key] = masked ? masked.masked : this.walk(child, depth + 1, mode, onField);
+      changed ||= out[key] !== child;
     }
-    return out;
+    return changed ? out : value;
   }
 
-  /** A part nested past WALK_DEPTH: its JSON text scrubbed (each credential as it is written inside a JSON string). */
-  private deepText(value: unknown): unknown {
+  /**
+   * A part nested past WALK_DEPTH: its JSON text masked (each credential as it is written inside
+   * a JSON string; credential names as JSON pairs), keeping the structure.
+   */
+  private deepText(value: unknown, mode: TextMode): unknown {
     let text = JSON.stringify(value);
-    for (const secret of this.secrets) {
-      const written = JSON.stringify(secret).slice(1, -1);
-      if (text.includes(written)) text = text.split(written).join(SECRET_MASK);
+    if (mode === 'request') text = maskNamedCredentials(text, isSecretName, (found) => this.note(found, true));
+    else {
+      const written = (secret: string) => JSON.stringify(secret).slice(1, -1);
+      for (const secret of this.secrets) if (text.includes(written(secret))) text = text.split(written(secret)).join(SECRET_MASK);
+      for (const secret of this.shortNamed) text = maskWholeValue(text, written(secret));
+      text = maskCredentialShapes(text);
     }
     try {
       return JSON.parse(text) as unknown;
