@@ -5,6 +5,7 @@
 import { execSync, spawn } from 'node:child_process';
 import { ensureDependencies } from './ensure-deps.mjs';
 import { startLocalDatabase } from './local-db.mjs';
+import { localSecrets } from './local-secrets.mjs';
 
 // Only Node's own modules are imported above: npm packages are loaded after they are installed.
 ensureDependencies();
@@ -19,11 +20,11 @@ if (!env.MONGODB_URI) {
   env.MONGODB_URI = `${database.uri}platform`;
   console.error(`[up] local ${database.engine} on ${database.uri} (data in ${database.dataDir})`);
 }
-// Stable secrets for local use, so sessions survive restarts; production must set its own.
-env.TOKEN_KEY ??= 'local-development-token-key';
-env.ROOT_KEY ??= 'local-development-root-key';
-env.CLUSTER_JWT_SECRET ??= 'local-development-cluster-secret';
-env.FILE_TOKEN_KEY ??= 'local-development-file-token-key';
+// Secrets of this machine (made on the first start, kept in .data), so sessions survive restarts
+// and none is public; production sets its own. The quick start's passwords are public, so the
+// server listens on this machine only unless HOST says otherwise.
+for (const [name, value] of Object.entries(localSecrets('.data/local-secrets.json'))) env[name] ??= value;
+env.HOST ??= '127.0.0.1';
 env.DEFAULT_ROOT_PSW ??= '123456';
 
 const server = spawn(process.execPath, ['dist/server.js'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
