@@ -154,6 +154,22 @@ describe('the per-team bound on share-page and team-space uploads', () => {
     expectQuotaRefusal(await uploadFile(share, 200));
   });
 
+  it('keeps no file of an upload whose app check failed after storing it (a database error), so the retry is counted once', async () => {
+    const { teamId, share } = await sharedTeam();
+    const { apps } = t.app;
+    const confirm = apps.confirmDependentWrite;
+    apps.confirmDependentWrite = async () => {
+      apps.confirmDependentWrite = confirm;
+      throw Object.assign(new Error('connection reset'), { name: 'MongoNetworkError' });
+    };
+    const failed = await uploadFile(share, 3000);
+    expect(failed.statusCode, failed.body).toBeGreaterThanOrEqual(500);
+    expect(await stored(teamId)).toEqual({ files: 0, chunks: 0, images: 0 });
+    // Within the bound only if the failed upload counts for nothing.
+    expect((await uploadFile(share, 3000)).statusCode).toBe(200);
+    expect((await stored(teamId)).files).toBe(1);
+  });
+
   it.each([
     ['chat.files', 'uploadDate'],
     ['images', 'createTime'],

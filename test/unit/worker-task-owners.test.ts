@@ -3,10 +3,11 @@ import type { NodeRunContext } from '../../src/domain/workflow/types.js';
 import type { AuthContext } from '../../src/platform/auth/types.js';
 import { createExtraRunners } from '../../src/platform/chat/workflow-nodes/extra-nodes.js';
 import type { NodeDeps } from '../../src/platform/chat/workflow-nodes/node-deps.js';
-import { readLink, readStoredFile } from '../../src/platform/datasets/collections/collection-sources.js';
+import { readLink, readUsableFile } from '../../src/platform/datasets/collections/collection-sources.js';
 import type { DatasetsContext } from '../../src/platform/datasets/context.js';
 import type { StoredFile } from '../../src/platform/datasets/files/file.repo.js';
 import { createFileService } from '../../src/platform/datasets/files/file.service.js';
+import { splitStoredFile } from '../../src/platform/datasets/files/large-text.js';
 import { makeDocx, makePdf } from '../fixtures/files/make-fixtures.js';
 
 /**
@@ -42,8 +43,10 @@ function contextOver(filename: string, buffer: Buffer): DatasetsContext {
 
 describe('conversions wait for the turn of the team they run for', () => {
   it("a collection's file is read for the file's team", async () => {
-    const { text } = await readStoredFile(contextOver('report.pdf', makePdf([{ lines: ['x'] }])), auth, FILE_ID);
-    expect(text).toBe('Converted.');
+    // As an import from a file reads it (collection-import.service.ts fromFileId).
+    const { file, buffer } = await readUsableFile(contextOver('report.pdf', makePdf([{ lines: ['x'] }])), auth, FILE_ID);
+    const { items } = await splitStoredFile(file, buffer, { chunkLen: 512, overlapRatio: 0.2, customReg: [] });
+    expect(items).toEqual([{ q: 'Converted.', chunkIndex: 0 }]);
     expect(owners).toEqual(['team-a']);
   });
 

@@ -143,10 +143,15 @@ export function createAppsRepo(db: Db, changed: (teamId: string, what: 'list' | 
       return docs.map((d) => ({ id: d._id.toHexString(), parentId: d.parentId ? d.parentId.toHexString() : null, type: d.type }));
     },
 
-    async update(teamId: string, id: string, set: AppPatch): Promise<void> {
-      const fields = Object.keys(set);
+    /** Sets the fields of `set` and removes those of `unset` (what taking a write back needs). */
+    async update(teamId: string, id: string, set: AppPatch, unset: readonly (keyof AppPatch)[] = []): Promise<void> {
+      const fields = [...Object.keys(set), ...unset];
       if (fields.length === 0) return;
-      const write = () => apps.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set: set });
+      const change = {
+        ...(Object.keys(set).length > 0 ? { $set: set } : {}),
+        ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((field) => [field, 1 as const])) } : {}),
+      };
+      const write = () => apps.updateOne({ _id: oid(id), teamId: oid(teamId) }, change);
       // Workflow-only writes (drafts) leave the list as it is.
       await changing(teamId, write, fields.some((field) => LISTED_FIELDS.has(field)) ? 'list' : 'workflow');
     },

@@ -164,9 +164,11 @@ export function createAppsCore(deps: AppsDeps) {
      * Inserts an app (with its initial version, or a folder's copied permission rows). Write
      * order: plan room (when it counts and no `room` is given) → an `app_inserts` record → rows →
      * version → the app document, last, in one insert: until then nothing of the app can be
-     * listed or read, and after it the app is whole. A failure or crash before it is settled
-     * (settleInsert): what was written goes, the room comes back. An app that counts toward the
-     * plan limit inside a caller's `room` is recorded there (see withAppRoom).
+     * listed or read, and after it the app is whole. A crash before it is settled (settleInsert):
+     * what was written goes, the room comes back. A failure answers an error, so nothing of the
+     * insert stays for the client's retry to make twice (takeBackInsert), even once the app
+     * document landed and a later step failed (its list stamp, the tree lock's release). An app
+     * that counts toward the plan limit inside a caller's `room` is recorded there (see withAppRoom).
      */
     async insertApp(auth: AuthContext, input: NewApp, room?: AppRoom): Promise<string> {
       const teamId = auth.teamId;
@@ -184,9 +186,7 @@ export function createAppsCore(deps: AppsDeps) {
         await withLeaseRenewal(APP_INSERT_LEASE_MS / 3, () => deps.inserts.renew(appId), () => writeApp(auth, appId, input));
       } catch (error) {
         // Failing here too leaves the record: the start-up and the sweep settle it.
-        const settled = await core.settleInsert({ appId, teamId, reserved }).catch(() => undefined);
-        // The app landed before the failure (its list stamp could not be bumped): it counts.
-        if (settled === 'kept' && counted) room?.counted(1);
+        await takeBackInsert({ appId, teamId, reserved }, counted ? room : undefined).catch(() => undefined);
         throw error;
       }
       if (counted) room?.counted(1);
@@ -259,6 +259,26 @@ export function createAppsCore(deps: AppsDeps) {
       return deps.locks.withLock(`app_changes:${appId}`, async (lock) => run((await core.authorizeWrite(auth, appId, required)).app, lock), APP_BUSY);
     },
   };
+
+  /**
+   * Takes back an insert that failed here. One whose app document never landed is settled
+   * (settleInsert: rows and version removed, its room given back). One whose document landed
+   * before a later step failed is deleted as a delete would (deleteTree: its subtree, its
+   * dependents, what it counted given back); its record goes first, without giving its room back,
+   * so that a stop between the two leaves the app whole and counted, as after a crash.
+   * `room`: the caller's, when the app counts toward the plan limit in it.
+   */
+  async function takeBackInsert(insert: { appId: string; teamId: string; reserved: number }, room: AppRoom | undefined): Promise<void> {
+    const { appId, teamId } = insert;
+    if (!(await deps.apps.findInTeam(teamId, appId))) {
+      await core.settleInsert(insert);
+      return;
+    }
+    await deps.inserts.close(appId);
+    // Counted until its delete gives it back (in the caller's room, or at once without one).
+    room?.counted(1);
+    await core.deleteTree(teamId, appId, room);
+  }
 
   /** The writes of an insert, the app document last; under the tree lock when it goes into a folder. */
   async function writeApp(auth: AuthContext, appId: string, input: NewApp): Promise<void> {

@@ -54,7 +54,9 @@ function decode(doc: VersionDoc): AppVersion {
 export function createVersionsRepo(db: Db) {
   const versions = db.collection<VersionDoc>(APP_VERSIONS);
   return {
+    /** `_id`: chosen by a caller that may have to take the version back. */
     async insert(input: {
+      _id?: string;
       appId: string;
       nodes: unknown[];
       edges: unknown[];
@@ -65,7 +67,7 @@ export function createVersionsRepo(db: Db) {
       time?: Date;
     }): Promise<string> {
       const doc: VersionDoc = {
-        _id: new ObjectId(),
+        _id: input._id ? oid(input._id) : new ObjectId(),
         appId: oid(input.appId),
         time: input.time ?? new Date(),
         nodesJson: JSON.stringify(input.nodes),
@@ -98,6 +100,11 @@ export function createVersionsRepo(db: Db) {
     async deleteByApps(appIds: string[]): Promise<void> {
       // App by app: an `$in` read every version of the deployment on FerretDB.
       await deleteEach(versions, appIds.map((appId) => ({ appId: oid(appId) })));
+    },
+    /** Takes back versions a failed publish or revert wrote. */
+    async deleteOfApp(appId: string, versionIds: string[]): Promise<void> {
+      if (versionIds.length === 0) return;
+      await versions.deleteMany({ appId: oid(appId), _id: { $in: versionIds.map(oid) } });
     },
     async rename(appId: string, versionId: string, versionName: string): Promise<boolean> {
       const result = await versions.updateOne({ _id: oid(versionId), appId: oid(appId) }, { $set: { versionName } });

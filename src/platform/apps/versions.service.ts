@@ -7,7 +7,9 @@ import { Errors } from '../../infra/errors.js';
 import { createStampedCache } from '../../infra/stamped-read-model.js';
 import { pageSkipLimit } from '../../infra/zod.js';
 import type { AuthContext } from '../auth/types.js';
-import type { App } from './apps.repo.js';
+import type { LockHold } from '../../infra/mongo-lock.js';
+import { newId } from '../../infra/plain-record.js';
+import type { App, AppPatch } from './apps.repo.js';
 import { type publishInput, type renameVersionInput, type revertInput, type versionListInput, zScheduledTrigger } from './apps.schema.js';
 import type { AppsCore, AppsDeps, SavedGraphCheck } from './apps.service.js';
 import { simpleWorkflowOf } from './simple-form.js';
@@ -61,6 +63,19 @@ function triggerOf(config: Record<string, unknown> | undefined): App['scheduledT
   return parsed.success ? (parsed.data ?? undefined) : undefined;
 }
 
+/** The fields a draft write sets, as `app` had them before: those it had are set back, the others removed. */
+function fieldsBefore(app: App, written: AppPatch): { set: AppPatch; unset: (keyof AppPatch)[] } {
+  const stored: Record<string, unknown> = { ...app, modulesJson: JSON.stringify(app.modules), edgesJson: JSON.stringify(app.edges) };
+  if (app.chatConfig !== undefined) stored.chatConfigJson = JSON.stringify(app.chatConfig);
+  const set: Record<string, unknown> = {};
+  const unset: (keyof AppPatch)[] = [];
+  for (const field of Object.keys(written) as (keyof AppPatch)[]) {
+    if (stored[field] === undefined) unset.push(field);
+    else set[field] = stored[field];
+  }
+  return { set: set as AppPatch, unset };
+}
+
 function assertHasVersions(app: App): void {
   if (app.type === 'folder' || app.type === 'httpPlugin') throw Errors.invalidAppType(`App ${app._id} is a ${app.type}; it has no versions`);
 }
@@ -81,10 +96,10 @@ type NewVersion = Omit<Parameters<VersionsRepo['insert']>[0], 'appId' | 'time'>;
 export function createVersionsService(core: AppsCore, deps: AppsDeps, checkSavedGraph: SavedGraphCheck, latestVersion: LatestVersionReader) {
   const now = deps.now ?? (() => new Date());
 
-  /** Makes a version's content the app's draft and bumps updateTime. */
-  const applyDraft = async (teamId: string, current: App, draft: Draft & { versionId: string; versionTime: Date }) => {
+  /** What makes a version's content the app's draft (and bumps updateTime). */
+  const draftPatch = (current: App, draft: Draft & { versionId: string; versionTime: Date }): AppPatch => {
     const trigger = triggerOf(draft.chatConfig);
-    await deps.apps.update(teamId, current._id, {
+    return {
       modulesJson: JSON.stringify(draft.nodes),
       edgesJson: JSON.stringify(draft.edges),
       ...(draft.chatConfig ? { chatConfigJson: JSON.stringify(draft.chatConfig) } : {}),
@@ -94,7 +109,22 @@ export function createVersionsService(core: AppsCore, deps: AppsDeps, checkSaved
       ...(trigger || !draft.keepTrigger ? { scheduledTriggerConfig: trigger ?? null } : {}),
       pluginData: { ...current.pluginData, nodeVersion: draft.versionId },
       draftVersionTime: draft.versionTime,
-    });
+    };
+  };
+
+  /**
+   * Takes back what a publish or revert wrote before it failed, while it still holds the app's
+   * lock: the draft as it was (when its write was sent: it may have landed before its stamp
+   * failed), then the new versions. The request answers an error, so its retry must not leave
+   * them twice. A holder that lost the lock keeps everything (the draft may be the new holder's).
+   */
+  const takeBackCommit = async (lock: LockHold, current: App, versionIds: string[], draft: AppPatch | undefined) => {
+    if (draft) {
+      lock.assertHeld();
+      const { set, unset } = fieldsBefore(current, draft);
+      await deps.apps.update(current.teamId, current._id, set, unset);
+    }
+    await deps.versions.deleteOfApp(current._id, versionIds);
   };
 
   /**
@@ -106,15 +136,23 @@ export function createVersionsService(core: AppsCore, deps: AppsDeps, checkSaved
     core.withAppLock(auth, appId, 'write', async (current, lock) => {
       const teamId = auth.teamId;
       let time = Math.max(now().getTime(), (current.draftVersionTime?.getTime() ?? 0) + 1);
-      let versionId = '';
-      for (const version of versions) {
+      const versionIds: string[] = [];
+      let draftSent: AppPatch | undefined;
+      try {
+        for (const version of versions) {
+          lock.assertHeld();
+          versionIds.push(newId());
+          await deps.versions.insert({ ...version, _id: versionIds.at(-1), appId, time: new Date(time++) });
+        }
+        // Before the draft's write, which bumps the stamp the check reads the app under.
+        await core.confirmDependentWrite(teamId, appId);
         lock.assertHeld();
-        versionId = await deps.versions.insert({ ...version, appId, time: new Date(time++) });
+        draftSent = draftPatch(current, { ...draft, versionId: versionIds.at(-1) ?? '', versionTime: new Date(time - 1) });
+        await deps.apps.update(teamId, appId, draftSent);
+      } catch (error) {
+        await takeBackCommit(lock, current, versionIds, draftSent).catch(() => undefined);
+        throw error;
       }
-      // Before the draft's write, which bumps the stamp the check reads the app under.
-      await core.confirmDependentWrite(teamId, appId);
-      lock.assertHeld();
-      await applyDraft(teamId, current, { ...draft, versionId, versionTime: new Date(time - 1) });
     });
 
   const versionOf = async (appId: string, versionId: string) => {

@@ -1,5 +1,7 @@
+import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
 import { urlForMessage } from '../../../infra/join-url.js';
+import { newId } from '../../../infra/plain-record.js';
 import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
@@ -8,7 +10,7 @@ import { splitSourceText, splitStoredFile } from '../files/large-text.js';
 import { type PushItem, type PushResult, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
 import type { NewCollection } from './collection.repo.js';
 import type { ChunkSettings } from './collection.schema.js';
-import { findUsableFile, pageSelectorOf, readLink, readStoredQa } from './collection-sources.js';
+import { pageSelectorOf, readLink, readStoredQa, readUsableFile } from './collection-sources.js';
 import { splitOptionsOf } from './source-text.js';
 
 export interface ImportResult {
@@ -37,14 +39,35 @@ export function createCollectionImportService(ctx: DatasetsContext) {
    * Inserts a collection under the dataset's collection-tree lock, after checking again that the
    * dataset and the parent folder exist: a racing folder or dataset delete cannot leave it orphaned
    * (nor one that took the lock over from a holder stalled past its lease: that holder inserts nothing).
+   * `tmbId`: the creator when it is not the caller (a synced link keeps its creator). A failure
+   * once the insert was sent (its answer lost, the lock's release) takes the collection back: the
+   * create answers an error, and the client's retry must not make a second one.
    */
-  /** `tmbId`: the creator when it is not the caller (a synced link keeps its creator). */
   async function insertInTree(auth: AuthContext, collection: Omit<NewCollection, 'teamId' | 'tmbId'> & { tmbId?: string }): Promise<string> {
-    return ctx.withCollectionTree(collection.datasetId, async (lock) => {
-      if (!(await ctx.repos.datasets.findById(auth.teamId, collection.datasetId))) throw Errors.unExistDataset(`Dataset ${collection.datasetId} not found`);
-      await checkParent(auth, collection.datasetId, collection.parentId);
-      lock.assertHeld();
-      return collections.insert({ ...collection, teamId: auth.teamId, tmbId: collection.tmbId ?? auth.tmbId });
+    const id = newId();
+    let sent = false;
+    try {
+      return await ctx.withCollectionTree(collection.datasetId, async (lock) => {
+        if (!(await ctx.repos.datasets.findById(auth.teamId, collection.datasetId))) throw Errors.unExistDataset(`Dataset ${collection.datasetId} not found`);
+        await checkParent(auth, collection.datasetId, collection.parentId);
+        lock.assertHeld();
+        sent = true;
+        return collections.insert({ ...collection, _id: id, teamId: auth.teamId, tmbId: collection.tmbId ?? auth.tmbId });
+      });
+    } catch (error) {
+      if (sent) await takeBack(auth.teamId, { _id: id, datasetId: collection.datasetId });
+      throw error;
+    }
+  }
+
+  /**
+   * Deletes a collection an import or create made before it failed: content first, the collection
+   * last (a failure here leaves it visible to delete); its file stays, as it was there before (a
+   * retry imports it again). A failure of this is logged: the collection stays.
+   */
+  async function takeBack(teamId: string, collection: { _id: string; datasetId: string }): Promise<void> {
+    await deleteCollectionsCascade(ctx, teamId, [collection], undefined, { keepFiles: true }).catch((error: unknown) => {
+      ctx.log.warn(`collection ${collection._id} created before a failure and kept: ${describeError(error)}`);
     });
   }
 
@@ -74,8 +97,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
       });
       return { collectionId, results };
     } catch (error) {
-      // Content first, the collection last (a failure here leaves it visible to delete); its file stays for a retry.
-      await deleteCollectionsCascade(ctx, auth.teamId, [{ _id: collectionId, datasetId: dataset._id }], undefined, { keepFiles: true });
+      await takeBack(auth.teamId, { _id: collectionId, datasetId: dataset._id });
       throw error;
     }
   }
@@ -116,8 +138,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
 
   async function fromFileId(auth: AuthContext, input: ChunkSettings & { datasetId: string; fileId: string; parentId?: string | null; metadata?: Record<string, unknown> }) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
-    const file = await findUsableFile(ctx, auth, input.fileId);
-    const buffer = await ctx.repos.files.readBuffer('dataset', input.fileId);
+    const { file, buffer } = await readUsableFile(ctx, auth, input.fileId);
     const { items, ...source } = await splitStoredFile(file, buffer, splitOptionsOf(input));
     return createWithItems(
       auth,

@@ -59,16 +59,10 @@ export async function findUsableFile(ctx: DatasetsContext, auth: AuthContext, fi
   return file;
 }
 
-/** Text of an uploaded file the caller may use (`ownerOnly`: the uploader only, as previews require). */
-export async function readStoredFile(
-  ctx: DatasetsContext,
-  auth: AuthContext,
-  fileId: string,
-  options: { ownerOnly?: boolean; raw?: boolean } = {},
-): Promise<{ file: StoredFile; text: string }> {
-  const file = await findUsableFile(ctx, auth, fileId, { uploaderOnly: options.ownerOnly });
-  const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
-  return { file, text: await textOfStoredFile(file, buffer, options.raw) };
+/** An uploaded file the caller may use (findUsableFile) and its bytes: what every reader of a file's content starts from. */
+export async function readUsableFile(ctx: DatasetsContext, auth: AuthContext, fileId: string, options: { uploaderOnly?: boolean } = {}): Promise<{ file: StoredFile; buffer: Buffer }> {
+  const file = await findUsableFile(ctx, auth, fileId, options);
+  return { file, buffer: await ctx.repos.files.readBuffer('dataset', fileId) };
 }
 
 /** Whether a file is read as raw CSV text when `raw` is asked (the Q/A import and its preview). */
@@ -81,7 +75,7 @@ export const isRawCsv = (file: Pick<StoredFile, 'filename'>, raw: boolean | unde
 export const fileTask = (file: Pick<StoredFile, 'metadata'>): WorkerTaskOwner => ({ owner: file.metadata.teamId });
 
 /**
- * The text of a stored file's bytes (readStoredFile): 400 when it has none. A CSV file past
+ * The text of a stored file's bytes: 400 when it has none. A CSV file past
  * CSV_INLINE_MAX_BYTES is parsed in a worker thread (files/csv-read.ts).
  */
 export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'contentType' | 'metadata'>, buffer: Buffer, raw?: boolean): Promise<string> {
@@ -99,8 +93,7 @@ export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'cont
  * parsed in a worker thread (files/csv-read.ts).
  */
 export async function readStoredQa(ctx: DatasetsContext, auth: AuthContext, fileId: string): Promise<{ file: StoredFile; rows: { q: string; a: string }[] }> {
-  const file = await findUsableFile(ctx, auth, fileId);
-  const buffer = await ctx.repos.files.readBuffer('dataset', fileId);
+  const { file, buffer } = await readUsableFile(ctx, auth, fileId);
   return { file, rows: await qaOfStoredFile(file, buffer) };
 }
 

@@ -112,11 +112,13 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
     return query;
   };
   return {
-    async insert(input: NewCollection): Promise<string> {
+    /** Inserts under the id its caller chose (so that it can take the insert back). */
+    async insert(input: NewCollection & { _id: string }): Promise<string> {
       const now = new Date();
       const { metadata, ...rest } = input;
       const { insertedId } = await col.insertOne({
         ...rest,
+        _id: oid(input._id),
         teamId: oid(input.teamId),
         tmbId: oid(input.tmbId),
         datasetId: oid(input.datasetId),

@@ -1,9 +1,9 @@
 /**
  * Pure helpers over the text of a source (no I/O, few imports: the CSV and text worker threads
- * load them): NUL removal, the hash and split options of a text, and CSV rows as Q/A items.
+ * load them): NUL removal, the hash, split options and split of a text, and CSV rows as Q/A items.
  */
 import { createHash } from 'node:crypto';
-import type { SplitTextOptions } from '../../../domain/text-splitter.js';
+import { type SplitTextOptions, splitText } from '../../../domain/text-splitter.js';
 import { parseCsv } from '../../../infra/csv.js';
 import { Errors } from '../../../infra/errors.js';
 import type { TrainingMode } from './collection.repo.js';
@@ -23,6 +23,19 @@ export const hashText = (text: string): string => createHash('sha256').update(te
 
 /** A split's settings: splitText's options but the text. */
 export type SplitSettings = Omit<SplitTextOptions, 'text'>;
+
+/** A text as an import records it: its chunks (numbered in order), the hash and length of the text. */
+export interface SplitSource {
+  items: { q: string; chunkIndex: number }[];
+  hashRawText: string;
+  rawTextLength: number;
+}
+
+/** Splits a text as an import does, in this thread or in the large-text worker (the same chunks either way). */
+export function splitSource(text: string, split: SplitSettings): SplitSource {
+  const items = splitText({ text, ...split }).chunks.map((q, chunkIndex) => ({ q, chunkIndex }));
+  return { items, hashRawText: hashText(text), rawTextLength: text.length };
+}
 
 /** How an import splits its source: overlap 0.2 in chunk mode and none for Q&A extraction, unless given. */
 export function splitOptionsOf(settings: { chunkSize: number; chunkSplitter?: string; trainingType: TrainingMode }, overlapRatio?: number): SplitSettings {

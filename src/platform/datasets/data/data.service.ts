@@ -1,5 +1,5 @@
 import { countTokens } from '../../../domain/token-count.js';
-import { Errors } from '../../../infra/errors.js';
+import { Errors, isAppError } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import type { VectorModel } from '../../../domain/models.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
@@ -84,8 +84,15 @@ export function createDataService(ctx: DatasetsContext) {
     const owner = { teamId: auth.teamId, datasetId: dataset._id, collectionId: collection._id };
     const inserted = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
     if (!inserted) throw Errors.conflict('An identical data item already exists in this collection');
-    for (const use of inserted.used) await chargeEmbedding(auth, use);
-    await assertOwnersAfterWrite(owner);
+    try {
+      for (const use of inserted.used) await chargeEmbedding(auth, use);
+      await assertOwnersAfterWrite(owner);
+    } catch (error) {
+      // The insert answers an error, so its item goes (its owners' check removed it already when
+      // they are gone): kept, it would make the client's retry a 409 for an item whose id it never saw.
+      if (!isAppError(error)) await removeItem(auth.teamId, dataset._id, inserted.dataId).catch(() => undefined);
+      throw error;
+    }
     return inserted.dataId;
   }
 
@@ -196,18 +203,23 @@ export function createDataService(ctx: DatasetsContext) {
 
   async function remove(auth: AuthContext, id: string) {
     const { data: found } = await ctx.auth.authData(auth, id, 'write');
-    await withIndexWrite(ctx, found.datasetId, undefined, async (ctx, intend) => {
+    await removeItem(auth.teamId, found.datasetId, id);
+    return 'success';
+  }
+
+  /** Deletes a data item with its vectors and search-index entries, as one index write. */
+  async function removeItem(teamId: string, datasetId: string, id: string) {
+    await withIndexWrite(ctx, datasetId, undefined, async (ctx, intend) => {
       const { data } = ctx.repos;
       // Read again under the lock: an update that finished meanwhile replaced some vectors.
-      const item = await data.findById(auth.teamId, id);
+      const item = await data.findById(teamId, id);
       if (!item) return;
-      await intend({ teamId: auth.teamId, items: [item._id], vectors: item.indexes.map((index) => index.dataId) });
+      await intend({ teamId, items: [item._id], vectors: item.indexes.map((index) => index.dataId) });
       // The item goes first so search never shows it; its vectors are then unreachable and removed.
-      await data.deleteById(auth.teamId, item);
+      await data.deleteById(teamId, item);
       await ctx.searchIndex.removeItems(item.datasetId, [item._id]);
-      await removeVectors(ctx, auth.teamId, item.datasetId, item.indexes.map((index) => index.dataId));
+      await removeVectors(ctx, teamId, item.datasetId, item.indexes.map((index) => index.dataId));
     });
-    return 'success';
   }
 
   return { pushData, insertData, list, detail, update, remove };

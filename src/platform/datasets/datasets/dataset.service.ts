@@ -35,7 +35,8 @@ export function createDatasetService(ctx: DatasetsContext) {
       if (parent.dataset.type !== 'folder') throw Errors.missingParams(`Invalid field 'parentId': ${input.parentId} is not a folder`);
     }
     const parentId = input.parentId ?? null;
-    let inserted = false;
+    /** The new dataset's id once its document may have landed: from then on its room goes back with its delete. */
+    let landed: string | undefined;
     /**
      * As an app insert: the rows a folder inherits first, the dataset document last, so the
      * dataset is never seen without them (a crash between leaves rows of an id nothing uses).
@@ -48,6 +49,7 @@ export function createDatasetService(ctx: DatasetsContext) {
       try {
         if (initial.collaborators.length > 0) await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
         lock.assertHeld();
+        landed = id;
         await datasets.insert({
           _id: id,
           parentId,
@@ -62,32 +64,52 @@ export function createDatasetService(ctx: DatasetsContext) {
           defaultPermission: initial.defaultPermission,
         });
       } catch (error) {
-        // An insert whose answer was lost may have landed: that dataset stays whole (rows kept, room used).
-        if (await datasets.findById(auth.teamId, id).catch(() => null)) inserted = true;
-        else if (initial.collaborators.length > 0) await ctx.permissions.deleteAllFor(auth.teamId, [id]).catch(() => undefined);
+        // An insert whose answer was lost, or that landed before its list stamp failed, is taken back whole below.
+        if (!(await datasets.findById(auth.teamId, id).catch(() => null))) {
+          landed = undefined;
+          if (initial.collaborators.length > 0) await ctx.permissions.deleteAllFor(auth.teamId, [id]).catch(() => undefined);
+        }
         throw error;
       }
-      inserted = true;
       return id;
     };
-    // Under the tree lock: the folder cannot be deleted between this check and the insert, and
-    // the plan counter is only ever changed by one request of the team at a time (reserve here,
-    // release in remove), so parallel creates cannot pass the limit even where the database
-    // does not apply concurrent conditional updates atomically (FerretDB).
-    return ctx.withDatasetTree(auth.teamId, async (lock) => {
-      if (parentId) {
-        const parent = await datasets.findById(auth.teamId, parentId);
-        if (!parent) throw Errors.unExistDataset(`Dataset ${parentId} not found`);
-        if (parent.type !== 'folder') throw Errors.missingParams(`Invalid field 'parentId': ${parentId} is not a folder`);
-      }
-      const counted = type !== 'folder';
-      if (counted) await ctx.teamLimits.reserveDatasets(auth.teamId, 1);
-      try {
-        return await insert(lock);
-      } catch (error) {
-        if (counted && !inserted) await ctx.teamLimits.releaseDatasets(auth.teamId, 1);
-        throw error;
-      }
+    try {
+      // Under the tree lock: the folder cannot be deleted between this check and the insert, and
+      // the plan counter is only ever changed by one request of the team at a time (reserve here,
+      // release in remove), so parallel creates cannot pass the limit even where the database
+      // does not apply concurrent conditional updates atomically (FerretDB).
+      return await ctx.withDatasetTree(auth.teamId, async (lock) => {
+        if (parentId) {
+          const parent = await datasets.findById(auth.teamId, parentId);
+          if (!parent) throw Errors.unExistDataset(`Dataset ${parentId} not found`);
+          if (parent.type !== 'folder') throw Errors.missingParams(`Invalid field 'parentId': ${parentId} is not a folder`);
+        }
+        const counted = type !== 'folder';
+        if (counted) await ctx.teamLimits.reserveDatasets(auth.teamId, 1);
+        try {
+          return await insert(lock);
+        } catch (error) {
+          if (counted && !landed) await ctx.teamLimits.releaseDatasets(auth.teamId, 1);
+          throw error;
+        }
+      });
+    } catch (error) {
+      // The create answers an error, so the dataset it wrote goes (with its rows and room), as a
+      // delete takes it: a client's retry then makes one dataset, not a second one beside it.
+      if (landed) await deleteDataset(auth.teamId, landed).catch((undo: unknown) => ctx.log.warn(`dataset ${landed} created before a failure and kept: ${describeError(undo)}`));
+      throw error;
+    }
+  }
+
+  /**
+   * Gone for users once the tree-locked first step is done; the content goes after (cascade.ts).
+   * A failure then is not the caller's: the dataset is deleted, and the recorded deletion is
+   * finished by the periodic sweep or the next start.
+   */
+  async function deleteDataset(teamId: string, id: string): Promise<void> {
+    const deletion = await ctx.withDatasetTree(teamId, (lock) => startDatasetDeletion(ctx, lock, teamId, id));
+    await purgeDeletedDatasets(ctx, deletion).catch((error: unknown) => {
+      ctx.log.warn(`dataset ${id} deleted; removing its content failed and is left to the sweep: ${describeError(error)}`);
     });
   }
 
@@ -192,17 +214,9 @@ export function createDatasetService(ctx: DatasetsContext) {
     return null;
   }
 
-  /**
-   * Gone for users once the tree-locked first step is done; the content goes after (cascade.ts).
-   * A failure then is not the caller's: the dataset is deleted, and the recorded deletion is
-   * finished by the periodic sweep or the next start.
-   */
   async function remove(auth: AuthContext, id: string) {
     const { dataset } = await ctx.auth.authDataset(auth, id, 'owner', 'id');
-    const deletion = await ctx.withDatasetTree(auth.teamId, (lock) => startDatasetDeletion(ctx, lock, auth.teamId, dataset._id));
-    await purgeDeletedDatasets(ctx, deletion).catch((error: unknown) => {
-      ctx.log.warn(`dataset ${dataset._id} deleted; removing its content failed and is left to the sweep: ${describeError(error)}`);
-    });
+    await deleteDataset(auth.teamId, dataset._id);
     return null;
   }
 

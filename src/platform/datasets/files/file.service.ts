@@ -3,7 +3,7 @@ import { Errors } from '../../../infra/errors.js';
 import { isObjectIdHex } from '../../../infra/mongo.js';
 import { sniffContentType } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
-import { csvToQa, findUsableFile, qaOfStoredFile, readLink } from '../collections/collection-sources.js';
+import { csvToQa, qaOfStoredFile, readLink, readUsableFile } from '../collections/collection-sources.js';
 import type { DatasetsContext } from '../context.js';
 import type { BucketName } from './file.repo.js';
 import { rasterImageType, servedAs, textEncodingOf } from './served-type.js';
@@ -48,7 +48,14 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
       // A member's upload has no mark, whatever its metadata says (undefined values are not stored).
       metadata: { ...metadata, encoding: contentType === 'text/plain' ? textEncodingOf(file.buffer) : undefined, teamId: auth.teamId, tmbId: auth.tmbId, uploadedBy },
     });
-    if (chatUser && auth.appId) await appFileStored(auth.teamId, auth.appId);
+    if (chatUser && auth.appId) {
+      // A failed check (the app gone, or the database) answers an error: the file goes too, or it
+      // would count against the visitor quota with its id never shown, once more on each retry.
+      await appFileStored(auth.teamId, auth.appId).catch(async (error: unknown) => {
+        await files.deleteMany(bucketName, auth.teamId, [fileId]).catch(() => undefined);
+        throw error;
+      });
+    }
     const token = signFileToken(ctx.config.FILE_TOKEN_KEY, { bucketName, teamId: auth.teamId, tmbId: auth.tmbId, fileId });
     return { fileId, previewUrl: fileReadUrl(token, file.filename) };
   }
@@ -104,9 +111,8 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
   async function previewContent(auth: AuthContext, input: { type: SourceType; sourceId: string; selector?: string; isQAImport?: boolean }) {
     let head: { head: string; length: number };
     if (input.type === 'fileLocal') {
-      const fileId = previewFileId(input.sourceId);
-      const file = await findUsableFile(ctx, auth, fileId, { uploaderOnly: true });
-      head = await headOfStoredFile(file, await files.readBuffer('dataset', fileId), input.isQAImport, PREVIEW_CONTENT_CHARS);
+      const { file, buffer } = await readUsableFile(ctx, auth, previewFileId(input.sourceId), { uploaderOnly: true });
+      head = await headOfStoredFile(file, buffer, input.isQAImport, PREVIEW_CONTENT_CHARS);
     } else {
       const { text } = await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId });
       head = { head: textHead(text, PREVIEW_CONTENT_CHARS), length: text.length };
@@ -126,9 +132,7 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
   ) {
     const options = { chunkLen: input.chunkSize, overlapRatio: input.overlapRatio, customReg: input.customSplitChar ? [input.customSplitChar] : [] };
     if (input.type === 'fileLocal') {
-      const fileId = previewFileId(input.sourceId);
-      const file = await findUsableFile(ctx, auth, fileId, { uploaderOnly: true });
-      const buffer = await files.readBuffer('dataset', fileId);
+      const { file, buffer } = await readUsableFile(ctx, auth, previewFileId(input.sourceId), { uploaderOnly: true });
       const fromStart = previewFromFileStart(file, buffer, { ...options, isQAImport: input.isQAImport });
       if (fromStart) return fromStart;
       // The whole file, as its import reads it: a large text or CSV file in a worker.

@@ -1,11 +1,10 @@
 /** Worker-thread entry of large-text.ts: reads a text file's bytes (as textOfStoredFile does) or takes a text, and answers what the job wants of it. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { textHead } from '../../../domain/text-cut.js';
-import { splitText } from '../../../domain/text-splitter.js';
 import { isAppError } from '../../../infra/errors.js';
 import { decodeText, extractText } from '../../../infra/text-extract.js';
 import { postInPages } from '../../../infra/worker-pages.js';
-import { hashText, usableFileText } from '../collections/source-text.js';
+import { splitSource, usableFileText } from '../collections/source-text.js';
 import type { LargeTextJob } from './large-text.js';
 import { previewChunks } from './preview-chunks.js';
 
@@ -26,8 +25,8 @@ async function answer(): Promise<void> {
   const text = await textOf();
   if (job.want === 'head') return void parentPort?.postMessage({ head: textHead(text, job.chars), rawTextLength: text.length });
   if (job.want === 'preview') return void parentPort?.postMessage({ chunks: previewChunks(text, job.split) });
-  const items = splitText({ text, ...job.split }).chunks.map((q, chunkIndex) => ({ q, chunkIndex }));
-  postInPages({ hashRawText: hashText(text), rawTextLength: text.length }, items, (item) => item.q.length);
+  const { items, ...source } = splitSource(text, job.split);
+  postInPages(source, items, (item) => item.q.length);
 }
 
 answer().catch((error: unknown) => parentPort?.postMessage({ error: error instanceof Error ? error.message : String(error), invalidInput: isAppError(error) }));

@@ -1,10 +1,8 @@
-import { splitText } from '../../../domain/text-splitter.js';
 import { textHead } from '../../../domain/text-cut.js';
 import { Errors } from '../../../infra/errors.js';
 import { runPagedWorkerTask, type WorkerTaskOwner, workerEntrySource } from '../../../infra/worker-task.js';
 import { fileTask, isRawCsv, textOfStoredFile } from '../collections/collection-sources.js';
-import { hashText, type SplitSettings } from '../collections/source-text.js';
-import type { PushItem } from '../training/enqueue.js';
+import { type SplitSettings, type SplitSource, splitSource } from '../collections/source-text.js';
 import { decodedFormatOf } from './csv-read.js';
 import type { StoredFile } from './file.repo.js';
 import { type PreviewSplitOptions, previewChunks } from './preview-chunks.js';
@@ -24,13 +22,7 @@ export const LARGE_TEXT_TIMEOUT_MS = 60_000;
 /** A 100 MB text file (the default upload limit) split at chunk size 100 peaks at ~600 MB of heap. */
 const LARGE_TEXT_HEAP_MB = 1024;
 
-/** An import's source as its collection records it: its chunks, the hash and length of its text. */
-export interface SplitSource {
-  items: PushItem[];
-  hashRawText: string;
-  rawTextLength: number;
-}
-
+type SourceChunk = SplitSource['items'][number];
 /** A file's bytes (`raw`: a CSV read as it is, not as a Markdown table), or a text. */
 type Source = { file: { bytes: Uint8Array; filename: string; contentType: string; raw: boolean } } | { text: string };
 /** What the worker answers: the chunks of the text (with its hash and length), its head, or a preview's first chunks. */
@@ -38,7 +30,7 @@ type Want = { want: 'chunks'; split: SplitSettings } | { want: 'head'; chars: nu
 export type LargeTextJob = Source & Want;
 /** The worker's answer: the fields of what was wanted (the chunks in pages), or why it failed. */
 type LargeTextAnswer = {
-  items?: PushItem[];
+  items?: SourceChunk[];
   more?: boolean;
   hashRawText?: string;
   rawTextLength?: number;
@@ -52,12 +44,12 @@ type LargeTextAnswer = {
  * Runs a job in the worker for `task.owner`. A file's bytes are handed over, not copied, when the
  * Buffer is the whole of its memory (a file read from storage is): the caller must not use it after.
  */
-async function inWorker(job: LargeTextJob, task: WorkerTaskOwner): Promise<{ answer: LargeTextAnswer; items: PushItem[] }> {
+async function inWorker(job: LargeTextJob, task: WorkerTaskOwner): Promise<{ answer: LargeTextAnswer; items: SourceChunk[] }> {
   const bytes = 'file' in job ? job.file.bytes : undefined;
   const handOver = bytes && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
   const name = 'file' in job ? `the file '${job.file.filename}'` : 'the text';
   const refused = (why: string) => Errors.missingParams(`Cannot read ${name} (${why}); split it into smaller files`);
-  const outcome = await runPagedWorkerTask<LargeTextAnswer, PushItem>(
+  const outcome = await runPagedWorkerTask<LargeTextAnswer, SourceChunk>(
     workerEntrySource(import.meta.url, './large-text-worker'),
     { eval: true, workerData: job, transferList: handOver ? [bytes.buffer as ArrayBuffer] : [], resourceLimits: { maxOldGenerationSizeMb: LARGE_TEXT_HEAP_MB } },
     LARGE_TEXT_TIMEOUT_MS,
@@ -73,6 +65,12 @@ async function inWorker(job: LargeTextJob, task: WorkerTaskOwner): Promise<{ ans
   throw message.invalidInput ? Errors.missingParams(message.error) : refused(message.error);
 }
 
+/** A source's chunks, hash and length, split in the worker (the chunks come in pages). */
+async function splitInWorker(source: Source, split: SplitSettings, task: WorkerTaskOwner): Promise<SplitSource> {
+  const { answer, items } = await inWorker({ ...source, want: 'chunks', split }, task);
+  return { items, hashRawText: answer.hashRawText!, rawTextLength: answer.rawTextLength! };
+}
+
 /** A stored file's bytes as the worker reads them: only text and CSV files past TEXT_INLINE_MAX, which it decodes itself. */
 function largeTextFile(file: Pick<StoredFile, 'filename' | 'contentType'>, buffer: Buffer, raw = false): Source | undefined {
   if (!decodedFormatOf(file) || buffer.length <= TEXT_INLINE_MAX) return undefined;
@@ -81,29 +79,21 @@ function largeTextFile(file: Pick<StoredFile, 'filename' | 'contentType'>, buffe
 
 /** A text's chunks as an import queues them, with its hash and length: in the worker past TEXT_INLINE_MAX. */
 export async function splitSourceText(text: string, split: SplitSettings, task: WorkerTaskOwner): Promise<SplitSource> {
-  if (text.length > TEXT_INLINE_MAX) {
-    const { answer, items } = await inWorker({ text, want: 'chunks', split }, task);
-    return { items, hashRawText: answer.hashRawText!, rawTextLength: answer.rawTextLength! };
-  }
-  const items = splitText({ text, ...split }).chunks.map((q, chunkIndex) => ({ q, chunkIndex }));
-  return { items, hashRawText: hashText(text), rawTextLength: text.length };
+  return text.length > TEXT_INLINE_MAX ? splitInWorker({ text }, split, task) : splitSource(text, split);
 }
 
 /**
- * A stored file's chunks, hash and length (readStoredFile's text, split): a large text or CSV file
+ * A stored file's chunks, hash and length (textOfStoredFile's text, split): a large text or CSV file
  * is read and split in the worker (the buffer is handed over); other formats are extracted as
  * before (PDF, docx and HTML in their workers), then split by splitSourceText.
  */
 export async function splitStoredFile(file: Pick<StoredFile, 'filename' | 'contentType' | 'metadata'>, buffer: Buffer, split: SplitSettings): Promise<SplitSource> {
   const large = largeTextFile(file, buffer);
-  if (large) {
-    const { answer, items } = await inWorker({ ...large, want: 'chunks', split }, fileTask(file));
-    return { items, hashRawText: answer.hashRawText!, rawTextLength: answer.rawTextLength! };
-  }
+  if (large) return splitInWorker(large, split, fileTask(file));
   return splitSourceText(await textOfStoredFile(file, buffer), split, fileTask(file));
 }
 
-/** The first `chars` characters of a stored file's text and its length (previewContent); `raw` as readStoredFile's. */
+/** The first `chars` characters of a stored file's text and its length (previewContent); `raw` as textOfStoredFile's. */
 export async function headOfStoredFile(
   file: Pick<StoredFile, 'filename' | 'contentType' | 'metadata'>,
   buffer: Buffer,
