@@ -178,7 +178,9 @@ export function createMongoLocks(db: Db, options: LocksOptions = {}) {
       try {
         return await run(lock);
       } finally {
-        await lock.release();
+        // A release that fails leaves the lock to lapse by itself; the work's outcome is the
+        // answer (an error here after work that landed made clients retry it a second time).
+        await lock.release().catch(() => undefined);
       }
     },
     /** Keys of locks whose holders are taken for dead at `now` (a sweep takes them to finish what they left). */

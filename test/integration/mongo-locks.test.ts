@@ -1,3 +1,4 @@
+import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isAppError } from '../../src/infra/errors.js';
 import { createMongoLocks, LOCKS_COLLECTION, LockLostError } from '../../src/infra/mongo-lock.js';
@@ -36,6 +37,30 @@ describe('named locks', () => {
     release();
     await holding;
     expect(await second.withLock('sync:c1', async () => 'ran')).toBe('ran');
+  });
+
+  it('a release that fails after the work does not turn its outcome into another error (the lock lapses by itself)', async () => {
+    const client = new MongoClient(t.app.config.MONGODB_URI);
+    const locks = createMongoLocks(client.db(), { waitMs: 300 });
+    // The work lands, then the connection is gone before the release.
+    const done = await locks.withLock('release-fails:1', async () => {
+      await client.close();
+      return 'landed';
+    });
+    expect(done).toBe('landed');
+    const again = new MongoClient(t.app.config.MONGODB_URI);
+    try {
+      const failing = createMongoLocks(again.db(), { waitMs: 300 });
+      const outcome = await failing
+        .withLock('release-fails:2', async () => {
+          await again.close();
+          throw new Error('the work failed');
+        })
+        .catch((error: unknown) => error);
+      expect((outcome as Error).message).toBe('the work failed');
+    } finally {
+      await again.close();
+    }
   });
 
   it('a lock carries a payload: the taker of a lapsed lock learns its dead holder\'s, kept stored until the taker carries its own', async () => {
