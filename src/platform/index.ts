@@ -12,7 +12,8 @@ import { systemRoutes, systemServices } from './system/index.js';
 /**
  * The platform's services, decorated on the root instance (`app.identity`, `app.platformAuth`,
  * `app.teamLimits`, `app.models`, `app.apps`, `app.datasets`, `app.outlinks`, `app.chat`), so
- * tests, the CLI and benchmarks use them directly. Each declares what it depends on.
+ * tests use them directly (the CLI builds its own on its connection; benchmarks go through HTTP and
+ * the CLI). Each declares what it depends on.
  */
 export const platformServices = fp(
   async function platformServices(app: FastifyInstance): Promise<void> {

@@ -167,7 +167,7 @@ export function createAppsCore(deps: AppsDeps) {
      * listed or read, and after it the app is whole. A crash before it is settled (settleInsert):
      * what was written goes, the room comes back. A failure answers an error, so nothing of the
      * insert stays for the client's retry to make twice (takeBackInsert), even once the app
-     * document landed and a later step failed (its list stamp, the tree lock's release). An app
+     * document landed and a later step failed (its list stamp, say). An app
      * that counts toward the plan limit inside a caller's `room` is recorded there (see withAppRoom).
      */
     async insertApp(auth: AuthContext, input: NewApp, room?: AppRoom): Promise<string> {

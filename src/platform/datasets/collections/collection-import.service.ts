@@ -40,7 +40,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
    * dataset and the parent folder exist: a racing folder or dataset delete cannot leave it orphaned
    * (nor one that took the lock over from a holder stalled past its lease: that holder inserts nothing).
    * `tmbId`: the creator when it is not the caller (a synced link keeps its creator). A failure
-   * once the insert was sent (its answer lost, the lock's release) takes the collection back: the
+   * once the insert was sent (its answer lost, say) takes the collection back: the
    * create answers an error, and the client's retry must not make a second one.
    */
   async function insertInTree(auth: AuthContext, collection: Omit<NewCollection, 'teamId' | 'tmbId'> & { tmbId?: string }): Promise<string> {
