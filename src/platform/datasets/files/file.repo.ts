@@ -91,6 +91,11 @@ export function createFileRepo(db: Db) {
       const stream = bucket(bucketName).openUploadStream(input.filename, { metadata: { ...input.metadata, contentType: input.contentType } });
       await new Promise<void>((resolve, reject) => {
         Readable.from([input.buffer]).pipe(stream).on('finish', () => resolve()).on('error', reject);
+      }).catch(async (error: unknown) => {
+        // GridFS writes the chunks first: a file document that could not be written leaves them
+        // counted by nothing (no quota, no sweep), so they go with the failure.
+        await db.collection(`${bucketName}.chunks`).deleteMany({ files_id: stream.id }).catch(() => undefined);
+        throw error;
       });
       const owner = bucketName === 'chat' ? chatFileOwner(input.metadata) : null;
       if (owner) {

@@ -20,6 +20,8 @@ function visit(value: unknown, path: string, depth: number, inArray: boolean): v
     if (value.includes('\u0000')) throw Errors.missingParams(`Invalid field '${path}': must not contain NUL characters`);
     return;
   }
+  // JSON's 1e400 parses to Infinity, which is no BSON a database must take (FerretDB refuses it).
+  if (typeof value === 'number' && !Number.isFinite(value)) throw Errors.missingParams(`Invalid field '${path}': must be a finite number`);
   if (Array.isArray(value)) {
     if (inArray) throw Errors.missingParams(`Invalid field '${path}': arrays inside arrays cannot be stored`);
     for (const [i, item] of value.entries()) visit(item, `${path}[${i}]`, depth + 1, true);
