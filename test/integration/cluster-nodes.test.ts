@@ -108,6 +108,11 @@ for (const strategy of ['database', 'cache'] as const) {
     });
 
     describe('filters', () => {
+      it('a name or alias longer than any (40,000 characters) matches nothing; as a pattern it was a 500', async () => {
+        expect((await list(`name=${'w'.repeat(40_000)}`)).names).toEqual([]);
+        expect((await list(`alias=${'x'.repeat(40_000)}`)).names).toEqual([]);
+      });
+
       it.each([
         ['name=worker', ['worker3', 'worker2', 'worker1']],
         ['name=WORKER', []],

@@ -55,6 +55,13 @@ function parseGoInt(text: string | undefined): bigint | null {
 const GO_TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 
 /**
+ * The longest `name` / `alias` substring looked for: a node name has at most 253 characters and an
+ * alias is a display name, so a longer one matches nothing (as in KubeSphere); as a pattern it
+ * would be a regular expression too large for the engines (a 500 from 32,768 characters).
+ */
+const LONGEST_SUBSTRING = 4096;
+
+/**
  * KubeSphere's window: offset = (page-1)*limit in Go's int64 arithmetic (wrapping), then nothing
  * when limit or offset is negative or offset is past the end. A page Go reads but JavaScript
  * numbers cannot hold (`page=10000000000000000`) is therefore past the end, not page 1.
@@ -125,7 +132,8 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
     if (value === undefined) continue;
     switch (key) {
       case 'name':
-        if (value !== '') clauses.push({ _id: { $regex: escapeRegex(value) } });
+        if (value.length > LONGEST_SUBSTRING) matchesNothing = true;
+        else if (value !== '') clauses.push({ _id: { $regex: escapeRegex(value) } });
         break;
       case 'names':
         clauses.push({ _id: { $in: value.split(',') } });
@@ -143,7 +151,8 @@ export function planNodeList(query: Record<string, QueryValue>): NodeListPlan {
         addSelector('annotation', value, 'annotations', false);
         break;
       case 'alias':
-        if (value !== '') clauses.push({ alias: { $regex: escapeRegex(value) } });
+        if (value.length > LONGEST_SUBSTRING) matchesNothing = true;
+        else if (value !== '') clauses.push({ alias: { $regex: escapeRegex(value) } });
         break;
       case 'namespace':
         // Nodes have no namespace: only the empty value matches.
