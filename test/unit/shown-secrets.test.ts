@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MASK, maskCredentialShapes, maskWholeValue } from '../../src/platform/chat/workflow-nodes/credential-text.js';
 import { isSecretName, SECRET_MASK, ShownSecrets } from '../../src/platform/chat/workflow-nodes/shown-secrets.js';
 
 describe('isSecretName', () => {
@@ -114,5 +115,27 @@ describe('credential-shaped text', () => {
     secrets.headers({ 'X-Api-Key': 'k123', 'X-Debug': 'true' });
     secrets.fields({ password: 'pass' });
     expect(secrets.show({ a: 'k123', b: 'true', c: 'form=pass&x=1', d: 'compass k123x' })).toEqual({ a: SECRET_MASK, b: 'true', c: `form=${SECRET_MASK}&x=1`, d: 'compass k123x' });
+  });
+});
+
+describe('masking long hostile texts (a service answer, a code log)', () => {
+  // Each took minutes before (a quadratic regex: the test's own time bound is what fails then).
+  it('a run of JWT-like tokens joined by dashes, with no JWT in it, comes back as it was', () => {
+    const text = 'eyJ-'.repeat(100_000);
+    expect(maskCredentialShapes(text)).toBe(text);
+    expect(maskCredentialShapes(`${text} eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln`)).toBe(`${text} ${MASK}`);
+  });
+
+  it('a short credential after a long run of blanks is looked for only where it stands', () => {
+    const text = `${' '.repeat(200_000)}Zq7!x`;
+    expect(maskWholeValue(text, 'Zq7!x')).toBe(text);
+    expect(maskWholeValue(`token=${' '.repeat(200_000)}Zq7!x`, 'Zq7!x')).toBe(`token=${' '.repeat(200_000)}${MASK}`);
+  });
+
+  it('a credential of blanks only is not searched for', () => {
+    const secrets = new ShownSecrets();
+    secrets.headers({ 'X-Api-Key': '     ' });
+    const answer = `note=${' '.repeat(100_000)}end`;
+    expect(secrets.show(answer)).toBe(answer);
   });
 });

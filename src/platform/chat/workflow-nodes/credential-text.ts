@@ -23,7 +23,9 @@ const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,20}:\/\/)([^\s/?#@"'<>\\]+)@/gi;
 /** Keys recognisable by their prefix alone (the OpenAI style `sk-…` and `sk-proj-…`, GitHub, Slack, AWS key ids, Google, FastGPT). */
 const PREFIXED_KEY = /\b(?:sk-[A-Za-z0-9][A-Za-z0-9_-]{15,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|fastgpt-[A-Za-z0-9]{16,})/g;
 /** A JWT: base64url JSON header and payload (`eyJ` is `{"`), then the signature (empty for `alg: none`). */
-const JWT = /\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+// Starts only where no token character precedes: with `\b`, each `eyJ` of a run like `eyJ-eyJ-…`
+// (`-` is no word character) began a scan to the run's end, quadratic (10 s at 100 KB).
+const JWT = /(?<![\w-])eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 
 const isToken = (token: string) => (token.length >= 8 && /\d/.test(token)) || token.length >= 16;
 
@@ -116,5 +118,7 @@ export function maskWholeValue(text: string, value: string): string {
   if (text === value) return MASK;
   if (!text.includes(value)) return text;
   const at = escapeRegExp(value);
-  return text.replace(new RegExp(`(?<=")${at}(?=")|(?<=[=>:][ \\t]*)${at}(?=$|[\\s&;,<"}\\]])`, 'g'), MASK);
+  // The lookahead first: the lookbehinds (one of variable length) run only where the value
+  // stands, not backwards from every position of the text (quadratic on long runs of spaces).
+  return text.replace(new RegExp(`(?=${at})(?:(?<=")${at}(?=")|(?<=[=>:][ \\t]*)${at}(?=$|[\\s&;,<"}\\]]))`, 'g'), MASK);
 }

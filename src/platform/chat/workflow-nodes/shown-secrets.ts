@@ -134,6 +134,8 @@ export class ShownSecrets {
   }
 
   private note(value: string, named: boolean): void {
+    // A credential of blanks only would be searched for in every run of spaces.
+    if (value.trim() === '') return;
     if (value.length >= SCRUB_MIN) this.secrets.add(value);
     else if (named && value.length >= WHOLE_MIN) this.shortNamed.add(value);
   }
