@@ -11,6 +11,7 @@
  *   a JSON `"name": value`, a form or query `name=value`, an XML `<name>value</name>`, a
  *   header-style line `Name: value`.
  */
+import { escapeRegex } from '../../../infra/mongo.js';
 
 export const MASK = '******';
 
@@ -108,8 +109,6 @@ export function maskNamedCredentials(text: string, isSecret: (name: string) => b
   return out;
 }
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /**
  * `text` with `value` masked where it stands whole: a whole quoted string, or a value after
  * `=`, `>` or `:` that ends there. For short credentials, which are not searched for inside words.
@@ -117,7 +116,7 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 export function maskWholeValue(text: string, value: string): string {
   if (text === value) return MASK;
   if (!text.includes(value)) return text;
-  const at = escapeRegExp(value);
+  const at = escapeRegex(value);
   // The lookahead first: the lookbehinds (one of variable length) run only where the value
   // stands, not backwards from every position of the text (quadratic on long runs of spaces).
   return text.replace(new RegExp(`(?=${at})(?:(?<=")${at}(?=")|(?<=[=>:][ \\t]*)${at}(?=$|[\\s&;,<"}\\]]))`, 'g'), MASK);
