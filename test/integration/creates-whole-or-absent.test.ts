@@ -8,7 +8,7 @@ import { simpleNodes } from './apps-helpers.js';
 
 /**
  * Creates of apps, app versions, datasets and collections whose main write landed but a step
- * after it failed (its list stamp, the lock's release: a database error) answered an error and
+ * after it failed (its list stamp: a database error) answered an error and
  * kept what they wrote, so the client's retry (a 5xx says "try again") made a second one. Now a
  * create that answers an error leaves nothing: what it wrote is taken back. Like
  * creates-failing-late.test.ts (pushData, app API keys), for the apps and datasets modules.

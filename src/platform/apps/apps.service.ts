@@ -200,18 +200,17 @@ export function createAppsCore(deps: AppsDeps) {
      * document landed (the last write), else its rows and versions removed and its own plan
      * room given back, once (only by whoever deletes the record).
      */
-    async settleInsert(insert: { appId: string; teamId: string; reserved: number }): Promise<'kept' | 'removed'> {
+    async settleInsert(insert: { appId: string; teamId: string; reserved: number }): Promise<void> {
       const { appId, teamId, reserved } = insert;
       if (await deps.apps.findInTeam(teamId, appId)) {
         // A crash between the app document and its list bump leaves lists that never saw it.
         await deps.appList.changed(teamId);
         await deps.inserts.close(appId);
-        return 'kept';
+        return;
       }
       await deps.versions.deleteByApps([appId]);
       await deps.perms.deleteAllFor(teamId, [appId]);
       if ((await deps.inserts.close(appId)) && reserved > 0) await deps.teamLimits.releaseApps(teamId, reserved);
-      return 'removed';
     },
 
     /**

@@ -15,7 +15,7 @@ interface LoginAddressDoc {
 }
 
 const COLLECTION = 'login_addresses';
-export const LOGIN_ADDRESS_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+const LOGIN_ADDRESS_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
 export const LOGIN_ADDRESS_INDEXES: IndexDeclaration[] = [{ collection: COLLECTION, key: { expiresAt: 1 }, options: { name: 'expires' } }];
 
