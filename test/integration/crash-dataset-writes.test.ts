@@ -106,6 +106,9 @@ describe('data/insertData authorised before a delete', () => {
     expect(answer.status).toBe(404);
     expect(answer.body).toMatchObject({ statusText: 'unExistDataset' });
     expect(await stored('datasetId', datasetId)).toEqual({ data: 0, vectors: 0 });
+    // An insert answering an error is not billed (its embedding was made, nothing was kept).
+    await t.app.identity.usage.drain();
+    expect(await db().collection('usages').countDocuments({ appName: 'Data index' })).toBe(0);
   });
 
   it('leaves no data or vectors in a collection deleted while it embedded', async () => {

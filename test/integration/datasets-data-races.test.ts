@@ -127,6 +127,33 @@ describe('racing writers of one data item', () => {
     expect(await foundByVector(datasetId, dataId, 'india canal lock keeper')).toBe(false);
   });
 
+  it('an update answering 409 bills none of the embeddings its tries made; the same update landing bills them once', async () => {
+    const { dataId } = await newItem('Unbilled conflicts', 'Billed item about ferries.', 'fake-embed');
+    const before = await detail(dataId);
+    const billed = async () => {
+      await t.app.identity.usage.drain();
+      return t.app.mongo.db.collection('usages').find({ teamId: new ObjectId(teamId), appName: 'Data index' }).toArray();
+    };
+    const atStart = (await billed()).length;
+    const { data } = t.app.datasets.ctx.repos;
+    const update = data.update.bind(data);
+    const spy = vi.spyOn(data, 'update').mockImplementation(async (...args) => {
+      await t.app.mongo.db.collection('dataset_datas').updateOne({ _id: new ObjectId(dataId) }, { $inc: { version: 1 } });
+      return update(...args);
+    });
+    const indexes = [before.indexes[0], { text: 'juliet ferry timetable' }];
+    try {
+      expect((await api.post('/core/dataset/data/update', { dataId, indexes })).status).toBe(409);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await billed()).toHaveLength(atStart);
+    await api.ok(api.post('/core/dataset/data/update', { dataId, indexes }));
+    const records = await billed();
+    expect(records).toHaveLength(atStart + 1);
+    expect(records.at(-1)!.list).toEqual([expect.objectContaining({ moduleName: 'Embeddings', model: 'Fake embed' })]);
+  });
+
   it('an update of q racing an update adding an index: never the old q with the new index', async () => {
     const { datasetId, dataId } = await newItem('Raced q', 'Old question about ferries.', 'local-lexical-v1');
     const [base] = (await detail(dataId)).indexes;

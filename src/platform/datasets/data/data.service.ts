@@ -16,10 +16,14 @@ import { usagePoints } from '../../../domain/usage-points.js';
 /** Tries of an update whose item other writes keep changing between its read and its write. */
 const UPDATE_TRIES = 4;
 
-/** What an update's tries share: the vector model they embed with and what they embedded already, by text. */
+/**
+ * What an update's tries share: the vector model they embed with, what they embedded already (by
+ * text) and the embedding use billed once a try is written.
+ */
 interface UpdateState {
   model: VectorModel;
   embedded: Map<string, VectorRow>;
+  used: EmbeddingUse[];
 }
 
 interface UpdateInput {
@@ -85,8 +89,9 @@ export function createDataService(ctx: DatasetsContext) {
     const inserted = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
     if (!inserted) throw Errors.conflict('An identical data item already exists in this collection');
     try {
-      for (const use of inserted.used) await chargeEmbedding(auth, use);
+      // Billed once the item stands: an insert into a dataset deleted meanwhile answers an error, unbilled.
       await assertOwnersAfterWrite(owner);
+      for (const use of inserted.used) await chargeEmbedding(auth, use);
     } catch (error) {
       // The insert answers an error, so its item goes (its owners' check removed it already when
       // they are gone): kept, it would make the client's retry a 409 for an item whose id it never saw.
@@ -146,7 +151,7 @@ export function createDataService(ctx: DatasetsContext) {
     // Nothing given (empty texts count as nothing, as the reference) changes nothing.
     if (!input.q && !input.a && !input.indexes?.length) return null;
     // The model, and texts embedded by an earlier try, so that planning again is not paid for again.
-    const state: UpdateState = { model: ctx.embedders().vectorModel(dataset.vectorModel), embedded: new Map() };
+    const state: UpdateState = { model: ctx.embedders().vectorModel(dataset.vectorModel), embedded: new Map(), used: [] };
     let item = read;
     for (let tries = 1; !(await updateFrom(auth, item, input, state)); tries++) {
       const stored = await data.findById(auth.teamId, read._id);
@@ -155,6 +160,9 @@ export function createDataService(ctx: DatasetsContext) {
       item = stored;
     }
     await assertOwnersAfterWrite({ teamId: auth.teamId, datasetId: read.datasetId, collectionId: read.collectionId });
+    // Billed once written, as the reference bills after its update: an update answering an error
+    // (409, 404, a dataset deleted meanwhile) changed nothing and costs the team nothing.
+    for (const use of state.used) await chargeEmbedding(auth, use);
     return null;
   }
 
@@ -171,7 +179,7 @@ export function createDataService(ctx: DatasetsContext) {
     if (growth > 0) await ctx.teamLimits.assertDatasetSize(auth.teamId, growth);
     const missing = [...new Set(plan.embed.map((entry) => entry.text))].filter((text) => !embedded.has(text)).map((text) => ({ id: newVectorId(), text }));
     const { rows: fresh, tokens } = await embedRows(ctx, model.model, { teamId: auth.teamId, datasetId: item.datasetId, collectionId: item.collectionId, dataId: item._id }, missing);
-    if (missing.length > 0) await chargeEmbedding(auth, { model: model.model, tokens });
+    if (missing.length > 0) state.used.push({ model: model.model, tokens });
     for (const [i, row] of fresh.entries()) embedded.set(missing[i]!.text, row);
     // A fresh vector id per index and try: a lost try's vectors are removed, never shared.
     const created = plan.embed.map((entry) => ({ dataId: newVectorId(), text: entry.text, defaultIndex: entry.defaultIndex }));
@@ -193,7 +201,7 @@ export function createDataService(ctx: DatasetsContext) {
       return { written: true, rows, reembedded };
     });
     if (reembedded) {
-      await chargeEmbedding(auth, reembedded);
+      state.used.push(reembedded);
       // Later tries plan with the model the dataset switched to.
       state.model = ctx.embedders().vectorModel(reembedded.model);
       state.embedded = new Map(rows.map((row, i) => [texts[i]!, row]));
