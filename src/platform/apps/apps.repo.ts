@@ -94,6 +94,51 @@ export function decodeApp(doc: AppDoc): App {
 
 export const encodeWorkflow = (value: unknown) => JSON.stringify(value ?? []);
 
+/** What a write's fields held before it: those they had are set back, the others removed. */
+export interface FieldsBefore {
+  set: AppPatch;
+  unset: (keyof AppPatch)[];
+}
+
+/** `fields` as the stored document `stored` held them. */
+function storedFieldsBefore(stored: Record<string, unknown>, fields: readonly string[]): FieldsBefore {
+  const set: Record<string, unknown> = {};
+  const unset: (keyof AppPatch)[] = [];
+  for (const field of fields as (keyof AppPatch)[]) {
+    if (stored[field] === undefined) unset.push(field);
+    else set[field] = stored[field];
+  }
+  return { set: set as AppPatch, unset };
+}
+
+/** The fields `written` sets, as `app` (decoded) had them: its workflow encoded back into its stored form. */
+export function fieldsBefore(app: App, written: AppPatch): FieldsBefore {
+  const stored: Record<string, unknown> = { ...app, modulesJson: JSON.stringify(app.modules), edgesJson: JSON.stringify(app.edges) };
+  if (app.chatConfig !== undefined) stored.chatConfigJson = JSON.stringify(app.chatConfig);
+  return storedFieldsBefore(stored, Object.keys(written));
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+
+/**
+ * A filter on the fields of `written` still holding what it wrote: an object field by field (a
+ * stored object's key order need not match), an absent value as null (matched by a missing field).
+ */
+function stillHolding(written: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+  const filter: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(written)) {
+    if (isPlainObject(value) && Object.keys(value).length > 0) Object.assign(filter, stillHolding(value, `${prefix}${field}.`));
+    else filter[`${prefix}${field}`] = value ?? null;
+  }
+  return filter;
+}
+
+const changeOf = (set: AppPatch, unset: readonly (keyof AppPatch)[]) => ({
+  ...(Object.keys(set).length > 0 ? { $set: set } : {}),
+  ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((field) => [field, 1 as const])) } : {}),
+});
+
 /**
  * After every write, whether it went through or failed midway, `changed(teamId, 'list')` is
  * awaited when it may change the team's list (the fields of LIST_PROJECTION), else
@@ -101,9 +146,11 @@ export const encodeWorkflow = (value: unknown) => JSON.stringify(value ?? []);
  */
 export function createAppsRepo(db: Db, changed: (teamId: string, what: 'list' | 'workflow') => Promise<void>) {
   const apps = db.collection<StoredApp>(APPS);
-  function changing<T>(teamId: string, write: () => Promise<T>, what: 'list' | 'workflow' = 'list'): Promise<T> {
-    return bumpAfterWrite(write, () => changed(teamId, what));
+  function changing<T>(teamId: string, write: () => Promise<T>, what: 'list' | 'workflow' = 'list', wrote?: (result: T) => boolean): Promise<T> {
+    return bumpAfterWrite(write, () => changed(teamId, what), wrote);
   }
+  /** Workflow-only writes (drafts) leave the list as it is. */
+  const touching = (fields: readonly string[]) => (fields.some((field) => LISTED_FIELDS.has(field)) ? 'list' : 'workflow');
 
   return {
     /** A fresh app id: inserts choose theirs before anything is written (crash safety). */
@@ -143,17 +190,52 @@ export function createAppsRepo(db: Db, changed: (teamId: string, what: 'list' | 
       return docs.map((d) => ({ id: d._id.toHexString(), parentId: d.parentId ? d.parentId.toHexString() : null, type: d.type }));
     },
 
-    /** Sets the fields of `set` and removes those of `unset` (what taking a write back needs). */
-    async update(teamId: string, id: string, set: AppPatch, unset: readonly (keyof AppPatch)[] = []): Promise<void> {
+    /**
+     * Sets the fields of `set` and removes those of `unset`. `before`, when given, hears what
+     * those fields held just before (once the write landed, so before its stamp bump, which may
+     * fail): what taking the write back sets again (takeBackWrite).
+     */
+    async update(teamId: string, id: string, set: AppPatch, unset: readonly (keyof AppPatch)[] = [], before?: (previous: FieldsBefore) => void): Promise<void> {
       const fields = [...Object.keys(set), ...unset];
       if (fields.length === 0) return;
-      const change = {
-        ...(Object.keys(set).length > 0 ? { $set: set } : {}),
-        ...(unset.length > 0 ? { $unset: Object.fromEntries(unset.map((field) => [field, 1 as const])) } : {}),
+      const filter = { _id: oid(id), teamId: oid(teamId) };
+      const change = changeOf(set, unset);
+      const write = async () => {
+        if (!before) return void (await apps.updateOne(filter, change));
+        // The whole document: FerretDB 1.x refuses a projection in findAndModify.
+        const previous = await apps.findOneAndUpdate(filter, change, { returnDocument: 'before' });
+        if (previous) before(storedFieldsBefore(previous as Record<string, unknown>, fields));
       };
-      const write = () => apps.updateOne({ _id: oid(id), teamId: oid(teamId) }, change);
-      // Workflow-only writes (drafts) leave the list as it is.
-      await changing(teamId, write, fields.some((field) => LISTED_FIELDS.has(field)) ? 'list' : 'workflow');
+      await changing(teamId, write, touching(fields));
+    },
+
+    /**
+     * Takes back a write of `written`: its fields get `before` again (fieldsBefore), each only
+     * while the app still holds what was written there, so that a write landed since is kept (a
+     * draft save, a chat turn's updateTime). The fields of `together` (a workflow's parts) are set
+     * back all or none. One write when nothing changed since. Answers the fields set back.
+     */
+    async takeBackWrite(teamId: string, id: string, written: AppPatch, before: FieldsBefore, together: readonly (keyof AppPatch)[] = []): Promise<(keyof AppPatch)[]> {
+      const fields = Object.keys(written) as (keyof AppPatch)[];
+      const restore = async (group: readonly (keyof AppPatch)[]): Promise<(keyof AppPatch)[]> => {
+        const inGroup = ([field]: [string, unknown]) => group.includes(field as keyof AppPatch);
+        const expected = Object.fromEntries(Object.entries(written).filter(inGroup));
+        const set = Object.fromEntries(Object.entries(before.set).filter(inGroup)) as AppPatch;
+        const unset = before.unset.filter((field) => group.includes(field));
+        if (Object.keys(set).length + unset.length === 0) return [];
+        const result = await apps.updateOne({ _id: oid(id), teamId: oid(teamId), ...stillHolding(expected) }, changeOf(set, unset));
+        return result.matchedCount === 1 ? [...group] : [];
+      };
+      const write = async () => {
+        const all = await restore(fields);
+        if (all.length > 0) return all;
+        const grouped = fields.filter((field) => together.includes(field));
+        const groups = [grouped, ...fields.filter((field) => !together.includes(field)).map((field) => [field])].filter((group) => group.length > 0);
+        const restored: (keyof AppPatch)[] = [];
+        for (const group of groups) restored.push(...(await restore(group)));
+        return restored;
+      };
+      return changing(teamId, write, touching(fields), (restored) => restored.length > 0);
     },
 
     async countByTypes(teamId: string, types: readonly AppType[]): Promise<number> {

@@ -1,5 +1,7 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { RequiredPermission, SerializedPermission } from '../../domain/permission.js';
 import { allDescendants } from '../../domain/permission-inheritance.js';
+import { describeError } from '../../infra/database-errors.js';
 import { Errors } from '../../infra/errors.js';
 import { withFollowUp } from '../../infra/follow-up.js';
 import { withLeaseRenewal } from '../../infra/lease-renewal.js';
@@ -37,6 +39,8 @@ export interface AppsDeps {
   locks: Pick<MongoLocks, 'withLock'>;
   /** A chat model's quote budget (`quoteMaxToken`; the default model's for an unknown one), for saved workflows. */
   quoteMaxTokenOf: (model: unknown) => number | undefined;
+  /** Where clean-ups that failed after a failure are told (what they left, by id). */
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>;
   now?: () => Date;
 }
 
@@ -155,8 +159,7 @@ export function createAppsCore(deps: AppsDeps) {
           },
         });
       } finally {
-        // A release that fails only over-counts; the counter is recounted from the apps when quiet.
-        if (reserve - change > 0) await deps.teamLimits.releaseApps(teamId, reserve - change).catch(() => undefined);
+        if (reserve - change > 0) await releaseRoom(teamId, reserve - change);
       }
     },
 
@@ -179,19 +182,23 @@ export function createAppsCore(deps: AppsDeps) {
       try {
         await deps.inserts.open(appId, teamId, reserved);
       } catch (error) {
-        if (reserved) await deps.teamLimits.releaseApps(teamId, reserved).catch(() => undefined);
+        if (reserved) await releaseRoom(teamId, reserved);
         throw error;
       }
       try {
         await withLeaseRenewal(APP_INSERT_LEASE_MS / 3, () => deps.inserts.renew(appId), () => writeApp(auth, appId, input));
       } catch (error) {
         // Failing here too leaves the record: the start-up and the sweep settle it.
-        await takeBackInsert({ appId, teamId, reserved }, counted ? room : undefined).catch(() => undefined);
+        await takeBackInsert({ appId, teamId, reserved }, counted ? room : undefined).catch((undo: unknown) => {
+          deps.log.warn(`app ${appId} of team ${teamId}: taking back a failed insert failed, left to the insert sweep: ${describeError(undo)}`);
+        });
         throw error;
       }
       if (counted) room?.counted(1);
       // The app is whole; a record left behind by a failure here is settled as kept.
-      await deps.inserts.close(appId).catch(() => undefined);
+      await deps.inserts.close(appId).catch((error: unknown) => {
+        deps.log.warn(`app ${appId} of team ${teamId}: closing its insert record failed, left to the insert sweep (the app is kept): ${describeError(error)}`);
+      });
       return appId;
     },
 
@@ -258,6 +265,13 @@ export function createAppsCore(deps: AppsDeps) {
       return deps.locks.withLock(`app_changes:${appId}`, async (lock) => run((await core.authorizeWrite(auth, appId, required)).app, lock), APP_BUSY);
     },
   };
+
+  /** Gives plan room back; one that fails only over-counts (the counter is recounted from the apps when quiet). */
+  async function releaseRoom(teamId: string, count: number): Promise<void> {
+    await deps.teamLimits.releaseApps(teamId, count).catch((error: unknown) => {
+      deps.log.warn(`team ${teamId}: giving back room for ${count} app(s) failed, counted until the next recount: ${describeError(error)}`);
+    });
+  }
 
   /**
    * Takes back an insert that failed here. One whose app document never landed is settled

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { describeError } from '../../infra/database-errors.js';
 import { Errors } from '../../infra/errors.js';
 import type { LockHold } from '../../infra/mongo-lock.js';
 import type { AuthContext } from '../auth/types.js';
@@ -76,7 +77,9 @@ export function createHttpPluginService(core: AppsCore, deps: AppsDeps) {
         } catch (error) {
           // A failed child takes the plugin back whole (its room with it): a retry then makes one
           // plugin, not a second container beside a broken one. A crash here is docs/apps.md's gap.
-          await core.deleteTree(auth.teamId, id, room).catch(() => undefined);
+          await core.deleteTree(auth.teamId, id, room).catch((undo: unknown) => {
+            deps.log.warn(`HTTP plugin ${id} of team ${auth.teamId} created before a failure and kept: ${describeError(undo)}`);
+          });
           throw error;
         }
       });

@@ -103,6 +103,7 @@ export const appsServices = fp(
       locks: createMongoLocks(db),
       // The system module (model configuration) is registered before this one.
       quoteMaxTokenOf: (model) => app.models.llmModelOrDefault(model)?.quoteMaxToken,
+      log: app.log,
     };
     app.teamLimits.countUsing('apps', (teamId) => deps.apps.countByTypes(teamId, CHAT_APP_TYPES));
     // API keys belong to the identity module, which is registered before this one.

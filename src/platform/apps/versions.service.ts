@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import { clampDatasetSearchLimits } from '../../domain/workflow/quote-limits.js';
 import { estimateBytes, MiB } from '../../infra/byte-estimate.js';
+import { describeError } from '../../infra/database-errors.js';
 import { deepFreeze } from '../../infra/deep-freeze.js';
 import { Errors } from '../../infra/errors.js';
 import { createStampedCache } from '../../infra/stamped-read-model.js';
@@ -9,7 +10,7 @@ import { pageSkipLimit } from '../../infra/zod.js';
 import type { AuthContext } from '../auth/types.js';
 import type { LockHold } from '../../infra/mongo-lock.js';
 import { newId } from '../../infra/plain-record.js';
-import type { App, AppPatch } from './apps.repo.js';
+import { type App, type AppPatch, type FieldsBefore, fieldsBefore } from './apps.repo.js';
 import { type publishInput, type renameVersionInput, type revertInput, type versionListInput, zScheduledTrigger } from './apps.schema.js';
 import type { AppsCore, AppsDeps, SavedGraphCheck } from './apps.service.js';
 import { simpleWorkflowOf } from './simple-form.js';
@@ -63,17 +64,13 @@ function triggerOf(config: Record<string, unknown> | undefined): App['scheduledT
   return parsed.success ? (parsed.data ?? undefined) : undefined;
 }
 
-/** The fields a draft write sets, as `app` had them before: those it had are set back, the others removed. */
-function fieldsBefore(app: App, written: AppPatch): { set: AppPatch; unset: (keyof AppPatch)[] } {
-  const stored: Record<string, unknown> = { ...app, modulesJson: JSON.stringify(app.modules), edgesJson: JSON.stringify(app.edges) };
-  if (app.chatConfig !== undefined) stored.chatConfigJson = JSON.stringify(app.chatConfig);
-  const set: Record<string, unknown> = {};
-  const unset: (keyof AppPatch)[] = [];
-  for (const field of Object.keys(written) as (keyof AppPatch)[]) {
-    if (stored[field] === undefined) unset.push(field);
-    else set[field] = stored[field];
-  }
-  return { set: set as AppPatch, unset };
+/** The parts of a draft that belong together: taken back all or none (takeBackCommit). */
+const DRAFT_WORKFLOW_FIELDS: readonly (keyof AppPatch)[] = ['modulesJson', 'edgesJson', 'chatConfigJson', 'type', 'version', 'scheduledTriggerConfig'];
+
+/** A draft write sent, and what its fields held just before it landed (once its answer came). */
+interface SentDraft {
+  written: AppPatch;
+  before?: FieldsBefore;
 }
 
 function assertHasVersions(app: App): void {
@@ -117,12 +114,19 @@ export function createVersionsService(core: AppsCore, deps: AppsDeps, checkSaved
    * lock: the draft as it was (when its write was sent: it may have landed before its stamp
    * failed), then the new versions. The request answers an error, so its retry must not leave
    * them twice. A holder that lost the lock keeps everything (the draft may be the new holder's).
+   * Draft saves (`core/app/update`) do not take the lock, so the draft is set back only where it
+   * still holds what this write put there (a workflow's parts all or none): a save landed since
+   * is kept. It gets what it held just before this write when the write's answer came (a save
+   * landed after the publish read the app included), else the app as read under the lock.
    */
-  const takeBackCommit = async (lock: LockHold, current: App, versionIds: string[], draft: AppPatch | undefined) => {
+  const takeBackCommit = async (lock: LockHold, current: App, versionIds: string[], draft: SentDraft | undefined) => {
     if (draft) {
       lock.assertHeld();
-      const { set, unset } = fieldsBefore(current, draft);
-      await deps.apps.update(current.teamId, current._id, set, unset);
+      const before = draft.before ?? fieldsBefore(current, draft.written);
+      const restored = await deps.apps.takeBackWrite(current.teamId, current._id, draft.written, before, DRAFT_WORKFLOW_FIELDS);
+      const kept = Object.keys(draft.written).filter((field) => !restored.includes(field as keyof AppPatch));
+      // Unanswered, a write that matches nothing most likely never landed: nothing to tell.
+      if (kept.length > 0 && (draft.before || restored.length > 0)) deps.log.info(`app ${current._id}: taking back a failed publish or revert left ${kept.join(', ')} as another write changed them since`);
     }
     await deps.versions.deleteOfApp(current._id, versionIds);
   };
@@ -137,7 +141,7 @@ export function createVersionsService(core: AppsCore, deps: AppsDeps, checkSaved
       const teamId = auth.teamId;
       let time = Math.max(now().getTime(), (current.draftVersionTime?.getTime() ?? 0) + 1);
       const versionIds: string[] = [];
-      let draftSent: AppPatch | undefined;
+      let draftSent: SentDraft | undefined;
       try {
         for (const version of versions) {
           lock.assertHeld();
@@ -147,10 +151,16 @@ export function createVersionsService(core: AppsCore, deps: AppsDeps, checkSaved
         // Before the draft's write, which bumps the stamp the check reads the app under.
         await core.confirmDependentWrite(teamId, appId);
         lock.assertHeld();
-        draftSent = draftPatch(current, { ...draft, versionId: versionIds.at(-1) ?? '', versionTime: new Date(time - 1) });
-        await deps.apps.update(teamId, appId, draftSent);
+        const sent: SentDraft = { written: draftPatch(current, { ...draft, versionId: versionIds.at(-1) ?? '', versionTime: new Date(time - 1) }) };
+        draftSent = sent;
+        await deps.apps.update(teamId, appId, sent.written, [], (before) => {
+          sent.before = before;
+        });
       } catch (error) {
-        await takeBackCommit(lock, current, versionIds, draftSent).catch(() => undefined);
+        await takeBackCommit(lock, current, versionIds, draftSent).catch((undo: unknown) => {
+          const left = `versions ${versionIds.join(', ') || 'none'}${draftSent ? ' and its draft' : ''}`;
+          deps.log.warn(`app ${appId}: taking back a failed publish or revert failed, ${left} may stay: ${describeError(undo)}`);
+        });
         throw error;
       }
     });
