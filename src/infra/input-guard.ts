@@ -22,11 +22,14 @@ const CONVERSION_KEYS = new Set(['toString', 'valueOf']);
  */
 export const GUARDED_KEY_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', ...CONVERSION_KEYS]);
 
-export type InputProblem = { kind: 'nul' | 'depth' | 'proto' | 'conversion'; path: string };
+export type InputProblem = { kind: 'nul' | 'surrogate' | 'nonFinite' | 'depth' | 'proto' | 'conversion'; path: string };
 
 /**
  * The first thing wrong with a request value: a U+0000 in a string or key (PostgreSQL-backed
- * servers such as FerretDB cannot store it, and no field has a use for it), nesting deeper
+ * servers such as FerretDB cannot store it, and no field has a use for it), a string or key that
+ * is not well-formed UTF-16 (an unpaired surrogate, JSON's "\ud800": BSON stores UTF-8, so it
+ * would be stored as U+FFFD, silently changed), a number that is not finite (JSON's 1e400 parses
+ * to Infinity, which a stored document would not give back as sent), nesting deeper
  * than MAX_INPUT_DEPTH, a `toString`/`valueOf` key (CONVERSION_KEYS), or a `__proto__` key or a
  * `constructor` holding `prototype` (JSON bodies are refused them by the parser; query strings
  * parse `__proto__` into an own key, which Object.assign would turn into a prototype). `path` is
@@ -34,7 +37,8 @@ export type InputProblem = { kind: 'nul' | 'depth' | 'proto' | 'conversion'; pat
  * overflow the stack here.
  */
 export function findInputProblem(value: unknown): InputProblem | null {
-  if (typeof value === 'string') return value.includes('\0') ? { kind: 'nul', path: '' } : null;
+  if (typeof value === 'string') return textProblem(value, '');
+  if (typeof value === 'number') return Number.isFinite(value) ? null : { kind: 'nonFinite', path: '' };
   // Only objects are queued; a string value is checked where it is found, and a field's dotted
   // path is spelled out only for a problem (every request passes here, nearly always clean).
   const pending: PendingValue[] = [{ value, parent: null, key: '', depth: 0 }];
@@ -52,7 +56,8 @@ export function findInputProblem(value: unknown): InputProblem | null {
       continue;
     }
     for (const key of Object.keys(current)) {
-      if (key.includes('\0')) return { kind: 'nul', path: pathOf(entry) };
+      const keyProblem = textKind(key);
+      if (keyProblem) return { kind: keyProblem, path: pathOf(entry) };
       const child = (current as Record<string, unknown>)[key];
       if (key === '__proto__' || (key === 'constructor' && holdsPrototype(child))) return { kind: 'proto', path: pathOf(entry, key) };
       if (CONVERSION_KEYS.has(key)) return { kind: 'conversion', path: pathOf(entry, key) };
@@ -68,10 +73,30 @@ function holdsPrototype(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype');
 }
 
-/** A string child checked now, an object one queued. */
+/**
+ * What is wrong with a string or key, if anything. Both tests are native scans (isWellFormed
+ * answers at once for a string V8 holds in one byte per character, as most request text is).
+ */
+function textKind(text: string): 'nul' | 'surrogate' | null {
+  if (text.includes('\0')) return 'nul';
+  return (text as CheckableText).isWellFormed() ? null : 'surrogate';
+}
+
+/** String.prototype.isWellFormed: in Node 20, but not typed by the ES2023 library this project compiles against. */
+type CheckableText = string & { isWellFormed(): boolean };
+
+function textProblem(text: string, path: string): InputProblem | null {
+  const kind = textKind(text);
+  return kind ? { kind, path } : null;
+}
+
+/** A string or number child checked now, an object one queued. */
 function checkChild(entry: PendingValue, child: unknown, key: string | number, pending: PendingValue[]): InputProblem | null {
   if (typeof child === 'string') {
-    if (child.includes('\0')) return { kind: 'nul', path: pathOf(entry, key) };
+    const kind = textKind(child);
+    if (kind) return { kind, path: pathOf(entry, key) };
+  } else if (typeof child === 'number') {
+    if (!Number.isFinite(child)) return { kind: 'nonFinite', path: pathOf(entry, key) };
   } else if (typeof child === 'object' && child !== null) {
     pending.push({ value: child, parent: entry, key, depth: entry.depth + 1 });
   }
@@ -105,12 +130,14 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/** Refuses a value with a NUL character or absurd nesting: 400 naming the field (`where` names the value itself). */
+/** Refuses a value findInputProblem finds fault with: 400 naming the field (`where` names the value itself). */
 export function assertSafeInput(value: unknown, where = 'request'): void {
   const problem = findInputProblem(value);
   if (!problem) return;
   const field = problem.path || where;
   if (problem.kind === 'nul') throw Errors.missingParams(`Invalid field '${field}': must not contain the NUL character (U+0000)`);
+  if (problem.kind === 'surrogate') throw Errors.missingParams(`Invalid field '${field}': must be well-formed Unicode text (an unpaired UTF-16 surrogate, such as \\ud800, cannot be stored)`);
+  if (problem.kind === 'nonFinite') throw Errors.missingParams(`Invalid field '${field}': must be a finite number`);
   if (problem.kind === 'proto') throw Errors.missingParams(`Invalid field '${field}': the key __proto__, and a constructor holding a prototype, are not accepted`);
   if (problem.kind === 'conversion') throw Errors.missingParams(`Invalid field '${field}': the keys toString and valueOf are not accepted`);
   throw Errors.missingParams(`Invalid field '${field}': nested deeper than ${MAX_INPUT_DEPTH} levels`);

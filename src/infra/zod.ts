@@ -89,3 +89,43 @@ export const zHttpUrl = z
   .max(2000)
   .regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL')
   .refine((url) => URL.canParse(url), 'must be an http(s) URL');
+
+/**
+ * The most keys a free-form object of a request (chat variables, chat and collection metadata,
+ * a plugin's inputs) may hold, counted at every level of nesting. FastGPT sets no bound; ours is
+ * far above what its forms build (an app's variables are a handful of fields; metadata a few
+ * labels) and far below what made each request cost seconds: 20,000 variables, stored with the
+ * chat and read back by every turn, made each turn of that chat take 10-15 s.
+ */
+export const MAX_FREE_FORM_KEYS = 1000;
+
+/**
+ * Whether `value` holds more than `max` keys, counting the keys of every object in it (in arrays
+ * too). Iterative, and it stops at the key past `max`.
+ */
+export function holdsMoreKeysThan(value: unknown, max: number): boolean {
+  let count = 0;
+  const pending: object[] = typeof value === 'object' && value !== null ? [value] : [];
+  const queue = (child: unknown) => {
+    if (typeof child === 'object' && child !== null) pending.push(child);
+  };
+  while (pending.length > 0) {
+    const current = pending.pop() as Record<string, unknown>;
+    if (Array.isArray(current)) {
+      for (const item of current) queue(item);
+      continue;
+    }
+    for (const key in current) {
+      if (++count > max) return true;
+      queue(current[key]);
+    }
+  }
+  return false;
+}
+
+/** `schema` held to at most `max` keys at all levels (holdsMoreKeysThan): more is a 400 naming the field. */
+export const withKeyLimit = <T extends z.ZodType>(schema: T, max = MAX_FREE_FORM_KEYS) =>
+  schema.refine((value) => !holdsMoreKeysThan(value, max), `more than ${max} keys (counted at every level of nesting)`);
+
+/** A free-form object of any JSON values, with at most `max` keys at all levels (MAX_FREE_FORM_KEYS). */
+export const zFreeFormRecord = (max = MAX_FREE_FORM_KEYS) => withKeyLimit(z.record(z.string(), z.unknown()), max);

@@ -8,8 +8,9 @@ import { assertSafeInput } from '../infra/input-guard.js';
  * How request input is read, for every route of both APIs:
  * - JSON: an empty (or blank) body is `{}`, as scripts send DELETE/GET with a JSON content type
  *   and nothing else; invalid JSON stays a 400, and prototype-poisoning keys are refused.
- * - No string anywhere in the query, path or body may contain U+0000, and nothing may nest
- *   deeper than MAX_INPUT_DEPTH (400 naming the field).
+ * - No string or key anywhere in the query, path or body may contain U+0000 or an unpaired
+ *   surrogate, no number may be non-finite (JSON's 1e400), and nothing may nest deeper than
+ *   MAX_INPUT_DEPTH (400 naming the field).
  * - A body is read as sent: one in a content coding (`Content-Encoding: gzip`) is refused with
  *   415 before it is read, rather than parsed as the JSON or form it is not.
  */

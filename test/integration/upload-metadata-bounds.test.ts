@@ -35,6 +35,23 @@ describe('upload metadata', () => {
     expect(await chunks().countDocuments()).toBe(before);
   });
 
+  it('an unpaired surrogate (stored as U+FFFD) or more than 1000 keys is a 400 naming the field, and stores nothing', async () => {
+    const before = await chunks().countDocuments();
+    const many = JSON.stringify({ tags: Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`t${i}`, i])) });
+    const cases: [string, RegExp][] = [
+      ['{"note":"a\\ud800"}', /^Invalid field 'metadata\.note': must be well-formed Unicode text/],
+      ['{"\\udc00":1}', /^Invalid key '.*' in field 'metadata': metadata keys must be non-empty, well-formed text/],
+      [many, /^Invalid field 'metadata': more than 1000 keys/],
+    ];
+    for (const [metadata, message] of cases) {
+      const res = await upload(metadata);
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().message).toMatch(message);
+    }
+    expect(await chunks().countDocuments()).toBe(before);
+    expect((await upload('{"mood":"\\ud83d\\ude00"}')).statusCode).toBe(200);
+  });
+
   it('a file document the database refuses takes its chunks with it', async () => {
     // A unique index on a metadata field: the second upload's file document is a duplicate,
     // written after its chunks (on MongoDB and FerretDB alike).

@@ -23,6 +23,18 @@ describe('request input guard', () => {
     ['a toString key', { variables: { lang: { toString: 0 } } }, { kind: 'conversion', path: 'variables.lang.toString' }],
     ['a valueOf key', { valueOf: 'x' }, { kind: 'conversion', path: 'valueOf' }],
     ['keys that only contain them', { toStringify: 1, value_of: 2 }, null],
+    // BSON holds UTF-8: an unpaired surrogate would be stored as U+FFFD.
+    ['an unpaired surrogate in a string', { data: { q: `a${'\ud800'}b` } }, { kind: 'surrogate', path: 'data.q' }],
+    ['an unpaired low surrogate in an array element', { list: ['ok', `${'\udc00'}x`] }, { kind: 'surrogate', path: 'list.1' }],
+    ['an unpaired surrogate in a key', { meta: { [`k${'\udbff'}`]: 1 } }, { kind: 'surrogate', path: 'meta' }],
+    ['an unpaired surrogate in the value itself', `x${'\ud800'}`, { kind: 'surrogate', path: '' }],
+    ['a surrogate pair (an emoji), in a string and a key', { '😀': 'smile 😀', list: ['𝄞'] }, null],
+    // JSON's 1e400 parses to Infinity.
+    ['an infinite number', { metadata: { n: Number.POSITIVE_INFINITY } }, { kind: 'nonFinite', path: 'metadata.n' }],
+    ['a negative infinite number in an array', { list: [1, -Infinity] }, { kind: 'nonFinite', path: 'list.1' }],
+    ['NaN', { n: Number.NaN }, { kind: 'nonFinite', path: 'n' }],
+    ['a non-finite number as the value itself', Infinity, { kind: 'nonFinite', path: '' }],
+    ['finite numbers at the edges', { max: Number.MAX_VALUE, min: -Number.MAX_VALUE, tiny: 5e-324, zero: -0 }, null],
     ['nesting at the limit', nested(MAX_INPUT_DEPTH), null],
     ['nesting over the limit', { chatConfig: nested(MAX_INPUT_DEPTH) }, { kind: 'depth', path: `chatConfig${'.a'.repeat(MAX_INPUT_DEPTH - 1)}` }],
   ])('%s', (_name, value, expected) => {
@@ -50,5 +62,8 @@ describe('request input guard', () => {
   it('refuses with a 400 naming the field', () => {
     expect(() => assertSafeInput({ chatConfig: nested(1000) })).toThrow(/Invalid field 'chatConfig\.a.*': nested deeper than 32 levels/);
     expect(() => assertSafeInput('x\u0000', 'file')).toThrow(/Invalid field 'file': must not contain the NUL/);
+    expect(() => assertSafeInput(JSON.parse('{"metadata":{"n":1e400}}'))).toThrow("Invalid field 'metadata.n': must be a finite number");
+    expect(() => assertSafeInput(JSON.parse('{"q":"\\ud800"}'), 'body')).toThrow(/^Invalid field 'q': must be well-formed Unicode text/);
+    expect(() => assertSafeInput(JSON.parse('"\\udc00"'), 'data')).toThrow(/^Invalid field 'data': must be well-formed Unicode text/);
   });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_GRAPH_EDGES, MAX_GRAPH_NODES, MAX_NODE_PARTS } from '../../domain/workflow/graph-limits.js';
-import { zBoolLike, zDate, zIntLike, zName, zObjectId, zOffset, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
+import { MAX_FREE_FORM_KEYS, withKeyLimit, zBoolLike, zDate, zIntLike, zName, zObjectId, zOffset, zPageNum, zPageSize, zParentId, zSearchText } from '../../infra/zod.js';
 import { permissionResponse } from '../permissions/permission.schema.js';
 
 /** Stored AppTypeEnum values ('advanced' is the workflow type). */
@@ -36,7 +36,13 @@ export const zEdges = z
 export const zScheduledTrigger = z
   .object({ cronString: z.string().max(200).optional(), timezone: z.string().max(100).optional(), defaultPrompt: z.string().max(10_000).optional() })
   .nullable();
-export const zChatConfig = z.object({ scheduledTriggerConfig: zScheduledTrigger.optional() }).catchall(z.unknown());
+/**
+ * Keys a chat config may hold at all levels: twice the bound of other free-form objects, as it
+ * holds the app's variable definitions (about ten fields each, two more per select option), which
+ * every chat of the app stores again (its variableList) and reads back on each turn.
+ */
+export const MAX_CHAT_CONFIG_KEYS = 2 * MAX_FREE_FORM_KEYS;
+export const zChatConfig = withKeyLimit(z.object({ scheduledTriggerConfig: zScheduledTrigger.optional() }).catchall(z.unknown()), MAX_CHAT_CONFIG_KEYS);
 const zAvatar = z.string().max(1000);
 const zIntro = z.string().max(5000);
 

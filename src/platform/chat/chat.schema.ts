@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { isRecord } from '../../domain/workflow/input-shapes.js';
 import { isObjectIdHex } from '../../infra/mongo.js';
-import { zBoolLike, zIntLike, zObjectId, zOffset, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
-import { zEdges, zRunNodes } from '../apps/apps.schema.js';
+import { zBoolLike, zFreeFormRecord, zIntLike, zObjectId, zOffset, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
+import { MAX_CHAT_CONFIG_KEYS, zEdges, zRunNodes } from '../apps/apps.schema.js';
 import { MAX_BASE64_CHARS } from '../datasets/files/file.service.js';
 
 /**
@@ -83,7 +83,8 @@ const message = z
   .loose();
 
 const chatId = z.string().max(250, 'chatId must be under 250 characters');
-const variables = z.record(z.string(), z.unknown()).default({});
+/** Stored with the chat and read back by each of its turns: bounded (infra/zod.ts MAX_FREE_FORM_KEYS). */
+const variables = zFreeFormRecord().default({});
 /** Completions: a numeric chatId is cast to text, null or empty means stateless (as the reference). */
 const completionsChatId = z
   .union([chatId, z.number().finite().transform(String)], { error: 'chatId must be a string' })
@@ -103,13 +104,13 @@ export const completionsSchema = z
     messages: z.array(message, { error: 'messages is not array' }).max(1000).default([]),
     chatId: completionsChatId,
     appId: nullish(zObjectId),
-    variables: z.record(z.string(), z.unknown()).nullish().transform((value) => value ?? {}),
+    variables: zFreeFormRecord().nullish().transform((value) => value ?? {}),
     detail: lenientBool,
     stream: lenientBool,
     // An empty id is absent: the server makes one.
     responseChatItemId: z.string().max(100).nullish().transform((value) => value || undefined),
     /** 4.8.13: merged into chat.metadata. */
-    metadata: nullish(z.record(z.string(), z.unknown())),
+    metadata: nullish(zFreeFormRecord()),
     /** 4.8.13: the log user of API/session chats (stored as outLinkUid). */
     customUid: z.string().max(200).nullish().transform((value) => value || undefined),
     /** OpenAI's: `include_usage` adds a last chunk with the turn's tokens to a stream. */
@@ -127,7 +128,7 @@ export const chatTestSchema = z.object({
   variables,
   appId: zObjectId,
   appName: z.string().max(300).optional(),
-  chatConfig: z.record(z.string(), z.unknown()).optional(),
+  chatConfig: zFreeFormRecord(MAX_CHAT_CONFIG_KEYS).optional(),
 });
 
 export const debugSchema = z.object({

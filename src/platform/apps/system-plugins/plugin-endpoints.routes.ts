@@ -6,13 +6,24 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UserRegexTooCostlyError } from '../../../domain/user-regex.js';
 import { Errors } from '../../../infra/errors.js';
 import { type SelfCallScope, selfCallScope } from '../../../infra/self-call-token.js';
+import { MAX_FREE_FORM_KEYS, zFreeFormRecord } from '../../../infra/zod.js';
 import { z } from 'zod';
 import { definePlatformRoute, type PlatformRouteOptions } from '../../define-route.js';
 import { fillTemplate, tfSwitch } from './text-plugins.js';
 
 const tags = ['system plugins'];
 const methods: ['GET', 'POST'] = ['GET', 'POST'];
-const zValues = z.record(z.string(), z.unknown());
+/**
+ * The values a template is filled from: a node's dynamic inputs, which hold other nodes' outputs
+ * (a search's quote list, an HTTP answer), hence ten times the bound of stored free-form objects.
+ * Nothing here is stored; the bound keeps what a public request makes the server walk small.
+ */
+const zValues = zFreeFormRecord(10 * MAX_FREE_FORM_KEYS);
+/**
+ * The text to fill (any other JSON value is answered as sent). FastGPT 4.8.10 answers `{}` to a
+ * body without it; a 400 naming the field tells a hand-written call what it forgot.
+ */
+const zTemplateText = z.unknown().nonoptional('missing (the text whose {{key}} placeholders are filled)');
 
 export function registerPluginEndpoints(app: FastifyInstance): void {
   /** FastGPT's plugin templates call `/plugins/<name>`; the specification names `/plugins/<name>/index`: both are served. */
@@ -40,7 +51,8 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
   };
 
   servePlugin('/plugins/TFSwitch', {
-    input: z.object({ input: z.unknown(), rule: z.string().optional() }),
+    // Without an input, FastGPT 4.8.10 answers false (its test reads any non-text input for its truth).
+    input: z.object({ input: z.unknown().optional(), rule: z.string().optional() }),
     summary: 'True/false switch (raw JSON)',
     tags,
     handler: async ({ input, reply }) => {
@@ -57,14 +69,14 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
   });
 
   servePlugin('/plugins/textEditor', {
-    input: z.object({ text: z.unknown(), DYNAMIC_INPUT_KEY: zValues }),
+    input: z.object({ text: zTemplateText, DYNAMIC_INPUT_KEY: zValues }),
     summary: 'Fill {{key}} placeholders (v1 body: DYNAMIC_INPUT_KEY)',
     tags,
     handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? fillTemplate(input.text, input.DYNAMIC_INPUT_KEY) : input.text }),
   });
 
   servePlugin('/plugins/textEditor/v2', {
-    input: z.object({ text: z.unknown(), customInputs: zValues.optional() }),
+    input: z.object({ text: zTemplateText, customInputs: zValues.optional() }),
     summary: 'Fill {{key}} placeholders (v2 body: customInputs)',
     tags,
     handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? fillTemplate(input.text, input.customInputs ?? {}) : input.text }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zBoolLike, zDate, zHttpUrl, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../../infra/zod.js';
+import { holdsMoreKeysThan, MAX_FREE_FORM_KEYS, withKeyLimit, zBoolLike, zDate, zHttpUrl, zIntLike, zName, zObjectId, zPageNum, zPageSize, zParentId, zSearchText } from '../../../infra/zod.js';
 import { COLLECTION_TYPES, TRAINING_MODES } from './collection.repo.js';
 
 /**
@@ -17,10 +17,15 @@ export const zChunkSize = zIntLike.pipe(
 /** A collection's stored chunk size as splitting uses it: collections stored before the minimum are split at it (a link sync). */
 export const usableChunkSize = (stored: number | undefined): number => Math.min(MAX_CHUNK_SIZE, Math.max(MIN_CHUNK_SIZE, stored || 512));
 
-/** User data: any keys (stored as {k, v} pairs, so `.` and `$` are fine), any JSON values. */
-const zMetadata = z.record(
-  z.string().refine((key) => !key.includes('\u0000'), 'metadata keys must not contain NUL characters'),
-  z.unknown(),
+/**
+ * User data: any keys (stored as {k, v} pairs, so `.` and `$` are fine), any JSON values, up to
+ * MAX_FREE_FORM_KEYS keys at all levels (each collection list page reads it back).
+ */
+const zMetadata = withKeyLimit(
+  z.record(
+    z.string().refine((key) => !key.includes('\u0000'), 'metadata keys must not contain NUL characters'),
+    z.unknown(),
+  ),
 );
 
 export const chunkSettingsSchema = z.object({
@@ -67,7 +72,13 @@ export const createCsvSchema = z.object({ datasetId: zObjectId, parentId: zParen
  * The `data` form field of create/localFile: the common fields, plus the stored file's metadata
  * (`fileMetadata`) and the collection's (`collectionMetadata`, over `metadata`).
  */
-export const localFileDataSchema = common.extend({ fileMetadata: zMetadata.optional(), collectionMetadata: zMetadata.optional() });
+export const localFileDataSchema = common
+  .extend({ fileMetadata: zMetadata.optional(), collectionMetadata: zMetadata.optional() })
+  // The collection stores the two merged: they are bounded together.
+  .refine((data) => !holdsMoreKeysThan({ ...data.metadata, ...data.collectionMetadata }, MAX_FREE_FORM_KEYS), {
+    path: ['collectionMetadata'],
+    message: `more than ${MAX_FREE_FORM_KEYS} keys with those of 'metadata' (counted at every level of nesting)`,
+  });
 
 const listFilters = {
   datasetId: zObjectId,

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { authHeaders, createUser, login } from '../helpers/platform.js';
+import { ok } from './apps-helpers.js';
+import { answerOnlyGraph } from './chat-helpers.js';
+
+/**
+ * Request input the database would not store as sent, or would make every later read of its
+ * record slow: a non-finite number (JSON's 1e400), an unpaired surrogate (JSON's "\ud800"), and
+ * free-form objects (chat variables and metadata, collection metadata, chat configs, a plugin's
+ * inputs) past their key bound are each a 400 naming the field, and nothing is stored.
+ */
+let t: TestApp;
+let token: string;
+let appId: string;
+let datasetId: string;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  await createUser(t, { username: 'bounds-owner', password: 'password-b1' });
+  token = await login(t, 'bounds-owner', 'password-b1');
+  appId = await ok(t, token, 'POST', '/core/app/create', { name: 'Answer bot', type: 'advanced', modules: answerOnlyGraph.nodes, edges: answerOnlyGraph.edges, chatConfig: {} });
+  datasetId = await ok(t, token, 'POST', '/core/dataset/create', { name: 'Bounds' });
+});
+afterAll(() => t?.close());
+
+/** A JSON body sent as written (so 1e400 and "\ud800" reach the parser as text). */
+const postRaw = async (url: string, json: string, headers: Record<string, string> = authHeaders(token)) => {
+  const res = await t.app.inject({ method: 'POST', url: `/api${url}`, headers: { ...headers, 'content-type': 'application/json' }, payload: json });
+  return { status: res.statusCode, body: res.json() as Record<string, unknown> & { message?: string } };
+};
+const keys = (count: number) => JSON.stringify(Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, i])));
+const collections = () => t.app.mongo.db.collection('dataset_collections').countDocuments({});
+
+describe('non-finite numbers and unpaired surrogates', () => {
+  it('collection metadata with 1e400 or "\\ud800" is a 400 naming the field, and no collection is made', async () => {
+    const before = await collections();
+    const base = `"datasetId":"${datasetId}","name":"meta"`;
+    const cases: [string, RegExp][] = [
+      [`{${base},"metadata":{"n":1e400}}`, /^Invalid field 'metadata\.n': must be a finite number$/],
+      [`{${base},"metadata":{"list":[1,-1e400]}}`, /^Invalid field 'metadata\.list\.1': must be a finite number$/],
+      [`{${base},"metadata":{"k":"a\\ud800"}}`, /^Invalid field 'metadata\.k': must be well-formed Unicode text/],
+      [`{${base},"metadata":{"\\udc00":"v"}}`, /^Invalid field 'metadata': must be well-formed Unicode text/],
+    ];
+    for (const [json, message] of cases) {
+      const res = await postRaw('/core/dataset/collection/create', json);
+      expect(res.status, json).toBe(400);
+      expect(res.body.message).toMatch(message);
+    }
+    expect(await collections()).toBe(before);
+    // A surrogate pair (an emoji) is well-formed text, stored as sent.
+    const made = await postRaw('/core/dataset/collection/create', `{${base},"metadata":{"mood":"\\ud83d\\ude00"}}`);
+    expect(made.status).toBe(200);
+    const stored = await t.app.mongo.db.collection('dataset_collections').findOne({ name: 'meta' });
+    expect(JSON.stringify(stored)).toContain('😀');
+  });
+
+  it('a chat turn whose variables hold "\\ud800" is refused before it runs', async () => {
+    const res = await postRaw('/v1/chat/completions', `{"appId":"${appId}","chatId":"s1","messages":[{"role":"user","content":"hi"}],"variables":{"name":"\\ud800"}}`);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/^Invalid field 'variables\.name': must be well-formed Unicode text/);
+    expect(await t.app.mongo.db.collection('chats').countDocuments({ chatId: 's1' })).toBe(0);
+  });
+});
+
+describe('free-form objects', () => {
+  const turn = (chatId: string, extra: string) => postRaw('/v1/chat/completions', `{"appId":"${appId}","chatId":"${chatId}","messages":[{"role":"user","content":"hi"}],${extra}}`);
+
+  it('chat variables: 1000 keys are a turn, 1001 a 400 naming the field (nothing stored)', async () => {
+    expect((await turn('v-ok', `"variables":${keys(1000)}`)).status).toBe(200);
+    const refused = await turn('v-many', `"variables":${keys(1001)}`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/^Invalid field 'variables': more than 1000 keys/);
+    const metadata = await turn('v-many', `"metadata":{"a":${keys(1000)}}`);
+    expect(metadata.status).toBe(400);
+    expect(metadata.body.message).toMatch(/^Invalid field 'metadata': more than 1000 keys/);
+    expect(await t.app.mongo.db.collection('chats').countDocuments({ chatId: 'v-many' })).toBe(0);
+  });
+
+  it('collection metadata and an app chat config past their bounds', async () => {
+    const collection = await postRaw('/core/dataset/collection/create', `{"datasetId":"${datasetId}","name":"many","metadata":${keys(1001)}}`);
+    expect(collection.status).toBe(400);
+    expect(collection.body.message).toMatch(/^Invalid field 'metadata': more than 1000 keys/);
+    const app = await postRaw('/core/app/update', `{"appId":"${appId}","chatConfig":${keys(2001)}}`);
+    expect(app.status).toBe(400);
+    expect(app.body.message).toMatch(/^Invalid field 'chatConfig': more than 2000 keys/);
+  });
+
+  it("the textEditor plugin's inputs past 10,000 keys", async () => {
+    for (const [url, field] of [
+      ['/plugins/textEditor', 'DYNAMIC_INPUT_KEY'],
+      ['/plugins/textEditor/v2', 'customInputs'],
+    ]) {
+      const res = await postRaw(url!, `{"text":"{{k1}}","${field}":${keys(10_001)}}`, {});
+      expect(res.status, url).toBe(400);
+      expect(res.body.message).toMatch(new RegExp(`^Invalid field '${field}': more than 10000 keys`));
+      expect((await postRaw(url!, `{"text":"{{k1}}","${field}":${keys(10_000)}}`, {})).body).toEqual({ text: '1' });
+    }
+  });
+});
+
+describe('the public plugin endpoints without their main field', () => {
+  it('textEditor without text is a 400 naming it (FastGPT 4.8.10 answers {}); a null text is answered as sent', async () => {
+    for (const [url, json] of [
+      ['/plugins/textEditor', '{"DYNAMIC_INPUT_KEY":{"a":1}}'],
+      ['/plugins/textEditor/v2', '{}'],
+    ]) {
+      const res = await postRaw(url!, json!, {});
+      expect(res.status, url).toBe(400);
+      expect(res.body.message).toBe("Invalid field 'text': missing (the text whose {{key}} placeholders are filled)");
+    }
+    expect(await postRaw('/plugins/textEditor/v2', '{"text":null}', {})).toEqual({ status: 200, body: { text: null } });
+  });
+
+  it('TFSwitch without input answers false, as FastGPT 4.8.10', async () => {
+    expect(await postRaw('/plugins/TFSwitch', '{}', {})).toEqual({ status: 200, body: { false: false } });
+    expect(await postRaw('/plugins/TFSwitch', '{"rule":"x"}', {})).toEqual({ status: 200, body: { false: false } });
+    const get = await t.app.inject({ method: 'GET', url: '/api/plugins/TFSwitch' });
+    expect([get.statusCode, get.json()]).toEqual([200, { false: false }]);
+  });
+});
