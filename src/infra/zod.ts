@@ -100,10 +100,10 @@ export const zHttpUrl = z
 export const MAX_FREE_FORM_KEYS = 1000;
 
 /**
- * Whether `value` holds more than `max` keys, counting the keys of every object in it (in arrays
- * too). Iterative, and it stops at the key past `max`.
+ * How many keys `value` holds, counting the keys of every object in it (in arrays too), up to
+ * `stopAt`: iterative, and it stops counting there.
  */
-export function holdsMoreKeysThan(value: unknown, max: number): boolean {
+export function countKeys(value: unknown, stopAt = Number.POSITIVE_INFINITY): number {
   let count = 0;
   const pending: object[] = typeof value === 'object' && value !== null ? [value] : [];
   const queue = (child: unknown) => {
@@ -116,12 +116,15 @@ export function holdsMoreKeysThan(value: unknown, max: number): boolean {
       continue;
     }
     for (const key in current) {
-      if (++count > max) return true;
+      if (++count >= stopAt) return count;
       queue(current[key]);
     }
   }
-  return false;
+  return count;
 }
+
+/** Whether `value` holds more than `max` keys at all levels (countKeys), counting no further than the key past `max`. */
+export const holdsMoreKeysThan = (value: unknown, max: number): boolean => countKeys(value, max + 1) > max;
 
 /** `schema` held to at most `max` keys at all levels (holdsMoreKeysThan): more is a 400 naming the field. */
 export const withKeyLimit = <T extends z.ZodType>(schema: T, max = MAX_FREE_FORM_KEYS) =>

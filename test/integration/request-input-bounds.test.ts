@@ -77,6 +77,26 @@ describe('free-form objects', () => {
     expect(await t.app.mongo.db.collection('chats').countDocuments({ chatId: 'v-many' })).toBe(0);
   });
 
+  it("a chat's stored variables and metadata with a turn's merged in stay within the bound; turns not growing it still run", async () => {
+    const named = (prefix: string, count: number, from = 0) => `{${Array.from({ length: count }, (_, i) => `"${prefix}${from + i}":${i}`).join(',')}}`;
+    expect((await turn('v-grow', `"variables":${named('v', 600)},"metadata":${named('m', 600)}`)).status).toBe(200);
+    const grown = await turn('v-grow', `"variables":${named('v', 600, 600)}`);
+    expect(grown.status).toBe(400);
+    expect(grown.body.message).toMatch(/^Invalid field 'variables': the chat would hold more than 1000 keys/);
+    const metadata = await turn('v-grow', `"metadata":${named('m', 600, 600)}`);
+    expect(metadata.status).toBe(400);
+    expect(metadata.body.message).toMatch(/^Invalid field 'metadata': the chat would hold more than 1000 keys/);
+    // Sending stored keys again, or no new ones, grows nothing.
+    expect((await turn('v-grow', `"variables":${named('v', 600)},"metadata":${named('m', 600)}`)).status).toBe(200);
+    const chat = await t.app.mongo.db.collection('chats').findOne({ chatId: 'v-grow' });
+    expect(Object.keys(chat!.variables ?? {}).filter((key) => key.startsWith('v'))).toHaveLength(600);
+    expect(await t.app.mongo.db.collection('chatitems').countDocuments({ chatId: 'v-grow' })).toBe(4);
+    // A chat stored over the bound before it existed keeps answering turns that add nothing.
+    await t.app.mongo.db.collection('chats').updateOne({ chatId: 'v-grow' }, { $set: { variables: JSON.parse(named('v', 1500)) } });
+    expect((await turn('v-grow', `"variables":{"v1":7}`)).status).toBe(200);
+    expect((await turn('v-grow', `"variables":{"new":7}`)).status).toBe(400);
+  });
+
   it('collection metadata and an app chat config past their bounds', async () => {
     const collection = await postRaw('/core/dataset/collection/create', `{"datasetId":"${datasetId}","name":"many","metadata":${keys(1001)}}`);
     expect(collection.status).toBe(400);

@@ -9,6 +9,7 @@ import type { ChatItem, RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '.
 import { deepClone } from '../../infra/deep-clone.js';
 import { Errors } from '../../infra/errors.js';
 import { nanoid } from '../../infra/random-string.js';
+import { countKeys, MAX_FREE_FORM_KEYS } from '../../infra/zod.js';
 import type { RunGraph } from './app-source.js';
 import type { ChatDoc, ChatItemDoc } from './chat.repo.js';
 import type { ChatRunDeps, ChatTurnRequest } from './chat-run.service.js';
@@ -19,7 +20,7 @@ const ENTRY_NODE_TYPES = new Set(['userGuide', 'workflowStart', 'pluginInput']);
 
 /** A turn reads only these of the chat-run service's dependencies and of its request. */
 type TurnStateDeps = Pick<ChatRunDeps, 'repo' | 'apps' | 'now'>;
-type TurnStateRequest = Pick<ChatTurnRequest, 'app' | 'graph' | 'caller' | 'chatId' | 'chat' | 'items' | 'variables' | 'responseChatItemId'>;
+type TurnStateRequest = Pick<ChatTurnRequest, 'app' | 'graph' | 'caller' | 'chatId' | 'chat' | 'items' | 'variables' | 'metadata' | 'responseChatItemId'>;
 
 export interface TurnState {
   graph: RunGraph;
@@ -103,6 +104,8 @@ export async function loadTurnState(deps: TurnStateDeps, request: TurnStateReque
 
   const { nodes, edges } = runtimeGraph(graph, pending);
   let variables: Record<string, unknown> = Object.assign({}, chat?.variables, request.variables);
+  assertChatStaysBounded('variables', chat?.variables, variables);
+  if (chat?.metadata && request.metadata) assertChatStaysBounded('metadata', chat.metadata, { ...chat.metadata, ...request.metadata });
   if (isPlugin) {
     const inputNode = nodes.find((n) => n.flowNodeType === 'pluginInput');
     for (const input of inputNode?.inputs ?? []) {
@@ -122,4 +125,17 @@ export async function loadTurnState(deps: TurnStateDeps, request: TurnStateReque
     ...variables,
   };
   return { graph, isPlugin, appId, chatId, question, chat, dbItems, histories, interactiveFromDb, nodes, edges, runVariables };
+}
+
+/**
+ * A chat keeps what its turns merge into it (variables, metadata), so each request's bound on
+ * them (infra/zod.ts MAX_FREE_FORM_KEYS) holds for the merge too: turns of 1,000 new keys each
+ * would otherwise grow a chat that every later turn reads back. A chat stored over the bound
+ * before it existed keeps answering turns that do not grow it. 400, before anything runs.
+ */
+function assertChatStaysBounded(field: 'variables' | 'metadata', stored: Record<string, unknown> | undefined, merged: Record<string, unknown>): void {
+  if (!stored) return;
+  const mergedKeys = countKeys(merged);
+  if (mergedKeys <= MAX_FREE_FORM_KEYS || mergedKeys <= countKeys(stored)) return;
+  throw Errors.missingParams(`Invalid field '${field}': the chat would hold more than ${MAX_FREE_FORM_KEYS} keys in its ${field} (stored and sent, counted at every level of nesting)`);
 }
