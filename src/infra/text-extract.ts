@@ -125,7 +125,15 @@ export function decodeText(buffer: Buffer, filename: string): string {
   return text;
 }
 
-async function extractDocx(buffer: Buffer, filename: string, task: WorkerTaskOwner): Promise<string> {
+/**
+ * Whose extraction this is (worker-task.ts) and what ends it: `signal` (a chat turn's hang-up)
+ * stops it between its steps: no conversion starts once it aborted.
+ */
+export interface ExtractionTask extends WorkerTaskOwner {
+  signal?: AbortSignal;
+}
+
+async function extractDocx(buffer: Buffer, filename: string, task: ExtractionTask): Promise<string> {
   if (!startsWith(buffer, [0x50, 0x4b, 0x03, 0x04])) throw Errors.missingParams(`File '${filename}' is not a .docx document`);
   let html: string;
   try {
@@ -135,10 +143,12 @@ async function extractDocx(buffer: Buffer, filename: string, task: WorkerTaskOwn
     if (isAppError(error)) throw error;
     throw Errors.missingParams(`Cannot read the .docx file '${filename}' (${(error as Error).message}); convert it to PDF and retry`);
   }
+  // Two conversions, each in a worker: an ended extraction does not start the second.
+  task.signal?.throwIfAborted();
   return (await htmlToMarkdownBounded(html, {}, task)).markdown;
 }
 
-async function extractPdf(buffer: Buffer, filename: string, task: WorkerTaskOwner): Promise<string> {
+async function extractPdf(buffer: Buffer, filename: string, task: ExtractionTask): Promise<string> {
   if (!startsWith(buffer, [0x25, 0x50, 0x44, 0x46, 0x2d])) throw Errors.missingParams(`File '${filename}' is not a PDF document`);
   try {
     return await readPdfText(buffer, task);
@@ -158,12 +168,14 @@ export function normalizeExtractedText(text: string): string {
 
 /**
  * The text of an uploaded file. `task.owner`: the team it is read for; PDF, docx and large HTML are
- * converted in worker tasks, which wait for that team's turn (worker-task.ts).
+ * converted in worker tasks, which wait for that team's turn (worker-task.ts). Once `task.signal`
+ * aborted, it rejects with the signal's reason before any conversion starts.
  */
-export async function extractText(file: { buffer: Buffer; filename: string; mimetype?: string }, task: WorkerTaskOwner): Promise<{ text: string; format: ExtractedFormat }> {
+export async function extractText(file: { buffer: Buffer; filename: string; mimetype?: string }, task: ExtractionTask): Promise<{ text: string; format: ExtractedFormat }> {
   const { buffer, filename } = file;
   const format = formatOf(filename, file.mimetype);
   if (buffer.length === 0) throw Errors.missingParams(`File '${filename}' is empty`);
+  task.signal?.throwIfAborted();
   let text: string;
   switch (format) {
     case 'txt':

@@ -17,7 +17,16 @@ export const MAX_WAITING_WORKER_TASKS_PER_OWNER = 8;
 /** Whose conversion a task is: the team it runs for. Tasks of none (`undefined`) share one anonymous owner. */
 export interface WorkerTaskOwner {
   owner: string | undefined;
+  /**
+   * Ends the task once it aborts (a chat turn whose client hung up): one waiting for a slot leaves
+   * its place, a running one's thread is terminated (its slot is free once the thread is gone).
+   * Either then fails as a thread that died would, with the abort named.
+   */
+  signal?: AbortSignal;
 }
+
+/** How a task its signal ended fails. */
+const CUT: WorkerFailure = { kind: 'error', message: 'The conversion was cut: its caller is gone' };
 
 /** Team ids are never empty, so this names no team. */
 const ANONYMOUS_OWNER = '';
@@ -45,12 +54,13 @@ function countRunning(owner: string, change: 1 | -1): void {
   else runningOf.delete(owner);
 }
 
-async function takeSlot(owner: string): Promise<void> {
+/** Takes a slot, or a waiting place until one frees up; false when `signal` aborted first (no place is held then). */
+async function takeSlot(owner: string, signal: AbortSignal | undefined): Promise<boolean> {
   // A free slot means nobody waits: slots are handed over as soon as they free up.
   if (running < MAX_RUNNING_WORKER_TASKS) {
     running += 1;
     countRunning(owner, 1);
-    return;
+    return true;
   }
   if (waiting >= MAX_WAITING_WORKER_TASKS) throw Errors.tooManyRequest('Too many documents are being converted at once; retry shortly', 5);
   const queue = waitingOf.get(owner) ?? [];
@@ -58,7 +68,22 @@ async function takeSlot(owner: string): Promise<void> {
   if (queue.length === 0) waitingOf.set(owner, queue);
   waiting += 1;
   // The slot is handed over by the task that ends (running stays the same).
-  await new Promise<void>((resolve) => queue.push(resolve));
+  return new Promise<boolean>((resolve) => {
+    const start = () => {
+      signal?.removeEventListener('abort', leave);
+      resolve(true);
+    };
+    const leave = () => {
+      const at = queue.indexOf(start);
+      if (at === -1) return;
+      queue.splice(at, 1);
+      if (queue.length === 0 && waitingOf.get(owner) === queue) waitingOf.delete(owner);
+      waiting -= 1;
+      resolve(false);
+    };
+    queue.push(start);
+    signal?.addEventListener('abort', leave, { once: true });
+  });
 }
 
 /**
@@ -163,9 +188,10 @@ async function runInSlot<M>(
   receive: (message: M, worker: Worker) => boolean,
 ): Promise<WorkerFailure | undefined> {
   const owner = task.owner ?? ANONYMOUS_OWNER;
-  await takeSlot(owner);
+  if (task.signal?.aborted) return CUT;
+  if (!(await takeSlot(owner, task.signal))) return CUT;
   try {
-    return await runInWorker<M>(source, options, timeoutMs, receive);
+    return await runInWorker<M>(source, options, timeoutMs, receive, task.signal);
   } finally {
     releaseSlot(owner);
   }
@@ -176,7 +202,9 @@ function runInWorker<M>(
   options: WorkerOptions & { eval: true },
   timeoutMs: number,
   receive: (message: M, worker: Worker) => boolean,
+  signal: AbortSignal | undefined,
 ): Promise<WorkerFailure | undefined> {
+  if (signal?.aborted) return Promise.resolve(CUT);
   const worker = new Worker(source, options);
   return new Promise((resolve) => {
     let settled = false;
@@ -184,6 +212,7 @@ function runInWorker<M>(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', cut);
       // Answered once the thread is gone, so that its slot is free only when its memory is.
       worker.terminate().then(
         () => resolve(failure),
@@ -191,6 +220,8 @@ function runInWorker<M>(
       );
     };
     const timer = setTimeout(() => finish({ kind: 'timeout', ms: timeoutMs }), timeoutMs);
+    const cut = () => finish(CUT);
+    signal?.addEventListener('abort', cut, { once: true });
     worker.on('message', (message: M) => {
       if (!settled && receive(message, worker)) finish();
     });

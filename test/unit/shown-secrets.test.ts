@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MASK, maskCredentialShapes, maskWholeValue } from '../../src/platform/chat/workflow-nodes/credential-text.js';
-import { isSecretName, SECRET_MASK, ShownSecrets } from '../../src/platform/chat/workflow-nodes/shown-secrets.js';
+import { maskCredentialShapes, maskWholeValue, SECRET_MASK } from '../../src/platform/chat/workflow-nodes/credential-text.js';
+import { isSecretName, ShownSecrets } from '../../src/platform/chat/workflow-nodes/shown-secrets.js';
 
 describe('isSecretName', () => {
   it('takes the usual credential field names, in any case and separator style', () => {
@@ -68,7 +68,7 @@ describe('credential-shaped text', () => {
     const shown = new ShownSecrets().show({
       note: 'call with Authorization: Bearer abc123def456 please',
       basic: `Basic ${BASIC}`,
-      key: 'use sk-proj-AbCdEf0123456789xyz now',
+      openai: 'use sk-proj-AbCdEf0123456789xyz now',
       jwt: `token=${JWT}`,
       link: 'https://ada:hunter2@db.example.com/x and postgres://svc:pw@10.0.0.1:5432/db',
       list: ['ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'AKIAABCDEFGHIJKLMNOP'],
@@ -76,7 +76,7 @@ describe('credential-shaped text', () => {
     expect(shown).toEqual({
       note: `call with Authorization: Bearer ${SECRET_MASK} please`,
       basic: `Basic ${SECRET_MASK}`,
-      key: `use ${SECRET_MASK} now`,
+      openai: `use ${SECRET_MASK} now`,
       jwt: `token=${SECRET_MASK}`,
       link: `https://${SECRET_MASK}@db.example.com/x and postgres://${SECRET_MASK}@10.0.0.1:5432/db`,
       list: [SECRET_MASK, SECRET_MASK],
@@ -123,13 +123,13 @@ describe('masking long hostile texts (a service answer, a code log)', () => {
   it('a run of JWT-like tokens joined by dashes, with no JWT in it, comes back as it was', () => {
     const text = 'eyJ-'.repeat(100_000);
     expect(maskCredentialShapes(text)).toBe(text);
-    expect(maskCredentialShapes(`${text} eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln`)).toBe(`${text} ${MASK}`);
+    expect(maskCredentialShapes(`${text} eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln`)).toBe(`${text} ${SECRET_MASK}`);
   });
 
   it('a short credential after a long run of blanks is looked for only where it stands', () => {
     const text = `${' '.repeat(200_000)}Zq7!x`;
     expect(maskWholeValue(text, 'Zq7!x')).toBe(text);
-    expect(maskWholeValue(`token=${' '.repeat(200_000)}Zq7!x`, 'Zq7!x')).toBe(`token=${' '.repeat(200_000)}${MASK}`);
+    expect(maskWholeValue(`token=${' '.repeat(200_000)}Zq7!x`, 'Zq7!x')).toBe(`token=${' '.repeat(200_000)}${SECRET_MASK}`);
   });
 
   it('a credential of blanks only is not searched for', () => {

@@ -91,7 +91,8 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     resolveLlm: models.resolveLlm,
     searchDatasets: models.searchDatasets(),
     runSandbox: sandboxRunner(app.config.SANDBOX_URL, outbound),
-    runSystemPlugin: (name, inputs) => app.apps.runSystemPlugin(name, inputs),
+    // The turn's signal cuts the plugin's own calls (fetchUrl's download) once its client hung up.
+    runSystemPlugin: (name, inputs, signal) => app.apps.runSystemPlugin(name, inputs, { signal }),
     download: async (url, maxBytes = Infinity, signal) => {
       const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
       // This service's upload links: files it accepted (UPLOAD_LIMIT_BYTES). Any other link is a fetched page (OUTBOUND_MAX_BYTES).

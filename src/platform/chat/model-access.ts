@@ -49,6 +49,8 @@ export function createModelAccess(app: FastifyInstance) {
         similarity: request.similarity,
         searchMode: (['embedding', 'fullTextRecall', 'mixedRecall'].includes(request.searchMode) ? request.searchMode : 'embedding') as 'embedding',
         usingReRank: request.usingReRank,
+        // The turn's: the query embedding is cut once its client hung up.
+        signal: request.signal,
       });
       return { list, usage };
     };

@@ -17,7 +17,10 @@ export interface SelfCall {
   body?: string;
   timeoutMs: number;
   maxBytes?: number;
-  /** Cuts the call over the socket (an injected one runs to its end: the caller stops waiting). */
+  /**
+   * Cuts the call: over the socket its connection is closed; an injected one's request is ended
+   * (the route sees it closed, as a hung-up client's) and the caller stops waiting at once.
+   */
   signal?: AbortSignal;
 }
 
@@ -31,6 +34,30 @@ function loopbackOf(address: AddressInfo): string {
   if (address.address === '0.0.0.0') return '127.0.0.1';
   if (address.address === '::') return '::1';
   return address.address;
+}
+
+/** What the abort of `signal` rejects with: its reason, as safeFetch's (an AbortError by default). */
+const abortReason = (signal: AbortSignal) => (signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
+
+/** `start()`'s answer, or the abort of `signal` as soon as it comes (not started once aborted). */
+function untilAborted<T>(signal: AbortSignal | undefined, start: () => Promise<T>): Promise<T> {
+  if (!signal) return start();
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  const running = start();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    running.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(signal.aborted ? abortReason(signal) : error);
+      },
+    );
+  });
 }
 
 export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetch) {
@@ -53,7 +80,9 @@ export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetc
       });
       return { status: response.status, body: response.body, contentType: response.headers['content-type'] };
     }
-    const response = await app.inject({ method: call.method as 'POST', url: path, headers: call.headers, ...(call.body !== undefined ? { payload: call.body } : {}) });
+    const response = await untilAborted(call.signal, () =>
+      app.inject({ method: call.method as 'POST', url: path, headers: call.headers, ...(call.body !== undefined ? { payload: call.body } : {}), ...(call.signal ? { signal: call.signal } : {}) }),
+    );
     // The same cap as over the socket (here the answer is already in memory, but callers size by it).
     if (call.maxBytes && response.rawPayload.length > call.maxBytes) throw Errors.badGateway(`The response from this service exceeds ${call.maxBytes} bytes`);
     const contentType = response.headers['content-type'];

@@ -13,6 +13,8 @@ import { fillTemplate, tfSwitch } from './text-plugins.js';
 export interface SystemPluginContext {
   fetchOptions: SafeFetchOptions;
   now?: () => Date;
+  /** The run's abort signal (a chat turn whose client hung up): the plugin's own calls are cut by it. */
+  signal?: AbortSignal;
 }
 
 export interface PluginField {
@@ -135,7 +137,7 @@ export const SYSTEM_PLUGINS: SystemPlugin[] = [
     async run(inputs, context) {
       const url = typeof inputs.url === 'string' ? inputs.url.trim() : '';
       if (!url) throw Errors.missingParams("Invalid field 'url': required");
-      const response = await safeFetch(url, context.fetchOptions);
+      const response = await safeFetch(url, context.signal ? { ...context.fetchOptions, signal: context.signal } : context.fetchOptions);
       const text = response.text();
       const html = (response.headers['content-type'] ?? '').includes('html') || /^\s*</.test(text);
       return { result: html ? htmlToText(text) : text };

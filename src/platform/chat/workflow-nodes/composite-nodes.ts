@@ -12,6 +12,7 @@ import { deepClone } from '../../../infra/deep-clone.js';
 import type { RunGraph } from '../app-source.js';
 import { untilCut } from './call-cut.js';
 import { dispatchNested } from './nested-run.js';
+import type { SystemPluginRunner } from './node-deps.js';
 
 export const MAX_NESTING = 5;
 
@@ -23,7 +24,7 @@ export interface CompositeDeps {
   loadGraph: (appId: string) => Promise<{ graph: RunGraph; type: string; name: string; avatar?: string; runners: Record<string, NodeRunner> }>;
   depth: number;
   /** Runs a built-in system plugin (`community-*`); absent where none are served. */
-  runSystemPlugin?: (name: string, inputs: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  runSystemPlugin?: SystemPluginRunner;
   /** Feedback texts of this turn (the customFeedback plugin adds to them). */
   customFeedbacks?: string[];
   /** The turn's abort signal: a system plugin's run ends with it (call-cut.ts). */
@@ -60,8 +61,8 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     const dynamicKey = dynamicInputOf(context.node)?.key;
     const inputs: Record<string, unknown> = Object.fromEntries(Object.entries(context.params).filter(([key]) => key !== dynamicKey));
     inputs.customInputs ??= dynamicParams(context.node, context.params);
-    // Cut by the turn's hang-up, the node fails and the turn ends (the run was aborted).
-    const output = await untilCut(deps.signal, () => runPlugin(pluginId, inputs));
+    // Cut by the turn's hang-up (the plugin's own calls too), the node fails and the turn ends (the run was aborted).
+    const output = await untilCut(deps.signal, (signal) => runPlugin(pluginId, inputs, signal));
     if (pluginId === 'community-customFeedback' && typeof output.text === 'string' && output.text) deps.customFeedbacks?.push(output.text);
     return {
       outputs: output,

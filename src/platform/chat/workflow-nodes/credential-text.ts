@@ -9,11 +9,13 @@
  *   decoded Basic pair, a prefix and a length), so ordinary text is left as written.
  * - Values under a credential name (shown-secrets.ts isSecretName) in the text's own structure:
  *   a JSON `"name": value`, a form or query `name=value`, an XML `<name>value</name>`, a
- *   header-style line `Name: value`.
+ *   header-style line `Name: value`; in a text a service answered, the JSON pairs only (a
+ *   `Token: see below` line of prose is no credential).
  */
 import { escapeRegex } from '../../../infra/mongo.js';
 
-export const MASK = '******';
+/** What stands in for a credential in what a run detail shows (request and answer alike). */
+export const SECRET_MASK = '******';
 
 /** `Bearer`/`Token` credentials: a token of 8+ characters with a digit, or of 16+ (prose words are neither). */
 const SCHEME_TOKEN = /\b(Bearer|Token)([ \t]+)([A-Za-z0-9\-._~+/]+=*)/gi;
@@ -39,11 +41,11 @@ function isBasicPair(encoded: string): boolean {
 export function maskCredentialShapes(text: string): string {
   // Cheap look-ups first: most texts hold none of the shapes' anchors.
   let out = text;
-  if (/bearer|token/i.test(out)) out = out.replace(SCHEME_TOKEN, (match, scheme: string, space: string, token: string) => (isToken(token) ? `${scheme}${space}${MASK}` : match));
-  if (/basic/i.test(out)) out = out.replace(BASIC_PAIR, (match, scheme: string, space: string, encoded: string) => (isBasicPair(encoded) ? `${scheme}${space}${MASK}` : match));
-  if (out.includes('://')) out = out.replace(URL_USERINFO, (match, scheme: string, userinfo: string) => (userinfo.includes(':') || userinfo.length >= 16 ? `${scheme}${MASK}@` : match));
-  if (out.includes('eyJ')) out = out.replace(JWT, MASK);
-  return out.replace(PREFIXED_KEY, MASK);
+  if (/bearer|token/i.test(out)) out = out.replace(SCHEME_TOKEN, (match, scheme: string, space: string, token: string) => (isToken(token) ? `${scheme}${space}${SECRET_MASK}` : match));
+  if (/basic/i.test(out)) out = out.replace(BASIC_PAIR, (match, scheme: string, space: string, encoded: string) => (isBasicPair(encoded) ? `${scheme}${space}${SECRET_MASK}` : match));
+  if (out.includes('://')) out = out.replace(URL_USERINFO, (match, scheme: string, userinfo: string) => (userinfo.includes(':') || userinfo.length >= 16 ? `${scheme}${SECRET_MASK}@` : match));
+  if (out.includes('eyJ')) out = out.replace(JWT, SECRET_MASK);
+  return out.replace(PREFIXED_KEY, SECRET_MASK);
 }
 
 /** A JSON pair in text: a quoted name, then a string or number value. */
@@ -72,38 +74,46 @@ function formValue(encoded: string): string {
 }
 
 /**
+ * `text` with the values of its JSON pairs under credential names masked (`isSecret` judges a
+ * name); `onValue` is told each value masked, to be masked wherever else it shows. Unlike the
+ * other kinds of pair, a quoted JSON pair is structure even inside prose or a log, so a text a
+ * service answered is masked so too (maskNamedCredentials: all kinds, for a request's own texts).
+ */
+export function maskNamedJsonPairs(text: string, isSecret: (name: string) => boolean, onValue: (value: string) => void): string {
+  if (!text.includes('"')) return text;
+  return text.replace(JSON_PAIR, (match, name: string, colon: string, value: string) => {
+    if (!isSecret(jsonString(`"${name}"`)) || value === '""' || value === `"${SECRET_MASK}"`) return match;
+    onValue(value.startsWith('"') ? jsonString(value) : value);
+    return `"${name}"${colon}"${SECRET_MASK}"`;
+  });
+}
+
+/**
  * `text` with the values under credential names in it masked (`isSecret` judges a name);
  * `onValue` is told each value masked (as written and as decoded), to be masked wherever else it shows.
  */
 export function maskNamedCredentials(text: string, isSecret: (name: string) => boolean, onValue: (value: string) => void): string {
-  let out = text;
-  if (out.includes('"')) {
-    out = out.replace(JSON_PAIR, (match, name: string, colon: string, value: string) => {
-      if (!isSecret(jsonString(`"${name}"`)) || value === '""') return match;
-      onValue(value.startsWith('"') ? jsonString(value) : value);
-      return `"${name}"${colon}"${MASK}"`;
-    });
-  }
+  let out = maskNamedJsonPairs(text, isSecret, onValue);
   if (out.includes('=')) {
     out = out.replace(FORM_PAIR, (match, lead: string, name: string, value: string) => {
-      if (!isSecret(formValue(name)) || value === MASK) return match;
+      if (!isSecret(formValue(name)) || value === SECRET_MASK) return match;
       onValue(value);
       onValue(formValue(value));
-      return `${lead}${name}=${MASK}`;
+      return `${lead}${name}=${SECRET_MASK}`;
     });
   }
   if (out.includes('</')) {
     out = out.replace(XML_ELEMENT, (match, name: string, attributes: string | undefined, value: string) => {
       if (!isSecret(name) || !value.trim()) return match;
       onValue(value.trim());
-      return `<${name}${attributes ?? ''}>${MASK}</${name}>`;
+      return `<${name}${attributes ?? ''}>${SECRET_MASK}</${name}>`;
     });
   }
   if (out.includes(':')) {
     out = out.replace(HEADER_LINE, (match, indent: string, name: string, colon: string, value: string) => {
-      if (!isSecret(name) || value.trim() === MASK) return match;
+      if (!isSecret(name) || value.trim() === SECRET_MASK) return match;
       onValue(value.trim());
-      return `${indent}${name}${colon}${MASK}`;
+      return `${indent}${name}${colon}${SECRET_MASK}`;
     });
   }
   return out;
@@ -114,10 +124,10 @@ export function maskNamedCredentials(text: string, isSecret: (name: string) => b
  * `=`, `>` or `:` that ends there. For short credentials, which are not searched for inside words.
  */
 export function maskWholeValue(text: string, value: string): string {
-  if (text === value) return MASK;
+  if (text === value) return SECRET_MASK;
   if (!text.includes(value)) return text;
   const at = escapeRegex(value);
   // The lookahead first: the lookbehinds (one of variable length) run only where the value
   // stands, not backwards from every position of the text (quadratic on long runs of spaces).
-  return text.replace(new RegExp(`(?=${at})(?:(?<=")${at}(?=")|(?<=[=>:][ \\t]*)${at}(?=$|[\\s&;,<"}\\]]))`, 'g'), MASK);
+  return text.replace(new RegExp(`(?=${at})(?:(?<=")${at}(?=")|(?<=[=>:][ \\t]*)${at}(?=$|[\\s&;,<"}\\]]))`, 'g'), SECRET_MASK);
 }

@@ -216,7 +216,7 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     try {
       const response =
         systemPlugin && runPlugin
-          ? { status: 200, text: JSON.stringify(await untilCut(deps.signal, () => runPlugin(url, { ...Object.fromEntries(query), ...((bodyObject as Record<string, unknown>) ?? {}) }))) }
+          ? { status: 200, text: JSON.stringify(await untilCut(deps.signal, (signal) => runPlugin(url, { ...Object.fromEntries(query), ...((bodyObject as Record<string, unknown>) ?? {}) }, signal))) }
           : await untilCut(deps.signal, (signal) => deps.httpCall({ url, method, headers, body, timeoutMs: timeoutSeconds * 1000, signal }));
       const parsed = parseResponse(response.text);
       if (response.status >= 400) throw statusFailure(response.status, parsed);

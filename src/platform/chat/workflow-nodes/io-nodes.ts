@@ -48,7 +48,7 @@ export function createIoRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const cut = () => ({ responseData: { totalPoints: usages.reduce((sum, u) => sum + u.totalPoints, 0), query: queries.join('\n'), similarity, limit, searchMode, searchUsingReRank: usingReRank, ...extension, error: CUT_MESSAGE }, usages });
     let found: Awaited<ReturnType<typeof search>>;
     try {
-      found = await untilCut(deps.signal, () => search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), queries, limit, similarity, searchMode, usingReRank }));
+      found = await untilCut(deps.signal, (signal) => search({ teamId: deps.teamId, datasetIds: datasets.map((d) => d.datasetId), queries, limit, similarity, searchMode, usingReRank, signal }));
     } catch (error) {
       if (error instanceof CallCut) return cut();
       throw error;

@@ -18,6 +18,8 @@ export interface DatasetSearchRequest {
   similarity: number;
   searchMode: string;
   usingReRank: boolean;
+  /** The turn's abort signal: the search's provider calls (the query embedding) are cut by it. */
+  signal?: AbortSignal;
 }
 
 export interface DatasetSearchAnswer {
@@ -27,6 +29,8 @@ export interface DatasetSearchAnswer {
 }
 
 export type DatasetSearcher = (request: DatasetSearchRequest) => Promise<DatasetSearchAnswer>;
+
+export type SystemPluginRunner = (name: string, inputs: Record<string, unknown>, signal?: AbortSignal) => Promise<Record<string, unknown>>;
 
 export interface HttpCall {
   url: string;
@@ -65,8 +69,11 @@ export interface NodeDeps {
   download: (url: string, maxBytes?: number, signal?: AbortSignal) => Promise<{ buffer: Buffer; contentType?: string }>;
   /** customFeedback texts collected during the run, saved on the AI item. */
   customFeedbacks: string[];
-  /** Runs a built-in system plugin (`community-*` id or bare name); rejects when there is none. */
-  runSystemPlugin?: (name: string, inputs: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /**
+   * Runs a built-in system plugin (`community-*` id or bare name); rejects when there is none.
+   * `signal` (the turn's) cuts the plugin's own calls (fetchUrl's download).
+   */
+  runSystemPlugin?: SystemPluginRunner;
 }
 
 /** The node dependencies of one run; the rest (`SharedNodeDeps`) is the same for every run. */

@@ -2,7 +2,7 @@
 import { textHead } from '../../../domain/text-cut.js';
 import { valuesFileUrls } from '../../../domain/workflow/chat-values.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
-import { formatOfFile } from '../../../infra/text-extract.js';
+import { type ExtractionTask, formatOfFile } from '../../../infra/text-extract.js';
 import { extractTextOffThread } from '../../datasets/index.js';
 import { untilCut } from './call-cut.js';
 import { distinctFileLinks, fileExtensionOf, fileNameOf } from './file-links.js';
@@ -51,7 +51,11 @@ async function fileText(deps: NodeDeps, url: string, name: string, budget: ReadB
   budget.bytes -= file.buffer.length;
   const format = formatOfFile(name, file.contentType);
   if ((format === 'txt' || format === 'md') && file.buffer.length > TEXT_INLINE_MAX_BYTES) return textFileHead(file.buffer, name, budget.chars);
-  const text = await untilCut(deps.signal, () => extractTextOffThread({ buffer: file.buffer, filename: name, mimetype: file.contentType }, { owner: deps.teamId }));
+  const text = await untilCut(deps.signal, (signal) => {
+    // Handed the signal, the extraction starts no conversion once the turn ended.
+    const task: ExtractionTask = { owner: deps.teamId, signal };
+    return extractTextOffThread({ buffer: file.buffer, filename: name, mimetype: file.contentType }, task);
+  });
   return { text, whole: true };
 }
 

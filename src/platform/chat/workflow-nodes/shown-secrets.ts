@@ -16,12 +16,15 @@
  *   the answer of a service that echoes the request. A shorter one that a credential name
  *   masked is replaced where it stands whole (a whole string or quoted text, a value after `=`
  *   or `:`), never inside words.
+ * - A service's answer (an HTTP or Laf node's result, a code run's return and log, a failure's
+ *   data) is shown with the values of its credential-named fields masked the same way, whatever
+ *   they look like (`{"access_token": "abc123xyz"}`), and its JSON texts' credential-named pairs
+ *   too; those values are then masked wherever else the detail shows them. Only what is shown:
+ *   the node's outputs, which later nodes read, keep the answer as received.
  * - Credential-shaped text is masked wherever it shows, whatever names it: `Bearer`/`Basic`
  *   credentials, `sk-…` keys, JWTs, a URL's user:password (credential-text.ts).
  */
-import { MASK, maskCredentialShapes, maskNamedCredentials, maskWholeValue } from './credential-text.js';
-
-export const SECRET_MASK = MASK;
+import { maskCredentialShapes, maskNamedCredentials, maskNamedJsonPairs, maskWholeValue, SECRET_MASK } from './credential-text.js';
 
 /** Header values shown as sent: content negotiation, never a credential. */
 const PLAIN_HEADERS = new Set(['content-type', 'accept', 'accept-language', 'content-language']);
@@ -90,14 +93,27 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 type TextMode = 'request' | 'shown';
 
 /**
- * One node run's masking: `headers` and `fields` note the credentials they mask, and everything
- * shown goes through `show` afterwards, so a credential met in one place is hidden in all.
+ * One node run's masking: `headers`, `fields` and `show` note the credentials they mask, and
+ * everything shown goes through `show`, so a credential met in one place is hidden in those shown
+ * after it (a run shows the request first, then the answer).
  */
 export class ShownSecrets {
   /** Credentials met, SCRUB_MIN characters or more: replaced wherever they show. */
   private readonly secrets = new Set<string>();
   /** Shorter values under a credential name: masked where they stand whole. */
   private readonly shortNamed = new Set<string>();
+  /** isSecretName by name: an answer's objects repeat their names (a list of 50,000 rows, 5 names). */
+  private readonly judgedNames = new Map<string, boolean>();
+  private readonly isSecret = (name: string): boolean => {
+    const known = this.judgedNames.get(name);
+    if (known !== undefined) return known;
+    const judged = isSecretName(name);
+    this.judgedNames.set(name, judged);
+    return judged;
+  };
+  /** A field whose value is masked: a credential name, and a value (an empty one hides nothing). */
+  private readonly isMaskedField = (key: string, child: unknown) => child !== undefined && child !== null && child !== '' && this.isSecret(key);
+  private readonly maskField = (key: string, child: unknown) => (this.isMaskedField(key, child) ? { masked: SECRET_MASK } : undefined);
 
   /** The headers to show: names kept, values masked but the content-negotiation ones. */
   headers(headers: Record<string, string>): Record<string, string> {
@@ -122,35 +138,54 @@ export class ShownSecrets {
    */
   fields<T>(value: T): T {
     return this.walk(value, 0, 'request', (key, child) => {
-      if (!isSecretName(key) || child === undefined || child === null || child === '') return undefined;
-      this.noteAll(child);
+      if (!this.isMaskedField(key, child)) return undefined;
+      this.noteAll(child, 0);
       return { masked: SECRET_MASK };
     }) as T;
   }
 
-  /** `value` with every credential noted so far, and every credential-shaped text, masked at any depth (`value` itself when nothing is). */
+  /**
+   * `value` as the detail shows it (`value` itself when nothing is masked): its credential-named
+   * fields masked (a service's answer as the request's), then every credential noted so far, its
+   * own included, and every credential-shaped text, masked at any depth.
+   */
   show<T>(value: T): T {
-    return this.walk(value, 0, 'shown', () => undefined) as T;
+    // Its own credentials first, so that an echo before the field that names one is masked too.
+    this.noteNamed(value, 0);
+    return this.walk(value, 0, 'shown', this.maskField) as T;
   }
 
   private note(value: string, named: boolean): void {
-    // A credential of blanks only would be searched for in every run of spaces.
-    if (value.trim() === '') return;
+    // A credential of blanks only would be searched for in every run of spaces; the mask is none.
+    if (value.trim() === '' || value === SECRET_MASK) return;
     if (value.length >= SCRUB_MIN) this.secrets.add(value);
     else if (named && value.length >= WHOLE_MIN) this.shortNamed.add(value);
   }
 
-  /** The value of a credential-named field, however deep (each string and number in it). */
-  private noteAll(value: unknown): void {
+  /** The value of a credential-named field (each string and number in it, to WALK_DEPTH). */
+  private noteAll(value: unknown, depth: number): void {
     if (typeof value === 'string') this.note(value, true);
     else if (typeof value === 'number' || typeof value === 'bigint') this.note(String(value), true);
-    else if (Array.isArray(value)) for (const item of value) this.noteAll(item);
-    else if (isPlainObject(value)) for (const item of Object.values(value)) this.noteAll(item);
+    else if (depth >= WALK_DEPTH) return;
+    else if (Array.isArray(value)) for (const item of value) this.noteAll(item, depth + 1);
+    else if (isPlainObject(value)) for (const item of Object.values(value)) this.noteAll(item, depth + 1);
+  }
+
+  /** The values of `value`'s credential-named fields, to WALK_DEPTH (deeper ones are noted as deepText masks them). */
+  private noteNamed(value: unknown, depth: number): void {
+    if (typeof value !== 'object' || value === null || depth >= WALK_DEPTH) return;
+    if (Array.isArray(value)) for (const item of value) this.noteNamed(item, depth + 1);
+    else if (isPlainObject(value)) {
+      for (const [key, child] of Object.entries(value)) {
+        if (this.isMaskedField(key, child)) this.noteAll(child, depth + 1);
+        else this.noteNamed(child, depth + 1);
+      }
+    }
   }
 
   private text(text: string, mode: TextMode): string {
-    if (mode === 'request') return maskNamedCredentials(text, isSecretName, (value) => this.note(value, true));
-    let out = text;
+    if (mode === 'request') return maskNamedCredentials(text, this.isSecret, (value) => this.note(value, true));
+    let out = maskNamedJsonPairs(text, this.isSecret, (value) => this.note(value, true));
     for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(SECRET_MASK);
     for (const secret of this.shortNamed) out = maskWholeValue(out, secret);
     return maskCredentialShapes(out);
@@ -189,9 +224,10 @@ export class ShownSecrets {
    */
   private deepText(value: unknown, mode: TextMode): unknown {
     let text = JSON.stringify(value);
-    if (mode === 'request') text = maskNamedCredentials(text, isSecretName, (found) => this.note(found, true));
+    if (mode === 'request') text = maskNamedCredentials(text, this.isSecret, (found) => this.note(found, true));
     else {
       const written = (secret: string) => JSON.stringify(secret).slice(1, -1);
+      text = maskNamedJsonPairs(text, this.isSecret, (found) => this.note(found, true));
       for (const secret of this.secrets) if (text.includes(written(secret))) text = text.split(written(secret)).join(SECRET_MASK);
       for (const secret of this.shortNamed) text = maskWholeValue(text, written(secret));
       text = maskCredentialShapes(text);

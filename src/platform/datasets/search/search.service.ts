@@ -36,6 +36,11 @@ export interface SearchParams {
   searchMode: SearchMode;
   usingReRank: boolean;
   rerankModel?: string;
+  /**
+   * Ends the search (a chat turn whose client hung up): the query embedding's request is cut
+   * (its connection closed), and no step after it runs.
+   */
+  signal?: AbortSignal;
 }
 
 /** What a search cost, as usage records list it. */
@@ -75,7 +80,7 @@ export function createSearchService(ctx: DatasetsContext) {
   async function embeddingRecall(params: SearchParams, queries: string[], entries: DatasetEntry[], forbidden: Set<string>, k: number) {
     const embedder = ctx.embedders().forModel(params.vectorModel);
     // One provider call for every query; the tokens are theirs together.
-    const { vectors, tokens } = await embedder.embed(queries, 'query');
+    const { vectors, tokens } = await embedder.embed(queries, 'query', params.signal);
     const lists = queries.map((_, i) =>
       vectorSearchIn(entries, vectors[i] ?? [], k, forbidden).map((hit, index): Scored => ({ data: hit.item, score: [{ type: 'embedding', value: hit.score, index }] })),
     );
@@ -113,11 +118,14 @@ export function createSearchService(ctx: DatasetsContext) {
     const recall = RECALL[params.searchMode];
     // The datasets' indexes, up to date with every process's writes, and their collections (cached).
     const prepared = await ctx.searchIndex.prepare(params.teamId, params.datasetIds, params.vectorModel);
+    params.signal?.throwIfAborted();
     const entries = prepared.map((dataset) => dataset.entry);
     const forbidden = forbiddenCollections(prepared);
     const embedded = recall.embedding > 0 ? await embeddingRecall(params, queries, entries, forbidden, recall.embedding) : { list: [] as Scored[], tokens: 0 };
     const fullText = recall.fullText > 0 ? fullTextRecall(queries, entries, forbidden, recall.fullText) : [];
     let reranked: Scored[] = [];
+    // The rerank call takes no signal (rerank.ts): an ended search does not start it.
+    params.signal?.throwIfAborted();
     if (params.usingReRank) {
       // The rerank model sees each text once (by id, then by its letters and digits), and the queries joined, once.
       const union = uniqueBy(uniqueBy([...embedded.list, ...fullText], (item) => item.data._id), sameText);
