@@ -119,6 +119,25 @@ describe('free-form objects', () => {
   });
 });
 
+describe('the public textEditor plugins', () => {
+  it('refuse a fill adding more than 1,000,000 characters (a short body naming one value many times), naming the field', async () => {
+    const value = 'x'.repeat(1000);
+    const text = '{{a}}'.repeat(1010);
+    for (const [url, body] of [
+      ['/plugins/textEditor', { text, DYNAMIC_INPUT_KEY: { a: value } }],
+      ['/plugins/textEditor/v2', { text, customInputs: { a: value } }],
+    ] as const) {
+      const res = await postRaw(url, JSON.stringify(body), {});
+      expect(res.status, url).toBe(400);
+      expect(res.body.message).toMatch(/^Invalid field 'text': filling in its variables would add more than 1000000 characters/);
+    }
+    // Within the bound the text is filled as before.
+    const filled = await postRaw('/plugins/textEditor/v2', JSON.stringify({ text: '{{a}}'.repeat(990), customInputs: { a: value } }), {});
+    expect(filled.status).toBe(200);
+    expect(filled.body.text).toHaveLength(990_000);
+  });
+});
+
 describe('the public plugin endpoints without their main field', () => {
   it('textEditor without text is a 400 naming it (FastGPT 4.8.10 answers {}); a null text is answered as sent', async () => {
     for (const [url, json] of [

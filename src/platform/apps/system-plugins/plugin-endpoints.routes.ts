@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UserRegexTooCostlyError } from '../../../domain/user-regex.js';
+import { TextTooLongError } from '../../../domain/workflow/interpolate.js';
 import { Errors } from '../../../infra/errors.js';
 import { type SelfCallScope, selfCallScope } from '../../../infra/self-call-token.js';
 import { MAX_FREE_FORM_KEYS, zFreeFormRecord } from '../../../infra/zod.js';
@@ -72,14 +73,14 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
     input: z.object({ text: zTemplateText, DYNAMIC_INPUT_KEY: zValues }),
     summary: 'Fill {{key}} placeholders (v1 body: DYNAMIC_INPUT_KEY)',
     tags,
-    handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? fillTemplate(input.text, input.DYNAMIC_INPUT_KEY) : input.text }),
+    handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? filledOrRefused('text', input.text, input.DYNAMIC_INPUT_KEY) : input.text }),
   });
 
   servePlugin('/plugins/textEditor/v2', {
     input: z.object({ text: zTemplateText, customInputs: zValues.optional() }),
     summary: 'Fill {{key}} placeholders (v2 body: customInputs)',
     tags,
-    handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? fillTemplate(input.text, input.customInputs ?? {}) : input.text }),
+    handler: async ({ input, reply }) => reply.send({ text: typeof input.text === 'string' ? filledOrRefused('text', input.text, input.customInputs ?? {}) : input.text }),
   });
 
   servePlugin('/plugins/customFeedback', {
@@ -103,10 +104,20 @@ export function registerPluginEndpoints(app: FastifyInstance): void {
     handler: async ({ input, request, reply }) => {
       const scope = runScopeOf(request, input);
       if (!input.customFeedback) return reply.send({});
-      const text = fillTemplate(input.customFeedback, input.customInputs ?? {}, false);
+      const text = filledOrRefused('customFeedback', input.customFeedback, input.customInputs ?? {}, false);
       app.chat.feedback.append(scope, text);
       const debug = !scope.chatId || !scope.dataId;
       return reply.send(debug ? { answerText: `\\n\\n**Custom feedback debug**: "${text}"\\n\\n`, text } : { text });
     },
   });
+}
+
+/** fillTemplate, with a fill that would outgrow its bound (TextTooLongError) a 400 naming `field`. */
+function filledOrRefused(field: string, text: string, values: Record<string, unknown>, stringifyObjects?: boolean): string {
+  try {
+    return fillTemplate(text, values, stringifyObjects);
+  } catch (error) {
+    if (error instanceof TextTooLongError) throw Errors.missingParams(`Invalid field '${field}': ${error.message}`);
+    throw error;
+  }
 }

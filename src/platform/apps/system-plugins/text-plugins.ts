@@ -1,5 +1,6 @@
 /** The pure parts of the textEditor, TFSwitch and customFeedback plugins (reference §9). */
 import { compileUserRegex, parseSlashedRegex, UserRegexBudget, UserRegexTooCostlyError } from '../../../domain/user-regex.js';
+import { substitute } from '../../../domain/workflow/interpolate.js';
 
 function stringify(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
@@ -14,7 +15,10 @@ const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 /**
  * Replaces every `{{key}}` of the text with the stringified value, in one pass over the text
  * (one replace per key made a public request cost keys × text length). Inserted values are
- * not searched again for placeholders.
+ * not searched again for placeholders. What the values add is bounded as a workflow node's
+ * substitution is (MAX_INTERPOLATED_GROWTH; TextTooLongError before the text is built): a 1 MB
+ * body of placeholders naming one 4 KB value built a 400 MB answer, seconds of blocked event
+ * loop and a gigabyte of memory for one anonymous request.
  */
 export function fillTemplate(text: string, values: Record<string, unknown>, stringifyObjects = true): string {
   const filled = new Map<string, string>();
@@ -23,7 +27,7 @@ export function fillTemplate(text: string, values: Record<string, unknown>, stri
     if (value !== undefined) filled.set(key, value);
   }
   if (filled.size === 0) return text;
-  return text.replace(PLACEHOLDER, (match, key: string) => filled.get(key) ?? match);
+  return substitute(text, PLACEHOLDER, (match) => filled.get(match[1] as string));
 }
 
 const FALSY_TEXT = new Set(['', 'undefined', 'null', 'false', '0', 'none']);
