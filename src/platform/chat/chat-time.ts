@@ -5,6 +5,11 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The last second formatted per time zone: every turn formats the time, most in a second already seen. */
 const lastByZone = new Map<string, { second: number; text: string }>();
+/**
+ * Zones remembered at most: a profile's zone is any spelling of a known one (case differs), so
+ * users could otherwise add entries without end; past it the memo starts again (a second's miss).
+ */
+const MAX_REMEMBERED_ZONES = 1000;
 
 /**
  * The reference's `YYYY-MM-DD HH:mm:ss dddd` in the user's time zone (UTC without one, or for a
@@ -16,6 +21,7 @@ export function formatChatTime(date: Date, timeZone = 'UTC'): string {
   if (last?.second === second) return last.text;
   const zoned = zonedDateTime(date, timeZone) ?? zonedDateTime(date, 'UTC')!;
   const text = `${zoned.dateTime} ${zoned.weekday}`;
+  if (lastByZone.size >= MAX_REMEMBERED_ZONES && !lastByZone.has(timeZone)) lastByZone.clear();
   lastByZone.set(timeZone, { second, text });
   return text;
 }
