@@ -130,20 +130,20 @@ export class TextIndex {
 
   /**
    * The k best documents for the query terms (distinct terms count once), best first; ties keep
-   * insertion order. `exclude` is asked only about documents that would enter the top k.
+   * insertion order. `exclude` is asked only about documents that would enter the top k. Of more
+   * than `maxTerms` known terms only the `maxTerms` rarest (highest idf; earlier ones on a tie)
+   * are scored: the work is the postings of the terms scored, and a common term adds almost
+   * nothing to a score.
    */
-  search(queryTokens: readonly string[], k: number, exclude?: (id: string) => boolean): TextHit[] {
+  search(queryTokens: readonly string[], k: number, exclude?: (id: string) => boolean, maxTerms = Number.POSITIVE_INFINITY): TextHit[] {
     const documents = this.slotOf.size;
     if (!(k >= 1) || documents === 0) return [];
     const avgLength = this.totalLength / documents > 0 ? this.totalLength / documents : 1;
     if (this.scores.length < this.idAt.length) this.scores = new Float64Array(this.idAt.length * 2);
     const { scores } = this;
     const touched: number[] = [];
-    for (const token of new Set(queryTokens)) {
-      const term = this.termIds.get(token);
-      if (term === undefined) continue;
+    for (const term of this.queryTerms(queryTokens, maxTerms)) {
       const df = this.docFrequency[term]!;
-      if (df === 0) continue;
       const idf = Math.log(1 + (documents - df + 0.5) / (df + 0.5));
       const list = this.postings[term]!;
       const length = this.postingLengths[term]!;
@@ -166,6 +166,19 @@ export class TextIndex {
       if (score > 0 && score >= top.threshold && !exclude?.(this.idAt[slot]!)) top.offer(score, slot);
     }
     return top.drain().map(({ slot, score }) => ({ id: this.idAt[slot]!, score }));
+  }
+
+  /** The distinct known terms of a query in its order, at most `maxTerms` of them, the rarest kept. */
+  private queryTerms(queryTokens: readonly string[], maxTerms: number): number[] {
+    const terms: number[] = [];
+    for (const token of new Set(queryTokens)) {
+      const term = this.termIds.get(token);
+      if (term !== undefined && this.docFrequency[term]! > 0) terms.push(term);
+    }
+    if (terms.length <= maxTerms) return terms;
+    const kept = new Set(terms.map((term, position) => ({ term, position })).sort((x, y) => this.docFrequency[x.term]! - this.docFrequency[y.term]! || x.position - y.position).slice(0, Math.max(0, Math.floor(maxTerms))).map((entry) => entry.term));
+    // Scored in query order, as without a cap (the sums stay the same to the last bit).
+    return terms.filter((term) => kept.has(term));
   }
 
   /** The live documents and the terms they use, compactly (see TextIndexState). */

@@ -8,7 +8,7 @@ import { zObjectId } from '../../infra/zod.js';
 import type { ChatServices } from '../chat/chat-module.js';
 import { jsonField, readMultipart } from '../datasets/files/multipart.js';
 import { authenticateCaller, definePlatformRoute, enveloped, parseWith } from '../define-route.js';
-import { EMBEDDING_DIMENSIONS, float32Base64, type OpenAiService } from './openai.service.js';
+import { EMBEDDING_DIMENSIONS, embeddingsAnswerChunks, type OpenAiService } from './openai.service.js';
 
 /** OpenAI's own cap on the inputs of one embeddings request. */
 const EMBEDDING_BATCH_MAX = 2048;
@@ -96,12 +96,11 @@ export function registerOpenAiRoutes(app: FastifyInstance, chat: Pick<ChatServic
     handler: async ({ input, auth, reply }) => {
       const texts = Array.isArray(input.input) ? input.input : [input.input];
       const result = await service.embedFor(auth, texts, input.model ?? undefined, input.type, input.dimensions ?? undefined);
-      return reply.send({
-        object: 'list',
-        data: result.vectors.map((vector, index) => ({ object: 'embedding', index, embedding: input.encoding_format === 'base64' ? float32Base64(vector) : vector })),
-        model: input.model ?? result.model.model,
-        usage: { prompt_tokens: result.tokens, total_tokens: result.tokens },
-      });
+      // Built a slice at a time (the event loop handed back between), then sent whole: a client
+      // reads its length as from any other answer.
+      const parts: Buffer[] = [];
+      for await (const part of embeddingsAnswerChunks(result.vectors, input.encoding_format === 'base64' ? 'base64' : 'float', input.model ?? result.model.model, result.tokens)) parts.push(part);
+      return reply.type('application/json; charset=utf-8').send(Buffer.concat(parts));
     },
   });
 

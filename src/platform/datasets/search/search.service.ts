@@ -70,6 +70,13 @@ const RECALL: Record<SearchMode, { embedding: number; fullText: number }> = {
 type Scored = { data: IndexedItem; score: SearchResultItem['score'] };
 
 /**
+ * Hands the event loop back between the queries of a search: each query scans the in-process
+ * indexes synchronously (up to ~1 s for a long query over a large dataset), and a search runs
+ * up to MAX_SEARCH_QUERIES of them.
+ */
+export const betweenQueries = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
  * Dataset search (searchDatasetData): each query recalled from the in-process vector index and
  * by stored tokens + BM25 over the in-process inverted index (no `$text`: FerretDB has none), the
  * queries' lists of one kind merged by RRF, the recalled items reranked once with the queries
@@ -81,18 +88,28 @@ export function createSearchService(ctx: DatasetsContext) {
     const embedder = ctx.embedders().forModel(params.vectorModel);
     // One provider call for every query; the tokens are theirs together.
     const { vectors, tokens } = await embedder.embed(queries, 'query', params.signal);
-    const lists = queries.map((_, i) =>
-      vectorSearchIn(entries, vectors[i] ?? [], k, forbidden).map((hit, index): Scored => ({ data: hit.item, score: [{ type: 'embedding', value: hit.score, index }] })),
-    );
+    const lists: Scored[][] = [];
+    for (const [i] of queries.entries()) {
+      if (i > 0) await betweenQueries();
+      params.signal?.throwIfAborted();
+      lists.push(vectorSearchIn(entries, vectors[i] ?? [], k, forbidden).map((hit, index): Scored => ({ data: hit.item, score: [{ type: 'embedding', value: hit.score, index }] })));
+    }
     return { list: fuse(lists.map((items) => ({ items, k: 60 }))), tokens };
   }
 
-  function fullTextRecall(queries: string[], entries: DatasetEntry[], forbidden: Set<string>, k: number): Scored[] {
-    const lists = queries.map((query) => {
+  async function fullTextRecall(queries: string[], entries: DatasetEntry[], forbidden: Set<string>, k: number, signal?: AbortSignal): Promise<Scored[]> {
+    const lists: Scored[][] = [];
+    for (const query of queries) {
+      // Also after the embedding recall's last query.
+      await betweenQueries();
+      signal?.throwIfAborted();
       const queryTokens = [...new Set(tokenizeForSearch(query))];
-      if (queryTokens.length === 0) return [];
-      return fullTextSearchIn(entries, queryTokens, k, forbidden).map((hit, index): Scored => ({ data: hit.item, score: [{ type: 'fullText', value: hit.score, index }] }));
-    });
+      if (queryTokens.length === 0) {
+        lists.push([]);
+        continue;
+      }
+      lists.push(fullTextSearchIn(entries, queryTokens, k, forbidden).map((hit, index): Scored => ({ data: hit.item, score: [{ type: 'fullText', value: hit.score, index }] })));
+    }
     return fuse(lists.map((items) => ({ items, k: 60 })));
   }
 
@@ -122,7 +139,7 @@ export function createSearchService(ctx: DatasetsContext) {
     const entries = prepared.map((dataset) => dataset.entry);
     const forbidden = forbiddenCollections(prepared);
     const embedded = recall.embedding > 0 ? await embeddingRecall(params, queries, entries, forbidden, recall.embedding) : { list: [] as Scored[], tokens: 0 };
-    const fullText = recall.fullText > 0 ? fullTextRecall(queries, entries, forbidden, recall.fullText) : [];
+    const fullText = recall.fullText > 0 ? await fullTextRecall(queries, entries, forbidden, recall.fullText, params.signal) : [];
     let reranked: Scored[] = [];
     // The rerank call takes no signal (rerank.ts): an ended search does not start it.
     params.signal?.throwIfAborted();

@@ -1,3 +1,4 @@
+import { countTokens } from '../../../domain/token-count.js';
 import { Errors } from '../../../infra/errors.js';
 import { newId } from '../../../infra/plain-record.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
@@ -41,6 +42,7 @@ function turnCounter(): (item: PushItem) => boolean {
   let chars = 0;
   return (item) => {
     chars += ITEM_CHARS + item.q.length + (item.a?.length ?? 0);
+    for (const index of item.indexes ?? []) chars += index.text.length;
     if (chars < CHARS_PER_TURN) return false;
     chars = 0;
     return true;
@@ -67,9 +69,19 @@ export async function predictVectors(items: PushItem[], mode: TrainingMode): Pro
 type QueueInput = { teamId: string; tmbId: string; dataset: DatasetRecord; collectionId: string; mode: TrainingMode; prompt?: string; billId?: string; items: PushItem[] };
 
 /**
+ * Whether a custom index is longer than the vector model takes (insertData's check): the worker
+ * embeds each whole, and 50 indexes of 19 KB per item held its event loop seconds per batch.
+ * A text has at most as many tokens as UTF-16 units, so short ones are not counted.
+ */
+function hasOverLongIndex(indexes: { text: string }[], maxToken: number): boolean {
+  return indexes.some((index) => index.text.length > maxToken && countTokens(index.text) > maxToken);
+}
+
+/**
  * Queues items for training (pushDataListToTrainingQueue): normalises them, sorts out empty
  * ones and ones with more than MAX_CUSTOM_INDEXES indexes (`error`), over-long and repeated
- * ones, and inserts the rest. `auto` is trained like `chunk` (the reference's open-source
+ * ones (`overToken`: q over the limit, or, trained as chunks, a custom index over the vector
+ * model's maxToken), and inserts the rest. `auto` is trained like `chunk` (the reference's open-source
  * workers never consume it).
  */
 export async function pushToTrainingQueue(ctx: DatasetsContext, input: QueueInput): Promise<PushResult> {
@@ -96,6 +108,8 @@ export async function prepareTrainingItems(ctx: DatasetsContext, input: QueueInp
   const qa = input.mode === 'qa';
   let model: string;
   let limit: number;
+  /** Tokens one custom index may have (chunk training embeds each); QA training does not embed them. */
+  let indexLimit = Number.POSITIVE_INFINITY;
   let weight = 0;
   if (qa) {
     const llm = ctx.models.llmModelOrDefault(input.dataset.agentModel);
@@ -106,6 +120,7 @@ export async function prepareTrainingItems(ctx: DatasetsContext, input: QueueInp
     const vector = ctx.embedders().vectorModel(input.dataset.vectorModel);
     model = vector.model;
     limit = vector.maxToken * 1.3;
+    indexLimit = vector.maxToken;
     weight = vector.weight ?? 0;
   }
   const result: PushResult = { insertLen: 0, overToken: [], repeat: [], error: [] };
@@ -115,9 +130,11 @@ export async function prepareTrainingItems(ctx: DatasetsContext, input: QueueInp
   for (const raw of input.items) {
     const item = { ...raw, q: simpleText(raw.q), a: simpleText(raw.a ?? '') };
     const key = `${item.q}\u0000${item.a}`;
+    const tooMany = (raw.indexes?.length ?? 0) > MAX_CUSTOM_INDEXES;
+    const indexes = tooMany ? [] : (raw.indexes ?? []).map((index) => ({ text: simpleText(index.text) })).filter((index) => index.text);
     if (!item.q) result.error.push(raw);
-    else if ((raw.indexes?.length ?? 0) > MAX_CUSTOM_INDEXES) result.error.push(raw);
-    else if (item.q.length > limit) result.overToken.push(raw);
+    else if (tooMany) result.error.push(raw);
+    else if (item.q.length > limit || hasOverLongIndex(indexes, indexLimit)) result.overToken.push(raw);
     else if (seen.has(key)) result.repeat.push(raw);
     else {
       seen.add(key);
@@ -134,7 +151,7 @@ export async function prepareTrainingItems(ctx: DatasetsContext, input: QueueInp
         a: item.a,
         chunkIndex: item.chunkIndex ?? 0,
         weight,
-        indexes: (item.indexes ?? []).map((index) => ({ text: simpleText(index.text) })).filter((index) => index.text),
+        indexes,
       });
     }
     if (turnDue(raw)) await nextTurn();

@@ -18,6 +18,12 @@ export interface TrainingWorkerOptions {
   /** Items embedded per provider call. */
   batchSize?: number;
   /**
+   * Characters of text (q, a, custom indexes) one claimed batch may hold beyond its first item:
+   * 128 items of long indexes were tens of MB for one embedding call (a minute of the event loop
+   * with the local model).
+   */
+  batchChars?: number;
+  /**
    * A live worker renews its claims every third of this; a claim lapses two of these after its
    * last renewal (training.repo.ts), so a crashed worker's items come back that soon.
    */
@@ -50,6 +56,9 @@ interface Planned {
   version?: number;
 }
 
+/** TrainingWorkerOptions.batchChars's default: about half a second of the local model's work, done in slices. */
+export const TRAINING_BATCH_CHARS = 1_000_000;
+
 /** A planned item with the vectors embedded for its indexes, by `model`. */
 type Embedded = { entry: Planned; vectors: number[][]; model: string };
 
@@ -61,6 +70,7 @@ type Embedded = { entry: Planned; vectors: number[][]; model: string };
  */
 export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWorkerOptions = {}) {
   const batchSize = options.batchSize ?? 128;
+  const batchChars = options.batchChars ?? TRAINING_BATCH_CHARS;
   const lockMs = options.lockMs ?? 15_000;
   /** Names this worker's claims (renewals touch only its own). */
   const owner = randomUUID();
@@ -257,7 +267,7 @@ export function createTrainingWorker(ctx: DatasetsContext, options: TrainingWork
 
   /** Claims and processes one batch; returns how many items were claimed (0 = nothing to do). */
   async function runOnce(now = new Date()): Promise<number> {
-    const batch = await trainings.claimBatch(now, lockMs, batchSize, owner);
+    const batch = await trainings.claimBatch(now, lockMs, batchSize, owner, batchChars);
     const first = batch[0];
     if (!first) {
       if (recheckCounts) await recheckCountsOnceIdle();

@@ -31,6 +31,21 @@ const CLAIM_LAPSE_WINDOWS = 2;
 
 export type { FailureOutcome, NewTraining, QueuedItem, TrainingRecord } from './training-records.js';
 
+/** Characters a queue item gives its worker to embed: q, a and its custom indexes. */
+const textChars = (doc: Pick<TrainingDoc, 'q' | 'a' | 'indexes'>) => doc.q.length + (doc.a?.length ?? 0) + (doc.indexes ?? []).reduce((sum, index) => sum + index.text.length, 0);
+
+/** The head of `docs` whose texts stay within `maxChars` together (the first one always). */
+function withinChars<T extends Pick<TrainingDoc, 'q' | 'a' | 'indexes'>>(docs: T[], maxChars: number): T[] {
+  let chars = 0;
+  let count = 0;
+  for (const doc of docs) {
+    chars += textChars(doc);
+    if (count > 0 && chars > maxChars) break;
+    count += 1;
+  }
+  return docs.slice(0, count);
+}
+
 export const TRAINING_INDEXES: IndexDeclaration[] = [
   { collection: 'dataset_trainings', key: { teamId: 1, datasetId: 1 } },
   // Failed items due again (every claim) and stopped ones (metrics, queue lengths by model).
@@ -225,17 +240,18 @@ export function createTrainingRepo(db: Db, onCountError: (error: unknown) => voi
     /**
      * Claims up to `limit` items for `owner` in one go: candidates are read once (retries due,
      * then teams in turn: claimable), then claimed with one insertMany (another worker may win
-     * some). Items sharing the first candidate's mode class and model form the batch; items whose
-     * source item is still queued wait.
+     * some). Items sharing the first candidate's mode class and model form the batch, as many as
+     * fit `maxChars` characters of text (what one batch embeds; the first item always); items
+     * whose source item is still queued wait.
      */
-    async claimBatch(now: Date, lockMs: number, limit: number, owner = 'anonymous'): Promise<TrainingRecord[]> {
+    async claimBatch(now: Date, lockMs: number, limit: number, owner = 'anonymous', maxChars = Number.POSITIVE_INFINITY): Promise<TrainingRecord[]> {
       const expired = new Date(now.getTime() - lockMs);
       // Claims of crashed workers lapse; their items become claimable again.
       await claims.deleteMany({ lockTime: { $lte: new Date(now.getTime() - CLAIM_LAPSE_WINDOWS * lockMs) } });
       const candidates = await waitingForNoSource(await claimable(expired, limit * 2));
       const first = candidates[0];
       if (!first) return [];
-      const wanted = (first.mode === 'qa' ? [first] : candidates.filter((c) => c.mode !== 'qa' && c.model === first.model)).slice(0, limit);
+      const wanted = withinChars((first.mode === 'qa' ? [first] : candidates.filter((c) => c.mode !== 'qa' && c.model === first.model)).slice(0, limit), maxChars);
       // A claim is an insert keyed by the item id: the unique _id makes it atomic, and one
       // insertMany is far cheaper than per-item updates on FerretDB. Duplicates = another
       // worker's items.
