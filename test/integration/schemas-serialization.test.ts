@@ -12,7 +12,7 @@ import { branchGraph, createPublishedApp } from './chat-helpers.js';
 
 /**
  * The hot routes answer through serialisers compiled from their response schemas. For realistic
- * data (texts with quotes, escapes, emoji and lone surrogates; nulls, absent fields, open
+ * data (texts with quotes, escapes, emoji and U+FFFD; nulls, absent fields, open
  * objects), each reply must be byte for byte what JSON.stringify writes for the same value: the
  * value is captured just before serialisation and written with JSON.stringify for comparison.
  */
@@ -28,8 +28,8 @@ const TRICKY = [
   'Quote " and backslash \\ and slash /',
   'Line\nbreak\ttab\r\u0001\u001f control',
   'Emoji 😀 and CJK 你好 and RTL שלום',
-  // Stored as U+FFFD by the BSON encoder; the replies still go through the serialiser.
-  'Lone surrogate \ud800 and \udfff end',
+  // What a lone surrogate stored before the input guard refused them reads back as (BSON wrote U+FFFD).
+  'Replacement \ufffd and \ufffd end',
   '</script><b>&amp;</b>',
   `Long ${'x'.repeat(60)} "quoted" ${'y'.repeat(6000)} \\ end`,
 ];
