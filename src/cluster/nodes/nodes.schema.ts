@@ -25,7 +25,7 @@ export const nodeParamsSchema = z.object({ name: z.string().min(1) });
  * declared, in the order the service puts them first; everything else (labels, annotations,
  * spec, status, fields of newer Kubernetes versions) is written as stored.
  */
-const listedNode = z.looseObject({
+export const listedNode = z.looseObject({
   metadata: z.looseObject({
     name: z.string(),
     selfLink: z.string().optional(),

@@ -95,7 +95,7 @@ export function createNodesService(deps: {
      * a repeated query string is sent as the bytes of its first answer.
      */
     async list(query: Record<string, QueryValue>, rawQuery: string): Promise<MemoisedAnswer<NodeList>> {
-      if (!inDatabase) return (await index.current()).pageAnswer(rawQuery, () => planNodeList(query));
+      if (!inDatabase) return (await index.current()).listAnswer(rawQuery, () => planNodeList(query));
       const plan = planNodeList(query);
       return new MemoisedAnswer(NO_MEMO, '', () => (plan.matchesNothing ? { items: [], totalItems: 0 } : listFromDatabase(plan)));
     },
