@@ -10,7 +10,9 @@ import { TopK } from './top-k.js';
  * Documents live in integer slots. A posting is the slot, or, when the term occurs more than
  * once in the document, −(slot + 1) followed by the count. Removing a document only marks its
  * slot dead (the postings are skipped at query time) and updates the document frequencies;
- * postings are rebuilt once dead slots are a quarter of all slots.
+ * postings are rebuilt once dead slots are a quarter of all slots, or once terms no live
+ * document uses outnumber both the live terms and 1,000 (a rebuild keeps only terms in use, so
+ * replacing documents with new words does not grow the index without bound).
  */
 export interface TextHit {
   id: string;
@@ -45,6 +47,8 @@ export class TextIndex {
   private lengthAt: number[] = [];
   private totalLength = 0;
   private dead = 0;
+  /** Terms with a live document (df > 0); the rest of `termIds` are dead until a rebuild. */
+  private liveTerms = 0;
   /** Per-slot score scratch, reused by queries and zeroed after each. */
   private scores = new Float64Array(0);
   /** Scratch per term for counting repeats while a document is added. */
@@ -60,6 +64,16 @@ export class TextIndex {
 
   has(id: string): boolean {
     return this.slotOf.has(id);
+  }
+
+  /** Terms held, in use or not (what the index's memory grows with). */
+  get heldTerms(): number {
+    return this.termIds.size;
+  }
+
+  /** Terms held that no live document uses (dropped by the next rebuild). */
+  get deadTerms(): number {
+    return this.termIds.size - this.liveTerms;
   }
 
   /** Adds or replaces a document; `tokens` keeps repeats (they are its term frequencies). */
@@ -110,6 +124,7 @@ export class TextIndex {
     this.slotOf.set(id, slot);
     this.totalLength += length;
     for (let i = 0; i < terms.length; i++) {
+      if (this.docFrequency[terms[i]!]! === 0) this.liveTerms += 1;
       this.docFrequency[terms[i]!]! += 1;
       this.appendPosting(terms[i]!, slot, counts[i]!);
     }
@@ -119,13 +134,17 @@ export class TextIndex {
     const slot = this.slotOf.get(id);
     if (slot === undefined) return;
     this.slotOf.delete(id);
-    for (const term of this.termsAt[slot]!) this.docFrequency[term]! -= 1;
+    for (const term of this.termsAt[slot]!) {
+      this.docFrequency[term]! -= 1;
+      if (this.docFrequency[term] === 0) this.liveTerms -= 1;
+    }
     this.totalLength -= this.lengthAt[slot]!;
     this.idAt[slot] = undefined;
     this.termsAt[slot] = undefined;
     this.countsAt[slot] = undefined;
     this.dead += 1;
-    if (this.dead > 1000 && this.dead * 4 > this.idAt.length) this.rebuild();
+    const deadTerms = this.termIds.size - this.liveTerms;
+    if ((this.dead > 1000 && this.dead * 4 > this.idAt.length) || deadTerms > Math.max(1000, this.liveTerms)) this.rebuild();
   }
 
   /**
@@ -260,12 +279,39 @@ export class TextIndex {
     this.postingLengths[term] = needed;
   }
 
-  /** Renumbers the live documents into consecutive slots and rebuilds every posting list. */
+  /**
+   * Renumbers the live documents into consecutive slots and the terms they use into consecutive
+   * ids (dropping the others, as exportState does), and rebuilds every posting list at its exact
+   * size. Slot order and query-term order are kept, so every score and tie order stays the same.
+   */
   private rebuild(): void {
     const live = [...this.slotOf.entries()].sort((x, y) => x[1] - y[1]);
+    const renumbered = new Int32Array(this.postings.length).fill(-1);
+    const kept = [...this.termIds].filter(([, term]) => this.docFrequency[term]! > 0);
+    this.termIds.clear();
+    const docFrequency: number[] = [];
+    for (const [token, term] of kept) {
+      renumbered[term] = docFrequency.length;
+      this.termIds.set(token, docFrequency.length);
+      docFrequency.push(this.docFrequency[term]!);
+    }
+    const postingSizes = new Int32Array(docFrequency.length);
+    for (const [, oldSlot] of live) {
+      const terms = this.termsAt[oldSlot]!;
+      const counts = this.countsAt[oldSlot]!;
+      for (let i = 0; i < terms.length; i++) {
+        terms[i] = renumbered[terms[i]!]!; // the slot's own array: nothing else holds it
+        postingSizes[terms[i]!]! += counts[i]! > 1 ? 2 : 1;
+      }
+    }
     const previous = { terms: this.termsAt, counts: this.countsAt, lengths: this.lengthAt };
-    this.postings = this.postings.map(() => new Int32Array(4));
-    this.postingLengths = this.postingLengths.map(() => 0);
+    this.docFrequency = docFrequency;
+    this.liveTerms = docFrequency.length;
+    this.postings = Array.from(postingSizes, (size) => new Int32Array(Math.max(size, 1)));
+    this.postingLengths = new Array<number>(docFrequency.length).fill(0);
+    this.markOf = [];
+    this.positionOf = [];
+    this.scores = new Float64Array(0);
     this.idAt = [];
     this.termsAt = [];
     this.countsAt = [];

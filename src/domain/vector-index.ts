@@ -4,6 +4,8 @@
  * floats; freed slots reused), so a search is a linear scan of dot products plus a bounded
  * min-heap for the top k. From a few thousand vectors on, the rows live in WebAssembly memory
  * and the scan runs as SIMD code (vector-kernel.ts); smaller indexes scan in JavaScript.
+ * Storage doubles when full and halves (live rows moved down in order) once under a quarter
+ * full, so it follows the live vectors, not their peak, and puts stay amortised O(1).
  */
 import { TopK } from './top-k.js';
 import { createScoreKernel, type ScoreKernel, WASM_PAGE_BYTES } from './vector-kernel.js';
@@ -13,6 +15,8 @@ export interface VectorHit {
   score: number;
 }
 
+const MIN_CAPACITY = 64;
+
 /** Below this many slots the scan runs in JavaScript (a WebAssembly memory per small index is not worth it). */
 const KERNEL_MIN_SLOTS = 4096;
 
@@ -20,7 +24,7 @@ export class VectorIndex {
   /** Floats per row: the dimensions rounded up to a multiple of 8 (the kernel's step), zero-padded. */
   readonly stride: number;
   private data: Float32Array;
-  private capacity = 64;
+  private capacity = MIN_CAPACITY;
   private kernel: ScoreKernel | null = null;
   private used = 0; // slots ever handed out (high-water mark)
   private readonly slotOf = new Map<string, number>();
@@ -35,6 +39,11 @@ export class VectorIndex {
 
   get size(): number {
     return this.slotOf.size;
+  }
+
+  /** Rows the storage holds room for (live or not): what its memory is. */
+  get capacitySlots(): number {
+    return this.capacity;
   }
 
   has(id: string): boolean {
@@ -71,6 +80,30 @@ export class VectorIndex {
     this.idAt[slot] = undefined;
     this.data.fill(0, slot * this.stride, (slot + 1) * this.stride);
     this.freeSlots.push(slot);
+    if (this.capacity > MIN_CAPACITY && this.slotOf.size * 4 < this.capacity) this.shrink();
+  }
+
+  /** Moves the live rows to the first slots (their order kept, so ties rank alike) in half the storage. */
+  private shrink(): void {
+    const capacity = this.capacity / 2;
+    const floats = capacity * this.stride;
+    const kernel = capacity >= KERNEL_MIN_SLOTS ? createScoreKernel((floats + this.stride + capacity) * 4) : null;
+    const data = kernel ? new Float32Array(kernel.memory.buffer, 0, floats) : new Float32Array(floats);
+    let next = 0;
+    for (let slot = 0; slot < this.used; slot++) {
+      const id = this.idAt[slot];
+      if (id === undefined) continue;
+      data.set(this.data.subarray(slot * this.stride, (slot + 1) * this.stride), next * this.stride);
+      this.idAt[next] = id;
+      this.slotOf.set(id, next);
+      next += 1;
+    }
+    this.idAt.length = next;
+    this.freeSlots.length = 0;
+    this.used = next;
+    this.kernel = kernel;
+    this.data = data;
+    this.capacity = capacity;
   }
 
   /** Every stored id with a view of its normalised vector (valid until the next change). */

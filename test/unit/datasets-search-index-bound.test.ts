@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CollectionRepo } from '../../src/platform/datasets/collections/collection.repo.js';
 import type { DataRepo } from '../../src/platform/datasets/data/data.repo.js';
-import { DatasetEntry, type IndexedItem, itemBytes } from '../../src/platform/datasets/search/dataset-entry.js';
+import { DatasetEntry, ENTRY_BYTES, type IndexedItem, itemBytes } from '../../src/platform/datasets/search/dataset-entry.js';
 import { createDatasetIndex } from '../../src/platform/datasets/search/dataset-index.js';
 import { captureSnapshot, decodeSnapshot, encodeSnapshot } from '../../src/platform/datasets/search/index-codec.js';
 import type { VectorRepo, VectorRow } from '../../src/platform/datasets/search/vector.repo.js';
@@ -38,7 +38,10 @@ function sources(datasetIds: string[]) {
 }
 
 const DATASETS = ['d1', 'd2', 'd3', 'd4', 'd5'];
-const DATASET_WEIGHT = 10 * ITEM_WEIGHT + (8 * 4 + 150);
+/** Items, the entry's fixed share, and vector storage at its first capacity (64 rows of 8 floats + a score). */
+const DATASET_WEIGHT = ENTRY_BYTES + 10 * ITEM_WEIGHT + 64 * (8 * 4 + 4) + 150;
+/** 64 rows of 256 floats and a score each: the vector storage's first capacity. */
+const ROWS_256 = 64 * (256 * 4 + 4);
 
 function world() {
   const memory = memoryStore();
@@ -69,17 +72,19 @@ describe('search index memory bound', () => {
     const entry = new DatasetEntry('d1', 'm');
     entry.apply({ kind: 'putItems', items: [item('d1', 'a', 'alpha'), item('d1', 'b', 'beta')] });
     entry.apply({ kind: 'putVectors', model: 'm', vectors: [{ id: 'v', dataId: 'a', vector: new Array(256).fill(0.5) }] });
-    expect(entry.estimatedBytes()).toBe(2 * ITEM_WEIGHT + 256 * 4 + 150);
+    expect(entry.estimatedBytes()).toBe(ENTRY_BYTES + 2 * ITEM_WEIGHT + ROWS_256 + 150);
     entry.apply({ kind: 'putItems', items: [{ ...item('d1', 'a', 'alpha'), q: '\u4e2d'.repeat(10) }] }); // replaced: 400 + 10 x 130
-    expect(entry.estimatedBytes()).toBe(ITEM_WEIGHT + 1700 + 256 * 4 + 150);
+    // The replaced version's terms ('alpha' and the padding) are held, dead, until a compaction.
+    const deadBytes = entry.text.deadTerms * 330;
+    expect(entry.estimatedBytes()).toBe(ENTRY_BYTES + ITEM_WEIGHT + 1700 + ROWS_256 + 150 + deadBytes);
     expect(itemBytes({ ...item('d1', 'x', 'x'), a: 'ab' })).toBe(ITEM_WEIGHT + 40);
     const restored = await decodeSnapshot('d1', 'm', await encodeSnapshot(captureSnapshot(entry)));
-    expect(restored.estimatedBytes()).toBe(entry.estimatedBytes());
+    expect(restored.estimatedBytes()).toBe(entry.estimatedBytes() - deadBytes); // a snapshot holds live terms only
     entry.apply({ kind: 'removeItems', ids: ['a'] });
     entry.apply({ kind: 'removeVectors', ids: ['v'] });
-    expect(entry.estimatedBytes()).toBe(ITEM_WEIGHT);
+    expect(entry.estimatedBytes()).toBe(ENTRY_BYTES + ITEM_WEIGHT + ROWS_256 + entry.text.deadTerms * 330);
     entry.apply({ kind: 'removeCollections', ids: ['d1-c'] });
-    expect(entry.estimatedBytes()).toBe(0);
+    expect(entry.estimatedBytes()).toBe(ENTRY_BYTES + ROWS_256 + entry.text.deadTerms * 330);
   });
 
   it('evicts the least recently searched index past the bound; a search after eviction answers the same from the snapshot and log', async () => {

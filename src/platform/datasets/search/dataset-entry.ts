@@ -85,7 +85,11 @@ export function changeSize(change: IndexChange): number {
  * (object, ids, map entries) plus ~20 bytes per character of q and a (the string and its share
  * of the full-text postings; 17.6–22.5 measured) and ~130 per CJK character (each yields
  * unigram and bigram terms: 105–127 measured); a vector its floats (dimensions rounded up to 8)
- * plus ~150 bytes of ids and map entries. Growth slack of arrays is not counted.
+ * plus ~150 bytes of ids and map entries. Growth slack of arrays is not counted, but the vector
+ * storage is counted at its capacity (up to 4× the live rows), a full-text term no live item
+ * uses any more at ~330 bytes (measured; the index drops them once they outnumber the live
+ * ones), and every open entry at ~4 KB (maps, arrays and objects it has even when empty:
+ * 4.2 KB measured per one-item entry).
  */
 /**
  * Distinct terms of a full-text query scored, the rarest kept (TextIndex.search): a question
@@ -98,6 +102,8 @@ const ITEM_BYTES = 400;
 const CHAR_BYTES = 20;
 const WIDE_CHAR_BYTES = 130;
 const VECTOR_OVERHEAD_BYTES = 150;
+const DEAD_TERM_BYTES = 330;
+export const ENTRY_BYTES = 4096;
 
 function textBytes(text: string): number {
   let bytes = text.length * CHAR_BYTES;
@@ -155,7 +161,9 @@ export class DatasetEntry {
   /** Estimated memory this entry holds (items, full-text index, vectors): O(1). */
   estimatedBytes(): number {
     const vectors = this.vectors;
-    return this.itemsBytes + (vectors ? vectors.size * (vectors.stride * 4 + VECTOR_OVERHEAD_BYTES) : 0);
+    // Rows at capacity (freed rows stay allocated until the storage halves); the kernel keeps a score per row.
+    const vectorBytes = vectors ? vectors.capacitySlots * (vectors.stride * 4 + 4) + vectors.size * VECTOR_OVERHEAD_BYTES : 0;
+    return ENTRY_BYTES + this.itemsBytes + this.text.deadTerms * DEAD_TERM_BYTES + vectorBytes;
   }
 
   putVector(row: IndexedVector): void {

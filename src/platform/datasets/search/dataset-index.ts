@@ -107,6 +107,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       if (total <= maxBytes) return;
       if (entry === keep) continue;
       entries.delete(datasetId);
+      heads.delete(datasetId); // a cache of the log head: the next write reads it again
       total -= entry.estimatedBytes();
       evictions += 1;
       deps.log.info(`search index of dataset ${datasetId} evicted (open indexes over ${maxBytes} bytes); its next search opens it again`);
@@ -184,6 +185,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       const meta = await deps.store.meta(entry.datasetId);
       if (!meta && entry.snapshotSeq >= 0) {
         if (entries.get(entry.datasetId) === entry) entries.delete(entry.datasetId);
+        heads.delete(entry.datasetId);
         return;
       }
       behind = (meta?.seq ?? 0) > entry.seq;
@@ -301,6 +303,8 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     },
     /** For metrics: open indexes, their estimated bytes, and evictions since start. */
     stats: () => ({ open: entries.size, bytes: openBytes(), evictions }),
+    /** Datasets whose log head this process remembers (tests: dropped with their entries). */
+    rememberedHeads: () => heads.size,
 
     /** Up-to-date entries of the datasets, each with its collections (one read per dataset, then cached). */
     async prepare(teamId: string, datasetIds: string[], model: string): Promise<PreparedDataset[]> {
@@ -363,7 +367,8 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
      * is waited for and its stored parts dropped again. Returns how many went.
      */
     async evictDeleted(): Promise<number> {
-      const held = [...entries.keys()];
+      // Heads too: a dataset written here but never opened (or evicted) has one and no entry.
+      const held = [...new Set([...entries.keys(), ...heads.keys()])];
       if (held.length === 0) return 0;
       const existing = await deps.datasets.existingIds(held);
       const gone = held.filter((id) => !existing.has(id));

@@ -190,6 +190,7 @@ export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
     /** Forgets deleted datasets' counts (their queue items went with them). */
     async dropDatasets(teamId: string, datasetIds: string[]): Promise<void> {
       await repo.dropDatasets(teamId, datasetIds);
+      for (const datasetId of datasetIds) written.delete(datasetId);
     },
 
     /** Resolves once the upkeep started so far has ended (tests, shutdown). */
