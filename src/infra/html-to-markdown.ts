@@ -205,26 +205,49 @@ export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}
   return { title, markdown };
 }
 
-/** Pages this small with the default selector, without a long whitespace run, convert in linear time: no worker needed. */
-const INLINE_MAX_CHARS = 256 * 1024;
+/**
+ * Pages converted inline: with the default selector, at most this long and with at most
+ * INLINE_MAX_TAGS tag openings. Conversion is not linear: parse5 scans its stack of open elements
+ * on every tag (quadratic in nesting: 16,000 nested divs, 176 KB, took 7.7 s), reopens unclosed
+ * formatting elements in every new block (a 3 KB page of 200 distinct `<b>`s took seconds), and
+ * flat pages cost ~3 µs per byte. Bounding the tags bounds all of these (at 64 tags, the worst of
+ * those shapes took tens of ms on a loaded 2-core VM); everything else goes to the worker.
+ */
+export const INLINE_MAX_CHARS = 16 * 1024;
+export const INLINE_MAX_TAGS = 64;
 export const HTML_CONVERT_TIMEOUT_MS = 20_000;
 const WORKER_HEAP_MB = 256;
 
+/** Whether a page is small and plain enough to convert on the event loop (see INLINE_MAX_CHARS). */
+export function convertsInline(html: string): boolean {
+  if (html.length > INLINE_MAX_CHARS) return false;
+  let tags = 0;
+  for (let at = html.indexOf('<'); at !== -1; at = html.indexOf('<', at + 1)) if (++tags > INLINE_MAX_TAGS) return false;
+  return !hasLongWhitespaceRun(html);
+}
+
+/** An HTML file's bytes, decoded in the worker as decodeText does (its 400s for binary or invalid text too). */
+export interface HtmlFileBytes {
+  bytes: Uint8Array;
+  filename: string;
+}
+
 /**
  * `htmlToMarkdown` that never blocks the event loop on hostile input: a user's CSS selector can
- * take minutes on a crafted page (`:not(...)`, long descendant chains over deep nesting), and
- * very deep pages overflow turndown's recursion. Those run in a worker thread with time and heap
- * limits; any failure is a 400 naming `field`. Small pages with the default selector stay inline.
- * `owner`: the team the page is converted for, whose turn the worker task waits for.
+ * take minutes on a crafted page (`:not(...)`, long descendant chains over deep nesting), deep or
+ * tag-heavy pages take seconds (INLINE_MAX_CHARS), and very deep pages overflow turndown's
+ * recursion. All but tiny pages with the default selector run in a worker thread with time and
+ * heap limits; any failure is a 400 naming `field`. A file's bytes (`HtmlFileBytes`) are decoded
+ * there too. `owner`: the team the page is converted for, whose turn the worker task waits for.
  */
 export async function htmlToMarkdownBounded(
-  html: string,
+  html: string | HtmlFileBytes,
   options: HtmlToMarkdownOptions = {},
   limits: WorkerTaskOwner & { field?: string; timeoutMs?: number },
 ): Promise<{ title: string; markdown: string }> {
   const field = limits.field ?? 'file';
   const customSelector = options.selector !== undefined && options.selector.trim() !== 'body';
-  if (!customSelector && html.length <= INLINE_MAX_CHARS && !hasLongWhitespaceRun(html)) {
+  if (!customSelector && typeof html === 'string' && convertsInline(html)) {
     try {
       return htmlToMarkdown(html, options);
     } catch (error) {
@@ -234,9 +257,12 @@ export async function htmlToMarkdownBounded(
   }
   const timeoutMs = limits.timeoutMs ?? HTML_CONVERT_TIMEOUT_MS;
   const refused = (why: string) => Errors.missingParams(`Invalid field '${field}': the page could not be converted (${why})`);
+  // A file's bytes are copied once, into memory of their own that is handed over (the caller keeps its Buffer).
+  const page = typeof html === 'string' ? html : { bytes: new Uint8Array(html.bytes), filename: html.filename };
+  const transferList = typeof page === 'string' ? [] : [page.bytes.buffer as ArrayBuffer];
   const outcome = await runWorkerTask<{ result?: { title: string; markdown: string }; error?: string; invalidInput?: boolean }>(
     workerEntrySource(import.meta.url, './html-to-markdown-worker'),
-    { eval: true, workerData: { html, options }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } },
+    { eval: true, workerData: { html: page, options }, transferList, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } },
     timeoutMs,
     { owner: limits.owner },
   );

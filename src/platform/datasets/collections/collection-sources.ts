@@ -7,8 +7,8 @@ import type { WorkerTaskOwner } from '../../../infra/worker-task.js';
 import type { AuthContext } from '../../auth/types.js';
 import type { DatasetsContext } from '../context.js';
 import type { StoredFile } from '../files/file.repo.js';
-import { CSV_INLINE_MAX_BYTES, decodedFormatOf, extractTextOffThread, readCsvInWorker } from '../files/csv-read.js';
-import { csvToQa, usableFileText, withoutNul } from './source-text.js';
+import { CSV_INLINE_MAX_BYTES, decodedFormatOf, extractTextOffThread, qaOfText, readCsvInWorker } from '../files/csv-read.js';
+import { usableFileText, withoutNul } from './source-text.js';
 
 export { csvToQa, hashText, qaFromRows, qaItemsOf, withoutNul } from './source-text.js';
 
@@ -90,7 +90,7 @@ export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'cont
 /**
  * The Q/A rows of an uploaded file the caller may use (the CSV import): csvToQa of its raw text
  * (a .csv) or of its extracted text; a text or CSV file past CSV_INLINE_MAX_BYTES is read and
- * parsed in a worker thread (files/csv-read.ts).
+ * parsed in a worker thread (files/csv-read.ts), and so is an extracted text past as many characters.
  */
 export async function readStoredQa(ctx: DatasetsContext, auth: AuthContext, fileId: string): Promise<{ file: StoredFile; rows: { q: string; a: string }[] }> {
   const { file, buffer } = await readUsableFile(ctx, auth, fileId);
@@ -102,5 +102,5 @@ export async function qaOfStoredFile(file: Pick<StoredFile, 'filename' | 'conten
   if (decodedFormatOf(file) && buffer.length > CSV_INLINE_MAX_BYTES) {
     return readCsvInWorker({ mode: 'qa', raw: isRawCsv(file, true), bytes: buffer, filename: file.filename, contentType: file.contentType }, fileTask(file));
   }
-  return csvToQa(await textOfStoredFile(file, buffer, true));
+  return qaOfText(await textOfStoredFile(file, buffer, true), fileTask(file));
 }

@@ -1,4 +1,5 @@
 import { Errors } from '../../../infra/errors.js';
+import { csvToQa } from '../collections/source-text.js';
 import { extractText, formatOfFile } from '../../../infra/text-extract.js';
 import { runWorkerTask, type WorkerTaskOwner, workerEntrySource } from '../../../infra/worker-task.js';
 import type { StoredFile } from './file.repo.js';
@@ -14,8 +15,11 @@ export const CSV_INLINE_MAX_BYTES = 256 * 1024;
 export const CSV_READ_TIMEOUT_MS = 60_000;
 const CSV_WORKER_HEAP_MB = 512;
 
-/** What a CSV worker reads: the import's Markdown text, or the Q/A rows (`raw`: the CSV text as it is, else the extracted text). */
-export type CsvJob = { bytes: Uint8Array; filename: string; contentType: string } & ({ mode: 'text' } | { mode: 'qa'; raw: boolean });
+/**
+ * What a CSV worker reads: a file's import Markdown text, or its Q/A rows (`raw`: the CSV text as
+ * it is, else the extracted text); or the Q/A rows of a text already extracted (`qaText`).
+ */
+export type CsvJob = ({ bytes: Uint8Array; filename: string; contentType: string } & ({ mode: 'text' } | { mode: 'qa'; raw: boolean })) | { mode: 'qaText'; text: string };
 
 /** The formats text-extract.ts reads by decoding alone (text or Markdown, CSV), as it names a file's format. */
 export function decodedFormatOf(file: Pick<StoredFile, 'filename' | 'contentType'>): 'text' | 'csv' | undefined {
@@ -25,9 +29,10 @@ export function decodedFormatOf(file: Pick<StoredFile, 'filename' | 'contentType
 
 /** Reads a CSV file in a worker thread (csv-read-worker.ts) for `task.owner`: its Markdown text, or its Q/A rows. */
 export async function readCsvInWorker(job: CsvJob & { mode: 'text' }, task: WorkerTaskOwner): Promise<string>;
-export async function readCsvInWorker(job: CsvJob & { mode: 'qa' }, task: WorkerTaskOwner): Promise<{ q: string; a: string }[]>;
+export async function readCsvInWorker(job: CsvJob & { mode: 'qa' | 'qaText' }, task: WorkerTaskOwner): Promise<{ q: string; a: string }[]>;
 export async function readCsvInWorker(job: CsvJob, task: WorkerTaskOwner): Promise<string | { q: string; a: string }[]> {
-  const refused = (why: string) => Errors.missingParams(`Cannot read the CSV file '${job.filename}' (${why}); split it into smaller files`);
+  const name = job.mode === 'qaText' ? 'the text as CSV' : `the CSV file '${job.filename}'`;
+  const refused = (why: string) => Errors.missingParams(`Cannot read ${name} (${why}); split it into smaller files`);
   const outcome = await runWorkerTask<{ result?: string | { q: string; a: string }[]; error?: string; invalidInput?: boolean }>(
     workerEntrySource(import.meta.url, './csv-read-worker'),
     { eval: true, workerData: job, resourceLimits: { maxOldGenerationSizeMb: CSV_WORKER_HEAP_MB } },
@@ -55,4 +60,13 @@ export async function extractTextOffThread(file: { buffer: Buffer; filename: str
     return readCsvInWorker({ mode: 'text', bytes: buffer, filename, contentType: mimetype }, task);
   }
   return (await extractText(file, task)).text;
+}
+
+/**
+ * csvToQa of an extracted text (a page, PDF or docx read as Q/A): past CSV_INLINE_MAX_BYTES
+ * characters in the CSV worker (5 MB of prose parsed inline held the loop 4 s).
+ */
+export async function qaOfText(text: string, task: WorkerTaskOwner): Promise<{ q: string; a: string }[]> {
+  if (text.length <= CSV_INLINE_MAX_BYTES) return csvToQa(text);
+  return readCsvInWorker({ mode: 'qaText', text }, task);
 }

@@ -3,7 +3,8 @@ import { Errors } from '../../../infra/errors.js';
 import { isObjectIdHex } from '../../../infra/mongo.js';
 import { sniffContentType } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
-import { csvToQa, qaOfStoredFile, readLink, readUsableFile } from '../collections/collection-sources.js';
+import { qaOfStoredFile, readLink, readUsableFile } from '../collections/collection-sources.js';
+import { qaOfText } from './csv-read.js';
 import type { DatasetsContext } from '../context.js';
 import type { BucketName } from './file.repo.js';
 import { rasterImageType, servedAs, textEncodingOf } from './served-type.js';
@@ -19,6 +20,8 @@ export const MAX_BASE64_CHARS = 12 * 1024 * 1024;
 export const MAX_IMAGE_BYTES = (MAX_BASE64_CHARS / 4) * 3;
 
 export type SourceType = 'fileLocal' | 'link' | 'externalFile';
+/** Links one urlFetch reads at once (within a team's waiting places for worker tasks, worker-task.ts). */
+const URL_FETCH_AT_ONCE = 4;
 /** Characters previewContent shows. */
 const PREVIEW_CONTENT_CHARS = 3000;
 
@@ -140,21 +143,31 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
       return (await previewChunksOfStoredFile(file, buffer, options)).map((q) => ({ q, a: '' }));
     }
     const { text } = await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId });
-    if (input.isQAImport) return csvToQa(text).slice(0, PREVIEW_CHUNK_COUNT);
+    if (input.isQAImport) return (await qaOfText(text, { owner: auth.teamId })).slice(0, PREVIEW_CHUNK_COUNT);
     return (await previewChunksOfText(text, options, { owner: auth.teamId })).map((q) => ({ q, a: '' }));
   }
 
+  /**
+   * The pages of up to 20 links, URL_FETCH_AT_ONCE at a time: each page but a tiny one is
+   * converted in a worker task, and a team's tasks past its waiting places are refused (429), which
+   * would leave a page of a 20-link request empty.
+   */
   async function urlFetch(auth: AuthContext, urlList: string[], selector?: string) {
-    return Promise.all(
-      urlList.map(async (url) => {
+    const pages: { url: string; title: string; content: string; selector: string }[] = new Array(urlList.length);
+    let next = 0;
+    const fetchInTurn = async () => {
+      for (let at = next++; at < urlList.length; at = next++) {
+        const url = urlList[at]!;
         try {
           const page = await readLink(ctx, url, selector, { owner: auth.teamId });
-          return { url, title: page.title, content: page.text, selector: page.selector };
+          pages[at] = { url, title: page.title, content: page.text, selector: page.selector };
         } catch {
-          return { url, title: '', content: '', selector: '' };
+          pages[at] = { url, title: '', content: '', selector: '' };
         }
-      }),
-    );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(URL_FETCH_AT_ONCE, urlList.length) }, fetchInTurn));
+    return pages;
   }
 
   return { store, open, uploadImage, image, previewContent, previewChunks, urlFetch };

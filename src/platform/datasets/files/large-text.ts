@@ -10,9 +10,9 @@ import { type PreviewSplitOptions, previewChunks } from './preview-chunks.js';
 /**
  * Texts past TEXT_INLINE_MAX characters (text files past as many bytes) are read, split and hashed
  * in a worker thread (large-text-worker.ts): inline, a 100 MB .txt held the event loop 2.5 s
- * (decode 0.4 s, split 1.1–1.7 s, sha256 0.1 s). The split costs up to ~60 µs per KB (chunk size
- * 100 with a custom separator), so what stays inline holds it ~15 ms at most, less than the
- * worker's start; the CSV and page workers start at the same size. A text file's bytes go to the
+ * (decode 0.4 s, split 1.1–1.7 s, sha256 0.1 s). What stays inline is split in tens of ms, up to
+ * ~120 ms for the worst text measured (256 K characters of `a, ` at chunk size 100), about the
+ * worker's start; the CSV worker starts at the same size (HTML pages go to theirs far sooner). A text file's bytes go to the
  * worker, which decodes them as textOfStoredFile does: its text never reaches this thread, only
  * its chunks, a page at a time (worker-pages.ts). Same chunks, hash and errors as inline
  * (test/integration/datasets-large-text.test.ts).

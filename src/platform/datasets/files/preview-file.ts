@@ -1,10 +1,11 @@
 import { isUtf8 } from 'node:buffer';
 import { parse } from 'csv-parse/sync';
 import { CSV_PARSE_OPTIONS, csvRowsToMarkdownTable } from '../../../infra/csv.js';
-import { controlRatio, decodeText, normalizeExtractedText, textBomOf } from '../../../infra/text-extract.js';
+import { controlRatio, normalizeExtractedText, textBomOf } from '../../../infra/text-extract.js';
 import { isRawCsv, qaItemsOf, withoutNul } from '../collections/collection-sources.js';
 import { decodedFormatOf } from './csv-read.js';
 import type { StoredFile } from './file.repo.js';
+import { TEXT_INLINE_MAX } from './large-text.js';
 import { firstChunks, PREVIEW_CHUNK_COUNT, type PreviewSplitOptions, settlingLength } from './preview-chunks.js';
 
 /**
@@ -16,17 +17,20 @@ import { firstChunks, PREVIEW_CHUNK_COUNT, type PreviewSplitOptions, settlingLen
  * never is, or the file is not one of these, the caller reads the whole file as before. The answer
  * is the whole file's, except that a CSV's Markdown table is as wide as the widest row read (the
  * import pads every row to the widest of the file), and that what is wrong only past the rows or
- * text read (binary content, a malformed CSV row) is refused by the import, not by the preview.
+ * text read (binary content, a malformed CSV row, invalid GB18030) is refused by the import, not by
+ * the preview.
  */
 
-/** Bytes read first: at least this, and twice the characters the split first tries. */
+/** Bytes read first: at least this, and twice the characters the split first tries (at most LAST_READ_BYTES). */
 const FIRST_READ_BYTES = 64 * 1024;
 /**
- * Beginnings read inline grow up to this (the first may be longer, for large chunks): a file whose
- * first megabytes settle nothing (a one-column CSV for a Q/A preview) is read whole by the caller,
- * in the CSV worker past 256 KB. Growing up to the whole file parsed 64 MB inline (6 s blocked).
+ * Beginnings read inline are at most this, as much as a text is split inline elsewhere: a file
+ * whose beginning of that size settles nothing (a one-column CSV for a Q/A preview; chunks of
+ * 30,000 characters, whose 2.5 M-character first prefix took ~1 s to split inline) is read whole
+ * by the caller, in the large-text or CSV worker past it. Growing up to the whole file parsed
+ * 64 MB inline (6 s blocked).
  */
-const LAST_READ_BYTES = 2 * 1024 * 1024;
+const LAST_READ_BYTES = TEXT_INLINE_MAX;
 
 /** The end of a UTF-8 prefix of at most `end` bytes that does not cut a character. */
 function utf8Boundary(buffer: Buffer, end: number): number {
@@ -38,21 +42,25 @@ function utf8Boundary(buffer: Buffer, end: number): number {
 /**
  * The first characters of the text decodeText gives for the whole file, from about `bytes`
  * bytes: the encoding is chosen on the whole file as decodeText chooses it (byte order mark, no
- * NUL byte and valid UTF-8 as a whole, else GB18030). Undefined where only the whole file can
- * answer: NUL bytes or invalid text (decodeText's 400), or a beginning with more than 5% control
- * characters (refused or not by the whole file's share).
+ * NUL byte and valid UTF-8 as a whole, else GB18030, of which only the beginning is decoded).
+ * Undefined where only the whole file can answer: NUL bytes or invalid text in what is read
+ * (decodeText's 400), or a beginning with more than 5% control characters (refused or not by the
+ * whole file's share).
  */
-function decodedStart(buffer: Buffer, filename: string): (bytes: number) => string | undefined {
-  let legacy: string | undefined;
+function decodedStart(buffer: Buffer): (bytes: number) => string | undefined {
   const bom = textBomOf(buffer);
   const decode = (bytes: number): string | undefined => {
     if (bom?.encoding === 'utf-8') return buffer.subarray(3, utf8Boundary(buffer, bytes + 3)).toString('utf8');
     if (bom) return new TextDecoder(bom.encoding).decode(buffer.subarray(2, 2 + bytes - (bytes % 2)), { stream: true });
     if (buffer.includes(0)) return undefined;
     if (isUtf8(buffer)) return buffer.subarray(0, utf8Boundary(buffer, bytes)).toString('utf8');
-    // GB18030 (not valid UTF-8): decoded whole once, exactly as decodeText does (its errors too).
-    legacy ??= decodeText(buffer, filename);
-    return legacy.slice(0, bytes);
+    // GB18030 (not valid UTF-8), as decodeText reads it, from the beginning alone: a character cut
+    // at the end waits (stream), an invalid one before it leaves the answer to the whole file (its 400).
+    try {
+      return new TextDecoder('gb18030', { fatal: true }).decode(buffer.subarray(0, bytes), { stream: true });
+    } catch {
+      return undefined;
+    }
   };
   return (bytes) => {
     const text = decode(bytes);
@@ -104,9 +112,9 @@ export function previewFromFileStart(
   const raw = isRawCsv(file, input.isQAImport);
   // A CSV named by its type alone and read as Q/A: the Q/A rows of its Markdown table (rare; whole).
   if (!format || (format === 'csv' && input.isQAImport && !raw)) return undefined;
-  const decoded = decodedStart(buffer, file.filename);
-  const first = Math.max(FIRST_READ_BYTES, 2 * settlingLength(input, count));
-  for (let bytes = first; bytes < buffer.length && (bytes === first || bytes <= LAST_READ_BYTES); bytes *= 4) {
+  const decoded = decodedStart(buffer);
+  const first = Math.min(LAST_READ_BYTES, Math.max(FIRST_READ_BYTES, 2 * settlingLength(input, count)));
+  for (let bytes = first; bytes < buffer.length && bytes <= LAST_READ_BYTES; bytes *= 4) {
     const start = decoded(bytes);
     if (start === undefined) return undefined;
     if (raw || input.isQAImport) {
