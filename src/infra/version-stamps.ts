@@ -9,6 +9,52 @@ export const VERSION_STAMPS_COLLECTION = 'version_stamps';
 /** Stamps one bump replaces concurrently (the rest follow in turn). */
 export const STAMPS_REPLACED_AT_ONCE = 8;
 
+/** Leases held before an insert drops the expired ones (one entry per key ever read, ~240 B each). */
+export const LEASES_PRUNED_PAST = 10_000;
+
+/**
+ * The stamps this process trusts until their lease ends, by key. A key read once (a collection
+ * since deleted on another replica) is not kept forever: an insert past the bound drops the
+ * expired leases. The bound then doubles past the live ones kept, so many live keys cost one
+ * prune per doubling, not one per read; a lookup does no extra work.
+ */
+export class StampLeases {
+  private readonly leases = new Map<string, { value: string; until: number }>();
+  private pruneAt = LEASES_PRUNED_PAST;
+
+  constructor(private readonly monotonic: () => number) {}
+
+  /** The value while its lease runs at `at`. */
+  valueAt(key: string, at: number): string | undefined {
+    const lease = this.leases.get(key);
+    return lease && lease.until > at ? lease.value : undefined;
+  }
+
+  set(key: string, value: string, until: number): void {
+    this.leases.set(key, { value, until });
+    if (this.leases.size > this.pruneAt) this.pruneExpired();
+  }
+
+  delete(key: string): void {
+    this.leases.delete(key);
+  }
+
+  clear(): void {
+    this.leases.clear();
+  }
+
+  /** Leases held, expired ones included until a prune. */
+  get size(): number {
+    return this.leases.size;
+  }
+
+  private pruneExpired(): void {
+    const at = this.monotonic();
+    for (const [key, lease] of this.leases) if (lease.until <= at) this.leases.delete(key);
+    this.pruneAt = Math.max(LEASES_PRUNED_PAST, this.leases.size * 2);
+  }
+}
+
 /** The lease of the app and dataset list stamps: writes that change a list wait this long. */
 export const LIST_STAMP_LEASE_MS = 100;
 
@@ -38,7 +84,7 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
   const stamps = db.collection<{ _id: string; value: string; at: Date }>(VERSION_STAMPS_COLLECTION);
   const now = options.now ?? (() => Date.now());
   const monotonic = options.monotonic ?? (() => performance.now());
-  const leased = new Map<string, { value: string; until: number }>();
+  const leased = new StampLeases(monotonic);
   const inFlight = new Map<string, { started: number; reading: Promise<string> }>();
 
   async function replaceStamp(key: string, at: Date): Promise<void> {
@@ -55,15 +101,15 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
     const found = await stamps.findOne({ _id: key });
     // A key never bumped has a stable value of its own: caches built on it stay valid.
     const value = found?.value ?? 'initial';
-    if (options.leaseMs > 0) leased.set(key, { value, until: started + options.leaseMs });
+    if (options.leaseMs > 0) leased.set(key, value, started + options.leaseMs);
     return value;
   }
 
   return {
     /** The current value of a key (from the lease when it is still running). */
     async read(key: string): Promise<string> {
-      const lease = leased.get(key);
-      if (lease && lease.until > monotonic()) return lease.value;
+      const leasedValue = leased.valueAt(key, monotonic());
+      if (leasedValue !== undefined) return leasedValue;
       // Concurrent readers share one database read, but only while its lease would cover them:
       // a read sent before a bump that has since resolved may still answer the old value.
       const pending = inFlight.get(key);

@@ -133,6 +133,12 @@ export function createChannelEventsRepo(db: Db) {
     finish: (job: ChannelJob) => matched(held(job), { state: 'done' }),
     /** The owner's attempt failed: its lease ends now, so the next sweep tries again. */
     release: (job: ChannelJob, now: Date) => matched(held(job), { leaseUntil: now }),
+    /**
+     * The owner could not start the job (its process runs as many turns as it may): its lease ends
+     * now and the take is not counted, so the next sweep (here or on another replica) runs it and
+     * waiting never spends its attempts. False once the job is not the owner's.
+     */
+    defer: async (job: ChannelJob, now: Date) => (await events.updateOne(held(job), { $set: { leaseUntil: now }, $inc: { attempts: -1 } })).matchedCount > 0,
     /** Ends a lapsed job no one is to run again (its attempts are used up); false when another took it first. */
     giveUp: (job: ChannelJob, now: Date) => matched(lapsed(job, now), { state: 'done' }),
 

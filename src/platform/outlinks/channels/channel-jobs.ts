@@ -6,8 +6,12 @@
  * the channel's redelivery, and run again from what was stored: the answer when the turn had
  * ended, else the turn. An attempt whose send fails ends its lease at once, so the next sweep
  * tries again; a message is given up after CHANNEL_TURN_MAX_ATTEMPTS takes, with a log line.
+ * A process runs at most CHANNEL_TURNS_MAX turns at once (each holds a model call): a job past it
+ * is deferred (stored, its lease ended, the take not counted) and run by the next sweep, which a
+ * turn ending here starts at once while jobs wait.
  */
 import { randomUUID } from 'node:crypto';
+import { createConcurrencyGate } from '../../../infra/concurrency-gate.js';
 import { startLeaseRenewal } from '../../../infra/lease-renewal.js';
 import { TurnTakenOver } from '../../chat/chat-run.service.js';
 import type { ChatServices } from '../../chat/chat-module.js';
@@ -36,6 +40,8 @@ export interface ChannelJobsDeps {
   now: () => number;
   /** A job's lease; its owner renews it every third of it. */
   leaseMs: number;
+  /** Turns this process runs at once (CHANNEL_TURNS_MAX). */
+  maxRunning: number;
   log: ChannelJobsLog;
 }
 
@@ -54,6 +60,11 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
   const now = () => new Date(deps.now());
   const leaseEnd = () => new Date(deps.now() + deps.leaseMs);
   const logTurnFailure = (error: unknown) => log.error('messaging channel turn failed', error);
+  const running = createConcurrencyGate(deps.maxRunning);
+  const room = () => deps.maxRunning - running.held;
+  /** A job was deferred since the last sweep began (or a sweep filled its batch): another sweep may find work. */
+  let jobsWaiting = false;
+  let sweeping = false;
 
   /** Sends the immediate response, then the answer (run now, or stored by an earlier attempt). */
   async function attempt(job: ChannelJob, signal: AbortSignal, holds: () => boolean): Promise<Outcome> {
@@ -116,11 +127,52 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     }
   }
 
-  const run = (job: ChannelJob) => turns.start((closed) => runHeld(job, closed));
+  /** Runs a job this delivery holds, or defers it when this process runs as many turns as it may. */
+  async function run(job: ChannelJob): Promise<void> {
+    const leave = running.tryEnter();
+    if (!leave) {
+      // Ended a millisecond back: a sweep in this same millisecond (or under a held test clock) finds it.
+      if (await repo.defer(job, new Date(deps.now() - 1))) jobsWaiting = true;
+      // A turn may have ended during the write, with no one left to start the sweep.
+      sweepWhileWaiting();
+      return;
+    }
+    turns.start(async (closed) => {
+      try {
+        await runHeld(job, closed);
+      } finally {
+        leave();
+        sweepWhileWaiting();
+      }
+    });
+  }
+
+  /** Starts a sweep when jobs wait and a turn is free (not while one runs: it checks again when done). */
+  function sweepWhileWaiting(): void {
+    if (!jobsWaiting || sweeping || turns.closing || room() <= 0) return;
+    sweep().catch((error) => log.warn('messaging channel sweep of deferred turns failed; the periodic sweep tries again', error));
+  }
+
+  /** One batch of lapsed jobs (deferred ones, or a stopped process's), no more than the free turns. */
+  async function sweep(): Promise<void> {
+    if (sweeping || turns.closing || room() <= 0) return;
+    sweeping = true;
+    try {
+      const batchSize = Math.min(SWEEP_BATCH, room());
+      jobsWaiting = false;
+      const batch = await repo.lapsed(now(), batchSize);
+      if (batch.length === batchSize) jobsWaiting = true;
+      for (const job of batch) await takeOver(job);
+    } finally {
+      sweeping = false;
+    }
+    sweepWhileWaiting();
+  }
 
   /** Takes over a job whose lease lapsed and runs it; gives it up once its attempts are spent. */
   async function takeOver(job: ChannelJob): Promise<void> {
-    if (turns.closing) return;
+    // No free turn: the job stays lapsed for a later sweep (a take now would only be deferred).
+    if (turns.closing || room() <= 0) return;
     if (job.attempts >= MAX) {
       if (await repo.giveUp(job, now())) log.error(`messaging channel message ${job.id} given up after ${job.attempts} attempts: the process running it stopped each time`);
       return;
@@ -133,7 +185,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       return;
     }
     log.info(`messaging channel message ${job.id}: taken over after its lease lapsed (attempt ${taken.attempts} of ${MAX})`);
-    run(taken);
+    await run(taken);
   }
 
   return {
@@ -154,11 +206,8 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       if (job?.state === 'running' && job.leaseUntil.getTime() < deps.now()) await takeOver(job);
     },
 
-    /** Takes over the jobs whose lease lapsed (their process stopped) and runs them; not while closing. */
-    async sweep(): Promise<void> {
-      if (turns.closing) return;
-      for (const job of await repo.lapsed(now(), SWEEP_BATCH)) await takeOver(job);
-    },
+    /** Takes over the jobs whose lease lapsed (their process stopped, or they were deferred) and runs them; not while closing. */
+    sweep,
   };
 }
 

@@ -5,6 +5,7 @@
  * process's own shutdown bound allows, then tells those still running that it stopped waiting
  * (`closed`): they stop renewing their leases, and another replica takes them over.
  */
+import { setMaxListeners } from 'node:events';
 import { createDeferredWork } from '../../../infra/deferred-work.js';
 
 /** What a close still needs once channel turns are waited for: closing the database and exiting. */
@@ -35,6 +36,8 @@ export interface ChannelTurns {
 export function createChannelTurns(onFailure: (error: unknown) => void, budgetMs: number): ChannelTurns {
   const turns = createDeferredWork(onFailure);
   const closed = new AbortController();
+  // Every running turn listens on it (CHANNEL_TURNS_MAX bounds them): past Node's 10 it warned of a leak that is none.
+  setMaxListeners(0, closed.signal);
   let deadline: number | undefined;
   const beginClose = () => {
     deadline ??= performance.now() + budgetMs;

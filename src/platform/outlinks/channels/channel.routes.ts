@@ -55,6 +55,7 @@ function startChannelJobs(app: FastifyInstance, chat: ChatServices, events: Chan
     turns,
     now: () => app.identity.clock.now(),
     leaseMs: app.config.CHANNEL_TURN_LEASE_MS,
+    maxRunning: app.config.CHANNEL_TURNS_MAX,
     log: {
       info: (message) => app.log.info(message),
       warn: (message, error) => app.log.warn(withError(error), message),
