@@ -26,15 +26,21 @@ export type InputProblem = { kind: 'nul' | 'surrogate' | 'nonFinite' | 'depth' |
 
 /**
  * The first thing wrong with a request value: a U+0000 in a string or key (PostgreSQL-backed
- * servers such as FerretDB cannot store it, and no field has a use for it), a string or key that
- * is not well-formed UTF-16 (an unpaired surrogate, JSON's "\ud800": BSON stores UTF-8, so it
- * would be stored as U+FFFD, silently changed), a number that is not finite (JSON's 1e400 parses
- * to Infinity, which a stored document would not give back as sent), nesting deeper
+ * servers such as FerretDB cannot store it, and no field has a use for it), a key, or the value
+ * itself when it is a string, that is not well-formed UTF-16 (an unpaired surrogate, JSON's
+ * "\ud800"), a number that is not finite (JSON's 1e400 parses to Infinity, which a stored
+ * document would not give back as sent), nesting deeper
  * than MAX_INPUT_DEPTH, a `toString`/`valueOf` key (CONVERSION_KEYS), or a `__proto__` key or a
  * `constructor` holding `prototype` (JSON bodies are refused them by the parser; query strings
  * parse `__proto__` into an own key, which Object.assign would turn into a prototype). `path` is
  * the dotted path, `''` for the value itself. Iterative, so a deeply nested value cannot
  * overflow the stack here.
+ *
+ * A string inside the value that is not well-formed is mended in place, its unpaired surrogates
+ * made U+FFFD: what MongoDB stores for them anyway (BSON is UTF-8), now the same on every server
+ * and in the answer. Clients that cut a text by length can split an emoji's pair; refusing the
+ * whole request for it broke their turns. A key is refused instead: mended, it would name
+ * another field.
  */
 export function findInputProblem(value: unknown): InputProblem | null {
   if (typeof value === 'string') return textProblem(value, '');
@@ -82,19 +88,21 @@ function textKind(text: string): 'nul' | 'surrogate' | null {
   return (text as CheckableText).isWellFormed() ? null : 'surrogate';
 }
 
-/** String.prototype.isWellFormed: in Node 20, but not typed by the ES2023 library this project compiles against. */
+/** String.prototype.isWellFormed and toWellFormed: in Node 20, but not typed by the ES2023 library this project compiles against. */
 type CheckableText = string & { isWellFormed(): boolean };
+type MendableText = string & { toWellFormed(): string };
 
 function textProblem(text: string, path: string): InputProblem | null {
   const kind = textKind(text);
   return kind ? { kind, path } : null;
 }
 
-/** A string or number child checked now, an object one queued. */
+/** A string or number child checked now (a string not well-formed mended in place), an object one queued. */
 function checkChild(entry: PendingValue, child: unknown, key: string | number, pending: PendingValue[]): InputProblem | null {
   if (typeof child === 'string') {
     const kind = textKind(child);
-    if (kind) return { kind, path: pathOf(entry, key) };
+    if (kind === 'surrogate') (entry.value as Record<string | number, unknown>)[key] = (child as MendableText).toWellFormed();
+    else if (kind) return { kind, path: pathOf(entry, key) };
   } else if (typeof child === 'number') {
     if (!Number.isFinite(child)) return { kind: 'nonFinite', path: pathOf(entry, key) };
   } else if (typeof child === 'object' && child !== null) {

@@ -33,13 +33,12 @@ const keys = (count: number) => JSON.stringify(Object.fromEntries(Array.from({ l
 const collections = () => t.app.mongo.db.collection('dataset_collections').countDocuments({});
 
 describe('non-finite numbers and unpaired surrogates', () => {
-  it('collection metadata with 1e400 or "\\ud800" is a 400 naming the field, and no collection is made', async () => {
+  it('collection metadata with 1e400 or an unpaired surrogate in a key is a 400 naming the field, and no collection is made; one in a value is stored as U+FFFD', async () => {
     const before = await collections();
     const base = `"datasetId":"${datasetId}","name":"meta"`;
     const cases: [string, RegExp][] = [
       [`{${base},"metadata":{"n":1e400}}`, /^Invalid field 'metadata\.n': must be a finite number$/],
       [`{${base},"metadata":{"list":[1,-1e400]}}`, /^Invalid field 'metadata\.list\.1': must be a finite number$/],
-      [`{${base},"metadata":{"k":"a\\ud800"}}`, /^Invalid field 'metadata\.k': must be well-formed Unicode text/],
       [`{${base},"metadata":{"\\udc00":"v"}}`, /^Invalid field 'metadata': must be well-formed Unicode text/],
     ];
     for (const [json, message] of cases) {
@@ -53,13 +52,21 @@ describe('non-finite numbers and unpaired surrogates', () => {
     expect(made.status).toBe(200);
     const stored = await t.app.mongo.db.collection('dataset_collections').findOne({ name: 'meta' });
     expect(JSON.stringify(stored)).toContain('😀');
+    const mended = await postRaw('/core/dataset/collection/create', `{"datasetId":"${datasetId}","name":"mended","metadata":{"k":"a\\ud800"}}`);
+    expect(mended.status).toBe(200);
+    const collection = await postRaw('/core/dataset/collection/detail', JSON.stringify({ id: mended.body.data }));
+    expect((collection.body.data as { metadata: unknown }).metadata).toMatchObject({ k: 'a\ufffd' });
   });
 
-  it('a chat turn whose variables hold "\\ud800" is refused before it runs', async () => {
-    const res = await postRaw('/v1/chat/completions', `{"appId":"${appId}","chatId":"s1","messages":[{"role":"user","content":"hi"}],"variables":{"name":"\\ud800"}}`);
-    expect(res.status).toBe(400);
-    expect(res.body.message).toMatch(/^Invalid field 'variables\.name': must be well-formed Unicode text/);
-    expect(await t.app.mongo.db.collection('chats').countDocuments({ chatId: 's1' })).toBe(0);
+  it('a chat turn whose question and variables hold half an emoji (a client cutting by length) runs, the half read as U+FFFD', async () => {
+    const res = await postRaw('/v1/chat/completions', `{"appId":"${appId}","chatId":"s1","messages":[{"role":"user","content":"hi \\ud83d"}],"variables":{"name":"\\ud800"}}`);
+    expect(res.status).toBe(200);
+    const chat = await t.app.mongo.db.collection('chats').findOne({ chatId: 's1' });
+    expect(chat!.variables).toMatchObject({ name: '\ufffd' });
+    // A key cannot be mended (it would name another field): refused.
+    const key = await postRaw('/v1/chat/completions', `{"appId":"${appId}","chatId":"s2","messages":[{"role":"user","content":"hi"}],"variables":{"\\ud800":"x"}}`);
+    expect(key.status).toBe(400);
+    expect(key.body.message).toMatch(/^Invalid field 'variables': must be well-formed Unicode text/);
   });
 });
 

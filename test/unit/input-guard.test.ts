@@ -23,9 +23,9 @@ describe('request input guard', () => {
     ['a toString key', { variables: { lang: { toString: 0 } } }, { kind: 'conversion', path: 'variables.lang.toString' }],
     ['a valueOf key', { valueOf: 'x' }, { kind: 'conversion', path: 'valueOf' }],
     ['keys that only contain them', { toStringify: 1, value_of: 2 }, null],
-    // BSON holds UTF-8: an unpaired surrogate would be stored as U+FFFD.
-    ['an unpaired surrogate in a string', { data: { q: `a${'\ud800'}b` } }, { kind: 'surrogate', path: 'data.q' }],
-    ['an unpaired low surrogate in an array element', { list: ['ok', `${'\udc00'}x`] }, { kind: 'surrogate', path: 'list.1' }],
+    // BSON holds UTF-8: an unpaired surrogate in a string is mended to U+FFFD (below); in a key it is refused.
+    ['an unpaired surrogate in a string (mended)', { data: { q: `a${'\ud800'}b` } }, null],
+    ['an unpaired low surrogate in an array element (mended)', { list: ['ok', `${'\udc00'}x`] }, null],
     ['an unpaired surrogate in a key', { meta: { [`k${'\udbff'}`]: 1 } }, { kind: 'surrogate', path: 'meta' }],
     ['an unpaired surrogate in the value itself', `x${'\ud800'}`, { kind: 'surrogate', path: '' }],
     ['a surrogate pair (an emoji), in a string and a key', { '😀': 'smile 😀', list: ['𝄞'] }, null],
@@ -39,6 +39,12 @@ describe('request input guard', () => {
     ['nesting over the limit', { chatConfig: nested(MAX_INPUT_DEPTH) }, { kind: 'depth', path: `chatConfig${'.a'.repeat(MAX_INPUT_DEPTH - 1)}` }],
   ])('%s', (_name, value, expected) => {
     expect(findInputProblem(value)).toEqual(expected);
+  });
+
+  it('mends unpaired surrogates of the strings inside a value in place (U+FFFD, as BSON stores them), pairs kept', () => {
+    const value = JSON.parse('{"data":{"q":"a\\ud800b","list":["\\udc00x","😀"]},"ok":"\\ud83d\\ude00"}');
+    expect(findInputProblem(value)).toBeNull();
+    expect(value).toEqual({ data: { q: 'a\ufffdb', list: ['\ufffdx', '😀'] }, ok: '😀' });
   });
 
   it('handles 100,000 levels without overflowing the stack', () => {
@@ -63,7 +69,7 @@ describe('request input guard', () => {
     expect(() => assertSafeInput({ chatConfig: nested(1000) })).toThrow(/Invalid field 'chatConfig\.a.*': nested deeper than 32 levels/);
     expect(() => assertSafeInput('x\u0000', 'file')).toThrow(/Invalid field 'file': must not contain the NUL/);
     expect(() => assertSafeInput(JSON.parse('{"metadata":{"n":1e400}}'))).toThrow("Invalid field 'metadata.n': must be a finite number");
-    expect(() => assertSafeInput(JSON.parse('{"q":"\\ud800"}'), 'body')).toThrow(/^Invalid field 'q': must be well-formed Unicode text/);
+    expect(() => assertSafeInput(JSON.parse('{"k\\ud800":1}'), 'body')).toThrow(/^Invalid field 'body': must be well-formed Unicode text/);
     expect(() => assertSafeInput(JSON.parse('"\\udc00"'), 'data')).toThrow(/^Invalid field 'data': must be well-formed Unicode text/);
   });
 });

@@ -76,14 +76,21 @@ export async function readMultipart(
 
 /**
  * A form field holding JSON (`data`, `metadata`): an absent field is `{}`. Whether the value is
- * the right shape is for the caller's schema; only text that is not JSON is refused here.
+ * the right shape is for the caller's schema; text that is not JSON is refused here, and the
+ * parsed value passes the request guard as a JSON body does (its escapes, `\u0000` or `1e400`,
+ * become what the guard refuses only once parsed; the field's text passed it already).
  */
 export function jsonField(fields: Record<string, string>, name: string): unknown {
   const text = fields[name];
   if (text === undefined) return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    parsed = JSON.parse(text) as unknown;
   } catch {
     throw Errors.missingParams(`Invalid field '${name}': must be a JSON object`);
   }
+  // Held under its name, so that a problem is named from the field and a string is mended in place.
+  const held = { [name]: parsed };
+  assertSafeInput(held);
+  return held[name];
 }

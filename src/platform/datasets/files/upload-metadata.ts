@@ -8,9 +8,9 @@ const MAX_DEPTH = 8;
  * other modules query it by key (chatId, teamId): keys with `.` or `$`, NUL characters, unpaired
  * surrogates, arrays inside arrays and deep nesting cannot be stored on every MongoDB-compatible
  * server (or not as sent), so they are a 400 naming the key instead of a failed write; more than
- * MAX_FREE_FORM_KEYS keys in all is refused as other free-form objects are. This JSON is parsed
- * from a multipart text field after the request guard (infra/input-guard.ts) has run, so the
- * checks here are its own. Returns the object as given.
+ * MAX_FREE_FORM_KEYS keys in all is refused as other free-form objects are. Its strings were
+ * mended by the request guard when the field was parsed (multipart.ts jsonField). Returns the
+ * object as given.
  */
 export function checkUploadMetadata(value: unknown, field = 'metadata'): Record<string, unknown> {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw Errors.missingParams(`Invalid field '${field}': must be a JSON object`);
@@ -26,7 +26,6 @@ function visit(value: unknown, path: string, depth: number, inArray: boolean, ke
   if (depth > MAX_DEPTH) throw Errors.missingParams(`Invalid field '${path}': nested more than ${MAX_DEPTH} levels`);
   if (typeof value === 'string') {
     if (value.includes('\u0000')) throw Errors.missingParams(`Invalid field '${path}': must not contain NUL characters`);
-    if (malformed(value)) throw Errors.missingParams(`Invalid field '${path}': must be well-formed Unicode text (no unpaired UTF-16 surrogate)`);
     return;
   }
   // JSON's 1e400 parses to Infinity, which is no BSON a database must take (FerretDB refuses it).
