@@ -264,7 +264,8 @@ export async function htmlToMarkdownBounded(
     workerEntrySource(import.meta.url, './html-to-markdown-worker'),
     { eval: true, workerData: { html: page, options }, transferList, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } },
     timeoutMs,
-    { owner: limits.owner },
+    // The caller's signal too: a chat turn whose client hung up frees the worker's slot at once.
+    { owner: limits.owner, signal: limits.signal },
   );
   if ('failure' in outcome) {
     const { failure } = outcome;

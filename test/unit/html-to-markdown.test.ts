@@ -134,3 +134,13 @@ describe('long whitespace runs', () => {
     expect(tidyMarkdown(`a${run}b${run}\nc${run}`)).toBe(`a${run}b\nc`);
   });
 });
+
+describe('htmlToMarkdownBounded and its caller hanging up', () => {
+  it('runs no worker for a caller already gone (a chat turn cut): the conversion fails at once', async () => {
+    const page = `<html><body>${'<p>paragraph of a page too large to convert inline</p>'.repeat(2000)}</body></html>`;
+    const controller = new AbortController();
+    controller.abort();
+    await expect(htmlToMarkdownBounded(page, {}, { owner: 'team-cut', signal: controller.signal })).rejects.toThrow(/was cut/);
+    expect((await htmlToMarkdownBounded(page, {}, { owner: 'team-cut' })).markdown).toContain('paragraph of a page');
+  });
+});
