@@ -104,7 +104,8 @@ export async function loadTurnState(deps: TurnStateDeps, request: TurnStateReque
 
   const { nodes, edges } = runtimeGraph(graph, pending);
   let variables: Record<string, unknown> = Object.assign({}, chat?.variables, request.variables);
-  assertChatStaysBounded('variables', chat?.variables, variables);
+  // Only a request bringing variables can grow the chat's (most send none).
+  if (Object.keys(request.variables).length > 0) assertChatStaysBounded('variables', chat?.variables, variables);
   if (chat?.metadata && request.metadata) assertChatStaysBounded('metadata', chat.metadata, { ...chat.metadata, ...request.metadata });
   if (isPlugin) {
     const inputNode = nodes.find((n) => n.flowNodeType === 'pluginInput');

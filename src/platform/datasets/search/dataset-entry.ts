@@ -80,6 +80,13 @@ export function changeSize(change: IndexChange): number {
 }
 
 /**
+ * Distinct terms of a full-text query scored, the rarest kept (TextIndex.search): a question
+ * of up to 128 distinct words or 64 CJK characters (a character and a pair each) is searched
+ * whole; a 10,000-character query naming 1,600 common words took ~1 s over 100,000 items.
+ */
+export const FULL_TEXT_QUERY_TERMS = 128;
+
+/**
  * Estimated memory of the index, for the per-process bound (dataset-index.ts): measured with
  * 20,000 items (heap and array buffers after a collection) an item costs about 400 bytes
  * (object, ids, map entries) plus ~20 bytes per character of q and a (the string and its share
@@ -91,13 +98,6 @@ export function changeSize(change: IndexChange): number {
  * ones), and every open entry at ~4 KB (maps, arrays and objects it has even when empty:
  * 4.2 KB measured per one-item entry).
  */
-/**
- * Distinct terms of a full-text query scored, the rarest kept (TextIndex.search): a question
- * of up to 128 distinct words or 64 CJK characters (a character and a pair each) is searched
- * whole; a 10,000-character query naming 1,600 common words took ~1 s over 100,000 items.
- */
-export const FULL_TEXT_QUERY_TERMS = 128;
-
 const ITEM_BYTES = 400;
 const CHAR_BYTES = 20;
 const WIDE_CHAR_BYTES = 130;
