@@ -28,7 +28,7 @@ const TRICKY = [
   'Quote " and backslash \\ and slash /',
   'Line\nbreak\ttab\r\u0001\u001f control',
   'Emoji 😀 and CJK 你好 and RTL שלום',
-  // What a lone surrogate stored before the input guard refused them reads back as (BSON wrote U+FFFD).
+  // What a lone surrogate in a request becomes (infra/input-guard.ts mends it, as BSON would).
   'Replacement \ufffd and \ufffd end',
   '</script><b>&amp;</b>',
   `Long ${'x'.repeat(60)} "quoted" ${'y'.repeat(6000)} \\ end`,

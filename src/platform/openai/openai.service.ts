@@ -16,6 +16,7 @@ import { joinUrl } from '../../infra/join-url.js';
 import { foldEmbedding, shortenEmbedding } from '../../domain/embedding-shortening.js';
 import { usagePoints } from '../../domain/usage-points.js';
 import type { TtsCache } from './tts-cache.repo.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 export const EMBEDDING_DIMENSIONS = 1536;
 /** 256 kbit/s: above what speech recordings use, so the duration it gives is a floor. */
@@ -72,7 +73,6 @@ export function float32Base64(vector: readonly number[]): string {
  * answer 3.1 M numbers, which took 0.4–1 s at once.
  */
 export const EMBEDDING_VALUES_PER_SLICE = 100_000;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The v1/embeddings answer as JSON (OpenAI's shape), in pieces of about a slice of vectors each,

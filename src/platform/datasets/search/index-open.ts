@@ -3,10 +3,10 @@ import { DatasetEntry } from './dataset-entry.js';
 import { decodeSnapshot } from './index-codec.js';
 import type { IndexStore } from './index-store.repo.js';
 import type { VectorRepo } from './vector.repo.js';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 
 /** Rows read between two yields to the event loop, so a long open does not stall requests. */
 const YIELD_EVERY = 2000;
-const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * The dataset's index as its stored snapshot holds it (positioned at the snapshot's last change);

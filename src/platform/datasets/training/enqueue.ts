@@ -7,6 +7,7 @@ import { buildIndexes, MAX_CUSTOM_INDEXES, simpleText } from '../data/data-index
 import type { DatasetRecord } from '../datasets/dataset.repo.js';
 import { removeWritesOfDeletedDatasets } from './deleted-datasets.js';
 import type { NewTraining } from './training.repo.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 export interface PushItem {
   q: string;
@@ -35,7 +36,6 @@ export const QA_VECTORS_PER_ITEM = 20;
  */
 const CHARS_PER_TURN = 1_000_000;
 const ITEM_CHARS = 100;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Counts the items walked; true when a turn of the event loop is due. */
 function turnCounter(): (item: PushItem) => boolean {
