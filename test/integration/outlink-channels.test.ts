@@ -201,10 +201,10 @@ describe('channel chats belong to their link', () => {
     await expect.poll(async () => (await chats.find({ outLinkUid: 'ZhangSan' }).toArray()).length).toBe(2);
     const found = await chats.find({ outLinkUid: 'ZhangSan' }).toArray();
     expect(new Set(found.map((c) => c.shareId))).toEqual(new Set([first, second]));
-    // Each chat holds its own link's conversation only.
+    // Each chat holds its own link's conversation only (its items are written just after the chat).
     for (const c of found) {
-      const items = await t.app.mongo.db.collection('chatitems').find({ chatId: c.chatId, obj: 'Human' }).toArray();
-      expect(items.map((item) => item.value[0].text.content)).toEqual([`hello from ${c.shareId === first ? 'corpA' : 'corpB'}`]);
+      const questions = async () => (await t.app.mongo.db.collection('chatitems').find({ chatId: c.chatId, obj: 'Human' }).toArray()).map((item) => item.value[0].text.content);
+      await expect.poll(questions).toEqual([`hello from ${c.shareId === first ? 'corpA' : 'corpB'}`]);
     }
   });
 });
