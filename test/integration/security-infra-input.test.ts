@@ -134,7 +134,7 @@ describe('truncated or malformed multipart bodies are a 400 on every upload rout
       `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.mp3"\r\nContent-Type: audio/mpeg\r\n\r\nID3\r\n--${BOUNDARY}--\r\n`,
     ].join('');
     const response = await t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, payload: body });
-    expectNulRefusal(response, 'shareId');
+    expectNulRefusal(response, 'data.shareId');
   });
 });
 
