@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { call, ok, simpleNodes } from './apps-helpers.js';
+import { failsOnce, outage } from '../helpers/forced-failures.js';
 
 let t: TestApp;
 let token: string;
@@ -20,17 +21,6 @@ beforeAll(async () => {
   token = await login(t, 'clean-ups-logged', 'password-clean-1');
 });
 afterAll(() => t.close());
-
-const outage = () => Object.assign(new Error('connection reset'), { name: 'MongoNetworkError' });
-
-/** The next call of `object[name]` fails as a database outage would; later calls run as before. */
-function failsOnce<T extends object>(object: T, name: keyof T): void {
-  const original = object[name];
-  (object as Record<keyof T, unknown>)[name] = async () => {
-    (object as Record<keyof T, unknown>)[name] = original;
-    throw outage();
-  };
-}
 
 /** The warnings written while `run` ran. */
 async function warningsDuring(run: () => Promise<unknown>): Promise<string[]> {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { call, createApp, ok, simpleNodes } from './apps-helpers.js';
+import { failsOnce, landsThenFails } from '../helpers/forced-failures.js';
 
 let t: TestApp;
 let token: string;
@@ -25,35 +26,9 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const outage = () => Object.assign(new Error('connection reset'), { name: 'MongoNetworkError' });
-
 const node = (nodeId: string) => ({ nodeId, flowNodeType: 'answerNode', inputs: [], outputs: [] });
 const published = [...simpleNodes, node('published')];
 const saved = [...simpleNodes, node('saved')];
-
-/**
- * The next call of `object[name]` runs `before`, does its work, runs `after`, then fails as a
- * database outage would (the method is restored first, so that `before` and `after` use it too).
- */
-function landsThenFails<T extends object>(object: T, name: keyof T, { before, after }: { before?: () => Promise<unknown>; after?: () => Promise<unknown> } = {}): void {
-  const original = object[name] as (...args: unknown[]) => Promise<unknown>;
-  (object as Record<keyof T, unknown>)[name] = async (...args: unknown[]) => {
-    (object as Record<keyof T, unknown>)[name] = original;
-    await before?.();
-    await original.apply(object, args);
-    await after?.();
-    throw outage();
-  };
-}
-
-/** The next call of `object[name]` fails as an outage, before doing anything. */
-function failsOnce<T extends object>(object: T, name: keyof T): void {
-  const original = object[name];
-  (object as Record<keyof T, unknown>)[name] = async () => {
-    (object as Record<keyof T, unknown>)[name] = original;
-    throw outage();
-  };
-}
 
 async function appToPublish(name: string) {
   const appId = await createApp(t, token, { name });

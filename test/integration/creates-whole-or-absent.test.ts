@@ -5,6 +5,7 @@ import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { simpleNodes } from './apps-helpers.js';
+import { failsOnce, landsThenFails } from '../helpers/forced-failures.js';
 
 /**
  * Creates of apps, app versions, datasets and collections whose main write landed but a step
@@ -36,27 +37,6 @@ const count = (name: string, filter: Record<string, unknown>) => db().collection
 const inTeam = (filter: Record<string, unknown> = {}) => ({ teamId: new ObjectId(teamId), ...filter });
 const counter = async (kind: 'apps' | 'datasets') => (await db().collection<{ _id: string; count: number }>('team_counters').findOne({ _id: `${kind}:${teamId}` }))?.count ?? 0;
 const ritaRows = (resourceType: 'app' | 'dataset') => count('resource_permissions', { resourceType, tmbId: new ObjectId(ritaTmbId) });
-
-const outage = () => Object.assign(new Error('connection reset'), { name: 'MongoNetworkError' });
-
-/** The next call of `object[name]` does its work, then fails as a database outage after it would; later calls run as before. */
-function landsThenFails<T extends object>(object: T, name: keyof T): void {
-  const original = object[name] as (...args: unknown[]) => Promise<unknown>;
-  (object as Record<keyof T, unknown>)[name] = async (...args: unknown[]) => {
-    (object as Record<keyof T, unknown>)[name] = original;
-    await original.apply(object, args);
-    throw outage();
-  };
-}
-
-/** The next call of `object[name]` fails as a database outage would, before doing anything. */
-function failsOnce<T extends object>(object: T, name: keyof T): void {
-  const original = object[name];
-  (object as Record<keyof T, unknown>)[name] = async () => {
-    (object as Record<keyof T, unknown>)[name] = original;
-    throw outage();
-  };
-}
 
 const failed = (response: { status: number; raw: string }) => expect(response.status, response.raw).toBeGreaterThanOrEqual(500);
 

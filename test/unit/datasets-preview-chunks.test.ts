@@ -7,6 +7,7 @@ import type { DatasetsContext } from '../../src/platform/datasets/context.js';
 import type { StoredFile } from '../../src/platform/datasets/files/file.repo.js';
 import { createFileService } from '../../src/platform/datasets/files/file.service.js';
 import { previewChunks } from '../../src/platform/datasets/files/preview-chunks.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 /** Lengths of the texts the splitter and the CSV parser were given (the work a preview does). */
 const seen = vi.hoisted(() => ({ split: [] as number[], csv: [] as number[] }));
@@ -54,18 +55,6 @@ function serviceOver(filename: string, buffer: Buffer, contentType = 'text/plain
   };
 }
 
-/** A deterministic random source (mulberry32). */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Markdown of every kind the splitter treats apart: headings, lists, code (some fences left open), tables, long runs, CRLF, split signs, custom separators. */
 function randomDocument(next: () => number, length: number): string {
   const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)]!;
@@ -106,7 +95,7 @@ beforeEach(() => {
 
 describe('previewChunks: the first chunks of a text from a prefix of it', () => {
   it('gives the first five chunks of the whole text, for texts of every kind and every setting', () => {
-    const next = random(20261201);
+    const next = seededRandom(20261201);
     for (let i = 0; i < 60; i++) {
       const chunkLen = [100, 128, 200, 512, 1000, 3000][i % 6]!;
       const options = { chunkLen, overlapRatio: [0, 0.2, 0.5, 0.9][i % 4]!, customReg: i % 5 === 0 ? ['@@'] : i % 7 === 0 ? ['\n\n', '。'] : [] };
@@ -134,7 +123,7 @@ describe('previewChunks: the first chunks of a text from a prefix of it', () => 
 });
 
 describe('getPreviewChunks of a stored file: from its beginning, as the whole file gave', () => {
-  const markdown = randomDocument(random(7), 1_500_000);
+  const markdown = randomDocument(seededRandom(7), 1_500_000);
 
   it.each([
     ['.md', 'guide.md', Buffer.from(markdown)],

@@ -7,24 +7,13 @@ import { DatasetEntry, ENTRY_BYTES, type IndexedItem } from '../../src/platform/
 import { createDatasetIndex } from '../../src/platform/datasets/search/dataset-index.js';
 import type { VectorRepo } from '../../src/platform/datasets/search/vector.repo.js';
 import { memoryStamps, memoryStore } from '../helpers/search-index-memory.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 /**
  * What the in-process search indexes hold follows what is live, not what ever was: the full-text
  * index drops terms no document uses, the vector storage halves once mostly empty, the estimate
  * counts what is held, and per-dataset bookkeeping goes with evicted or deleted datasets.
  */
-
-/** A deterministic stream of numbers in [0, 1) (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const words = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}w${i}`);
 
@@ -52,7 +41,7 @@ describe('TextIndex terms held', () => {
   });
 
   it('searches answer the same (ids, scores, tie order) across compactions as an index rebuilt from its live state', () => {
-    const next = random(7);
+    const next = seededRandom(7);
     const vocabulary = words('base', 300);
     const index = new TextIndex();
     const pick = () => vocabulary[Math.floor(next() * vocabulary.length)]!;
@@ -85,7 +74,7 @@ describe('VectorIndex capacity', () => {
   const vectorOf = (next: () => number, dimensions: number) => Array.from({ length: dimensions }, () => next() - 0.5);
 
   it('halves its storage once under a quarter full, with search results unchanged', () => {
-    const next = random(11);
+    const next = seededRandom(11);
     const index = new VectorIndex(16);
     const kept = new Map<string, number[]>();
     for (let i = 0; i < 10_000; i++) {
