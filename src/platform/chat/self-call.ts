@@ -7,6 +7,7 @@
 
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { raceAbort } from '../../infra/abort-race.js';
 import { Errors } from '../../infra/errors.js';
 import type { safeFetch } from '../../infra/outbound-fetch.js';
 import { type SelfCallScope, selfCallHeaders } from '../../infra/self-call-token.js';
@@ -39,27 +40,6 @@ function loopbackOf(address: AddressInfo): string {
 /** What the abort of `signal` rejects with: its reason, as safeFetch's (an AbortError by default). */
 const abortReason = (signal: AbortSignal) => (signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
 
-/** `start()`'s answer, or the abort of `signal` as soon as it comes (not started once aborted). */
-function untilAborted<T>(signal: AbortSignal | undefined, start: () => Promise<T>): Promise<T> {
-  if (!signal) return start();
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  const running = start();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    running.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(signal.aborted ? abortReason(signal) : error);
-      },
-    );
-  });
-}
-
 export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetch) {
   /** `scope`: the run that makes the call (its team, and the chat it saves), which the proof names. */
   return async (path: string, request: SelfCall, scope: SelfCallScope): Promise<SelfAnswer> => {
@@ -80,8 +60,10 @@ export function createSelfCaller(app: FastifyInstance, outbound: typeof safeFetc
       });
       return { status: response.status, body: response.body, contentType: response.headers['content-type'] };
     }
-    const response = await untilAborted(call.signal, () =>
-      app.inject({ method: call.method as 'POST', url: path, headers: call.headers, ...(call.body !== undefined ? { payload: call.body } : {}), ...(call.signal ? { signal: call.signal } : {}) }),
+    const response = await raceAbort(
+      call.signal,
+      () => app.inject({ method: call.method as 'POST', url: path, headers: call.headers, ...(call.body !== undefined ? { payload: call.body } : {}), ...(call.signal ? { signal: call.signal } : {}) }),
+      abortReason,
     );
     // The same cap as over the socket (here the answer is already in memory, but callers size by it).
     if (call.maxBytes && response.rawPayload.length > call.maxBytes) throw Errors.badGateway(`The response from this service exceeds ${call.maxBytes} bytes`);

@@ -1,3 +1,5 @@
+import { raceAbort } from '../../../infra/abort-race.js';
+
 /**
  * A node's outgoing calls (HTTP and Laf requests, the code sandbox, readFiles downloads, system
  * plugins, dataset searches) end with their turn: once its client hung up (the turn's abort
@@ -24,29 +26,5 @@ export class CallCut extends Error {
  * abort is a CallCut too). Without a signal (a run no client waits on) the call as it is.
  */
 export function untilCut<T>(signal: AbortSignal | undefined, call: (signal?: AbortSignal) => Promise<T>): Promise<T> {
-  if (!signal) return call();
-  if (signal.aborted) return Promise.reject(new CallCut());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new CallCut());
-    signal.addEventListener('abort', onAbort, { once: true });
-    const settle = () => signal.removeEventListener('abort', onAbort);
-    let running: Promise<T>;
-    try {
-      running = call(signal);
-    } catch (error) {
-      settle();
-      reject(error);
-      return;
-    }
-    running.then(
-      (value) => {
-        settle();
-        resolve(value);
-      },
-      (error: unknown) => {
-        settle();
-        reject(signal.aborted ? new CallCut() : error);
-      },
-    );
-  });
+  return raceAbort(signal, call, () => new CallCut());
 }
