@@ -1,8 +1,13 @@
 import { LruMap } from './lru-map.js';
 
-export interface CredentialCacheOptions {
-  /** The deployment-wide version every revoking write bumps (a leased version stamp). */
-  epoch: { current(): Promise<string> };
+export interface CredentialCacheOptions<T> {
+  /**
+   * The deployment-wide version every revoking write moves (leased). With `revokedBetween` (and
+   * `subjectsOf`), a move drops only the entries of the subjects revoked; else every entry.
+   */
+  epoch: { current(): Promise<string>; revokedBetween?(from: string, to: string): Promise<ReadonlySet<string> | null> };
+  /** The subjects an entry stands for (its session, user, member, team...), for targeted drops. */
+  subjectsOf?: (value: T) => readonly string[];
   now: () => number;
   /** Least recently used entries go first beyond this size. */
   maxEntries?: number;
@@ -14,7 +19,6 @@ export interface CredentialCacheOptions {
 }
 
 interface Entry<T> {
-  epoch: string;
   storedAt: number;
   value: T;
 }
@@ -24,22 +28,35 @@ export const CREDENTIAL_CACHE_MAX_AGE_MS = 60_000;
 
 /**
  * Resolved credentials of this process (platform sessions, API keys and members; cluster bearer
- * tokens), trusted while the deployment's credential epoch is the one they were resolved under. The epoch is read before resolving: a revoking write bumps
- * it after writing, so a resolution that could have missed the write carries an older epoch.
+ * tokens), trusted while the deployment's credential epoch is the one they were resolved under,
+ * or one it moved to without revoking them. The epoch is read before resolving: a revoking write
+ * moves it after writing, so a resolution that could have missed the write carries an older
+ * epoch, and is not kept.
  */
-export function createCredentialCache<T>(options: CredentialCacheOptions) {
+export function createCredentialCache<T>(options: CredentialCacheOptions<T>) {
   const maxEntries = options.maxEntries ?? CREDENTIAL_CACHE_SIZE;
   const maxAgeMs = options.maxAgeMs ?? CREDENTIAL_CACHE_MAX_AGE_MS;
   const entries = new LruMap<Entry<T>>(maxEntries);
-  let newestEpoch: string | undefined;
+  /** The epoch every entry held stands for; entries resolved under another are not kept. */
+  let validated: string | undefined;
+  /** Moves to a new epoch, one after the other. */
+  let moving: Promise<void> = Promise.resolve();
 
-  function store(key: string, epoch: string, value: T): void {
-    // Entries of an older epoch can never be served again: drop them all at once.
-    if (epoch !== newestEpoch) {
-      entries.clear();
-      newestEpoch = epoch;
+  /** Drops what the epoch's move revoked (everything when that is not known); the rest stands for `epoch`. */
+  async function moveTo(epoch: string): Promise<void> {
+    if (validated === epoch) return;
+    const from = validated;
+    const { revokedBetween } = options.epoch;
+    const subjectsOf = options.subjectsOf;
+    const revoked = from !== undefined && revokedBetween && subjectsOf ? await revokedBetween.call(options.epoch, from, epoch).catch(() => null) : null;
+    if (revoked === null || !subjectsOf) entries.clear();
+    else if (revoked.size > 0) {
+      for (const key of [...entries.keys()]) {
+        const entry = entries.peek(key);
+        if (entry && subjectsOf(entry.value).some((subject) => revoked.has(subject))) entries.delete(key);
+      }
     }
-    entries.set(key, { epoch, storedAt: options.now(), value });
+    validated = epoch;
   }
 
   return {
@@ -50,14 +67,20 @@ export function createCredentialCache<T>(options: CredentialCacheOptions) {
      */
     async get<R extends T | null>(key: string, resolve: () => Promise<R>, usable?: (value: T) => boolean): Promise<T | R> {
       const epoch = await options.epoch.current();
-      const hit = entries.get(key);
+      if (epoch !== validated) {
+        const move = moving.then(() => moveTo(epoch));
+        moving = move.catch(() => undefined);
+        await move;
+      }
+      const hit = validated === epoch ? entries.get(key) : undefined;
       if (hit) {
         const age = options.now() - hit.storedAt;
-        if (hit.epoch === epoch && age >= 0 && age < maxAgeMs && (usable?.(hit.value) ?? true)) return hit.value;
+        if (age >= 0 && age < maxAgeMs && (usable?.(hit.value) ?? true)) return hit.value;
         entries.delete(key);
       }
       const value = await resolve();
-      if (value !== null) store(key, epoch, value as T);
+      // Resolved under an epoch the cache has since moved past: it may hold what was revoked.
+      if (value !== null && validated === epoch) entries.set(key, { storedAt: options.now(), value: value as T });
       return value;
     },
 

@@ -40,6 +40,11 @@ export class LruMap<V> {
     return value;
   }
 
+  /** The keys, least recent first. */
+  keys(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
   /** The entry without making it the most recent. */
   peek(key: string): V | undefined {
     return this.entries.get(key);

@@ -7,7 +7,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppPermissionService } from '../../src/platform/apps/app-permissions.js';
-import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
+import { isCredentialEpochKey } from '../../src/platform/identity/credential-epoch.js';
 import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
 import { createUser, login } from '../helpers/platform.js';
@@ -54,7 +54,7 @@ describe('database commands of app-authorised reads', () => {
     await new Promise((resolve) => setTimeout(resolve, 120));
     const leased = await commandsDuring(a.app, () => detail(a, 'boss', id));
     expect(routeWork(leased)).toEqual([]);
-    expect(leased.filter(isStampRead).every((command) => command.key === CREDENTIALS_STAMP || /^(apps|app-workflows):/.test(command.key ?? ''))).toBe(true);
+    expect(leased.filter(isStampRead).every((command) => isCredentialEpochKey(command.key) || /^(apps|app-workflows):/.test(command.key ?? ''))).toBe(true);
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CREDENTIALS_STAMP } from '../../src/platform/identity/credential-epoch.js';
+import { isCredentialEpochKey } from '../../src/platform/identity/credential-epoch.js';
 import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
@@ -30,7 +30,7 @@ const CREDENTIAL_COLLECTIONS = new Set(['openapis', 'team_members', 'users']);
 const isAppStampRead = (c: RecordedCommand) => c.name === 'find' && /^(apps|app-workflows):/.test(c.key ?? '');
 const chatPath = (commands: RecordedCommand[]) =>
   commands
-    .filter((c) => !CREDENTIAL_COLLECTIONS.has(c.collection) && !(c.name === 'find' && c.key === CREDENTIALS_STAMP) && !isAppStampRead(c))
+    .filter((c) => !CREDENTIAL_COLLECTIONS.has(c.collection) && !(c.name === 'find' && isCredentialEpochKey(c.key)) && !isAppStampRead(c))
     .map((c) => `${c.name} ${c.collection}`)
     .sort();
 

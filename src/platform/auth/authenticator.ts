@@ -6,7 +6,7 @@ import { sameSecret } from '../../infra/secret-compare.js';
 import { SESSION_COOKIE } from '../../infra/session-cookie.js';
 import type { AccountsService, ResolvedMember } from '../identity/accounts.service.js';
 import { type ApiKeyRecord, type ApiKeysRepo, digestApiKey } from '../identity/api-keys.repo.js';
-import type { CredentialEpoch } from '../identity/credential-epoch.js';
+import { type CredentialEpoch, credentialSubject } from '../identity/credential-epoch.js';
 import { verifySessionToken } from '../identity/session-token.js';
 import type { SessionsRepo } from '../identity/sessions.repo.js';
 import type { UsersRepo } from '../identity/users.repo.js';
@@ -26,7 +26,7 @@ export interface AuthenticatorDeps {
   users: UsersRepo;
   sessions: SessionsRepo;
   apiKeys: ApiKeysRepo;
-  epoch: Pick<CredentialEpoch, 'current'>;
+  epoch: Pick<CredentialEpoch, 'current' | 'revokedBetween'>;
 }
 
 /** `lastUsedTime` is written at most this often per key. */
@@ -93,6 +93,14 @@ export function contextOf(resolved: ResolvedMember, extra: Partial<AuthContext> 
   return Object.assign(memberFieldsOf(resolved), extra);
 }
 
+/** What a cached context stands for: a revocation naming any of these drops it. */
+function subjectsOf(context: Omit<AuthContext, 'authType'>): string[] {
+  const subjects = [credentialSubject.user(context.userId), credentialSubject.member(context.tmbId), credentialSubject.team(context.teamId)];
+  if (context.sessionId) subjects.push(credentialSubject.session(context.sessionId));
+  if (context.apiKeyId) subjects.push(credentialSubject.apiKey(context.apiKeyId));
+  return subjects;
+}
+
 /**
  * Credential precedence follows the reference: registered resolvers (share link, team space),
  * then a Bearer `Authorization` (API key), then the `token` header or session cookie, then `rootkey`.
@@ -103,9 +111,9 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
   const resolvers = new Map<'outLink' | 'teamSpace', AuthResolver>();
 
   const cacheOptions = { epoch: deps.epoch, now: deps.now };
-  const sessionCache = createCredentialCache<{ context: AuthContext; expiresAt: number }>(cacheOptions);
-  const apiKeyCache = createCredentialCache<ResolvedApiKey>(cacheOptions);
-  const memberCache = createCredentialCache<Omit<AuthContext, 'authType'>>(cacheOptions);
+  const sessionCache = createCredentialCache<{ context: AuthContext; expiresAt: number }>({ ...cacheOptions, subjectsOf: ({ context }) => subjectsOf(context) });
+  const apiKeyCache = createCredentialCache<ResolvedApiKey>({ ...cacheOptions, subjectsOf: ({ context }) => subjectsOf(context) });
+  const memberCache = createCredentialCache<Omit<AuthContext, 'authType'>>({ ...cacheOptions, subjectsOf });
   /** When this process last wrote each key's `lastUsedTime`. */
   const lastTouched = new Map<string, number>();
 

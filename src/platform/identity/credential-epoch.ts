@@ -1,46 +1,246 @@
 import type { Db } from 'mongodb';
-import { bumpAfterWrite, createVersionStamps } from '../../infra/version-stamps.js';
-
-/** The version stamp every process checks before trusting a credential it resolved earlier. */
-export const CREDENTIALS_STAMP = 'identity:credentials';
+import { withFollowUp } from '../../infra/follow-up.js';
+import { isDuplicateKeyError } from '../../infra/mongo.js';
+import { VERSION_STAMPS_COLLECTION } from '../../infra/version-stamps.js';
 
 /**
- * How long a process trusts the epoch it has read, and so how long every revoking write waits
- * after bumping it. The server and the CLI must use the same value: a writer waits out the
+ * The deployment-wide credential epoch is a chain of revocation links in the version stamps
+ * collection: link n (`identity:credentials@n`) records what the n-th revoking write revoked.
+ * Links are only ever inserted, and a link's `_id` is unique, so two revocations racing for the
+ * same place cannot both land there: one takes the next place (on MongoDB and FerretDB alike,
+ * where a conditional update of one stamp document could lose one of two concurrent writes).
+ *
+ * A process knows the chain's end; checking for a revocation is one `_id` read of the link after
+ * it (none inside the lease). A link names the credentials' subjects it revoked (a session, a
+ * user), so caches drop only the entries of those subjects; a link naming none revokes all.
+ * One user logging out or changing time zone in a loop therefore no longer empties every
+ * replica's caches.
+ *
+ * `identity:credentials` itself holds a hint of the end (the latest link written, possibly a
+ * little behind under races): a process starting, or one that has not checked for a while (links
+ * it has not seen may have been pruned), walks forward from it.
+ */
+export const CREDENTIALS_STAMP = 'identity:credentials';
+
+/** The `_id` of the n-th revocation link. */
+export const revocationLinkKey = (seq: number): string => `${CREDENTIALS_STAMP}@${seq}`;
+
+/** Whether a version stamp `_id` belongs to the credential epoch (its hint or one of its links). */
+export const isCredentialEpochKey = (key: string | undefined): boolean => key === CREDENTIALS_STAMP || (key?.startsWith(`${CREDENTIALS_STAMP}@`) ?? false);
+
+/**
+ * How long a process trusts the end it has found, and so how long every revoking write waits
+ * after writing its link. The server and the CLI must use the same value: a writer waits out the
  * lease of every reader.
  */
 export const CREDENTIALS_LEASE_MS = 100;
 
+/** A process that has not looked at the chain for this long finds its end again from the hint. */
+export const CREDENTIALS_RESYNC_MS = 30_000;
+
+/**
+ * Links are pruned once older than this and not among the last LINKS_KEPT before the hint. A
+ * process that checked within CREDENTIALS_RESYNC_MS needs only links written since, so this
+ * margin is what the deployment's clocks may disagree by.
+ */
+export const REVOCATION_LINK_RETENTION_MS = 10 * 60_000;
+const LINKS_KEPT = 64;
+/** Links read side by side once the chain is found to have moved. */
+const LINKS_READ_AT_ONCE = 8;
+/** Links a cache asks about at most in one step; past it, it starts afresh (drops all). */
+const SCOPED_SPAN_MAX = 512;
+/** Links remembered (they never change): those a process's caches may still ask about. */
+const LINKS_REMEMBERED = 1_024;
+
+/** What a revocation names: the cached credentials holding one of these subjects are dropped. */
+export const credentialSubject = {
+  session: (id: string) => `session:${id}`,
+  user: (id: string) => `user:${id}`,
+  member: (id: string) => `member:${id}`,
+  team: (id: string) => `team:${id}`,
+  apiKey: (id: string) => `apikey:${id}`,
+};
+
 /**
  * The deployment-wide credential epoch: processes cache resolved credentials while it is
  * unchanged, and every write that revokes or changes a credential (logout, member removal,
- * key deletion, ...) bumps it.
+ * key deletion, ...) moves it.
  */
 export interface CredentialEpoch {
   /** The current epoch (one small read, none inside the lease). */
   current(): Promise<string>;
-  /** Bumps the epoch after a revoking write; resolves once no process trusts what came before. */
-  revoked(): Promise<void>;
+  /**
+   * The subjects revoked after epoch `from` up to `to` (both answered by `current`), or null when
+   * not known (a revocation of everything, links pruned, too many): then everything goes.
+   */
+  revokedBetween(from: string, to: string): Promise<ReadonlySet<string> | null>;
+  /**
+   * Moves the epoch after a revoking write; resolves once no process trusts what came before.
+   * `subjects`: what it revoked (credentialSubject), so caches keep everything else; none: all.
+   */
+  revoked(subjects?: readonly string[]): Promise<void>;
+  /** Deletes links no process needs any more (a periodic task); answers how many. */
+  prune(now: Date): Promise<number>;
 }
 
-export function createCredentialEpoch(db: Db, leaseMs = CREDENTIALS_LEASE_MS): CredentialEpoch {
-  const stamps = createVersionStamps(db, { leaseMs });
+interface EpochDoc {
+  _id: string;
+  value: string;
+  at: Date;
+  /** On links: the link's place, and what it revoked (null: everything). */
+  seq?: number;
+  subjects?: string[] | null;
+}
+
+export interface CredentialEpochOptions {
+  leaseMs?: number;
+  now?: () => number;
+  monotonic?: () => number;
+}
+
+export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = {}): CredentialEpoch {
+  const stamps = db.collection<EpochDoc>(VERSION_STAMPS_COLLECTION);
+  const leaseMs = options.leaseMs ?? CREDENTIALS_LEASE_MS;
+  const now = options.now ?? (() => Date.now());
+  const monotonic = options.monotonic ?? (() => performance.now());
+  /** Links read or written, by place: their subjects (null: everything). They never change. */
+  const links = new Map<number, readonly string[] | null>();
+  /** The chain's end as this process last found it, when, and until when that is trusted. */
+  let end: number | undefined;
+  let checkedAt = Number.NEGATIVE_INFINITY;
+  let leaseUntil = Number.NEGATIVE_INFINITY;
+  let inFlight: { started: number; reading: Promise<number> } | undefined;
+
+  function remember(seq: number, subjects: readonly string[] | null): void {
+    links.set(seq, subjects);
+    if (links.size > LINKS_REMEMBERED) {
+      const oldest = Math.max(...links.keys()) - LINKS_REMEMBERED / 2;
+      for (const known of links.keys()) if (known < oldest) links.delete(known);
+    }
+  }
+
+  /** Link `seq`'s subjects, or undefined when there is no such link (yet, or any more). */
+  async function readLink(seq: number): Promise<readonly string[] | null | undefined> {
+    if (links.has(seq)) return links.get(seq);
+    const doc = await stamps.findOne({ _id: revocationLinkKey(seq) }, { projection: { subjects: 1 } });
+    if (!doc) return undefined;
+    const subjects = Array.isArray(doc.subjects) ? doc.subjects.filter((subject): subject is string => typeof subject === 'string') : null;
+    remember(seq, subjects);
+    return subjects;
+  }
+
+  /** The hint of the end: 0 before the first revocation (or when written by an older version). */
+  async function readHint(): Promise<number> {
+    const doc = await stamps.findOne({ _id: CREDENTIALS_STAMP }, { projection: { value: 1 } });
+    const seq = Number(doc?.value);
+    return Number.isSafeInteger(seq) && seq > 0 ? seq : 0;
+  }
+
+  /** The end of the chain from `start` (a link that exists, or 0). The common case: one read finds no next link. */
+  async function walkFrom(start: number): Promise<number> {
+    if ((await readLink(start + 1)) === undefined) return start;
+    let seq = start + 1;
+    for (;;) {
+      const places = Array.from({ length: LINKS_READ_AT_ONCE }, (_, index) => seq + 1 + index);
+      const found = await Promise.all(places.map(readLink));
+      const missing = found.indexOf(undefined);
+      if (missing === -1) seq += LINKS_READ_AT_ONCE;
+      else return seq + missing;
+    }
+  }
+
+  /** Where to walk from: this process's end while recently checked, else the hint (links past a stale end may be pruned). */
+  async function startOfWalk(at: number): Promise<number> {
+    if (end !== undefined && at - checkedAt <= CREDENTIALS_RESYNC_MS) return end;
+    return Math.max(end ?? 0, await readHint());
+  }
+
+  async function check(started: number): Promise<number> {
+    const found = await walkFrom(await startOfWalk(started));
+    end = Math.max(end ?? 0, found);
+    checkedAt = Math.max(checkedAt, started);
+    leaseUntil = Math.max(leaseUntil, started + leaseMs);
+    return end;
+  }
+
   return {
-    current: () => stamps.read(CREDENTIALS_STAMP),
-    revoked: () => stamps.bump(CREDENTIALS_STAMP),
+    async current() {
+      const at = monotonic();
+      if (end !== undefined && at < leaseUntil) return String(end);
+      // Concurrent readers share one check, but only while its lease would cover them: a check
+      // sent before a revocation that has since resolved may still answer the old end.
+      if (inFlight && at < inFlight.started + leaseMs) return String(await inFlight.reading);
+      const reading = check(at);
+      const pending = { started: at, reading };
+      inFlight = pending;
+      try {
+        return String(await reading);
+      } finally {
+        if (inFlight === pending) inFlight = undefined;
+      }
+    },
+
+    async revokedBetween(from, to) {
+      const first = Number(from);
+      const last = Number(to);
+      if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last) || last < first || last - first > SCOPED_SPAN_MAX) return null;
+      const subjects = new Set<string>();
+      for (let seq = first + 1; seq <= last; seq++) {
+        const revoked = await readLink(seq);
+        if (!revoked) return null;
+        for (const subject of revoked) subjects.add(subject);
+      }
+      return subjects;
+    },
+
+    async revoked(subjects) {
+      const at = new Date(now());
+      let seq = await walkFrom(await startOfWalk(monotonic()));
+      const named = subjects && subjects.length > 0 ? [...subjects] : null;
+      for (;;) {
+        try {
+          await stamps.insertOne({ _id: revocationLinkKey(seq + 1), value: String(seq + 1), at, seq: seq + 1, subjects: named });
+          break;
+        } catch (error) {
+          // Another revocation took the place: walk to the new end and take the next one.
+          if (!isDuplicateKeyError(error)) throw error;
+          seq = await walkFrom(seq + 1);
+        }
+      }
+      seq += 1;
+      remember(seq, named);
+      end = Math.max(end ?? 0, seq);
+      // Its own link is known; others written meanwhile are looked for at the next read.
+      leaseUntil = Number.NEGATIVE_INFINITY;
+      // A hint only: racing writers may leave it a little behind, which walking forward makes up.
+      await stamps.replaceOne({ _id: CREDENTIALS_STAMP }, { value: String(seq), at }, { upsert: true }).catch((error: unknown) => {
+        if (!isDuplicateKeyError(error)) throw error;
+      });
+      if (leaseMs > 0) await new Promise((resolve) => setTimeout(resolve, leaseMs));
+    },
+
+    async prune(at) {
+      const hint = await readHint();
+      if (hint <= LINKS_KEPT) return 0;
+      const result = await stamps.deleteMany({ seq: { $lt: hint - LINKS_KEPT }, at: { $lt: new Date(at.getTime() - REVOCATION_LINK_RETENTION_MS) } });
+      return result.deletedCount;
+    },
   };
 }
 
-/** What repositories need: they bump the epoch after a write that changed a credential. */
+/** What repositories need: they move the epoch after a write that changed a credential. */
 export type CredentialRevocations = Pick<CredentialEpoch, 'revoked'>;
 
-/** A revoking write, then the epoch bump (infra/version-stamps.ts bumpAfterWrite: also after a failed write). */
-export function revoking<T>(revocations: CredentialRevocations, write: () => Promise<T>, changed: (result: T) => boolean): Promise<T> {
-  return bumpAfterWrite(write, () => revocations.revoked(), changed);
+/**
+ * A revoking write, then the epoch's move (infra/follow-up.ts: also after a failed write, which
+ * may have landed). `subjects`: what the write revoked; none revokes every cached credential.
+ */
+export function revoking<T>(revocations: CredentialRevocations, write: () => Promise<T>, changed: (result: T) => boolean, subjects?: readonly string[]): Promise<T> {
+  return withFollowUp(write, () => revocations.revoked(subjects), changed);
 }
 
 /**
  * For `revoking` when the caller revokes explicitly (logout, a password change, a key's delete):
- * the epoch moves even when another request already deleted the credential and has not bumped yet.
+ * the epoch moves even when another request already deleted the credential and has not moved it yet.
  */
 export const always = (): boolean => true;

@@ -135,6 +135,7 @@ export default fp(
         startPeriodicTask({ name, intervalMs: SESSION_CLEANUP_MS, task, log: app.log, onFailure: (error) => app.opsMetrics.databaseError(source, error) });
       cleanups.push(periodic('session cleanup', 'session-cleanup', () => sessionsRepo.deleteExpired(new Date(now()))));
       cleanups.push(periodic('login attempt cleanup', 'login-attempt-cleanup', () => limiter.deleteExpired()));
+      cleanups.push(periodic('credential revocation pruning', 'credential-revocation-pruning', () => epoch.prune(new Date(now()))));
       cleanups.push(periodic('login address expiry', 'login-address-expiry', () => loginAddresses.deleteExpired(now())));
       cleanups.push(periodic('usage record expiry', 'usage-expiry', () => usage.deleteBefore(new Date(now() - USAGE_RETENTION_MS))));
     });

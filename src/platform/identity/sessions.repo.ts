@@ -1,7 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
-import { always, type CredentialRevocations, revoking } from './credential-epoch.js';
+import { always, type CredentialRevocations, credentialSubject, revoking } from './credential-epoch.js';
 
 /**
  * Server-side session records, so sessions can be revoked (beyond the reference): a JWT is
@@ -42,7 +42,7 @@ export function createSessionsRepo(db: Db, revocations: CredentialRevocations) {
      * answer "ended" while a replica still trusts its cached copy.
      */
     async revoke(id: string): Promise<void> {
-      await revoking(revocations, () => sessions.deleteOne({ _id: oid(id) }), always);
+      await revoking(revocations, () => sessions.deleteOne({ _id: oid(id) }), always, [credentialSubject.session(id)]);
     },
     /** Deletes a session whose token was never handed out: no process can hold it, so no epoch bump. */
     async discard(id: string): Promise<void> {
@@ -52,7 +52,7 @@ export function createSessionsRepo(db: Db, revocations: CredentialRevocations) {
     async revokeAllOf(userId: string, keep?: string): Promise<void> {
       const user = oid(userId);
       const others = keep ? { userId: user, _id: { $ne: oid(keep) } } : { userId: user };
-      await revoking(revocations, () => sessions.deleteMany(others), always);
+      await revoking(revocations, () => sessions.deleteMany(others), always, [credentialSubject.user(userId)]);
     },
     /** FerretDB has no TTL indexes: expired rows are removed periodically instead (expiry is checked on use). */
     async deleteExpired(now: Date): Promise<number> {

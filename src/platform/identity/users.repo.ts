@@ -1,7 +1,7 @@
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { newId, oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
-import { type CredentialRevocations, revoking } from './credential-epoch.js';
+import { type CredentialRevocations, credentialSubject, revoking } from './credential-epoch.js';
 
 /** A `users` document (reference collection and field names). */
 interface UserDoc {
@@ -28,7 +28,7 @@ export const USER_INDEXES: IndexDeclaration[] = [
 
 export const DEFAULT_USER_AVATAR = '/icon/human.svg';
 
-/** A profile change of a field the cached auth context carries (`timezone`) bumps the credential epoch. */
+/** A profile change of a field the cached auth context carries (`timezone`) moves the credential epoch, naming the user. */
 export function createUsersRepo(db: Db, revocations: CredentialRevocations) {
   const users = db.collection<UserDoc>('users');
   const record = (doc: UserDoc | null): UserRecord | null => plainOrNull(doc);
@@ -74,7 +74,7 @@ export function createUsersRepo(db: Db, revocations: CredentialRevocations) {
       if (Object.keys($set).length === 0) return;
       const write = () => users.updateOne({ _id: oid(id) }, { $set });
       if (fields.timezone === undefined) await write();
-      else await revoking(revocations, write, (result) => result.matchedCount > 0);
+      else await revoking(revocations, write, (result) => result.matchedCount > 0, [credentialSubject.user(id)]);
     },
     async setLastLoginTmb(id: string, tmbId: string): Promise<void> {
       await users.updateOne({ _id: oid(id) }, { $set: { lastLoginTmbId: oid(tmbId) } });
