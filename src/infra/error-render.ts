@@ -5,7 +5,26 @@ import { type AppError, Errors, isAppError } from './errors.js';
 import { LlmError } from './llm-stream.js';
 import { LockLostError } from './mongo-lock.js';
 import { ProviderReplyError } from './provider-client.js';
-import { isProviderError } from './provider-http.js';
+import { isProviderError, type ProviderError } from './provider-http.js';
+
+/** Provider statuses a retry of the same request may get past: a timeout, a conflict, a rate limit. */
+const PASSING_STATUSES = new Set([408, 409, 429]);
+
+/**
+ * A model provider's failure as this service's 502, telling clients whether sending the request
+ * again can help (the OpenAI SDKs retry a 502 twice by default, re-running a whole workflow each
+ * time): `x-should-retry: false` when the provider refused the request itself (a 4xx other than
+ * 408, 409 or 429, such as a prompt over the context or a wrong provider key) or is not set up;
+ * its Retry-After passed on after a rate limit.
+ */
+export function gatewayError(error: LlmError | ProviderError | ProviderReplyError): AppError {
+  const status = error instanceof LlmError ? error.reply?.status : isProviderError(error) ? error.status : undefined;
+  const settled = isProviderError(error) && (error.kind === 'invalid_input' || error.kind === 'not_configured');
+  const refused = status !== undefined && status >= 400 && status < 500 && !PASSING_STATUSES.has(status);
+  const retryAfter = error instanceof LlmError ? error.reply?.retryAfter : undefined;
+  if (settled || refused) return Errors.badGateway(error.message, { 'x-should-retry': 'false' });
+  return Errors.badGateway(error.message, retryAfter && /^\d{1,6}$/.test(retryAfter) ? { 'retry-after': retryAfter } : undefined);
+}
 
 /** Which body shape a URL's errors take: OAuth JSON, Kubernetes Status, or the platform envelope. */
 export type ErrorFormat = 'platform' | 'oauth' | 'k8s';
@@ -243,7 +262,7 @@ export function toAppError(error: unknown, requestId: string): { appError: AppEr
   }
   // A model provider that failed (refused, unreachable, timed out, answered nonsense): the
   // service is a gateway to it here, whichever route called it (search, data writes, chat).
-  if (error instanceof ProviderReplyError || error instanceof LlmError || isProviderError(error)) return { appError: Errors.badGateway(error.message), unexpected: false };
+  if (error instanceof ProviderReplyError || error instanceof LlmError || isProviderError(error)) return { appError: gatewayError(error), unexpected: false };
   // A body parser's error carries 400 (Fastify sets it); a SyntaxError without one is the
   // server's own (a damaged stored snapshot, journal entry or node): a 500 like any other bug.
   if (fastifyError.statusCode === 400 && fastifyError.message) {

@@ -103,7 +103,7 @@ export const Errors = {
   headersTooLarge: (message = 'The request headers are too large') => make(431, 431, 'requestHeaderFieldsTooLarge')(message),
   internal: (requestId?: string) =>
     make(500, 500, '')(requestId ? `Internal error (request id ${requestId})` : 'Internal error'),
-  badGateway: (message: string) => make(502, 502, 'badGateway')(message),
+  badGateway: (message: string, headers?: Record<string, string>) => new AppError({ httpStatus: 502, code: 502, statusText: 'badGateway', message, headers }),
   /**
    * The database cannot be reached or cannot serve now (an outage, not the caller's fault): 503
    * with Retry-After, so clients wait and retry instead of treating it as a bug or a logout.

@@ -102,6 +102,14 @@ export interface LlmResult {
 
 export class LlmError extends Error {
   override name = 'LlmError';
+
+  constructor(
+    message: string,
+    /** The provider's answer, when it answered: its HTTP status and Retry-After. */
+    readonly reply?: { status: number; retryAfter?: string },
+  ) {
+    super(message);
+  }
 }
 
 function url(endpoint: LlmEndpoint, path: string): string {
@@ -122,7 +130,11 @@ async function post(endpoint: LlmEndpoint, body: object, signal: AbortSignal | u
 
 async function failure(endpoint: LlmEndpoint, response: ProviderResponse): Promise<LlmError> {
   const text = providerErrorText(await response.text().catch(() => ''), endpoint.apiKey, 300);
-  return new LlmError(`The model provider answered HTTP ${response.status}${text ? `: ${text}` : ''}`);
+  const retryAfter = response.headers['retry-after'];
+  return new LlmError(`The model provider answered HTTP ${response.status}${text ? `: ${text}` : ''}`, {
+    status: response.status,
+    retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+  });
 }
 
 /** A tool call a model wrote with a function name (anything else is not a call to run). */

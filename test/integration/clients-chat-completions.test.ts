@@ -122,7 +122,10 @@ describe('v1/chat/completions with what OpenAI clients send', () => {
     expect(text).toBe('Echo: stream it');
     expect(frames.at(-1)!.data).toBe('[DONE]');
     // include_usage: one last chunk before [DONE] with no choices and the turn's tokens (the fake model's 10 + 5).
-    expect(chunks.at(-1)).toEqual({ id: '', object: 'chat.completion.chunk', created: chunks[0].created, model: '', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+    expect(chunks.at(-1)).toEqual({ id: chunks[0].id, object: 'chat.completion.chunk', created: chunks[0].created, model: '', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+    // One id on every chunk, never empty (openai v6's stream helper reads the usage only from chunks with an id).
+    expect(chunks[0].id).toMatch(/^chatcmpl-\w+/);
+    expect(new Set(chunks.map((chunk) => chunk.id)).size).toBe(1);
     expect(chunks.filter((chunk) => chunk.usage !== undefined)).toHaveLength(1);
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect((lastModelRequest().messages as { role: string; content: string }[]).slice(0, 2)).toEqual([

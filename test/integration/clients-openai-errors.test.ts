@@ -183,3 +183,65 @@ describe('fields strictly typed clients require', () => {
     expect(new Set(chunks.map((chunk) => chunk.created)).size).toBe(1);
   });
 });
+
+describe('retries, stream ids and lenient fields, as the openai SDK meets them', () => {
+  const completionCalls = () => fake.requests.filter((request) => request.path === '/v1/chat/completions').length;
+  /** The provider answers `status` (with `headers`) to every chat call while `run` runs. */
+  async function whileProviderAnswers<T>(status: number, headers: Record<string, string>, run: () => Promise<T>): Promise<T> {
+    fake.route('POST', '/v1/chat/completions', () => ({
+      stream: async (res) => {
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify({ error: { message: `provider says ${status}` } }));
+      },
+    }));
+    try {
+      return await run();
+    } finally {
+      fake.unroute('POST', '/v1/chat/completions');
+    }
+  }
+  const inject = () => t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: apiKeyHeaders(appKey), payload: { messages: question } });
+
+  it('a provider refusing the request itself: a 502 the SDK does not send again (x-should-retry: false), so the workflow runs once', async () => {
+    await whileProviderAnswers(401, {}, async () => {
+      const before = completionCalls();
+      // The SDK's defaults: two retries of a 502 unless told not to.
+      const error = await new OpenAI({ apiKey: appKey, baseURL }).chat.completions.create({ model: 'gpt-4o-mini', messages: question }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect(completionCalls() - before).toBe(1);
+      expect((await inject()).headers['x-should-retry']).toBe('false');
+    });
+  });
+
+  it("a provider's rate limit or outage stays worth a retry: no x-should-retry, and its Retry-After passed on", async () => {
+    const limited = await whileProviderAnswers(429, { 'retry-after': '3' }, inject);
+    expect(limited.statusCode).toBe(502);
+    expect(limited.headers['x-should-retry']).toBeUndefined();
+    expect(limited.headers['retry-after']).toBe('3');
+    const down = await whileProviderAnswers(500, {}, inject);
+    expect(down.statusCode).toBe(502);
+    expect(down.headers['x-should-retry']).toBeUndefined();
+  });
+
+  it("openai v6's stream helper assembles the answer with the usage chunk", async () => {
+    const stream = sdk(appKey).chat.completions.stream({ model: 'gpt-4o-mini', messages: question, stream_options: { include_usage: true } });
+    const final = await stream.finalChatCompletion();
+    expect(final.choices[0]?.message.content).toBe('Echo: hello');
+    expect(final.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+    expect(final.id).toMatch(/^chatcmpl-/);
+  });
+
+  it('an empty appId beside an app key is no error: the key names its app', async () => {
+    const answer = await sdk(appKey).chat.completions.create({ model: 'gpt-4o-mini', messages: question, appId: '' } as never);
+    expect(answer.choices[0]?.message.content).toBe('Echo: hello');
+  });
+
+  it('a Bearer value of no key shape is an invalid key, not a malformed header', async () => {
+    for (const apiKey of ['nope', 'fastgpt-abc-def-ghi']) {
+      const error = await sdk(apiKey).chat.completions.create({ model: 'gpt-4o-mini', messages: question }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect((error as Error).message).toMatch(/The API key is not valid/);
+    }
+  });
+});

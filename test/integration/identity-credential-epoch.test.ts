@@ -39,7 +39,7 @@ describe('credential epoch chain', () => {
     const start = await reader.epoch.current();
     const writers = [processOn(0), processOn(0), processOn(0)];
     const subjects = Array.from({ length: 24 }, (_, index) => `user:racer-${index}`);
-    await Promise.all(subjects.map((subject, index) => writers[index % writers.length].epoch.revoked([subject])));
+    await Promise.all(subjects.map((subject, index) => (writers[index % writers.length] as ReturnType<typeof processOn>).epoch.revoked([subject])));
     reader.clock.at += 1_000;
     const end = await reader.epoch.current();
     expect(Number(end) - Number(start)).toBe(subjects.length);

@@ -56,6 +56,9 @@ export function isBearerAuthorization(authorization: string): boolean {
   return /^bearer(?:\s|$)/i.test(authorization.trim());
 }
 
+/** Whether a Bearer header carries a value at all. */
+const hasCredential = (authorization: string): boolean => authorization.trim().split(/\s+/).length > 1;
+
 /** `fastgpt-xxx` or the deprecated `fastgpt-xxx-<appId>`; anything else is not an API key. */
 export function parseApiKeyCredential(authorization: string): { key: string; appId?: string } | null {
   const credential = authorization.trim().split(/\s+/)[1];
@@ -160,7 +163,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
 
   async function byApiKey(authorization: string): Promise<AuthContext> {
     const parsed = parseApiKeyCredential(authorization);
-    if (!parsed) throw Errors.unAuthorization("The Authorization header must be 'Bearer <API key>'");
+    // A value of another shape is a key that does not exist, not a header written wrong.
+    if (!parsed) throw hasCredential(authorization) ? Errors.unAuthApiKey('The API key is not valid') : Errors.unAuthorization("The Authorization header must be 'Bearer <API key>'");
     const digest = digestApiKey(parsed.key);
     const resolved = await apiKeyCache.get(digest, () => resolveApiKey(digest));
     if (!resolved) throw Errors.unAuthApiKey('The API key is not valid');

@@ -7,6 +7,7 @@ import { dispatchWorkflow, WorkflowError } from '../../domain/workflow/dispatch.
 import { chatTitle } from '../../domain/workflow/messages.js';
 import { pureRunners } from '../../domain/workflow/pure-runners.js';
 import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, WorkflowEvent } from '../../domain/workflow/types.js';
+import { gatewayError } from '../../infra/error-render.js';
 import { Errors, isAppError } from '../../infra/errors.js';
 import { LlmError } from '../../infra/llm-stream.js';
 import { isProviderError } from '../../infra/provider-http.js';
@@ -105,8 +106,7 @@ export interface ChatTurnResult extends DispatchResult {
  */
 function toRunError(error: unknown): unknown {
   if (isAppError(error)) return error;
-  if (error instanceof LlmError) return Errors.badGateway(error.message);
-  if (isProviderError(error)) return Errors.badGateway(error.message);
+  if (error instanceof LlmError || isProviderError(error)) return gatewayError(error);
   if (error instanceof WorkflowError) return Errors.missingParams(error.message);
   return error;
 }

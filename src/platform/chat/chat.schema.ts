@@ -103,7 +103,8 @@ export const completionsSchema = z
   .object({
     messages: z.array(message, { error: 'messages is not array' }).max(1000).default([]),
     chatId: completionsChatId,
-    appId: nullish(zObjectId),
+    // An empty id is absent (templates send the field always); an API key names its own app anyway.
+    appId: z.union([z.literal(''), zObjectId]).nullish().transform((value) => value || undefined),
     variables: zFreeFormRecord().nullish().transform((value) => value ?? {}),
     detail: lenientBool,
     stream: lenientBool,

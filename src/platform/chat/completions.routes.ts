@@ -53,7 +53,9 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const responseChatItemId = input.responseChatItemId ?? nanoid();
       const controller = abortOnClose(request, reply);
       const created = Math.floor(chat.now() / 1000);
-      const writer = input.stream ? new SseWriter(reply, detail, created, stallTimeoutMs) : undefined;
+      // The chat's id, as the answer without stream has it; a turn of no chat gets one of its own.
+      const stamp = { id: input.chatId || `chatcmpl-${responseChatItemId}`, created };
+      const writer = input.stream ? new SseWriter(reply, detail, stamp, stallTimeoutMs) : undefined;
       // What the caller sees of the node responses, streamed or not (a share link's responseDetail included).
       const view = responseViewOf(caller, isPlugin);
       const turn = {
@@ -90,12 +92,12 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       writer.start();
       // OpenAI opens every stream with the role: its SDKs' stream helpers refuse an answer whose
       // chunks never named one (a workflow that answers no text).
-      writer.write('answer', textChunk('', false, created));
+      writer.write('answer', textChunk('', false, stamp));
       try {
         const result = await chat.run.runTurn(turn);
         finishTurn(chat, admitted, result.flowResponses);
-        writer.write('answer', textChunk('', true, created));
-        if (input.stream_options?.include_usage) writer.write('answer', usageChunk(tokenTotals(result.flowUsages), created));
+        writer.write('answer', textChunk('', true, stamp));
+        if (input.stream_options?.include_usage) writer.write('answer', usageChunk(tokenTotals(result.flowUsages), stamp));
         writer.write('answer', '[DONE]');
         // Without detail for this caller, no frame at all (the non-stream answer's list is empty).
         if (detail && view.detail) writer.write('flowResponses', shownResponses(result.flowResponses, view));
@@ -121,7 +123,8 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       if (appDoc.type !== 'plugin' && items.length === 0) throw Errors.missingParams('Params Error: messages must end with the question');
       const guard = await chat.access.assertCallerGraph(auth, input.nodes);
       const controller = abortOnClose(request, reply);
-      const writer = new SseWriter(reply, true, Math.floor(chat.now() / 1000), stallTimeoutMs);
+      const responseChatItemId = nanoid();
+      const writer = new SseWriter(reply, true, { id: `chatcmpl-${responseChatItemId}`, created: Math.floor(chat.now() / 1000) }, stallTimeoutMs);
       try {
         const graph = { nodes: input.nodes as unknown as StoreNode[], edges: input.edges as unknown as StoreEdge[], chatConfig: input.chatConfig ?? {} };
         const result = await chat.run.runTurn({
@@ -131,7 +134,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
           caller: callerFromAuth(auth),
           items,
           variables: input.variables,
-          responseChatItemId: nanoid(),
+          responseChatItemId,
           stream: true,
           mode: 'test',
           emit: writer.emit.bind(writer),

@@ -5,12 +5,22 @@
 import type { FastifyReply } from 'fastify';
 import type { WorkflowEvent } from '../../domain/workflow/types.js';
 
-/** An OpenAI chunk; `created` (unix seconds) is the answer's start, the same on each of its chunks. */
-export function textChunk(text: string, finish: boolean, created: number) {
+/**
+ * What every chunk of one streamed answer carries: its id and start (unix seconds). The id is
+ * never empty: openai v6's stream helper takes a later chunk's fields (the usage) only from
+ * chunks with an id (the reference sends `''`, and no usage chunk).
+ */
+export interface CompletionStamp {
+  id: string;
+  created: number;
+}
+
+/** An OpenAI chunk of the answer `stamp` names. */
+export function textChunk(text: string, finish: boolean, stamp: CompletionStamp) {
   return {
-    id: '',
+    id: stamp.id,
     object: 'chat.completion.chunk',
-    created,
+    created: stamp.created,
     model: '',
     choices: [{ delta: finish ? {} : { role: 'assistant', content: text }, index: 0, finish_reason: finish ? 'stop' : null }],
   };
@@ -20,9 +30,9 @@ export function textChunk(text: string, finish: boolean, created: number) {
  * OpenAI's usage chunk (`stream_options.include_usage`), the last before `[DONE]`: no choices,
  * the whole turn's model tokens.
  */
-export function usageChunk(tokens: { inputTokens: number; outputTokens: number }, created: number) {
+export function usageChunk(tokens: { inputTokens: number; outputTokens: number }, stamp: CompletionStamp) {
   const usage = { prompt_tokens: tokens.inputTokens, completion_tokens: tokens.outputTokens, total_tokens: tokens.inputTokens + tokens.outputTokens };
-  return { id: '', object: 'chat.completion.chunk', created, model: '', choices: [], usage };
+  return { id: stamp.id, object: 'chat.completion.chunk', created: stamp.created, model: '', choices: [], usage };
 }
 
 /** Frames go out in pieces of this size: a client reading a large frame slowly is seen to read it. */
@@ -41,7 +51,7 @@ export class SseWriter {
   constructor(
     private readonly reply: FastifyReply,
     private readonly detail: boolean,
-    private readonly created: number,
+    private readonly stamp: CompletionStamp,
     private readonly stallTimeoutMs: number,
   ) {}
 
@@ -134,7 +144,7 @@ export class SseWriter {
   /** Forwards a workflow event; without detail only answer text is written. */
   emit(event: WorkflowEvent): void {
     if (event.event === 'answer' || event.event === 'fastAnswer') {
-      this.write(event.event, textChunk(event.text, false, this.created));
+      this.write(event.event, textChunk(event.text, false, this.stamp));
       return;
     }
     if (!this.detail) return;
