@@ -15,7 +15,7 @@ import { ShownSecrets } from '../../src/platform/chat/workflow-nodes/shown-secre
 
 /** An OAuth-style answer whose credentials have no credential shape (no digits-and-length token, no known prefix). */
 const TOKEN_ANSWER = { access_token: 'abc123xyz', refresh_token: 'refreshme', token_type: 'bearer', expires_in: 3600, user: { name: 'ada', password: 'pw-7' } };
-const MASKED_TOKEN_ANSWER = { access_token: SECRET_MASK, refresh_token: SECRET_MASK, token_type: SECRET_MASK, expires_in: 3600, user: { name: 'ada', password: SECRET_MASK } };
+const MASKED_TOKEN_ANSWER = { access_token: SECRET_MASK, refresh_token: SECRET_MASK, token_type: 'bearer', expires_in: 3600, user: { name: 'ada', password: SECRET_MASK } };
 
 describe('ShownSecrets.show on an answer', () => {
   it('masks credential-named fields at any depth, whatever their value looks like, without touching the answer', () => {
