@@ -156,6 +156,8 @@ export const envSchema = z.object({
   CHANNEL_TURN_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   /** Messaging-channel turns one process runs at once; a message past it waits, stored, for a free turn here or on another replica. */
   CHANNEL_TURNS_MAX: positiveInt.default(16),
+  /** Messaging-channel turns of one link one process runs at once (its fair share; unset: a quarter of CHANNEL_TURNS_MAX, at least 1); a message past it waits, stored. */
+  CHANNEL_TURNS_PER_LINK: positiveInt.optional(),
   /** How often each process looks for channel turns whose lease lapsed, and runs them. */
   CHANNEL_TURN_SWEEP_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** Collections of at most this many items have their data list kept per process (0: none; pages query the database). */

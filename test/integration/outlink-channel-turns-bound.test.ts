@@ -35,7 +35,8 @@ async function until(done: () => boolean | Promise<boolean>, what: string, ms = 
 }
 
 beforeAll(async () => {
-  ({ t, fake } = await startChatApp(() => ({ CHANNEL_TURNS_MAX: '2', CHANNEL_TURN_SWEEP_MS: '600000', LOG_LEVEL: 'silent' })));
+  // One link may run the process's every turn here (its share would be one): this is the process bound.
+  ({ t, fake } = await startChatApp(() => ({ CHANNEL_TURNS_MAX: '2', CHANNEL_TURNS_PER_LINK: '2', CHANNEL_TURN_SWEEP_MS: '600000', LOG_LEVEL: 'silent' })));
   await createUser(t, { username: 'bound-owner', password: 'password-b1' });
   tok = await login(t, 'bound-owner', 'password-b1');
   appId = await createPublishedApp(t, tok, 'Channel bot', simpleChatGraph);

@@ -119,9 +119,14 @@ export function createChannelEventsRepo(db: Db) {
       return stored?.owner === owner && stored.state === 'running' ? toJob(stored) : null;
     },
 
-    /** Running jobs whose lease lapsed at `now` (a stopped process's), oldest lease first. */
-    async lapsed(now: Date, limit: number): Promise<ChannelJob[]> {
-      const docs = await events.find({ state: 'running', leaseUntil: { $lt: now } }).sort({ leaseUntil: 1 }).limit(limit).toArray();
+    /**
+     * Running jobs whose lease lapsed at `now` (a stopped process's, or deferred ones), oldest lease
+     * first, leaving out the messages of the links in `skipLinks` (those this process cannot run now).
+     */
+    async lapsed(now: Date, limit: number, skipLinks: string[] = []): Promise<ChannelJob[]> {
+      const filter: Filter<ChannelEventDoc> = { state: 'running', leaseUntil: { $lt: now } };
+      if (skipLinks.length > 0) filter['message.linkId'] = { $nin: skipLinks };
+      const docs = await events.find(filter).sort({ leaseUntil: 1 }).limit(limit).toArray();
       return docs.map(toJob);
     },
 

@@ -6,19 +6,24 @@
  * the channel's redelivery, and run again from what was stored: the answer when the turn had
  * ended, else the turn. An attempt whose send fails ends its lease at once, so the next sweep
  * tries again; a message is given up after CHANNEL_TURN_MAX_ATTEMPTS takes, with a log line.
- * A process runs at most CHANNEL_TURNS_MAX turns at once (each holds a model call): a job past it
- * is deferred (stored, its lease ended, the take not counted) and run by the next sweep, which a
- * turn ending here starts at once while jobs wait.
+ * A process runs at most CHANNEL_TURNS_MAX turns at once (each holds a model call), and at most
+ * CHANNEL_TURNS_PER_LINK of one link (channel-turn-gate.ts): a job past either is deferred (stored,
+ * its lease ended, the take not counted) and run by the next sweep, which a turn ending here starts
+ * at once while jobs wait. A sweep leaves out the links at their share, and takes the jobs of links
+ * running nothing here first, so one link's backlog never holds back another link's messages.
+ * A link's QPM (`limit.QPM`) counts its channel turns too, all its channel's users as one visitor
+ * (they come from the channel's servers): a turn past it waits, deferred, for the next minute.
  */
 import { randomUUID } from 'node:crypto';
-import { createConcurrencyGate } from '../../../infra/concurrency-gate.js';
 import { startLeaseRenewal } from '../../../infra/lease-renewal.js';
 import { TurnTakenOver } from '../../chat/chat-run.service.js';
 import type { ChatServices } from '../../chat/chat-module.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
+import type { ShareQpmLimiter } from '../qpm-limiter.js';
 import type { ChannelEventsRepo, ChannelJob, ChannelJobMessage } from './channel-events.repo.js';
 import { runChannelTurn } from './channel-runner.js';
 import { channelSender } from './channel-senders.js';
+import { createChannelTurnGate } from './channel-turn-gate.js';
 import type { ChannelTurns } from './channel-turns.js';
 
 /** Takes of one message, the first delivery's included, before it is given up. */
@@ -42,6 +47,10 @@ export interface ChannelJobsDeps {
   leaseMs: number;
   /** Turns this process runs at once (CHANNEL_TURNS_MAX). */
   maxRunning: number;
+  /** Turns of one link this process runs at once (CHANNEL_TURNS_PER_LINK, or its default). */
+  perLink: number;
+  /** The links' shared per-minute count of chat starts (qpm-limiter.ts). */
+  qpm: Pick<ShareQpmLimiter, 'take'>;
   log: ChannelJobsLog;
 }
 
@@ -51,8 +60,8 @@ export interface ChannelDelivery {
   message: Omit<ChannelJobMessage, 'linkId'>;
 }
 
-/** How an attempt ended: the message is dealt with, or the job is no longer this delivery's. */
-type Outcome = 'ended' | 'lost';
+/** How an attempt ended: the message is dealt with, the job is no longer this delivery's, or its turn waits until then (the link's QPM). */
+type Outcome = 'ended' | 'lost' | Date;
 
 export function createChannelJobs(deps: ChannelJobsDeps) {
   const { repo, chat, turns, log } = deps;
@@ -60,11 +69,23 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
   const now = () => new Date(deps.now());
   const leaseEnd = () => new Date(deps.now() + deps.leaseMs);
   const logTurnFailure = (error: unknown) => log.error('messaging channel turn failed', error);
-  const running = createConcurrencyGate(deps.maxRunning);
-  const room = () => deps.maxRunning - running.held;
+  const running = createChannelTurnGate(deps.maxRunning, deps.perLink);
+  const room = running.room;
   /** A job was deferred since the last sweep began (or a sweep filled its batch): another sweep may find work. */
   let jobsWaiting = false;
+  /** Links at their share whose jobs may wait: one of their turns ending here starts a sweep. */
+  const linksWaiting = new Set<string>();
   let sweeping = false;
+
+  /**
+   * Takes one of the link's QPM turns of this minute (the key is the link's, as one visitor):
+   * null when taken or unlimited, else when the next minute starts.
+   */
+  async function qpmWait(link: OutLinkDoc): Promise<Date | null> {
+    if (link.limit.QPM <= 0) return null;
+    const start = await deps.qpm.take(`${link.shareId}:channel`, link.limit.QPM);
+    return start.ok ? null : new Date(deps.now() + start.retryAfterSeconds * 1000);
+  }
 
   /** Sends the immediate response, then the answer (run now, or stored by an earlier attempt). */
   async function attempt(job: ChannelJob, signal: AbortSignal, holds: () => boolean): Promise<Outcome> {
@@ -81,6 +102,8 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     }
     let answer = job.answer;
     if (answer === undefined) {
+      const wait = await qpmWait(link);
+      if (wait) return wait;
       answer = await runChannelTurn(chat, link, message, signal, logTurnFailure);
       // Stored before it is sent: an attempt after a failed send sends it without running (and
       // saving) the turn again. The write also checks that the job is still this delivery's.
@@ -111,7 +134,11 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     try {
       if (closed.aborted) return;
       // Marked done even once a close stopped waiting: the answer may have gone out just before.
-      if ((await attempt(job, turn.signal, holds)) === 'ended' && !lost) await repo.finish(job);
+      const outcome = await attempt(job, turn.signal, holds);
+      if (outcome instanceof Date) {
+        // Deferred to the next minute, the take not counted: a sweep runs it then.
+        if (holds() && (await repo.defer(job, outcome))) log.info(`messaging channel message ${job.id} waits for the next minute of its link's QPM`);
+      } else if (outcome === 'ended' && !lost) await repo.finish(job);
     } catch (error) {
       if (!holds()) return;
       if (job.attempts >= MAX) {
@@ -127,12 +154,24 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     }
   }
 
-  /** Runs a job this delivery holds, or defers it when this process runs as many turns as it may. */
+  /**
+   * Runs a job this delivery holds, or defers it when this process, or its link here, runs as many
+   * turns as it may. A deferral that cannot be written leaves the job stored under its live lease:
+   * a sweep runs it once that lapsed, and the message's delivery is still acknowledged (stored,
+   * it is answered; a 5xx only brought a redelivery that finds the job and does nothing).
+   */
   async function run(job: ChannelJob): Promise<void> {
-    const leave = running.tryEnter();
+    const linkId = job.message?.linkId;
+    const leave = running.tryEnter(linkId);
     if (!leave) {
+      const linkFull = !running.linkHasRoom(linkId);
       // Ended a millisecond back: a sweep in this same millisecond (or under a held test clock) finds it.
-      if (await repo.defer(job, new Date(deps.now() - 1))) jobsWaiting = true;
+      const deferred = await repo.defer(job, new Date(deps.now() - 1)).catch((error: unknown) => {
+        log.warn(`messaging channel message ${job.id} could not be deferred; a sweep runs it once its lease lapsed`, error);
+        return false;
+      });
+      if (deferred && linkFull && linkId !== undefined) linksWaiting.add(linkId);
+      else if (deferred) jobsWaiting = true;
       // A turn may have ended during the write, with no one left to start the sweep.
       sweepWhileWaiting();
       return;
@@ -142,6 +181,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
         await runHeld(job, closed);
       } finally {
         leave();
+        if (linkId !== undefined && linksWaiting.delete(linkId)) jobsWaiting = true;
         sweepWhileWaiting();
       }
     });
@@ -160,7 +200,9 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     try {
       const batchSize = Math.min(SWEEP_BATCH, room());
       jobsWaiting = false;
-      const batch = await repo.lapsed(now(), batchSize);
+      // Their jobs are left out: one of their turns ending sweeps again.
+      for (const linkId of running.fullLinks()) linksWaiting.add(linkId);
+      const batch = await nextBatch(batchSize);
       if (batch.length === batchSize) jobsWaiting = true;
       for (const job of batch) await takeOver(job);
     } finally {
@@ -169,12 +211,33 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     sweepWhileWaiting();
   }
 
+  /**
+   * Up to `size` lapsed jobs, oldest lease first: those of links running no turn here, then those
+   * of links below their share. A link with a long backlog and a free turn of its share does not
+   * take it ahead of a link whose message waits with nothing running.
+   */
+  async function nextBatch(size: number): Promise<ChannelJob[]> {
+    const busy = running.busyLinks();
+    const idle = await repo.lapsed(now(), size, busy);
+    const full = running.fullLinks();
+    if (idle.length === size || full.length === busy.length) return idle;
+    const seen = new Set(idle.map((job) => job.id));
+    const rest = await repo.lapsed(now(), size, full);
+    return [...idle, ...rest.filter((job) => !seen.has(job.id))].slice(0, size);
+  }
+
   /** Takes over a job whose lease lapsed and runs it; gives it up once its attempts are spent. */
   async function takeOver(job: ChannelJob): Promise<void> {
     // No free turn: the job stays lapsed for a later sweep (a take now would only be deferred).
     if (turns.closing || room() <= 0) return;
     if (job.attempts >= MAX) {
       if (await repo.giveUp(job, now())) log.error(`messaging channel message ${job.id} given up after ${job.attempts} attempts: the process running it stopped each time`);
+      return;
+    }
+    // Its link runs its share here: the job stays lapsed until one of those turns ends.
+    const linkId = job.message?.linkId;
+    if (!running.linkHasRoom(linkId)) {
+      if (linkId !== undefined) linksWaiting.add(linkId);
       return;
     }
     const taken = await repo.takeOver(job, now(), leaseEnd());

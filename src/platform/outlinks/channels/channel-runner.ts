@@ -29,7 +29,7 @@ export interface ChannelMessage {
  */
 export async function runChannelTurn(chat: ChatServices, link: OutLinkDoc, input: ChannelMessage, signal: AbortSignal, logUnexpected: (error: unknown) => void): Promise<string> {
   try {
-    // A channel message has no visitor address: no QPM slot (as the reference); the hook's start names the user.
+    // Its QPM slot was taken by its job (channel-jobs.ts), per link: a channel message has no visitor address. The hook's start names the user.
     const uid = await chat.outLinks.startChat(link, input.uid, input.text);
     const member = await chat.memberContext(link.tmbId);
     if (!member) throw Errors.linkUnInvalid('The creator of this link is no longer a member of its team');
