@@ -225,6 +225,30 @@ describe('chat records', () => {
       messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: asked }, { role: 'user', content: 'Confirm' }],
     });
     expect(stateless.json().choices[0].message.content).toBe('\nDone: Confirm');
+    // The state carries this service's seal; a client that rebuilt it with its keys in another order still resumes.
+    expect(asked.seal).toEqual(expect.any(String));
+    const reordered = { ...asked, memoryEdges: asked.memoryEdges.map((edge: Record<string, unknown>) => Object.fromEntries(Object.entries(edge).reverse())) };
+    const resumed = await completions(authHeaders(tokA), { appId: selectApp, messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: reordered }, { role: 'user', content: 'Confirm' }] });
+    expect(resumed.json().choices[0].message.content).toBe('\nDone: Confirm');
+    // A state this app did not hand out is not resumed: entering another node, outputs of the
+    // caller's making, no seal. (The reference resumes from whatever the messages hold.)
+    const yesOnly = { ...asked, entryNodeIds: ['yes'] };
+    const madeUpOutputs = { ...asked, nodeOutputs: [{ nodeId: 'sel', key: 'selectResult', value: 'whatever I like' }] };
+    const unsealed = { ...asked, seal: undefined };
+    for (const forged of [yesOnly, madeUpOutputs, unsealed]) {
+      const refused = await completions(authHeaders(tokA), { appId: selectApp, messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: forged }, { role: 'user', content: 'Confirm' }] });
+      expect(refused.statusCode, JSON.stringify(forged)).toBe(400);
+      expect(refused.json().message).toMatch(/interactive state in messages was not answered by this app/);
+    }
+    // The editor's debug chat runs the graph its caller sent: a state of its own is resumed.
+    const debug = await t.app.inject({
+      method: 'POST',
+      url: '/api/core/chat/chatTest',
+      headers: authHeaders(tokA),
+      payload: { appId: selectApp, nodes: graph.nodes, edges: graph.edges, messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: unsealed }, { role: 'user', content: 'Confirm' }] },
+    });
+    expect(debug.statusCode).toBe(200);
+    expect(debug.body).toContain('Done: Confirm');
     // A made-up one is a 400 naming it, not a crash of the resume.
     for (const forged of [{}, { type: 'userSelect' }, { ...asked, entryNodeIds: 'sel' }, { ...asked, memoryEdges: [null] }]) {
       const refused = await completions(authHeaders(tokA), { appId: selectApp, messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: forged }, { role: 'user', content: 'Confirm' }] });

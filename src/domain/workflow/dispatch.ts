@@ -54,6 +54,11 @@ export interface DispatchOptions {
    * By default a microtask, which lets other work of this process wait.
    */
   pause?: () => Promise<void>;
+  /**
+   * Marks the state a run stops with at an interactive node, so that a later request resuming
+   * from it can be told from one a client made up (the platform signs it). None by default.
+   */
+  seal?: (interactive: WorkflowInteractive) => WorkflowInteractive;
 }
 
 /** Variables never persisted into chat.variables (userId is kept, as the reference does). */
@@ -289,7 +294,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   let interactive: WorkflowInteractive | undefined;
   if (interactiveStop) {
     const entryId = interactiveStop.nodeId;
-    interactive = {
+    const stopped: WorkflowInteractive = {
       ...interactiveStop.payload,
       entryNodeIds: [entryId],
       memoryEdges: edges.map((edge) => ({
@@ -300,6 +305,7 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
         node.outputs.filter((output) => Boolean(output.value)).map((output) => ({ nodeId: node.nodeId, key: output.key, value: output.value })),
       ),
     };
+    interactive = options.seal ? options.seal(stopped) : stopped;
     emit({ event: 'interactive', interactive });
     assistantResponses.push({ type: 'interactive', interactive });
   }

@@ -108,6 +108,8 @@ export interface WorkflowInteractive {
   entryNodeIds: string[];
   memoryEdges: RuntimeEdge[];
   nodeOutputs: { nodeId: string; key: string; value: unknown }[];
+  /** The platform's signature of this state (interactive-seal.ts): a resume from a request needs it. */
+  seal?: string;
 }
 
 // ---- one run ----

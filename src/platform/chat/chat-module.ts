@@ -15,6 +15,7 @@ import { createChatLogsRepo } from './chat-logs.repo.js';
 import { type ChatLogsService, createChatLogsService } from './chat-logs.service.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
 import { type CustomFeedbacks, createCustomFeedbacks } from './custom-feedbacks.js';
+import { createInteractiveSeals } from './interactive-seal.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
 import { createSelfCaller, type SelfAnswer } from './self-call.js';
 import type { HttpCall, SharedNodeDeps } from './workflow-nodes/node-deps.js';
@@ -135,6 +136,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     chargeCredential: (caller, points) => app.identity.credentials.charge(caller.auth, points),
     supplierGuard: access.supplierGuard,
     storedGraphGuard: access.storedGraphGuard,
+    seals: createInteractiveSeals(app.config.TOKEN_KEY),
   });
   const feedback = createCustomFeedbacks({ repo, running: run.runningFeedbacks, onFailure: (error) => app.log.warn({ err: error }, 'custom feedback not saved') });
   const logs = createChatLogsService(createChatLogsRepo(db), now);

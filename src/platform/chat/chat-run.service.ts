@@ -19,6 +19,7 @@ import type { ChatDoc, ChatRepo, ChatSource } from './chat.repo.js';
 import type { CallerGuard } from './chat-access.js';
 import { type ChatCaller, chatSourceOf, usageSourceOf } from './chat-caller.js';
 import { formatChatTime } from './chat-time.js';
+import type { InteractiveSeals } from './interactive-seal.js';
 import { createRunningTurnFeedbacks } from './running-turn-feedbacks.js';
 import { loadTurnState, type TurnState } from './turn-state.js';
 import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
@@ -63,6 +64,8 @@ export interface ChatRunDeps {
   supplierGuard: (auth: AuthContext) => CallerGuard;
   /** What a stored graph may read when it runs (chat-access.ts): its own ids with its owner's rights, others with the supplier's too. */
   storedGraphGuard: (app: { teamId: string; tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard) => CallerGuard;
+  /** Signs the interactive states runs stop with, and checks those requests bring back (interactive-seal.ts). */
+  seals: InteractiveSeals;
 }
 
 export interface ChatTurnRequest {
@@ -193,6 +196,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         newId: () => nanoid(),
         now: () => Date.now(),
         pause: drained ? () => drained().then(yieldToEventLoop) : yieldToEventLoop,
+        seal: (interactive) => deps.seals.seal(appId, interactive),
       });
     } catch (error) {
       throw toRunError(error);

@@ -19,7 +19,7 @@ import { formatChatTime } from './chat-time.js';
 const ENTRY_NODE_TYPES = new Set(['userGuide', 'workflowStart', 'pluginInput']);
 
 /** A turn reads only these of the chat-run service's dependencies and of its request. */
-type TurnStateDeps = Pick<ChatRunDeps, 'repo' | 'apps' | 'now'>;
+type TurnStateDeps = Pick<ChatRunDeps, 'repo' | 'apps' | 'now' | 'seals'>;
 type TurnStateRequest = Pick<ChatTurnRequest, 'app' | 'graph' | 'caller' | 'chatId' | 'chat' | 'items' | 'variables' | 'metadata' | 'responseChatItemId'>;
 
 export interface TurnState {
@@ -100,7 +100,14 @@ export async function loadTurnState(deps: TurnStateDeps, request: TurnStateReque
     : [[], null];
   const histories = systemFirst([...dbItems.map((item) => ({ dataId: item.dataId, obj: item.obj, value: item.value })), ...requestItems]);
   const pending = pendingInteractive(histories);
-  const interactiveFromDb = Boolean(pending && dbItems.length > 0 && pendingInteractive(dbItems.map((i) => ({ obj: i.obj, value: i.value }))));
+  const storedPending = dbItems.length > 0 ? pendingInteractive(dbItems.map((i) => ({ obj: i.obj, value: i.value }))) : undefined;
+  const interactiveFromDb = Boolean(pending && storedPending);
+  // A state the request brought is resumed only when this service handed it out (or the chat
+  // stored it): else any node could be entered with outputs of the caller's making. A graph the
+  // caller sent (the editor's debug chat) is theirs to run from anywhere.
+  if (pending && pending !== storedPending && !request.graph && !deps.seals.isTrusted(appId, pending, storedPending)) {
+    throw Errors.missingParams('The interactive state in messages was not answered by this app: send it back as it was answered (with its seal), or continue the chat by its chatId');
+  }
 
   const { nodes, edges } = runtimeGraph(graph, pending);
   let variables: Record<string, unknown> = Object.assign({}, chat?.variables, request.variables);
