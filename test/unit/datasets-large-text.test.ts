@@ -4,7 +4,7 @@ import { PAGE_MAX_ITEMS } from '../../src/infra/worker-pages.js';
 import { textOfStoredFile } from '../../src/platform/datasets/collections/collection-sources.js';
 import { hashText, type SplitSettings } from '../../src/platform/datasets/collections/source-text.js';
 import type { StoredFile } from '../../src/platform/datasets/files/file.repo.js';
-import { headOfStoredFile, previewChunksOfText, splitSourceText, splitStoredFile, TEXT_INLINE_MAX } from '../../src/platform/datasets/files/large-text.js';
+import { headOfStoredFile, previewChunksOfText, splitSourceText, splitStoredFile, TEXT_FILE_INLINE_MAX_BYTES, TEXT_INLINE_MAX_CHARS } from '../../src/platform/datasets/files/large-text.js';
 import { previewChunks } from '../../src/platform/datasets/files/preview-chunks.js';
 import { markdownOf } from '../fixtures/datasets/large-text.js';
 
@@ -48,7 +48,7 @@ describe('large texts are split in a worker, into the chunks, hash and length of
     { name: 'GB18030, a custom separator, no overlap', filename: 'c.txt', bytes: Buffer.concat(Array.from({ length: 80_000 }, () => Buffer.concat([gb18030, Buffer.from('. ')]))), split: { chunkLen: 300, overlapRatio: 0, customReg: ['. '] } },
     { name: 'CSV as a Markdown table', filename: 'd.csv', bytes: Buffer.from(csv), split: { chunkLen: 1000, overlapRatio: 0.2, customReg: [] } },
   ])('$name', async ({ filename, bytes, split, pages = 1 }) => {
-    expect(bytes.length).toBeGreaterThan(TEXT_INLINE_MAX);
+    expect(bytes.length).toBeGreaterThan(TEXT_FILE_INLINE_MAX_BYTES);
     const file = fileOf(filename);
     const expected = inline(await textOfStoredFile(file, bytes), split);
     expect(expected.items.length).toBeGreaterThan((pages - 1) * PAGE_MAX_ITEMS);
@@ -65,7 +65,7 @@ describe('large texts are split in a worker, into the chunks, hash and length of
 
   it('what stays inline: a short text, and a short text file', async () => {
     const split = { chunkLen: 100, overlapRatio: 0.2, customReg: [] };
-    const short = markdown.slice(0, TEXT_INLINE_MAX);
+    const short = markdown.slice(0, TEXT_INLINE_MAX_CHARS);
     expect(await splitSourceText(short, split, { owner: 'team' })).toEqual(inline(short, split));
     expect(await splitStoredFile(fileOf('short.md'), Buffer.from(short.slice(0, 100_000)), split)).toEqual(inline(short.slice(0, 100_000).trim(), split));
     expect(tasks.started).toBe(0);
@@ -75,7 +75,7 @@ describe('large texts are split in a worker, into the chunks, hash and length of
     const split = { chunkLen: 512, overlapRatio: 0.2, customReg: [] };
     for (const [filename, bytes] of [
       ['binary.txt', Buffer.concat([Buffer.from(markdown), Buffer.from([0, 1, 2])])],
-      ['blank.md', Buffer.from(' \n'.repeat(TEXT_INLINE_MAX))],
+      ['blank.md', Buffer.from(' \n'.repeat(TEXT_INLINE_MAX_CHARS))],
       ['bad.csv', Buffer.from(`${csv}\r\nlast,"never closed`)],
     ] as const) {
       const message = await textOfStoredFile(fileOf(filename), bytes).then(

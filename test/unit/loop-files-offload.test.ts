@@ -2,7 +2,7 @@
  * File and HTML conversion kept off the event loop (report-loop-files.md): HTML pages but tiny ones
  * are converted in the worker (a file's bytes decoded there), uploads are sniffed and decoded
  * without building a string to check it, GB18030 previews decode a beginning only, and nothing
- * past TEXT_INLINE_MAX is split or parsed as CSV on this thread. Asserted by what ran here (a
+ * past TEXT_INLINE_MAX_CHARS is split or parsed as CSV on this thread. Asserted by what ran here (a
  * worker task running, the lengths this thread's splitter, CSV parser and decoders were given),
  * never by time; results are compared with the whole-file answers.
  */
@@ -16,10 +16,11 @@ import { MAX_RUNNING_WORKER_TASKS, MAX_WAITING_WORKER_TASKS_PER_OWNER, workerTas
 import type { AuthContext } from '../../src/platform/auth/types.js';
 import { csvToQa } from '../../src/platform/datasets/collections/collection-sources.js';
 import type { DatasetsContext } from '../../src/platform/datasets/context.js';
+import { createLinkReadTurns } from '../../src/platform/datasets/files/link-read-turns.js';
 import { qaOfText } from '../../src/platform/datasets/files/csv-read.js';
 import type { StoredFile } from '../../src/platform/datasets/files/file.repo.js';
 import { createFileService } from '../../src/platform/datasets/files/file.service.js';
-import { TEXT_INLINE_MAX } from '../../src/platform/datasets/files/large-text.js';
+import { TEXT_INLINE_MAX_CHARS } from '../../src/platform/datasets/files/large-text.js';
 
 /** Lengths of the texts this thread's splitter and CSV parser were given (workers load their own modules). */
 const seen = vi.hoisted(() => ({ split: [] as number[], csv: [] as number[] }));
@@ -134,13 +135,13 @@ function previewOf(filename: string, buffer: Buffer, input: { chunkSize?: number
 }
 const firstFive = (text: string, chunkLen: number) => splitText({ text, chunkLen, overlapRatio: 0.2, customReg: [] }).chunks.slice(0, 5).map((q) => ({ q, a: '' }));
 
-describe('previews decode, split and parse at most TEXT_INLINE_MAX here', () => {
+describe('previews decode, split and parse at most TEXT_INLINE_MAX_CHARS here', () => {
   it('a GB18030 text decodes its beginning only, with the chunks of the whole file', async () => {
     // 天气晴朗 and a newline, in GB18030, 2 MB.
     const buffer = Buffer.from('ccecc6f8c7e7c0ca0a'.repeat(230_000), 'hex');
     countDecoders();
     const got = await previewOf('gbk.txt', buffer, { chunkSize: 100 });
-    expect(Math.max(...decoded)).toBeLessThanOrEqual(TEXT_INLINE_MAX);
+    expect(Math.max(...decoded)).toBeLessThanOrEqual(TEXT_INLINE_MAX_CHARS);
     globalThis.TextDecoder = OriginalTextDecoder;
     expect(got).toEqual(firstFive(decodeText(buffer, 'gbk.txt'), 100));
   });
@@ -151,13 +152,13 @@ describe('previews decode, split and parse at most TEXT_INLINE_MAX here', () => 
     seen.split.length = 0;
     // The worker is handed the buffer's memory: the text is kept aside.
     const got = await previewOf('big.txt', Buffer.from(text), { chunkSize: 30_000 });
-    expect(Math.max(0, ...seen.split)).toBeLessThanOrEqual(TEXT_INLINE_MAX);
+    expect(Math.max(0, ...seen.split)).toBeLessThanOrEqual(TEXT_INLINE_MAX_CHARS);
     expect(got).toHaveLength(5);
     expect(got).toEqual(expected);
   });
 });
 
-describe('Q/A rows of a converted text are parsed in the CSV worker past TEXT_INLINE_MAX', () => {
+describe('Q/A rows of a converted text are parsed in the CSV worker past TEXT_INLINE_MAX_CHARS', () => {
   const text = 'question one,answer one\n"a quoted, question",answer two\n'.repeat(6_000);
 
   it('qaOfText: inline up to the bound, in the worker past it, the same rows', async () => {
@@ -165,7 +166,7 @@ describe('Q/A rows of a converted text are parsed in the CSV worker past TEXT_IN
     const inline = qaOfText(small, { owner: OWNER });
     expect(workerTaskLoad(OWNER).running).toBe(0);
     expect(await inline).toEqual(csvToQa(small));
-    expect(text.length).toBeGreaterThan(TEXT_INLINE_MAX);
+    expect(text.length).toBeGreaterThan(TEXT_INLINE_MAX_CHARS);
     seen.csv.length = 0;
     const parsing = qaOfText(text, { owner: OWNER });
     expect(workerTaskLoad(OWNER).running).toBe(1);
@@ -175,11 +176,11 @@ describe('Q/A rows of a converted text are parsed in the CSV worker past TEXT_IN
     await expect(qaOfText('only\n'.repeat(60_000), { owner: OWNER })).rejects.toMatchObject({ httpStatus: 400, message: expect.stringContaining('two columns') });
   });
 
-  it('a Q/A preview of an .html file parses no more than TEXT_INLINE_MAX here', async () => {
+  it('a Q/A preview of an .html file parses no more than TEXT_INLINE_MAX_CHARS here', async () => {
     const html = Buffer.from(page(`<p>${text.replace(/\n/g, '<br>')}</p>`));
     seen.csv.length = 0;
     const got = await previewOf('rows.html', html, { isQAImport: true });
-    expect(Math.max(0, ...seen.csv)).toBeLessThanOrEqual(TEXT_INLINE_MAX);
+    expect(Math.max(0, ...seen.csv)).toBeLessThanOrEqual(TEXT_INLINE_MAX_CHARS);
     expect(got).toHaveLength(5);
     expect(got[0]).toEqual({ q: 'question one', a: 'answer one' });
   });
@@ -197,7 +198,7 @@ describe('urlFetch reads its links a few at a time', () => {
       const count = Math.min(20, MAX_RUNNING_WORKER_TASKS + MAX_WAITING_WORKER_TASKS_PER_OWNER + 1);
       const urls = Array.from({ length: count }, (_, i) => `http://127.0.0.1:${port}/p${i}`);
       const config = { OUTBOUND_TIMEOUT_MS: 30_000, OUTBOUND_MAX_BYTES: 1024 * 1024, SSRF_ALLOW_PRIVATE: true };
-      const service = createFileService({ repos: { files: {} }, config } as unknown as DatasetsContext);
+      const service = createFileService({ repos: { files: {} }, config, linkReads: createLinkReadTurns() } as unknown as DatasetsContext);
       const pages = await service.urlFetch(auth, urls);
       expect(pages.map((one) => one.url)).toEqual(urls);
       expect(pages.map((one) => one.content.split('\n')[0])).toEqual(urls.map((_, i) => `# Page /p${i}`));

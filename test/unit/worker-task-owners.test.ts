@@ -5,6 +5,7 @@ import { createExtraRunners } from '../../src/platform/chat/workflow-nodes/extra
 import type { NodeDeps } from '../../src/platform/chat/workflow-nodes/node-deps.js';
 import { readLink, readUsableFile } from '../../src/platform/datasets/collections/collection-sources.js';
 import type { DatasetsContext } from '../../src/platform/datasets/context.js';
+import { createLinkReadTurns } from '../../src/platform/datasets/files/link-read-turns.js';
 import type { StoredFile } from '../../src/platform/datasets/files/file.repo.js';
 import { createFileService } from '../../src/platform/datasets/files/file.service.js';
 import { splitStoredFile } from '../../src/platform/datasets/files/large-text.js';
@@ -38,7 +39,7 @@ const auth = { authType: 'session', userId: 'u', teamId: 'team-a', tmbId: 'membe
 function contextOver(filename: string, buffer: Buffer): DatasetsContext {
   const file = { _id: FILE_ID, filename, contentType: 'application/octet-stream', length: buffer.length, uploadDate: new Date(), metadata: { teamId: 'team-a', tmbId: 'member' } };
   const files = { find: async () => file as unknown as StoredFile, readBuffer: async () => buffer };
-  return { repos: { files }, config: { OUTBOUND_TIMEOUT_MS: 1000, OUTBOUND_MAX_BYTES: 1024, SSRF_ALLOW_PRIVATE: false } } as unknown as DatasetsContext;
+  return { repos: { files }, config: { OUTBOUND_TIMEOUT_MS: 1000, OUTBOUND_MAX_BYTES: 1024, SSRF_ALLOW_PRIVATE: false }, linkReads: createLinkReadTurns() } as unknown as DatasetsContext;
 }
 
 describe('conversions wait for the turn of the team they run for', () => {

@@ -15,6 +15,7 @@ import { createDatasetRepo } from './datasets/dataset.repo.js';
 import { createDatasetAuth, createDatasetPermissions } from './datasets/dataset-auth.js';
 import { createDatasetListReadModel, datasetListStampKey } from './datasets/dataset-list.read-model.js';
 import { createFileRepo } from './files/file.repo.js';
+import { createLinkReadTurns } from './files/link-read-turns.js';
 import { createDatasetIndex } from './search/dataset-index.js';
 import { createEmbedderRegistry } from './search/embedder.js';
 import { createIndexStore } from './search/index-store.repo.js';
@@ -118,6 +119,8 @@ export function createDatasetsContext(app: FastifyInstance) {
       { maxBytes: app.config.SEARCH_INDEX_MAX_BYTES },
     ),
     embedders: lazy(() => createEmbedderRegistry(app.models, app.config)),
+    /** A team's link reads in turn, across its requests (files/link-read-turns.ts). */
+    linkReads: createLinkReadTurns(),
     /** Tells the training worker (if running) that new items were queued. */
     wakeWorker: () => {
       for (const listener of wakeListeners) listener();

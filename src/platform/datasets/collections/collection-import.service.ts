@@ -10,7 +10,7 @@ import { splitSourceText, splitStoredFile } from '../files/large-text.js';
 import { type PushItem, type PushResult, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
 import type { NewCollection } from './collection.repo.js';
 import type { ChunkSettings } from './collection.schema.js';
-import { pageSelectorOf, readLink, readStoredQa, readUsableFile } from './collection-sources.js';
+import { pageSelectorOf, readLinkInTurn, readStoredQa, readUsableFile } from './collection-sources.js';
 import { splitOptionsOf } from './source-text.js';
 
 export interface ImportResult {
@@ -129,7 +129,7 @@ export function createCollectionImportService(ctx: DatasetsContext) {
     const { dataset } = await ctx.auth.authDataset(auth, input.datasetId, 'write');
     if (input.trainingType === 'auto') throw Errors.missingParams("Invalid field 'trainingType': 'auto' is not available for a web link (chunk or qa)");
     const selector = dataset.websiteConfig?.selector || pageSelectorOf(input.metadata);
-    const page = await readLink(ctx, input.link, selector, { owner: auth.teamId });
+    const page = await readLinkInTurn(ctx, input.link, selector, auth.teamId);
     if (!page.text) throw Errors.missingParams(`The page ${urlForMessage(input.link)} has no text${selector ? ` under selector '${selector}'` : ''}`);
     const { items, ...source } = await splitSourceText(page.text, splitOptionsOf(input, LINK_OVERLAP_RATIO), { owner: auth.teamId });
     const created = await createWithItems(auth, dataset, { ...base(input), type: 'link', name: input.link, rawLink: input.link, ...source }, items);

@@ -44,6 +44,11 @@ export async function readLink(ctx: DatasetsContext, url: string, selector: stri
   return { title: withoutNul(title || url), text: withoutNul(markdown).trim(), selector: used };
 }
 
+/** readLink of one link for a team, once the team's earlier link reads leave room (files/link-read-turns.ts). */
+export function readLinkInTurn(ctx: DatasetsContext, url: string, selector: string | undefined, teamId: string): Promise<{ title: string; text: string; selector: string }> {
+  return ctx.linkReads.inTurn(teamId, 1, () => readLink(ctx, url, selector, { owner: teamId }));
+}
+
 /**
  * An uploaded dataset file the caller may build a collection from: 404 when there is none, 403
  * when it is another team's, or a teammate's (a collection's file is read through the collection,
@@ -90,7 +95,7 @@ export async function textOfStoredFile(file: Pick<StoredFile, 'filename' | 'cont
 /**
  * The Q/A rows of an uploaded file the caller may use (the CSV import): csvToQa of its raw text
  * (a .csv) or of its extracted text; a text or CSV file past CSV_INLINE_MAX_BYTES is read and
- * parsed in a worker thread (files/csv-read.ts), and so is an extracted text past as many characters.
+ * parsed in a worker thread (files/csv-read.ts), and so is an extracted text past QA_TEXT_INLINE_MAX_CHARS.
  */
 export async function readStoredQa(ctx: DatasetsContext, auth: AuthContext, fileId: string): Promise<{ file: StoredFile; rows: { q: string; a: string }[] }> {
   const { file, buffer } = await readUsableFile(ctx, auth, fileId);

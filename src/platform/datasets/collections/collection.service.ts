@@ -9,7 +9,7 @@ import { splitSourceText } from '../files/large-text.js';
 import type { CollectionListFilter, CollectionRecord, NewCollection } from './collection.repo.js';
 import { usableChunkSize } from './collection.schema.js';
 import { type CollectionImportService, LINK_OVERLAP_RATIO } from './collection-import.service.js';
-import { findUsableFile, hashText, pageSelectorOf, readLink } from './collection-sources.js';
+import { findUsableFile, hashText, pageSelectorOf, readLinkInTurn } from './collection-sources.js';
 import { splitOptionsOf } from './source-text.js';
 
 const MANUAL_NAME = /^(手动|manual$|mark$)/;
@@ -141,7 +141,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     const { collection, dataset } = await ctx.auth.authCollection(auth, collectionId, 'write');
     if (collection.type !== 'link' || !collection.rawLink) throw Errors.unLinkCollection(`Collection ${collectionId} is not a link collection`);
     const selector = dataset.websiteConfig?.selector || pageSelectorOf(collection.metadata);
-    const page = await readLink(ctx, collection.rawLink, selector, { owner: auth.teamId });
+    const page = await readLinkInTurn(ctx, collection.rawLink, selector, auth.teamId);
     if (!page.text) throw Errors.missingParams(`The page ${urlForMessage(collection.rawLink)} returned no text; the collection was kept`);
     const hash = hashText(page.text);
     if (hash === collection.hashRawText) return 'sameRaw';

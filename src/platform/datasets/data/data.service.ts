@@ -1,11 +1,12 @@
-import { countTokens } from '../../../domain/token-count.js';
+import { describeError } from '../../../infra/database-errors.js';
 import { Errors, isAppError } from '../../../infra/errors.js';
 import type { AuthContext } from '../../auth/types.js';
 import type { VectorModel } from '../../../domain/models.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
 import type { DatasetsContext } from '../context.js';
 import { removeWritesOfDeletedOwners } from '../training/deleted-datasets.js';
-import { type PushItem, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
+import { TRAINING_BATCH_CHARS, trainingChars } from '../training/training-records.js';
+import { overTokenLimit, type PushItem, predictVectors, pushToTrainingQueue } from '../training/enqueue.js';
 import { buildIndexes, type IndexInput, indexIdOf, planIndexUpdate, simpleText } from './data-indexes.js';
 import { withIndexWrite } from '../search/index-writes.js';
 import type { VectorRow } from '../search/vector.repo.js';
@@ -71,7 +72,7 @@ export function createDataService(ctx: DatasetsContext) {
    * (400 naming the field), not the provider's to refuse (a 502 after the request was accepted).
    */
   function assertEmbeddable(model: VectorModel, text: string, field: string): void {
-    if (countTokens(text) > model.maxToken) throw Errors.missingParams(`Invalid field '${field}': longer than the ${model.maxToken} tokens the vector model accepts`);
+    if (overTokenLimit(text, model.maxToken)) throw Errors.missingParams(`Invalid field '${field}': longer than the ${model.maxToken} tokens the vector model accepts`);
   }
 
   async function insertData(auth: AuthContext, input: { collectionId: string; datasetId?: string; q: string; a?: string; indexes?: IndexInput[] }) {
@@ -84,6 +85,10 @@ export function createDataService(ctx: DatasetsContext) {
     assertEmbeddable(model, q + a, 'q');
     const indexes = buildIndexes(q, a, input.indexes);
     for (const index of indexes) if (!index.defaultIndex) assertEmbeddable(model, index.text, 'indexes');
+    // As a pushed item (enqueue.ts): no more text than one training batch embeds.
+    if (trainingChars({ q, a, indexes }) > TRAINING_BATCH_CHARS) {
+      throw Errors.missingParams(`Invalid field 'indexes': more than the ${TRAINING_BATCH_CHARS} characters one item may have embedded`);
+    }
     await ctx.teamLimits.assertDatasetSize(auth.teamId, indexes.length);
     const owner = { teamId: auth.teamId, datasetId: dataset._id, collectionId: collection._id };
     const inserted = await insertDataNow(ctx, { ...owner, tmbId: auth.tmbId, model: model.model, q, a, chunkIndex: 0, indexes });
@@ -95,7 +100,9 @@ export function createDataService(ctx: DatasetsContext) {
     } catch (error) {
       // The insert answers an error, so its item goes (its owners' check removed it already when
       // they are gone): kept, it would make the client's retry a 409 for an item whose id it never saw.
-      if (!isAppError(error)) await removeItem(auth.teamId, dataset._id, inserted.dataId).catch(() => undefined);
+      if (!isAppError(error)) {
+        await removeItem(auth.teamId, dataset._id, inserted.dataId).catch((undo: unknown) => ctx.log.warn(`data ${inserted.dataId} inserted before a failure and kept: ${describeError(undo)}`));
+      }
       throw error;
     }
     return inserted.dataId;

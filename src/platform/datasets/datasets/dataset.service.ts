@@ -67,7 +67,11 @@ export function createDatasetService(ctx: DatasetsContext) {
         // An insert whose answer was lost, or that landed before its list stamp failed, is taken back whole below.
         if (!(await datasets.findById(auth.teamId, id).catch(() => null))) {
           landed = undefined;
-          if (initial.collaborators.length > 0) await ctx.permissions.deleteAllFor(auth.teamId, [id]).catch(() => undefined);
+          if (initial.collaborators.length > 0) {
+            await ctx.permissions
+              .deleteAllFor(auth.teamId, [id])
+              .catch((undo: unknown) => ctx.log.warn(`permission rows of dataset ${id}, not created, kept after a failure: ${describeError(undo)}`));
+          }
         }
         throw error;
       }

@@ -12,6 +12,8 @@ import type { StoredFile } from './file.repo.js';
  * stalling or running out of memory. Same text, rows and errors as reading it inline.
  */
 export const CSV_INLINE_MAX_BYTES = 256 * 1024;
+/** An extracted text parsed as Q/A rows inline up to this many characters (as a CSV file's bytes). */
+export const QA_TEXT_INLINE_MAX_CHARS = CSV_INLINE_MAX_BYTES;
 export const CSV_READ_TIMEOUT_MS = 60_000;
 const CSV_WORKER_HEAP_MB = 512;
 
@@ -63,10 +65,10 @@ export async function extractTextOffThread(file: { buffer: Buffer; filename: str
 }
 
 /**
- * csvToQa of an extracted text (a page, PDF or docx read as Q/A): past CSV_INLINE_MAX_BYTES
- * characters in the CSV worker (5 MB of prose parsed inline held the loop 4 s).
+ * csvToQa of an extracted text (a page, PDF or docx read as Q/A): past QA_TEXT_INLINE_MAX_CHARS
+ * in the CSV worker (5 MB of prose parsed inline held the loop 4 s).
  */
 export async function qaOfText(text: string, task: WorkerTaskOwner): Promise<{ q: string; a: string }[]> {
-  if (text.length <= CSV_INLINE_MAX_BYTES) return csvToQa(text);
+  if (text.length <= QA_TEXT_INLINE_MAX_CHARS) return csvToQa(text);
   return readCsvInWorker({ mode: 'qaText', text }, task);
 }

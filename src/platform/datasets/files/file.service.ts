@@ -1,9 +1,10 @@
 import { textHead } from '../../../domain/text-cut.js';
+import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
 import { isObjectIdHex } from '../../../infra/mongo.js';
 import { sniffContentType } from '../../../infra/text-extract.js';
 import type { AuthContext } from '../../auth/types.js';
-import { qaOfStoredFile, readLink, readUsableFile } from '../collections/collection-sources.js';
+import { qaOfStoredFile, readLink, readLinkInTurn, readUsableFile } from '../collections/collection-sources.js';
 import { qaOfText } from './csv-read.js';
 import type { DatasetsContext } from '../context.js';
 import type { BucketName } from './file.repo.js';
@@ -20,8 +21,6 @@ export const MAX_BASE64_CHARS = 12 * 1024 * 1024;
 export const MAX_IMAGE_BYTES = (MAX_BASE64_CHARS / 4) * 3;
 
 export type SourceType = 'fileLocal' | 'link' | 'externalFile';
-/** Links one urlFetch reads at once (within a team's waiting places for worker tasks, worker-task.ts). */
-const URL_FETCH_AT_ONCE = 4;
 /** Characters previewContent shows. */
 const PREVIEW_CONTENT_CHARS = 3000;
 
@@ -55,7 +54,9 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
       // A failed check (the app gone, or the database) answers an error: the file goes too, or it
       // would count against the visitor quota with its id never shown, once more on each retry.
       await appFileStored(auth.teamId, auth.appId).catch(async (error: unknown) => {
-        await files.deleteMany(bucketName, auth.teamId, [fileId]).catch(() => undefined);
+        await files
+          .deleteMany(bucketName, auth.teamId, [fileId])
+          .catch((undo: unknown) => ctx.log.warn(`chat file ${fileId} refused after it was stored and kept: ${describeError(undo)}`));
         throw error;
       });
     }
@@ -117,7 +118,7 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
       const { file, buffer } = await readUsableFile(ctx, auth, previewFileId(input.sourceId), { uploaderOnly: true });
       head = await headOfStoredFile(file, buffer, input.isQAImport, PREVIEW_CONTENT_CHARS);
     } else {
-      const { text } = await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId });
+      const { text } = await readLinkInTurn(ctx, input.sourceId, input.selector, auth.teamId);
       head = { head: textHead(text, PREVIEW_CONTENT_CHARS), length: text.length };
     }
     return { previewContent: head.head, totalLength: head.length };
@@ -142,15 +143,16 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
       if (input.isQAImport) return (await qaOfStoredFile(file, buffer)).slice(0, PREVIEW_CHUNK_COUNT);
       return (await previewChunksOfStoredFile(file, buffer, options)).map((q) => ({ q, a: '' }));
     }
-    const { text } = await readLink(ctx, input.sourceId, input.selector, { owner: auth.teamId });
+    const { text } = await readLinkInTurn(ctx, input.sourceId, input.selector, auth.teamId);
     if (input.isQAImport) return (await qaOfText(text, { owner: auth.teamId })).slice(0, PREVIEW_CHUNK_COUNT);
     return (await previewChunksOfText(text, options, { owner: auth.teamId })).map((q) => ({ q, a: '' }));
   }
 
   /**
-   * The pages of up to 20 links, URL_FETCH_AT_ONCE at a time: each page but a tiny one is
-   * converted in a worker task, and a team's tasks past its waiting places are refused (429), which
-   * would leave a page of a 20-link request empty.
+   * The pages of up to 20 links, read once the team's earlier link reads leave room, a few at a
+   * time (link-read-turns.ts): each page but a tiny one is converted in a worker task, within the
+   * team's few waiting places there. A request refused its turn is answered 429 before any link
+   * is read; a link that fails gives an empty entry.
    */
   async function urlFetch(auth: AuthContext, urlList: string[], selector?: string) {
     const pages: { url: string; title: string; content: string; selector: string }[] = new Array(urlList.length);
@@ -166,7 +168,7 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(URL_FETCH_AT_ONCE, urlList.length) }, fetchInTurn));
+    await ctx.linkReads.inTurn(auth.teamId, urlList.length, (width) => Promise.all(Array.from({ length: width }, fetchInTurn)));
     return pages;
   }
 

@@ -8,7 +8,7 @@ import type { StoredFile } from './file.repo.js';
 import { type PreviewSplitOptions, previewChunks } from './preview-chunks.js';
 
 /**
- * Texts past TEXT_INLINE_MAX characters (text files past as many bytes) are read, split and hashed
+ * Texts past TEXT_INLINE_MAX_CHARS characters (text files past TEXT_FILE_INLINE_MAX_BYTES) are read, split and hashed
  * in a worker thread (large-text-worker.ts): inline, a 100 MB .txt held the event loop 2.5 s
  * (decode 0.4 s, split 1.1–1.7 s, sha256 0.1 s). What stays inline is split in tens of ms, up to
  * ~120 ms for the worst text measured (256 K characters of `a, ` at chunk size 100), about the
@@ -17,7 +17,9 @@ import { type PreviewSplitOptions, previewChunks } from './preview-chunks.js';
  * its chunks, a page at a time (worker-pages.ts). Same chunks, hash and errors as inline
  * (test/integration/datasets-large-text.test.ts).
  */
-export const TEXT_INLINE_MAX = 256 * 1024;
+export const TEXT_INLINE_MAX_CHARS = 256 * 1024;
+/** A text file's bytes decode to at most as many characters: the same bound, measured before decoding. */
+export const TEXT_FILE_INLINE_MAX_BYTES = TEXT_INLINE_MAX_CHARS;
 export const LARGE_TEXT_TIMEOUT_MS = 60_000;
 /** A 100 MB text file (the default upload limit) split at chunk size 100 peaks at ~600 MB of heap. */
 const LARGE_TEXT_HEAP_MB = 1024;
@@ -71,15 +73,15 @@ async function splitInWorker(source: Source, split: SplitSettings, task: WorkerT
   return { items, hashRawText: answer.hashRawText!, rawTextLength: answer.rawTextLength! };
 }
 
-/** A stored file's bytes as the worker reads them: only text and CSV files past TEXT_INLINE_MAX, which it decodes itself. */
+/** A stored file's bytes as the worker reads them: only text and CSV files past TEXT_FILE_INLINE_MAX_BYTES, which it decodes itself. */
 function largeTextFile(file: Pick<StoredFile, 'filename' | 'contentType'>, buffer: Buffer, raw = false): Source | undefined {
-  if (!decodedFormatOf(file) || buffer.length <= TEXT_INLINE_MAX) return undefined;
+  if (!decodedFormatOf(file) || buffer.length <= TEXT_FILE_INLINE_MAX_BYTES) return undefined;
   return { file: { bytes: buffer, filename: file.filename, contentType: file.contentType, raw: isRawCsv(file, raw) } };
 }
 
-/** A text's chunks as an import queues them, with its hash and length: in the worker past TEXT_INLINE_MAX. */
+/** A text's chunks as an import queues them, with its hash and length: in the worker past TEXT_INLINE_MAX_CHARS. */
 export async function splitSourceText(text: string, split: SplitSettings, task: WorkerTaskOwner): Promise<SplitSource> {
-  return text.length > TEXT_INLINE_MAX ? splitInWorker({ text }, split, task) : splitSource(text, split);
+  return text.length > TEXT_INLINE_MAX_CHARS ? splitInWorker({ text }, split, task) : splitSource(text, split);
 }
 
 /**
@@ -109,9 +111,9 @@ export async function headOfStoredFile(
   return { head: textHead(text, chars), length: text.length };
 }
 
-/** previewChunks of a text: in the worker past TEXT_INLINE_MAX (a prefix usually settles it, but a long code block makes it split the whole). */
+/** previewChunks of a text: in the worker past TEXT_INLINE_MAX_CHARS (a prefix usually settles it, but a long code block makes it split the whole). */
 export async function previewChunksOfText(text: string, options: PreviewSplitOptions, task: WorkerTaskOwner): Promise<string[]> {
-  if (text.length <= TEXT_INLINE_MAX) return previewChunks(text, options);
+  if (text.length <= TEXT_INLINE_MAX_CHARS) return previewChunks(text, options);
   return (await inWorker({ text, want: 'preview', split: options }, task)).answer.chunks!;
 }
 

@@ -5,7 +5,7 @@ import { controlRatio, normalizeExtractedText, textBomOf } from '../../../infra/
 import { isRawCsv, qaItemsOf, withoutNul } from '../collections/collection-sources.js';
 import { decodedFormatOf } from './csv-read.js';
 import type { StoredFile } from './file.repo.js';
-import { TEXT_INLINE_MAX } from './large-text.js';
+import { TEXT_FILE_INLINE_MAX_BYTES } from './large-text.js';
 import { firstChunks, PREVIEW_CHUNK_COUNT, type PreviewSplitOptions, settlingLength } from './preview-chunks.js';
 
 /**
@@ -30,7 +30,7 @@ const FIRST_READ_BYTES = 64 * 1024;
  * by the caller, in the large-text or CSV worker past it. Growing up to the whole file parsed
  * 64 MB inline (6 s blocked).
  */
-const LAST_READ_BYTES = TEXT_INLINE_MAX;
+const LAST_READ_BYTES = TEXT_FILE_INLINE_MAX_BYTES;
 
 /** The end of a UTF-8 prefix of at most `end` bytes that does not cut a character. */
 function utf8Boundary(buffer: Buffer, end: number): number {

@@ -1,4 +1,5 @@
 import { countTokens } from '../../../domain/token-count.js';
+import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
 import { newId } from '../../../infra/plain-record.js';
 import type { TrainingMode } from '../collections/collection.repo.js';
@@ -7,6 +8,7 @@ import { buildIndexes, MAX_CUSTOM_INDEXES, simpleText } from '../data/data-index
 import type { DatasetRecord } from '../datasets/dataset.repo.js';
 import { removeWritesOfDeletedDatasets } from './deleted-datasets.js';
 import type { NewTraining } from './training.repo.js';
+import { TRAINING_BATCH_CHARS, trainingChars } from './training-records.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 export interface PushItem {
@@ -69,19 +71,29 @@ export async function predictVectors(items: PushItem[], mode: TrainingMode): Pro
 type QueueInput = { teamId: string; tmbId: string; dataset: DatasetRecord; collectionId: string; mode: TrainingMode; prompt?: string; billId?: string; items: PushItem[] };
 
 /**
+ * Whether a text is longer than `maxToken` tokens, the one token-limit check of what is embedded
+ * (insertData, updates and the queue's custom indexes). A text has at most as many tokens as
+ * UTF-16 units, so short ones are not counted.
+ */
+export function overTokenLimit(text: string, maxToken: number): boolean {
+  return text.length > maxToken && countTokens(text) > maxToken;
+}
+
+/**
  * Whether a custom index is longer than the vector model takes (insertData's check): the worker
  * embeds each whole, and 50 indexes of 19 KB per item held its event loop seconds per batch.
- * A text has at most as many tokens as UTF-16 units, so short ones are not counted.
  */
 function hasOverLongIndex(indexes: { text: string }[], maxToken: number): boolean {
-  return indexes.some((index) => index.text.length > maxToken && countTokens(index.text) > maxToken);
+  return indexes.some((index) => overTokenLimit(index.text, maxToken));
 }
 
 /**
  * Queues items for training (pushDataListToTrainingQueue): normalises them, sorts out empty
  * ones and ones with more than MAX_CUSTOM_INDEXES indexes (`error`), over-long and repeated
- * ones (`overToken`: q over the limit, or, trained as chunks, a custom index over the vector
- * model's maxToken), and inserts the rest. `auto` is trained like `chunk` (the reference's open-source
+ * ones (`overToken`: q and a together over the limit, as the reference counts them; trained as
+ * chunks, a custom index over the vector model's maxToken; or more text than one training batch
+ * holds, TRAINING_BATCH_CHARS, since a batch's first item is claimed whatever its size), and
+ * inserts the rest. `auto` is trained like `chunk` (the reference's open-source
  * workers never consume it).
  */
 export async function pushToTrainingQueue(ctx: DatasetsContext, input: QueueInput): Promise<PushResult> {
@@ -96,7 +108,7 @@ export async function pushToTrainingQueue(ctx: DatasetsContext, input: QueueInpu
   } catch (error) {
     // The push answers an error, so none of it stays queued (as the reference's transaction): a
     // client sending it again would otherwise queue, train and bill its items twice.
-    await ctx.repos.trainings.deleteItems(queued).catch(() => undefined);
+    await ctx.repos.trainings.deleteItems(queued).catch((undo: unknown) => ctx.log.warn(`training push failed; removing its ${queued.length} queued items failed: ${describeError(undo)}`));
     throw error;
   }
   if (result.insertLen > 0) ctx.wakeWorker();
@@ -134,7 +146,9 @@ export async function prepareTrainingItems(ctx: DatasetsContext, input: QueueInp
     const indexes = tooMany ? [] : (raw.indexes ?? []).map((index) => ({ text: simpleText(index.text) })).filter((index) => index.text);
     if (!item.q) result.error.push(raw);
     else if (tooMany) result.error.push(raw);
-    else if (item.q.length > limit || hasOverLongIndex(indexes, indexLimit)) result.overToken.push(raw);
+    else if (item.q.length + item.a.length > limit || hasOverLongIndex(indexes, indexLimit) || trainingChars({ ...item, indexes }) > TRAINING_BATCH_CHARS) {
+      result.overToken.push(raw);
+    }
     else if (seen.has(key)) result.repeat.push(raw);
     else {
       seen.add(key);

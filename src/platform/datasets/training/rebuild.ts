@@ -9,7 +9,7 @@ import type { NewTraining, TrainingRecord } from './training.repo.js';
 const REBUILD_IN_FLIGHT = 20;
 
 /** A rebuild's queue item without the data item it re-embeds. */
-export type RebuildItem = Omit<NewTraining, 'collectionId' | 'dataId' | 'chunkIndex' | 'q' | 'a' | 'indexes'>;
+export type RebuildItem = Omit<NewTraining, 'collectionId' | 'dataId' | 'chunkIndex' | 'q' | 'a' | 'indexes' | 'textChars'>;
 
 /**
  * Switches the dataset's vector model and starts re-embedding every item (training/rebuildEmbedding).
@@ -49,7 +49,12 @@ export async function queueNextRebuild(ctx: DatasetsContext, item: RebuildItem):
   for (;;) {
     const next = await data.nextRebuilding(item.teamId, item.datasetId);
     if (!next) return false;
-    const queued = await trainings.insertRebuild({ ...item, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex }, next.indexes.map((index) => index.dataId));
+    // Its size is what the worker embeds, the data item's indexes: claims bound batches by it.
+    const textChars = next.indexes.reduce((sum, index) => sum + index.text.length, 0);
+    const queued = await trainings.insertRebuild(
+      { ...item, collectionId: next.collectionId, dataId: next._id, q: '1', a: '', indexes: [], chunkIndex: next.chunkIndex, textChars },
+      next.indexes.map((index) => index.dataId),
+    );
     await data.clearRebuilding(item.teamId, next);
     if (queued) return true;
   }
@@ -63,6 +68,6 @@ export async function queueNextRebuild(ctx: DatasetsContext, item: RebuildItem):
  */
 export async function continueRebuildChain(ctx: DatasetsContext, item: TrainingRecord): Promise<void> {
   if (!item.dataId) return;
-  const { _id, expireAt, lockTime, retryCount, errorMsg, failed, stopped, collectionId, dataId, chunkIndex, q, a, indexes, sourceId, qaPairs, ...base } = item;
+  const { _id, expireAt, lockTime, retryCount, errorMsg, failed, stopped, collectionId, dataId, chunkIndex, q, a, indexes, textChars, sourceId, qaPairs, ...base } = item;
   await queueNextRebuild(ctx, base);
 }

@@ -28,6 +28,11 @@ export interface TrainingDoc {
   dataId?: ObjectId;
   indexes: { text: string }[];
   /**
+   * Set on rebuild items: the characters of the data item's indexes, which the worker embeds
+   * (their q and indexes here are placeholders), so that a claim counts them as it counts others'.
+   */
+  textChars?: number;
+  /**
    * Set on items a QA item produced: its id. They are not claimed while it is still queued, so
    * a QA item that is retried after a crash cannot have had any of them trained already.
    */
@@ -46,6 +51,16 @@ export interface TrainingDoc {
 }
 
 export type TrainingRecord = Plain<TrainingDoc>;
+
+/**
+ * Characters of text one claimed batch may hold (the first item always, so no item is queued
+ * with more, enqueue.ts): about half a second of the local model's work, done in slices.
+ */
+export const TRAINING_BATCH_CHARS = 1_000_000;
+
+/** Characters a queue item gives its worker to embed: q, a and its custom indexes, or a rebuilt item's indexes. */
+export const trainingChars = (doc: Pick<TrainingDoc, 'q' | 'a' | 'indexes' | 'textChars'>): number =>
+  doc.textChars ?? doc.q.length + (doc.a?.length ?? 0) + (doc.indexes ?? []).reduce((sum, index) => sum + index.text.length, 0);
 export type NewTraining = Omit<TrainingRecord, '_id' | 'expireAt' | 'lockTime' | 'retryCount' | 'errorMsg' | 'failed' | 'stopped'>;
 /** What becomes of a failed item: retried after its backoff, or given up. */
 export type FailureOutcome = { givingUp: true } | { givingUp: false; lockTime: Date };

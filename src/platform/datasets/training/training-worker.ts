@@ -13,6 +13,7 @@ import { removeWritesOfDeletedOwners } from './deleted-datasets.js';
 import { processQaItem } from './qa-training.js';
 import { continueRebuildChain } from './rebuild.js';
 import type { TrainingRecord } from './training.repo.js';
+import { TRAINING_BATCH_CHARS } from './training-records.js';
 
 export interface TrainingWorkerOptions {
   /** Items embedded per provider call. */
@@ -56,8 +57,8 @@ interface Planned {
   version?: number;
 }
 
-/** TrainingWorkerOptions.batchChars's default: about half a second of the local model's work, done in slices. */
-export const TRAINING_BATCH_CHARS = 1_000_000;
+/** TrainingWorkerOptions.batchChars's default (training-records.ts). */
+export { TRAINING_BATCH_CHARS };
 
 /** A planned item with the vectors embedded for its indexes, by `model`. */
 type Embedded = { entry: Planned; vectors: number[][]; model: string };

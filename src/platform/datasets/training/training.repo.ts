@@ -5,7 +5,7 @@ import { deleteEach, type IndexDeclaration, insertManyNew } from '../../../infra
 import { oid, oids, plain } from '../../../infra/plain-record.js';
 import { createTrainingCounts } from './training-counts.js';
 import type { QueueChange } from './training-counts-fold.js';
-import type { FailureOutcome, NewTraining, QueuedItem, TrainingDoc, TrainingRecord } from './training-records.js';
+import { type FailureOutcome, type NewTraining, type QueuedItem, type TrainingDoc, type TrainingRecord, trainingChars } from './training-records.js';
 import { TRAINING_COUNT_INDEXES } from './training-counts.repo.js';
 import { createTrainingTurns } from './training-turns.js';
 
@@ -31,15 +31,12 @@ const CLAIM_LAPSE_WINDOWS = 2;
 
 export type { FailureOutcome, NewTraining, QueuedItem, TrainingRecord } from './training-records.js';
 
-/** Characters a queue item gives its worker to embed: q, a and its custom indexes. */
-const textChars = (doc: Pick<TrainingDoc, 'q' | 'a' | 'indexes'>) => doc.q.length + (doc.a?.length ?? 0) + (doc.indexes ?? []).reduce((sum, index) => sum + index.text.length, 0);
-
 /** The head of `docs` whose texts stay within `maxChars` together (the first one always). */
-function withinChars<T extends Pick<TrainingDoc, 'q' | 'a' | 'indexes'>>(docs: T[], maxChars: number): T[] {
+function withinChars<T extends Pick<TrainingDoc, 'q' | 'a' | 'indexes' | 'textChars'>>(docs: T[], maxChars: number): T[] {
   let chars = 0;
   let count = 0;
   for (const doc of docs) {
-    chars += textChars(doc);
+    chars += trainingChars(doc);
     if (count > 0 && chars > maxChars) break;
     count += 1;
   }
