@@ -69,6 +69,26 @@ describe('a publish failing after its draft write', () => {
     expect(linesSince(from).map((line) => line.msg)).toEqual([`app ${app.appId}: taking back a failed publish or revert left modulesJson, edgesJson, chatConfigJson, version as another write changed them since`]);
   });
 
+  it('keeps a draft save that landed before its take-back writing the very values it wrote', async () => {
+    const app = await appToPublish('same values saved after the draft write');
+    const from = t.logs().length;
+    const sameSave = () => ok(t, token, 'POST', '/core/app/update', { appId: app.appId, nodes: published, edges: [], chatConfig: {} });
+    landsThenFails(t.app.apps.deps.apps, 'update', { after: sameSave });
+    expect((await app.publish()).status).toBeGreaterThanOrEqual(500);
+
+    // The save answered 200 after the publish's write: its draft stays, though its values are the publish's.
+    expect(await app.draft()).toEqual(ids(published));
+    const stored = await app.stored();
+    expect(stored.chatConfigJson).toBe('{}');
+    // What the save did not write is set back; the version went.
+    expect(stored.pluginData.nodeVersion).toBe(app.before.pluginData.nodeVersion);
+    expect(stored.draftVersionTime).toEqual(app.before.draftVersionTime);
+    expect(await app.versions()).toBe(1);
+    expect(linesSince(from).map((line) => line.msg)).toEqual([
+      `app ${app.appId}: taking back a failed publish or revert left modulesJson, edgesJson, chatConfigJson, version as another write changed them since`,
+    ]);
+  });
+
   it('keeps a draft save that landed after it read the app and before its draft write', async () => {
     const app = await appToPublish('save before the draft write');
     // The save lands inside the publish's draft write, just before it; then that write lands and fails.

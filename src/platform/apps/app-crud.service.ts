@@ -1,10 +1,11 @@
 import type { z } from 'zod';
 import { folderBreadcrumb } from '../../domain/folder-breadcrumb.js';
+import type { SerializedPermission } from '../../domain/permission.js';
 import { MemoisedAnswer } from '../../infra/answer-memo.js';
 import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
 import { assertPermissionUpdate, callerOf } from '../permissions/resource-permission.service.js';
-import { selectApps, type TeamAppList } from './app-list.read-model.js';
+import { type ListedApp, selectApps, type TeamAppList } from './app-list.read-model.js';
 import type { App, AppDoc } from './apps.repo.js';
 import { CHAT_APP_TYPES, type createAppInput, type createFolderInput, type listAppsInput, type updateAppInput } from './apps.schema.js';
 import { type AppsCore, type AppsDeps, isFolderType, type SavedGraphCheck } from './apps.service.js';
@@ -52,6 +53,25 @@ export function presentApp(app: App, permission: unknown, defaultPermission: num
   };
 }
 
+/** One app of a `core/app/list` answer (fields in the answer's order, apps.schema.ts appListResponse). */
+function listItem(app: ListedApp, permission: SerializedPermission, defaultPermission: number) {
+  const { doc } = app;
+  return {
+    _id: app.id,
+    parentId: app.parentId,
+    tmbId: app.tmbId,
+    avatar: doc.avatar,
+    type: doc.type,
+    name: doc.name,
+    intro: doc.intro,
+    updateTime: doc.updateTime,
+    permission,
+    defaultPermission,
+    pluginData: visiblePluginData(doc.pluginData, permission.hasWritePer),
+    inheritPermission: doc.inheritPermission !== false,
+  };
+}
+
 export function createAppCrud(core: AppsCore, deps: AppsDeps, checkSavedGraph: SavedGraphCheck) {
   /** The apps of a team version the caller may read, as `core/app/list` answers them. */
   async function listFrom(team: TeamAppList, auth: AuthContext, input: z.output<typeof listAppsInput>) {
@@ -70,26 +90,21 @@ export function createAppCrud(core: AppsCore, deps: AppsDeps, checkSavedGraph: S
     });
     const caller = callerOf(auth);
     const resourceOf = (id: string) => team.byId.get(id)?.resource;
-    const out = [];
+    const out: ReturnType<typeof listItem>[] = [];
+    // Answered apps whose editors are shown the HTTP plugin schema the list was loaded without.
+    const schemaShown = new Map<string, ReturnType<typeof listItem>>();
     for (const app of selected) {
       const { permission, defaultPermission } = deps.perms.resolveLoaded(caller, app.resource, resourceOf, rowOf);
       if (!permission.hasReadPer) continue;
-      const { doc } = app;
-      out.push({
-        _id: app.id,
-        parentId: app.parentId,
-        tmbId: app.tmbId,
-        avatar: doc.avatar,
-        type: doc.type,
-        name: doc.name,
-        intro: doc.intro,
-        updateTime: doc.updateTime,
-        permission,
-        defaultPermission,
-        pluginData: visiblePluginData(doc.pluginData, permission.hasWritePer),
-        inheritPermission: doc.inheritPermission !== false,
-      });
+      const item = listItem(app, permission, defaultPermission);
+      out.push(item);
+      if (permission.hasWritePer && app.hasPluginSchema) schemaShown.set(app.id, item);
       if (input.getRecentlyChat && out.length >= RECENT_LIMIT) break;
+    }
+    if (schemaShown.size > 0) {
+      // Read now, so at least as new as the list: a later write of them moves the list's stamp.
+      const stored = await deps.apps.pluginDataOf(auth.teamId, [...schemaShown.keys()]);
+      for (const [id, item] of schemaShown) item.pluginData = stored.get(id) ?? item.pluginData;
     }
     return out;
   }

@@ -2,6 +2,7 @@ import type { PermissionResource } from '../../domain/permission.js';
 import { AnswerMemo } from '../../infra/answer-memo.js';
 import { estimateBytes, MiB } from '../../infra/byte-estimate.js';
 import { escapeRegex } from '../../infra/mongo.js';
+import { LruMap } from '../../infra/lru-map.js';
 import { createTeamReadModel } from '../../infra/stamped-read-model.js';
 import type { VersionStamps } from '../../infra/version-stamps.js';
 import type { AppListDoc } from './apps.repo.js';
@@ -19,6 +20,8 @@ export interface ListedApp {
   /** `updateTime` in ms; an app without one sorts last, as MongoDB sorts a missing value. */
   updatedAt: number;
   resource: PermissionResource;
+  /** Its stored pluginData holds an HTTP plugin's schema or headers, not loaded here (apps.repo.ts HEAVY_PLUGIN_FIELDS). */
+  hasPluginSchema: boolean;
 }
 
 /** A team's app list as loaded: what `core/app/list` filters and judges per request. */
@@ -38,11 +41,11 @@ export interface TeamAppList {
 const MAX_ANSWERS = 32;
 
 /**
- * What the kept lists and their answers may weigh (estimated, infra/byte-estimate.ts). Every app
- * is listed with its `pluginData`, an HTTP plugin's whole schema included (up to ~1 MB each), and
- * HTTP plugins and folders are outside the plan's app limit: counts alone let one member make
- * every replica hold gigabytes. A team whose list (with its answers) would weigh more than
- * `perTeam` is read from the database at each request; 10,000 ordinary apps weigh ~8 MB.
+ * What the kept lists and their answers may weigh (estimated, infra/byte-estimate.ts). Lists hold
+ * no HTTP plugin schema (read only for the answers that show one), but HTTP plugins and folders
+ * are outside the plan's app limit: counts alone let one member make every replica hold
+ * gigabytes. A team whose list (with its answers) would weigh more than `perTeam` is read from
+ * the database at each request; 10,000 ordinary apps weigh ~8 MB.
  */
 export const APP_LIST_CACHE_BYTES = { total: 64 * MiB, perTeam: 16 * MiB, answersPerTeam: 4 * MiB } as const;
 
@@ -61,7 +64,8 @@ export interface AppListQuery {
 
 export interface AppListReadModelDeps {
   stamps: VersionStamps;
-  load(teamId: string): Promise<{ apps: AppListDoc[]; rows: Map<string, Map<string, number>> }>;
+  /** The team's apps without their heavy plugin fields, the ids of those that have some (none when absent), and the permission rows. */
+  load(teamId: string): Promise<{ apps: AppListDoc[]; withPluginSchema?: ReadonlySet<string>; rows: Map<string, Map<string, number>> }>;
   toResource(doc: AppListDoc): PermissionResource;
   /** Teams kept, least recently used dropped first. */
   maxTeams?: number;
@@ -72,17 +76,25 @@ export interface AppListReadModelDeps {
   now?: () => number;
 }
 
+/** The read model's default safety net (infra/stamped-read-model.ts). */
+const DEFAULT_MAX_AGE_MS = 5 * 60_000;
+
 const descending = <T>(a: T, b: T) => (a < b ? 1 : a > b ? -1 : 0);
 const byListOrder = (a: ListedApp, b: ListedApp) => descending(a.updatedAt, b.updatedAt) || descending(a.id, b.id);
 
 /**
- * The apps of a team as a per-process read model: loaded with two finds (apps by `teamId`, the
- * team's permission rows), kept while the team's version stamp is unchanged (one `_id` read per
- * request), keyed by team so no request ever sees another team's apps. Writers bump the stamp
+ * The apps of a team as a per-process read model: loaded with three finds (apps by `teamId`
+ * without their heavy plugin fields, the ids of those that have some, the team's permission
+ * rows), kept while the team's version stamp is unchanged (one `_id` read per request), keyed
+ * by team so no request ever sees another team's apps. Writers bump the stamp
  * through `changed` after writing, so the next request on any process loads again.
  */
 export function createAppListReadModel(deps: AppListReadModelDeps) {
-  const limits = deps.bytes ?? APP_LIST_CACHE_BYTES;
+  const limits = { ...(deps.bytes ?? APP_LIST_CACHE_BYTES) };
+  const now = deps.now ?? (() => Date.now());
+  const maxAgeMs = deps.maxAgeMs ?? DEFAULT_MAX_AGE_MS;
+  /** Teams whose list, last loaded, weighed more than their share (not kept), with when. */
+  const unkept = new LruMap<number>(deps.maxTeams ?? 1000);
   const model = createTeamReadModel<TeamAppList>({
     stamps: deps.stamps,
     stampKey: appListStampKey,
@@ -92,15 +104,17 @@ export function createAppListReadModel(deps: AppListReadModelDeps) {
     maxAgeMs: deps.maxAgeMs,
     now: deps.now,
     async load(teamId) {
-      const { apps, rows } = await deps.load(teamId);
+      const { apps, withPluginSchema, rows } = await deps.load(teamId);
       let bytes = 0;
       const listed = apps.map((doc) => {
         const resource = deps.toResource(doc);
         const updatedAt = doc.updateTime instanceof Date ? doc.updateTime.getTime() : Number.NEGATIVE_INFINITY;
         bytes += estimateBytes(doc) + LISTED_APP_BYTES;
-        return { doc, id: resource.id, parentId: resource.parentId, tmbId: resource.ownerTmbId, updatedAt, resource };
+        return { doc, id: resource.id, parentId: resource.parentId, tmbId: resource.ownerTmbId, updatedAt, resource, hasPluginSchema: withPluginSchema?.has(resource.id) === true };
       });
       for (const member of rows.values()) bytes += member.size * ROW_BYTES;
+      if (bytes > limits.perTeam) unkept.set(teamId, now());
+      else unkept.delete(teamId);
       listed.sort(byListOrder);
       // Answers fit in what the list leaves of its team's share, so they never push a kept list out.
       const answersMax = Math.min(limits.answersPerTeam, limits.perTeam - bytes);
@@ -114,7 +128,18 @@ export function createAppListReadModel(deps: AppListReadModelDeps) {
       return list;
     },
   });
-  return model;
+  return {
+    ...model,
+    /**
+     * Whether the team's list, when last loaded (within `maxAgeMs`), was too heavy to keep: one
+     * app is then better judged on its own than by loading the whole list again (see
+     * core.authorizeToView). Past `maxAgeMs` the next read loads the list and learns again.
+     */
+    tooHeavyToKeep(teamId: string): boolean {
+      const since = unkept.peek(teamId);
+      return since !== undefined && now() - since >= 0 && now() - since < maxAgeMs;
+    },
+  };
 }
 
 export type AppListReadModel = ReturnType<typeof createAppListReadModel>;

@@ -1,5 +1,5 @@
 import type { Db, ObjectId } from 'mongodb';
-import type { IndexDeclaration } from '../../infra/mongo.js';
+import { findEachById, findWithAnyOf, type IndexDeclaration } from '../../infra/mongo.js';
 import { newId, oid, oids, type Plain, plain } from '../../infra/plain-record.js';
 import { bumpAfterWrite } from '../../infra/version-stamps.js';
 import type { AppType } from './apps.schema.js';
@@ -49,6 +49,8 @@ interface StoredApp {
   scheduledTriggerNextTime?: Date | null;
   /** When the version the draft was last set from (publish, revert) is dated; later ones are dated after it. */
   draftVersionTime?: Date;
+  /** A fresh id with each write of DRAFT_WORKFLOW_FIELDS: tells a write apart from a later one of the same values. */
+  draftWriteId?: string;
   defaultPermission: number;
   inheritPermission: boolean;
 }
@@ -66,24 +68,38 @@ export interface App extends Omit<AppDoc, 'modulesJson' | 'edgesJson' | 'chatCon
   chatConfig?: Record<string, unknown>;
 }
 
+/**
+ * The parts of a draft that belong together (a publish's take-back sets them back all or none).
+ * Every write of them carries a fresh `draftWriteId` (`update` adds one), so that a take-back
+ * comparing it keeps a save landed since, even one that wrote the very values it wrote.
+ */
+export const DRAFT_WORKFLOW_FIELDS: readonly (keyof AppPatch)[] = ['modulesJson', 'edgesJson', 'chatConfigJson', 'type', 'version', 'scheduledTriggerConfig', 'draftWriteId'];
+
+/** The fields an app is listed and judged with (the team's list read model). */
+const LISTED_KEYS = ['_id', 'parentId', 'avatar', 'type', 'name', 'intro', 'tmbId', 'teamId', 'updateTime', 'pluginData', 'defaultPermission', 'inheritPermission'] as const;
+
+/**
+ * An HTTP plugin's schema and custom headers: up to ~1 MB each, and shown only to the app's
+ * editors. The team's list is loaded without them (so that reading it, as every authorisation of
+ * a read does, costs what the apps' names cost); a list answer reads them for the apps it shows
+ * them for (pluginDataOf). PluginData's other fields are what a list load keeps of it.
+ */
+export const HEAVY_PLUGIN_FIELDS = ['apiSchemaStr', 'customHeaders'] as const;
+
+/** LISTED_KEYS, pluginData without its heavy fields (its other fields in their stored order). */
 export const LIST_PROJECTION = {
-  _id: 1,
-  parentId: 1,
-  avatar: 1,
-  type: 1,
-  name: 1,
-  intro: 1,
-  tmbId: 1,
-  teamId: 1,
-  updateTime: 1,
-  pluginData: 1,
-  defaultPermission: 1,
-  inheritPermission: 1,
-} as const;
+  ...Object.fromEntries(LISTED_KEYS.filter((key) => key !== 'pluginData').map((key) => [key, 1])),
+  'pluginData.nodeVersion': 1,
+  'pluginData.pluginUniId': 1,
+};
 
-export type AppListDoc = Pick<AppDoc, keyof typeof LIST_PROJECTION>;
+/** A listed app: its `pluginData` lacks HEAVY_PLUGIN_FIELDS (see `listTeam`). */
+export type AppListDoc = Pick<AppDoc, (typeof LISTED_KEYS)[number]>;
 
-const LISTED_FIELDS = new Set<string>(Object.keys(LIST_PROJECTION));
+const LISTED_FIELDS = new Set<string>(LISTED_KEYS);
+
+/** Apps whose pluginData holds one of HEAVY_PLUGIN_FIELDS. */
+const holdingPluginSchema = { $or: HEAVY_PLUGIN_FIELDS.map((field) => ({ [`pluginData.${field}`]: { $exists: true } })) };
 
 export function decodeApp(doc: AppDoc): App {
   const { modulesJson, edgesJson, chatConfigJson, ...rest } = doc;
@@ -173,10 +189,28 @@ export function createAppsRepo(db: Db, changed: (teamId: string, what: 'list' | 
       return doc ? decodeApp(plain(doc)) : null;
     },
 
-    /** Every app of the team in the list's shape (the read model's load). */
-    async listTeam(teamId: string): Promise<AppListDoc[]> {
-      const docs = await apps.find({ teamId: oid(teamId) }, { projection: LIST_PROJECTION }).toArray();
-      return docs.map((doc) => plain(doc) as AppListDoc);
+    /**
+     * Every app of the team in the list's shape (the read model's load), without the heavy plugin
+     * fields, and the ids of the apps that have them (their values are read by `pluginDataOf`).
+     */
+    async listTeam(teamId: string): Promise<{ apps: AppListDoc[]; withPluginSchema: Set<string> }> {
+      const [docs, holders] = await Promise.all([
+        apps.find({ teamId: oid(teamId) }, { projection: LIST_PROJECTION }).toArray(),
+        apps.find({ teamId: oid(teamId), ...holdingPluginSchema }, { projection: { _id: 1 } }).toArray(),
+      ]);
+      return { apps: docs.map((doc) => plain(doc) as AppListDoc), withPluginSchema: new Set(holders.map((doc) => doc._id.toHexString())) };
+    },
+
+    /** These apps of the team in the list's shape (one point read each): an app judged on its own. */
+    async findListed(teamId: string, ids: readonly string[]): Promise<AppListDoc[]> {
+      const docs = await findEachById(apps, oids(ids), LIST_PROJECTION);
+      return docs.filter((doc) => doc.teamId.toHexString() === teamId).map((doc) => plain(doc) as AppListDoc);
+    },
+
+    /** The whole `pluginData` of these apps of the team, by id (what a list answer shows an app's editors). */
+    async pluginDataOf(teamId: string, ids: readonly string[]): Promise<Map<string, PluginData>> {
+      const docs = await findWithAnyOf(apps, { teamId: oid(teamId) }, '_id', oids(ids), { _id: 1, pluginData: 1 });
+      return new Map(docs.flatMap((doc) => (doc.pluginData ? [[doc._id.toHexString(), doc.pluginData] as const] : [])));
     },
 
     async children(teamId: string, parentId: string): Promise<App[]> {
@@ -191,11 +225,14 @@ export function createAppsRepo(db: Db, changed: (teamId: string, what: 'list' | 
     },
 
     /**
-     * Sets the fields of `set` and removes those of `unset`. `before`, when given, hears what
+     * Sets the fields of `written` (with a fresh `draftWriteId` when it writes a part of the draft
+     * and names none) and removes those of `unset`. `before`, when given, hears what
      * those fields held just before (once the write landed, so before its stamp bump, which may
      * fail): what taking the write back sets again (takeBackWrite).
      */
-    async update(teamId: string, id: string, set: AppPatch, unset: readonly (keyof AppPatch)[] = [], before?: (previous: FieldsBefore) => void): Promise<void> {
+    async update(teamId: string, id: string, written: AppPatch, unset: readonly (keyof AppPatch)[] = [], before?: (previous: FieldsBefore) => void): Promise<void> {
+      const marked = written.draftWriteId === undefined && [...Object.keys(written), ...unset].some((field) => DRAFT_WORKFLOW_FIELDS.includes(field as keyof AppPatch));
+      const set = marked ? { ...written, draftWriteId: newId() } : written;
       const fields = [...Object.keys(set), ...unset];
       if (fields.length === 0) return;
       const filter = { _id: oid(id), teamId: oid(teamId) };

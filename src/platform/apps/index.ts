@@ -87,7 +87,7 @@ export const appsServices = fp(
     const perms = createAppPermissionService(db, { memberProfiles: app.identity.memberProfiles, onChange: listChanged });
     const appList = createAppListReadModel({
       stamps,
-      load: async (teamId) => ({ apps: await apps.listTeam(teamId), rows: await perms.rows.teamRows(teamId) }),
+      load: async (teamId) => ({ ...(await apps.listTeam(teamId)), rows: await perms.rows.teamRows(teamId) }),
       toResource: perms.toResource,
     });
     registerTreeChangeResume(app, 'apps', perms);

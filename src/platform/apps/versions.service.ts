@@ -10,7 +10,7 @@ import { pageSkipLimit } from '../../infra/zod.js';
 import type { AuthContext } from '../auth/types.js';
 import type { LockHold } from '../../infra/mongo-lock.js';
 import { newId } from '../../infra/plain-record.js';
-import { type App, type AppPatch, type FieldsBefore, fieldsBefore } from './apps.repo.js';
+import { type App, type AppPatch, DRAFT_WORKFLOW_FIELDS, type FieldsBefore, fieldsBefore } from './apps.repo.js';
 import { type publishInput, type renameVersionInput, type revertInput, type versionListInput, zScheduledTrigger } from './apps.schema.js';
 import type { AppsCore, AppsDeps, SavedGraphCheck } from './apps.service.js';
 import { simpleWorkflowOf } from './simple-form.js';
@@ -64,9 +64,6 @@ function triggerOf(config: Record<string, unknown> | undefined): App['scheduledT
   return parsed.success ? (parsed.data ?? undefined) : undefined;
 }
 
-/** The parts of a draft that belong together: taken back all or none (takeBackCommit). */
-const DRAFT_WORKFLOW_FIELDS: readonly (keyof AppPatch)[] = ['modulesJson', 'edgesJson', 'chatConfigJson', 'type', 'version', 'scheduledTriggerConfig'];
-
 /** A draft write sent, and what its fields held just before it landed (once its answer came). */
 interface SentDraft {
   written: AppPatch;
@@ -106,6 +103,7 @@ export function createVersionsService(core: AppsCore, deps: AppsDeps, checkSaved
       ...(trigger || !draft.keepTrigger ? { scheduledTriggerConfig: trigger ?? null } : {}),
       pluginData: { ...current.pluginData, nodeVersion: draft.versionId },
       draftVersionTime: draft.versionTime,
+      draftWriteId: newId(),
     };
   };
 
@@ -124,7 +122,7 @@ export function createVersionsService(core: AppsCore, deps: AppsDeps, checkSaved
       lock.assertHeld();
       const before = draft.before ?? fieldsBefore(current, draft.written);
       const restored = await deps.apps.takeBackWrite(current.teamId, current._id, draft.written, before, DRAFT_WORKFLOW_FIELDS);
-      const kept = Object.keys(draft.written).filter((field) => !restored.includes(field as keyof AppPatch));
+      const kept = Object.keys(draft.written).filter((field) => field !== 'draftWriteId' && !restored.includes(field as keyof AppPatch));
       // Unanswered, a write that matches nothing most likely never landed: nothing to tell.
       if (kept.length > 0 && (draft.before || restored.length > 0)) deps.log.info(`app ${current._id}: taking back a failed publish or revert left ${kept.join(', ')} as another write changed them since`);
     }
