@@ -127,6 +127,18 @@ describe('single-app reads in a team whose schemas pass its share of the list ca
     }
   });
 
+  it("a write check of a plugin generated under an HTTP plugin reads none of its container's schema", async () => {
+    const paths = { '/ping': { get: { operationId: 'ping', summary: 'Ping', responses: { '200': { description: 'ok' } } } } };
+    const apiSchemaStr = JSON.stringify({ openapi: '3.0.0', info: { title: 'with a path', version: '1', description: ''.padEnd(600_000, 'y') }, servers: [{ url: 'https://api.example.com' }], paths });
+    await ok(t, owner, 'POST', '/core/app/httpPlugin/create', { name: 'with a path', pluginData: { apiSchemaStr } });
+    const container = await t.app.mongo.db.collection('apps').findOne({ name: 'with a path' });
+    const child = await t.app.mongo.db.collection('apps').findOne({ parentId: container?._id });
+    expect(child).not.toBeNull();
+    const reads = await appsReadsDuring(t, () => ok(t, owner, 'POST', '/core/app/update', { appId: String(child?._id), intro: 'renamed intro' }));
+    expect(reads.length).toBeGreaterThan(0);
+    expect(totalBytes(reads)).toBeLessThan(100_000);
+  });
+
   it('a draft save is seen by the next detail (the cached app follows its writes)', async () => {
     const nodes = [...simpleNodes, { nodeId: 'extra', flowNodeType: 'answerNode', inputs: [], outputs: [] }];
     await ok(t, owner, 'POST', '/core/app/update', { appId: targetId, nodes, edges: [] });

@@ -16,6 +16,12 @@ interface StoredResource {
   defaultPermission?: number;
 }
 
+/**
+ * What the tree reads of a resource: these fields only (an HTTP plugin app's document holds its
+ * whole schema, up to ~1 MB, which a permission check of an app inheriting from it never needs).
+ */
+const TREE_FIELDS = { _id: 1, teamId: 1, tmbId: 1, parentId: 1, type: 1, name: 1, inheritPermission: 1, defaultPermission: 1 } as const;
+
 /** A resource document as the repository returns it: ids as hex strings. */
 export type ResourceDoc = Plain<StoredResource>;
 
@@ -35,15 +41,10 @@ export function createResourceTreeRepo(db: Db, collectionName: string, folderTyp
       if (ids.length === 0) return [];
       if (ids.length <= 8) {
         // Point reads by _id: FerretDB (SQLite) pushes only these down instead of scanning.
-        const found = await findEachById(resources, oids(ids));
+        const found = await findEachById(resources, oids(ids), TREE_FIELDS);
         return found.flatMap((doc) => (doc.teamId.toHexString() === teamId ? [plain(doc)] : []));
       }
-      const docs = await resources
-        .find(
-          { teamId: oid(teamId), _id: { $in: oids(ids) } },
-          { projection: { _id: 1, teamId: 1, tmbId: 1, parentId: 1, type: 1, name: 1, inheritPermission: 1, defaultPermission: 1 } },
-        )
-        .toArray();
+      const docs = await resources.find({ teamId: oid(teamId), _id: { $in: oids(ids) } }, { projection: TREE_FIELDS }).toArray();
       return docs.map((doc) => plain(doc));
     },
 
