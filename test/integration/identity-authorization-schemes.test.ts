@@ -96,7 +96,7 @@ describe('a Bearer Authorization header is always the credential (no fallback to
   it.each([
     ['an unknown key', 'Bearer fastgpt-notakeyatall', 514],
     ['an unknown key, lower-case scheme', 'bearer fastgpt-notakeyatall', 514],
-    ['a malformed key', 'Bearer a-b-c-d', 403],
+    ['a value of no key shape (a key that does not exist)', 'Bearer a-b-c-d', 514],
     ['no key at all', 'Bearer', 403],
     // A JWT may or may not hold a dash (malformed or unknown key): either way a 401.
     ['a session token sent as a key', 'Bearer SESSION', null],
