@@ -27,11 +27,12 @@ afterAll(async () => {
 });
 
 const db = () => t.app.mongo.db;
-/** A process of its own on the test database, with a manual monotonic clock. */
+/** A process of its own on the test database, with manual clocks: monotonic (`at`) and the wall clock's offset (`wall`). */
 function processOn(leaseMs = 50) {
-  const clock = { at: 0 };
-  return { clock, epoch: createCredentialEpoch(db(), { leaseMs, monotonic: () => clock.at }) };
+  const clock = { at: 0, wall: 0 };
+  return { clock, epoch: createCredentialEpoch(db(), { leaseMs, monotonic: () => clock.at, now: () => Date.now() + clock.wall }) };
 }
+const deleteLink = (seq: number) => db().collection(VERSION_STAMPS_COLLECTION).deleteOne({ _id: revocationLinkKey(seq) } as never);
 
 describe('credential epoch chain', () => {
   it('every one of many racing revocations from several processes is a link of its own, and a reader finds all their subjects', async () => {
@@ -73,14 +74,14 @@ describe('credential epoch chain', () => {
     expect(past.map((command) => command.key)).toEqual([revocationLinkKey(Number(await reader.epoch.current()) + 1)]);
   });
 
-  it('a process that has not looked for a while finds the end again from the hint, as links before it may be pruned', async () => {
+  it('a process that has not looked for a while starts again from the highest link stored, as links past its end may be pruned', async () => {
     const idle = processOn();
     const seen = await idle.epoch.current();
     const writer = processOn(0);
     for (let index = 0; index < 3; index++) await writer.epoch.revoked([`user:while-idle-${index}`]);
     const end = await writer.epoch.current();
-    // The links it missed are pruned: walking from its own end would stop at once.
-    for (let seq = Number(seen) + 1; seq <= Number(end); seq++) await db().collection(VERSION_STAMPS_COLLECTION).deleteOne({ _id: revocationLinkKey(seq) } as never);
+    // The links it missed but the last are pruned: walking from its own end would stop at once.
+    for (let seq = Number(seen) + 1; seq < Number(end); seq++) await deleteLink(seq);
     idle.clock.at += CREDENTIALS_RESYNC_MS + 1;
     const found = await idle.epoch.current();
     expect(found).toBe(end);
@@ -88,7 +89,32 @@ describe('credential epoch chain', () => {
     expect(await idle.epoch.revokedBetween(seen, found)).toBeNull();
   });
 
-  it('pruning keeps recent links and the last ones before the hint', async () => {
+  it('a host suspended and resumed (its monotonic clock stood still, the wall clock ran) starts again too', async () => {
+    const sleeper = processOn();
+    const seen = await sleeper.epoch.current();
+    const writer = processOn(0);
+    for (let index = 0; index < 2; index++) await writer.epoch.revoked([`user:while-asleep-${index}`]);
+    const end = await writer.epoch.current();
+    await deleteLink(Number(seen) + 1);
+    sleeper.clock.at += 200;
+    sleeper.clock.wall += CREDENTIALS_RESYNC_MS + 1;
+    expect(await sleeper.epoch.current()).toBe(end);
+  });
+
+  it("a previous version's stamp (a random value) does not make a starting process begin the chain again", async () => {
+    const writer = processOn(0);
+    await writer.epoch.revoked(['user:before-upgrade']);
+    const end = Number(await writer.epoch.current());
+    await db().collection(VERSION_STAMPS_COLLECTION).replaceOne({ _id: CREDENTIALS_STAMP } as never, { value: 'a0b1c2d3-uuid-of-an-old-replica', at: new Date() }, { upsert: true });
+    const starting = processOn(0);
+    expect(Number(await starting.epoch.current())).toBe(end);
+    await starting.epoch.revoked(['user:after-upgrade']);
+    const watcher = processOn();
+    expect(Number(await watcher.epoch.current())).toBe(end + 1);
+    expect(await writer.epoch.revokedBetween(String(end), String(end + 1))).toEqual(new Set(['user:after-upgrade']));
+  });
+
+  it('pruning keeps recent links and the last 64 stored', async () => {
     const writer = processOn(0);
     for (let index = 0; index < 70; index++) await writer.epoch.revoked([`user:prune-${index}`]);
     const end = Number(await writer.epoch.current());
@@ -132,5 +158,22 @@ describe('one user revoking their own credentials', () => {
     }
     // The looper's own session is refused at once.
     expect((await whoami(authHeaders(looper))).statusCode).toBe(401);
+
+    // A key's delete names the key: the other user's cached key and session stay, the deleted key is refused.
+    const again = await login(t, 'epoch-looper', 'epoch-pass-2');
+    const looperKey = await createApiKey(t, again, { name: 'looper key' });
+    expect((await whoami(apiKeyHeaders(looperKey))).statusCode).toBe(200);
+    const keys = (await t.app.inject({ method: 'GET', url: '/api/support/openapi/list', headers: authHeaders(again) })).json().data as { _id: string; name: string }[];
+    const keyId = keys.find((key) => key.name === 'looper key')?._id;
+    expect((await t.app.inject({ method: 'DELETE', url: `/api/support/openapi/delete?id=${keyId}`, headers: authHeaders(again) })).statusCode).toBe(200);
+    for (const headers of [authHeaders(bystander), apiKeyHeaders(bystanderKey)]) {
+      let status = 0;
+      const commands = await identityCommands(async () => {
+        status = (await whoami(headers)).statusCode;
+      });
+      expect(status).toBe(200);
+      expect(commands).toEqual([]);
+    }
+    expect((await whoami(apiKeyHeaders(looperKey))).statusCode).toBe(401);
   });
 });

@@ -169,7 +169,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
     const resolved = await apiKeyCache.get(digest, () => resolveApiKey(digest));
     if (!resolved) throw Errors.unAuthApiKey('The API key is not valid');
     const now = deps.now();
-    // Expiry moves with the clock; reaching the usage limit bumps the epoch, so a cached count is enough.
+    // Expiry moves with the clock; reaching the usage limit moves the epoch (naming the key), so a cached count is enough.
     const refusal = apiKeyRefusal(resolved.key, now);
     if (refusal) throw refusal;
     await touch(resolved.key._id, now);

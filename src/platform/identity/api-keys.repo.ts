@@ -4,7 +4,7 @@ import { usedUp } from '../../domain/credential-limits.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
-import { always, type CredentialRevocations, revoking } from './credential-epoch.js';
+import { always, type CredentialRevocations, credentialSubject, revoking } from './credential-epoch.js';
 
 /**
  * An `openapis` document. Unlike the reference, the key itself is never stored: only its
@@ -46,7 +46,7 @@ export function digestApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-/** Writes that change or remove a key bump the credential epoch: processes cache resolved keys. */
+/** Writes that change or remove a key move the credential epoch, naming the key (an app delete's keys: their team): processes cache resolved keys. */
 export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
   const keys = db.collection<ApiKeyDoc>('openapis');
   /** Global keys are the ones without an app ("appId absent"). */
@@ -83,11 +83,11 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
     async update(id: string, teamId: string, fields: { name?: string; limit?: ApiKeyRecord['limit'] }): Promise<boolean> {
       const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
       if (Object.keys($set).length === 0) return true;
-      const result = await revoking(revocations, () => keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set }), (written) => written.matchedCount > 0);
+      const result = await revoking(revocations, () => keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set }), (written) => written.matchedCount > 0, [credentialSubject.apiKey(id)]);
       return result.matchedCount > 0;
     },
     async delete(id: string, teamId: string): Promise<void> {
-      await revoking(revocations, () => keys.deleteOne({ _id: oid(id), teamId: oid(teamId) }), always);
+      await revoking(revocations, () => keys.deleteOne({ _id: oid(id), teamId: oid(teamId) }), always, [credentialSubject.apiKey(id)]);
     },
     /** Sets `lastUsedTime` unless another process set it after `unlessAfter`. */
     async touch(id: string, at: Date, unlessAfter: Date): Promise<void> {
@@ -97,12 +97,12 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
       // Reaching the limit refuses the key from now on, in every process that cached it (the
       // authenticator's rule, so both agree on when that is).
       const reachedLimit = (after: ApiKeyDoc | null) => usedUp(after?.limit?.maxUsagePoints, after?.usagePoints ?? 0);
-      await revoking(revocations, () => keys.findOneAndUpdate({ _id: oid(id) }, { $inc: { usagePoints: points } }, { returnDocument: 'after' }), reachedLimit);
+      await revoking(revocations, () => keys.findOneAndUpdate({ _id: oid(id) }, { $inc: { usagePoints: points } }, { returnDocument: 'after' }), reachedLimit, [credentialSubject.apiKey(id)]);
     },
     /** Cascade of an app delete: the apps' keys go with them. */
     async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
       if (appIds.length === 0) return;
-      await revoking(revocations, () => keys.deleteMany({ teamId: oid(teamId), appId: { $in: appIds } }), (result) => result.deletedCount > 0);
+      await revoking(revocations, () => keys.deleteMany({ teamId: oid(teamId), appId: { $in: appIds } }), (result) => result.deletedCount > 0, [credentialSubject.team(teamId)]);
     },
   };
 }

@@ -16,16 +16,17 @@ import { VERSION_STAMPS_COLLECTION } from '../../infra/version-stamps.js';
  * One user logging out or changing time zone in a loop therefore no longer empties every
  * replica's caches.
  *
- * `identity:credentials` itself holds a hint of the end (the latest link written, possibly a
- * little behind under races): a process starting, or one that has not checked for a while (links
- * it has not seen may have been pruned), walks forward from it.
+ * A process starting, or one that has not looked for a while (links past its end may have been
+ * pruned), starts from the highest link stored. A revocation is never written into a place whose
+ * predecessor is gone. `identity:credentials` itself is still rewritten on each revocation, for
+ * replicas of the previous version, which read it as their epoch stamp.
  */
 export const CREDENTIALS_STAMP = 'identity:credentials';
 
 /** The `_id` of the n-th revocation link. */
 export const revocationLinkKey = (seq: number): string => `${CREDENTIALS_STAMP}@${seq}`;
 
-/** Whether a version stamp `_id` belongs to the credential epoch (its hint or one of its links). */
+/** Whether a version stamp `_id` belongs to the credential epoch (the previous version's stamp or one of its links). */
 export const isCredentialEpochKey = (key: string | undefined): boolean => key === CREDENTIALS_STAMP || (key?.startsWith(`${CREDENTIALS_STAMP}@`) ?? false);
 
 /**
@@ -35,11 +36,11 @@ export const isCredentialEpochKey = (key: string | undefined): boolean => key ==
  */
 export const CREDENTIALS_LEASE_MS = 100;
 
-/** A process that has not looked at the chain for this long finds its end again from the hint. */
+/** A process that has not looked at the chain for this long (either clock) starts again from the highest link stored. */
 export const CREDENTIALS_RESYNC_MS = 30_000;
 
 /**
- * Links are pruned once older than this and not among the last LINKS_KEPT before the hint. A
+ * Links are pruned once older than this and not among the last LINKS_KEPT stored. A
  * process that checked within CREDENTIALS_RESYNC_MS needs only links written since, so this
  * margin is what the deployment's clocks may disagree by.
  */
@@ -105,9 +106,13 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
   const monotonic = options.monotonic ?? (() => performance.now());
   /** Links read or written, by place: their subjects (null: everything). They never change. */
   const links = new Map<number, readonly string[] | null>();
-  /** The chain's end as this process last found it, when, and until when that is trusted. */
+  /**
+   * The chain's end as this process last found it, when (both clocks: a host suspended and resumed
+   * stops the monotonic one, not the wall clock), and until when that is trusted.
+   */
   let end: number | undefined;
   let checkedAt = Number.NEGATIVE_INFINITY;
+  let checkedAtWall = Number.NEGATIVE_INFINITY;
   let leaseUntil = Number.NEGATIVE_INFINITY;
   let inFlight: { started: number; reading: Promise<number> } | undefined;
 
@@ -119,21 +124,31 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
     }
   }
 
+  const subjectsOf = (doc: Pick<EpochDoc, 'subjects'>): readonly string[] | null =>
+    Array.isArray(doc.subjects) ? doc.subjects.filter((subject): subject is string => typeof subject === 'string') : null;
+
   /** Link `seq`'s subjects, or undefined when there is no such link (yet, or any more). */
   async function readLink(seq: number): Promise<readonly string[] | null | undefined> {
     if (links.has(seq)) return links.get(seq);
     const doc = await stamps.findOne({ _id: revocationLinkKey(seq) }, { projection: { subjects: 1 } });
     if (!doc) return undefined;
-    const subjects = Array.isArray(doc.subjects) ? doc.subjects.filter((subject): subject is string => typeof subject === 'string') : null;
+    const subjects = subjectsOf(doc);
     remember(seq, subjects);
     return subjects;
   }
 
-  /** The hint of the end: 0 before the first revocation (or when written by an older version). */
-  async function readHint(): Promise<number> {
-    const doc = await stamps.findOne({ _id: CREDENTIALS_STAMP }, { projection: { value: 1 } });
-    const seq = Number(doc?.value);
-    return Number.isSafeInteger(seq) && seq > 0 ? seq : 0;
+  /** The highest link stored: 0 before the first revocation. Read when a process (re)starts from the chain's end. */
+  async function readHighest(): Promise<number> {
+    const doc = await stamps.find({ seq: { $gte: 1 } }, { projection: { seq: 1 } }).sort({ seq: -1 }).limit(1).next();
+    return typeof doc?.seq === 'number' && Number.isSafeInteger(doc.seq) ? doc.seq : 0;
+  }
+
+  /** Reads the links of these places not read yet, in one command. */
+  async function readLinks(places: number[]): Promise<void> {
+    const unknown = places.filter((seq) => !links.has(seq));
+    if (unknown.length === 0) return;
+    const docs = await stamps.find({ _id: { $in: unknown.map(revocationLinkKey) } }, { projection: { seq: 1, subjects: 1 } }).toArray();
+    for (const doc of docs) if (typeof doc.seq === 'number') remember(doc.seq, subjectsOf(doc));
   }
 
   /** The end of the chain from `start` (a link that exists, or 0). The common case: one read finds no next link. */
@@ -149,16 +164,23 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
     }
   }
 
-  /** Where to walk from: this process's end while recently checked, else the hint (links past a stale end may be pruned). */
+  /** Whether this process looked at the chain lately: links past an end it has not checked for long may be pruned. */
+  const checkedLately = (at: number) => at - checkedAt <= CREDENTIALS_RESYNC_MS && now() - checkedAtWall <= CREDENTIALS_RESYNC_MS && now() >= checkedAtWall;
+
+  /** Where to walk from: this process's end while checked lately, else the highest link stored. */
   async function startOfWalk(at: number): Promise<number> {
-    if (end !== undefined && at - checkedAt <= CREDENTIALS_RESYNC_MS) return end;
-    return Math.max(end ?? 0, await readHint());
+    return end !== undefined && checkedLately(at) ? end : readHighest();
   }
 
   async function check(started: number): Promise<number> {
+    const startedWall = now();
+    const resync = end === undefined || !checkedLately(started);
     const found = await walkFrom(await startOfWalk(started));
-    end = Math.max(end ?? 0, found);
+    // After a resync the stored chain is the truth, even behind what this process knew (links
+    // deleted by hand): its caches then drop everything (revokedBetween answers null).
+    end = resync ? found : Math.max(end ?? 0, found);
     checkedAt = Math.max(checkedAt, started);
+    checkedAtWall = startedWall;
     leaseUntil = Math.max(leaseUntil, started + leaseMs);
     return end;
   }
@@ -184,9 +206,11 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
       const first = Number(from);
       const last = Number(to);
       if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last) || last < first || last - first > SCOPED_SPAN_MAX) return null;
+      const places = Array.from({ length: last - first }, (_, index) => first + 1 + index);
+      await readLinks(places);
       const subjects = new Set<string>();
-      for (let seq = first + 1; seq <= last; seq++) {
-        const revoked = await readLink(seq);
+      for (const seq of places) {
+        const revoked = links.get(seq);
         if (!revoked) return null;
         for (const subject of revoked) subjects.add(subject);
       }
@@ -196,6 +220,8 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
     async revoked(subjects) {
       const at = new Date(now());
       let seq = await walkFrom(await startOfWalk(monotonic()));
+      // Never into a pruned place: after it, processes watching the true end would not see the link.
+      if (seq > 0 && (await readLink(seq)) === undefined) seq = await walkFrom(await readHighest());
       const named = subjects && subjects.length > 0 ? [...subjects] : null;
       for (;;) {
         try {
@@ -212,7 +238,7 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
       end = Math.max(end ?? 0, seq);
       // Its own link is known; others written meanwhile are looked for at the next read.
       leaseUntil = Number.NEGATIVE_INFINITY;
-      // A hint only: racing writers may leave it a little behind, which walking forward makes up.
+      // Read by replicas of the previous version only (a version stamp there): its change tells them.
       await stamps.replaceOne({ _id: CREDENTIALS_STAMP }, { value: String(seq), at }, { upsert: true }).catch((error: unknown) => {
         if (!isDuplicateKeyError(error)) throw error;
       });
@@ -220,9 +246,9 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
     },
 
     async prune(at) {
-      const hint = await readHint();
-      if (hint <= LINKS_KEPT) return 0;
-      const result = await stamps.deleteMany({ seq: { $lt: hint - LINKS_KEPT }, at: { $lt: new Date(at.getTime() - REVOCATION_LINK_RETENTION_MS) } });
+      const highest = await readHighest();
+      if (highest <= LINKS_KEPT) return 0;
+      const result = await stamps.deleteMany({ seq: { $lt: highest - LINKS_KEPT }, at: { $lt: new Date(at.getTime() - REVOCATION_LINK_RETENTION_MS) } });
       return result.deletedCount;
     },
   };

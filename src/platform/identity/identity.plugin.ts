@@ -67,7 +67,7 @@ export default fp(
     const db = app.mongo.db;
     const clock: IdentityClock = { now: () => Date.now() };
     const now = () => clock.now();
-    // One epoch per process: its own bumps end its own lease at once.
+    // One epoch per process: its own revocations end its own lease at once.
     const epoch = createCredentialEpoch(db);
     const users = createUsersRepo(db, epoch);
     const teams = createTeamsRepo(db, epoch);

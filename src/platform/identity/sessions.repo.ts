@@ -5,7 +5,7 @@ import { always, type CredentialRevocations, credentialSubject, revoking } from 
 
 /**
  * Server-side session records, so sessions can be revoked (beyond the reference): a JWT is
- * accepted only while its `sid` row exists and is unexpired. Logout deletes the row (and bumps
+ * accepted only while its `sid` row exists and is unexpired. Logout deletes the row (and moves
  * the credential epoch, so no process keeps trusting the session).
  */
 interface SessionDoc {
@@ -38,13 +38,13 @@ export function createSessionsRepo(db: Db, revocations: CredentialRevocations) {
     },
     /**
      * Ends a session. The epoch moves even when nothing was left to delete: another request
-     * ending the same session may have deleted it and not yet bumped, and this one must not
+     * ending the same session may have deleted it and not yet moved the epoch, and this one must not
      * answer "ended" while a replica still trusts its cached copy.
      */
     async revoke(id: string): Promise<void> {
       await revoking(revocations, () => sessions.deleteOne({ _id: oid(id) }), always, [credentialSubject.session(id)]);
     },
-    /** Deletes a session whose token was never handed out: no process can hold it, so no epoch bump. */
+    /** Deletes a session whose token was never handed out: no process can hold it, so the epoch stays. */
     async discard(id: string): Promise<void> {
       await sessions.deleteOne({ _id: oid(id) });
     },

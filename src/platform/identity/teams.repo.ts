@@ -4,7 +4,7 @@ import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
 import type { TeamRole } from '../auth/types.js';
-import { type CredentialRevocations, revoking } from './credential-epoch.js';
+import { type CredentialRevocations, credentialSubject, revoking } from './credential-epoch.js';
 
 /** A `teams` document (reference names; `limit` holds the interval stamps). */
 interface TeamDoc {
@@ -47,7 +47,7 @@ export const TEAM_INDEXES: IndexDeclaration[] = [
 
 export const DEFAULT_TEAM_AVATAR = '/icon/logo.svg';
 
-/** Writes that change who a member is (removal, role, status, team permission) bump the credential epoch. */
+/** Writes that change who a member is (removal, role, status, team permission) move the credential epoch, naming the member (a team delete: the team). */
 /** A member as collaborator lists show it. */
 export interface MemberProfile {
   name: string;
@@ -114,14 +114,14 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
       return plain(doc);
     },
     async deleteTeam(id: string): Promise<void> {
-      await revoking(revocations, () => teams.deleteOne({ _id: oid(id) }), (result) => result.deletedCount > 0);
+      await revoking(revocations, () => teams.deleteOne({ _id: oid(id) }), (result) => result.deletedCount > 0, [credentialSubject.team(id)]);
     },
     async deleteMember(id: string): Promise<void> {
       const removeMemberAndRows = async () => (await members.deleteOne({ _id: oid(id) })).deletedCount + (await permissions.deleteForMember(oid(id)));
-      await revoking(revocations, removeMemberAndRows, (removed) => removed > 0);
+      await revoking(revocations, removeMemberAndRows, (removed) => removed > 0, [credentialSubject.member(id)]);
     },
     async updateMember(id: string, fields: Partial<Pick<MemberDoc, 'role' | 'status' | 'defaultTeam' | 'name'>>): Promise<void> {
-      await revoking(revocations, () => members.updateOne({ _id: oid(id) }, { $set: fields }), (result) => result.matchedCount > 0);
+      await revoking(revocations, () => members.updateOne({ _id: oid(id) }, { $set: fields }), (result) => result.matchedCount > 0, [credentialSubject.member(id)]);
     },
     /** Other default-team flags of the user are cleared: exactly one default team per user. */
     async makeDefaultTeam(userId: string, memberId: string): Promise<void> {
@@ -140,11 +140,11 @@ export function createTeamsRepo(db: Db, revocations: CredentialRevocations) {
       return permissions.find(oid(teamId), oid(tmbId));
     },
     async setTeamPermission(teamId: string, tmbId: string, permission: number): Promise<void> {
-      await revoking(revocations, () => permissions.set(oid(teamId), oid(tmbId), permission), (written) => written);
+      await revoking(revocations, () => permissions.set(oid(teamId), oid(tmbId), permission), (written) => written, [credentialSubject.member(tmbId)]);
     },
     /** Removes the member's own team permission row: its role's default applies again. */
     async clearTeamPermission(tmbId: string): Promise<void> {
-      await revoking(revocations, () => permissions.deleteForMember(oid(tmbId)), (removed) => removed > 0);
+      await revoking(revocations, () => permissions.deleteForMember(oid(tmbId)), (removed) => removed > 0, [credentialSubject.member(tmbId)]);
     },
   };
 }
