@@ -5,6 +5,8 @@ import { failsOnce } from '../helpers/forced-failures.js';
 import { createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
+import { until } from '../helpers/polling.js';
+import { feishuTextEvent } from './feishu-events.js';
 
 /**
  * One link runs at most its share of a process's channel turns (CHANNEL_TURNS_PER_LINK, by default
@@ -18,26 +20,10 @@ let fake: FakeOpenAi;
 let tok: string;
 let appId: string;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const replyPath = (messageId: string) => `/feishu/open-apis/im/v1/messages/${messageId}/reply`;
 const repliesTo = (messageId: string) => fake.requests.filter((r) => r.path === replyPath(messageId));
 /** Message `i` of link `link` (its own event, message and chat ids), asking `<link>-<i>`. */
-const feishuEvent = (link: string, i: number) => ({
-  schema: '2.0',
-  header: { event_id: `ev-share-${link}-${i}`, event_type: 'im.message.receive_v1', create_time: '1700000000000', token: 'vt', app_id: 'cli_s', tenant_key: 'tk' },
-  event: {
-    sender: { sender_id: { open_id: `ou_${link}${i}` }, sender_type: 'user', tenant_key: 'tk' },
-    message: { message_id: `om_${link}${i}`, chat_id: `oc_${link}${i}`, chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text: `ask ${link}-${i}` }) },
-  },
-});
-
-/** Polls `done` every 20 ms, failing after `ms` instead of at the test's timeout. */
-async function until(done: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  for (let waited = 0; !(await done()); waited += 20) {
-    if (waited >= ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const feishuEvent = (link: string, i: number) => feishuTextEvent({ eventId: `ev-share-${link}-${i}`, messageId: `om_${link}${i}`, text: `ask ${link}-${i}`, key: `${link}${i}`, appId: 'cli_s' });
 
 /** A feishu link of the app; its id and the messages it was sent. */
 async function feishuLink(target: TestApp, name: string) {
@@ -214,9 +200,15 @@ describe('a deferral that cannot be written', () => {
 });
 
 describe('a channel link’s QPM', () => {
-  it('counts its channel turns: a message past it is acknowledged, waits for the next minute, and is then answered once', async () => {
-    // Every channel message reaches the process's own sweep soon; the model answers at once.
-    const replica = await buildReplica(t, { MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH as string, SSRF_ALLOW_PRIVATE: 'true', CHANNEL_TURN_SWEEP_MS: '200', LOG_LEVEL: 'silent' });
+  it('counts its channel turns: a message past it is acknowledged, waits for the next minute, and is then answered once, as that minute starts', async () => {
+    // The periodic sweep is kept out of the way (10 min): the sweep timed for the next minute is what runs the message.
+    const replica = await buildReplica(t, { MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH as string, SSRF_ALLOW_PRIVATE: 'true', CHANNEL_TURN_SWEEP_MS: '600000', LOG_LEVEL: 'silent' });
+    // The replica's clock (its QPM minutes and job leases) set to a second of one coming minute, moving with real time.
+    const minute = Math.floor((Date.now() + 120_000) / 60_000) * 60_000;
+    const secondOfMinute = (second: number) => {
+      const offset = minute + second * 1000 - Date.now();
+      replica.app.identity.clock.now = () => Date.now() + offset;
+    };
     try {
       const shareId = (await ok(t, tok, 'POST', '/support/outLink/create', {
         appId,
@@ -231,13 +223,13 @@ describe('a channel link’s QPM', () => {
         return replica.app.inject({ method: 'POST', url: `/api/support/outLink/feishu/${shareId}`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(feishuEvent('q', i)) });
       };
       const asked = (i: number) => fake.requests.filter((r) => r.path === '/v1/chat/completions' && JSON.stringify(r.body).includes(`ask q-${i}`)).length;
-      // The three messages fall in one minute of the QPM count.
-      while (replica.app.identity.clock.now() % 60_000 > 45_000) await sleep(200);
-
+      secondOfMinute(1);
       for (const i of [0, 1]) {
         expect((await send(i)).statusCode).toBe(200);
         await until(() => repliesTo(`om_q${i}`).length > 0, `the reply to message ${i}`);
       }
+      // Two seconds before the minute ends: the third message of the minute.
+      secondOfMinute(58);
       expect((await send(2)).statusCode).toBe(200);
       const job = () => jobs().findOne({ _id: `${linkId}:ev-share-q-2` }) as Promise<{ state?: string; attempts?: number; leaseUntil?: Date } | null>;
       // Deferred to the next minute, its take not counted, its model never asked.
@@ -245,9 +237,7 @@ describe('a channel link’s QPM', () => {
       expect(asked(2)).toBe(0);
       expect(repliesTo('om_q2')).toHaveLength(0);
 
-      // The next minute: its count starts again, and the job's deferral has ended.
-      await t.app.mongo.db.collection('outlink_qpm_slots').deleteMany({ key: `${shareId}:channel` });
-      await jobs().updateOne({ _id: `${linkId}:ev-share-q-2` }, { $set: { leaseUntil: new Date(replica.app.identity.clock.now() - 1) } });
+      // The next minute: its count starts again, and the sweep timed for it runs the message.
       await until(() => repliesTo('om_q2').length > 0, 'the reply to message 2');
       await until(async () => (await job())?.state === 'done', 'the third job done');
     } finally {

@@ -234,6 +234,18 @@ export function createOutLinkService(deps: OutLinkServiceDeps) {
     },
 
     /**
+     * Takes one of the link's QPM turns of this minute for its messaging channel, whose users
+     * count as one visitor (their messages come from the platform's servers): null when taken or
+     * the link is unlimited, else when the next minute starts (a channel message is never refused:
+     * it waits).
+     */
+    async takeChannelTurn(link: OutLinkDoc): Promise<Date | null> {
+      if (link.limit.QPM <= 0) return null;
+      const start = await deps.qpm.take(`${link.shareId}:channel`, link.limit.QPM);
+      return start.ok ? null : new Date(deps.now() + start.retryAfterSeconds * 1000);
+    },
+
+    /**
      * A chat turn through the link: its points, and `lastTime` (the reference sets it every turn).
      * A free turn only marks the link used, at most once a minute per link (as API keys'
      * `lastUsedTime`), so free models cost no write per turn.

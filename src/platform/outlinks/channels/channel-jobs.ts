@@ -19,7 +19,6 @@ import { startLeaseRenewal } from '../../../infra/lease-renewal.js';
 import { TurnTakenOver } from '../../chat/chat-run.service.js';
 import type { ChatServices } from '../../chat/chat-module.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
-import type { ShareQpmLimiter } from '../qpm-limiter.js';
 import type { ChannelEventsRepo, ChannelJob, ChannelJobMessage } from './channel-events.repo.js';
 import { runChannelTurn } from './channel-runner.js';
 import { channelSender } from './channel-senders.js';
@@ -49,8 +48,6 @@ export interface ChannelJobsDeps {
   maxRunning: number;
   /** Turns of one link this process runs at once (CHANNEL_TURNS_PER_LINK, or its default). */
   perLink: number;
-  /** The links' shared per-minute count of chat starts (qpm-limiter.ts). */
-  qpm: Pick<ShareQpmLimiter, 'take'>;
   log: ChannelJobsLog;
 }
 
@@ -77,16 +74,6 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
   const linksWaiting = new Set<string>();
   let sweeping = false;
 
-  /**
-   * Takes one of the link's QPM turns of this minute (the key is the link's, as one visitor):
-   * null when taken or unlimited, else when the next minute starts.
-   */
-  async function qpmWait(link: OutLinkDoc): Promise<Date | null> {
-    if (link.limit.QPM <= 0) return null;
-    const start = await deps.qpm.take(`${link.shareId}:channel`, link.limit.QPM);
-    return start.ok ? null : new Date(deps.now() + start.retryAfterSeconds * 1000);
-  }
-
   /** Sends the immediate response, then the answer (run now, or stored by an earlier attempt). */
   async function attempt(job: ChannelJob, signal: AbortSignal, holds: () => boolean): Promise<Outcome> {
     const message = job.message;
@@ -102,7 +89,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     }
     let answer = job.answer;
     if (answer === undefined) {
-      const wait = await qpmWait(link);
+      const wait = await chat.outLinks.takeChannelTurn(link);
       if (wait) return wait;
       answer = await runChannelTurn(chat, link, message, signal, logTurnFailure);
       // Stored before it is sent: an attempt after a failed send sends it without running (and
@@ -137,7 +124,10 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       const outcome = await attempt(job, turn.signal, holds);
       if (outcome instanceof Date) {
         // Deferred to the next minute, the take not counted: a sweep runs it then.
-        if (holds() && (await repo.defer(job, outcome))) log.info(`messaging channel message ${job.id} waits for the next minute of its link's QPM`);
+        if (holds() && (await repo.defer(job, outcome))) {
+          log.info(`messaging channel message ${job.id} waits for the next minute of its link's QPM`);
+          sweepAt(outcome);
+        }
       } else if (outcome === 'ended' && !lost) await repo.finish(job);
     } catch (error) {
       if (!holds()) return;
@@ -164,13 +154,13 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     const linkId = job.message?.linkId;
     const leave = running.tryEnter(linkId);
     if (!leave) {
-      const linkFull = !running.linkHasRoom(linkId);
       // Ended a millisecond back: a sweep in this same millisecond (or under a held test clock) finds it.
       const deferred = await repo.defer(job, new Date(deps.now() - 1)).catch((error: unknown) => {
         log.warn(`messaging channel message ${job.id} could not be deferred; a sweep runs it once its lease lapsed`, error);
         return false;
       });
-      if (deferred && linkFull && linkId !== undefined) linksWaiting.add(linkId);
+      // Judged after the write: a turn of the link that ended during it found nothing waiting.
+      if (deferred && linkId !== undefined && !running.linkHasRoom(linkId)) linksWaiting.add(linkId);
       else if (deferred) jobsWaiting = true;
       // A turn may have ended during the write, with no one left to start the sweep.
       sweepWhileWaiting();
@@ -185,6 +175,29 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
         sweepWhileWaiting();
       }
     });
+  }
+
+  /**
+   * A sweep at `when` (the minute a QPM-deferred job waits for), so that it runs as that minute
+   * starts rather than at the periodic sweep, after the minute's new messages took its turns. One
+   * timer, for the earliest time asked.
+   */
+  let timedSweep: { at: number; timer: NodeJS.Timeout } | undefined;
+  function sweepAt(when: Date): void {
+    const at = when.getTime();
+    if (timedSweep && timedSweep.at <= at) return;
+    if (timedSweep) clearTimeout(timedSweep.timer);
+    const timer = setTimeout(
+      () => {
+        timedSweep = undefined;
+        jobsWaiting = true;
+        sweepWhileWaiting();
+      },
+      // Past `at`: a job is lapsed once its lease end is before the sweep's now.
+      Math.max(0, at - deps.now() + 1),
+    );
+    timer.unref();
+    timedSweep = { at, timer };
   }
 
   /** Starts a sweep when jobs wait and a turn is free (not while one runs: it checks again when done). */

@@ -16,7 +16,6 @@ import { Errors } from '../../../infra/errors.js';
 import type { ChatServices } from '../../chat/chat-module.js';
 import { definePlatformRoute, type PlatformRouteOptions, parseWith } from '../../define-route.js';
 import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
-import { createShareQpmLimiter } from '../qpm-limiter.js';
 import type { ChannelEventsRepo } from './channel-events.repo.js';
 import { keepRawJsonBodies, parseFeishuEvent } from './channel-feishu.js';
 import { createChannelJobs } from './channel-jobs.js';
@@ -59,8 +58,6 @@ function startChannelJobs(app: FastifyInstance, chat: ChatServices, events: Chan
     leaseMs: app.config.CHANNEL_TURN_LEASE_MS,
     maxRunning: app.config.CHANNEL_TURNS_MAX,
     perLink: channelTurnsPerLink(app.config.CHANNEL_TURNS_MAX, app.config.CHANNEL_TURNS_PER_LINK),
-    // The count the share links' chats take (qpm-limiter.ts; the outlinks module removes ended minutes).
-    qpm: createShareQpmLimiter(app.mongo.db, () => app.identity.clock.now()),
     log: {
       info: (message) => app.log.info(message),
       warn: (message, error) => app.log.warn(withError(error), message),
