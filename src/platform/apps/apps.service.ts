@@ -5,7 +5,6 @@ import { describeError } from '../../infra/database-errors.js';
 import { Errors } from '../../infra/errors.js';
 import { withFollowUp } from '../../infra/follow-up.js';
 import { withLeaseRenewal } from '../../infra/lease-renewal.js';
-import { isObjectIdHex } from '../../infra/mongo.js';
 import { type LockHold, LockLostError, type MongoLocks } from '../../infra/mongo-lock.js';
 import type { AuthContext } from '../auth/types.js';
 import type { TeamLimits } from '../identity/team-limits-types.js';
@@ -103,7 +102,8 @@ export function createAppsCore(deps: AppsDeps) {
      */
     async authorizeToView(auth: AuthContext, appId: unknown, required: RequiredPermission, field = 'appId'): Promise<Authorized<AppListDoc>> {
       // A list too heavy to keep would be loaded whole again for each app judged.
-      if (deps.appList.tooHeavyToKeep(auth.teamId)) return authorizeAlone(auth, appId, required, field);
+      // On the database then: the app, the folder it inherits from and the caller's rows of the two.
+      if (deps.appList.tooHeavyToKeep(auth.teamId)) return deps.perms.authorize<AppListDoc>(auth, appId, required, field, (ids) => deps.apps.findListed(auth.teamId, ids));
       return core.authorizeIn(await deps.appList.team(auth.teamId), auth, appId, required, field);
     },
 
@@ -268,23 +268,6 @@ export function createAppsCore(deps: AppsDeps) {
       return deps.locks.withLock(`app_changes:${appId}`, async (lock) => run((await core.authorizeWrite(auth, appId, required)).app, lock), APP_BUSY);
     },
   };
-
-  /**
-   * `authorizeToView` on the database, reading the app, its folder when it inherits from it, and
-   * the caller's rows of the two: the same rules and errors (an app not found in the team goes to
-   * `perms.authorize` for its exact one), and no other app read.
-   */
-  async function authorizeAlone(auth: AuthContext, appId: unknown, required: RequiredPermission, field: string): Promise<Authorized<AppListDoc>> {
-    const [doc] = isObjectIdHex(appId) ? await deps.apps.findListed(auth.teamId, [appId]) : [];
-    if (!doc) return deps.perms.authorize<AppListDoc>(auth, appId, required, field);
-    const resource = deps.perms.toResource(doc);
-    const parentId = !resource.isFolder && resource.inheritPermission ? resource.parentId : null;
-    const [[parent], own] = await Promise.all([
-      parentId ? deps.apps.findListed(auth.teamId, [parentId]) : [],
-      deps.perms.rows.memberRows(auth.teamId, auth.tmbId, parentId ? [doc._id, parentId] : [doc._id]),
-    ]);
-    return deps.perms.judge(auth, doc, () => parent, (id) => own.get(id), required);
-  }
 
   /** Gives plan room back; one that fails only over-counts (the counter is recounted from the apps when quiet). */
   async function releaseRoom(teamId: string, count: number): Promise<void> {

@@ -184,12 +184,24 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     rows,
     tree,
 
-    async authorize<D extends ResourceDoc = ResourceDoc>(auth: PermissionCaller, id: unknown, required: RequiredPermission, field = 'id'): Promise<Authorized<D>> {
-      const doc = (await tree.findById(requireHexId(id, field))) as D | null;
+    /**
+     * Judges the caller on the resource and the folder it inherits from, read from the database.
+     * `load`: how to read them instead (fields of the caller's team that the caller needs back,
+     * say the app list's); a resource it does not find is read from the tree for its exact error.
+     */
+    async authorize<D extends ResourceDoc = ResourceDoc>(
+      auth: PermissionCaller,
+      id: unknown,
+      required: RequiredPermission,
+      field = 'id',
+      load?: (ids: string[]) => Promise<D[]>,
+    ): Promise<Authorized<D>> {
+      const hexId = requireHexId(id, field);
+      const doc = (load ? (await load([hexId]))[0] : undefined) ?? ((await tree.findById(hexId)) as D | null);
       if (!doc) throw options.errors.notFound(`${options.label} ${id} not found`);
       if (doc.teamId !== auth.teamId) throw options.errors.forbidden(`${options.label} ${id} belongs to another team`);
       const parentId = inheritedParentId(doc);
-      const parent = parentId ? (await tree.findInTeam(auth.teamId, [parentId]))[0] : undefined;
+      const parent = parentId ? (load ? await load([parentId]) : ((await tree.findInTeam(auth.teamId, [parentId])) as D[]))[0] : undefined;
       const own = await rows.memberRows(auth.teamId, auth.tmbId, parent ? [doc._id, parentId as string] : [doc._id]);
       return service.judge(auth, doc, () => parent, (x) => own.get(x), required);
     },
