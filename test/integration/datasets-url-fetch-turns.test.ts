@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
 import { createUser, login } from '../helpers/platform.js';
 import { LINK_READS_PER_TEAM, LINK_REQUESTS_WAITING_PER_TEAM } from '../../src/platform/datasets/files/link-read-turns.js';
+import { until } from '../helpers/polling.js';
 
 /**
  * urlFetch requests of one team read their links in turn (files/link-read-turns.ts). Each page is
@@ -39,9 +40,6 @@ afterAll(async () => {
 const links = (prefix: string, count = 20) => Array.from({ length: count }, (_, i) => `${site.url}/${prefix}/${i}`);
 const urlFetch = (urlList: string[], selector?: string) => api.post('/common/tools/urlFetch', { urlList, selector });
 
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
-}
 
 describe('urlFetch requests of one team wait their turn', () => {
   // 8 links each, not 20: each conversion starts a worker (about a second here); three requests

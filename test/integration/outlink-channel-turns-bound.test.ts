@@ -4,6 +4,8 @@ import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
+import { until } from '../helpers/polling.js';
+import { feishuTextEvent } from './feishu-events.js';
 
 /**
  * A process runs at most CHANNEL_TURNS_MAX channel turns at once: a message past it is deferred
@@ -17,22 +19,7 @@ let appId: string;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const replyPath = (messageId: string) => `/feishu/open-apis/im/v1/messages/${messageId}/reply`;
-const feishuEvent = (i: number) => ({
-  schema: '2.0',
-  header: { event_id: `ev-bound-${i}`, event_type: 'im.message.receive_v1', create_time: '1700000000000', token: 'vt', app_id: 'cli_b', tenant_key: 'tk' },
-  event: {
-    sender: { sender_id: { open_id: `ou_b${i}` }, sender_type: 'user', tenant_key: 'tk' },
-    message: { message_id: `om_b${i}`, chat_id: `oc_b${i}`, chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text: `question ${i}` }) },
-  },
-});
-
-/** Polls `done` every 20 ms, failing after `ms` instead of at the test's timeout. */
-async function until(done: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  for (let waited = 0; !(await done()); waited += 20) {
-    if (waited >= ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const feishuEvent = (i: number) => feishuTextEvent({ eventId: `ev-bound-${i}`, messageId: `om_b${i}`, text: `question ${i}`, key: `b${i}`, appId: 'cli_b' });
 
 beforeAll(async () => {
   // One link may run the process's every turn here (its share would be one): this is the process bound.

@@ -6,6 +6,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph } from './chat-helpers.js';
+import { until } from '../helpers/polling.js';
 
 // Share-page uploads name their credentials as form fields, after the file: their bodies are read
 // before the sender is known. With one place for such bodies, a second one is refused at once
@@ -59,10 +60,6 @@ function heldUpload() {
   };
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(condition()).toBe(true);
-}
 
 const upload = (fields: Record<string, string>, headers: Record<string, string> = {}, url = '/api/common/file/upload') => {
   const form = multipart(fields, { name: 'notes.txt', content: 'a small attachment' });

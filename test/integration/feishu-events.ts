@@ -1,0 +1,14 @@
+/**
+ * A Feishu `im.message.receive_v1` text event as Feishu posts it: its event id, message id and
+ * text; the sender's and chat's ids derived from `key` (distinct keys: distinct users and chats).
+ */
+export function feishuTextEvent(options: { eventId: string; messageId: string; text: string; key: string; appId?: string }) {
+  return {
+    schema: '2.0',
+    header: { event_id: options.eventId, event_type: 'im.message.receive_v1', create_time: '1700000000000', token: 'vt', app_id: options.appId ?? 'cli_t', tenant_key: 'tk' },
+    event: {
+      sender: { sender_id: { open_id: `ou_${options.key}` }, sender_type: 'user', tenant_key: 'tk' },
+      message: { message_id: options.messageId, chat_id: `oc_${options.key}`, chat_type: 'p2p', message_type: 'text', create_time: '1700000000000', content: JSON.stringify({ text: options.text }) },
+    },
+  };
+}
