@@ -10,11 +10,12 @@ describe('isSecretName', () => {
   });
 
   it('leaves names describing a credential rather than holding it (an OAuth answer shows its token_type)', () => {
-    for (const name of ['token_type', 'tokenType', 'sign_type', 'signMethod', 'auth_url', 'token_endpoint', 'token_expires_in', 'password_policy', 'tokenCount']) {
+    for (const name of ['token_type', 'tokenType', 'sign_type', 'signMethod', 'token_expires_in', 'password_policy', 'tokenCount']) {
       expect(isSecretName(name), name).toBe(false);
     }
     // The credential itself still, whatever comes before it.
-    for (const name of ['type_token', 'refresh_token', 'token_type_secret', 'x-auth-token']) expect(isSecretName(name), name).toBe(true);
+    // A URL may carry the credential in its query: still masked.
+    for (const name of ['type_token', 'refresh_token', 'token_type_secret', 'x-auth-token', 'token_url', 'auth_endpoint']) expect(isSecretName(name), name).toBe(true);
     const secrets = new ShownSecrets();
     expect(secrets.show({ access_token: 'abc123xyz789', token_type: 'Bearer', expires_in: 3600 })).toEqual({ access_token: SECRET_MASK, token_type: 'Bearer', expires_in: 3600 });
   });

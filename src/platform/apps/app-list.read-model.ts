@@ -90,6 +90,7 @@ const byListOrder = (a: ListedApp, b: ListedApp) => descending(a.updatedAt, b.up
  * through `changed` after writing, so the next request on any process loads again.
  */
 export function createAppListReadModel(deps: AppListReadModelDeps) {
+  // Fixed when the model is made (a test makes one instance under lowered defaults).
   const limits = { ...(deps.bytes ?? APP_LIST_CACHE_BYTES) };
   const now = deps.now ?? (() => Date.now());
   const maxAgeMs = deps.maxAgeMs ?? DEFAULT_MAX_AGE_MS;

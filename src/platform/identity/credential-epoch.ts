@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { withFollowUp } from '../../infra/follow-up.js';
-import { isDuplicateKeyError } from '../../infra/mongo.js';
+import { escapeRegex, isDuplicateKeyError } from '../../infra/mongo.js';
 import { VERSION_STAMPS_COLLECTION } from '../../infra/version-stamps.js';
 
 /**
@@ -248,7 +248,7 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
     async prune(at) {
       const highest = await readHighest();
       if (highest <= LINKS_KEPT) return 0;
-      const result = await stamps.deleteMany({ seq: { $lt: highest - LINKS_KEPT }, at: { $lt: new Date(at.getTime() - REVOCATION_LINK_RETENTION_MS) } });
+      const result = await stamps.deleteMany({ _id: { $regex: `^${escapeRegex(CREDENTIALS_STAMP)}@` }, seq: { $lt: highest - LINKS_KEPT }, at: { $lt: new Date(at.getTime() - REVOCATION_LINK_RETENTION_MS) } });
       return result.deletedCount;
     },
   };

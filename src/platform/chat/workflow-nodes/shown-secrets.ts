@@ -58,7 +58,8 @@ const SECRET_WORDS = new Set([
  * Words after a credential word that make the field describe the credential instead of holding
  * it (an OAuth answer's `token_type: "Bearer"`, `expires_in`; a signed API's `sign_type: "RSA2"`).
  */
-const DESCRIPTOR_WORDS = new Set(['type', 'method', 'scheme', 'count', 'length', 'limit', 'usage', 'url', 'uri', 'endpoint', 'expires', 'expiry', 'expiration', 'ttl', 'format', 'version', 'mode', 'enabled', 'required', 'policy']);
+// Not `url`, `uri` or `endpoint`: a `token_url` may carry the credential in its query (a presigned or webhook URL).
+const DESCRIPTOR_WORDS = new Set(['type', 'method', 'scheme', 'count', 'length', 'limit', 'usage', 'expires', 'expiry', 'expiration', 'ttl', 'format', 'version', 'mode', 'enabled', 'required', 'policy']);
 /** Words before `key` that make it a credential (`api_key`, `X-Access-Key`); a bare `key` is one too. */
 const KEY_QUALIFIERS = new Set(['api', 'access', 'secret', 'private', 'app', 'client', 'subscription', 'license', 'auth', 'master', 'signing', 'encryption', 'service', 'account', 'session', 'user']);
 
@@ -88,7 +89,7 @@ export function isSecretName(name: string): boolean {
   if (words.length === 0) return false;
   if (SECRET_WORDS.has(words.join(''))) return true;
   const lastSecret = words.findLastIndex((word) => SECRET_WORDS.has(word));
-  // `token_type`, `sign_type`, `auth_url`, `token_expires_in`: what describes a credential, not one.
+  // `token_type`, `sign_type`, `token_expires_in`: what describes a credential, not one.
   if (lastSecret !== -1) return !words.slice(lastSecret + 1).some((word) => DESCRIPTOR_WORDS.has(word));
   const last = words.length - 1;
   return words[last] === 'key' && (last === 0 || KEY_QUALIFIERS.has(words[last - 1]!));

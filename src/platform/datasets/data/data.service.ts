@@ -85,8 +85,8 @@ export function createDataService(ctx: DatasetsContext) {
     assertEmbeddable(model, q + a, 'q');
     const indexes = buildIndexes(q, a, input.indexes);
     for (const index of indexes) if (!index.defaultIndex) assertEmbeddable(model, index.text, 'indexes');
-    // As a pushed item (enqueue.ts): no more text than one training batch embeds.
-    if (trainingChars({ q, a, indexes }) > TRAINING_BATCH_CHARS) {
+    // As a pushed item is counted (enqueue.ts: q, a and the custom indexes): no more text than one training batch embeds.
+    if (trainingChars({ q, a, indexes: input.indexes ?? [] }) > TRAINING_BATCH_CHARS) {
       throw Errors.missingParams(`Invalid field 'indexes': more than the ${TRAINING_BATCH_CHARS} characters one item may have embedded`);
     }
     await ctx.teamLimits.assertDatasetSize(auth.teamId, indexes.length);

@@ -57,9 +57,6 @@ interface Planned {
   version?: number;
 }
 
-/** TrainingWorkerOptions.batchChars's default (training-records.ts). */
-export { TRAINING_BATCH_CHARS };
-
 /** A planned item with the vectors embedded for its indexes, by `model`. */
 type Embedded = { entry: Planned; vectors: number[][]; model: string };
 
