@@ -77,4 +77,29 @@ describe('a team reads its links in turn', () => {
     expect(await running).toBe('first');
     expect(turns.load('a')).toEqual({ reading: 0, waiting: 0 });
   });
+
+  it('a waiting request whose client went away leaves the queue without reading, and the next one takes the room', async () => {
+    const turns = createLinkReadTurns({ perTeam: 4, waitingPerTeam: 4, maxWaitMs: 60_000 });
+    const started: string[] = [];
+    const first = heldRead(started, 'first');
+    const running = turns.inTurn('a', 3, first.read);
+    const gone = new AbortController();
+    const abandoned = turns.inTurn('a', 4, async () => started.push('abandoned'), gone.signal);
+    const outcome = abandoned.then(
+      () => 'ran',
+      (error: Error) => error.name,
+    );
+    const next = turns.inTurn('a', 1, async () => started.push('next'));
+    await settle();
+    expect(turns.load('a')).toEqual({ reading: 3, waiting: 2 });
+    gone.abort();
+    expect(await outcome).toBe('AbortError');
+    await next;
+    expect(started).toEqual(['first:3', 'next']);
+    // Already gone before it asked: refused at once.
+    await expect(turns.inTurn('a', 1, async () => started.push('late'), gone.signal)).rejects.toMatchObject({ name: 'AbortError' });
+    first.finish();
+    expect(await running).toBe('first');
+    expect(turns.load('a')).toEqual({ reading: 0, waiting: 0 });
+  });
 });

@@ -1,11 +1,12 @@
 /** v1/chat/completions, chatTest and workflow/debug. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { tokenTotals } from '../../domain/usage-points.js';
 import { answerContent, messagesToChatItems, type RequestMessage } from '../../domain/workflow/messages.js';
 import type { RuntimeEdge, RuntimeNode, StoreEdge, StoreNode } from '../../domain/workflow/types.js';
 import { errorAnswer } from '../../infra/error-render.js';
 import { Errors } from '../../infra/errors.js';
 import { nanoid } from '../../infra/random-string.js';
+import { abortOnClose } from '../../infra/request-abort.js';
 import { definePlatformRoute } from '../define-route.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
 import { callerFromAuth } from './chat-caller.js';
@@ -13,15 +14,6 @@ import type { ChatModule } from './chat-module.js';
 import { admitCompletion, finishTurn } from './completion-admission.js';
 import { responseViewOf, shownResponses } from './messages.js';
 import { SseWriter, textChunk, usageChunk } from './sse.js';
-
-function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortController {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableEnded) controller.abort();
-  });
-  request.raw.on('aborted', () => controller.abort());
-  return controller;
-}
 
 /**
  * An error met while streaming, as the central handler would render it (a database outage is a

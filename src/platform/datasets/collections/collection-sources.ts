@@ -27,6 +27,7 @@ export async function readLink(ctx: DatasetsContext, url: string, selector: stri
       timeoutMs: ctx.config.OUTBOUND_TIMEOUT_MS,
       maxBytes: ctx.config.OUTBOUND_MAX_BYTES,
       allowPrivate: ctx.config.SSRF_ALLOW_PRIVATE,
+      signal: task.signal,
     });
   } catch (error) {
     // Unreachable, slow or refused links are the caller's input problem: a 400 naming the link.
@@ -39,7 +40,7 @@ export async function readLink(ctx: DatasetsContext, url: string, selector: stri
   const { title, markdown } = await htmlToMarkdownBounded(
     response.text(),
     { selector: used, baseUrl: response.finalUrl },
-    { field: selector?.trim() ? 'selector' : 'link', owner: task?.owner },
+    { field: selector?.trim() ? 'selector' : 'link', owner: task.owner, signal: task.signal },
   );
   return { title: withoutNul(title || url), text: withoutNul(markdown).trim(), selector: used };
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../../infra/errors.js';
 import { safeParseNullAsAbsent } from '../../../infra/null-as-absent.js';
+import { abortOnClose } from '../../../infra/request-abort.js';
 import { zBoolLike, zDate, zNumberLike, zObjectId } from '../../../infra/zod.js';
 import type { AuthContext } from '../../auth/types.js';
 import { authenticateCaller, definePlatformRoute } from '../../define-route.js';
@@ -161,7 +162,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: DatasetsContext, s
     input: z.object({ urlList: z.array(z.string().max(2000)).min(1, 'urlList is empty').max(20), selector: z.string().max(500).optional() }),
     tags,
     summary: 'Fetch web pages as Markdown (SSRF-guarded); failures give empty entries',
-    handler: ({ input, auth }) => service.urlFetch(auth, input.urlList, input.selector),
+    handler: ({ input, auth, request, reply }) => service.urlFetch(auth, input.urlList, input.selector, abortOnClose(request, reply).signal),
   });
 
   definePlatformRoute(app, {

@@ -152,23 +152,25 @@ export function createFileService(ctx: DatasetsContext, appFileStored: AppFileSt
    * The pages of up to 20 links, read once the team's earlier link reads leave room, a few at a
    * time (link-read-turns.ts): each page but a tiny one is converted in a worker task, within the
    * team's few waiting places there. A request refused its turn is answered 429 before any link
-   * is read; a link that fails gives an empty entry.
+   * is read; a link that fails gives an empty entry. `signal`: the client went away (its place in
+   * the queue is given up, no more links are read).
    */
-  async function urlFetch(auth: AuthContext, urlList: string[], selector?: string) {
+  async function urlFetch(auth: AuthContext, urlList: string[], selector?: string, signal?: AbortSignal) {
     const pages: { url: string; title: string; content: string; selector: string }[] = new Array(urlList.length);
     let next = 0;
     const fetchInTurn = async () => {
-      for (let at = next++; at < urlList.length; at = next++) {
+      // A client gone away: no link more is read for it (the one being read is cut).
+      for (let at = next++; at < urlList.length && !signal?.aborted; at = next++) {
         const url = urlList[at]!;
         try {
-          const page = await readLink(ctx, url, selector, { owner: auth.teamId });
+          const page = await readLink(ctx, url, selector, { owner: auth.teamId, signal });
           pages[at] = { url, title: page.title, content: page.text, selector: page.selector };
         } catch {
           pages[at] = { url, title: '', content: '', selector: '' };
         }
       }
     };
-    await ctx.linkReads.inTurn(auth.teamId, urlList.length, (width) => Promise.all(Array.from({ length: width }, fetchInTurn)));
+    await ctx.linkReads.inTurn(auth.teamId, urlList.length, (width) => Promise.all(Array.from({ length: width }, fetchInTurn)), signal);
     return pages;
   }
 

@@ -46,7 +46,8 @@ export function createLinkReadTurns(limits: { perTeam?: number; waitingPerTeam?:
     }
   }
 
-  async function admit(teamId: string, width: number): Promise<TeamTurns> {
+  async function admit(teamId: string, width: number, signal: AbortSignal | undefined): Promise<TeamTurns> {
+    signal?.throwIfAborted();
     let team = teams.get(teamId);
     if (!team) {
       team = { reading: 0, waiting: [] };
@@ -61,20 +62,30 @@ export function createLinkReadTurns(limits: { perTeam?: number; waitingPerTeam?:
     }
     const waiting = team;
     await new Promise<void>((resolve, reject) => {
-      const request: WaitingRequest = {
-        width,
-        start: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      };
-      const timer = setTimeout(() => {
+      /** Leaves the queue without reading (its time ran out, or its client went away). */
+      const leave = (reason: unknown) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         waiting.waiting.splice(waiting.waiting.indexOf(request), 1);
         // The head left: the requests behind it may fit now.
         startWaiting(waiting);
         forgetIfIdle(teamId, waiting);
-        reject(Errors.tooManyRequest(`This team's earlier link reads did not finish within ${maxWaitMs / 1000} s; retry shortly`, RETRY_AFTER_SECONDS));
-      }, maxWaitMs);
+        reject(reason);
+      };
+      const onAbort = () => leave(signal?.reason);
+      const request: WaitingRequest = {
+        width,
+        start: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const timer = setTimeout(
+        () => leave(Errors.tooManyRequest(`This team's earlier link reads did not finish within ${maxWaitMs / 1000} s; retry shortly`, RETRY_AFTER_SECONDS)),
+        maxWaitMs,
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
       waiting.waiting.push(request);
     });
     return waiting;
@@ -86,11 +97,12 @@ export function createLinkReadTurns(limits: { perTeam?: number; waitingPerTeam?:
 
   /**
    * Runs `read` once the team may read `links` links, up to `width` of them at once (`width` is
-   * what `read` receives and must keep to).
+   * what `read` receives and must keep to). A request whose `signal` aborts while it waits leaves
+   * the queue (rejected with the signal's reason), making room for the next.
    */
-  async function inTurn<T>(teamId: string, links: number, read: (width: number) => Promise<T>): Promise<T> {
+  async function inTurn<T>(teamId: string, links: number, read: (width: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const width = Math.max(1, Math.min(perTeam, links));
-    const team = await admit(teamId, width);
+    const team = await admit(teamId, width, signal);
     try {
       return await read(width);
     } finally {
