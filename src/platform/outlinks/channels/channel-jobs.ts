@@ -190,6 +190,8 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     const timer = setTimeout(
       () => {
         timedSweep = undefined;
+        // Early by the event loop's cached time (it lags the clock under load): again for the rest.
+        if (deps.now() <= at) return sweepAt(when);
         jobsWaiting = true;
         sweepWhileWaiting();
       },
