@@ -4,6 +4,7 @@ import {
   CREDENTIALS_RESYNC_MS,
   CREDENTIALS_STAMP,
   createCredentialEpoch,
+  isCredentialEpochKey,
   REVOCATION_LINK_RETENTION_MS,
   revocationLinkKey,
 } from '../../src/platform/identity/credential-epoch.js';
@@ -80,13 +81,30 @@ describe('credential epoch chain', () => {
     const writer = processOn(0);
     for (let index = 0; index < 3; index++) await writer.epoch.revoked([`user:while-idle-${index}`]);
     const end = await writer.epoch.current();
-    // The links it missed but the last are pruned: walking from its own end would stop at once.
-    for (let seq = Number(seen) + 1; seq < Number(end); seq++) await deleteLink(seq);
+    // Pruned from the lowest places up to all but the last: its own end and the links it missed are gone.
+    for (let seq = 1; seq < Number(end); seq++) await deleteLink(seq);
     idle.clock.at += CREDENTIALS_RESYNC_MS + 1;
     const found = await idle.epoch.current();
     expect(found).toBe(end);
     // What it missed is unknown: its caches drop everything.
     expect(await idle.epoch.revokedBetween(seen, found)).toBeNull();
+  });
+
+  it('a process back after a while checks its own end by id (no sort of the links, no batch read): only the epoch keys are read', async () => {
+    const back = processOn();
+    const writer = processOn(0);
+    await writer.epoch.revoked(['user:before-a-while']);
+    const seen = await back.epoch.current();
+    await writer.epoch.revoked(['user:meanwhile']);
+    back.clock.at += CREDENTIALS_RESYNC_MS + 1;
+    let moved: ReadonlySet<string> | null = null;
+    const commands = await commandsDuring(t.app, async () => {
+      const now = await back.epoch.current();
+      moved = await back.epoch.revokedBetween(seen, now);
+    });
+    expect(moved).toEqual(new Set(['user:meanwhile']));
+    expect(commands.length).toBeGreaterThan(0);
+    expect(commands.filter((command) => !isCredentialEpochKey(command.key))).toEqual([]);
   });
 
   it('a host suspended and resumed (its monotonic clock stood still, the wall clock ran) starts again too', async () => {
@@ -95,7 +113,7 @@ describe('credential epoch chain', () => {
     const writer = processOn(0);
     for (let index = 0; index < 2; index++) await writer.epoch.revoked([`user:while-asleep-${index}`]);
     const end = await writer.epoch.current();
-    await deleteLink(Number(seen) + 1);
+    for (let seq = 1; seq <= Number(seen) + 1; seq++) await deleteLink(seq);
     sleeper.clock.at += 200;
     sleeper.clock.wall += CREDENTIALS_RESYNC_MS + 1;
     expect(await sleeper.epoch.current()).toBe(end);

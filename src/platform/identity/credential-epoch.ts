@@ -167,9 +167,18 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
   /** Whether this process looked at the chain lately: links past an end it has not checked for long may be pruned. */
   const checkedLately = (at: number) => at - checkedAt <= CREDENTIALS_RESYNC_MS && now() - checkedAtWall <= CREDENTIALS_RESYNC_MS && now() >= checkedAtWall;
 
-  /** Where to walk from: this process's end while checked lately, else the highest link stored. */
+  /**
+   * Where to walk from: this process's end while checked lately; after a while, still its end when
+   * that link is stored (pruning goes from the lowest places, so every link past it is there too:
+   * one `_id` read), else the highest link stored (a sort, when the stamp says links were written).
+   */
   async function startOfWalk(at: number): Promise<number> {
-    return end !== undefined && checkedLately(at) ? end : readHighest();
+    if (end !== undefined && checkedLately(at)) return end;
+    const stored = (key: string) => stamps.findOne({ _id: key }, { projection: { _id: 1 } });
+    if (end !== undefined && end > 0 && (await stored(revocationLinkKey(end)))) return end;
+    // No revocation ever written (by this version or the previous) leaves no stamp: nothing to look for.
+    if (!(await stored(CREDENTIALS_STAMP))) return 0;
+    return readHighest();
   }
 
   async function check(started: number): Promise<number> {
