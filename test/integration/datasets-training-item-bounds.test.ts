@@ -59,6 +59,13 @@ describe('pushed items fit in one training batch', () => {
     const inserted = await api.post('/core/dataset/data/insertData', { collectionId, ...wide });
     expect(inserted.status).toBe(400);
     expect(inserted.body.message).toContain("Invalid field 'indexes'");
+    // An update that would make a stored item that wide is refused the same way, and changes nothing.
+    const stored = await api.ok<string>(api.post('/core/dataset/data/insertData', { collectionId, ...narrow }));
+    const before = await t.app.datasets.ctx.repos.data.findById(teamId, stored);
+    const widened = await api.post('/core/dataset/data/update', { dataId: stored, indexes });
+    expect(widened.status).toBe(400);
+    expect(widened.body.message).toContain("Invalid field 'indexes'");
+    expect(await t.app.datasets.ctx.repos.data.findById(teamId, stored)).toEqual(before);
   });
 });
 

@@ -181,6 +181,11 @@ export function createDataService(ctx: DatasetsContext) {
     const a = input.a !== undefined ? simpleText(input.a) : item.a;
     const plan = planIndexUpdate(item.indexes, input.indexes ?? [], q, a);
     for (const entry of plan.embed) assertEmbeddable(model, entry.text, entry.defaultIndex ? 'q' : 'indexes');
+    // As inserted items: no more text than one training batch embeds (a rebuild re-embeds the item whole).
+    const customIndexes = [...plan.keep, ...plan.embed].filter((index) => !index.defaultIndex);
+    if (trainingChars({ q, a, indexes: customIndexes }) > TRAINING_BATCH_CHARS) {
+      throw Errors.missingParams(`Invalid field 'indexes': more than the ${TRAINING_BATCH_CHARS} characters one item may have embedded`);
+    }
     // Added indexes are stored vectors like any other: the growth (replaced ones go) must fit the plan, checked before paying for embeddings.
     const growth = plan.embed.length - plan.removeVectorIds.length;
     if (growth > 0) await ctx.teamLimits.assertDatasetSize(auth.teamId, growth);
