@@ -5,8 +5,24 @@ import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, login } from '../helpers/platform.js';
 import { call, createApp, createFolder, ok, simpleNodes } from './apps-helpers.js';
 
-/** Enough ~0.9 MB HTTP plugins that the team's apps with their schemas weigh more than its share of the list cache. */
-const CONTAINERS = Math.ceil(APP_LIST_CACHE_BYTES.perTeam / 900_000) + 2;
+/**
+ * The app instance's share of the list cache (the real one is 16 MiB: a few ~0.9 MB plugins pass
+ * this one as 20 pass the real one, at a quarter of the cost), and enough of them to pass it.
+ */
+const SHARE = 2 * 1024 * 1024;
+const CONTAINERS = Math.ceil(SHARE / 900_000) + 2;
+
+/** An app instance built while the list cache's share per team is `perTeam` (read when the instance is made). */
+async function buildWithShare(perTeam: number): Promise<TestApp> {
+  const share = APP_LIST_CACHE_BYTES as { perTeam: number };
+  const saved = share.perTeam;
+  share.perTeam = perTeam;
+  try {
+    return await buildTestApp();
+  } finally {
+    share.perTeam = saved;
+  }
+}
 const schemaOf = (i: number) => JSON.stringify({ openapi: '3.0.0', info: { title: `big ${i}`, version: '1', description: `${i}`.padEnd(900_000, 'x') }, paths: {} });
 const HEAVY_KEYS = ['apiSchemaStr', 'customHeaders'];
 
@@ -51,7 +67,7 @@ let targetId: string;
 const containerIds: string[] = [];
 
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildWithShare(SHARE);
   const { teamId } = await createUser(t, { username: 'single-owner', password: 'password-1' });
   const { tmbId: memberTmbId } = await createUser(t, { username: 'single-member', password: 'password-1', teamId, role: 'member', permission: 4 });
   owner = await login(t, 'single-owner', 'password-1');
@@ -156,14 +172,7 @@ describe("single-app reads in a team whose list, even without schemas, passes it
   const ids = { folder: '', inFolder: '', root: '', rita: '' };
 
   beforeAll(async () => {
-    const share = APP_LIST_CACHE_BYTES as { perTeam: number };
-    const saved = share.perTeam;
-    share.perTeam = SMALL_SHARE;
-    try {
-      heavy = await buildTestApp();
-    } finally {
-      share.perTeam = saved;
-    }
+    heavy = await buildWithShare(SMALL_SHARE);
     // A second process on the same database, with the real share: it keeps the list.
     kept = await buildReplica(heavy);
     const { teamId } = await createUser(heavy, { username: 'unkept-boss', password: 'password-1' });
