@@ -12,26 +12,8 @@ import { seededRandom } from '../helpers/seeded-random.js';
 /** Lengths of the texts the splitter and the CSV parser were given (the work a preview does). */
 const seen = vi.hoisted(() => ({ split: [] as number[], csv: [] as number[] }));
 
-vi.mock('../../src/domain/text-splitter.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/domain/text-splitter.js')>();
-  return {
-    ...original,
-    splitText: (options: Parameters<typeof original.splitText>[0]) => {
-      seen.split.push(options.text.length);
-      return original.splitText(options);
-    },
-  };
-});
-vi.mock('csv-parse/sync', async (importOriginal) => {
-  const original = await importOriginal<typeof import('csv-parse/sync')>();
-  return {
-    ...original,
-    parse: (input: string, options: Record<string, unknown>) => {
-      seen.csv.push(input.length);
-      return original.parse(input, options);
-    },
-  };
-});
+vi.mock('../../src/domain/text-splitter.js', async (importOriginal) => (await import('../helpers/work-recorders.js')).recordingSplitter(importOriginal, seen.split));
+vi.mock('csv-parse/sync', async (importOriginal) => (await import('../helpers/work-recorders.js')).recordingCsvParse(importOriginal, seen.csv));
 
 const auth = { authType: 'session', userId: 'u', teamId: 'team', tmbId: 'member', role: 'owner', teamPermission: 0, isRoot: false } as unknown as AuthContext;
 const FILE_ID = 'a'.repeat(24);

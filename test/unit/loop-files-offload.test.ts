@@ -25,26 +25,8 @@ import { TEXT_INLINE_MAX_CHARS } from '../../src/platform/datasets/files/large-t
 /** Lengths of the texts this thread's splitter and CSV parser were given (workers load their own modules). */
 const seen = vi.hoisted(() => ({ split: [] as number[], csv: [] as number[] }));
 
-vi.mock('../../src/domain/text-splitter.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/domain/text-splitter.js')>();
-  return {
-    ...original,
-    splitText: (options: Parameters<typeof original.splitText>[0]) => {
-      seen.split.push(options.text.length);
-      return original.splitText(options);
-    },
-  };
-});
-vi.mock('csv-parse/sync', async (importOriginal) => {
-  const original = await importOriginal<typeof import('csv-parse/sync')>();
-  return {
-    ...original,
-    parse: (input: string, options: Record<string, unknown>) => {
-      seen.csv.push(input.length);
-      return original.parse(input, options);
-    },
-  };
-});
+vi.mock('../../src/domain/text-splitter.js', async (importOriginal) => (await import('../helpers/work-recorders.js')).recordingSplitter(importOriginal, seen.split));
+vi.mock('csv-parse/sync', async (importOriginal) => (await import('../helpers/work-recorders.js')).recordingCsvParse(importOriginal, seen.csv));
 
 /** Byte lengths this thread's TextDecoders were asked to decode (the global replaced while a test runs). */
 const decoded: number[] = [];
