@@ -1,7 +1,7 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipart } from '../fixtures/datasets/client.js';
-import { diffSnapshots, snapshot } from '../helpers/db-snapshot.js';
+import { diffSnapshots, type SnapshotTracker, snapshot, snapshotTracker } from '../helpers/db-snapshot.js';
 import { ID_NAME, loadOperations, type Operation, queryString, sample } from '../helpers/openapi-inputs.js';
 import { buildWorld, MARK, type Person, UNMAPPED, type Variant, VARIANTS, type World, worldId } from '../helpers/world.js';
 import { type LocalSite, startLocalSite } from '../helpers/local-site.js';
@@ -204,6 +204,8 @@ const operation = (method: string, path: string): Operation | undefined => opera
 const isIdField = (name: string) => ID_NAME.test(name);
 
 let w: World;
+/** Snapshots for the loops below: each reads again only what the app wrote since the last. */
+let snapshots: SnapshotTracker;
 let site: LocalSite;
 let pageUrl = '';
 
@@ -214,9 +216,11 @@ beforeAll(async () => {
   });
   pageUrl = `${site.url}/page`;
   w = await buildWorld({ env: { SSRF_ALLOW_PRIVATE: 'true' }, linkUrl: pageUrl });
+  snapshots = snapshotTracker(w.t.app);
 }, 120_000);
 
 afterAll(async () => {
+  snapshots?.stop();
   await w?.close();
   await site?.close();
 });
@@ -287,11 +291,16 @@ describe('permission matrix', () => {
     expect(unmapped, 'id parameters nobody reviewed').toEqual([]);
   });
 
-  it('the snapshot sees a change (so "nothing changed" below means something)', async () => {
+  it('the snapshot sees a change (so "nothing changed" below means something), and the tracked one the same', async () => {
+    const trackedBefore = await snapshots.take();
     const before = await snapshot(w.t.app);
     const response = await send(w.ownerA, { method: 'POST', url: '/api/core/dataset/collection/update', payload: { id: w.datasets.shared.collectionId, tags: ['zz-tag'] } });
     expect(response.status, response.body).toBe(200);
-    expect(diffSnapshots(before, await snapshot(w.t.app)).join('\n')).toMatch(/^dataset_collections: changed/);
+    const after = await snapshot(w.t.app);
+    expect(diffSnapshots(before, after).join('\n')).toMatch(/^dataset_collections: changed/);
+    const tracked = await snapshots.take();
+    expect(diffSnapshots(trackedBefore, tracked).join('\n')).toMatch(/^dataset_collections: changed/);
+    expect(diffSnapshots(after, tracked)).toEqual([]);
   });
 
   it('the read-only member cannot create at team level or manage the team, and team-wide reads show nothing private', async () => {
@@ -300,9 +309,9 @@ describe('permission matrix', () => {
       const label = `${row.method} ${row.path} ${JSON.stringify(row.body)}`;
       const options: InjectOptions =
         row.method === 'GET' ? { method: 'GET', url: `${row.path}${queryString(row.body)}` } : { method: row.method, url: row.path, payload: row.body };
-      const before = await snapshot(w.t.app);
+      const before = await snapshots.take();
       offenders.push(...judge(label, { caller: 'member', expected: row.member, ...(await send(w.member, options)) }));
-      const changes = diffSnapshots(before, await snapshot(w.t.app));
+      const changes = diffSnapshots(before, await snapshots.take());
       if (row.member === 'refuse' && changes.length > 0) offenders.push(`${label}: a refused request changed the database: ${changes.slice(0, 3).join(' | ')}`);
     }
     expect(offenders, `${offenders.length} problems:\n${offenders.join('\n')}`).toEqual([]);
@@ -314,7 +323,7 @@ describe('permission matrix', () => {
       for (const v of VARIANTS) {
         const label = `${row.method} ${row.path} (${v})`;
         const memberExpects: Expectation = row.member === 'scoped' ? 'scoped' : v === 'private' ? 'refuse' : row.member;
-        const before = await snapshot(w.t.app);
+        const before = await snapshots.take();
         const other: Outcome = { caller: 'other', expected: row.other ?? 'refuse', ...(await send(w.ownerB, requestOf(row, v, w.ownerB.token))) };
         offenders.push(...judge(label, other));
         const memberRefused = memberExpects !== 'allow';
@@ -322,7 +331,7 @@ describe('permission matrix', () => {
           const member: Outcome = { caller: 'member', expected: memberExpects, ...(await send(w.member, requestOf(row, v, w.member.token))) };
           offenders.push(...judge(label, member));
         }
-        const changes = diffSnapshots(before, await snapshot(w.t.app));
+        const changes = diffSnapshots(before, await snapshots.take());
         if (changes.length > 0) offenders.push(`${label}: a refused request changed the database: ${changes.slice(0, 3).join(' | ')}`);
         if (!memberRefused) {
           offenders.push(...judge(label, { caller: 'member', expected: 'allow', ...(await send(w.member, requestOf(row, v, w.member.token))) }));
