@@ -89,10 +89,15 @@ describe('kill -9 during training', () => {
     const queuedAtCrash = await db.collection('dataset_trainings').countDocuments({});
     expect(trainedBeforeCrash).toBeGreaterThan(0);
     expect(queuedAtCrash).toBeGreaterThan(0);
+    // The dead worker's claims would lapse two lock windows (6 s) after their last renewal: run
+    // their clocks out instead; the restarted worker still has to see them lapsed to take the items.
+    const claims = db.collection<{ lockTime: Date }>('dataset_training_claims');
+    expect(await claims.countDocuments({})).toBeGreaterThan(0);
+    await claims.updateMany({}, { $set: { lockTime: new Date(0) } });
 
     server = await startRealServer(database.uri, env);
     api = await platformCaller(server);
-    // The dead worker's claims lapse (two lock windows) and its items come back.
+    // The dead worker's claims have lapsed and its items come back.
     await waitFor('the training queue to drain', async () => (await db.collection('dataset_trainings').countDocuments({})) === 0, { timeoutMs: 120_000, intervalMs: 250 });
 
     const counts = await countsByQuestion(db, datasetId);
