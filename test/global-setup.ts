@@ -16,7 +16,8 @@ export default async function setup(project: TestProject) {
     project.provide('mongoEngine', 'external');
     return;
   }
-  const db = await startLocalDatabase({ log: (line: string) => console.error(line) });
+  // A database thrown away after the run: its commits need not wait for the disk.
+  const db = await startLocalDatabase({ log: (line: string) => console.error(line), flushCommits: false });
   project.provide('mongoUri', db.uri);
   project.provide('mongoEngine', db.engine);
   return async () => {
