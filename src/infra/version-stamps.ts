@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { withFollowUp } from './follow-up.js';
+import { createLeasedRead } from './leased-read.js';
 import { deleteEach, isDuplicateKeyError } from './mongo.js';
 
 /** The collection of version stamps; every process of the deployment reads the same ones. */
@@ -85,7 +86,6 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
   const now = options.now ?? (() => Date.now());
   const monotonic = options.monotonic ?? (() => performance.now());
   const leased = new StampLeases(monotonic);
-  const inFlight = new Map<string, { started: number; reading: Promise<string> }>();
 
   async function replaceStamp(key: string, at: Date): Promise<void> {
     try {
@@ -107,20 +107,7 @@ export function createVersionStamps(db: Db, options: VersionStampsOptions) {
 
   return {
     /** The current value of a key (from the lease when it is still running). */
-    async read(key: string): Promise<string> {
-      const leasedValue = leased.valueAt(key, monotonic());
-      if (leasedValue !== undefined) return leasedValue;
-      // Concurrent readers share one database read, but only while its lease would cover them:
-      // a read sent before a bump that has since resolved may still answer the old value.
-      const pending = inFlight.get(key);
-      if (pending && monotonic() < pending.started + options.leaseMs) return pending.reading;
-      const started = monotonic();
-      const reading = fetch(key, started).finally(() => {
-        if (inFlight.get(key)?.reading === reading) inFlight.delete(key);
-      });
-      inFlight.set(key, { started, reading });
-      return reading;
-    },
+    read: createLeasedRead({ leaseMs: options.leaseMs, monotonic, leases: leased, read: fetch }),
 
     /** Changes the keys' values; resolves once no process can still trust the old ones. */
     async bump(...keys: string[]): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { withFollowUp } from '../../infra/follow-up.js';
+import { createLeasedRead } from '../../infra/leased-read.js';
 import { escapeRegex, isDuplicateKeyError } from '../../infra/mongo.js';
 import { VERSION_STAMPS_COLLECTION } from '../../infra/version-stamps.js';
 
@@ -114,7 +115,6 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
   let checkedAt = Number.NEGATIVE_INFINITY;
   let checkedAtWall = Number.NEGATIVE_INFINITY;
   let leaseUntil = Number.NEGATIVE_INFINITY;
-  let inFlight: { started: number; reading: Promise<number> } | undefined;
 
   function remember(seq: number, subjects: readonly string[] | null): void {
     links.set(seq, subjects);
@@ -164,16 +164,16 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
     }
   }
 
-  /** Whether this process looked at the chain lately: links past an end it has not checked for long may be pruned. */
-  const checkedLately = (at: number) => at - checkedAt <= CREDENTIALS_RESYNC_MS && now() - checkedAtWall <= CREDENTIALS_RESYNC_MS && now() >= checkedAtWall;
+  /** This process's end if it looked at the chain lately (both clocks), else undefined: links past an end not checked for long may be pruned. */
+  const endCheckedLately = (at: number): number | undefined =>
+    end !== undefined && at - checkedAt <= CREDENTIALS_RESYNC_MS && now() - checkedAtWall <= CREDENTIALS_RESYNC_MS && now() >= checkedAtWall ? end : undefined;
 
   /**
-   * Where to walk from: this process's end while checked lately; after a while, still its end when
-   * that link is stored (pruning goes from the lowest places, so every link past it is there too:
-   * one `_id` read), else the highest link stored (a sort, when the stamp says links were written).
+   * Where to walk from when this process has not looked lately: still its end when that link is
+   * stored (pruning goes from the lowest places, so every link past it is there too: one `_id`
+   * read), else the highest link stored (a sort, when the stamp says links were written).
    */
-  async function startOfWalk(at: number): Promise<number> {
-    if (end !== undefined && checkedLately(at)) return end;
+  async function startAgain(): Promise<number> {
     const stored = (key: string) => stamps.findOne({ _id: key }, { projection: { _id: 1 } });
     if (end !== undefined && end > 0 && (await stored(revocationLinkKey(end)))) return end;
     // No revocation ever written (by this version or the previous) leaves no stamp: nothing to look for.
@@ -183,32 +183,28 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
 
   async function check(started: number): Promise<number> {
     const startedWall = now();
-    const resync = end === undefined || !checkedLately(started);
-    const found = await walkFrom(await startOfWalk(started));
-    // After a resync the stored chain is the truth, even behind what this process knew (links
+    const lately = endCheckedLately(started);
+    const found = await walkFrom(lately ?? (await startAgain()));
+    // Started again, the stored chain is the truth, even behind what this process knew (links
     // deleted by hand): its caches then drop everything (revokedBetween answers null).
-    end = resync ? found : Math.max(end ?? 0, found);
+    end = lately === undefined ? found : Math.max(end ?? 0, found);
     checkedAt = Math.max(checkedAt, started);
     checkedAtWall = startedWall;
     leaseUntil = Math.max(leaseUntil, started + leaseMs);
     return end;
   }
 
+  // A single key, the chain's end: its lease runs to the latest a check granted (leaseUntil); a revocation ends it.
+  const readEnd = createLeasedRead<number>({
+    leaseMs,
+    monotonic,
+    leases: { valueAt: (_key, at) => (end !== undefined && at < leaseUntil ? end : undefined) },
+    read: (_key, started) => check(started),
+  });
+
   return {
     async current() {
-      const at = monotonic();
-      if (end !== undefined && at < leaseUntil) return String(end);
-      // Concurrent readers share one check, but only while its lease would cover them: a check
-      // sent before a revocation that has since resolved may still answer the old end.
-      if (inFlight && at < inFlight.started + leaseMs) return String(await inFlight.reading);
-      const reading = check(at);
-      const pending = { started: at, reading };
-      inFlight = pending;
-      try {
-        return String(await reading);
-      } finally {
-        if (inFlight === pending) inFlight = undefined;
-      }
+      return String(await readEnd(CREDENTIALS_STAMP));
     },
 
     async revokedBetween(from, to) {
@@ -228,7 +224,7 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
 
     async revoked(subjects) {
       const at = new Date(now());
-      let seq = await walkFrom(await startOfWalk(monotonic()));
+      let seq = await walkFrom(endCheckedLately(monotonic()) ?? (await startAgain()));
       // Never into a pruned place: after it, processes watching the true end would not see the link.
       if (seq > 0 && (await readLink(seq)) === undefined) seq = await walkFrom(await readHighest());
       const named = subjects && subjects.length > 0 ? [...subjects] : null;
