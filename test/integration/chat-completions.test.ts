@@ -218,8 +218,12 @@ describe('chat records', () => {
     expect(init.history).toHaveLength(2);
     expect(init.history[1].value[0].interactive.params.userSelectedVal).toBe('Confirm');
 
+    // A state handed out in a chat resumes in that chat only (interactive-seal.ts).
+    const inChat = first.choices[0].message.content[0].interactive;
+    const elsewhere = await completions(authHeaders(tokA), { appId: selectApp, messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: inChat }, { role: 'user', content: 'Confirm' }] });
+    expect(elsewhere.statusCode).toBe(400);
     // Without a chat, a client sends the question back in the history: it resumes from there.
-    const asked = first.choices[0].message.content[0].interactive;
+    const asked = (await completions(authHeaders(tokA), { appId: selectApp, detail: true, messages: [{ role: 'user', content: 'start' }] })).json().choices[0].message.content[0].interactive;
     const stateless = await completions(authHeaders(tokA), {
       appId: selectApp,
       messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: asked }, { role: 'user', content: 'Confirm' }],

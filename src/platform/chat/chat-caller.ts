@@ -27,6 +27,18 @@ export function callerFromAuth(auth: AuthContext, linkResponseDetail = false): C
   return { auth, uid: auth.tmbId, teamSpace: false, publicOnly: false, responseDetail: true };
 }
 
+/**
+ * Whose chats this caller's are, as chat-access.ts mayUseChat judges an existing chat: a share
+ * link's visitor (the link and their uid), a team-space visitor (the team and their uid), else
+ * the team member (a session or an API key, whatever end user a customUid names).
+ */
+export function chatOwnerOf(caller: ChatCaller): string {
+  const { auth } = caller;
+  if (caller.shareId) return JSON.stringify(['share', caller.shareId, caller.uid]);
+  if (caller.teamSpace) return JSON.stringify(['team', auth.teamId, caller.uid]);
+  return JSON.stringify(['member', auth.teamId, auth.tmbId]);
+}
+
 /** 4.8.13: `customUid` names the end user of an API or session chat. */
 export function withCustomUid(caller: ChatCaller, customUid: string | undefined): ChatCaller {
   if (!customUid || caller.shareId || caller.teamSpace) return caller;

@@ -15,7 +15,7 @@ import { createChatLogsRepo } from './chat-logs.repo.js';
 import { type ChatLogsService, createChatLogsService } from './chat-logs.service.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
 import { type CustomFeedbacks, createCustomFeedbacks } from './custom-feedbacks.js';
-import { createInteractiveSeals } from './interactive-seal.js';
+import { createInteractiveSeals, graphOfDraft, graphOfVersion } from './interactive-seal.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
 import { createSelfCaller, type SelfAnswer } from './self-call.js';
 import type { HttpCall, SharedNodeDeps } from './workflow-nodes/node-deps.js';
@@ -136,7 +136,12 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     chargeCredential: (caller, points) => app.identity.credentials.charge(caller.auth, points),
     supplierGuard: access.supplierGuard,
     storedGraphGuard: access.storedGraphGuard,
-    seals: createInteractiveSeals(app.config.TOKEN_KEY),
+    seals: createInteractiveSeals(app.config.TOKEN_KEY, now),
+    // The version runGraph runs (the same cached read); an app never published runs its draft, marked by its last write.
+    storedGraphOf: async (appDoc) => {
+      const { versionId } = await app.apps.latestVersion(appDoc);
+      return versionId ? graphOfVersion(versionId) : graphOfDraft(appDoc.draftWriteId ?? String(new Date(appDoc.updateTime).getTime()));
+    },
   });
   const feedback = createCustomFeedbacks({ repo, running: run.runningFeedbacks, onFailure: (error) => app.log.warn({ err: error }, 'custom feedback not saved') });
   const logs = createChatLogsService(createChatLogsRepo(db), now);

@@ -17,9 +17,9 @@ import type { UsageRepo } from '../identity/usage.repo.js';
 import type { AppDoc, AppSource, RunGraph } from './app-source.js';
 import type { ChatDoc, ChatRepo, ChatSource } from './chat.repo.js';
 import type { CallerGuard } from './chat-access.js';
-import { type ChatCaller, chatSourceOf, usageSourceOf } from './chat-caller.js';
+import { type ChatCaller, chatOwnerOf, chatSourceOf, usageSourceOf } from './chat-caller.js';
 import { formatChatTime } from './chat-time.js';
-import type { InteractiveSeals } from './interactive-seal.js';
+import { graphOfNodes, type InteractiveSeals, type TurnSeals } from './interactive-seal.js';
 import { createRunningTurnFeedbacks } from './running-turn-feedbacks.js';
 import { loadTurnState, type TurnState } from './turn-state.js';
 import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
@@ -50,7 +50,7 @@ export class TurnTakenOver extends Error {
  */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export interface ChatRunDeps {
+export interface ChatRunServiceDeps {
   repo: ChatRepo;
   apps: AppSource;
   usage: UsageRepo;
@@ -66,6 +66,8 @@ export interface ChatRunDeps {
   storedGraphGuard: (app: { teamId: string; tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard) => CallerGuard;
   /** Signs the interactive states runs stop with, and checks those requests bring back (interactive-seal.ts). */
   seals: InteractiveSeals;
+  /** Which graph a run of the app's stored graph runs, for the seals: its published version, else its draft. */
+  storedGraphOf: (app: AppDoc) => Promise<string>;
 }
 
 export interface ChatTurnRequest {
@@ -120,7 +122,7 @@ function toRunError(error: unknown): unknown {
  */
 const turnOwnerOf = (request: Pick<ChatTurnRequest, 'caller' | 'app'>): string => (request.caller.teamSpace ? request.app.tmbId : request.caller.auth.tmbId);
 
-export function createChatRunService(deps: ChatRunDeps) {
+export function createChatRunService(deps: ChatRunServiceDeps) {
   /** Where the customFeedback endpoint finds the turns of this process (running-turn-feedbacks.ts). */
   const runningFeedbacks = createRunningTurnFeedbacks();
 
@@ -157,10 +159,16 @@ export function createChatRunService(deps: ChatRunDeps) {
 
   /** One turn in three steps: load what it starts from, dispatch the graph, then save and bill. */
   async function runTurn(request: ChatTurnRequest): Promise<ChatTurnResult> {
-    const state = await loadTurnState(deps, request);
+    // The states this turn hands out and resumes are its caller's, in its chat, of its graph.
+    const seals = deps.seals.forTurn({
+      caller: chatOwnerOf(request.caller),
+      chatId: request.chatId || '',
+      graph: request.graph ? graphOfNodes(request.graph.nodes) : await deps.storedGraphOf(request.app),
+    });
+    const state = await loadTurnState({ repo: deps.repo, apps: deps.apps, now: deps.now, seals }, request);
     // Filled by customFeedback nodes and calls while the turn runs; saved with its answer.
     const customFeedbacks: string[] = [];
-    const result = await dispatchTurn(request, state, customFeedbacks);
+    const result = await dispatchTurn(request, state, customFeedbacks, seals);
     if (request.signal.reason instanceof TurnTakenOver) throw request.signal.reason;
 
     const { chatId } = state;
@@ -174,7 +182,7 @@ export function createChatRunService(deps: ChatRunDeps) {
     return Object.assign({}, result, { totalPoints, isPlugin: state.isPlugin });
   }
 
-  async function dispatchTurn(request: ChatTurnRequest, state: TurnState, customFeedbacks: string[]): Promise<DispatchResult> {
+  async function dispatchTurn(request: ChatTurnRequest, state: TurnState, customFeedbacks: string[], seals: TurnSeals): Promise<DispatchResult> {
     const { app, caller, drained } = request;
     const { appId, chatId } = state;
     const nodeDeps = deps.nodeDeps({ teamId: caller.auth.teamId, appId, chatId: chatId ?? '', responseChatItemId: request.responseChatItemId, signal: request.signal, customFeedbacks });
@@ -196,7 +204,7 @@ export function createChatRunService(deps: ChatRunDeps) {
         newId: () => nanoid(),
         now: () => Date.now(),
         pause: drained ? () => drained().then(yieldToEventLoop) : yieldToEventLoop,
-        seal: (interactive) => deps.seals.seal(appId, interactive),
+        seal: (interactive) => seals.seal(appId, interactive),
       });
     } catch (error) {
       throw toRunError(error);

@@ -12,14 +12,15 @@ import { nanoid } from '../../infra/random-string.js';
 import { countKeys, MAX_FREE_FORM_KEYS } from '../../infra/zod.js';
 import type { RunGraph } from './app-source.js';
 import type { ChatDoc, ChatItemDoc } from './chat.repo.js';
-import type { ChatRunDeps, ChatTurnRequest } from './chat-run.service.js';
+import type { ChatRunServiceDeps, ChatTurnRequest } from './chat-run.service.js';
+import type { TurnSeals } from './interactive-seal.js';
 import { formatChatTime } from './chat-time.js';
 
 /** Where a run starts when no interactive node is waiting for an answer. */
 const ENTRY_NODE_TYPES = new Set(['userGuide', 'workflowStart', 'pluginInput']);
 
 /** A turn reads only these of the chat-run service's dependencies and of its request. */
-type TurnStateDeps = Pick<ChatRunDeps, 'repo' | 'apps' | 'now' | 'seals'>;
+type TurnStateDeps = Pick<ChatRunServiceDeps, 'repo' | 'apps' | 'now'> & { seals: TurnSeals };
 type TurnStateRequest = Pick<ChatTurnRequest, 'app' | 'graph' | 'caller' | 'chatId' | 'chat' | 'items' | 'variables' | 'metadata' | 'responseChatItemId'>;
 
 export interface TurnState {
@@ -105,9 +106,8 @@ export async function loadTurnState(deps: TurnStateDeps, request: TurnStateReque
   // A state the request brought is resumed only when this service handed it out (or the chat
   // stored it): else any node could be entered with outputs of the caller's making. A graph the
   // caller sent (the editor's debug chat) is theirs to run from anywhere.
-  if (pending && pending !== storedPending && !request.graph && !deps.seals.isTrusted(appId, pending, storedPending)) {
-    throw Errors.missingParams('The interactive state in messages was not answered by this app: send it back as it was answered (with its seal), or continue the chat by its chatId');
-  }
+  // The editor's own graph resumes its states unchecked (they never resume on the published app).
+  if (pending && pending !== storedPending && !request.graph) deps.seals.assertResumable(appId, pending, storedPending);
 
   const { nodes, edges } = runtimeGraph(graph, pending);
   let variables: Record<string, unknown> = Object.assign({}, chat?.variables, request.variables);
