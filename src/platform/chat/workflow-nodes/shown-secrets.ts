@@ -10,7 +10,9 @@
  *   `password`, `secret`, `sign` …, see isSecretName) have their value masked; other fields are
  *   shown as sent, since those are what a user debugging their flow needs. So have the values
  *   under such names inside a text of the request (a raw-text, XML or JSON-text body a user
- *   typed: its JSON pairs, form pairs, XML elements, `Name: value` lines; credential-text.ts).
+ *   typed: its JSON pairs, form pairs (names percent- or plus-encoded too), XML elements and
+ *   attributes, quoted pairs such as `api_key = "…"` or `{token: '…'}`, `Name: value` and
+ *   `NAME = value` lines: credential-text.ts, then requestPairs below).
  * - Each masked value (of SCRUB_MIN or more characters; for `Bearer <key>` the key too) is then
  *   replaced wherever else the detail shows it: a body field of another name, a raw-text body,
  *   the answer of a service that echoes the request. A shorter one that a credential name
@@ -19,8 +21,12 @@
  * - A service's answer (an HTTP or Laf node's result, a code run's return and log, a failure's
  *   data) is shown with the values of its credential-named fields masked the same way, whatever
  *   they look like (`{"access_token": "abc123xyz"}`), and its JSON texts' credential-named pairs
- *   too; those values are then masked wherever else the detail shows them. Only what is shown:
- *   the node's outputs, which later nodes read, keep the answer as received.
+ *   too, as are the structures of a text that are never prose (shownPairs below): the query of
+ *   a URL (`https://host/cb?code=…&access_token=…`), a text that is form-encoded as a whole (an
+ *   OAuth answer `access_token=…&scope=…`), and the lines of HTTP credential headers
+ *   (`Authorization: …`, `Cookie: …`, `X-Api-Key: …`); those values are then masked wherever else
+ *   the detail shows them. Only what is shown: the node's outputs, which later nodes read, keep the
+ *   answer as received.
  * - Credential-shaped text is masked wherever it shows, whatever names it: `Bearer`/`Basic`
  *   credentials, `sk-…` keys, JWTs, a URL's user:password (credential-text.ts).
  */
@@ -73,6 +79,34 @@ const WHOLE_MIN = 4;
 
 /** Nesting walked object by object; deeper parts are scrubbed as JSON text. */
 const WALK_DEPTH = 64;
+
+/** A form or query pair whose name may be percent- or plus-encoded (`api%5Fkey=…`, `api+key=…`). */
+const ENCODED_FORM_PAIR = /(^|[?&;\s])([A-Za-z0-9_.[\]%+-]{1,100})=([^&;\s"'<>\\]+)/g;
+/**
+ * A pair whose value is quoted, the name bare or quoted alike: `api_key = "…"` (TOML, .env),
+ * `{token: '…'}` and `{'token': '…'}` (JS, Python), an XML attribute `token="…"`.
+ */
+const QUOTED_PAIR = /(?<![\w-])(['"]?)([A-Za-z_][\w.-]{0,100})\1([ \t]*[:=][ \t]*)(["'])((?:(?!\4)[^\r\n\\])*)\4/g;
+/** An assignment line with blanks around its `=` (.env, INI): `API_KEY = value`. */
+const ASSIGN_LINE = /^([ \t]*)([A-Za-z_][\w.-]{0,100})([ \t]+=[ \t]*|=[ \t]+)(\S[^\r\n]*)$/gm;
+/** A URL, to where it ends (its query is read from it): nothing follows the run, so nothing backtracks. */
+const URL_TEXT = /\b[a-z][a-z0-9+.-]{0,20}:\/\/[^\s"'<>\\]+/gi;
+/** A text that is form-encoded as a whole: `name=value&name=value`. */
+const FORM_TEXT = /^[\w.%+[\]-]{1,100}=[^\s&]*(?:&[\w.%+[\]-]{1,100}=[^\s&]*)*$/;
+/** One pair of a query or form text. */
+const QUERY_PAIR = /(^|[&;])([^&;=#]{1,100})=([^&;#]*)/g;
+/** A header line (`Name: value`) of a text. */
+const HEADER_LINE = /^([ \t]*)([A-Za-z][\w-]{0,100})([ \t]*:[ \t]*)(\S[^\r\n]*)$/gm;
+/** Credential headers without a `-` in their name; with one (`X-Api-Key`, `Proxy-Authorization`) the name is a header's. */
+const BARE_CREDENTIAL_HEADERS = new Set(['authorization', 'cookie']);
+
+function formDecoded(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded.replace(/\+/g, ' '));
+  } catch {
+    return encoded;
+  }
+}
 
 /** `apiKey`, `x-api-key`, `API_KEY` → ['api', 'key']. */
 function nameWords(name: string): string[] {
@@ -193,11 +227,65 @@ export class ShownSecrets {
   }
 
   private text(text: string, mode: TextMode): string {
-    if (mode === 'request') return maskNamedCredentials(text, this.isSecret, (value) => this.note(value, true));
-    let out = maskNamedJsonPairs(text, this.isSecret, (value) => this.note(value, true));
+    if (mode === 'request') return this.requestPairs(maskNamedCredentials(text, this.isSecret, (value) => this.note(value, true)));
+    let out = this.shownPairs(maskNamedJsonPairs(text, this.isSecret, (value) => this.note(value, true)));
     for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(SECRET_MASK);
     for (const secret of this.shortNamed) out = maskWholeValue(out, secret);
     return maskCredentialShapes(out);
+  }
+
+  /** A request text's pairs credential-text.ts does not read (encoded form names, quoted values). */
+  private requestPairs(text: string): string {
+    let out = text;
+    if (out.includes('=') && /[%+]/.test(out)) out = out.replace(ENCODED_FORM_PAIR, (match, lead: string, name: string, value: string) => (this.maskedPair(name, value) ? `${lead}${name}=${SECRET_MASK}` : match));
+    if (/["']/.test(out)) {
+      out = out.replace(QUOTED_PAIR, (match, nameQuote: string, name: string, separator: string, quote: string, value: string) => {
+        if (value === '' || value === SECRET_MASK || !this.isSecret(name)) return match;
+        this.note(value, true);
+        return `${nameQuote}${name}${nameQuote}${separator}${quote}${SECRET_MASK}${quote}`;
+      });
+    }
+    if (out.includes('=')) {
+      out = out.replace(ASSIGN_LINE, (match, indent: string, name: string, equals: string, value: string) => {
+        // A quoted value is masked above, quotes kept.
+        if (value.includes(SECRET_MASK) || !this.isSecret(name)) return match;
+        this.note(value.trim(), true);
+        return `${indent}${name}${equals}${SECRET_MASK}`;
+      });
+    }
+    return out;
+  }
+
+  /** The structures of a shown text that are never prose (URL queries, a form text, credential header lines). */
+  private shownPairs(text: string): string {
+    const pairs = (query: string) => query.replace(QUERY_PAIR, (match, lead: string, name: string, value: string) => (this.maskedPair(name, value) ? `${lead}${name}=${SECRET_MASK}` : match));
+    let out = text;
+    if (out.includes('://') && out.includes('?')) {
+      out = out.replace(URL_TEXT, (url) => {
+        const start = url.indexOf('?');
+        if (start === -1) return url;
+        const end = url.indexOf('#', start);
+        return end === -1 ? url.slice(0, start + 1) + pairs(url.slice(start + 1)) : url.slice(0, start + 1) + pairs(url.slice(start + 1, end)) + url.slice(end);
+      });
+    }
+    if (out.includes('=') && FORM_TEXT.test(out.trim())) out = pairs(out);
+    if (out.includes(':')) {
+      out = out.replace(HEADER_LINE, (match, indent: string, name: string, colon: string, value: string) => {
+        const headerName = name.includes('-') || BARE_CREDENTIAL_HEADERS.has(name.toLowerCase());
+        if (!headerName || !this.isSecret(name) || value.trim() === SECRET_MASK) return match;
+        this.note(value.trim(), true);
+        return `${indent}${name}${colon}${SECRET_MASK}`;
+      });
+    }
+    return out;
+  }
+
+  /** Whether a form pair's value is masked (its name, decoded, says credential); notes the value as written and decoded. */
+  private maskedPair(name: string, value: string): boolean {
+    if (value === '' || value === SECRET_MASK || !this.isSecret(formDecoded(name))) return false;
+    this.note(value, true);
+    this.note(formDecoded(value), true);
+    return true;
   }
 
   /**
@@ -233,10 +321,10 @@ export class ShownSecrets {
    */
   private deepText(value: unknown, mode: TextMode): unknown {
     let text = JSON.stringify(value);
-    if (mode === 'request') text = maskNamedCredentials(text, this.isSecret, (found) => this.note(found, true));
+    if (mode === 'request') text = this.requestPairs(maskNamedCredentials(text, this.isSecret, (found) => this.note(found, true)));
     else {
       const written = (secret: string) => JSON.stringify(secret).slice(1, -1);
-      text = maskNamedJsonPairs(text, this.isSecret, (found) => this.note(found, true));
+      text = this.shownPairs(maskNamedJsonPairs(text, this.isSecret, (found) => this.note(found, true)));
       for (const secret of this.secrets) if (text.includes(written(secret))) text = text.split(written(secret)).join(SECRET_MASK);
       for (const secret of this.shortNamed) text = maskWholeValue(text, written(secret));
       text = maskCredentialShapes(text);
