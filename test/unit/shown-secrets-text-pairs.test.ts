@@ -121,6 +121,12 @@ describe("an HTTP node whose URL carries a credential in its query", () => {
     expect(outputs.httpRawResponse).toEqual({ url: `https://vendor.test/v1/items?api_key=${KEY}&q=sea`, query: 'q=sea' });
   });
 
+  it('shows it masked where the service echoes the key alone, under a name that says nothing', async () => {
+    const { outputs, responseData } = await runWith(async () => ({ status: 200, text: JSON.stringify({ received: KEY }) }));
+    expect(responseData.httpResult).toEqual({ received: M });
+    expect(outputs.httpRawResponse).toEqual({ received: KEY });
+  });
+
   it('shows it masked where a failed call names the URL', async () => {
     const { responseData } = await runWith(async (call) => {
       throw new Error(`request to ${call.url} failed, reason: connect ECONNREFUSED`);

@@ -120,6 +120,12 @@ function parseResponse(text: string): unknown {
   }
 }
 
+/** The query pairs written in a URL itself (before the node's own query params are added). */
+function typedQuery(url: string): [string, string][] {
+  const start = url.indexOf('?');
+  return start < 0 ? [] : [...new URLSearchParams(url.slice(start + 1).split('#')[0])];
+}
+
 export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
   const httpRequest468: NodeRunner = async ({ params, node, variables, runtimeNodes, nodeById, histories, emit }) => {
     const {
@@ -208,6 +214,8 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const secrets = new ShownSecrets();
     const shownHeaders = secrets.headers(headers);
     const shownParams = secrets.fields(Object.fromEntries(query));
+    // A credential typed into the URL's own query is noted too: masked wherever the detail shows it bare.
+    secrets.fields(Object.fromEntries(typedQuery(sub(rawUrl).trim())));
     const shownBody = secrets.fields(bodyObject ?? body);
     const shown = { params: secrets.show(shownParams), body: secrets.show(shownBody), headers: shownHeaders };
     // A call the turn's hang-up cuts fails as a cancelled request (call-cut.ts): recorded as any
