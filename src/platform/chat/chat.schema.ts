@@ -4,6 +4,7 @@ import { isObjectIdHex } from '../../infra/mongo.js';
 import { zBoolLike, zFreeFormRecord, zIntLike, zObjectId, zOffset, zPageNum, zPageSize, zSearchText } from '../../infra/zod.js';
 import { MAX_CHAT_CONFIG_KEYS, zEdges, zRunNodes } from '../apps/apps.schema.js';
 import { MAX_BASE64_CHARS } from '../datasets/files/file.service.js';
+import { imagePartUrl, inlineImageProblem, isDataUrl, MAX_INLINE_IMAGES_PER_REQUEST } from './inline-images.js';
 
 /**
  * A nested optional field that OpenAI clients may send as null: null reads as absent. (Top-level
@@ -54,19 +55,57 @@ const interactive = z
 
 /**
  * A message's content stays free-form (text, parts, anything else ignored), but an image part's
- * URL is stored and shown again: it must be text, a data: URL at most as long as uploadImage takes.
+ * URL is stored and shown again: it must be text, at most as long as uploadImage takes, and a
+ * data: URL must be a base64 raster image (inline-images.ts). The bare-string form some clients
+ * send (`image_url: "..."`) is read as OpenAI's `{url}`.
  */
-const messageContent = z.unknown().superRefine((content, context) => {
-  if (!Array.isArray(content)) return;
-  content.forEach((part: unknown, index) => {
-    if (!isRecord(part) || part.type !== 'image_url' || !isRecord(part.image_url)) return;
-    const url = part.image_url.url;
-    if (url === undefined || url === null) return;
-    const path = [index, 'image_url', 'url'];
-    if (typeof url !== 'string') context.addIssue({ code: 'custom', path, message: 'expected a string (the image URL)' });
-    else if (url.length > MAX_BASE64_CHARS) context.addIssue({ code: 'custom', path, message: `an image URL has at most ${MAX_BASE64_CHARS} characters` });
-  });
-});
+const messageContent = z
+  .unknown()
+  .superRefine((content, context) => {
+    if (!Array.isArray(content)) return;
+    content.forEach((part: unknown, index) => {
+      if (!isImagePart(part)) return;
+      const url = imagePartUrl(part);
+      if (url === undefined || url === null) return;
+      const path = typeof part.image_url === 'string' ? [index, 'image_url'] : [index, 'image_url', 'url'];
+      if (typeof url !== 'string') context.addIssue({ code: 'custom', path, message: 'expected a string (the image URL)' });
+      else if (url.length > MAX_BASE64_CHARS) context.addIssue({ code: 'custom', path, message: `an image URL has at most ${MAX_BASE64_CHARS} characters` });
+      else {
+        const problem = inlineImageProblem(url);
+        if (problem) context.addIssue({ code: 'custom', path, message: problem });
+      }
+    });
+  })
+  .transform((content) => (Array.isArray(content) ? content.map((part: unknown) => (isImagePart(part) && typeof part.image_url === 'string' ? { ...part, image_url: { url: part.image_url } } : part)) : content));
+
+function isImagePart(part: unknown): part is Record<string, unknown> {
+  return isRecord(part) && part.type === 'image_url' && (isRecord(part.image_url) || typeof part.image_url === 'string');
+}
+
+/** The data: URL images of request messages. */
+function inlineImageCount(messages: readonly { content?: unknown }[]): number {
+  let count = 0;
+  for (const { content } of messages) {
+    if (!Array.isArray(content)) continue;
+    for (const part of content) {
+      const url = isImagePart(part) ? imagePartUrl(part) : undefined;
+      if (typeof url === 'string' && isDataUrl(url)) count += 1;
+    }
+  }
+  return count;
+}
+
+/** Request messages, with their inline images bounded in number (MAX_INLINE_IMAGES_PER_REQUEST). */
+const messages = () =>
+  z
+    .array(message, { error: 'messages is not array' })
+    .max(1000)
+    .superRefine((list, context) => {
+      if (inlineImageCount(list) > MAX_INLINE_IMAGES_PER_REQUEST) {
+        context.addIssue({ code: 'custom', message: `at most ${MAX_INLINE_IMAGES_PER_REQUEST} images may be sent inline (data: URLs) in one request; send the others as links or upload them` });
+      }
+    })
+    .default([]);
 
 const message = z
   .object({
@@ -101,7 +140,7 @@ const outLinkParams = {
 
 export const completionsSchema = z
   .object({
-    messages: z.array(message, { error: 'messages is not array' }).max(1000).default([]),
+    messages: messages(),
     chatId: completionsChatId,
     // An empty id is absent (templates send the field always); an API key names its own app anyway.
     appId: z.union([z.literal(''), zObjectId]).nullish().transform((value) => value || undefined),
@@ -123,7 +162,7 @@ export const completionsSchema = z
   .loose();
 
 export const chatTestSchema = z.object({
-  messages: z.array(message).max(1000).default([]),
+  messages: messages(),
   nodes: zRunNodes,
   edges: zEdges,
   variables,

@@ -16,11 +16,11 @@ import {
   renderQuotes,
   trimMessages,
 } from '../../../domain/workflow/prompts.js';
-import type { ChatItem, ChatValue, NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
+import type { ChatItem, NodeRunner, NodeUsage } from '../../../domain/workflow/types.js';
 import { chatRequestBody, completeChatOrCut, estimatePromptTokens, LlmError, type LlmMessage, streamChat } from '../../../infra/llm-stream.js';
-import { CUT_MESSAGE, untilCut } from './call-cut.js';
-import { distinctFileLinks, fileExtensionOf } from './file-links.js';
+import { CUT_MESSAGE } from './call-cut.js';
 import { modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor, type ResolvedLlm } from './node-deps.js';
+import { visionHistoryMessages, withVisionImages } from './vision-images.js';
 
 /** One model call of a node: `temperature` on the provider's scale, `maxToken` the max_tokens asked for. */
 async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[], options: { temperature: number; maxToken: number; onDelta?: (t: string) => void }) {
@@ -31,42 +31,6 @@ async function callModel(deps: NodeDeps, llm: ResolvedLlm, messages: LlmMessage[
   const inputTokens = result.promptTokens ?? estimatePromptTokens(messages);
   const outputTokens = result.completionTokens ?? countTokens(result.content);
   return Object.assign({}, result, { tokens: inputTokens + outputTokens, inputTokens, outputTokens, maxTokens: request.max_tokens, temperature: request.temperature });
-}
-
-/** An image's media type: the one served when it is an image type, else from the file name. */
-function imageType(url: string, served?: string): string {
-  if (served?.startsWith('image/')) return served.split(';')[0]!;
-  const ext = fileExtensionOf(url);
-  return ext === 'jpg' || ext === 'jpeg' ? 'image/jpeg' : ext === 'gif' || ext === 'webp' ? `image/${ext}` : 'image/png';
-}
-
-/** Images one turn sends to a model: the first ones, once each (the reference sets no count). */
-export const MAX_VISION_IMAGES = 20;
-/** An inlined image's size cap: what the common providers accept per image. */
-export const MAX_VISION_IMAGE_BYTES = 20 * 1024 * 1024;
-
-/**
- * The question's images as `image_url` parts (the reference's vision switch on a vision model):
- * web addresses as they are, this service's own file links inlined as data URLs since the
- * model cannot fetch them. An image that cannot be read is left out. Own files are read one at a
- * time and capped in count and size: a question may name any number of links, each of which
- * would otherwise be held in memory at once.
- */
-async function imageParts(deps: NodeDeps, query: ChatValue[]): Promise<{ type: 'image_url'; image_url: { url: string } }[]> {
-  const urls = distinctFileLinks(query.flatMap((value) => (value.type === 'file' && value.file.type === 'image' ? [value.file.url] : [])));
-  const parts: { type: 'image_url'; image_url: { url: string } }[] = [];
-  for (const url of urls.slice(0, MAX_VISION_IMAGES)) {
-    if (/^(https?|data):/i.test(url)) parts.push({ type: 'image_url', image_url: { url } });
-    else {
-      try {
-        const file = await untilCut(deps.signal, (signal) => deps.download(url, MAX_VISION_IMAGE_BYTES, signal));
-        parts.push({ type: 'image_url', image_url: { url: `data:${imageType(url, file.contentType)};base64,${file.buffer.toString('base64')}` } });
-      } catch {
-        // Unreadable or too large: left out, as a missing image is (cut by a hang-up too: the model call then is).
-      }
-    }
-  }
-  return parts;
 }
 
 /** Query extension (the cfr node, and dataset search's extension): the question first, then up to 3 rewrites, de-duplicated. */
@@ -103,7 +67,11 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     if (typeof params.stringQuoteText === 'string' && params.stringQuoteText) {
       messages.push({ role: 'system', content: `<Documents>\n${params.stringQuoteText}\n</Documents>` });
     }
-    messages.push(...historyToMessages(selectHistories(params.history ?? 6, histories)));
+    const vision = llm.model.vision === true && formatValueType(params.aiChatVision ?? false, 'boolean') === true;
+    // With vision, the history's user messages keep their images (sent with them below).
+    const history = selectHistories(params.history ?? 6, histories);
+    const fromHistory = vision ? visionHistoryMessages(history) : { messages: historyToMessages(history), imageLinks: new Map() };
+    messages.push(...fromHistory.messages);
     let userText = question;
     if (Array.isArray(params.quoteQA)) {
       const quote = renderQuotes(recordsOf(params.quoteQA) as never[], String(params.quoteTemplate ?? ''), llm.model.quoteMaxToken);
@@ -112,10 +80,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     messages.push({ role: 'user', content: userText });
     const trimmed = trimMessages(messages, llm.model.maxContext - 300);
     const streaming = stream && formatValueType(params.isResponseAnswerText ?? true, 'boolean') !== false;
-    const vision = llm.model.vision === true && formatValueType(params.aiChatVision ?? false, 'boolean') === true;
-    const images = vision ? await imageParts(deps, query) : [];
-    // The images first, then the text, as the reference builds the user message.
-    const sent: LlmMessage[] = images.length > 0 ? trimmed.map((m, i) => (i === trimmed.length - 1 ? { role: 'user', content: [...images, { type: 'text', text: m.content }] } : m)) : trimmed;
+    const { sent, questionImages } = vision ? await withVisionImages(deps, trimmed, query, fromHistory.imageLinks) : { sent: trimmed as LlmMessage[], questionImages: [] };
     const promptTokens = estimatePromptTokens(trimmed);
     const result = await callModel(deps, llm, sent, {
       temperature: modelTemperature(llm.model, params.temperature ?? 0),
@@ -126,7 +91,7 @@ export function createLlmRunners(deps: NodeDeps): Record<string, NodeRunner> {
     // saved and billed as the turn's end, not failed as an empty answer.
     if (!result.content && !result.cut) throw new LlmError('LLM model response empty');
     // What was sent and the answer (system prompts and the quote-filled question included), as the reference.
-    const sentImages = images.length > 0 ? query.filter((value) => value.type === 'file' && value.file.type === 'image') : [];
+    const sentImages = questionImages.length > 0 ? query.filter((value) => value.type === 'file' && value.file.type === 'image') : [];
     const completeHistory = messagesToHistory([...trimmed, { role: 'assistant', content: result.content }], sentImages);
     const totalPoints = pointsFor(llm.model, result.tokens);
     return {

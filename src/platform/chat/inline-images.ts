@@ -1,0 +1,105 @@
+/**
+ * Images sent inline in chat messages (`image_url` parts holding `data:` URLs, as OpenAI SDK users
+ * send phone photos). Every request's are checked (a 400 naming the field); in a stored chat (a
+ * chatId given) the question's are stored as chat files and the stored item names the file's
+ * read link instead: a chat item is one MongoDB document (16 MB at most) that every later turn and
+ * history page reads back. The AI chat node reads such links back as data URLs for the model
+ * (workflow-nodes/llm-nodes.ts), in this turn and when the item is history in later ones.
+ */
+import type { ChatItem, ChatValue } from '../../domain/workflow/types.js';
+import type { AuthContext } from '../auth/types.js';
+import type { FileService } from '../datasets/files/file.service.js';
+import { rasterImageType } from '../datasets/files/served-type.js';
+
+/** Inline images one request may carry, in all its messages (the most one model call is sent: llm-nodes.ts MAX_VISION_IMAGES). */
+export const MAX_INLINE_IMAGES_PER_REQUEST = 20;
+
+const DATA_URL = /^data:/i;
+/** Standard base64 (RFC 4648 §4), padded, nothing else (no line breaks, no URL-safe alphabet). */
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/** Base64 characters decoded to judge the bytes: 12 bytes, enough for every raster signature (WebP's is the longest). */
+const SIGNATURE_CHARS = 16;
+const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
+
+export const isDataUrl = (url: string): boolean => DATA_URL.test(url);
+
+/** The media type and base64 text of a `data:` URL, or why it is no base64 image. */
+function splitDataUrl(url: string): { mime: string; base64: string } | { problem: string } {
+  const comma = url.indexOf(',');
+  const params = (comma < 0 ? url.slice(5) : url.slice(5, comma)).split(';').map((part) => part.trim().toLowerCase());
+  if (comma < 0 || params.at(-1) !== 'base64' || params.length < 2) return { problem: 'a data URL must be base64 (data:image/jpeg;base64,...)' };
+  const mime = params[0]!;
+  if (!mime.startsWith('image/')) return { problem: `a data URL must hold an image (PNG, JPEG, GIF or WebP), not '${mime || 'text/plain'}'` };
+  return { mime, base64: url.slice(comma + 1) };
+}
+
+/** Why an image URL of a message is refused (undefined: accepted). Only `data:` URLs are judged here. */
+export function inlineImageProblem(url: string): string | undefined {
+  if (!isDataUrl(url)) return undefined;
+  const split = splitDataUrl(url);
+  if ('problem' in split) return split.problem;
+  if (split.base64.length % 4 !== 0 || !BASE64.test(split.base64)) return 'the data URL is not valid base64';
+  if (!rasterImageType(Buffer.from(split.base64.slice(0, SIGNATURE_CHARS), 'base64'))) return 'the data URL does not hold a PNG, JPEG, GIF or WebP image (judged by its bytes)';
+  return undefined;
+}
+
+/** The URL of an `image_url` part: OpenAI's `{url}`, or the bare string some clients send. */
+export function imagePartUrl(part: Record<string, unknown>): unknown {
+  const image = part.image_url;
+  return typeof image === 'object' && image !== null && !Array.isArray(image) ? (image as { url?: unknown }).url : image;
+}
+
+/**
+ * Bytes of the item as a chat stores it, its inline images aside (they are stored as files):
+ * what a request could hold before larger bodies were let in, at most BODY_LIMIT_BYTES.
+ */
+export function storedBytesBesideInlineImages(item: ChatItem): number {
+  const kept = item.value.filter((value) => !(value.type === 'file' && value.file.type === 'image' && isDataUrl(value.file.url)));
+  return Buffer.byteLength(JSON.stringify(kept));
+}
+
+/** Stores a chat's files (the upload route's rules: team, owner fields, visitor quota) and takes them back. */
+export interface InlineImageFiles {
+  store: FileService['store'];
+  discard: (teamId: string, fileIds: string[]) => Promise<void>;
+}
+
+/**
+ * The item with each of its inline images stored as a file of the chat (once per distinct URL)
+ * and named by the file's read link; the ids of the files stored. URLs were checked by the
+ * request schema (inlineImageProblem). A failure takes back the files stored before it.
+ */
+export async function storeInlineImages(
+  files: InlineImageFiles,
+  auth: AuthContext,
+  owner: { appId: string; chatId: string },
+  item: ChatItem,
+): Promise<{ item: ChatItem; fileIds: string[] }> {
+  const inline = (value: ChatValue) => value.type === 'file' && value.file.type === 'image' && isDataUrl(value.file.url);
+  if (!item.value.some(inline)) return { item, fileIds: [] };
+  const stored = new Map<string, { url: string; name: string }>();
+  const fileIds: string[] = [];
+  const value: ChatValue[] = [];
+  try {
+    for (const entry of item.value) {
+      if (entry.type !== 'file' || !inline(entry)) {
+        value.push(entry);
+        continue;
+      }
+      let link = stored.get(entry.file.url);
+      if (!link) {
+        const buffer = Buffer.from(entry.file.url.slice(entry.file.url.indexOf(',') + 1), 'base64');
+        const filename = `image-${stored.size + 1}.${EXTENSIONS[rasterImageType(buffer) ?? ''] ?? 'bin'}`;
+        const saved = await files.store(auth, 'chat', { buffer, filename, mimetype: rasterImageType(buffer) ?? '' }, { chatId: owner.chatId, appId: owner.appId });
+        fileIds.push(saved.fileId);
+        link = { url: saved.previewUrl, name: filename };
+        stored.set(entry.file.url, link);
+      }
+      value.push({ type: 'file', file: { ...entry.file, type: 'image', name: entry.file.name || link.name, url: link.url } });
+    }
+  } catch (error) {
+    await files.discard(auth.teamId, fileIds).catch(() => undefined);
+    throw error;
+  }
+  return { item: { ...item, value }, fileIds };
+}
