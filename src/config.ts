@@ -103,10 +103,11 @@ export const envSchema = z.object({
     .default('mongodb://127.0.0.1:27017/platform'),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   /**
-   * JSON bodies of v1/chat/completions whose headers prove an API key or a login session (20 MiB,
-   * the reference's: photos sent inline as data URLs). Everyone else keeps BODY_LIMIT_BYTES.
+   * JSON bodies of v1/chat/completions and v1/embeddings whose headers prove an API key or a login
+   * session (20 MiB, the reference's on completions: photos sent inline as data URLs; an SDK's
+   * batch of embedding inputs). Everyone else keeps BODY_LIMIT_BYTES.
    */
-  COMPLETIONS_BODY_LIMIT_BYTES: positiveInt.default(20 * 1024 * 1024),
+  API_BODY_LIMIT_BYTES: positiveInt.default(20 * 1024 * 1024),
   UPLOAD_LIMIT_BYTES: positiveInt.default(100 * 1024 * 1024),
   /**
    * Uploads read at once, per process, before their sender is known (share-page and team-space

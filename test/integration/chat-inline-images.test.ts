@@ -1,6 +1,6 @@
 /**
  * Photos sent inline (data: URLs in image_url parts) to v1/chat/completions: a caller whose
- * headers prove an API key or a session may send bodies up to COMPLETIONS_BODY_LIMIT_BYTES;
+ * headers prove an API key or a session may send bodies up to API_BODY_LIMIT_BYTES;
  * anyone else keeps BODY_LIMIT_BYTES, refused before the rest of the body is read. In a stored
  * chat the image is kept as a chat file, the chat item names its link, and the model gets the
  * image back as a data URL in this turn and in later ones.
@@ -195,7 +195,7 @@ describe('who may send the larger body', () => {
     expect(await chatFiles('mixed-big')).toHaveLength(0);
   });
 
-  it('a valid key past COMPLETIONS_BODY_LIMIT_BYTES: 413', async () => {
+  it('a valid key past API_BODY_LIMIT_BYTES: 413', async () => {
     const answer = await partialRequest(apiKeyHeaders(key), 64 * 1024, 21 * MB);
     expect(answer.status, answer.body).toBe(413);
   });

@@ -204,8 +204,8 @@ function bodyProbes(op: Operation, base: Record<string, unknown>): Probe[] {
     raw(op, '__proto__ and constructor keys', 'application/json', `{"__proto__":{"isRoot":true},"constructor":{"prototype":{"isRoot":true}}${json.length > 2 ? `,${json.slice(1)}` : '}'}`),
     // MAX_INPUT_DEPTH (64) and BODY_LIMIT_BYTES (1 MB) bound the work any route does on a body.
     { ...raw(op, 'deeply nested body', 'application/json', toJson({ ...base, probe: deepObject(20_000) })), refusedWith: 400 },
-    // v1/chat/completions reads up to COMPLETIONS_BODY_LIMIT_BYTES (20 MiB) from a caller whose headers prove a key or session.
-    { ...raw(op, 'body over the size limit', 'application/json', JSON.stringify({ ...base, probe: 'x'.repeat(op.path === '/api/v1/chat/completions' ? 21 * 1024 * 1024 : 1_100_000) })), refusedWith: 413 },
+    // v1/chat/completions and v1/embeddings read up to API_BODY_LIMIT_BYTES (20 MiB) from a caller whose headers prove a key or session.
+    { ...raw(op, 'body over the size limit', 'application/json', JSON.stringify({ ...base, probe: 'x'.repeat(['/api/v1/chat/completions', '/api/v1/embeddings'].includes(op.path) ? 21 * 1024 * 1024 : 1_100_000) })), refusedWith: 413 },
   ];
 }
 

@@ -54,6 +54,19 @@ describe('v1/embeddings', () => {
     return Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(i * 4));
   };
 
+  it('takes a batch past BODY_LIMIT_BYTES from a key or session (an SDK batch of CJK chunks), and refuses it unread from anyone else', async () => {
+    const texts = Array.from({ length: 1000 }, (_, i) => `第${i}段：${'退款政策与办公时间说明'.repeat(40)}`);
+    const payload = JSON.stringify({ input: texts });
+    expect(Buffer.byteLength(payload)).toBeGreaterThan(t.config.BODY_LIMIT_BYTES);
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/embeddings', headers: { ...authHeaders(tok), 'content-type': 'application/json' }, payload });
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+    expect(res.json().data).toHaveLength(1000);
+    for (const headers of [{}, { authorization: 'Bearer fastgpt-notakey0000000000000000' }]) {
+      const refused = await t.app.inject({ method: 'POST', url: '/api/v1/embeddings', headers: { ...headers, 'content-type': 'application/json' }, payload });
+      expect(refused.statusCode, refused.body.slice(0, 300)).toBe(413);
+    }
+  });
+
   it('embeds every input of a batch, in order, with usage summed (as OpenAI, for LangChain and LlamaIndex)', async () => {
     const texts = ['refund policy for orders', 'opening hours of the office', 'how to reset a password'];
     const res = await embed({ input: texts, model: 'text-embedding-ada-002' });

@@ -8,12 +8,12 @@ import { Errors } from '../../infra/errors.js';
 import { nanoid } from '../../infra/random-string.js';
 import { abortOnClose } from '../../infra/request-abort.js';
 import { createFileService } from '../datasets/files/file.service.js';
+import { boundBodiesByCaller } from '../auth/proven-caller-bodies.js';
 import { definePlatformRoute } from '../define-route.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
 import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
 import { type AdmittedCompletion, admitCompletion, finishTurn } from './completion-admission.js';
-import { boundCompletionsBodies } from './completions-body.js';
 import { type InlineImageFiles, storedBytesBesideInlineImages, storeInlineImages } from './inline-images.js';
 import { responseViewOf, shownResponses } from './messages.js';
 import { SseWriter, textChunk, usageChunk } from './sse.js';
@@ -50,7 +50,7 @@ async function questionWithStoredImages(files: InlineImageFiles, admitted: Admit
 export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule): void {
   const stallTimeoutMs = app.config.RESPONSE_STALL_TIMEOUT_MS;
   const bodyLimit = app.config.BODY_LIMIT_BYTES;
-  boundCompletionsBodies(app, [`${app.prefix}/v1/chat/completions`]);
+  boundBodiesByCaller(app, [`${app.prefix}/v1/chat/completions`]);
   const datasets = app.datasets;
   const imageFiles: InlineImageFiles = {
     // The upload route's own storing (chat bucket, owner fields, visitors' quota and app check).

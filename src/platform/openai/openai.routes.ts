@@ -7,6 +7,7 @@ import { Errors } from '../../infra/errors.js';
 import { zObjectId } from '../../infra/zod.js';
 import type { ChatServices } from '../chat/chat-module.js';
 import { jsonField, readMultipart } from '../datasets/files/multipart.js';
+import { boundBodiesByCaller } from '../auth/proven-caller-bodies.js';
 import { authenticateCaller, definePlatformRoute, enveloped, parseWith } from '../define-route.js';
 import { EMBEDDING_DIMENSIONS, embeddingsAnswerChunks, type OpenAiService } from './openai.service.js';
 
@@ -84,6 +85,8 @@ const transcriptionData = z.object({
 });
 
 export function registerOpenAiRoutes(app: FastifyInstance, chat: Pick<ChatServices, 'outLinks'>, service: OpenAiService): void {
+  // An SDK's batch of inputs (hundreds of chunks of CJK text) passes 1 MB: a key's or session's may be larger.
+  boundBodiesByCaller(app, [`${app.prefix}/v1/embeddings`]);
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
     url: '/v1/embeddings',

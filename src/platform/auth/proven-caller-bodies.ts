@@ -1,7 +1,8 @@
 /**
- * The body limit of v1/chat/completions, chosen per request before its body is read: a request
- * whose headers prove an API key or a login session may send COMPLETIONS_BODY_LIMIT_BYTES (photos
- * inline as data URLs, as the reference allows); any other (no credential, a wrong one, a share
+ * The body limit of the OpenAI-style routes (v1/chat/completions, v1/embeddings), chosen per
+ * request before its body is read: a request whose headers prove an API key or a login session
+ * may send API_BODY_LIMIT_BYTES (photos inline as data URLs, as the reference allows on
+ * completions; an SDK's batch of embedding inputs); any other (no credential, a wrong one, a share
  * or team-space visitor, whose credentials are in the body) keeps BODY_LIMIT_BYTES and gets the
  * same 413 as every route, without more of its body being read. A request let in with the larger
  * limit whose caller turns out to be of another kind once the body is read (a share id next to a
@@ -9,8 +10,8 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { errorCodes, type FastifyInstance, type FastifyRequest, type preParsingAsyncHookHandler, type preValidationAsyncHookHandler, type RouteOptions } from 'fastify';
-import { headersProveCaller } from '../auth/body-credentials.js';
-import type { AuthKind, AuthType } from '../auth/types.js';
+import { headersProveCaller } from './body-credentials.js';
+import type { AuthKind, AuthType } from './types.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,9 +53,9 @@ class CountedBody extends Transform {
 }
 
 /** Routes the calling context registers after this whose path is one of `urls` (POST) get the per-request limit. */
-export function boundCompletionsBodies(app: FastifyInstance, urls: readonly string[]): void {
+export function boundBodiesByCaller(app: FastifyInstance, urls: readonly string[]): void {
   const defaultLimit = app.config.BODY_LIMIT_BYTES;
-  const largeLimit = Math.max(app.config.COMPLETIONS_BODY_LIMIT_BYTES, defaultLimit);
+  const largeLimit = Math.max(app.config.API_BODY_LIMIT_BYTES, defaultLimit);
   if (largeLimit === defaultLimit) return;
   if (!app.hasRequestDecorator('bodyAboveDefaultLimit')) app.decorateRequest('bodyAboveDefaultLimit', false);
 
