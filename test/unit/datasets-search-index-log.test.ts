@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { VersionStamps } from '../../src/infra/version-stamps.js';
 import type { CollectionRepo } from '../../src/platform/datasets/collections/collection.repo.js';
+import { collectionStampKey } from '../../src/platform/datasets/collections/collection-cache.js';
 import type { DataRepo } from '../../src/platform/datasets/data/data.repo.js';
 import { forbiddenCollections, type IndexedItem } from '../../src/platform/datasets/search/dataset-entry.js';
 import { CATCH_UP_MAX_AGE_MS, createDatasetIndex } from '../../src/platform/datasets/search/dataset-index.js';
@@ -154,8 +155,9 @@ describe('dataset search index: change log, snapshots, several processes', () =>
     const killed = { ...stamps, bump: async () => Promise.reject(new Error('killed')) };
     const dying = createDatasetIndex({ ...sources({ items: [], vectors: [] }), store: memory.store, stamps, bumps: killed, log: { info: () => undefined, warn: () => undefined } });
     await expect(dying.putItems([item('k1', 'lambda')])).rejects.toThrow('killed');
-    // A forbid whose process died before logging it.
+    // A forbid whose process died before logging it (after the repository's bump of the team's collection stamp).
     collections[0]!.forbid = true;
+    await stamps.bump(collectionStampKey('t1'));
     expect(await text(reader, 'lambda')).toEqual([]);
     expect(await forbidden()).toEqual([]);
     clock += CATCH_UP_MAX_AGE_MS;

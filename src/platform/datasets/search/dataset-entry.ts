@@ -28,6 +28,22 @@ export interface CollectionInfo {
 }
 
 /**
+ * A dataset's collections as one team's search read them (collection-lists.ts), kept on its entry
+ * until a collection change is applied (`forgetCollections`) or the team's collection stamp says
+ * a collection was written since.
+ */
+export interface KeptCollections {
+  /** The team that read them: another team's search never uses them. */
+  teamId: string;
+  /** The team's collection stamp, read before the list: every collection update or delete moves it. */
+  stamp: string;
+  byId: Map<string, CollectionInfo>;
+  /** When the list was read, and when its stamp was last compared (process clock). */
+  loadedAt: number;
+  checkedAt: number;
+}
+
+/**
  * A dataset's entry with the collections one search works with, taken when it was prepared: a
  * collection change applied later empties `entry.collections`, never these (read as empty, the
  * forbidden collections of the whole dataset were searched).
@@ -125,7 +141,7 @@ export class DatasetEntry {
   /** vector id → data item id. */
   readonly owners = new Map<string, string>();
   /** Cached between searches; undefined once a change makes it stale (a search reads its own then: PreparedDataset). */
-  collections: Map<string, CollectionInfo> | undefined;
+  collections: KeptCollections | undefined;
   /** Moves with every collections change, so a read started before one is not kept. */
   collectionsVersion = 0;
   /** The last change of the log applied in order (changes are numbered from 1). */
@@ -195,7 +211,7 @@ export class DatasetEntry {
         for (const item of this.items.values()) if (gone.has(item.collectionId)) removed.add(item._id);
         for (const id of removed) this.removeItem(id);
         for (const [vectorId, dataId] of this.owners) if (removed.has(dataId)) this.removeVector(vectorId);
-        for (const id of gone) this.collections?.delete(id);
+        for (const id of gone) this.collections?.byId.delete(id);
         return;
       }
       case 'switchModel':

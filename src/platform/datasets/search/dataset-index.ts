@@ -3,9 +3,10 @@ import type { VersionStamps } from '../../../infra/version-stamps.js';
 import type { CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRepo } from '../data/data.repo.js';
 import type { DatasetRepo } from '../datasets/dataset.repo.js';
+import { createCollectionLists } from './collection-lists.js';
 import { type CollectionInfo, type DatasetEntry, fullTextSearchIn, type Hit, type IndexChange, type IndexedItem, type PreparedDataset, vectorSearchIn } from './dataset-entry.js';
 import { decodeChange, encodeChange } from './index-codec.js';
-import { type CompactionOptions, createCompactor } from './index-compaction.js';
+import { type CompactionOptions, createCompactor, FOLDED_KEEP_MS } from './index-compaction.js';
 import { openFromSnapshot, openFromSources } from './index-open.js';
 import type { IndexStore } from './index-store.repo.js';
 import type { VectorRepo, VectorRow } from './vector.repo.js';
@@ -21,7 +22,7 @@ export const DEFAULT_SEARCH_INDEX_MAX_BYTES = 1024 ** 3;
 export interface DatasetIndexDeps {
   data: DataRepo;
   vectors: VectorRepo;
-  collections: CollectionRepo;
+  collections: Pick<CollectionRepo, 'byDatasets'>;
   /** Which datasets still exist (the sweep freeing the indexes of deleted ones). */
   datasets: Pick<DatasetRepo, 'existingIds'>;
   store: IndexStore;
@@ -39,10 +40,17 @@ const HEAD_TRUST_MS = 10 * 60_000;
 const APPEND_ATTEMPTS = 20;
 /**
  * A dataset's index replays the log at least this often when searched, stamp moved or not (a
- * writer killed between its log append and its bump moves no stamp), and reads its collections
- * again (a rename or forbid whose process died before logging it).
+ * writer killed between its log append and its bump moves no stamp). Its collections have their
+ * own checks (collection-lists.ts).
  */
 export const CATCH_UP_MAX_AGE_MS = 60_000;
+/**
+ * Changes are deleted from the log only once a snapshot holds them and FOLDED_KEEP_MS after they
+ * were logged: an entry that read the log to its end less than half that ago finds every change
+ * logged since (half the hour is left for clocks that disagree). A replay finding nothing then
+ * means nothing was logged, without reading the meta to learn whether changes were deleted.
+ */
+const LOG_COMPLETE_WITHIN_MS = FOLDED_KEEP_MS / 2;
 
 /**
  * The search indexes of this process, one per dataset, kept consistent with every process of
@@ -79,8 +87,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
   const pendingWrites = new Map<string, ((entry: DatasetEntry) => void)[]>();
   const refreshing = new Map<string, Promise<void>>();
   const heads = new Map<string, { seq: number; readAt: number }>();
-  // The collection read in flight per entry, with the collections version it started at.
-  const collectionLoads = new Map<DatasetEntry, { version: number; list: Promise<Map<string, CollectionInfo>> }>();
+  const collectionLists = createCollectionLists({ collections: deps.collections, stamps: deps.stamps, now });
   let maxBytes = options.maxBytes ?? DEFAULT_SEARCH_INDEX_MAX_BYTES;
   let evictions = 0;
 
@@ -175,13 +182,17 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     return pending;
   }
 
-  async function refresh(entry: DatasetEntry, stamp: string, aged: boolean): Promise<void> {
-    if (aged) entry.forgetCollections();
+  /** `stamp`: the value that moved (undefined for a catch-up by age, which reads the log without it). */
+  async function refresh(entry: DatasetEntry, stamp: string | undefined): Promise<void> {
+    const previousCatchUp = entry.caughtUpAt;
     const { complete, applied } = await catchUp(entry);
     let behind = !complete;
     // Nothing new although the stamp moved: this process's own write, changes long folded away,
-    // or the dataset was deleted (its stored index went with it).
-    if (complete && applied === 0) {
+    // or the dataset was deleted (its stored index went with it). The first is the only one
+    // after a recent catch-up of a dataset that is still searched (searches are authorised on
+    // the dataset first; the sweep frees deleted ones): no meta read then.
+    const recent = now() - previousCatchUp >= 0 && now() - previousCatchUp < LOG_COMPLETE_WITHIN_MS;
+    if (complete && applied === 0 && !recent) {
       const meta = await deps.store.meta(entry.datasetId);
       if (!meta && entry.snapshotSeq >= 0) {
         if (entries.get(entry.datasetId) === entry) entries.delete(entry.datasetId);
@@ -191,7 +202,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       behind = (meta?.seq ?? 0) > entry.seq;
     }
     if (behind) await open(entry.datasetId, entry.model);
-    else entry.stamp = stamp;
+    else if (stamp !== undefined) entry.stamp = stamp;
     if (applied > 0) enforceBound(entries.get(entry.datasetId));
     maybeCompact(entry);
   }
@@ -199,12 +210,15 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
   /** The dataset's entry, opened if needed and brought up to date with the log when its stamp moved. */
   async function current(datasetId: string, model: string): Promise<DatasetEntry> {
     let entry = entries.get(datasetId) ?? (await open(datasetId, model));
-    const stamp = await deps.stamps.read(searchStampKey(datasetId));
     const aged = now() - entry.caughtUpAt >= CATCH_UP_MAX_AGE_MS;
-    if (entry.stamp !== stamp || aged) {
+    // Aged, the log is read to its end whatever the stamp says: the stamp is not read. The entry
+    // keeps the older one, so a stamp moved by changes this replay applies costs one more replay
+    // (finding nothing) on the next search after its lease.
+    const stamp = aged ? undefined : await deps.stamps.read(searchStampKey(datasetId));
+    if (aged || entry.stamp !== stamp) {
       let pending = refreshing.get(datasetId);
       if (!pending) {
-        pending = refresh(entry, stamp, aged).finally(() => refreshing.delete(datasetId));
+        pending = refresh(entry, stamp).finally(() => refreshing.delete(datasetId));
         refreshing.set(datasetId, pending);
       }
       await pending;
@@ -258,30 +272,6 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
 
   const byDataset = <T extends { datasetId: string }>(rows: T[]) => groupBy(rows, (row) => row.datasetId);
 
-  /**
-   * Reads the dataset's collections. The list is cached on the entry only when no collection
-   * change was applied meanwhile (it may predate the change), but is returned either way: it is
-   * what the caller's search sees. A read started before a change is not shared with a caller
-   * that came after it.
-   */
-  function loadCollections(teamId: string, entry: DatasetEntry): Promise<Map<string, CollectionInfo>> {
-    const version = entry.collectionsVersion;
-    const inFlight = collectionLoads.get(entry);
-    if (inFlight?.version === version) return inFlight.list;
-    const list = deps.collections.byDatasets(teamId, [entry.datasetId]).then((rows) => {
-      const read = new Map(rows.map((c) => [c._id, { _id: c._id, name: c.name, forbid: c.forbid, sourceId: c.fileId ?? c.rawLink ?? c.externalFileId ?? c.externalFileUrl }]));
-      if (entry.collectionsVersion === version) entry.collections = read;
-      return read;
-    });
-    const load = { version, list };
-    collectionLoads.set(entry, load);
-    const forget = () => {
-      if (collectionLoads.get(entry) === load) collectionLoads.delete(entry);
-    };
-    list.then(forget, forget);
-    return list;
-  }
-
   return {
     /**
      * Opens the dataset's index (start-up warm-up). False once the open indexes reach the bound,
@@ -309,7 +299,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
     /** Up-to-date entries of the datasets, each with its collections (one read per dataset, then cached). */
     async prepare(teamId: string, datasetIds: string[], model: string): Promise<PreparedDataset[]> {
       const entries = await Promise.all(datasetIds.map((id) => current(id, model)));
-      return Promise.all(entries.map(async (entry) => ({ entry, collections: entry.collections ?? (await loadCollections(teamId, entry)) })));
+      return Promise.all(entries.map(async (entry) => ({ entry, collections: await collectionLists.of(teamId, entry) })));
     },
 
     /**
@@ -327,7 +317,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
         new Map(lists.flatMap((list) => ids.flatMap((id) => (list.has(id) ? [[id, list.get(id)!] as const] : []))));
       const found = find(prepared.map((dataset) => dataset.collections));
       if (found.size === new Set(ids).size) return found;
-      return find(await Promise.all(prepared.map((dataset) => loadCollections(teamId, dataset.entry))));
+      return find(await Promise.all(prepared.map((dataset) => collectionLists.load(teamId, dataset.entry))));
     },
 
     // Writes: each after the database write it describes, through the context of its index write (index-writes.ts, which checks the lock first), awaited (the log is what other processes read).

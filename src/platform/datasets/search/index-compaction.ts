@@ -14,7 +14,7 @@ export interface CompactionOptions {
 }
 
 /** Folded changes keep their number this long (far above any append's wait), so none is reused. */
-const FOLDED_KEEP_MS = 60 * 60_000;
+export const FOLDED_KEEP_MS = 60 * 60_000;
 /** How long a process may take to write a snapshot before another may start one. */
 const CLAIM_MS = 5 * 60_000;
 
