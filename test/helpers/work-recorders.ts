@@ -5,6 +5,7 @@
  * with `seen` made by `vi.hoisted` (the factories are hoisted above the imports).
  */
 import type * as CsvParse from 'csv-parse/sync';
+import { expect } from 'vitest';
 import type * as TextSplitter from '../../src/domain/text-splitter.js';
 
 /** text-splitter.js whose splitText records the length of each text it splits. */
@@ -29,4 +30,15 @@ export async function recordingCsvParse(importOriginal: () => Promise<unknown>, 
       return original.parse(input, options);
     },
   };
+}
+
+/**
+ * The largest recorded length, once the recording holds `expected` entries (a count, or 'some':
+ * at least one). A bound over an empty recording holds whatever ran (Math.max() is -Infinity),
+ * so a check bounding recorded work first asserts that the work was recorded.
+ */
+export function largestRecorded(lengths: readonly number[], expected: number | 'some' = 'some', what = 'recorded work'): number {
+  if (expected === 'some') expect(lengths.length, `${what}: nothing was recorded`).toBeGreaterThan(0);
+  else expect(lengths.length, `${what}: entries recorded`).toBe(expected);
+  return Math.max(...lengths);
 }
