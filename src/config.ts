@@ -162,7 +162,7 @@ export const envSchema = z.object({
   CHANNEL_TURN_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   /** Messaging-channel turns one process runs at once; a message past it waits, stored, for a free turn here or on another replica. */
   CHANNEL_TURNS_MAX: positiveInt.default(16),
-  /** Messaging-channel turns of one link one process runs at once (its fair share; unset: a quarter of CHANNEL_TURNS_MAX, at least 1); a message past it waits, stored. */
+  /** Messaging-channel turns of one link the whole deployment runs at once (its fair share; unset: a quarter of CHANNEL_TURNS_MAX, at least 1; the same on every replica); a message past it waits, stored. */
   CHANNEL_TURNS_PER_LINK: positiveInt.optional(),
   /** How often each process looks for channel turns whose lease lapsed, and runs them. */
   CHANNEL_TURN_SWEEP_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),

@@ -19,6 +19,7 @@ const CLEANUP_RANGES: [collection: string, field: string][] = [
   ['user_sessions', 'expiresAt'],
   ['login_attempts', 'expiresAt'],
   ['outlink_qpm_slots', 'expiresAt'],
+  ['outlink_channel_places', 'until'],
   ['images', 'expiredTime'],
   ['dataset_data_changes', 'at'],
   ['buffer_tts', 'createTime'],

@@ -4,6 +4,8 @@ import { startPeriodicTask } from '../../infra/backoff.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import { CHANNEL_EVENT_INDEXES, CHANNEL_EVENT_RETENTION_MS, type ChannelEventsRepo, createChannelEventsRepo } from './channels/channel-events.repo.js';
 import { registerChannelRoutes } from './channels/channel.routes.js';
+import { CHANNEL_PLACE_INDEXES, type ChannelPlacesRepo, createChannelPlacesRepo } from './channels/channel-places.repo.js';
+import { channelTurnsPerLink } from './channels/channel-turn-gate.js';
 import { createOutLinksRepo, OUTLINK_INDEXES, RETIRED_OUTLINK_INDEXES } from './outlinks.repo.js';
 import { registerOutLinkRoutes } from './outlinks.routes.js';
 import { createOutLinkService, type OutLinkService } from './outlinks.service.js';
@@ -16,6 +18,8 @@ declare module 'fastify' {
     outlinks: OutLinkService;
     /** Messages the channels delivered, each a stored job (one turn per message across replicas, taken over when its process stops). */
     channelEvents: ChannelEventsRepo;
+    /** Each link's places: its channel turns running across the deployment (CHANNEL_TURNS_PER_LINK). */
+    channelPlaces: ChannelPlacesRepo;
   }
 }
 
@@ -38,11 +42,17 @@ export const outlinksServices = fp(
     app.decorate('outlinks', outLinks);
     const channelEvents = createChannelEventsRepo(app.mongo.db);
     app.decorate('channelEvents', channelEvents);
+    // Epochs of half a lease: a stopped holder's place is free again within a lease of its last renewal.
+    const channelPlaces = createChannelPlacesRepo(app.mongo.db, {
+      share: channelTurnsPerLink(app.config.CHANNEL_TURNS_MAX, app.config.CHANNEL_TURNS_PER_LINK),
+      epochMs: Math.max(1, Math.floor(app.config.CHANNEL_TURN_LEASE_MS / 2)),
+    });
+    app.decorate('channelPlaces', channelPlaces);
     app.platformAuth.registerResolver('outLink', outLinks.resolver);
     // What a caller through a link spends counts against the link (chat turns and calls outside them).
     app.identity.credentials.onShareLinkUsage((shareId, points) => outLinks.recordUsage(shareId, points));
     app.startup.add('indexes: share links', async () => {
-      await app.mongo.ensureIndexes([...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES, ...CHANNEL_EVENT_INDEXES]);
+      await app.mongo.ensureIndexes([...OUTLINK_INDEXES, ...OUTLINK_QPM_INDEXES, ...CHANNEL_EVENT_INDEXES, ...CHANNEL_PLACE_INDEXES]);
       await app.mongo.dropRetiredIndexes(RETIRED_OUTLINK_INDEXES);
     });
     const cleanups: { stop(): void }[] = [];
@@ -65,6 +75,13 @@ export const outlinksServices = fp(
           log: app.log,
           onFailure: (error) => app.opsMetrics.databaseError('outlink-channel-event-cleanup', error),
         }),
+        startPeriodicTask({
+          name: 'channel place cleanup',
+          intervalMs: QPM_CLEANUP_MS,
+          task: () => channelPlaces.deleteExpired(app.identity.clock.now()),
+          log: app.log,
+          onFailure: (error) => app.opsMetrics.databaseError('outlink-channel-place-cleanup', error),
+        }),
       );
     });
     app.addHook('onClose', async () => {
@@ -77,5 +94,5 @@ export const outlinksServices = fp(
 /** Share-link management and the messaging channels' callbacks (which run chats). */
 export async function outlinksRoutes(api: FastifyInstance): Promise<void> {
   registerOutLinkRoutes(api, api.outlinks);
-  registerChannelRoutes(api, api.chat, api.channelEvents);
+  registerChannelRoutes(api, api.chat, api.channelEvents, api.channelPlaces);
 }

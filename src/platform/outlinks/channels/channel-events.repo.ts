@@ -130,6 +130,11 @@ export function createChannelEventsRepo(db: Db) {
       return docs.map(toJob);
     },
 
+    /** Whether a job of the link waits (deferred, or its process stopped): a place of the link given back may run it. */
+    async hasLapsed(linkId: string, now: Date): Promise<boolean> {
+      return (await events.findOne({ state: 'running', leaseUntil: { $lt: now }, 'message.linkId': linkId }, { projection: { _id: 1 } })) !== null;
+    },
+
     /** Moves the owner's lease on; false once the job is no longer its own (taken over, or done). */
     renew: (job: ChannelJob, leaseUntil: Date) => matched(held(job), { leaseUntil }),
     /** Records the owner's progress (the answer, the immediate response sent); false once the job is not its own. */

@@ -11,6 +11,9 @@
  * its lease ended, the take not counted) and run by the next sweep, which a turn ending here starts
  * at once while jobs wait. A sweep leaves out the links at their share, and takes the jobs of links
  * running nothing here first, so one link's backlog never holds back another link's messages.
+ * A link's share holds across the deployment too (channel-places.repo.ts): a turn takes one of its
+ * link's places before it starts, and a job finding them all held is deferred the same way; the
+ * turn giving a place back looks for a job of its link waiting, and sweeps if one does.
  * A link's QPM (`limit.QPM`) counts its channel turns too, all its channel's users as one visitor
  * (they come from the channel's servers): a turn past it waits, deferred, for the next minute.
  */
@@ -20,6 +23,7 @@ import { TurnTakenOver } from '../../chat/chat-run.service.js';
 import type { ChatServices } from '../../chat/chat-module.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
 import type { ChannelEventsRepo, ChannelJob, ChannelJobMessage } from './channel-events.repo.js';
+import type { ChannelPlace, ChannelPlacesRepo } from './channel-places.repo.js';
 import { runChannelTurn } from './channel-runner.js';
 import { channelSender } from './channel-senders.js';
 import { createChannelTurnGate } from './channel-turn-gate.js';
@@ -38,6 +42,8 @@ export interface ChannelJobsLog {
 
 export interface ChannelJobsDeps {
   repo: ChannelEventsRepo;
+  /** Each link's places across the deployment (its share). */
+  places: ChannelPlacesRepo;
   chat: ChatServices;
   turns: ChannelTurns;
   /** The wall clock leases are judged by (every replica's). */
@@ -61,7 +67,7 @@ export interface ChannelDelivery {
 type Outcome = 'ended' | 'lost' | Date;
 
 export function createChannelJobs(deps: ChannelJobsDeps) {
-  const { repo, chat, turns, log } = deps;
+  const { repo, places, chat, turns, log } = deps;
   const MAX = CHANNEL_TURN_MAX_ATTEMPTS;
   const now = () => new Date(deps.now());
   const leaseEnd = () => new Date(deps.now() + deps.leaseMs);
@@ -72,6 +78,11 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
   let jobsWaiting = false;
   /** Links at their share whose jobs may wait: one of their turns ending here starts a sweep. */
   const linksWaiting = new Set<string>();
+  /**
+   * Links found with every place held (by any replica) since the last periodic sweep: sweeps leave
+   * their jobs out, stored and lapsed; a place of theirs given back anywhere sweeps there.
+   */
+  const linksFullEverywhere = new Set<string>();
   let sweeping = false;
 
   /** Sends the immediate response, then the answer (run now, or stored by an earlier attempt). */
@@ -104,16 +115,23 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
   }
 
   /** One attempt of a job this delivery holds, its lease renewed until it ends or a close stops waiting for it. */
-  async function runHeld(job: ChannelJob, closed: AbortSignal): Promise<void> {
+  async function runHeld(job: ChannelJob, closed: AbortSignal, place: ChannelPlace | undefined): Promise<void> {
     const turn = new AbortController();
     let lost = false;
     const holds = () => !lost && !closed.aborted;
-    const renewal = startLeaseRenewal(Math.max(1, Math.floor(deps.leaseMs / 3)), async () => {
-      if (!holds() || (await repo.renew(job, leaseEnd()))) return;
-      // Taken over (this process stalled past its lease): the other delivery answers; this one stops.
+    const stop = (why: string) => {
+      if (lost) return;
       lost = true;
       turn.abort(new TurnTakenOver());
-      log.warn(`messaging channel message ${job.id}: another replica took the turn over after its lease lapsed; this attempt stops`);
+      log.warn(`messaging channel message ${job.id}: ${why}; this attempt stops`);
+    };
+    const renewal = startLeaseRenewal(Math.max(1, Math.floor(deps.leaseMs / 3)), async () => {
+      if (!holds()) return;
+      const [placeHeld, jobHeld] = await Promise.all([place ? places.renew(place, deps.now()).then((held) => held === 'held', () => true) : true, repo.renew(job, leaseEnd())]);
+      // Taken over (this process stalled past its lease): the other delivery answers; this one stops.
+      if (!jobHeld) stop('another replica took the turn over after its lease lapsed');
+      // Its link's place lapsed and was taken: running on would exceed the link's share.
+      else if (!placeHeld) stop('its link’s place lapsed and another turn took it');
     });
     // A close that stopped waiting leaves the job to lapse: no renewal or send from here (a done mark still is).
     const stopRenewing = () => renewal.stop();
@@ -150,10 +168,11 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
    * a sweep runs it once that lapsed, and the message's delivery is still acknowledged (stored,
    * it is answered; a 5xx only brought a redelivery that finds the job and does nothing).
    */
-  async function run(job: ChannelJob): Promise<void> {
+  async function run(job: ChannelJob, place?: ChannelPlace): Promise<void> {
     const linkId = job.message?.linkId;
     const leave = running.tryEnter(linkId);
     if (!leave) {
+      if (place) await giveBack(place);
       // Ended a millisecond back: a sweep in this same millisecond (or under a held test clock) finds it.
       const deferred = await repo.defer(job, new Date(deps.now() - 1)).catch((error: unknown) => {
         log.warn(`messaging channel message ${job.id} could not be deferred; a sweep runs it once its lease lapsed`, error);
@@ -167,14 +186,59 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       return;
     }
     turns.start(async (closed) => {
+      let held = place;
       try {
-        await runHeld(job, closed);
+        if (!held && linkId !== undefined) {
+          held = (await takePlace(linkId)) ?? undefined;
+          if (!held) return await waitForPlace(job, linkId);
+        }
+        await runHeld(job, closed, held);
       } finally {
+        if (held) await giveBack(held);
         leave();
         if (linkId !== undefined && linksWaiting.delete(linkId)) jobsWaiting = true;
         sweepWhileWaiting();
       }
     });
+  }
+
+  /** One of the link's places across the deployment, or null when they are all held (or cannot be read). */
+  async function takePlace(linkId: string): Promise<ChannelPlace | null> {
+    return places.take(linkId, deps.now()).catch((error: unknown) => {
+      log.warn(`messaging channel link ${linkId}: its places could not be taken; its message waits for a sweep`, error);
+      return null;
+    });
+  }
+
+  /**
+   * Gives a place back, then looks for a job of its link waiting (deferred on any replica): a
+   * sweep here runs it. A deferral looks at the places after its write (waitForPlace), this looks
+   * at the jobs after giving back: one of the two sees the other.
+   */
+  async function giveBack(place: ChannelPlace): Promise<void> {
+    try {
+      await places.giveBack(place);
+      linksFullEverywhere.delete(place.linkId);
+      if (await repo.hasLapsed(place.linkId, now())) jobsWaiting = true;
+    } catch (error) {
+      log.warn(`messaging channel link ${place.linkId}: a place could not be given back; it lapses with its lease`, error);
+    }
+  }
+
+  /** Defers a job whose link holds all its places (on every replica together); a place given back runs it. */
+  async function waitForPlace(job: ChannelJob, linkId: string): Promise<void> {
+    const deferred = await repo.defer(job, new Date(deps.now() - 1)).catch((error: unknown) => {
+      log.warn(`messaging channel message ${job.id} could not be deferred; a sweep runs it once its lease lapsed`, error);
+      return false;
+    });
+    if (!deferred) return;
+    log.info(`messaging channel message ${job.id} waits for a place of its link (its share is running across the deployment)`);
+    linksFullEverywhere.add(linkId);
+    // A place given back during the write found nothing waiting: look again, after it.
+    if (await places.hasRoom(linkId, deps.now()).catch(() => false)) {
+      linksFullEverywhere.delete(linkId);
+      jobsWaiting = true;
+    }
   }
 
   /**
@@ -232,9 +296,10 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
    * take it ahead of a link whose message waits with nothing running.
    */
   async function nextBatch(size: number): Promise<ChannelJob[]> {
-    const busy = running.busyLinks();
+    const fullEverywhere = [...linksFullEverywhere];
+    const busy = [...new Set([...running.busyLinks(), ...fullEverywhere])];
     const idle = await repo.lapsed(now(), size, busy);
-    const full = running.fullLinks();
+    const full = [...new Set([...running.fullLinks(), ...fullEverywhere])];
     if (idle.length === size || full.length === busy.length) return idle;
     const seen = new Set(idle.map((job) => job.id));
     const rest = await repo.lapsed(now(), size, full);
@@ -255,15 +320,32 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       if (linkId !== undefined) linksWaiting.add(linkId);
       return;
     }
-    const taken = await repo.takeOver(job, now(), leaseEnd());
-    if (!taken) return;
-    // A close that began meanwhile leaves it to the replicas still running.
-    if (turns.closing) {
-      await repo.release(taken, now());
+    // A place first: a job of a link whose places are all held stays lapsed, untouched, and the
+    // turn giving one back sweeps.
+    let place: ChannelPlace | undefined;
+    if (linkId !== undefined) {
+      if (linksFullEverywhere.has(linkId)) return;
+      place = (await takePlace(linkId)) ?? undefined;
+      if (!place) {
+        linksFullEverywhere.add(linkId);
+        return;
+      }
+    }
+    const taken = await repo.takeOver(job, now(), leaseEnd()).catch(async (error: unknown) => {
+      if (place) await giveBack(place);
+      throw error;
+    });
+    // Taken by another, or a close began meanwhile (the replicas still running take it).
+    if (!taken || turns.closing) {
+      try {
+        if (taken) await repo.release(taken, now());
+      } finally {
+        if (place) await giveBack(place);
+      }
       return;
     }
     log.info(`messaging channel message ${job.id}: taken over after its lease lapsed (attempt ${taken.attempts} of ${MAX})`);
-    await run(taken);
+    await run(taken, place);
   }
 
   return {
@@ -284,8 +366,15 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       if (job?.state === 'running' && job.leaseUntil.getTime() < deps.now()) await takeOver(job);
     },
 
-    /** Takes over the jobs whose lease lapsed (their process stopped, or they were deferred) and runs them; not while closing. */
-    sweep,
+    /**
+     * Takes over the jobs whose lease lapsed (their process stopped, or they were deferred) and
+     * runs them; not while closing. Periodic: it looks at every link's places again (a stopped
+     * replica's places lapse; no one gives them back).
+     */
+    sweep: () => {
+      linksFullEverywhere.clear();
+      return sweep();
+    },
   };
 }
 

@@ -17,6 +17,7 @@ import type { ChatServices } from '../../chat/chat-module.js';
 import { definePlatformRoute, type PlatformRouteOptions, parseWith } from '../../define-route.js';
 import type { OutLinkDoc, OutLinkType } from '../outlinks.repo.js';
 import type { ChannelEventsRepo } from './channel-events.repo.js';
+import type { ChannelPlacesRepo } from './channel-places.repo.js';
 import { keepRawJsonBodies, parseFeishuEvent } from './channel-feishu.js';
 import { createChannelJobs } from './channel-jobs.js';
 import { channelTurnsPerLink } from './channel-turn-gate.js';
@@ -47,11 +48,12 @@ function defineChannelRoute(app: FastifyInstance, names: [string, string], optio
  * Channel turns of this process, and the sweep that takes over the turns a stopped process left
  * (channel-jobs.ts): started with the app, stopped when it closes.
  */
-function startChannelJobs(app: FastifyInstance, chat: ChatServices, events: ChannelEventsRepo) {
+function startChannelJobs(app: FastifyInstance, chat: ChatServices, events: ChannelEventsRepo, places: ChannelPlacesRepo) {
   const turns = createChannelTurns((error) => app.log.warn({ err: error }, 'messaging channel delivery failed'), channelDrainBudgetMs(app.config.SHUTDOWN_TIMEOUT_MS));
   const withError = (error: unknown) => (error === undefined ? {} : { err: error });
   const jobs = createChannelJobs({
     repo: events,
+    places,
     chat,
     turns,
     now: () => app.identity.clock.now(),
@@ -82,8 +84,8 @@ function startChannelJobs(app: FastifyInstance, chat: ChatServices, events: Chan
   return { turns, jobs };
 }
 
-export function registerChannelRoutes(app: FastifyInstance, chat: ChatServices, events: ChannelEventsRepo): void {
-  const { turns, jobs } = startChannelJobs(app, chat, events);
+export function registerChannelRoutes(app: FastifyInstance, chat: ChatServices, events: ChannelEventsRepo, places: ChannelPlacesRepo): void {
+  const { turns, jobs } = startChannelJobs(app, chat, events, places);
   const now = () => app.identity.clock.now();
   const linkOf = (request: FastifyRequest, type: OutLinkType) => channelLink(chat, parseWith(tokenParam, request.params).token, type);
   // A message that comes while this process closes is refused before its id is claimed: Feishu,
