@@ -3,7 +3,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 import { call, ok } from './apps-helpers.js';
-import { branchGraph, createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
+import { branchGraph, createPublishedApp, selectGraph, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -186,30 +186,7 @@ describe('chat records', () => {
   });
 
   it('interactive userSelect stops and resumes on the same chat', async () => {
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [] },
-        {
-          nodeId: 'sel',
-          flowNodeType: 'userSelect',
-          name: 'Pick',
-          inputs: [
-            { key: 'description', value: 'Continue?' },
-            { key: 'userSelectOptions', value: [{ key: 'y', value: 'Confirm' }, { key: 'n', value: 'Cancel' }] },
-          ],
-          outputs: [{ id: 'selectResult', key: 'selectResult' }],
-        },
-        { nodeId: 'yes', flowNodeType: 'answerNode', name: 'Yes', inputs: [{ key: 'text', value: 'Done: {{$sel.selectResult$}}' }], outputs: [] },
-        { nodeId: 'no', flowNodeType: 'answerNode', name: 'No', inputs: [{ key: 'text', value: 'Stopped' }], outputs: [] },
-      ],
-      edges: [
-        { source: 'start', sourceHandle: 'start-source-right', target: 'sel', targetHandle: 'sel-target-left' },
-        { source: 'sel', sourceHandle: 'sel-source-y', target: 'yes', targetHandle: 'yes-target-left' },
-        { source: 'sel', sourceHandle: 'sel-source-n', target: 'no', targetHandle: 'no-target-left' },
-      ],
-      chatConfig: {},
-    };
-    const selectApp = await createPublishedApp(t, tokA, 'Select bot', graph);
+    const selectApp = await createPublishedApp(t, tokA, 'Select bot', selectGraph);
     const first = (await completions(authHeaders(tokA), { appId: selectApp, chatId: 's1', detail: true, messages: [{ role: 'user', content: 'start' }] })).json();
     expect(first.choices[0].message.content).toEqual([expect.objectContaining({ type: 'interactive' })]);
     const second = (await completions(authHeaders(tokA), { appId: selectApp, chatId: 's1', messages: [{ role: 'user', content: 'Confirm' }] })).json();
@@ -249,7 +226,7 @@ describe('chat records', () => {
       method: 'POST',
       url: '/api/core/chat/chatTest',
       headers: authHeaders(tokA),
-      payload: { appId: selectApp, nodes: graph.nodes, edges: graph.edges, messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: unsealed }, { role: 'user', content: 'Confirm' }] },
+      payload: { appId: selectApp, nodes: selectGraph.nodes, edges: selectGraph.edges, messages: [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive: unsealed }, { role: 'user', content: 'Confirm' }] },
     });
     expect(debug.statusCode).toBe(200);
     expect(debug.body).toContain('Done: Confirm');

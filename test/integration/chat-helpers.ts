@@ -86,6 +86,31 @@ export const branchGraph = {
   chatConfig: {},
 };
 
+/** A userSelect that stops the run (Confirm / Cancel), then answers the option picked. */
+export const selectGraph = {
+  nodes: [
+    { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [] },
+    {
+      nodeId: 'sel',
+      flowNodeType: 'userSelect',
+      name: 'Pick',
+      inputs: [
+        { key: 'description', value: 'Continue?' },
+        { key: 'userSelectOptions', value: [{ key: 'y', value: 'Confirm' }, { key: 'n', value: 'Cancel' }] },
+      ],
+      outputs: [{ id: 'selectResult', key: 'selectResult' }],
+    },
+    { nodeId: 'yes', flowNodeType: 'answerNode', name: 'Yes', inputs: [{ key: 'text', value: 'Done: {{$sel.selectResult$}}' }], outputs: [] },
+    { nodeId: 'no', flowNodeType: 'answerNode', name: 'No', inputs: [{ key: 'text', value: 'Stopped' }], outputs: [] },
+  ],
+  edges: [
+    { source: 'start', sourceHandle: 'start-source-right', target: 'sel', targetHandle: 'sel-target-left' },
+    { source: 'sel', sourceHandle: 'sel-source-y', target: 'yes', targetHandle: 'yes-target-left' },
+    { source: 'sel', sourceHandle: 'sel-source-n', target: 'no', targetHandle: 'no-target-left' },
+  ],
+  chatConfig: {},
+};
+
 export const START_NODE = { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] };
 
 /** A publishable graph: the start node, then each node after the one before (a straight chain). */

@@ -3,7 +3,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
-import { createPublishedApp, sseFrames, startChatApp } from './chat-helpers.js';
+import { createPublishedApp, selectGraph, sseFrames, startChatApp } from './chat-helpers.js';
 
 /**
  * An interactive state a run hands out (a userSelect stops it) is resumed from a request's
@@ -16,29 +16,6 @@ let token: string;
 let appId: string;
 let shareId: string;
 
-const selectGraph = {
-  nodes: [
-    { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [] },
-    {
-      nodeId: 'sel',
-      flowNodeType: 'userSelect',
-      name: 'Pick',
-      inputs: [
-        { key: 'description', value: 'Continue?' },
-        { key: 'userSelectOptions', value: [{ key: 'y', value: 'Confirm' }, { key: 'n', value: 'Cancel' }] },
-      ],
-      outputs: [{ id: 'selectResult', key: 'selectResult' }],
-    },
-    { nodeId: 'yes', flowNodeType: 'answerNode', name: 'Yes', inputs: [{ key: 'text', value: 'Done: {{$sel.selectResult$}}' }], outputs: [] },
-    { nodeId: 'no', flowNodeType: 'answerNode', name: 'No', inputs: [{ key: 'text', value: 'Stopped' }], outputs: [] },
-  ],
-  edges: [
-    { source: 'start', sourceHandle: 'start-source-right', target: 'sel', targetHandle: 'sel-target-left' },
-    { source: 'sel', sourceHandle: 'sel-source-y', target: 'yes', targetHandle: 'yes-target-left' },
-    { source: 'sel', sourceHandle: 'sel-source-n', target: 'no', targetHandle: 'no-target-left' },
-  ],
-  chatConfig: {},
-};
 
 const HOUR = 3_600_000;
 const NOT_HANDED_OUT = /^The interactive state in messages was not answered by this app to this caller, in this chat, from the version it runs now/;
