@@ -8,6 +8,7 @@
 import { MongoClient, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTrainingCounts } from '../../src/platform/datasets/training/training-counts.js';
+import { createTrainingRepo } from '../../src/platform/datasets/training/training.repo.js';
 import { createTrainingWorker } from '../../src/platform/datasets/training/training-worker.js';
 import { type Client, client } from '../fixtures/datasets/client.js';
 import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
@@ -111,12 +112,22 @@ describe('training amounts', () => {
     await db()
       .collection<{ _id: string; holder: string; expiresAt: Date }>('resource_tree_locks')
       .insertOne({ _id: `dataset_training_counts:${datasetId}`, holder: 'a process that died', expiresAt: new Date(Date.now() + 60_000) });
-    expect(await amounts(onB, datasetId)).toEqual({ [ids[0]!]: 4 });
-    expect(await db().collection('dataset_training_counts').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(0);
-    await db().collection('resource_tree_locks').deleteOne({ _id: `dataset_training_counts:${datasetId}` } as never);
-    expect(await amounts(onB, datasetId)).toEqual({ [ids[0]!]: 4 });
-    expect(await db().collection('dataset_training_counts').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(1);
-  }, 30_000);
+    // Process b's reads of the counts go through the same repository code on the same database,
+    // waiting 300 ms for the lock instead of the default 10 s (the wait given up is the point,
+    // not its length).
+    const trainings = b.app.datasets.ctx.repos.trainings;
+    const countedByCollection = trainings.countedByCollection;
+    trainings.countedByCollection = createTrainingRepo(b.app.mongo.db, undefined, { lockWaitMs: 300 }).countedByCollection;
+    try {
+      expect(await amounts(onB, datasetId)).toEqual({ [ids[0]!]: 4 });
+      expect(await db().collection('dataset_training_counts').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(0);
+      await db().collection('resource_tree_locks').deleteOne({ _id: `dataset_training_counts:${datasetId}` } as never);
+      expect(await amounts(onB, datasetId)).toEqual({ [ids[0]!]: 4 });
+      expect(await db().collection('dataset_training_counts').countDocuments({ datasetId: new ObjectId(datasetId) })).toBe(1);
+    } finally {
+      trainings.countedByCollection = countedByCollection;
+    }
+  });
 
   it('a queue removal that lost its count (a crash between the two) is mended when a worker runs dry', async () => {
     const { datasetId, ids } = await dataset(1);

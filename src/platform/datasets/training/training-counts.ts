@@ -31,11 +31,13 @@ export interface TrainingCountsOptions {
   /** Hears a failed fold or recount behind an answer (the answer itself stays right). */
   onError?: (error: unknown) => void;
   now?: () => Date;
+  /** How long a fold or first count waits for the dataset's lock (default the locks' own wait). */
+  lockWaitMs?: number;
 }
 
 export function createTrainingCounts(db: Db, options: TrainingCountsOptions) {
   const repo = createTrainingCountsRepo(db);
-  const locks = createMongoLocks(db);
+  const locks = createMongoLocks(db, { waitMs: options.lockWaitMs });
   const now = options.now ?? (() => new Date());
   /** Deltas this process wrote per dataset since it last folded them. */
   const written = new Map<string, number>();

@@ -3,7 +3,7 @@ import { type Db, ObjectId } from 'mongodb';
 import { groupBy } from '../../../domain/group-by.js';
 import { deleteEach, type IndexDeclaration, insertManyNew } from '../../../infra/mongo.js';
 import { oid, oids, plain } from '../../../infra/plain-record.js';
-import { createTrainingCounts } from './training-counts.js';
+import { createTrainingCounts, type TrainingCountsOptions } from './training-counts.js';
 import type { QueueChange } from './training-counts-fold.js';
 import { type FailureOutcome, type NewTraining, type QueuedItem, type TrainingDoc, type TrainingRecord, trainingChars } from './training-records.js';
 import { TRAINING_COUNT_INDEXES } from './training-counts.repo.js';
@@ -59,11 +59,12 @@ export const TRAINING_INDEXES: IndexDeclaration[] = [
  * how many, per collection, in the queue's counts (training-counts.ts): the pages polled during an
  * import read those instead of counting the queue.
  */
-export function createTrainingRepo(db: Db, onCountError: (error: unknown) => void = () => undefined) {
+export function createTrainingRepo(db: Db, onCountError: (error: unknown) => void = () => undefined, countsOptions: Pick<TrainingCountsOptions, 'lockWaitMs'> = {}) {
   const col = db.collection<TrainingDoc>('dataset_trainings');
   /** `owner`: the claiming worker; `lockTime`: its last renewal (see CLAIM_LAPSE_WINDOWS). */
   const claims = db.collection<{ _id: ObjectId; teamId: ObjectId; owner?: string; lockTime: Date }>('dataset_training_claims');
   const counts = createTrainingCounts(db, {
+    ...countsOptions,
     onError: onCountError,
     recount: async (teamId, datasetId) => {
       const rows = await countByCollectionAndModel({ teamId: oid(teamId), datasetId: oid(datasetId) });
