@@ -72,10 +72,13 @@ beforeAll(async () => {
   const { tmbId: memberTmbId } = await createUser(t, { username: 'single-member', password: 'password-1', teamId, role: 'member', permission: 4 });
   owner = await login(t, 'single-owner', 'password-1');
   member = await login(t, 'single-member', 'password-1');
-  for (let i = 0; i < CONTAINERS; i++) {
-    await ok(t, owner, 'POST', '/core/app/httpPlugin/create', { name: `big ${i}`, pluginData: { apiSchemaStr: schemaOf(i), customHeaders: '{"x":"1"}' } });
-  }
-  targetId = await createApp(t, owner, { name: 'target app', intro: 'the one asked for' });
+  // Created side by side: nothing here depends on their order.
+  [targetId] = await Promise.all([
+    createApp(t, owner, { name: 'target app', intro: 'the one asked for' }),
+    ...Array.from({ length: CONTAINERS }, (_, i) =>
+      ok(t, owner, 'POST', '/core/app/httpPlugin/create', { name: `big ${i}`, pluginData: { apiSchemaStr: schemaOf(i), customHeaders: '{"x":"1"}' } }),
+    ),
+  ]);
   const listed = await ok(t, owner, 'POST', '/core/app/list', { type: 'httpPlugin' });
   containerIds.push(...listed.map((app: { _id: string }) => app._id));
   // The member may read (not write) one container: its list shows it without schema.
@@ -183,7 +186,8 @@ describe("single-app reads in a team whose list, even without schemas, passes it
     ids.folder = await createFolder(heavy, tok.boss as string, 'shared folder');
     ids.inFolder = await createApp(heavy, tok.boss as string, { name: 'in the folder', parentId: ids.folder });
     await ok(heavy, tok.boss as string, 'POST', '/proApi/core/app/collaborator/update', { appId: ids.folder, tmbIds: [ritaTmbId], permission: 4 });
-    for (let i = 0; i < 25; i++) ids.root = await createApp(heavy, tok.boss as string, { name: `root app ${i}`, intro: 'an ordinary app' });
+    const roots = await Promise.all(Array.from({ length: 25 }, (_, i) => createApp(heavy, tok.boss as string, { name: `root app ${i}`, intro: 'an ordinary app' })));
+    ids.root = roots[24] as string;
     // Loads the list once: too heavy to keep.
     await ok(heavy, tok.boss as string, 'POST', '/core/app/list', {});
     expect(heavy.app.apps.deps.appList.size()).toBe(0);

@@ -38,33 +38,37 @@ describe('admin CLI (real process)', () => {
     expect(Object.keys(created.json ?? {}).sort()).toEqual(['teamId', 'tmbId', 'userId']);
     const teamId = created.json?.teamId as string;
 
-    const joined = await cli('user', 'create', '--username', 'cli-member', '--password', 'cli-pass-2', '--team', teamId, '--role', 'member', '--permission', '6');
-    expect(joined.code).toBe(0);
-    expect(joined.json?.teamId).toBe(teamId);
+    const duplicate = await cli('user', 'create', '--username', 'cli-owner', '--password', 'cli-pass-1');
+    expect(duplicate.code).not.toBe(0);
+    expect(duplicate.stderr).toContain('already exists');
 
-    const solo = await cli('user', 'create', '--username', 'cli-solo', '--password', 'cli-pass-3');
+    // The process (src/cli.ts) only hands its arguments to the command code of their group and
+    // prints its answer, as the starts here show for a success and a refusal of the user group and
+    // a success of the team group: the other commands run that same code in process, sharing
+    // nothing with the app but the database (each process start is seconds).
+    const context = { config: t.config, db: t.app.mongo.db };
+    const command = (...args: string[]) => runPlatformCommand(args, context) as Promise<Record<string, string>>;
+    const joined = await command('user', 'create', '--username', 'cli-member', '--password', 'cli-pass-2', '--team', teamId, '--role', 'member', '--permission', '6');
+    expect(joined.teamId).toBe(teamId);
+
+    const solo = await command('user', 'create', '--username', 'cli-solo', '--password', 'cli-pass-3');
     const added = await cli('team', 'add-member', '--team', teamId, '--username', 'cli-solo', '--role', 'admin');
     expect(added.code).toBe(0);
     expect(added.json?.tmbId).toMatch(/^[0-9a-f]{24}$/);
     // The solo user keeps their own default team.
     const soloToken = await login(t, 'cli-solo', 'cli-pass-3');
     const soloMe = (await t.app.inject({ method: 'GET', url: '/api/support/user/account/tokenLogin', headers: authHeaders(soloToken) })).json().data;
-    expect(soloMe.team.teamId).toBe(solo.json?.teamId);
+    expect(soloMe.team.teamId).toBe(solo.teamId);
 
     const memberToken = await login(t, 'cli-member', 'cli-pass-2');
     const memberMe = (await t.app.inject({ method: 'GET', url: '/api/support/user/account/tokenLogin', headers: authHeaders(memberToken) })).json().data;
     expect(memberMe.team).toMatchObject({ teamId, role: 'member', permission: { value: 6, hasWritePer: true, hasManagePer: false } });
 
-    const reset = await cli('user', 'reset-password', '--username', 'cli-member', '--password', 'cli-pass-new');
-    expect(reset.code).toBe(0);
+    await command('user', 'reset-password', '--username', 'cli-member', '--password', 'cli-pass-new');
     expect((await t.app.inject({ method: 'GET', url: '/api/support/user/account/tokenLogin', headers: authHeaders(memberToken) })).statusCode).toBe(401);
     expect(await login(t, 'cli-member', 'cli-pass-new')).toBeTruthy();
 
-    const duplicate = await cli('user', 'create', '--username', 'cli-owner', '--password', 'cli-pass-1');
-    expect(duplicate.code).not.toBe(0);
-    expect(duplicate.stderr).toContain('already exists');
-    // The remaining refusals in process (same command code, without another process start).
-    const context = { config: t.config, db: t.app.mongo.db };
+    // The remaining refusals.
     await expect(runPlatformCommand(['team', 'add-member', '--team', teamId, '--username', 'cli-solo', '--role', 'boss'], context)).rejects.toThrow('--role');
     await expect(runPlatformCommand(['user', 'create', '--username', 'x'], context)).rejects.toThrow('--password');
     await expect(runPlatformCommand(['user', 'create', '--username', 'x', '--password', 'long-enough', '--role', 'admin'], context)).rejects.toThrow('--team');

@@ -78,6 +78,21 @@ describe('the platform session cookie is Secure over https', () => {
   const loginResponse = (app: TestApp['app'], headers: Record<string, string> = {}) =>
     app.inject({ method: 'POST', url: '/api/support/user/account/loginByPassword', headers, payload: { username: 'root', password: 'root-password-1' } });
   const setCookie = (response: { headers: Record<string, unknown> }) => String(response.headers['set-cookie']);
+  // One app per setting, built side by side; the two TRUST_PROXY=true tests share theirs (the
+  // first logs in from the inject address, the second counts failures of another client address).
+  let proxied: TestApp;
+  let proxiedByAddress: TestApp;
+  let forced: TestApp;
+  beforeAll(async () => {
+    [proxied, proxiedByAddress, forced] = await Promise.all([
+      buildTestApp({ TRUST_PROXY: 'true' }),
+      buildTestApp({ TRUST_PROXY: '127.0.0.1' }),
+      buildTestApp({ COOKIE_SECURE: 'true' }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([proxied?.close(), proxiedByAddress?.close(), forced?.close()]);
+  });
 
   it('not over plain http, and X-Forwarded-Proto is ignored unless TRUST_PROXY says so', async () => {
     const plain = await loginResponse(t.app);
@@ -87,69 +102,54 @@ describe('the platform session cookie is Secure over https', () => {
   });
 
   it('behind a trusted proxy that says https: Secure on login, logout and the cookie a rejected session clears', async () => {
-    const proxied = await buildTestApp({ TRUST_PROXY: 'true' });
-    try {
-      const https = { 'x-forwarded-proto': 'https' };
-      const login = await loginResponse(proxied.app, https);
-      expect(setCookie(login)).toMatch(/;\s*Secure/i);
-      expect(setCookie(login)).toMatch(/HttpOnly/i);
-      const token = login.json().data.token as string;
-      const out = await proxied.app.inject({ method: 'POST', url: '/api/support/user/account/loginout', headers: { ...https, token } });
-      expect(setCookie(out)).toMatch(/^fastgpt_token=;.*Secure/i);
-      const rejected = await proxied.app.inject({ method: 'GET', url: '/api/support/user/account/tokenLogin', headers: { ...https, token: 'not-a-session' } });
-      expect(rejected.statusCode).toBe(401);
-      expect(setCookie(rejected)).toMatch(/^fastgpt_token=;.*Secure/i);
-      expect(setCookie(await loginResponse(proxied.app))).not.toMatch(/;\s*Secure/i);
-    } finally {
-      await proxied.close();
-    }
+    const https = { 'x-forwarded-proto': 'https' };
+    const login = await loginResponse(proxied.app, https);
+    expect(setCookie(login)).toMatch(/;\s*Secure/i);
+    expect(setCookie(login)).toMatch(/HttpOnly/i);
+    const token = login.json().data.token as string;
+    const out = await proxied.app.inject({ method: 'POST', url: '/api/support/user/account/loginout', headers: { ...https, token } });
+    expect(setCookie(out)).toMatch(/^fastgpt_token=;.*Secure/i);
+    const rejected = await proxied.app.inject({ method: 'GET', url: '/api/support/user/account/tokenLogin', headers: { ...https, token: 'not-a-session' } });
+    expect(rejected.statusCode).toBe(401);
+    expect(setCookie(rejected)).toMatch(/^fastgpt_token=;.*Secure/i);
+    expect(setCookie(await loginResponse(proxied.app))).not.toMatch(/;\s*Secure/i);
   });
 
   it('a trusted proxy also gives the client address to the login limits', async () => {
-    const proxied = await buildTestApp({ TRUST_PROXY: '127.0.0.1' });
-    try {
-      await createUser(proxied, { username: 'behind-proxy', password: 'right-password' });
-      // Attempt windows are aligned on the clock: stay inside one.
-      const pinned = Date.now();
-      proxied.app.identity.clock.now = () => pinned;
-      const attempt = (ip: string, password: string) =>
-        proxied.app.inject({ method: 'POST', url: '/api/support/user/account/loginByPassword', headers: { 'x-forwarded-for': ip }, payload: { username: `user-${ip}`, password } });
-      for (let i = 0; i < 10; i++) expect((await attempt('198.51.100.7', 'nope-nope')).statusCode).toBe(401);
-      expect((await attempt('198.51.100.7', 'nope-nope')).statusCode).toBe(429);
-      const other = await proxied.app.inject({ method: 'POST', url: '/api/support/user/account/loginByPassword', headers: { 'x-forwarded-for': '198.51.100.8' }, payload: { username: 'behind-proxy', password: 'right-password' } });
-      expect(other.statusCode).toBe(200);
-    } finally {
-      await proxied.close();
-    }
+    await createUser(proxiedByAddress, { username: 'behind-proxy', password: 'right-password' });
+    // Attempt windows are aligned on the clock: stay inside one.
+    const pinned = Date.now();
+    proxiedByAddress.app.identity.clock.now = () => pinned;
+    const attempt = (ip: string, password: string) =>
+      proxiedByAddress.app.inject({ method: 'POST', url: '/api/support/user/account/loginByPassword', headers: { 'x-forwarded-for': ip }, payload: { username: `user-${ip}`, password } });
+    for (let i = 0; i < 10; i++) expect((await attempt('198.51.100.7', 'nope-nope')).statusCode).toBe(401);
+    expect((await attempt('198.51.100.7', 'nope-nope')).statusCode).toBe(429);
+    const other = await proxiedByAddress.app.inject({
+      method: 'POST',
+      url: '/api/support/user/account/loginByPassword',
+      headers: { 'x-forwarded-for': '198.51.100.8' },
+      payload: { username: 'behind-proxy', password: 'right-password' },
+    });
+    expect(other.statusCode).toBe(200);
   });
 
   it('TRUST_PROXY=true is one proxy: addresses a client writes before the one the proxy appended do not escape the login limits', async () => {
-    const proxied = await buildTestApp({ TRUST_PROXY: 'true' });
-    try {
-      const pinned = Date.now();
-      proxied.app.identity.clock.now = () => pinned;
-      // The proxy appends the real client (203.0.113.9) to whatever the client sent.
-      const attempt = (n: number) =>
-        proxied.app.inject({
-          method: 'POST',
-          url: '/api/support/user/account/loginByPassword',
-          headers: { 'x-forwarded-for': `198.51.100.${n}, 203.0.113.9` },
-          payload: { username: `spoofer-${n}`, password: 'nope-nope' },
-        });
-      for (let i = 0; i < 10; i++) expect((await attempt(i)).statusCode).toBe(401);
-      expect((await attempt(10)).statusCode).toBe(429);
-    } finally {
-      await proxied.close();
-    }
+    const pinned = Date.now();
+    proxied.app.identity.clock.now = () => pinned;
+    // The proxy appends the real client (203.0.113.9) to whatever the client sent.
+    const attempt = (n: number) =>
+      proxied.app.inject({
+        method: 'POST',
+        url: '/api/support/user/account/loginByPassword',
+        headers: { 'x-forwarded-for': `198.51.100.${n}, 203.0.113.9` },
+        payload: { username: `spoofer-${n}`, password: 'nope-nope' },
+      });
+    for (let i = 0; i < 10; i++) expect((await attempt(i)).statusCode).toBe(401);
+    expect((await attempt(10)).statusCode).toBe(429);
   });
 
   it('COOKIE_SECURE=true marks it Secure whatever the transport', async () => {
-    const forced = await buildTestApp({ COOKIE_SECURE: 'true' });
-    try {
-      expect(setCookie(await loginResponse(forced.app))).toMatch(/;\s*Secure/i);
-    } finally {
-      await forced.close();
-    }
+    expect(setCookie(await loginResponse(forced.app))).toMatch(/;\s*Secure/i);
   });
 });
 

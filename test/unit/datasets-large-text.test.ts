@@ -73,18 +73,22 @@ describe('large texts are split in a worker, into the chunks, hash and length of
 
   it('refuses what reading it inline refuses, with the same message', async () => {
     const split = { chunkLen: 512, overlapRatio: 0.2, customReg: [] };
-    for (const [filename, bytes] of [
+    // The three run side by side: each is mostly a worker's start.
+    const files = [
       ['binary.txt', Buffer.concat([Buffer.from(markdown), Buffer.from([0, 1, 2])])],
       ['blank.md', Buffer.from(' \n'.repeat(TEXT_INLINE_MAX_CHARS))],
       ['bad.csv', Buffer.from(`${csv}\r\nlast,"never closed`)],
-    ] as const) {
-      const message = await textOfStoredFile(fileOf(filename), bytes).then(
-        () => 'read',
-        (error: Error) => error.message,
-      );
-      expect(message).not.toBe('read');
-      await expect(splitStoredFile(fileOf(filename), own(bytes), split)).rejects.toMatchObject({ httpStatus: 400, message });
-    }
+    ] as const;
+    await Promise.all(
+      files.map(async ([filename, bytes]) => {
+        const message = await textOfStoredFile(fileOf(filename), bytes).then(
+          () => 'read',
+          (error: Error) => error.message,
+        );
+        expect(message).not.toBe('read');
+        await expect(splitStoredFile(fileOf(filename), own(bytes), split)).rejects.toMatchObject({ httpStatus: 400, message });
+      }),
+    );
     expect(tasks.started).toBe(3);
   });
 

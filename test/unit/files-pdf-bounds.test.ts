@@ -29,9 +29,13 @@ function pdfWithContent(content: Buffer, height = 792, deflate = true): Buffer {
   return Buffer.concat(parts);
 }
 
-/** Two words around `megabytes` MB of spaces in the content stream: about 1 KB a MB once deflated (streamed, never held whole). */
+/**
+ * Two words around `megabytes` MB of spaces in the content stream: about 1 KB a MB once deflated
+ * (streamed, never held whole). Run-length matching finds the same longest matches as the default
+ * strategy here, so the same size, in a seventh of the time (1 GB: 0.4 s, not 3 s).
+ */
 async function inflatingPdf(megabytes: number): Promise<Buffer> {
-  const deflate = zlib.createDeflate({ level: 9 });
+  const deflate = zlib.createDeflate({ level: 9, strategy: zlib.constants.Z_RLE });
   const out: Buffer[] = [];
   deflate.on('data', (chunk: Buffer) => out.push(chunk));
   const done = new Promise((resolve) => deflate.on('end', resolve));
