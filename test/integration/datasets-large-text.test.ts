@@ -148,7 +148,10 @@ describe('importing a text file of several MB', () => {
 
   it('queues the chunks the domain splitter gives, and /healthz is answered between reading the file and the next database command', async () => {
     const fileId = await upload('large.md', text);
-    const { result, events } = await orderDuring(() => api.post('/core/dataset/collection/create/fileId', { datasetId, fileId, chunkSize }));
+    // Queued for a worker (the /healthz order below alone passed with the split inline too).
+    const run = await queuedForWorker(() => orderDuring(() => api.post('/core/dataset/collection/create/fileId', { datasetId, fileId, chunkSize })));
+    expect(run.outcome).toBe('queued for a worker');
+    const { result, events } = await run.answer;
     expect(result.status, result.raw.slice(0, 500)).toBe(200);
 
     // The file is read from GridFS ('dataset.chunks'); the next command comes after the split. Inline, the
