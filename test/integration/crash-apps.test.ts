@@ -73,7 +73,9 @@ describe('kill -9 during a folder move', () => {
 
     // The killed process's tree lock lapses 15 s after its last renewal and the restart's resume
     // waits for that: run its clock out instead.
-    await db.collection<{ expiresAt: Date }>('resource_tree_locks').updateMany({}, { $set: { expiresAt: new Date(0) } });
+    const treeLocks = db.collection<{ expiresAt: Date }>('resource_tree_locks');
+    expect(await treeLocks.countDocuments({ expiresAt: { $gt: new Date() } })).toBeGreaterThan(0);
+    await treeLocks.updateMany({}, { $set: { expiresAt: new Date(0) } });
     server = await startRealServer(database.uri);
     root = await platformCaller(server);
     alice = await platformCaller(server, 'alice', PASSWORD);
@@ -123,6 +125,7 @@ describe('kill -9 during an app copy', () => {
     await server.kill9();
     await locks.deleteOne({ _id: `apps:${teamId}`, holder: 'crash test' });
     // The killed copy's lease would run out 15 s after its last renewal: run its clock out instead.
+    expect(await inserts.countDocuments({ expiresAt: { $gt: new Date() } })).toBe(1);
     await inserts.updateMany({}, { $set: { expiresAt: new Date(0) } });
 
     server = await startRealServer(database.uri, env);
