@@ -1,3 +1,4 @@
+import { ObjectId } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
@@ -133,5 +134,46 @@ describe('an interactive state brought back in messages', () => {
     expectRefused(await visitorTurn('visitor-c', { interactive: { ...state, seal: `${start}.${'A'.repeat(43)}` } }), NOT_HANDED_OUT);
     expect(stored.seal).toEqual(expect.any(String));
     expectResumed(await visitorTurn('visitor-c', { chatId: 'seal-chat-stored', answer: 'Confirm' }));
+  });
+});
+
+describe('the graph a state is sealed under', () => {
+  const ownerTurn = (app: string, payload: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: authHeaders(token), payload: { appId: app, detail: true, ...payload } });
+  const resumeMessages = (interactive: Interactive) => [{ role: 'user', content: 'start' }, { role: 'assistant', content: '', interactive }, { role: 'user', content: 'Confirm' }];
+
+  it("comes from the same read of the app's version as the graph the turn runs (a publish between two reads could seal one version's state as another's)", async () => {
+    const apps = t.app.apps;
+    const original = apps.latestVersion;
+    let reads = 0;
+    apps.latestVersion = Object.assign((app: Parameters<typeof original>[0]) => {
+      reads += 1;
+      return original(app);
+    }, original);
+    try {
+      await stateHandedTo('visitor-reads');
+    } finally {
+      apps.latestVersion = original;
+    }
+    expect(reads).toBe(1);
+  });
+
+  it("of an app with neither a version nor a draft mark (stored before either existed) stays put when the owner's chat turns touch the app", async () => {
+    const db = t.app.mongo.db;
+    const legacy = (await ok(t, token, 'POST', '/core/app/create', { name: 'Legacy bot', type: 'advanced', modules: selectGraph.nodes, edges: selectGraph.edges, chatConfig: selectGraph.chatConfig })) as string;
+    await db.collection('app_versions').deleteMany({ appId: new ObjectId(legacy) });
+    await db.collection('apps').updateOne({ _id: new ObjectId(legacy) }, { $unset: { draftWriteId: '' } });
+    // A write through the service (not of the draft), so every cache reads the app as now stored.
+    await ok(t, token, 'POST', '/core/app/update', { appId: legacy, name: 'Legacy bot, renamed' });
+    const stored = await db.collection('apps').findOne({ _id: new ObjectId(legacy) });
+    expect(stored?.draftWriteId).toBeUndefined();
+
+    const state = (await ownerTurn(legacy, { messages: [{ role: 'user', content: 'start' }] })).json().choices[0].message.content[0].interactive;
+    // The owner's own online chat turn writes the app's updateTime (apps.touch), a second later.
+    const later = Date.now() + 1000;
+    t.app.identity.clock.now = () => later;
+    expect((await ownerTurn(legacy, { chatId: 'legacy-owner-chat', messages: [{ role: 'user', content: 'start' }] })).statusCode).toBe(200);
+    expect((await db.collection('apps').findOne({ _id: new ObjectId(legacy) }))?.updateTime).not.toEqual(stored?.updateTime);
+    expectResumed(await ownerTurn(legacy, { messages: resumeMessages(state) }));
   });
 });

@@ -10,6 +10,7 @@ import { Errors } from '../../infra/errors.js';
 import { requireHexId } from '../../infra/mongo.js';
 import type { App } from '../apps/apps.repo.js';
 import type { AuthContext } from '../auth/types.js';
+import { graphOfDraft, graphOfVersion } from './interactive-seal.js';
 
 export type AppDoc = App;
 
@@ -18,6 +19,20 @@ export interface RunGraph {
   edges: StoreEdge[];
   chatConfig: Record<string, unknown>;
 }
+
+/** A stored app's graph as a run reads it, with the id its interactive states are sealed under. */
+export interface StoredRunGraph extends RunGraph {
+  /** graphOfVersion of the version read, else graphOfDraft of the draft read (interactive-seal.ts). */
+  graphId: string;
+}
+
+/**
+ * The mark of an app's draft: its last draft write (`draftWriteId`, which every write of the
+ * workflow renews and nothing else does). An app stored before writes were marked has its id with
+ * a constant, steady until its draft is next written. Not `updateTime`: an owner's turn writes it
+ * (apps.touch), which would refuse the states handed out before.
+ */
+const draftMarkOf = (appDoc: AppDoc): string => appDoc.draftWriteId ?? `${appDoc._id}:unmarked`;
 
 export function createAppSource(app: FastifyInstance) {
   async function load(appId: string): Promise<AppDoc> {
@@ -49,10 +64,19 @@ export function createAppSource(app: FastifyInstance) {
     /** After saving a turn: false once the app went meanwhile (the turn removed with what it left). */
     standsAfterSave: (appDoc: AppDoc): Promise<boolean> => app.apps.afterDependentWrite(appDoc.teamId, appDoc._id),
 
-    /** The graph chat runs: newest published version, else the app's own modules. */
-    async runGraph(appDoc: AppDoc): Promise<RunGraph> {
+    /**
+     * The graph chat runs: newest published version, else the app's own modules (its draft). The
+     * seal id comes from the same read, so a publish landing during a turn never seals a state
+     * of one version under another.
+     */
+    async runGraph(appDoc: AppDoc): Promise<StoredRunGraph> {
       const latest = await app.apps.latestVersion(appDoc);
-      return { nodes: withNodeLists(latest.nodes as unknown as StoreNode[]), edges: latest.edges as unknown as StoreEdge[], chatConfig: latest.chatConfig ?? {} };
+      return {
+        nodes: withNodeLists(latest.nodes as unknown as StoreNode[]),
+        edges: latest.edges as unknown as StoreEdge[],
+        chatConfig: latest.chatConfig ?? {},
+        graphId: latest.versionId ? graphOfVersion(latest.versionId) : graphOfDraft(draftMarkOf(appDoc)),
+      };
     },
   };
 }

@@ -15,10 +15,12 @@ import { createChatLogsRepo } from './chat-logs.repo.js';
 import { type ChatLogsService, createChatLogsService } from './chat-logs.service.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
 import { type CustomFeedbacks, createCustomFeedbacks } from './custom-feedbacks.js';
-import { createInteractiveSeals, graphOfDraft, graphOfVersion } from './interactive-seal.js';
+import { createChatFileReplay } from './chat-file-replay.js';
+import type { InlineImageFiles } from './inline-images.js';
+import { createInteractiveSeals } from './interactive-seal.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
 import { createSelfCaller, type SelfAnswer } from './self-call.js';
-import type { HttpCall, SharedNodeDeps } from './workflow-nodes/node-deps.js';
+import type { HttpCall, NodeDeps, SharedNodeDeps } from './workflow-nodes/node-deps.js';
 
 /** A file read proves itself by its signed link: the call names no team or chat. */
 const NO_RUN_SCOPE: SelfCallScope = { teamId: '', appId: '', chatId: '', dataId: '' };
@@ -52,6 +54,8 @@ export interface ChatModule extends Omit<ChatServices, 'testing' | 'feedback'> {
   feedback: CustomFeedbacks;
   /** Dataset permission checks (the datasets module's rules). */
   datasets: Pick<DatasetsAccess, 'authorize' | 'authorizeData' | 'findInTeam'>;
+  /** Where a stored chat's question keeps its inline images (the datasets module's chat files). */
+  inlineImages: InlineImageFiles;
 }
 
 /** The part of the module other modules see. */
@@ -87,6 +91,9 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   // The datasets module's own check: judged on its team read model (no read when warm).
   const datasets: ChatModule['datasets'] = app.datasets;
   const access = createChatAccess({ repo, apps, datasets, memberContext });
+  const chatFiles = app.datasets.chatFiles;
+  const inlineImages: InlineImageFiles = { store: chatFiles.store, discard: chatFiles.discard };
+  const readExpiredChatFile = createChatFileReplay({ fileTokenKey: app.config.FILE_TOKEN_KEY, files: chatFiles });
   // What every run's nodes share, built once: only the per-run fields change between turns.
   const sharedNodeDeps: SharedNodeDeps = {
     resolveLlm: models.resolveLlm,
@@ -94,11 +101,22 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     runSandbox: sandboxRunner(app.config.SANDBOX_URL, outbound),
     // The turn's signal cuts the plugin's own calls (fetchUrl's download) once its client hung up.
     runSystemPlugin: (name, inputs, signal) => app.apps.runSystemPlugin(name, inputs, { signal }),
-    download: async (url, maxBytes = Infinity, signal) => {
+  };
+  /**
+   * A run's download: this service's file links go to its own file route (files it accepted,
+   * UPLOAD_LIMIT_BYTES), any other link is a fetched page (OUTBOUND_MAX_BYTES). A chat file whose
+   * link expired is read for the run's own team and app only (chat-file-replay.ts).
+   */
+  const downloadFor =
+    (run: { teamId: string; appId: string }): NodeDeps['download'] =>
+    async (url, maxBytes = Infinity, signal) => {
       const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
-      // This service's upload links: files it accepted (UPLOAD_LIMIT_BYTES). Any other link is a fetched page (OUTBOUND_MAX_BYTES).
       const cap = ownFile ? app.config.UPLOAD_LIMIT_BYTES : app.config.OUTBOUND_MAX_BYTES;
       const limits = { timeoutMs: 30_000, maxBytes: Math.min(maxBytes, cap), signal };
+      if (ownFile) {
+        const replayed = await readExpiredChatFile(url, run, limits.maxBytes);
+        if (replayed) return replayed;
+      }
       let answer: SelfAnswer;
       if (ownFile) answer = await callSelf(ownFile, { method: 'GET', ...limits }, NO_RUN_SCOPE);
       else {
@@ -107,8 +125,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
       }
       if (answer.status >= 400) throw new Error(`HTTP ${answer.status}`);
       return { buffer: answer.body, contentType: answer.contentType };
-    },
-  };
+    };
   /**
    * An HTTP node's call, for the run `scope` names: a relative plugin URL is this service's own
    * route, called with the proof of the run's team and the chat item it saves.
@@ -128,7 +145,11 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     // Turns record their usage through identity's repository (chat-run.service.ts takes the repository).
     usage: app.identity.usage,
     now: () => new Date(now()),
-    nodeDeps: (base) => Object.assign({}, base, sharedNodeDeps, { httpCall: (call: HttpCall) => httpCall(call, { teamId: base.teamId, appId: base.appId, chatId: base.chatId, dataId: base.responseChatItemId }) }),
+    nodeDeps: (base) =>
+      Object.assign({}, base, sharedNodeDeps, {
+        download: downloadFor(base),
+        httpCall: (call: HttpCall) => httpCall(call, { teamId: base.teamId, appId: base.appId, chatId: base.chatId, dataId: base.responseChatItemId }),
+      }),
     logError: (error, message) => {
       app.opsMetrics.databaseError('chat turn', error);
       app.log.error({ err: error }, message);
@@ -137,13 +158,8 @@ export function createChatModule(app: FastifyInstance): ChatModule {
     supplierGuard: access.supplierGuard,
     storedGraphGuard: access.storedGraphGuard,
     seals: createInteractiveSeals(app.config.TOKEN_KEY, now),
-    // The version runGraph runs (the same cached read); an app never published runs its draft, marked by its last write.
-    storedGraphOf: async (appDoc) => {
-      const { versionId } = await app.apps.latestVersion(appDoc);
-      return versionId ? graphOfVersion(versionId) : graphOfDraft(appDoc.draftWriteId ?? String(new Date(appDoc.updateTime).getTime()));
-    },
   });
   const feedback = createCustomFeedbacks({ repo, running: run.runningFeedbacks, onFailure: (error) => app.log.warn({ err: error }, 'custom feedback not saved') });
   const logs = createChatLogsService(createChatLogsRepo(db), now);
-  return { repo, files, logs, apps, access, run, outLinks, models, datasets, memberContext, outbound, now, feedback, findOwnChat: (auth, appId, chatId, within) => access.findOwnChat(auth, appId, chatId, within) };
+  return { repo, files, logs, apps, access, run, outLinks, models, datasets, inlineImages, memberContext, outbound, now, feedback, findOwnChat: (auth, appId, chatId, within) => access.findOwnChat(auth, appId, chatId, within) };
 }

@@ -19,7 +19,7 @@ import type { ChatDoc, ChatRepo, ChatSource } from './chat.repo.js';
 import type { CallerGuard } from './chat-access.js';
 import { type ChatCaller, chatOwnerOf, chatSourceOf, usageSourceOf } from './chat-caller.js';
 import { formatChatTime } from './chat-time.js';
-import { graphOfNodes, type InteractiveSeals, type TurnSeals } from './interactive-seal.js';
+import type { InteractiveSeals } from './interactive-seal.js';
 import { createRunningTurnFeedbacks } from './running-turn-feedbacks.js';
 import { loadTurnState, type TurnState } from './turn-state.js';
 import { createCompositeRunners } from './workflow-nodes/composite-nodes.js';
@@ -66,8 +66,6 @@ export interface ChatRunServiceDeps {
   storedGraphGuard: (app: { teamId: string; tmbId: string }, nodes: readonly unknown[], supplier: CallerGuard) => CallerGuard;
   /** Signs the interactive states runs stop with, and checks those requests bring back (interactive-seal.ts). */
   seals: InteractiveSeals;
-  /** Which graph a run of the app's stored graph runs, for the seals: its published version, else its draft. */
-  storedGraphOf: (app: AppDoc) => Promise<string>;
 }
 
 export interface ChatTurnRequest {
@@ -102,6 +100,12 @@ export interface ChatTurnRequest {
 export interface ChatTurnResult extends DispatchResult {
   totalPoints: number;
   isPlugin: boolean;
+  /**
+   * Whether the turn's question item may be stored: false when it is known not to be (no save,
+   * a continuation of a stored interactive node, a save failed before it or stopped for a chat
+   * deleted meanwhile), so files only it would name can be taken back.
+   */
+  questionStored: boolean;
 }
 
 /**
@@ -121,6 +125,11 @@ function toRunError(error: unknown): unknown {
  * whose visitors are not members: there it is the app's creator, as the reference records them.
  */
 const turnOwnerOf = (request: Pick<ChatTurnRequest, 'caller' | 'app'>): string => (request.caller.teamSpace ? request.app.tmbId : request.caller.auth.tmbId);
+
+/** Whether a turn's question item may be stored, set by its save as it goes. */
+interface SavedQuestion {
+  stored: boolean;
+}
 
 export function createChatRunService(deps: ChatRunServiceDeps) {
   /** Where the customFeedback endpoint finds the turns of this process (running-turn-feedbacks.ts). */
@@ -159,30 +168,27 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
 
   /** One turn in three steps: load what it starts from, dispatch the graph, then save and bill. */
   async function runTurn(request: ChatTurnRequest): Promise<ChatTurnResult> {
-    // The states this turn hands out and resumes are its caller's, in its chat, of its graph.
-    const seals = deps.seals.forTurn({
-      caller: chatOwnerOf(request.caller),
-      chatId: request.chatId || '',
-      graph: request.graph ? graphOfNodes(request.graph.nodes) : await deps.storedGraphOf(request.app),
-    });
-    const state = await loadTurnState({ repo: deps.repo, apps: deps.apps, now: deps.now, seals }, request);
+    // The states this turn hands out and resumes are its caller's, in its chat, of the graph it runs.
+    const sealsFor = (graph: string) => deps.seals.forTurn({ caller: chatOwnerOf(request.caller), chatId: request.chatId || '', graph });
+    const state = await loadTurnState({ repo: deps.repo, apps: deps.apps, now: deps.now, sealsFor }, request);
     // Filled by customFeedback nodes and calls while the turn runs; saved with its answer.
     const customFeedbacks: string[] = [];
-    const result = await dispatchTurn(request, state, customFeedbacks, seals);
+    const result = await dispatchTurn(request, state, customFeedbacks);
     if (request.signal.reason instanceof TurnTakenOver) throw request.signal.reason;
 
     const { chatId } = state;
+    const saved: SavedQuestion = { stored: false };
     if (request.save && chatId) {
-      await saveTurn(request, { ...state, chatId }, result, customFeedbacks).catch((error: unknown) => {
+      await saveTurn(request, { ...state, chatId }, result, customFeedbacks, saved).catch((error: unknown) => {
         // The answer is still delivered; the reference logs and swallows save failures too.
         deps.logError(error, 'saving the chat turn failed');
       });
     }
     const totalPoints = await billTurn(request, result);
-    return Object.assign({}, result, { totalPoints, isPlugin: state.isPlugin });
+    return Object.assign({}, result, { totalPoints, isPlugin: state.isPlugin, questionStored: saved.stored });
   }
 
-  async function dispatchTurn(request: ChatTurnRequest, state: TurnState, customFeedbacks: string[], seals: TurnSeals): Promise<DispatchResult> {
+  async function dispatchTurn(request: ChatTurnRequest, state: TurnState, customFeedbacks: string[]): Promise<DispatchResult> {
     const { app, caller, drained } = request;
     const { appId, chatId } = state;
     const nodeDeps = deps.nodeDeps({ teamId: caller.auth.teamId, appId, chatId: chatId ?? '', responseChatItemId: request.responseChatItemId, signal: request.signal, customFeedbacks });
@@ -204,7 +210,7 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
         newId: () => nanoid(),
         now: () => Date.now(),
         pause: drained ? () => drained().then(yieldToEventLoop) : yieldToEventLoop,
-        seal: (interactive) => seals.seal(appId, interactive),
+        seal: (interactive) => state.seals.seal(appId, interactive),
       });
     } catch (error) {
       throw toRunError(error);
@@ -228,7 +234,8 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
     return totalPoints;
   }
 
-  async function saveTurn(request: ChatTurnRequest, state: TurnState & { chatId: string }, result: DispatchResult, customFeedbacks: string[]): Promise<void> {
+  /** Saves the turn; `saved.stored` is set while its question item may be stored (see ChatTurnResult.questionStored). */
+  async function saveTurn(request: ChatTurnRequest, state: TurnState & { chatId: string }, result: DispatchResult, customFeedbacks: string[], saved: SavedQuestion): Promise<void> {
     const { appId, chatId, question } = state;
     const { caller, app } = request;
     const now = deps.now();
@@ -265,6 +272,8 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
       state.chat?._id,
     );
     if (!chatDocId) return;
+    // From here on the item may land, even when the insert answers an error.
+    saved.stored = true;
     const itemIds = await deps.repo.insertItems(
       base,
       [
@@ -275,6 +284,7 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
     );
     if (!(await deps.repo.chatStands(chatDocId))) {
       await deps.repo.deleteItemsById(base.teamId, itemIds);
+      saved.stored = false;
       return;
     }
     // An app deleted during the turn takes the turn with it (the answer has been given). Checked

@@ -7,14 +7,14 @@ import { errorAnswer } from '../../infra/error-render.js';
 import { Errors } from '../../infra/errors.js';
 import { nanoid } from '../../infra/random-string.js';
 import { abortOnClose } from '../../infra/request-abort.js';
-import { createFileService } from '../datasets/files/file.service.js';
 import { boundBodiesByCaller } from '../auth/proven-caller-bodies.js';
 import { definePlatformRoute } from '../define-route.js';
 import { chatTestSchema, completionsSchema, debugSchema } from './chat.schema.js';
 import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
-import { type AdmittedCompletion, admitCompletion, finishTurn } from './completion-admission.js';
-import { type InlineImageFiles, storedBytesBesideInlineImages, storeInlineImages } from './inline-images.js';
+import type { ChatTurnRequest } from './chat-run.service.js';
+import { admitCompletion, finishTurn } from './completion-admission.js';
+import { questionWithStoredImages } from './inline-images.js';
 import { responseViewOf, shownResponses } from './messages.js';
 import { SseWriter, textChunk, usageChunk } from './sse.js';
 
@@ -28,35 +28,10 @@ function streamedError(error: unknown, request: FastifyRequest, what: string) {
   return { status: rendered.status, frame: rendered.body };
 }
 
-/**
- * The question's inline images, stored as files of the chat when the turn is saved in one (see
- * inline-images.ts); the turn's items as they are otherwise. A plugin's question is its inputs.
- * The rest of a stored question stays within BODY_LIMIT_BYTES, as before larger bodies were let
- * in: a chat item is one document, read back by every later turn.
- */
-async function questionWithStoredImages(files: InlineImageFiles, admitted: AdmittedCompletion, chatId: string | undefined, maxBytes: number) {
-  const last = admitted.items.at(-1);
-  if (!chatId || admitted.isPlugin || !last) return { items: admitted.items, fileIds: [] };
-  const bytes = storedBytesBesideInlineImages(last);
-  if (bytes > maxBytes) {
-    throw Errors.payloadTooLarge(
-      `The question is too large to keep in a chat: ${bytes} bytes besides its inline images, at most ${maxBytes}; send files as uploads or links, or ask without a chatId`,
-    );
-  }
-  const stored = await storeInlineImages(files, admitted.caller.auth, { appId: admitted.app._id, chatId }, last);
-  return { items: [...admitted.items.slice(0, -1), stored.item], fileIds: stored.fileIds };
-}
-
 export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule): void {
   const stallTimeoutMs = app.config.RESPONSE_STALL_TIMEOUT_MS;
   const bodyLimit = app.config.BODY_LIMIT_BYTES;
   boundBodiesByCaller(app, [`${app.prefix}/v1/chat/completions`]);
-  const datasets = app.datasets;
-  const imageFiles: InlineImageFiles = {
-    // The upload route's own storing (chat bucket, owner fields, visitors' quota and app check).
-    store: createFileService(datasets.ctx, datasets.appFileStored).store,
-    discard: (teamId, fileIds) => datasets.ctx.repos.files.deleteMany('chat', teamId, fileIds),
-  };
   definePlatformRoute(app, {
     methods: ['POST', 'GET'],
     url: '/v1/chat/completions',
@@ -71,9 +46,22 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
     handler: async ({ input, auth: credential, request, reply }) => {
       const admitted = await admitCompletion(chat, credential, input, request.ip);
       const { app, isPlugin, caller } = admitted;
-      const question = await questionWithStoredImages(imageFiles, admitted, input.chatId, bodyLimit);
-      // A turn that fails before its save leaves its images' files unnamed by any item: taken back.
-      const discardImages = () => datasets.ctx.repos.files.deleteMany('chat', caller.auth.teamId, question.fileIds).catch(() => undefined);
+      const question = await questionWithStoredImages(chat.inlineImages, admitted, input.chatId, bodyLimit);
+      // Files of the question's images that no stored item names (the turn failed, or its
+      // question was not stored: a continuation, a failed save) are taken back; never those of
+      // a stored question, whatever fails after its save.
+      const discardImages = () => (question.fileIds.length ? chat.inlineImages.discard(caller.auth.teamId, question.fileIds).catch(() => undefined) : undefined);
+      const runTurn = (turn: ChatTurnRequest) =>
+        chat.run.runTurn(turn).then(
+          async (result) => {
+            if (!result.questionStored) await discardImages();
+            return result;
+          },
+          async (error: unknown) => {
+            await discardImages();
+            throw error;
+          },
+        );
       const detail = input.detail || isPlugin;
       const responseChatItemId = input.responseChatItemId ?? nanoid();
       const controller = abortOnClose(request, reply);
@@ -101,10 +89,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         metadata: input.metadata,
       };
       if (!writer) {
-        const result = await chat.run.runTurn(turn).catch(async (error: unknown) => {
-          await discardImages();
-          throw error;
-        });
+        const result = await runTurn(turn);
         finishTurn(chat, admitted, result.flowResponses);
         const responses = shownResponses(result.flowResponses, view);
         return reply.send({
@@ -122,7 +107,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       // chunks never named one (a workflow that answers no text).
       writer.write('answer', textChunk('', false, stamp));
       try {
-        const result = await chat.run.runTurn(turn);
+        const result = await runTurn(turn);
         finishTurn(chat, admitted, result.flowResponses);
         writer.write('answer', textChunk('', true, stamp));
         if (input.stream_options?.include_usage) writer.write('answer', usageChunk(tokenTotals(result.flowUsages), stamp));
@@ -130,7 +115,6 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
         // Without detail for this caller, no frame at all (the non-stream answer's list is empty).
         if (detail && view.detail) writer.write('flowResponses', shownResponses(result.flowResponses, view));
       } catch (error) {
-        await discardImages();
         writer.write('error', streamedError(error, request, 'chat completion').frame);
       }
       writer.end();

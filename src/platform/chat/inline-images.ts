@@ -7,9 +7,11 @@
  * (workflow-nodes/llm-nodes.ts), in this turn and when the item is history in later ones.
  */
 import type { ChatItem, ChatValue } from '../../domain/workflow/types.js';
+import { Errors } from '../../infra/errors.js';
 import type { AuthContext } from '../auth/types.js';
-import type { FileService } from '../datasets/files/file.service.js';
 import { rasterImageType } from '../datasets/files/served-type.js';
+import type { ChatFileStore } from '../datasets/index.js';
+import type { AdmittedCompletion } from './completion-admission.js';
 
 /** Inline images one request may carry, in all its messages (the most one model call is sent: llm-nodes.ts MAX_VISION_IMAGES). */
 export const MAX_INLINE_IMAGES_PER_REQUEST = 20;
@@ -22,6 +24,9 @@ const SIGNATURE_CHARS = 16;
 const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
 
 export const isDataUrl = (url: string): boolean => DATA_URL.test(url);
+
+/** An image part of a question holding its image inline (a `data:` URL). */
+const isInlineImage = (value: ChatValue): value is Extract<ChatValue, { type: 'file' }> => value.type === 'file' && value.file.type === 'image' && isDataUrl(value.file.url);
 
 /** The media type and base64 text of a `data:` URL, or why it is no base64 image. */
 function splitDataUrl(url: string): { mime: string; base64: string } | { problem: string } {
@@ -54,15 +59,12 @@ export function imagePartUrl(part: Record<string, unknown>): unknown {
  * what a request could hold before larger bodies were let in, at most BODY_LIMIT_BYTES.
  */
 export function storedBytesBesideInlineImages(item: ChatItem): number {
-  const kept = item.value.filter((value) => !(value.type === 'file' && value.file.type === 'image' && isDataUrl(value.file.url)));
+  const kept = item.value.filter((value) => !isInlineImage(value));
   return Buffer.byteLength(JSON.stringify(kept));
 }
 
 /** Stores a chat's files (the upload route's rules: team, owner fields, visitor quota) and takes them back. */
-export interface InlineImageFiles {
-  store: FileService['store'];
-  discard: (teamId: string, fileIds: string[]) => Promise<void>;
-}
+export type InlineImageFiles = Pick<ChatFileStore, 'store' | 'discard'>;
 
 /**
  * The item with each of its inline images stored as a file of the chat (once per distinct URL)
@@ -75,14 +77,13 @@ export async function storeInlineImages(
   owner: { appId: string; chatId: string },
   item: ChatItem,
 ): Promise<{ item: ChatItem; fileIds: string[] }> {
-  const inline = (value: ChatValue) => value.type === 'file' && value.file.type === 'image' && isDataUrl(value.file.url);
-  if (!item.value.some(inline)) return { item, fileIds: [] };
+  if (!item.value.some(isInlineImage)) return { item, fileIds: [] };
   const stored = new Map<string, { url: string; name: string }>();
   const fileIds: string[] = [];
   const value: ChatValue[] = [];
   try {
     for (const entry of item.value) {
-      if (entry.type !== 'file' || !inline(entry)) {
+      if (!isInlineImage(entry)) {
         value.push(entry);
         continue;
       }
@@ -90,7 +91,7 @@ export async function storeInlineImages(
       if (!link) {
         const buffer = Buffer.from(entry.file.url.slice(entry.file.url.indexOf(',') + 1), 'base64');
         const filename = `image-${stored.size + 1}.${EXTENSIONS[rasterImageType(buffer) ?? ''] ?? 'bin'}`;
-        const saved = await files.store(auth, 'chat', { buffer, filename, mimetype: rasterImageType(buffer) ?? '' }, { chatId: owner.chatId, appId: owner.appId });
+        const saved = await files.store(auth, { buffer, filename, mimetype: rasterImageType(buffer) ?? '' }, owner);
         fileIds.push(saved.fileId);
         link = { url: saved.previewUrl, name: filename };
         stored.set(entry.file.url, link);
@@ -102,4 +103,28 @@ export async function storeInlineImages(
     throw error;
   }
   return { item: { ...item, value }, fileIds };
+}
+
+/**
+ * The question's inline images, stored as files of the chat when the turn is saved in one; the
+ * turn's items as they are otherwise. A plugin's question is its inputs. The rest of a stored
+ * question stays within `maxBytes` (BODY_LIMIT_BYTES, as before larger bodies were let in): a
+ * chat item is one document, read back by every later turn.
+ */
+export async function questionWithStoredImages(
+  files: InlineImageFiles,
+  admitted: Pick<AdmittedCompletion, 'items' | 'isPlugin' | 'caller' | 'app'>,
+  chatId: string | undefined,
+  maxBytes: number,
+): Promise<{ items: ChatItem[]; fileIds: string[] }> {
+  const last = admitted.items.at(-1);
+  if (!chatId || admitted.isPlugin || !last) return { items: admitted.items, fileIds: [] };
+  const bytes = storedBytesBesideInlineImages(last);
+  if (bytes > maxBytes) {
+    throw Errors.payloadTooLarge(
+      `The question is too large to keep in a chat: ${bytes} bytes besides its inline images, at most ${maxBytes}; send files as uploads or links, or ask without a chatId`,
+    );
+  }
+  const stored = await storeInlineImages(files, admitted.caller.auth, { appId: admitted.app._id, chatId }, last);
+  return { items: [...admitted.items.slice(0, -1), stored.item], fileIds: stored.fileIds };
 }

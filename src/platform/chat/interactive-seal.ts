@@ -9,10 +9,12 @@
  *
  * So each state handed out carries a seal, `<issuedAt>.<mac>`: an HMAC under the deployment's
  * TOKEN_KEY of what the resume reads, the app, the caller the chat belongs to (chatOwnerOf), the
- * chat id (none for a run without one), the graph it came from (the published version, or the
- * graph the editor sent) and the issue time. A state a request brings is resumed only by that
- * caller, in that chat, while the app runs that graph, and for INTERACTIVE_STATE_TTL_MS: a state
- * copied from another visitor, or kept from before a republish, is refused. The chat's own stored
+ * chat id (none for a run without one), the graph it came from (the published version the run
+ * read, else the app's draft by its draft mark, or the node ids of the graph the editor sent) and
+ * the issue time. A state a request brings is resumed only by that caller, in that chat, while
+ * the app runs that graph (the one the run reads, checked and sealed from the same read), and for
+ * INTERACTIVE_STATE_TTL_MS: a state copied from another visitor, or kept from before a republish
+ * or a draft edit, is refused. The chat's own stored
  * state (a turn continuing a chat by its chatId) resumes as stored, without a seal or a deadline.
  */
 import { createHash, createHmac } from 'node:crypto';
@@ -33,7 +35,7 @@ export interface SealBinding {
   caller: string;
   /** The chat's id; '' for a run without one. */
   chatId: string;
-  /** The graph the run came from: graphOfVersion or graphOfNodes. */
+  /** The graph the run came from: graphOfVersion, graphOfDraft or graphOfNodes (app-source.ts runGraph reads the first two). */
   graph: string;
 }
 
@@ -48,7 +50,7 @@ export interface TurnSeals {
   assertResumable(appId: string, interactive: WorkflowInteractive, stored: WorkflowInteractive | undefined): void;
 }
 
-/** The graph of a stored app: its published version's id, else its draft (the write that made it). */
+/** The graph of a stored app: its published version's id, else its draft's mark (app-source.ts draftMarkOf). */
 export const graphOfVersion = (versionId: string): string => `version:${versionId}`;
 export const graphOfDraft = (draftMark: string): string => `draft:${draftMark}`;
 

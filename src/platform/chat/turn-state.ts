@@ -13,18 +13,23 @@ import { countKeys, MAX_FREE_FORM_KEYS } from '../../infra/zod.js';
 import type { RunGraph } from './app-source.js';
 import type { ChatDoc, ChatItemDoc } from './chat.repo.js';
 import type { ChatRunServiceDeps, ChatTurnRequest } from './chat-run.service.js';
-import type { TurnSeals } from './interactive-seal.js';
+import { graphOfNodes, type TurnSeals } from './interactive-seal.js';
 import { formatChatTime } from './chat-time.js';
 
 /** Where a run starts when no interactive node is waiting for an answer. */
 const ENTRY_NODE_TYPES = new Set(['userGuide', 'workflowStart', 'pluginInput']);
 
 /** A turn reads only these of the chat-run service's dependencies and of its request. */
-type TurnStateDeps = Pick<ChatRunServiceDeps, 'repo' | 'apps' | 'now'> & { seals: TurnSeals };
+type TurnStateDeps = Pick<ChatRunServiceDeps, 'repo' | 'apps' | 'now'> & {
+  /** The seals of the turn for the graph it runs (interactive-seal.ts graphOf…). */
+  sealsFor: (graphId: string) => TurnSeals;
+};
 type TurnStateRequest = Pick<ChatTurnRequest, 'app' | 'graph' | 'caller' | 'chatId' | 'chat' | 'items' | 'variables' | 'metadata' | 'responseChatItemId'>;
 
 export interface TurnState {
   graph: RunGraph;
+  /** What the turn hands out and resumes, bound to `graph` (its version, its draft, or the nodes the caller sent). */
+  seals: TurnSeals;
   isPlugin: boolean;
   appId: string;
   chatId: string | undefined;
@@ -79,7 +84,10 @@ function runtimeGraph(graph: RunGraph, pending: ReturnType<typeof pendingInterac
 export async function loadTurnState(deps: TurnStateDeps, request: TurnStateRequest): Promise<TurnState> {
   const { app, caller } = request;
   if (app.version === 'v1') throw Errors.missingParams('请升级工作流: this app uses the v1 workflow format, publish it again');
-  const graph = request.graph ?? (await deps.apps.runGraph(app));
+  // One read of the stored graph gives both what runs and the id its states are sealed under.
+  const stored = request.graph ? undefined : await deps.apps.runGraph(app);
+  const graph: RunGraph = request.graph ?? stored!;
+  const seals = deps.sealsFor(stored ? stored.graphId : graphOfNodes(graph.nodes));
   const isPlugin = app.type === 'plugin';
   const appId = app._id;
   const chatId = request.chatId || undefined;
@@ -105,9 +113,9 @@ export async function loadTurnState(deps: TurnStateDeps, request: TurnStateReque
   const interactiveFromDb = Boolean(pending && storedPending);
   // A state the request brought is resumed only when this service handed it out (or the chat
   // stored it): else any node could be entered with outputs of the caller's making. A graph the
-  // caller sent (the editor's debug chat) is theirs to run from anywhere.
-  // The editor's own graph resumes its states unchecked (they never resume on the published app).
-  if (pending && pending !== storedPending && !request.graph) deps.seals.assertResumable(appId, pending, storedPending);
+  // caller sent (the editor's debug chat) is theirs to run from anywhere: its states resume
+  // unchecked there, and are sealed under its nodes, so never resume on the stored app.
+  if (pending && pending !== storedPending && !request.graph) seals.assertResumable(appId, pending, storedPending);
 
   const { nodes, edges } = runtimeGraph(graph, pending);
   let variables: Record<string, unknown> = Object.assign({}, chat?.variables, request.variables);
@@ -132,7 +140,7 @@ export async function loadTurnState(deps: TurnStateDeps, request: TurnStateReque
     cTime: formatChatTime(deps.now(), caller.auth.timezone),
     ...variables,
   };
-  return { graph, isPlugin, appId, chatId, question, chat, dbItems, histories, interactiveFromDb, nodes, edges, runVariables };
+  return { graph, seals, isPlugin, appId, chatId, question, chat, dbItems, histories, interactiveFromDb, nodes, edges, runVariables };
 }
 
 /**

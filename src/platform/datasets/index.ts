@@ -21,7 +21,9 @@ import { registerDatasetRoutes } from './datasets/dataset.routes.js';
 import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
 import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
-import { createFileService, MAX_BASE64_CHARS } from './files/file.service.js';
+import type { StoredFile } from './files/file.repo.js';
+import { createFileService, type FileService, MAX_BASE64_CHARS } from './files/file.service.js';
+import type { UploadedFile } from './files/multipart.js';
 import { deleteUnusedDatasetFiles, FIRST_SWEEP_WINDOW_MS, UNUSED_FILE_WINDOW_MS } from './files/files-sweep.js';
 import { registerSearchIndexMetrics } from './search/index-metrics.js';
 import { INDEX_STORE_INDEXES } from './search/index-store.repo.js';
@@ -60,9 +62,23 @@ export interface DatasetsAccess {
    * removed it (the chat module checks that the app still stands: apps deleted meanwhile).
    */
   onAppFileStored(listener: AppFileStoredListener): void;
+  /** The `chat` bucket as the chat module stores, reads and takes back its files (inline images). */
+  chatFiles: ChatFileStore;
 }
 
 export type AppFileStoredListener = (teamId: string, appId: string) => Promise<void>;
+
+/** Chat files by the upload route's own rules (team, owner fields, visitors' quota and app check). */
+export interface ChatFileStore {
+  /** Stores a file of the chat `owner` names; answers its id and signed read link. */
+  store(auth: AuthContext, file: UploadedFile, owner: { chatId: string; appId: string }): Promise<{ fileId: string; previewUrl: string }>;
+  /** Deletes the team's files among `fileIds` (another team's stay). */
+  discard(teamId: string, fileIds: string[]): Promise<void>;
+  /** The stored file's document (its metadata names team, and app when it has one), or null. */
+  find(fileId: string): Promise<StoredFile | null>;
+  /** The stored file's bytes. */
+  read(fileId: string): Promise<Buffer>;
+}
 
 /** The datasets module's services: what other modules use (`DatasetsAccess`) and what its routes and tests use. */
 export interface DatasetsModule extends DatasetsAccess {
@@ -71,6 +87,8 @@ export interface DatasetsModule extends DatasetsAccess {
   trainingWorker: TrainingWorker;
   /** Runs the onAppFileStored listeners (the upload route, after storing a visitor's file). */
   appFileStored: AppFileStoredListener;
+  /** The file service the upload routes and `chatFiles` share. */
+  files: FileService;
 }
 
 declare module 'fastify' {
@@ -103,13 +121,22 @@ export const datasetsServices = fp(
     const trainingWorker = createTrainingWorker(ctx, { lockMs: api.config.TRAINING_LOCK_MS, onIterationFailure: (error) => api.opsMetrics.databaseError('training-worker', error) });
     const search = createSearchService(ctx);
     const appFileListeners: AppFileStoredListener[] = [];
+    const appFileStored = async (teamId: string, appId: string) => {
+      for (const listener of appFileListeners) await listener(teamId, appId);
+    };
+    const files = createFileService(ctx, appFileStored);
     api.decorate('datasets', {
       ctx,
       trainingWorker,
       search,
       onAppFileStored: (listener: AppFileStoredListener) => void appFileListeners.push(listener),
-      appFileStored: async (teamId: string, appId: string) => {
-        for (const listener of appFileListeners) await listener(teamId, appId);
+      appFileStored,
+      files,
+      chatFiles: {
+        store: (auth, file, owner) => files.store(auth, 'chat', file, owner),
+        discard: (teamId, fileIds) => ctx.repos.files.deleteMany('chat', teamId, fileIds),
+        find: (fileId) => ctx.repos.files.find('chat', fileId),
+        read: (fileId) => ctx.repos.files.readBuffer('chat', fileId),
       },
       authorize: (auth: AuthContext, datasetId: string, required: RequiredPermission, field?: string) => ctx.auth.authDataset(auth, datasetId, required, field),
       authorizeData: async (auth: AuthContext, dataId: string) => {
@@ -246,13 +273,12 @@ export const datasetsServices = fp(
 
 /** The datasets module's routes, under /api. */
 export async function datasetsRoutes(api: FastifyInstance): Promise<void> {
-  const { ctx, search, appFileStored } = api.datasets;
+  const { ctx, search, files } = api.datasets;
   api.addHook('onRoute', (route) => {
     const bodyLimit = LARGE_BODY_ROUTES.get(route.url);
     if (bodyLimit !== undefined) route.bodyLimit = bodyLimit;
   });
   await api.register(multipart, { limits: { fileSize: api.config.UPLOAD_LIMIT_BYTES, files: 1 } });
-  const files = createFileService(ctx, appFileStored);
   registerDatasetRoutes(api, ctx);
   registerCollectionRoutes(api, ctx, files);
   registerDataRoutes(api, ctx);

@@ -165,7 +165,9 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const subJson = (template: string) => jsonTemplateRuns(template).map((run) => sub(run.text, run.quoted ? 'quoted' : 'bare')).join('');
     const method = String(rawMethod || 'POST').toUpperCase();
     const timeoutSeconds = Math.min(600, Math.max(5, Number(rawTimeout ?? 30) || 30));
-    let url = sub(rawUrl).trim();
+    // Substituted once: the budget (MAX_INTERPOLATED_GROWTH) counts each substitution's growth.
+    const typedUrl = sub(rawUrl).trim();
+    let url = typedUrl;
     if (!url) throw new WorkflowError('Http url is empty');
     const query = new URLSearchParams();
     for (const item of asList(rawQuery)) if (item.key) query.append(sub(item.key), sub(item.value));
@@ -215,7 +217,7 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     const shownHeaders = secrets.headers(headers);
     const shownParams = secrets.fields(Object.fromEntries(query));
     // A credential typed into the URL's own query is noted too: masked wherever the detail shows it bare.
-    secrets.fields(Object.fromEntries(typedQuery(sub(rawUrl).trim())));
+    secrets.fields(Object.fromEntries(typedQuery(typedUrl)));
     const shownBody = secrets.fields(bodyObject ?? body);
     const shown = { params: secrets.show(shownParams), body: secrets.show(shownBody), headers: shownHeaders };
     // A call the turn's hang-up cuts fails as a cancelled request (call-cut.ts): recorded as any

@@ -78,8 +78,11 @@ export interface NodeDeps {
 
 /** The node dependencies of one run; the rest (`SharedNodeDeps`) is the same for every run. */
 export type RunNodeDeps = Pick<NodeDeps, 'teamId' | 'appId' | 'chatId' | 'responseChatItemId' | 'signal' | 'customFeedbacks'>;
-/** `httpCall` is bound to the run's team (a call to this service's own plugin routes names it). */
-export type SharedNodeDeps = Omit<NodeDeps, keyof RunNodeDeps | 'httpCall'>;
+/**
+ * `httpCall` and `download` are bound to the run's team (a call to this service's own plugin
+ * routes names it; a chat file whose link expired is read for the run's own team and app).
+ */
+export type SharedNodeDeps = Omit<NodeDeps, keyof RunNodeDeps | 'httpCall' | 'download'>;
 
 /**
  * The LLM of a node: the named model, else the default one. The reference falls back to its
