@@ -140,7 +140,7 @@ export function createMongoLocks(db: Db, options: LocksOptions = {}) {
     // A write to the holder's own lock document matched nothing: another process took it over.
     const lost = () => {
       takenOver = true;
-      renewal.stop();
+      void renewal.stop();
     };
     return {
       left,
@@ -154,10 +154,10 @@ export function createMongoLocks(db: Db, options: LocksOptions = {}) {
         if (matchedCount === 0) lost();
       },
       async release() {
-        renewal.stop();
+        await renewal.stop();
         await locks.deleteOne(mine);
       },
-      abandon: () => renewal.stop(),
+      abandon: () => void renewal.stop(),
     };
   }
 

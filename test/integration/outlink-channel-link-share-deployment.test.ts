@@ -1,4 +1,6 @@
+import type { Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChannelPlacesRepo } from '../../src/platform/outlinks/channels/channel-places.repo.js';
 import { buildReplica, type TestApp } from '../helpers/app.js';
 import type { FakeOpenAi, SeenRequest } from '../helpers/fake-openai.js';
 import { until } from '../helpers/polling.js';
@@ -21,8 +23,9 @@ let tok: string;
 let appId: string;
 
 const SHARE_OF_ONE = { CHANNEL_TURNS_MAX: '4', CHANNEL_TURNS_PER_LINK: '1', LOG_LEVEL: 'silent' };
-const replicaOf = (overrides: Record<string, string> = {}) =>
-  buildReplica(t, { MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH as string, SSRF_ALLOW_PRIVATE: 'true', CHANNEL_TURN_SWEEP_MS: '600000', ...SHARE_OF_ONE, ...overrides });
+const replicaOf = (overrides: Record<string, string> = {}, beforeReady?: Parameters<typeof buildReplica>[2]) =>
+  buildReplica(t, { MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH as string, SSRF_ALLOW_PRIVATE: 'true', CHANNEL_TURN_SWEEP_MS: '600000', ...SHARE_OF_ONE, ...overrides }, beforeReady);
+const placeDocs = () => t.app.mongo.db.collection<{ _id: string; linkId: string; place: number; epoch: number; holder: string; until: Date }>('outlink_channel_places');
 
 const replyPath = (messageId: string) => `/feishu/open-apis/im/v1/messages/${messageId}/reply`;
 const repliesTo = (messageId: string) => fake.requests.filter((r) => r.path === replyPath(messageId));
@@ -206,31 +209,93 @@ describe('a link’s share of channel turns holds across the deployment', () => 
 });
 
 describe('a turn whose place another took', () => {
-  it('stops without answering, and its message runs once the place is free again', async () => {
+  it('stops without answering; its message waits stored, its attempt not counted, and runs once the place is free again', async () => {
     const model = modelCalls((question) => question === 'e0-0' && model.askedCount('e0-0') === 1);
     const runner = await replicaOf({ CHANNEL_TURN_LEASE_MS: '1500', CHANNEL_TURN_SWEEP_MS: '200', LOG_LEVEL: 'info' });
-    const placeDocs = t.app.mongo.db.collection<{ _id: string; linkId: string; place: number; epoch: number; holder: string; until: Date }>('outlink_channel_places');
     try {
       const e = await feishuLink('e0');
       await e.send(runner, 0);
       await until(() => model.asked.includes('e0-0'), 'the model call');
       // Another holder in the coming epochs of the link's one place (as after this process stalled a lease).
-      const held = await placeDocs.find({ linkId: e.linkId }).toArray();
+      const held = await placeDocs().find({ linkId: e.linkId }).toArray();
       // The running turn holds the link's one place, for this epoch and the next.
       expect(held.map((doc) => doc.place)).toEqual([0, 0]);
       const last = Math.max(...held.map((doc) => doc.epoch));
       const foreign = Array.from({ length: 20 }, (_, i) => last + 1 + i).map((epoch) => ({ _id: `${e.linkId}:0:${epoch}`, linkId: e.linkId, place: 0, epoch, holder: 'another', until: new Date((epoch + 1) * 750) }));
-      await placeDocs.insertMany(foreign);
+      await placeDocs().insertMany(foreign);
 
       await until(() => runner.logs().includes('its link’s place lapsed and another turn took it'), 'the turn stopped');
+      // Its job waits like any message of a full link: its lease ended (not left to lapse, no
+      // clock moved) and the stopped take not counted.
+      await until(() => isDeferred(e.linkId, 'e0', 0), 'the stopped message waiting stored for a place');
       expect(repliesTo('om_e00')).toHaveLength(0);
       // The place is given back: the message runs again, once.
-      await placeDocs.deleteMany({ linkId: e.linkId, holder: 'another' });
+      await placeDocs().deleteMany({ linkId: e.linkId, holder: 'another' });
       await until(() => repliesTo('om_e00').length > 0, 'the reply');
       await until(async () => (await jobOf(e.linkId, 'e0', 0))?.state === 'done', 'the job done');
       expect(repliesTo('om_e00')).toHaveLength(1);
       expect(model.askedCount('e0-0')).toBe(2);
+      // One attempt, as a user would count it: the stop was the link's share, not a failure of the message.
+      expect(await jobOf(e.linkId, 'e0', 0)).toMatchObject({ state: 'done', attempts: 1 });
     } finally {
+      model.releaseAll();
+      await runner.close();
+    }
+  }, 40_000);
+});
+
+describe('a place given back while its renewal is on its way', () => {
+  it('leaves no place of its holder behind, and the link’s next message runs at once', async () => {
+    const model = modelCalls((question) => question === 'g0-0');
+    // Half the 1500 ms lease: the epoch a place document is inserted for.
+    const epochMs = 750;
+    // Until the gate opens, a renewal that inserts a place document waits at it (the real repository underneath).
+    let gateOpen = false;
+    let openGate = () => {};
+    const gate = new Promise<void>((resolve) => {
+      openGate = () => {
+        gateOpen = true;
+        resolve();
+      };
+    });
+    const heldRenewals: Promise<unknown>[] = [];
+    let holder: string | undefined;
+    const givenBack: string[] = [];
+    const runner = await replicaOf({ CHANNEL_TURN_LEASE_MS: '1500' }, (app) => {
+      const { renew, giveBack } = app.channelPlaces;
+      app.channelPlaces.renew = (held, nowMs) => {
+        if (gateOpen || held.epochs.includes(Math.floor(nowMs / epochMs) + 1)) return renew(held, nowMs);
+        holder = held.holder;
+        const renewal = gate.then(() => renew(held, nowMs));
+        heldRenewals.push(renewal);
+        return renewal;
+      };
+      app.channelPlaces.giveBack = async (held) => {
+        await giveBack(held);
+        givenBack.push(held.holder);
+      };
+    });
+    try {
+      const g = await feishuLink('g0');
+      await g.send(runner, 0);
+      await until(() => model.asked.includes('g0-0'), 'the model call');
+      await until(() => holder !== undefined, 'a renewal inserting the next epoch’s place, held');
+
+      // The turn ends with the renewal's insert still on its way; it lands after the turn's end.
+      model.release('g0-0');
+      await until(() => repliesTo('om_g00').length > 0, 'the reply');
+      openGate();
+      await Promise.allSettled(heldRenewals);
+      await until(() => holder !== undefined && givenBack.includes(holder), 'the place given back');
+      await until(async () => (await jobOf(g.linkId, 'g0', 0))?.state === 'done', 'the job done');
+      expect(await placeDocs().countDocuments({ holder })).toBe(0);
+
+      // Nothing holds the link's place: its next message runs (no periodic sweep runs in this test).
+      await g.send(runner, 1);
+      await until(() => repliesTo('om_g01').length > 0, 'the next message’s reply');
+      expect(await jobOf(g.linkId, 'g0', 1)).toMatchObject({ attempts: 1 });
+    } finally {
+      openGate();
       model.releaseAll();
       await runner.close();
     }
@@ -258,5 +323,47 @@ describe('a link’s places', () => {
     if (second) await replica.app.channelPlaces.giveBack(second);
     await t.app.channelPlaces.giveBack(first);
     expect(await t.app.mongo.db.collection('outlink_channel_places').countDocuments({ linkId })).toBe(0);
+  });
+
+  it('given back, are renewed no more: a renewal after the give-back inserts nothing for its holder', async () => {
+    const linkId = 'places-given-back';
+    const now = Date.now();
+    const place = await t.app.channelPlaces.take(linkId, now);
+    if (!place) throw new Error('no place taken');
+    await t.app.channelPlaces.giveBack(place);
+    // Two epochs on: a renewal would insert the next ones.
+    expect(await t.app.channelPlaces.renew(place, now + 60_000)).toBe('lost');
+    expect(await placeDocs().countDocuments({ linkId })).toBe(0);
+  });
+
+  it('given back while a renewal’s insert is on its way, keep none of its documents', async () => {
+    const linkId = 'places-given-back-mid-insert';
+    // The repository over the real collection, its inserts of one document held until released.
+    let releaseInsert = () => {};
+    const insertHeld = new Promise<void>((resolve) => {
+      releaseInsert = resolve;
+    });
+    let insertStarted = false;
+    const collection = placeDocs();
+    const heldInserts = new Proxy(collection, {
+      get: (target, key) =>
+        key === 'insertOne'
+          ? async (...args: Parameters<typeof collection.insertOne>) => {
+              insertStarted = true;
+              await insertHeld;
+              return target.insertOne(...args);
+            }
+          : Reflect.get(target, key, target),
+    });
+    const places = createChannelPlacesRepo({ collection: () => heldInserts } as unknown as Db, { share: 1, epochMs: 30_000 });
+    const now = Date.now();
+    const place = await places.take(linkId, now);
+    if (!place) throw new Error('no place taken');
+    const renewing = places.renew(place, now + 60_000);
+    await until(() => insertStarted, 'the renewal’s insert');
+    await places.giveBack(place);
+    releaseInsert();
+    expect(await renewing).toBe('lost');
+    expect(await placeDocs().countDocuments({ linkId })).toBe(0);
   });
 });

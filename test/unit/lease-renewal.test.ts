@@ -54,4 +54,46 @@ describe('lease renewal', () => {
     await vi.advanceTimersByTimeAsync(3000);
     expect(renewals).toBe(3);
   });
+
+  it('renews one at a time, and its stop resolves once the renewal in flight has settled', async () => {
+    const started: number[] = [];
+    let finishRenewal: () => void = () => undefined;
+    const renewal = startLeaseRenewal(1000, () => {
+      started.push(Date.now());
+      return new Promise<void>((resolve) => (finishRenewal = resolve));
+    });
+    await vi.advanceTimersByTimeAsync(3500);
+    // Ticks at 2 s and 3 s found the first renewal still running: none overlapped it.
+    expect(started).toHaveLength(1);
+    let stopped = false;
+    const stopping = renewal.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(stopped).toBe(false);
+    finishRenewal();
+    await stopping;
+    expect(stopped).toBe(true);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(started).toHaveLength(1);
+  });
+
+  it('withLeaseRenewal settles after the renewal its work overlapped', async () => {
+    const order: string[] = [];
+    let finishRenewal: () => void = () => undefined;
+    let finishWork: () => void = () => undefined;
+    const result = withLeaseRenewal(
+      1000,
+      () => new Promise<void>((resolve) => (finishRenewal = () => {
+        order.push('renewed');
+        resolve();
+      })),
+      () => new Promise<void>((resolve) => (finishWork = resolve)),
+    ).then(() => order.push('settled'));
+    await vi.advanceTimersByTimeAsync(1000);
+    finishWork();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(order).toEqual([]);
+    finishRenewal();
+    await result;
+    expect(order).toEqual(['renewed', 'settled']);
+  });
 });

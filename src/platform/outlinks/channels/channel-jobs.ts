@@ -11,9 +11,10 @@
  * its lease ended, the take not counted) and run by the next sweep, which a turn ending here starts
  * at once while jobs wait. A sweep leaves out the links at their share, and takes the jobs of links
  * running nothing here first, so one link's backlog never holds back another link's messages.
- * A link's share holds across the deployment too (channel-places.repo.ts): a turn takes one of its
+ * A link's share holds across the deployment too (channel-link-places.ts): a turn takes one of its
  * link's places before it starts, and a job finding them all held is deferred the same way; the
- * turn giving a place back looks for a job of its link waiting, and sweeps if one does.
+ * turn giving a place back looks for a job of its link waiting, and sweeps if one does. A turn that
+ * lost its place (this process stalled past it) stops and its job waits the same way.
  * A link's QPM (`limit.QPM`) counts its channel turns too, all its channel's users as one visitor
  * (they come from the channel's servers): a turn past it waits, deferred, for the next minute.
  */
@@ -23,9 +24,11 @@ import { TurnTakenOver } from '../../chat/chat-run.service.js';
 import type { ChatServices } from '../../chat/chat-module.js';
 import type { OutLinkDoc } from '../outlinks.repo.js';
 import type { ChannelEventsRepo, ChannelJob, ChannelJobMessage } from './channel-events.repo.js';
+import { createChannelLinkPlaces } from './channel-link-places.js';
 import type { ChannelPlace, ChannelPlacesRepo } from './channel-places.repo.js';
 import { runChannelTurn } from './channel-runner.js';
 import { channelSender } from './channel-senders.js';
+import { createTimedSweep } from './channel-timed-sweep.js';
 import { createChannelTurnGate } from './channel-turn-gate.js';
 import type { ChannelTurns } from './channel-turns.js';
 
@@ -67,7 +70,7 @@ export interface ChannelDelivery {
 type Outcome = 'ended' | 'lost' | Date;
 
 export function createChannelJobs(deps: ChannelJobsDeps) {
-  const { repo, places, chat, turns, log } = deps;
+  const { repo, chat, turns, log } = deps;
   const MAX = CHANNEL_TURN_MAX_ATTEMPTS;
   const now = () => new Date(deps.now());
   const leaseEnd = () => new Date(deps.now() + deps.leaseMs);
@@ -78,12 +81,21 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
   let jobsWaiting = false;
   /** Links at their share whose jobs may wait: one of their turns ending here starts a sweep. */
   const linksWaiting = new Set<string>();
-  /**
-   * Links found with every place held (by any replica) since the last periodic sweep: sweeps leave
-   * their jobs out, stored and lapsed; a place of theirs given back anywhere sweeps there.
-   */
-  const linksFullEverywhere = new Set<string>();
+  const places = createChannelLinkPlaces({
+    repo,
+    places: deps.places,
+    now: deps.now,
+    log,
+    jobsMayWait: () => {
+      jobsWaiting = true;
+    },
+  });
   let sweeping = false;
+  /** A sweep as the minute a QPM-deferred job waits for starts. */
+  const sweepAt = createTimedSweep(deps.now, () => {
+    jobsWaiting = true;
+    sweepWhileWaiting();
+  });
 
   /** Sends the immediate response, then the answer (run now, or stored by an earlier attempt). */
   async function attempt(job: ChannelJob, signal: AbortSignal, holds: () => boolean): Promise<Outcome> {
@@ -114,51 +126,66 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     return 'ended';
   }
 
-  /** One attempt of a job this delivery holds, its lease renewed until it ends or a close stops waiting for it. */
+  /**
+   * One attempt of a job this delivery holds, its lease (and its place's) renewed until the attempt
+   * settles or a close stops waiting for it; the renewal in flight settles before the outcome is
+   * written and the place given back (channel-turn-renewal.ts).
+   */
   async function runHeld(job: ChannelJob, closed: AbortSignal, place: ChannelPlace | undefined): Promise<void> {
     const turn = new AbortController();
-    let lost = false;
-    const holds = () => !lost && !closed.aborted;
-    const stop = (why: string) => {
+    let lost: 'job' | 'place' | undefined;
+    const holds = () => lost === undefined && !closed.aborted;
+    const stop = (what: 'job' | 'place', why: string) => {
       if (lost) return;
-      lost = true;
+      lost = what;
       turn.abort(new TurnTakenOver());
       log.warn(`messaging channel message ${job.id}: ${why}; this attempt stops`);
     };
     const renewal = startLeaseRenewal(Math.max(1, Math.floor(deps.leaseMs / 3)), async () => {
       if (!holds()) return;
-      const [placeHeld, jobHeld] = await Promise.all([place ? places.renew(place, deps.now()).then((held) => held === 'held', () => true) : true, repo.renew(job, leaseEnd())]);
+      const [placeHeld, jobHeld] = await Promise.all([place ? places.renew(place) : true, repo.renew(job, leaseEnd())]);
       // Taken over (this process stalled past its lease): the other delivery answers; this one stops.
-      if (!jobHeld) stop('another replica took the turn over after its lease lapsed');
+      if (!jobHeld) stop('job', 'another replica took the turn over after its lease lapsed');
       // Its link's place lapsed and was taken: running on would exceed the link's share.
-      else if (!placeHeld) stop('its link’s place lapsed and another turn took it');
+      else if (!placeHeld) stop('place', 'its link’s place lapsed and another turn took it');
     });
     // A close that stopped waiting leaves the job to lapse: no renewal or send from here (a done mark still is).
-    const stopRenewing = () => renewal.stop();
-    closed.addEventListener('abort', stopRenewing, { once: true });
+    const onClosed = () => void renewal.stop();
+    closed.addEventListener('abort', onClosed, { once: true });
     try {
       if (closed.aborted) return;
       // Marked done even once a close stopped waiting: the answer may have gone out just before.
-      const outcome = await attempt(job, turn.signal, holds);
-      if (outcome instanceof Date) {
+      const settled = await attempt(job, turn.signal, holds).then(
+        (outcome) => ({ outcome }),
+        (error: unknown) => ({ error }),
+      );
+      await renewal.stop();
+      if ('outcome' in settled && settled.outcome === 'ended') {
+        // Answered, or nothing to answer: a lost place does not undo that (a taken-over job is not matched).
+        if (lost !== 'job') await repo.finish(job);
+      } else if (lost === 'place' && job.message) {
+        // Stopped for the link's share, not for a fault: the job waits, stored and its take not
+        // counted, for a place of its link like any job of a full link (not for its lease to lapse).
+        await places.waitForPlace(job, job.message.linkId);
+      } else if ('outcome' in settled) {
+        const { outcome } = settled;
         // Deferred to the next minute, the take not counted: a sweep runs it then.
-        if (holds() && (await repo.defer(job, outcome))) {
+        if (outcome instanceof Date && holds() && (await repo.defer(job, outcome))) {
           log.info(`messaging channel message ${job.id} waits for the next minute of its link's QPM`);
           sweepAt(outcome);
         }
-      } else if (outcome === 'ended' && !lost) await repo.finish(job);
-    } catch (error) {
-      if (!holds()) return;
-      if (job.attempts >= MAX) {
-        log.error(`messaging channel delivery failed: message ${job.id} given up after ${job.attempts} attempts`, error);
-        await repo.finish(job);
-      } else {
-        log.warn(`messaging channel delivery failed (attempt ${job.attempts} of ${MAX}); a sweep tries again`, error);
-        await repo.release(job, now());
+      } else if (holds()) {
+        if (job.attempts >= MAX) {
+          log.error(`messaging channel delivery failed: message ${job.id} given up after ${job.attempts} attempts`, settled.error);
+          await repo.finish(job);
+        } else {
+          log.warn(`messaging channel delivery failed (attempt ${job.attempts} of ${MAX}); a sweep tries again`, settled.error);
+          await repo.release(job, now());
+        }
       }
     } finally {
-      renewal.stop();
-      closed.removeEventListener('abort', stopRenewing);
+      await renewal.stop();
+      closed.removeEventListener('abort', onClosed);
     }
   }
 
@@ -172,7 +199,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     const linkId = job.message?.linkId;
     const leave = running.tryEnter(linkId);
     if (!leave) {
-      if (place) await giveBack(place);
+      if (place) await places.giveBack(place);
       // Ended a millisecond back: a sweep in this same millisecond (or under a held test clock) finds it.
       const deferred = await repo.defer(job, new Date(deps.now() - 1)).catch((error: unknown) => {
         log.warn(`messaging channel message ${job.id} could not be deferred; a sweep runs it once its lease lapsed`, error);
@@ -189,81 +216,17 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       let held = place;
       try {
         if (!held && linkId !== undefined) {
-          held = (await takePlace(linkId)) ?? undefined;
-          if (!held) return await waitForPlace(job, linkId);
+          held = (await places.take(linkId)) ?? undefined;
+          if (!held) return await places.waitForPlace(job, linkId);
         }
         await runHeld(job, closed, held);
       } finally {
-        if (held) await giveBack(held);
+        if (held) await places.giveBack(held);
         leave();
         if (linkId !== undefined && linksWaiting.delete(linkId)) jobsWaiting = true;
         sweepWhileWaiting();
       }
     });
-  }
-
-  /** One of the link's places across the deployment, or null when they are all held (or cannot be read). */
-  async function takePlace(linkId: string): Promise<ChannelPlace | null> {
-    return places.take(linkId, deps.now()).catch((error: unknown) => {
-      log.warn(`messaging channel link ${linkId}: its places could not be taken; its message waits for a sweep`, error);
-      return null;
-    });
-  }
-
-  /**
-   * Gives a place back, then looks for a job of its link waiting (deferred on any replica): a
-   * sweep here runs it. A deferral looks at the places after its write (waitForPlace), this looks
-   * at the jobs after giving back: one of the two sees the other.
-   */
-  async function giveBack(place: ChannelPlace): Promise<void> {
-    try {
-      await places.giveBack(place);
-      linksFullEverywhere.delete(place.linkId);
-      if (await repo.hasLapsed(place.linkId, now())) jobsWaiting = true;
-    } catch (error) {
-      log.warn(`messaging channel link ${place.linkId}: a place could not be given back; it lapses with its lease`, error);
-    }
-  }
-
-  /** Defers a job whose link holds all its places (on every replica together); a place given back runs it. */
-  async function waitForPlace(job: ChannelJob, linkId: string): Promise<void> {
-    const deferred = await repo.defer(job, new Date(deps.now() - 1)).catch((error: unknown) => {
-      log.warn(`messaging channel message ${job.id} could not be deferred; a sweep runs it once its lease lapsed`, error);
-      return false;
-    });
-    if (!deferred) return;
-    log.info(`messaging channel message ${job.id} waits for a place of its link (its share is running across the deployment)`);
-    linksFullEverywhere.add(linkId);
-    // A place given back during the write found nothing waiting: look again, after it.
-    if (await places.hasRoom(linkId, deps.now()).catch(() => false)) {
-      linksFullEverywhere.delete(linkId);
-      jobsWaiting = true;
-    }
-  }
-
-  /**
-   * A sweep at `when` (the minute a QPM-deferred job waits for), so that it runs as that minute
-   * starts rather than at the periodic sweep, after the minute's new messages took its turns. One
-   * timer, for the earliest time asked.
-   */
-  let timedSweep: { at: number; timer: NodeJS.Timeout } | undefined;
-  function sweepAt(when: Date): void {
-    const at = when.getTime();
-    if (timedSweep && timedSweep.at <= at) return;
-    if (timedSweep) clearTimeout(timedSweep.timer);
-    const timer = setTimeout(
-      () => {
-        timedSweep = undefined;
-        // Early by the event loop's cached time (it lags the clock under load): again for the rest.
-        if (deps.now() <= at) return sweepAt(when);
-        jobsWaiting = true;
-        sweepWhileWaiting();
-      },
-      // Past `at`: a job is lapsed once its lease end is before the sweep's now.
-      Math.max(0, at - deps.now() + 1),
-    );
-    timer.unref();
-    timedSweep = { at, timer };
   }
 
   /** Starts a sweep when jobs wait and a turn is free (not while one runs: it checks again when done). */
@@ -296,7 +259,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
    * take it ahead of a link whose message waits with nothing running.
    */
   async function nextBatch(size: number): Promise<ChannelJob[]> {
-    const fullEverywhere = [...linksFullEverywhere];
+    const fullEverywhere = places.fullEverywhere();
     const busy = [...new Set([...running.busyLinks(), ...fullEverywhere])];
     const idle = await repo.lapsed(now(), size, busy);
     const full = [...new Set([...running.fullLinks(), ...fullEverywhere])];
@@ -324,15 +287,15 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
     // turn giving one back sweeps.
     let place: ChannelPlace | undefined;
     if (linkId !== undefined) {
-      if (linksFullEverywhere.has(linkId)) return;
-      place = (await takePlace(linkId)) ?? undefined;
+      if (places.isFullEverywhere(linkId)) return;
+      place = (await places.take(linkId)) ?? undefined;
       if (!place) {
-        linksFullEverywhere.add(linkId);
+        places.markFullEverywhere(linkId);
         return;
       }
     }
     const taken = await repo.takeOver(job, now(), leaseEnd()).catch(async (error: unknown) => {
-      if (place) await giveBack(place);
+      if (place) await places.giveBack(place);
       throw error;
     });
     // Taken by another, or a close began meanwhile (the replicas still running take it).
@@ -340,7 +303,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       try {
         if (taken) await repo.release(taken, now());
       } finally {
-        if (place) await giveBack(place);
+        if (place) await places.giveBack(place);
       }
       return;
     }
@@ -372,7 +335,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
      * replica's places lapse; no one gives them back).
      */
     sweep: () => {
-      linksFullEverywhere.clear();
+      places.forgetFull();
       return sweep();
     },
   };

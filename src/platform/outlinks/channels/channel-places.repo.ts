@@ -39,6 +39,8 @@ export interface ChannelPlace {
   place: number;
   holder: string;
   epochs: number[];
+  /** Given back: a renewal inserts nothing more for it. */
+  givenBack: boolean;
 }
 
 export function createChannelPlacesRepo(db: Db, options: { share: number; epochMs: number }) {
@@ -74,7 +76,7 @@ export function createChannelPlacesRepo(db: Db, options: { share: number; epochM
         if (held.has(place)) continue;
         try {
           await places.insertMany([placeDoc(linkId, place, epoch, holder), placeDoc(linkId, place, epoch + 1, holder)], { ordered: true });
-          return { linkId, place, holder, epochs: [epoch, epoch + 1] };
+          return { linkId, place, holder, epochs: [epoch, epoch + 1], givenBack: false };
         } catch (error) {
           // Half of it may have landed (the next epoch's was taken, or the answer was lost): none of it is kept.
           await places.deleteMany({ linkId, holder }).catch(() => undefined);
@@ -86,13 +88,14 @@ export function createChannelPlacesRepo(db: Db, options: { share: number; epochM
 
     /**
      * Keeps the place into the next epoch (an insert once per epoch, none otherwise); 'lost' once
-     * another take holds it (this holder renewed nothing for a whole epoch). A failure is thrown,
-     * and the next renewal tries again.
+     * another take holds it (this holder renewed nothing for a whole epoch), or once it was given
+     * back. A failure is thrown, and the next renewal tries again.
      */
     async renew(held: ChannelPlace, nowMs: number): Promise<'held' | 'lost'> {
       const epoch = epochOf(nowMs);
       held.epochs = held.epochs.filter((e) => e >= epoch);
       for (const next of [epoch, epoch + 1]) {
+        if (held.givenBack) return 'lost';
         if (held.epochs.includes(next)) continue;
         const doc = placeDoc(held.linkId, held.place, next, held.holder);
         try {
@@ -101,14 +104,18 @@ export function createChannelPlacesRepo(db: Db, options: { share: number; epochM
           if (!isDuplicateKeyError(error)) throw error;
           // An earlier insert whose answer was lost may have landed: whose is it?
           if ((await places.findOne({ _id: doc._id }, { projection: { holder: 1 } }))?.holder !== held.holder) return 'lost';
+        } finally {
+          // Given back while the insert was on its way: its delete may have come first.
+          if (held.givenBack) await places.deleteOne({ _id: doc._id, holder: held.holder });
         }
         held.epochs.push(next);
       }
-      return 'held';
+      return held.givenBack ? 'lost' : 'held';
     },
 
-    /** Gives the place back (its documents of every epoch). */
+    /** Gives the place back (its documents of every epoch); a renewal then inserts none, or removes its own. */
     async giveBack(held: ChannelPlace): Promise<void> {
+      held.givenBack = true;
       await places.deleteMany({ linkId: held.linkId, holder: held.holder });
     },
 
