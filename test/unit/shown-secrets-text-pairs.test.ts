@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { buildNodeParams } from '../../src/domain/workflow/interpolate.js';
-import type { NodeRunContext, RuntimeNode } from '../../src/domain/workflow/types.js';
 import { SECRET_MASK } from '../../src/platform/chat/workflow-nodes/credential-text.js';
-import { createHttpRunners } from '../../src/platform/chat/workflow-nodes/http-node.js';
-import type { HttpCall, NodeDeps } from '../../src/platform/chat/workflow-nodes/node-deps.js';
+import type { HttpCall } from '../../src/platform/chat/workflow-nodes/node-deps.js';
 import { ShownSecrets } from '../../src/platform/chat/workflow-nodes/shown-secrets.js';
+import { runHttpGet } from '../helpers/http-node-run.js';
 
 /**
  * Credentials inside the texts a run detail shows, by the key-name rules of JSON keys and headers
@@ -98,22 +96,7 @@ describe('long hostile texts through the new pairs', () => {
 
 describe("an HTTP node whose URL carries a credential in its query", () => {
   const KEY = 'url-key-1234567';
-  async function runWith(httpCall: (call: HttpCall) => Promise<{ status: number; text: string }>) {
-    const deps = { teamId: 't', appId: 'a', chatId: 'c', responseChatItemId: 'r', signal: new AbortController().signal, customFeedbacks: [], httpCall } as unknown as NodeDeps;
-    const node: RuntimeNode = {
-      nodeId: 'n',
-      flowNodeType: 'httpRequest468',
-      name: 'Node',
-      inputs: [
-        { key: 'system_httpMethod', value: 'GET' },
-        { key: 'system_httpReqUrl', value: `https://vendor.test/v1/items?api_key=${KEY}&q=sea` },
-      ],
-      outputs: [],
-    };
-    const params = buildNodeParams(node, [node], {});
-    const context = { node, params, variables: {}, histories: [], query: [], runtimeNodes: [node], runtimeEdges: [], mode: 'chat', stream: false, emit: () => undefined, isAborted: () => false, runBudget: { remaining: 10 } };
-    return (await createHttpRunners(deps).httpRequest468!(context as unknown as NodeRunContext)) as { outputs: Record<string, unknown>; responseData: Record<string, unknown> };
-  }
+  const runWith = (httpCall: (call: HttpCall) => Promise<{ status: number; text: string }>) => runHttpGet(`https://vendor.test/v1/items?api_key=${KEY}&q=sea`, httpCall);
 
   it('shows it masked where the service echoes the URL; the output later nodes read keeps it', async () => {
     const { outputs, responseData } = await runWith(async (call) => ({ status: 200, text: JSON.stringify({ url: call.url, query: 'q=sea' }) }));
