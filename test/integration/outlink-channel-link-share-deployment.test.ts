@@ -5,9 +5,8 @@ import { buildReplica, type TestApp } from '../helpers/app.js';
 import type { FakeOpenAi, SeenRequest } from '../helpers/fake-openai.js';
 import { until } from '../helpers/polling.js';
 import { createUser, login } from '../helpers/platform.js';
-import { ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
-import { feishuTextEvent } from './feishu-events.js';
+import { createFeishuLink, feishuTextEvent } from './feishu-events.js';
 
 /**
  * A link's share of channel turns (CHANNEL_TURNS_PER_LINK, here 1) holds across the deployment:
@@ -41,13 +40,7 @@ const isDeferred = async (linkId: string, link: string, i: number) => {
 
 /** A feishu link of the app; `send(process, i)` delivers its message `i` to that process. */
 async function feishuLink(name: string) {
-  const shareId = (await ok(t, tok, 'POST', '/support/outLink/create', {
-    appId,
-    type: 'feishu',
-    name,
-    app: { appId: 'cli_s', appSecret: 's', verificationToken: 'vt', apiBaseUrl: `${fake.origin}/feishu` },
-  })) as string;
-  const linkId = String((await t.app.mongo.db.collection('outlinks').findOne({ shareId }))?._id);
+  const { shareId, linkId } = await createFeishuLink(t, tok, appId, fake.origin, name);
   return {
     linkId,
     async send(target: TestApp, i: number) {

@@ -6,7 +6,7 @@ import { createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
 import { until } from '../helpers/polling.js';
-import { feishuTextEvent } from './feishu-events.js';
+import { createFeishuLink, feishuTextEvent } from './feishu-events.js';
 
 /**
  * One link runs at most its share of a process's channel turns (CHANNEL_TURNS_PER_LINK, by default
@@ -27,13 +27,7 @@ const feishuEvent = (link: string, i: number) => feishuTextEvent({ eventId: `ev-
 
 /** A feishu link of the app; its id and the messages it was sent. */
 async function feishuLink(target: TestApp, name: string) {
-  const shareId = (await ok(t, tok, 'POST', '/support/outLink/create', {
-    appId,
-    type: 'feishu',
-    name,
-    app: { appId: 'cli_s', appSecret: 's', verificationToken: 'vt', apiBaseUrl: `${fake.origin}/feishu` },
-  })) as string;
-  const linkId = String((await t.app.mongo.db.collection('outlinks').findOne({ shareId }))?._id);
+  const { shareId, linkId } = await createFeishuLink(t, tok, appId, fake.origin, name);
   return {
     linkId,
     async send(i: number) {
