@@ -119,9 +119,14 @@ describe('an image of a chat whose read link expired (7 days)', () => {
     expect(lastCallImages()).toEqual([SMALL]);
   });
 
-  it("is not read for a chat of another app of the team, nor when the link's signature is not this service's", async () => {
+  it("is not read for another chat of the app, a chat of another app of the team, nor when the link's signature is not this service's", async () => {
     expect((await completions({ appId: visionApp, chatId: 'photo-source', messages: [question('mine', SMALL)] })).statusCode).toBe(200);
     const link = await expiredLinkOf('photo-source');
+    // Another chat of the same app (another visitor's, say) naming the link: left out.
+    expect((await completions({ appId: visionApp, chatId: 'neighbour', messages: [question('hello')] })).statusCode).toBe(200);
+    await questionImageIs('neighbour', link);
+    expect((await completions({ appId: visionApp, chatId: 'neighbour', messages: [question('and this?')] })).statusCode).toBe(200);
+    expect(lastCallImages()).toEqual([]);
     const otherApp = await createPublishedApp(t, tok, 'Other vision bot', visionGraph);
     expect((await completions({ appId: otherApp, chatId: 'borrowed', messages: [question('hello')] })).statusCode).toBe(200);
     await questionImageIs('borrowed', link);

@@ -15,7 +15,6 @@ import { createChatLogsRepo } from './chat-logs.repo.js';
 import { type ChatLogsService, createChatLogsService } from './chat-logs.service.js';
 import { type ChatRunService, createChatRunService } from './chat-run.service.js';
 import { type CustomFeedbacks, createCustomFeedbacks } from './custom-feedbacks.js';
-import { createChatFileReplay } from './chat-file-replay.js';
 import type { InlineImageFiles } from './inline-images.js';
 import { createInteractiveSeals } from './interactive-seal.js';
 import { createModelAccess, type ModelAccess } from './model-access.js';
@@ -92,8 +91,7 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   const datasets: ChatModule['datasets'] = app.datasets;
   const access = createChatAccess({ repo, apps, datasets, memberContext });
   const chatFiles = app.datasets.chatFiles;
-  const inlineImages: InlineImageFiles = { store: chatFiles.store, discard: chatFiles.discard };
-  const readExpiredChatFile = createChatFileReplay({ fileTokenKey: app.config.FILE_TOKEN_KEY, files: chatFiles });
+  const inlineImages: InlineImageFiles = chatFiles;
   // What every run's nodes share, built once: only the per-run fields change between turns.
   const sharedNodeDeps: SharedNodeDeps = {
     resolveLlm: models.resolveLlm,
@@ -105,16 +103,17 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   /**
    * A run's download: this service's file links go to its own file route (files it accepted,
    * UPLOAD_LIMIT_BYTES), any other link is a fetched page (OUTBOUND_MAX_BYTES). A chat file whose
-   * link expired is read for the run's own team and app only (chat-file-replay.ts).
+   * link expired is read for the run's own chat only (datasets files/expired-chat-link.ts).
    */
   const downloadFor =
-    (run: { teamId: string; appId: string }): NodeDeps['download'] =>
+    (run: { teamId: string; appId: string; chatId: string }): NodeDeps['download'] =>
     async (url, maxBytes = Infinity, signal) => {
       const ownFile = ownServicePath(url, OWN_FILE_READ_PATH);
       const cap = ownFile ? app.config.UPLOAD_LIMIT_BYTES : app.config.OUTBOUND_MAX_BYTES;
       const limits = { timeoutMs: 30_000, maxBytes: Math.min(maxBytes, cap), signal };
-      if (ownFile) {
-        const replayed = await readExpiredChatFile(url, run, limits.maxBytes);
+      const token = ownFile ? new URL(ownFile, 'http://self.invalid').searchParams.get('token') : null;
+      if (token) {
+        const replayed = await chatFiles.readExpired(token, run, limits.maxBytes);
         if (replayed) return replayed;
       }
       let answer: SelfAnswer;

@@ -19,9 +19,9 @@ import { DATASET_INDEXES, type DatasetRecord } from './datasets/dataset.repo.js'
 import type { AuthorizedDataset } from './datasets/dataset-auth.js';
 import { registerDatasetRoutes } from './datasets/dataset.routes.js';
 import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
+import { createExpiredChatLinkReader, type RunChat } from './files/expired-chat-link.js';
 import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
-import type { StoredFile } from './files/file.repo.js';
 import { createFileService, type FileService, MAX_BASE64_CHARS } from './files/file.service.js';
 import type { UploadedFile } from './files/multipart.js';
 import { deleteUnusedDatasetFiles, FIRST_SWEEP_WINDOW_MS, UNUSED_FILE_WINDOW_MS } from './files/files-sweep.js';
@@ -74,10 +74,11 @@ export interface ChatFileStore {
   store(auth: AuthContext, file: UploadedFile, owner: { chatId: string; appId: string }): Promise<{ fileId: string; previewUrl: string }>;
   /** Deletes the team's files among `fileIds` (another team's stay). */
   discard(teamId: string, fileIds: string[]): Promise<void>;
-  /** The stored file's document (its metadata names team, and app when it has one), or null. */
-  find(fileId: string): Promise<StoredFile | null>;
-  /** The stored file's bytes. */
-  read(fileId: string): Promise<Buffer>;
+  /**
+   * A run's read of a file of its own chat behind a read link whose token expired (undefined when
+   * the token has not expired: read it over the file route); see files/expired-chat-link.ts.
+   */
+  readExpired(token: string, run: RunChat, maxBytes: number): Promise<{ buffer: Buffer; contentType?: string } | undefined>;
 }
 
 /** The datasets module's services: what other modules use (`DatasetsAccess`) and what its routes and tests use. */
@@ -135,8 +136,7 @@ export const datasetsServices = fp(
       chatFiles: {
         store: (auth, file, owner) => files.store(auth, 'chat', file, owner),
         discard: (teamId, fileIds) => ctx.repos.files.deleteMany('chat', teamId, fileIds),
-        find: (fileId) => ctx.repos.files.find('chat', fileId),
-        read: (fileId) => ctx.repos.files.readBuffer('chat', fileId),
+        readExpired: createExpiredChatLinkReader({ fileTokenKey: ctx.config.FILE_TOKEN_KEY, files: ctx.repos.files }),
       },
       authorize: (auth: AuthContext, datasetId: string, required: RequiredPermission, field?: string) => ctx.auth.authDataset(auth, datasetId, required, field),
       authorizeData: async (auth: AuthContext, dataId: string) => {
