@@ -129,7 +129,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
   /**
    * One attempt of a job this delivery holds, its lease (and its place's) renewed until the attempt
    * settles or a close stops waiting for it; the renewal in flight settles before the outcome is
-   * written and the place given back (channel-turn-renewal.ts).
+   * written and the place given back (infra/lease-renewal.ts).
    */
   async function runHeld(job: ChannelJob, closed: AbortSignal, place: ChannelPlace | undefined): Promise<void> {
     const turn = new AbortController();

@@ -113,7 +113,11 @@ export function createChannelPlacesRepo(db: Db, options: { share: number; epochM
       return held.givenBack ? 'lost' : 'held';
     },
 
-    /** Gives the place back (its documents of every epoch); a renewal then inserts none, or removes its own. */
+    /**
+     * Gives the place back (its documents of every epoch); a renewal then inserts none, or removes
+     * its own. The turn already waits for its renewal before giving back (infra/lease-renewal.ts);
+     * this holds for any other caller of the repository too.
+     */
     async giveBack(held: ChannelPlace): Promise<void> {
       held.givenBack = true;
       await places.deleteMany({ linkId: held.linkId, holder: held.holder });
