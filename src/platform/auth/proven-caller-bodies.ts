@@ -61,14 +61,20 @@ export function boundBodiesByCaller(app: FastifyInstance, urls: readonly string[
 
   const chooseLimit: preParsingAsyncHookHandler = async (request, reply, payload) => {
     const proven = await headersProveCaller(app, request, LARGE_BODY_KINDS);
-    if (!proven && Number(request.headers['content-length']) > defaultLimit) {
-      // As the parser does for a body too large: else Node reads (and drops) the rest to keep the connection.
+    const limit = proven ? largeLimit : defaultLimit;
+    if (Number(request.headers['content-length']) > limit) {
+      // As the parser does for a body too large: else Node reads (and drops) the rest to keep the
+      // connection. Refused here, before any count starts (the parser's own length check answers
+      // without listening to the stream it was given).
       reply.header('connection', 'close');
       throw tooLarge();
     }
-    const counted = new CountedBody(proven ? largeLimit : defaultLimit, defaultLimit, () => {
+    const counted = new CountedBody(limit, defaultLimit, () => {
       request.bodyAboveDefaultLimit = true;
     });
+    // The parser listens for the count's failure while it reads; one raised once it stopped
+    // listening (it answered already) must not end the process as an uncaught stream error.
+    counted.on('error', () => payload.unpipe(counted));
     // Not `pipeline`: a failed count would destroy the request, and with it the socket the 413 goes out on.
     payload.on('error', (error) => counted.destroy(error));
     return payload.pipe(counted);
