@@ -2,7 +2,8 @@ import type { Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannelPlacesRepo } from '../../src/platform/outlinks/channels/channel-places.repo.js';
 import { buildReplica, type TestApp } from '../helpers/app.js';
-import type { FakeOpenAi, SeenRequest } from '../helpers/fake-openai.js';
+import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { holdModelCalls } from '../helpers/held-model-calls.js';
 import { until } from '../helpers/polling.js';
 import { createUser, login } from '../helpers/platform.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
@@ -51,43 +52,6 @@ async function feishuLink(name: string) {
   };
 }
 
-/**
- * Model calls of the questions in `hold` answer only when released; others answer at once. Each
- * call is known by its question (`<link>-<i>`); the most calls of one link in flight together
- * is kept (a held call counts until released).
- */
-function modelCalls(hold: (question: string) => boolean) {
-  const asked: string[] = [];
-  const held: { question: string; release: () => void }[] = [];
-  const inFlight = new Map<string, number>();
-  const mostInFlight = new Map<string, number>();
-  fake.route('POST', '/v1/chat/completions', async (request: SeenRequest) => {
-    const question = /ask (\w+-\d+)/.exec(JSON.stringify(request.body))?.[1] ?? '?';
-    const link = question.split('-')[0] as string;
-    asked.push(question);
-    inFlight.set(link, (inFlight.get(link) ?? 0) + 1);
-    mostInFlight.set(link, Math.max(mostInFlight.get(link) ?? 0, inFlight.get(link) ?? 0));
-    if (hold(question)) await new Promise<void>((resolve) => held.push({ question, release: resolve }));
-    inFlight.set(link, (inFlight.get(link) ?? 1) - 1);
-    return { json: { choices: [{ message: { role: 'assistant', content: `answer to ${question}` } }], usage: { prompt_tokens: 1, completion_tokens: 1 } } };
-  });
-  return {
-    asked,
-    held,
-    askedCount: (question: string) => asked.filter((q) => q === question).length,
-    mostInFlight: (link: string) => mostInFlight.get(link) ?? 0,
-    release(question: string) {
-      const index = held.findIndex((call) => call.question === question);
-      expect(index, `a held call asking ${question}`).toBeGreaterThanOrEqual(0);
-      held.splice(index, 1)[0]?.release();
-    },
-    releaseAll: () => {
-      for (const call of held.splice(0)) call.release();
-      fake.unroute('POST', '/v1/chat/completions');
-    },
-  };
-}
-
 beforeAll(async () => {
   ({ t, fake } = await startChatApp(() => ({ ...SHARE_OF_ONE, CHANNEL_TURN_SWEEP_MS: '600000' })));
   replica = await replicaOf();
@@ -105,7 +69,7 @@ afterAll(async () => {
 
 describe('a link’s share of channel turns holds across the deployment', () => {
   it('two messages of one link reaching two processes run one after the other; another link’s message runs meanwhile; each is answered once', async () => {
-    const model = modelCalls((question) => question === 'a0-0' || question === 'b0-0');
+    const model = holdModelCalls(fake, (question) => question === 'a0-0' || question === 'b0-0');
     try {
       const a = await feishuLink('a0');
       const b = await feishuLink('b0');
@@ -143,7 +107,7 @@ describe('a link’s share of channel turns holds across the deployment', () => 
   }, 40_000);
 
   it('a burst of one link’s messages on both processes at once runs one at a time, each once', async () => {
-    const model = modelCalls(() => true);
+    const model = holdModelCalls(fake, () => true);
     try {
       const burst = await feishuLink('d0');
       const messages = [0, 1, 2, 3, 4, 5];
@@ -164,7 +128,7 @@ describe('a link’s share of channel turns holds across the deployment', () => 
   }, 40_000);
 
   it('a process closed while holding a place gives it back once its lease ran out (its clock run out, not waited for)', async () => {
-    const model = modelCalls((question) => question === 'c0-0' && model.askedCount('c0-0') === 1);
+    const model = holdModelCalls(fake, (question) => question === 'c0-0' && model.askedCount('c0-0') === 1);
     // The stopping process: a short lease, and a close that waits 1 s for its turns.
     const stopping = await replicaOf({ CHANNEL_TURN_LEASE_MS: '1500', SHUTDOWN_TIMEOUT_MS: '2000' });
     // The survivor: the same lease, a sweep every 200 ms.
@@ -203,7 +167,7 @@ describe('a link’s share of channel turns holds across the deployment', () => 
 
 describe('a turn whose place another took', () => {
   it('stops without answering; its message waits stored, its attempt not counted, and runs once the place is free again', async () => {
-    const model = modelCalls((question) => question === 'e0-0' && model.askedCount('e0-0') === 1);
+    const model = holdModelCalls(fake, (question) => question === 'e0-0' && model.askedCount('e0-0') === 1);
     const runner = await replicaOf({ CHANNEL_TURN_LEASE_MS: '1500', CHANNEL_TURN_SWEEP_MS: '200', LOG_LEVEL: 'info' });
     try {
       const e = await feishuLink('e0');
@@ -239,7 +203,7 @@ describe('a turn whose place another took', () => {
 
 describe('a place given back while its renewal is on its way', () => {
   it('leaves no place of its holder behind, and the link’s next message runs at once', async () => {
-    const model = modelCalls((question) => question === 'g0-0');
+    const model = holdModelCalls(fake, (question) => question === 'g0-0');
     // Half the 1500 ms lease: the epoch a place document is inserted for.
     const epochMs = 750;
     // Until the gate opens, a renewal that inserts a place document waits at it (the real repository underneath).

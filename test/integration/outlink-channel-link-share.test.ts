@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildReplica, type TestApp } from '../helpers/app.js';
-import type { FakeOpenAi, SeenRequest } from '../helpers/fake-openai.js';
+import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { holdModelCalls } from '../helpers/held-model-calls.js';
 import { failsOnce } from '../helpers/forced-failures.js';
 import { createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
@@ -41,42 +42,6 @@ const jobs = () => t.app.mongo.db.collection<{ _id: string; state?: string; atte
 /** Jobs of a link waiting after a deferral (stored, their take not counted). */
 const deferredOf = (linkId: string) => jobs().countDocuments({ _id: { $regex: `^${linkId}:` }, state: 'running', attempts: 0 });
 
-/**
- * Model calls answer only when released, in the order they came; each is known by its question
- * (`<link>-<i>`), and the most of one link's calls ever in flight together is kept.
- */
-function holdModelCalls() {
-  const asked: string[] = [];
-  const held: { question: string; release: () => void }[] = [];
-  const inFlight = new Map<string, number>();
-  const mostInFlight = new Map<string, number>();
-  const linkOf = (question: string) => question.split('-')[0] as string;
-  fake.route('POST', '/v1/chat/completions', async (request: SeenRequest) => {
-    const question = /ask (\w+-\d+)/.exec(JSON.stringify(request.body))?.[1] ?? '?';
-    const link = linkOf(question);
-    asked.push(question);
-    inFlight.set(link, (inFlight.get(link) ?? 0) + 1);
-    mostInFlight.set(link, Math.max(mostInFlight.get(link) ?? 0, inFlight.get(link) ?? 0));
-    await new Promise<void>((resolve) => held.push({ question, release: resolve }));
-    inFlight.set(link, (inFlight.get(link) ?? 1) - 1);
-    return { json: { choices: [{ message: { role: 'assistant', content: `answer to ${question}` } }], usage: { prompt_tokens: 1, completion_tokens: 1 } } };
-  });
-  return {
-    asked,
-    held,
-    mostInFlight: (link: string) => mostInFlight.get(link) ?? 0,
-    /** Releases the held call of this question. */
-    release(question: string) {
-      const index = held.findIndex((call) => call.question === question);
-      expect(index, `a held call asking ${question}`).toBeGreaterThanOrEqual(0);
-      held.splice(index, 1)[0]?.release();
-    },
-    releaseAll: () => {
-      for (const call of held.splice(0)) call.release();
-    },
-  };
-}
-
 beforeAll(async () => {
   // Eight turns per process: a link's share is two.
   ({ t, fake } = await startChatApp(() => ({ CHANNEL_TURNS_MAX: '8', CHANNEL_TURN_SWEEP_MS: '600000', LOG_LEVEL: 'silent' })));
@@ -97,7 +62,7 @@ afterAll(async () => {
 
 describe('a link runs at most its share of a process’s channel turns', () => {
   it('a burst on one link past its share is deferred, another link’s message starts at once, and every message is answered once', async () => {
-    const model = holdModelCalls();
+    const model = holdModelCalls(fake);
     try {
       const busy = await feishuLink(t, 'a');
       const other = await feishuLink(t, 'b');
@@ -129,7 +94,7 @@ describe('a link runs at most its share of a process’s channel turns', () => {
   }, 40_000);
 
   it('a turn freed by a busy link goes to a link whose message waits with nothing running, before the busy link’s older backlog', async () => {
-    const model = holdModelCalls();
+    const model = holdModelCalls(fake);
     try {
       // Four links at their share fill the eight turns; the busy one has two more waiting.
       const [busy, c, d, e] = [await feishuLink(t, 'p'), await feishuLink(t, 'c'), await feishuLink(t, 'd'), await feishuLink(t, 'e')];
@@ -163,7 +128,7 @@ describe('a link runs at most its share of a process’s channel turns', () => {
 
 describe('a deferral that cannot be written', () => {
   it('still acknowledges the stored message, a redelivery of it does nothing, and it runs once after its lease lapsed', async () => {
-    const model = holdModelCalls();
+    const model = holdModelCalls(fake);
     // One turn per process, a short lease, and a sweep that finds the lapsed job soon.
     const replica = await buildReplica(t, { MODEL_CONFIG_PATH: t.config.MODEL_CONFIG_PATH as string, SSRF_ALLOW_PRIVATE: 'true', CHANNEL_TURNS_MAX: '1', CHANNEL_TURN_LEASE_MS: '1000', CHANNEL_TURN_SWEEP_MS: '200', LOG_LEVEL: 'silent' });
     try {
