@@ -14,7 +14,7 @@ import { callerFromAuth } from './chat-caller.js';
 import type { ChatModule } from './chat-module.js';
 import type { ChatTurnRequest } from './chat-run.service.js';
 import { admitCompletion, finishTurn } from './completion-admission.js';
-import { questionWithStoredImages } from './inline-images.js';
+import { questionWithStoredImages, runKeepingStoredImages } from './inline-images.js';
 import { responseViewOf, shownResponses } from './messages.js';
 import { SseWriter, textChunk, usageChunk } from './sse.js';
 
@@ -47,21 +47,7 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       const admitted = await admitCompletion(chat, credential, input, request.ip);
       const { app, isPlugin, caller } = admitted;
       const question = await questionWithStoredImages(chat.inlineImages, admitted, input.chatId, bodyLimit);
-      // Files of the question's images that no stored item names (the turn failed, or its
-      // question was not stored: a continuation, a failed save) are taken back; never those of
-      // a stored question, whatever fails after its save.
-      const discardImages = () => (question.fileIds.length ? chat.inlineImages.discard(caller.auth.teamId, question.fileIds).catch(() => undefined) : undefined);
-      const runTurn = (turn: ChatTurnRequest) =>
-        chat.run.runTurn(turn).then(
-          async (result) => {
-            if (!result.questionStored) await discardImages();
-            return result;
-          },
-          async (error: unknown) => {
-            await discardImages();
-            throw error;
-          },
-        );
+      const runTurn = (turn: ChatTurnRequest) => runKeepingStoredImages(chat.inlineImages, caller.auth.teamId, question.fileIds, () => chat.run.runTurn(turn));
       const detail = input.detail || isPlugin;
       const responseChatItemId = input.responseChatItemId ?? nanoid();
       const controller = abortOnClose(request, reply);

@@ -90,8 +90,9 @@ export async function storeInlineImages(
       let link = stored.get(entry.file.url);
       if (!link) {
         const buffer = Buffer.from(entry.file.url.slice(entry.file.url.indexOf(',') + 1), 'base64');
-        const filename = `image-${stored.size + 1}.${EXTENSIONS[rasterImageType(buffer) ?? ''] ?? 'bin'}`;
-        const saved = await files.store(auth, { buffer, filename, mimetype: rasterImageType(buffer) ?? '' }, owner);
+        const mimetype = rasterImageType(buffer) ?? '';
+        const filename = `image-${stored.size + 1}.${EXTENSIONS[mimetype] ?? 'bin'}`;
+        const saved = await files.store(auth, { buffer, filename, mimetype }, owner);
         fileIds.push(saved.fileId);
         link = { url: saved.previewUrl, name: filename };
         stored.set(entry.file.url, link);
@@ -127,4 +128,19 @@ export async function questionWithStoredImages(
   }
   const stored = await storeInlineImages(files, admitted.caller.auth, { appId: admitted.app._id, chatId }, last);
   return { items: [...admitted.items.slice(0, -1), stored.item], fileIds: stored.fileIds };
+}
+
+/**
+ * Runs the turn; the files of its question's images that no stored item names (the turn failed,
+ * or its question was not stored: a continuation, a failed save) are taken back, never those of a
+ * stored question, whatever fails after its save.
+ */
+export async function runKeepingStoredImages<T extends { questionStored: boolean }>(files: InlineImageFiles, teamId: string, fileIds: string[], run: () => Promise<T>): Promise<T> {
+  const discard = () => (fileIds.length > 0 ? files.discard(teamId, fileIds).catch(() => undefined) : undefined);
+  const result = await run().catch(async (error: unknown) => {
+    await discard();
+    throw error;
+  });
+  if (!result.questionStored) await discard();
+  return result;
 }
