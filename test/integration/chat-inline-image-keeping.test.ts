@@ -3,13 +3,14 @@
  * while a stored chat item names them, whatever fails after the save; taken back when no item
  * does (an answer to a stored interactive node stores no question item). And a week on, when
  * their read links' tokens have expired, a run of the same chat still sends them to the model,
- * while the links stay refused over HTTP.
+ * while the links stay refused over HTTP, and the chat's window (core/chat/init) shows them with
+ * new links.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileReadUrl, signFileToken } from '../../src/platform/datasets/files/file-token.js';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
-import { apiKeyHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
+import { apiKeyHeaders, authHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 import { createPublishedApp, selectGraph, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
@@ -138,5 +139,38 @@ describe('an image of a chat whose read link expired (7 days)', () => {
     await questionImageIs('photo-source', forged);
     expect((await completions({ appId: visionApp, chatId: 'photo-source', messages: [question('still there?')] })).statusCode).toBe(200);
     expect(lastCallImages()).toEqual([]);
+  });
+
+  it("is shown by the chat's window with a new link that reads it; another chat's link is shown as it is", async () => {
+    expect((await completions({ appId: visionApp, chatId: 'window', messages: [question('keep this', SMALL)] })).statusCode).toBe(200);
+    const link = await expiredLinkOf('window');
+    await questionImageIs('window', link);
+    const init = (chatId: string) => t.app.inject({ method: 'GET', url: `/api/core/chat/init?appId=${visionApp}&chatId=${chatId}`, headers: authHeaders(tok) });
+    const shown = (body: string) => (JSON.parse(body).data.history as { obj: string; value: Value[] }[]).find((item) => item.obj === 'Human')!.value.find((v) => v.type === 'file')!.file!.url;
+
+    const opened = await init('window');
+    expect(opened.statusCode, opened.body).toBe(200);
+    const renewed = shown(opened.body);
+    expect(renewed).not.toBe(link);
+    expect(renewed).toMatch(/^\/api\/common\/file\/read\?filename=image-1\.png&token=/);
+    const read = await t.app.inject({ method: 'GET', url: renewed });
+    expect(read.statusCode).toBe(200);
+    expect(read.rawPayload.equals(PNG)).toBe(true);
+    // The stored item is not rewritten: each window gets its own new link.
+    expect(imageLinkOf((await humanItems('window'))[0] as never)).toBe(link);
+
+    // The same expired link in another chat of the app: not this chat's file, so not renewed.
+    expect((await completions({ appId: visionApp, chatId: 'window-neighbour', messages: [question('hello')] })).statusCode).toBe(200);
+    await questionImageIs('window-neighbour', link);
+    expect(shown((await init('window-neighbour')).body)).toBe(link);
+    // A link a day from expiring is renewed too; a fresh one is shown as it is.
+    const [file] = await chatFiles('window');
+    const claims = { bucketName: 'chat' as const, teamId: String(file!.metadata.teamId), tmbId: String(file!.metadata.tmbId), fileId: file!._id.toHexString() };
+    const nearlyDue = fileReadUrl(signFileToken(t.app.config.FILE_TOKEN_KEY, claims, Date.now() - 6.5 * DAY), 'image-1.png');
+    await questionImageIs('window', nearlyDue);
+    expect(shown((await init('window')).body)).not.toBe(nearlyDue);
+    const fresh = fileReadUrl(signFileToken(t.app.config.FILE_TOKEN_KEY, claims, Date.now() - DAY), 'image-1.png');
+    await questionImageIs('window', fresh);
+    expect(shown((await init('window')).body)).toBe(fresh);
   });
 });

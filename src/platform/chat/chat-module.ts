@@ -5,7 +5,7 @@ import { joinUrl } from '../../infra/join-url.js';
 import { safeFetch } from '../../infra/outbound-fetch.js';
 import type { SelfCallScope } from '../../infra/self-call-token.js';
 import type { AuthContext } from '../auth/types.js';
-import type { DatasetsAccess } from '../datasets/index.js';
+import type { ChatFileStore, DatasetsAccess } from '../datasets/index.js';
 import type { OutLinkService } from '../outlinks/outlinks.service.js';
 import { type AppSource, createAppSource } from './app-source.js';
 import { type ChatDoc, type ChatRepo, createChatRepo } from './chat.repo.js';
@@ -55,6 +55,8 @@ export interface ChatModule extends Omit<ChatServices, 'testing' | 'feedback'> {
   datasets: Pick<DatasetsAccess, 'authorize' | 'authorizeData' | 'findInTeam'>;
   /** Where a stored chat's question keeps its inline images (the datasets module's chat files). */
   inlineImages: InlineImageFiles;
+  /** New read links for a chat window's own files whose links are (nearly) expired (the datasets module's chat files). */
+  fileLinks: Pick<ChatFileStore, 'renewLinks'>;
 }
 
 /** The part of the module other modules see. */
@@ -160,5 +162,5 @@ export function createChatModule(app: FastifyInstance): ChatModule {
   });
   const feedback = createCustomFeedbacks({ repo, running: run.runningFeedbacks, onFailure: (error) => app.log.warn({ err: error }, 'custom feedback not saved') });
   const logs = createChatLogsService(createChatLogsRepo(db), now);
-  return { repo, files, logs, apps, access, run, outLinks, models, datasets, inlineImages, memberContext, outbound, now, feedback, findOwnChat: (auth, appId, chatId, within) => access.findOwnChat(auth, appId, chatId, within) };
+  return { repo, files, logs, apps, access, run, outLinks, models, datasets, inlineImages, fileLinks: chatFiles, memberContext, outbound, now, feedback, findOwnChat: (auth, appId, chatId, within) => access.findOwnChat(auth, appId, chatId, within) };
 }

@@ -1,6 +1,6 @@
 /** Chat windows and items: init, histories, rename/pin, delete, node responses, feedback. */
 import { resolveChatConfig } from '../../domain/workflow/chat-config.js';
-import type { StoreNode } from '../../domain/workflow/types.js';
+import type { ChatValue, StoreNode } from '../../domain/workflow/types.js';
 import { Errors } from '../../infra/errors.js';
 import { requireHexId } from '../../infra/mongo.js';
 import type { AuthContext } from '../auth/types.js';
@@ -14,6 +14,10 @@ import { DAY_MS } from './chat-time.js';
 import { type ResponseView, responseViewOf, shownResponses } from './messages.js';
 
 type Responses = Record<string, unknown>[];
+
+/** A file part whose link is a string (stored items are read as they are: imported chats may hold anything). */
+const isFileValue = (value: unknown): value is Extract<ChatValue, { type: 'file' }> =>
+  (value as ChatValue | null)?.type === 'file' && typeof (value as { file?: { url?: unknown } }).file?.url === 'string';
 
 /** The "preview" shape of AI items: counts and totals instead of the raw node responses. */
 export function previewItem(item: Record<string, unknown>): Record<string, unknown> {
@@ -62,6 +66,24 @@ export function createHistoryService(chat: ChatModule, identity: Pick<IdentitySe
     return dataId;
   }
 
+  /**
+   * The items with their own chat files' read links renewed when (nearly) expired: a chat item
+   * names its question's files by 7-day links (inline images included), which the window would
+   * otherwise show broken a week on. No read unless a link is due.
+   */
+  async function withRenewedFileLinks(items: ChatItemDoc[], owner: { teamId: string; appId: string; chatId: string }): Promise<ChatItemDoc[]> {
+    const fileValues = (item: ChatItemDoc) => (Array.isArray(item.value) ? item.value : []).filter(isFileValue);
+    const urls = items.flatMap((item) => fileValues(item).map((value) => value.file.url));
+    if (urls.length === 0) return items;
+    const renewed = await chat.fileLinks.renewLinks(urls, owner);
+    if (renewed.size === 0) return items;
+    return items.map((item) =>
+      fileValues(item).some((value) => renewed.has(value.file.url))
+        ? { ...item, value: item.value.map((value) => (isFileValue(value) && renewed.has(value.file.url) ? { ...value, file: { ...value.file, url: renewed.get(value.file.url)! } } : value)) }
+        : item,
+    );
+  }
+
   async function initData(input: {
     app: AppDoc;
     chat: ChatDoc | null;
@@ -74,7 +96,7 @@ export function createHistoryService(chat: ChatModule, identity: Pick<IdentitySe
     const appId = app._id;
     const graph = await chat.apps.runGraph(app);
     const isPlugin = app.type === 'plugin';
-    const items = input.chatId && input.chat ? await repo.lastItems(appId, input.chatId, 30) : [];
+    const items = input.chatId && input.chat ? await withRenewedFileLinks(await repo.lastItems(appId, input.chatId, 30), { teamId: app.teamId, appId, chatId: input.chatId }) : [];
     const history = items.map((item: ChatItemDoc) => {
       const out: Record<string, unknown> = { dataId: item.dataId, obj: item.obj, value: item.value, userGoodFeedback: item.userGoodFeedback, userBadFeedback: item.userBadFeedback };
       if (input.fields !== 'share') {

@@ -19,7 +19,7 @@ import { DATASET_INDEXES, type DatasetRecord } from './datasets/dataset.repo.js'
 import type { AuthorizedDataset } from './datasets/dataset-auth.js';
 import { registerDatasetRoutes } from './datasets/dataset.routes.js';
 import { registerDatasetDeletionResume } from './datasets/dataset-deletion.js';
-import { createExpiredChatLinkReader, type RunChat } from './files/expired-chat-link.js';
+import { createChatLinkRenewer, createExpiredChatLinkReader, type RunChat } from './files/expired-chat-link.js';
 import { FILE_INDEXES } from './files/file.repo.js';
 import { registerFileRoutes } from './files/file.routes.js';
 import { createFileService, type FileService, MAX_BASE64_CHARS } from './files/file.service.js';
@@ -79,6 +79,8 @@ export interface ChatFileStore {
    * the token has not expired: read it over the file route); see files/expired-chat-link.ts.
    */
   readExpired(token: string, run: RunChat, maxBytes: number): Promise<{ buffer: Buffer; contentType?: string } | undefined>;
+  /** A chat window's new links for its own files' read links among `urls` that expire within a day (old URL -> new); see files/expired-chat-link.ts. */
+  renewLinks(urls: readonly string[], chat: RunChat): Promise<Map<string, string>>;
 }
 
 /** The datasets module's services: what other modules use (`DatasetsAccess`) and what its routes and tests use. */
@@ -137,6 +139,7 @@ export const datasetsServices = fp(
         store: (auth, file, owner) => files.store(auth, 'chat', file, owner),
         discard: (teamId, fileIds) => ctx.repos.files.deleteMany('chat', teamId, fileIds),
         readExpired: createExpiredChatLinkReader({ fileTokenKey: ctx.config.FILE_TOKEN_KEY, files: ctx.repos.files }),
+        renewLinks: createChatLinkRenewer({ fileTokenKey: ctx.config.FILE_TOKEN_KEY, files: ctx.repos.files }),
       },
       authorize: (auth: AuthContext, datasetId: string, required: RequiredPermission, field?: string) => ctx.auth.authDataset(auth, datasetId, required, field),
       authorizeData: async (auth: AuthContext, dataId: string) => {

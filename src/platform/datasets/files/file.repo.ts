@@ -126,6 +126,16 @@ export function createFileRepo(db: Db) {
         metadata: rest,
       };
     },
+    /** Of `ids`, the chat files `owner`'s team and chat own, with the app they name (top-level owner fields: one pushed-down read on FerretDB). */
+    async chatFilesOf(owner: { teamId: string; chatId: string }, ids: string[]): Promise<{ _id: string; appId: ObjectId | string }[]> {
+      const valid = ids.filter((id) => isObjectIdHex(id)).map((id) => new ObjectId(id));
+      if (valid.length === 0 || !isObjectIdHex(owner.teamId)) return [];
+      const docs = await db
+        .collection<{ _id: ObjectId } & ChatFileOwner>(CHAT_FILES)
+        .find({ teamId: new ObjectId(owner.teamId), chatId: owner.chatId, _id: { $in: valid } }, { projection: { _id: 1, appId: 1 } })
+        .toArray();
+      return docs.map((doc) => ({ _id: doc._id.toHexString(), appId: doc.appId }));
+    },
     openStream(bucketName: BucketName, id: string) {
       return bucket(bucketName).openDownloadStream(oid(id));
     },
