@@ -174,3 +174,39 @@ describe('an image of a chat whose read link expired (7 days)', () => {
     expect(shown((await init('window')).body)).toBe(fresh);
   });
 });
+
+describe('the tools (agent) node with the vision switch', () => {
+  /** The vision chat graph with its AI chat node replaced by an agent (no tools attached), vision on or off. */
+  const agentGraph = (vision: boolean) => ({
+    ...visionGraph,
+    nodes: visionGraph.nodes.map((node) =>
+      node.nodeId === 'ai' ? { ...node, flowNodeType: 'tools', inputs: [...node.inputs.filter((input) => input.key !== 'aiChatVision'), { key: 'aiChatVision', value: vision }] } : node,
+    ),
+  });
+  const lastCallTexts = () =>
+    (fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.body as { messages: { role: string; content: unknown }[] }).messages.map((m) =>
+      typeof m.content === 'string' ? m.content : (m.content as { type: string; text?: string }[]).flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(''),
+    );
+
+  it("sends the question's image, then the history's in later turns, with their messages' text", async () => {
+    const agent = await createPublishedApp(t, tok, 'Vision agent', agentGraph(true));
+    expect((await completions({ appId: agent, chatId: 'agent-photo', messages: [question('what is this?', SMALL)] })).statusCode).toBe(200);
+    expect(lastCallImages()).toEqual([SMALL]);
+    expect(lastCallTexts().at(-1)).toBe('what is this?');
+
+    const next = await completions({ appId: agent, chatId: 'agent-photo', messages: [question('and its colour?')], detail: true });
+    expect(next.statusCode, next.body).toBe(200);
+    expect(lastCallImages()).toEqual([SMALL]);
+    expect(lastCallTexts().slice(-3)).toEqual(['what is this?', 'a photo', 'and its colour?']);
+    // The run detail shows the conversation's text (the image-bearing message included), not data URLs.
+    const detail = (next.json().responseData as { moduleType: string; historyPreview: { obj: string; value: string }[] }[]).find((r) => r.moduleType === 'tools')!;
+    expect(detail.historyPreview.map((m) => m.value)).toContain('what is this?');
+    expect(JSON.stringify(detail)).not.toContain('base64');
+  });
+
+  it('sends no image with the switch off', async () => {
+    const agent = await createPublishedApp(t, tok, 'Blind agent', agentGraph(false));
+    expect((await completions({ appId: agent, chatId: 'agent-blind', messages: [question('what is this?', SMALL)] })).statusCode).toBe(200);
+    expect(lastCallImages()).toEqual([]);
+  });
+});

@@ -3,11 +3,13 @@
  * edges are offered as functions (name = nodeId, description = intro, parameters = inputs with a
  * toolDescription). Each call runs a nested dispatch with that node as the entry; its tool
  * response goes back to the model until it answers without calling a tool (at most 30 rounds)
- * or a stopTool node ran. A streamed run streams every round (tool-stream.ts).
+ * or a stopTool node ran. A streamed run streams every round (tool-stream.ts). With the vision
+ * switch on a vision model, the question's and the history's images are sent (vision-images.ts).
  */
 
 import { textHead, textTail } from '../../../domain/text-cut.js';
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
+import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import { toolResponseText } from '../../../domain/workflow/tool-response.js';
 import { countTokens } from '../../../domain/token-count.js';
@@ -19,15 +21,23 @@ import { nanoid } from '../../../infra/random-string.js';
 import { dispatchNested } from './nested-run.js';
 import { modelTemperature, modelUsage, type NodeDeps, nodeLlm, pointsFor } from './node-deps.js';
 import { streamToolRound, type ToolRoundHandlers } from './tool-stream.js';
+import { visionHistoryMessages, withVisionImages } from './vision-images.js';
 
 /** Model calls per run of the node, as the reference's `maxRunToolTimes`. */
 const MAX_ROUNDS = 30;
 
+/** The message with its text parts only (a vision message's images left out). */
+function asText(message: LlmMessage): LlmMessage {
+  if (!Array.isArray(message.content)) return message;
+  return { ...message, content: message.content.flatMap((part) => (part.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n') };
+}
+
 /** A message of the agent's conversation as the response detail shows it: text only (a tool's answer as the AI's). */
 function previewMessage(message: LlmMessage): PromptMessage[] {
-  if (typeof message.content !== 'string' || !message.content) return [];
+  const { content } = asText(message);
+  if (typeof content !== 'string' || !content) return [];
   const role = message.role === 'tool' ? 'assistant' : message.role;
-  return role === 'system' || role === 'user' || role === 'assistant' ? [{ role, content: message.content }] : [];
+  return role === 'system' || role === 'user' || role === 'assistant' ? [{ role, content }] : [];
 }
 
 /**
@@ -74,9 +84,14 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
     const toolIds = runtimeEdges.filter((e) => e.source === node.nodeId && e.sourceHandle === SELECTED_TOOLS_HANDLE).map((e) => e.target);
     const tools = runtimeNodes.filter((n) => toolIds.includes(n.nodeId));
     const question = String(params.userChatInput ?? valuesText(query));
-    const messages: LlmMessage[] = [];
-    if (typeof params.systemPrompt === 'string' && params.systemPrompt) messages.push({ role: 'system', content: params.systemPrompt });
-    messages.push(...historyToMessages(selectHistories(params.history ?? 6, histories)), { role: 'user', content: question });
+    const prompt: PromptMessage[] = [];
+    if (typeof params.systemPrompt === 'string' && params.systemPrompt) prompt.push({ role: 'system', content: params.systemPrompt });
+    // The vision switch on a vision model, as the AI chat node: the question's and the history's images go with their messages.
+    const vision = llm.model.vision === true && formatValueType(params.aiChatVision ?? false, 'boolean') === true;
+    const history = selectHistories(params.history ?? 6, histories);
+    const fromHistory = vision ? visionHistoryMessages(history) : { messages: historyToMessages(history), imageLinks: new Map() };
+    prompt.push(...fromHistory.messages, { role: 'user', content: question });
+    const messages: LlmMessage[] = vision ? (await withVisionImages(deps, prompt, query, fromHistory.imageLinks)).sent : [...prompt];
 
     const assistant: ChatValue[] = [];
     const details: Record<string, unknown>[] = [];
@@ -106,7 +121,8 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         extra: tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : undefined,
       });
       const result = stream ? await streamToolRound(llm.endpoint, request, roundEvents, () => nanoid(), deps.signal) : await completeChatOrCut(llm.endpoint, request, deps.signal);
-      inputTokens += result.promptTokens ?? estimatePromptTokens(messages);
+      // An estimate counts text: an image's data URL is no measure of what the model counts for it.
+      inputTokens += result.promptTokens ?? estimatePromptTokens(messages.map(asText));
       outputTokens += result.completionTokens ?? countTokens(result.content);
       // The client hung up: what the round said is the answer, and no call runs (a cut round has none).
       if (!result.toolCalls?.length || result.cut || isAborted()) {
