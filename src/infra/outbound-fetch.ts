@@ -111,6 +111,10 @@ function requestOnce(url: URL, options: SafeFetchOptions, allowed: (address: str
       method: options.method ?? 'GET',
       headers: { 'user-agent': 'platform-service', ...options.headers },
       lookup: guardedLookup(allowed) as never,
+      // A connection of its own, closed after: the address is checked when a connection opens,
+      // and a pooled one (Node's global agent keeps them) may have been opened by a call under
+      // a looser policy (the sandbox's, which may reach private hosts) to the same host.
+      agent: false,
       timeout: remaining,
     });
     const timer = setTimeout(() => request.destroy(timedOut(`No response from ${url.host} within the timeout`)), remaining);
@@ -183,7 +187,13 @@ export async function safeFetch(rawUrl: string, options: SafeFetchOptions = {}):
     const location = response.headers.location;
     if (![301, 302, 303, 307, 308].includes(response.status) || !location) return response;
     if (hop >= maxRedirects) throw Errors.badGateway(`Too many redirects from ${urlForMessage(rawUrl)}`);
-    const next = parseTarget(new URL(location, url).toString());
+    let resolved: string;
+    try {
+      resolved = new URL(location, url).toString();
+    } catch {
+      throw Errors.badGateway(`${urlForMessage(url.toString())} redirected to a malformed address`);
+    }
+    const next = parseTarget(resolved);
     // Another origin gets none of the headers a workflow or plugin set but the harmless ones:
     // they may carry its credentials (Authorization, an API key header), meant for the first host.
     if (next.origin !== url.origin && current.headers) current = { ...current, headers: crossOriginHeaders(current.headers) };

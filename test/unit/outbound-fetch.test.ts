@@ -128,6 +128,10 @@ describe('safeFetch against a local server', () => {
         res.writeHead(302, { location: `http://127.0.0.2:${port}/ok` });
         return res.end();
       }
+      if (req.url === '/redirect-malformed') {
+        res.writeHead(302, { location: 'http://[::1' });
+        return res.end();
+      }
       if (req.url === '/loop') {
         res.writeHead(302, { location: '/loop' });
         return res.end();
@@ -192,6 +196,18 @@ describe('safeFetch against a local server', () => {
     expect(other.authorization).toBeUndefined();
     expect(other['x-api-key']).toBeUndefined();
     expect(other.cookie).toBeUndefined();
+  });
+
+  it('never reuses a connection another call opened under a looser policy (the sandbox call may reach private hosts)', async () => {
+    // A privileged call leaves an idle connection to the private host; a guarded call of the same host right after must not ride it.
+    expect((await safeFetch(`http://localhost:${port}/ok`, { allowPrivate: true })).text()).toBe('hello');
+    await expect(safeFetch(`http://localhost:${port}/ok`)).rejects.toMatchObject({ httpStatus: 400, statusText: 'urlNotAllowed' });
+    expect((await safeFetch(`${base}/ok`, { allowPrivate: true })).text()).toBe('hello');
+    await expect(safeFetch(`http://localhost:${port}/ok`, { isAddressAllowed: (address) => address !== '127.0.0.1' && address !== '::1' })).rejects.toMatchObject({ httpStatus: 400 });
+  });
+
+  it('answers a redirect to a malformed address as a bad gateway, not an internal error', async () => {
+    await expect(safeFetch(`${base}/redirect-malformed`, { allowPrivate: true })).rejects.toMatchObject({ httpStatus: 502, statusText: 'badGateway' });
   });
 
   it('caps the size', async () => {
