@@ -1,7 +1,7 @@
 /** Reading what FastGPT 4.8.10 editors and older exports store (pure parts). */
 import { describe, expect, it } from 'vitest';
 import { resolveChatConfig } from '../../src/domain/workflow/chat-config.js';
-import { dynamicParams, buildNodeParams, replaceEditorVariables } from '../../src/domain/workflow/interpolate.js';
+import { dynamicParams, buildNodeParams, fillNodeText } from '../../src/domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../src/domain/workflow/loose-json.js';
 import { normaliseBranches, pureRunners } from '../../src/domain/workflow/pure-runners.js';
 import type { NodeRunContext, RuntimeNode } from '../../src/domain/workflow/types.js';
@@ -64,7 +64,7 @@ describe('dynamic inputs', () => {
     expect(dynamicParams(legacy, params)).toEqual({ searchKey: 'Oslo' });
   });
   it('{{$node.x$}} finds an output by id, else by key', () => {
-    expect(replaceEditorVariables('{{$src.out$}}/{{$src.k$}}', [src], {})).toBe('Oslo/Oslo');
+    expect(fillNodeText('{{$src.out$}}/{{$src.k$}}', [src], {})).toBe('Oslo/Oslo');
   });
 });
 

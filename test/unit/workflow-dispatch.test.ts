@@ -420,6 +420,11 @@ describe('dispatchWorkflow', () => {
   it('rejects an unsupported node type with a clear error', async () => {
     const nodes = [node('start', 'workflowStart', { isEntry: true }), node('lafy', 'lafModule', { name: 'Laf' })];
     await expect(run(nodes, [edge('start', 'lafy')])).rejects.toThrow(/lafModule.*not supported/);
+    // Names of Object.prototype's members are no runners either (they ran as silent no-ops).
+    for (const type of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const named = [node('start', 'workflowStart', { isEntry: true }), node('odd', type, { name: 'Odd' })];
+      await expect(run(named, [edge('start', 'odd')])).rejects.toThrow(new RegExp(`'${type}'.*not supported`));
+    }
   });
 
   it('debug mode runs only the entries and reports the next nodes', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkCondition, chooseBranch } from '../../src/domain/workflow/if-else.js';
 import { WorkflowError } from '../../src/domain/workflow/workflow-error.js';
-import { formatValueType, replaceEditorVariables, replaceVariables } from '../../src/domain/workflow/interpolate.js';
+import { fillNodeText, formatValueType, replaceVariables } from '../../src/domain/workflow/interpolate.js';
 import { selectHistories } from '../../src/domain/workflow/chat-values.js';
 import type { ChatItem, RuntimeNode } from '../../src/domain/workflow/types.js';
 
@@ -16,7 +16,7 @@ describe('replaceVariables', () => {
   for (const [text, vars, expected] of cases) it(`${text} → ${expected}`, () => expect(replaceVariables(text, vars)).toBe(expected));
 });
 
-describe('replaceEditorVariables', () => {
+describe('fillNodeText (references)', () => {
   const nodes: RuntimeNode[] = [
     { nodeId: 'n1', flowNodeType: 'x', inputs: [], outputs: [{ id: 'o1', key: 'k', value: { a: 1 } }, { id: 'b', key: 'b', value: true }, { id: 'nil', key: 'nil', value: null }] },
   ];
@@ -29,7 +29,7 @@ describe('replaceEditorVariables', () => {
     ['[{{$n1.nil$}}]', '[null]'],
     ['{{$VARIABLE_NODE_ID.none$}}', 'null'],
   ];
-  for (const [text, expected] of cases) it(`${text} → ${expected}`, () => expect(replaceEditorVariables(text, nodes, { v: 'V', none: null })).toBe(expected));
+  for (const [text, expected] of cases) it(`${text} → ${expected}`, () => expect(fillNodeText(text, nodes, { v: 'V', none: null })).toBe(expected));
 });
 
 describe('formatValueType', () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { dispatchWorkflow, WorkflowError } from '../../src/domain/workflow/dispatch.js';
 import { MAX_GRAPH_EDGES, MAX_GRAPH_NODES, MAX_NODE_PARTS } from '../../src/domain/workflow/graph-limits.js';
-import { buildNodeParams, MAX_INTERPOLATED_GROWTH, replaceEditorVariables, replaceVariables, TextTooLongError } from '../../src/domain/workflow/interpolate.js';
+import { buildNodeParams, MAX_INTERPOLATED_GROWTH, fillNodeText, replaceVariables, TextTooLongError } from '../../src/domain/workflow/interpolate.js';
 import { historyLoadLimit, MAX_HISTORY_ROUNDS } from '../../src/domain/workflow/messages.js';
 import { renderQuotePrompt, renderQuotes } from '../../src/domain/workflow/prompts.js';
 import { pureRunners } from '../../src/domain/workflow/pure-runners.js';
@@ -89,7 +89,7 @@ describe('variable substitution', () => {
     const big = 'x'.repeat(5000);
     expect(replaceVariables('{{v}}'.repeat(150), { v: big })).toHaveLength(150 * 5000);
     expect(() => replaceVariables('{{v}}'.repeat(300), { v: big })).toThrow(TextTooLongError);
-    expect(() => replaceEditorVariables('{{$VARIABLE_NODE_ID.v$}}'.repeat(300), [], { v: big })).toThrow(TextTooLongError);
+    expect(() => fillNodeText('{{$VARIABLE_NODE_ID.v$}}'.repeat(300), [], { v: big })).toThrow(TextTooLongError);
     // A text that is long by itself is not the substitution's doing.
     const long = 'y'.repeat(MAX_INTERPOLATED_GROWTH + 10);
     expect(replaceVariables(`${long}{{v}}`, { v: 'z' })).toBe(`${long}z`);

@@ -142,7 +142,8 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
   const runNode = async (node: RuntimeNode): Promise<NodeRunResult> => {
     budget.remaining -= 1;
     if (node.showStatus) emit({ event: 'flowNodeStatus', status: 'running', name: node.name ?? node.flowNodeType });
-    const runner = runners[node.flowNodeType];
+    // Own keys only: `constructor` or `toString` would find Object.prototype's functions and "run".
+    const runner = Object.hasOwn(runners, node.flowNodeType) ? runners[node.flowNodeType] : undefined;
     if (!runner) throw new WorkflowError(`Node type '${node.flowNodeType}' (node '${node.name ?? node.nodeId}') is not supported`);
     const started = now();
     let result: NodeRunResult;

@@ -1,8 +1,9 @@
 /**
- * Building a node's params: `{{key}}` from global variables, then
- * `{{$nodeId.outputId$}}` from node outputs, then reference tuples, then value-type formatting.
+ * Building a node's params: `{{key}}` from global variables and `{{$nodeId.outputId$}}` from node
+ * outputs (one pass), then reference tuples, then value-type formatting.
  */
 import { isRecord } from './input-shapes.js';
+import { templatePluginInputs } from './system-plugin-ids.js';
 import { type FlowNodeInput, type RuntimeNode, VARIABLE_NODE_ID } from './types.js';
 import { NodeInputError } from './workflow-error.js';
 
@@ -85,17 +86,7 @@ const VARIABLE_PLACEHOLDER = /\{\{([^{}]+)\}\}/g;
  */
 export function replaceVariables(text: string, variables: Record<string, unknown>, budget?: TextBudget): string {
   if (!text.includes('{{')) return text;
-  return substitute(
-    text,
-    VARIABLE_PLACEHOLDER,
-    (match) => {
-      const key = match[1]!;
-      if (!Object.hasOwn(variables, key)) return undefined;
-      const value = variables[key];
-      return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
-    },
-    budget,
-  );
+  return substitute(text, VARIABLE_PLACEHOLDER, (match) => variableText(variables, match[1]!), budget);
 }
 
 /** Inserts strings and numbers as text and objects (null too: `null`) as JSON; undefined and booleans stay. */
@@ -119,35 +110,75 @@ function outputValue(node: RuntimeNode | undefined, idOrKey: string): unknown {
   return (outputs.find((output) => output.id === idOrKey) ?? outputs.find((output) => output.key === idOrKey))?.value;
 }
 
-const EDITOR_PLACEHOLDER = /\{\{\$([^.{}$]+)\.([^{}$]+)\$\}\}/g;
+/** `{{$nodeId.key$}}` or `{{key}}`: both kinds of placeholder, found in one scan. */
+const ANY_PLACEHOLDER = /\{\{\$([^.{}$]+)\.([^{}$]+)\$\}\}|\{\{([^{}]+)\}\}/g;
 
-/** `{{$nodeId.outputId$}}` substitution over variables, node outputs and the node's own reference inputs. */
-export function replaceEditorVariables(
+/** What fills each kind of placeholder (undefined keeps the placeholder as written). */
+export interface PlaceholderValues {
+  variable(key: string): string | undefined;
+  reference(nodeId: string, key: string): string | undefined;
+}
+
+/**
+ * `{{key}}` and `{{$nodeId.key$}}` filled in one pass over the text as written: a value inserted
+ * is never read again as a placeholder. (4.8.10 fills `{{key}}` first and then reads the result
+ * for `{{$…$}}`: a caller's variable holding `{{$node.output$}}` named any output of the run, the
+ * running node's own inputs too, its HTTP headers included, past a share link's hidden details.)
+ */
+export function fillPlaceholders(text: string, values: PlaceholderValues, budget?: TextBudget): string {
+  if (!text.includes('{{')) return text;
+  return substitute(text, ANY_PLACEHOLDER, (match) => (match[3] !== undefined ? values.variable(match[3]) : values.reference(match[1]!, match[2]!)), budget);
+}
+
+/** What `{{key}}` inserts of a global variable: own string and number values only. */
+export function variableText(variables: Record<string, unknown>, key: string): string | undefined {
+  if (!Object.hasOwn(variables, key)) return undefined;
+  const value = variables[key];
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+}
+
+/** What `{{$nodeId.key$}}` names: a global variable, the running node's own input (a reference resolved), or a node's output. */
+export function referencedValue(nodes: NodeLookup, variables: Record<string, unknown>, runningNode: RuntimeNode | undefined, nodeId: string, key: string): unknown {
+  if (nodeId === VARIABLE_NODE_ID) return variables[key];
+  if (runningNode && nodeId === runningNode.nodeId) {
+    const input = runningNode.inputs.find((item) => item.key === key);
+    return input && isReference(input.value) ? resolveReference(input.value, nodes, variables) : input?.value;
+  }
+  return outputValue(nodes.get(nodeId), key);
+}
+
+/**
+ * A node's text with its variables (`{{key}}`, from `scope`: the global variables unless the node
+ * adds its own) and references (`{{$nodeId.key$}}`) filled, in one pass.
+ */
+export function fillNodeText(
   text: string,
   nodes: readonly RuntimeNode[] | NodeLookup,
   variables: Record<string, unknown>,
   runningNode?: RuntimeNode,
-  format: (value: unknown) => string | undefined = editorText,
   budget?: TextBudget,
+  scope: Record<string, unknown> = variables,
 ): string {
-  if (!text.includes('{{$')) return text;
+  if (!text.includes('{{')) return text;
   const byId = nodeLookup(nodes);
-  return substitute(
-    text,
-    EDITOR_PLACEHOLDER,
-    (match) => {
-      const nodeId = match[1]!;
-      const key = match[2]!;
-      let value: unknown;
-      if (nodeId === VARIABLE_NODE_ID) value = variables[key];
-      else if (runningNode && nodeId === runningNode.nodeId) {
-        const input = runningNode.inputs.find((item) => item.key === key);
-        value = input && isReference(input.value) ? resolveReference(input.value, byId, variables) : input?.value;
-      } else value = outputValue(byId.get(nodeId), key);
-      return format(value);
-    },
-    budget,
-  );
+  return fillPlaceholders(text, { variable: (key) => variableText(scope, key), reference: (nodeId, key) => editorText(referencedValue(byId, variables, runningNode, nodeId, key)) }, budget);
+}
+
+/**
+ * What a text's placeholders are filled with, keyed as a plain `{{key}}` fill names them
+ * (`key`, or `$nodeId.key$` for a reference); placeholders without a value are absent. For a
+ * template filled later by a single `{{key}}` pass of its own (the template system plugins): those
+ * values go in with its others, and everything is still filled in one pass.
+ */
+export function placeholderFills(text: string, nodes: readonly RuntimeNode[] | NodeLookup, variables: Record<string, unknown>, runningNode?: RuntimeNode): Record<string, string> {
+  const fills: Record<string, string> = {};
+  if (!text.includes('{{')) return fills;
+  const byId = nodeLookup(nodes);
+  for (const match of text.matchAll(ANY_PLACEHOLDER)) {
+    const value = match[3] !== undefined ? variableText(variables, match[3]) : editorText(referencedValue(byId, variables, runningNode, match[1]!, match[2]!));
+    if (value !== undefined) fills[match[3] ?? `$${match[1]}.${match[2]}$`] = value;
+  }
+  return fills;
 }
 
 /**
@@ -180,15 +211,21 @@ export function formatValueType(value: unknown, valueType?: string): unknown {
   }
 }
 
-/** Inputs whose templates their node fills itself (the HTTP node JSON-escapes values in bodies). */
-const SELF_TEMPLATED_INPUTS = new Set(['system_httpJsonBody']);
+/**
+ * Inputs whose templates their node fills itself, with values of its own, in the same one pass
+ * as the variables and references: the HTTP node JSON-escapes values in bodies; the text editor
+ * and the template plugins add their dynamic inputs. Filled here first, a variable's value
+ * holding `{{input}}` would be filled again there.
+ */
+function selfTemplated(input: FlowNodeInput, node: RuntimeNode): boolean {
+  if (input.key === 'system_httpJsonBody') return true;
+  if (node.flowNodeType === 'textEditor') return input.key === 'system_textareaInput';
+  return templatePluginInputs(node).includes(input.key);
+}
 
 function inputValue(input: FlowNodeInput, node: RuntimeNode, nodes: NodeLookup, variables: Record<string, unknown>, budget: TextBudget): unknown {
   let value = input.value;
-  if (typeof value === 'string' && !SELF_TEMPLATED_INPUTS.has(input.key)) {
-    value = replaceVariables(value, variables, budget);
-    value = replaceEditorVariables(value as string, nodes, variables, node, undefined, budget);
-  }
+  if (typeof value === 'string' && !selfTemplated(input, node)) value = fillNodeText(value, nodes, variables, node, budget);
   if (isReference(value)) value = resolveReference(value, nodes, variables);
   return formatValueType(value, input.valueType);
 }

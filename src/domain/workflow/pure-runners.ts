@@ -6,7 +6,7 @@ import { mergeByRankFusion } from '../rank-fusion.js';
 import { valuesFileUrls, valuesText } from './chat-values.js';
 import { chooseBranch, type IfElseBranch } from './if-else.js';
 import { recordsOf } from './input-shapes.js';
-import { dynamicParams, formatValueType, isReference, nodeLookup, replaceEditorVariables, replaceVariables, resolveReference, TextBudget } from './interpolate.js';
+import { dynamicParams, fillNodeText, formatValueType, isReference, nodeLookup, resolveReference, TextBudget } from './interpolate.js';
 import { type NodeRunner, type UserSelectOption, VARIABLE_NODE_ID } from './types.js';
 import { persistedVariables } from './dispatch.js';
 
@@ -80,7 +80,7 @@ const variableUpdate: NodeRunner = async ({ params, runtimeNodes, nodeById, vari
     else {
       const literal = Array.isArray(item.value) ? item.value[1] : item.value;
       value = formatValueType(literal, item.valueType);
-      if (typeof value === 'string') value = replaceEditorVariables(replaceVariables(value, variables, budget), nodes, variables, node, undefined, budget);
+      if (typeof value === 'string') value = fillNodeText(value, nodes, variables, node, budget);
     }
     if (targetNodeId === VARIABLE_NODE_ID) variables[targetKey] = value;
     else {
@@ -117,12 +117,13 @@ const pluginOutput: NodeRunner = async ({ params }) => ({ responseData: { totalP
 /** A text editor's own input as text, as the reference formats it: JSON (indented, null as `null`), numbers and booleans as written. */
 const editorInputText = (value: unknown) => (typeof value === 'object' ? JSON.stringify(value, null, 2) : typeof value === 'boolean' ? String(value) : value);
 
-const textEditor: NodeRunner = async ({ params, variables, node }) => {
+const textEditor: NodeRunner = async ({ params, variables, node, nodeById, runtimeNodes }) => {
   const dynamic = Object.fromEntries(Object.entries(dynamicParams(node, params)).map(([k, v]) => [k, editorInputText(v)]));
   const text = typeof params.system_textareaInput === 'string' ? params.system_textareaInput : '';
-  // Global variables win over the node's inputs of the same name, as in the reference; one that is
-  // not text or a number (the histories) is left as written, as the reference's substitution does.
-  const out = replaceVariables(text, Object.assign({}, dynamic, variables));
+  // Its template is filled here only (interpolate.ts selfTemplated), variables, references and
+  // its own inputs in one pass. Global variables win over the node's inputs of the same name, as
+  // in the reference; one that is not text or a number (the histories) is left as written.
+  const out = fillNodeText(text, nodeById ?? runtimeNodes, variables, node, undefined, Object.assign({}, dynamic, variables));
   return { outputs: { system_text: out }, responseData: { textOutput: out } };
 };
 

@@ -6,7 +6,9 @@
 import { tokenTotals } from '../../../domain/usage-points.js';
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
 import { MissingInputError, WorkflowError } from '../../../domain/workflow/dispatch.js';
-import { dynamicInputOf, dynamicParams } from '../../../domain/workflow/interpolate.js';
+import { dynamicInputOf, dynamicParams, placeholderFills } from '../../../domain/workflow/interpolate.js';
+import { isRecord } from '../../../domain/workflow/input-shapes.js';
+import { isSystemPluginId, templatePluginInputs } from '../../../domain/workflow/system-plugin-ids.js';
 import type { ChatItem, NodeRunContext, NodeRunner, RuntimeEdge, RuntimeNode } from '../../../domain/workflow/types.js';
 import { deepClone } from '../../../infra/deep-clone.js';
 import type { RunGraph } from '../app-source.js';
@@ -30,9 +32,6 @@ export interface CompositeDeps {
   /** The turn's abort signal: a system plugin's run ends with it (call-cut.ts). */
   signal?: AbortSignal;
 }
-
-/** Plugin ids with a source prefix (`community-getTime`) are system plugins; team apps have hex ids. */
-export const isSystemPluginId = (pluginId: string) => pluginId.includes('-');
 
 function childRuntime(graph: RunGraph, entryTypes: string[], hideStatus: boolean): { nodes: RuntimeNode[]; edges: RuntimeEdge[] } {
   // The deep copy is the run's own: set in place (extending a spread copy is slow, docs/decisions.md#object-spread).
@@ -61,6 +60,14 @@ export function createCompositeRunners(deps: CompositeDeps): Record<string, Node
     const dynamicKey = dynamicInputOf(context.node)?.key;
     const inputs: Record<string, unknown> = Object.fromEntries(Object.entries(context.params).filter(([key]) => key !== dynamicKey));
     inputs.customInputs ??= dynamicParams(context.node, context.params);
+    // A template plugin's template comes unfilled (interpolate.ts selfTemplated): its variables
+    // and references go in with its own values, which they win over, for the plugin's one pass.
+    for (const key of templatePluginInputs(context.node)) {
+      const template = inputs[key];
+      if (typeof template !== 'string') continue;
+      const fills = placeholderFills(template, context.nodeById ?? context.runtimeNodes, context.variables, context.node);
+      inputs.customInputs = { ...(isRecord(inputs.customInputs) ? inputs.customInputs : {}), ...fills };
+    }
     // Cut by the turn's hang-up (the plugin's own calls too), the node fails and the turn ends (the run was aborted).
     const output = await untilCut(deps.signal, (signal) => runPlugin(pluginId, inputs, signal));
     if (pluginId === 'community-customFeedback' && typeof output.text === 'string' && output.text) deps.customFeedbacks?.push(output.text);

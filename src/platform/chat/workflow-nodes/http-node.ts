@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
-import { dynamicParams, formatValueType, nodeLookup, replaceEditorVariables, substitute, TextBudget } from '../../../domain/workflow/interpolate.js';
+import { dynamicParams, fillPlaceholders, formatValueType, nodeLookup, referencedValue, TextBudget } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import { valueAtPath } from '../../../domain/workflow/response-path.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
@@ -38,21 +38,18 @@ function placedText(value: unknown, placement: Placement): string {
   return JSON.stringify(value);
 }
 
-/** The HTTP node's own `{{key}}` substitution; a key it does not know stays as written (bare in JSON, null). */
-function replaceHttpVariables(text: string, scope: Record<string, unknown>, placement: Placement, budget: TextBudget): string {
-  return substitute(
-    text,
-    HTTP_PLACEHOLDER,
-    (match) => {
-      const key = match[1]!;
-      if (!(key in scope)) return placement === 'bare' ? 'null' : undefined;
-      return placedText(scope[key], placement);
-    },
-    budget,
-  );
+/** What the HTTP node's own `{{key}}` inserts; a key it does not know stays as written (bare in JSON, null). A key holding `$` is no key of its. */
+function httpVariableText(scope: Record<string, unknown>, key: string, placement: Placement): string | undefined {
+  if (key.includes('$')) return undefined;
+  if (!(key in scope)) return placement === 'bare' ? 'null' : undefined;
+  return placedText(scope[key], placement);
 }
 
-const HTTP_PLACEHOLDER = /\{\{([^{}$]+)\}\}/g;
+/** What a reference (`{{$node.output$}}`) inserts: as a variable would be; without a value, null in a JSON body, as before. */
+function httpReferenceText(value: unknown, placement: Placement): string | undefined {
+  if (placement === 'quoted' || placement === 'bare') return value === undefined ? 'null' : placedText(value, placement);
+  return value === undefined || typeof value === 'boolean' ? undefined : placedText(value, placement);
+}
 
 /** The parsed body without the undefined placeholders (see ABSENT). */
 function withoutAbsent(value: unknown): unknown {
@@ -152,14 +149,15 @@ export function createHttpRunners(deps: NodeDeps): Record<string, NodeRunner> {
     // One budget for every text of the request: many headers or body strings each naming a
     // large value add up, as one text naming it many times does.
     const budget = new TextBudget();
+    // Variables and references in one pass: a caller's value holding `{{$node.input$}}` is inserted
+    // as written, never read as a reference (to this node's own headers, say).
     const sub = (text: unknown, placement: Placement = 'text') =>
-      replaceEditorVariables(
-        replaceHttpVariables(String(text ?? ''), scope, placement, budget),
-        nodes,
-        variables,
-        node,
-        // A reference (`{{$node.output$}}`) that has no value reads null in a JSON body, as before.
-        placement === 'quoted' || placement === 'bare' ? (value) => (value === undefined ? 'null' : placedText(value, placement)) : undefined,
+      fillPlaceholders(
+        String(text ?? ''),
+        {
+          variable: (key) => httpVariableText(scope, key, placement),
+          reference: (nodeId, key) => httpReferenceText(referencedValue(nodes, variables, node, nodeId, key), placement),
+        },
         budget,
       );
     const subJson = (template: string) => jsonTemplateRuns(template).map((run) => sub(run.text, run.quoted ? 'quoted' : 'bare')).join('');
