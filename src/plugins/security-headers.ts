@@ -46,8 +46,8 @@ function helmetHeaders(options: HelmetOptions): Record<string, string> {
 
 /** The methods a preflight allows (every method the two APIs serve). */
 const PREFLIGHT_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
-/** Response headers a cross-origin script may read. */
-const EXPOSED_HEADERS = 'x-request-id, retry-after';
+/** Response headers a cross-origin script may read (openai-node in a browser reads `x-should-retry`: without it, a refused turn ran twice more). */
+const EXPOSED_HEADERS = 'x-request-id, retry-after, x-should-retry';
 /** How long a browser may reuse a preflight's answer (seconds). */
 const PREFLIGHT_MAX_AGE = '600';
 

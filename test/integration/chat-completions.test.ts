@@ -75,6 +75,12 @@ describe('v1/chat/completions', () => {
     expect(text).toBe('Echo: stream me');
     expect(frames.at(-1)!.data).toBe('[DONE]');
     expect(JSON.parse(frames.at(-2)!.data).choices[0].finish_reason).toBe('stop');
+    // The role is named once, in the opening chunk, as OpenAI streams (openai-python's stream
+    // helper joins every string field of the deltas: a role in each made it 'assistantassistant…').
+    const deltas = frames.filter((f) => f.data !== '[DONE]').map((f) => JSON.parse(f.data).choices[0].delta as { role?: string; content?: string });
+    expect(deltas.filter((delta) => delta.role !== undefined)).toEqual([{ role: 'assistant', content: '' }]);
+    expect(deltas[0]!.role).toBe('assistant');
+    expect(deltas.filter((delta) => delta.content).length).toBeGreaterThan(0);
   });
 
   it('streams named events with detail, flowResponses after [DONE]', async () => {

@@ -57,7 +57,7 @@ describe('browser preflight and request from any origin, without credentials', (
     expect(response.headers['access-control-allow-credentials']).toBeUndefined();
     expect(response.json().choices[0].message.content).toBe('Echo: from a browser');
     // A script on the other origin may read the request id and Retry-After.
-    expect(response.headers['access-control-expose-headers']).toBe('x-request-id, retry-after');
+    expect(response.headers['access-control-expose-headers']).toBe('x-request-id, retry-after, x-should-retry');
     expect(response.headers['x-request-id']).toBeTruthy();
   });
 

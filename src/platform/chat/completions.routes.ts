@@ -91,11 +91,11 @@ export function registerCompletionRoutes(app: FastifyInstance, chat: ChatModule)
       writer.start();
       // OpenAI opens every stream with the role: its SDKs' stream helpers refuse an answer whose
       // chunks never named one (a workflow that answers no text).
-      writer.write('answer', textChunk('', false, stamp));
+      writer.write('answer', textChunk('', 'open', stamp));
       try {
         const result = await runTurn(turn);
         finishTurn(chat, admitted, result.flowResponses);
-        writer.write('answer', textChunk('', true, stamp));
+        writer.write('answer', textChunk('', 'finish', stamp));
         if (input.stream_options?.include_usage) writer.write('answer', usageChunk(tokenTotals(result.flowUsages), stamp));
         writer.write('answer', '[DONE]');
         // Without detail for this caller, no frame at all (the non-stream answer's list is empty).

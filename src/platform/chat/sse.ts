@@ -15,14 +15,22 @@ export interface CompletionStamp {
   created: number;
 }
 
-/** An OpenAI chunk of the answer `stamp` names. */
-export function textChunk(text: string, finish: boolean, stamp: CompletionStamp) {
+/** What a chunk of the answer is: its opening (the role, said once), a piece of its text, or its end. */
+export type ChunkKind = 'open' | 'text' | 'finish';
+
+/**
+ * An OpenAI chunk of the answer `stamp` names. Only the opening chunk names the role, as OpenAI
+ * streams: openai-python's stream helper joins every string field of the deltas it is sent, so a
+ * role in each chunk made the final message's role `assistantassistant…` (the reference repeats it).
+ */
+export function textChunk(text: string, kind: ChunkKind, stamp: CompletionStamp) {
+  const delta = kind === 'finish' ? {} : kind === 'open' ? { role: 'assistant', content: text } : { content: text };
   return {
     id: stamp.id,
     object: 'chat.completion.chunk',
     created: stamp.created,
     model: '',
-    choices: [{ delta: finish ? {} : { role: 'assistant', content: text }, index: 0, finish_reason: finish ? 'stop' : null }],
+    choices: [{ delta, index: 0, finish_reason: kind === 'finish' ? 'stop' : null }],
   };
 }
 
@@ -144,7 +152,7 @@ export class SseWriter {
   /** Forwards a workflow event; without detail only answer text is written. */
   emit(event: WorkflowEvent): void {
     if (event.event === 'answer' || event.event === 'fastAnswer') {
-      this.write(event.event, textChunk(event.text, false, this.stamp));
+      this.write(event.event, textChunk(event.text, 'text', this.stamp));
       return;
     }
     if (!this.detail) return;
