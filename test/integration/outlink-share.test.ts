@@ -110,6 +110,10 @@ describe('share-link chat', () => {
 
     const histories = await inject('POST', '/core/chat/getHistories', creds);
     expect(histories.json().data.map((h: { chatId: string }) => h.chatId)).toEqual(['share-c1']);
+    // The web client's share page asks before its init answered the app: an empty appId is none.
+    const early = await inject('POST', '/core/chat/getHistories', { ...creds, appId: '' });
+    expect(early.statusCode, early.body).toBe(200);
+    expect(early.json().data.map((h: { chatId: string }) => h.chatId)).toEqual(['share-c1']);
     const otherVisitor = await inject('POST', '/core/chat/getHistories', { shareId, outLinkUid: 'visitor-2' });
     expect(otherVisitor.json().data).toEqual([]);
     const steal = await inject('POST', '/v1/chat/completions', { shareId, outLinkUid: 'visitor-2', chatId: 'share-c1', messages: [{ role: 'user', content: 'x' }] });

@@ -122,6 +122,12 @@ const message = z
   .loose();
 
 const chatId = z.string().max(250, 'chatId must be under 250 characters');
+
+/**
+ * An app id that may be left out, where an empty one is left out too: templates send the field
+ * always, and the web client's share page asks for its histories before its init answered the app.
+ */
+const optionalAppId = z.union([z.literal(''), zObjectId]).nullish().transform((value) => value || undefined);
 /** Stored with the chat and read back by each of its turns: bounded (infra/zod.ts MAX_FREE_FORM_KEYS). */
 const variables = zFreeFormRecord().default({});
 /** Completions: a numeric chatId is cast to text, null or empty means stateless (as the reference). */
@@ -142,8 +148,8 @@ export const completionsSchema = z
   .object({
     messages: messages(),
     chatId: completionsChatId,
-    // An empty id is absent (templates send the field always); an API key names its own app anyway.
-    appId: z.union([z.literal(''), zObjectId]).nullish().transform((value) => value || undefined),
+    // An API key names its own app anyway.
+    appId: optionalAppId,
     variables: zFreeFormRecord().nullish().transform((value) => value ?? {}),
     detail: lenientBool,
     stream: lenientBool,
@@ -178,10 +184,10 @@ export const debugSchema = z.object({
   appId: zObjectId,
 });
 
-export const initSchema = z.object({ appId: zObjectId.optional(), chatId: chatId.optional(), loadCustomFeedbacks: zBoolLike.optional() });
+export const initSchema = z.object({ appId: optionalAppId, chatId: chatId.optional(), loadCustomFeedbacks: zBoolLike.optional() });
 export const teamInitSchema = z.object({ appId: zObjectId, chatId: chatId.optional(), teamId: zObjectId, teamToken: z.string().min(1) });
 
-export const historiesSchema = z.object({ appId: zObjectId.optional(), ...outLinkParams });
+export const historiesSchema = z.object({ appId: optionalAppId, ...outLinkParams });
 export const updateHistorySchema = z.object({
   appId: zObjectId,
   chatId: chatId.min(1),
@@ -191,9 +197,9 @@ export const updateHistorySchema = z.object({
   ...outLinkParams,
 });
 export const chatRefSchema = z.object({ appId: zObjectId, chatId: chatId.min(1), ...outLinkParams });
-export const clearHistoriesSchema = z.object({ appId: zObjectId.optional(), ...outLinkParams });
+export const clearHistoriesSchema = z.object({ appId: optionalAppId, ...outLinkParams });
 export const itemDeleteSchema = z.object({ appId: zObjectId, chatId: chatId.optional(), contentId: z.string().max(100).optional(), ...outLinkParams });
-export const resDataSchema = z.object({ appId: zObjectId.optional(), chatId: chatId.optional(), dataId: z.string().max(100).optional(), ...outLinkParams });
+export const resDataSchema = z.object({ appId: optionalAppId, chatId: chatId.optional(), dataId: z.string().max(100).optional(), ...outLinkParams });
 
 export const feedbackSchema = z.object({
   appId: zObjectId,
@@ -243,7 +249,7 @@ export const closeCustomSchema = z.object({
   index: zIntLike.pipe(z.number().int().min(0)),
 });
 
-export const guideCountSchema = z.object({ appId: zObjectId.optional() });
+export const guideCountSchema = z.object({ appId: optionalAppId });
 export const guideListSchema = z.object({
   appId: zObjectId,
   current: zPageNum,
