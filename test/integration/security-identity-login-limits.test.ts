@@ -74,7 +74,7 @@ describe('platform login under 60 parallel wrong passwords', () => {
     expect((await platformLogin(t.app, 'frequent', 'right-password', '10.40.0.2')).statusCode).toBe(429);
   });
 
-  it('the old-password check of a password change counts on the same account limit', async () => {
+  it('the old-password check of a password change is limited per session (30 parallel guesses: at most 10 checks)', async () => {
     await createUser(t, { username: 'changer', password: 'right-password' });
     const token = (await platformLogin(t.app, 'changer', 'right-password', '10.50.0.1')).json().data.token as string;
     const change = (oldPsw: string) =>
@@ -84,7 +84,8 @@ describe('platform login under 60 parallel wrong passwords', () => {
     expect(counts[403]).toBeLessThanOrEqual(10);
     expect(counts[429]).toBeGreaterThanOrEqual(20);
     expect((await change('right-password')).statusCode).toBe(429);
-    expect((await platformLogin(t.app, 'changer', 'right-password', '10.50.0.2')).statusCode).toBe(429);
+    // Old-password guesses are counted per session, apart from the login limit (which anyone can fill by name).
+    expect((await platformLogin(t.app, 'changer', 'right-password', '10.50.0.2')).statusCode).toBe(200);
   });
 });
 

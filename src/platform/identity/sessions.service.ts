@@ -133,20 +133,33 @@ export function createSessionService(deps: SessionServiceDeps) {
   /**
    * Checks the old password; the caller's session stays, every other one ends. The new hash is
    * written only over the hash that was checked (409 otherwise, nothing written).
+   * Wrong old passwords are counted per session (10 per 10 minutes), not on the account's login
+   * limit: anyone can fill that one by name, which would keep a logged-in owner from changing a
+   * password they think has leaked. A stolen session still cannot guess without limit, and
+   * cannot make new sessions without the password.
    */
   async function changePassword(input: { userId: string; sessionId?: string; oldPsw: string; newPsw: string }) {
     const user = await users.findById(input.userId);
     if (!user) throw Errors.unAuthorization('The user no longer exists');
-    // A stolen session must not become a way to guess the password: same counter as logins.
-    const accountKey = `user:${user.username}`;
-    const slot = await limiter.reserve(accountKey);
-    if (!slot.ok) throw tooManyFailures(slot.retryAfterSeconds);
-    if (!(await verifyPassword(input.oldPsw, user.password))) throw Errors.accountRefused('The old password is wrong');
-    await limiter.clear(accountKey);
-    const written = await replacePassword({ users, sessions }, user._id, await hashPassword(input.newPsw), { keepSessionId: input.sessionId, expectedHash: user.password });
-    // A reset or another change landed after the old-password check: that write stands (it ended this session).
-    if (!written) throw Errors.conflict('The password was changed or reset while this change was made; log in again with the current password');
-    return { user: publicUserDocument(user) };
+    const guessKey = input.sessionId ? `pwchange:session:${input.sessionId}` : `pwchange:user:${user._id}`;
+    const slot = await limiter.reserve(guessKey);
+    if (!slot.ok) throw Errors.tooManyRequest(`Too many wrong old passwords, try again in ${slot.retryAfterSeconds} seconds`, slot.retryAfterSeconds);
+    let passwordFailed = false;
+    try {
+      if (!(await verifyPassword(input.oldPsw, user.password))) {
+        passwordFailed = true;
+        throw Errors.accountRefused('The old password is wrong');
+      }
+      await limiter.clear(guessKey);
+      // The password is proven, as by a login: the account's login count starts again.
+      await limiter.clear(`user:${user.username}`);
+      const written = await replacePassword({ users, sessions }, user._id, await hashPassword(input.newPsw), { keepSessionId: input.sessionId, expectedHash: user.password });
+      // A reset or another change landed after the old-password check: that write stands (it ended this session).
+      if (!written) throw Errors.conflict('The password was changed or reset while this change was made; log in again with the current password');
+      return { user: publicUserDocument(user) };
+    } finally {
+      if (!passwordFailed) await limiter.release(slot.slotId);
+    }
   }
 
   /**
