@@ -37,7 +37,16 @@ const named = { model: z.string().min(1), name: z.string().min(1) };
 const extraBody = z.record(z.string(), z.unknown()).optional();
 const fileSchema = z.looseObject({
   feConfigs: z.record(z.string(), z.unknown()).optional(),
-  systemEnv: z.record(z.string(), z.unknown()).optional(),
+  systemEnv: z
+    .looseObject({
+      // Keys are read back as `<prefix>-<secret>` (authenticator.ts parseApiKeyCredential): a '-' in it breaks every key.
+      openapiPrefix: z
+        .string()
+        .regex(/^[A-Za-z0-9_]*$/, 'must be letters, digits or _ only (API keys are read as <prefix>-<secret>)')
+        .nullable()
+        .optional(),
+    })
+    .optional(),
   llmModels: z.array(z.looseObject({ ...named, maxContext: z.number(), maxResponse: z.number(), quoteMaxToken: z.number(), defaultConfig: extraBody })).optional(),
   vectorModels: z
     .array(z.looseObject({ ...named, defaultToken: z.number(), maxToken: z.number(), defaultConfig: extraBody, dbConfig: extraBody, queryConfig: extraBody }))
