@@ -74,9 +74,25 @@ export function createMongo(uri: string, overrides: MongoClientOptions = {}): Mo
   return { client, db };
 }
 
-export async function ensureIndexes(db: Db, declarations: readonly IndexDeclaration[]): Promise<void> {
+/** MongoDB's answer to an index whose key (85) or name (86) an existing index has with other options. */
+const INDEX_CONFLICT_CODES = new Set([85, 86]);
+
+/**
+ * Builds the declared indexes. A FastGPT database reused as it is holds indexes of the same key
+ * with other options (its TTL indexes on `usages.time`, `images.expiredTime`,
+ * `buffer_tts.createTime`): MongoDB refuses ours next to them, and that one serves the same
+ * reads, so a plain range index of ours is left to it, with a warning. A unique index is never
+ * left to another: uniqueness is what the code relies on.
+ */
+export async function ensureIndexes(db: Db, declarations: readonly IndexDeclaration[], log?: { warn(message: string): void }): Promise<void> {
   for (const declaration of declarations) {
-    await db.collection(declaration.collection).createIndex(declaration.key, declaration.options ?? {});
+    try {
+      await db.collection(declaration.collection).createIndex(declaration.key, declaration.options ?? {});
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'number' || !INDEX_CONFLICT_CODES.has(code) || declaration.options?.unique) throw error;
+      log?.warn(`the index ${declaration.collection}.${indexName(declaration)} exists with other options (a reused FastGPT database?); it is left as it is and serves the same reads: ${describeError(error)}`);
+    }
   }
 }
 

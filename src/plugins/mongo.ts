@@ -67,7 +67,7 @@ export default fp<MongoPluginOptions>(
     const built: IndexDeclaration[] = [];
     const buildIndexes = async (declarations: readonly IndexDeclaration[]) => {
       built.push(...declarations);
-      await ensureIndexes(builderDb(), declarations);
+      await ensureIndexes(builderDb(), declarations, app.log);
     };
     // Through the same client: a drop may wait behind another replica's build on the collection.
     const dropRetired = (retired: readonly IndexDeclaration[]) => dropRetiredIndexes(builderDb(), { retired, current: built }, app.log);

@@ -46,6 +46,9 @@ export function digestApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+/** Keys adopted per write at start-up. */
+const ADOPT_BATCH = 500;
+
 /** Writes that change or remove a key move the credential epoch, naming the key (an app delete's keys: their team): processes cache resolved keys. */
 export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
   const keys = db.collection<ApiKeyDoc>('openapis');
@@ -56,6 +59,29 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
 
   return {
     findByDigest: async (digest: string) => record(await keys.findOne({ apiKeyDigest: digest })),
+    /**
+     * Keys of a reused FastGPT database, which stores each key itself (`apiKey`) and no digest: each
+     * gets its digest and tail and loses the key itself, so it keeps working here and is no longer
+     * readable in the database. A document without a usable key gets a digest no key has (a hex
+     * digest holds no ':'), as the unique digest index counts a missing field as null on MongoDB and
+     * two such documents would stop its build. Run before the indexes are built; idempotent.
+     */
+    async adoptReferenceKeys(): Promise<number> {
+      const stored = db.collection<{ _id: ObjectId; apiKey?: unknown; apiKeyDigest?: string }>('openapis');
+      let adopted = 0;
+      for (;;) {
+        const batch = await stored.find({ apiKeyDigest: { $exists: false } }, { projection: { _id: 1, apiKey: 1 } }).limit(ADOPT_BATCH).toArray();
+        if (batch.length === 0) return adopted;
+        await stored.bulkWrite(
+          batch.map((doc) => {
+            const key = typeof doc.apiKey === 'string' && doc.apiKey ? doc.apiKey : null;
+            const fields = key ? { apiKeyDigest: digestApiKey(key), apiKeyTail: key.slice(-4) } : { apiKeyDigest: `unusable:${doc._id.toHexString()}`, apiKeyTail: '' };
+            return { updateOne: { filter: { _id: doc._id, apiKeyDigest: { $exists: false } }, update: { $set: fields, $unset: { apiKey: '' } } } };
+          }),
+        );
+        adopted += batch.length;
+      }
+    },
     findInTeam: async (id: string, teamId: string) => record(await keys.findOne({ _id: oid(id), teamId: oid(teamId) })),
     /**
      * Inserts the key unless its creator already has `max` in its scope (an app's keys, or the

@@ -125,6 +125,9 @@ export default fp(
     app.decorate('uploadsBeforeAuth', createConcurrencyGate(app.config.UPLOADS_BEFORE_AUTH_MAX));
 
     app.startup.add('indexes: identity', async () => {
+      // Before the unique digest index: a reused FastGPT database's keys have no digest yet.
+      const adopted = await apiKeys.adoptReferenceKeys();
+      if (adopted > 0) app.log.info(`adopted ${adopted} API keys stored as the reference stores them (digest kept, key removed)`);
       await app.mongo.ensureIndexes([...USER_INDEXES, ...TEAM_INDEXES, ...SESSION_INDEXES, ...API_KEY_INDEXES, ...USAGE_INDEXES, ...attemptIndexes(LOGIN_ATTEMPTS), ...LOGIN_ADDRESS_INDEXES]);
       await app.mongo.dropRetiredIndexes(RETIRED_API_KEY_INDEXES);
     });
