@@ -121,6 +121,12 @@ export const Errors = {
   changeInterrupted: (retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS) =>
     unavailable(`The change was interrupted and is being finished by another process; check the result in ${retryAfterSeconds} seconds before trying again`, retryAfterSeconds),
 
+  /**
+   * Something shared kept changing under every attempt of this request (other processes' writes
+   * to it): nothing was decided here. 503, to be tried again shortly.
+   */
+  contended: (what: string, retryAfterSeconds = 1) => unavailable(`${what} kept changing while this request used it; try again in ${retryAfterSeconds} seconds`, retryAfterSeconds),
+
   /** This process is closing: a request that must not be half-done here is refused, to be sent again elsewhere. */
   shuttingDown: () => unavailable('This process is shutting down: send the request again', 1, { headers: { connection: 'close' } }),
 

@@ -90,6 +90,17 @@ describe('dataset search index: change log, snapshots, several processes', () =>
     expect(await text(reader, 'delta')).toHaveLength(10);
   });
 
+  it('a log that keeps changing under every attempt is a 503 to try again, not an unexpected error', async () => {
+    const memory = memoryStore();
+    // Another process's appends always take the number this one tries, and a gap always shows after the snapshot.
+    const busy: IndexStore = { ...memory.store, tryAppend: async () => false, changesAfter: async () => [{ seq: 7, changes: [] }] };
+    const index = process({ store: busy, stamps: memoryStamps() });
+    await expect(index.warm('d1', 'm')).rejects.toMatchObject({ httpStatus: 503, message: expect.stringContaining('kept changing') });
+    const writer = process({ store: { ...memory.store, tryAppend: async () => false }, stamps: memoryStamps() });
+    await writer.warm('d1', 'm');
+    await expect(writer.putItems([item('x1', 'alpha')])).rejects.toMatchObject({ httpStatus: 503 });
+  });
+
   it('a new process opens the snapshot plus the changes after it, without reading the data items', async () => {
     const memory = memoryStore();
     const shared = { store: memory.store, stamps: memoryStamps() };

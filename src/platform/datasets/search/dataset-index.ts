@@ -1,4 +1,5 @@
 import { groupBy } from '../../../domain/group-by.js';
+import { Errors } from '../../../infra/errors.js';
 import type { VersionStamps } from '../../../infra/version-stamps.js';
 import type { CollectionRepo } from '../collections/collection.repo.js';
 import type { DataRepo } from '../data/data.repo.js';
@@ -160,7 +161,7 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
         candidate.stamp = stamp;
         if ((await catchUp(candidate)).complete) entry = candidate;
       }
-      if (!entry) throw new Error(`the search index of dataset ${datasetId} kept changing while it opened`);
+      if (!entry) throw Errors.contended(`The search index of dataset ${datasetId}`);
       for (const write of queued) write(entry);
       deps.log.info(`search index of dataset ${datasetId} opened from its ${source} in ${now() - started} ms (${entry.items.size} items, ${entry.vectors?.size ?? 0} vectors)`);
       // Published in the same synchronous step as the replay: no local write falls in between.
@@ -242,7 +243,8 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       }
       head = await readHead(datasetId);
     }
-    throw new Error(`could not number a change to the search index of dataset ${datasetId}`);
+    // The data itself is written: its index write is repaired from the journal, so look before writing again.
+    throw Errors.changeInterrupted();
   }
 
   async function readHead(datasetId: string): Promise<number> {
