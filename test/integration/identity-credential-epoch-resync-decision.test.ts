@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandStartedEvent } from 'mongodb';
 import { createMongo, type Mongo } from '../../src/infra/mongo.js';
 import { VERSION_STAMPS_COLLECTION } from '../../src/infra/version-stamps.js';
-import { CREDENTIALS_RESYNC_MS, createCredentialEpoch, revocationLinkKey } from '../../src/platform/identity/credential-epoch.js';
+import { CREDENTIALS_RESYNC_MS, createCredentialEpoch } from '../../src/platform/identity/credential-epoch.js';
+import { revocationLinkKey } from '../../src/platform/identity/revocation-links.repo.js';
 import { freshDatabaseUri } from '../helpers/app.js';
 
 /**

@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION_STAMPS_COLLECTION } from '../../src/infra/version-stamps.js';
-import {
-  CREDENTIALS_RESYNC_MS,
-  CREDENTIALS_STAMP,
-  createCredentialEpoch,
-  isCredentialEpochKey,
-  REVOCATION_LINK_RETENTION_MS,
-  revocationLinkKey,
-} from '../../src/platform/identity/credential-epoch.js';
+import { CREDENTIALS_RESYNC_MS, createCredentialEpoch, isCredentialEpochKey, REVOCATION_LINK_RETENTION_MS } from '../../src/platform/identity/credential-epoch.js';
+import { CREDENTIALS_STAMP, revocationLinkKey } from '../../src/platform/identity/revocation-links.repo.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring } from '../helpers/command-counter.js';
 import { apiKeyHeaders, authHeaders, createApiKey, createUser, login, whoamiProbe } from '../helpers/platform.js';

@@ -1,8 +1,7 @@
 import type { Db } from 'mongodb';
 import { withFollowUp } from '../../infra/follow-up.js';
 import { createLeasedRead } from '../../infra/leased-read.js';
-import { escapeRegex, isDuplicateKeyError } from '../../infra/mongo.js';
-import { VERSION_STAMPS_COLLECTION } from '../../infra/version-stamps.js';
+import { CREDENTIALS_STAMP, createRevocationLinksRepo } from './revocation-links.repo.js';
 
 /**
  * The deployment-wide credential epoch is a chain of revocation links in the version stamps
@@ -22,11 +21,6 @@ import { VERSION_STAMPS_COLLECTION } from '../../infra/version-stamps.js';
  * predecessor is gone. `identity:credentials` itself is still rewritten on each revocation, for
  * replicas of the previous version, which read it as their epoch stamp.
  */
-export const CREDENTIALS_STAMP = 'identity:credentials';
-
-/** The `_id` of the n-th revocation link. */
-export const revocationLinkKey = (seq: number): string => `${CREDENTIALS_STAMP}@${seq}`;
-
 /** Whether a version stamp `_id` belongs to the credential epoch (the previous version's stamp or one of its links). */
 export const isCredentialEpochKey = (key: string | undefined): boolean => key === CREDENTIALS_STAMP || (key?.startsWith(`${CREDENTIALS_STAMP}@`) ?? false);
 
@@ -85,15 +79,6 @@ export interface CredentialEpoch {
   prune(now: Date): Promise<number>;
 }
 
-interface EpochDoc {
-  _id: string;
-  value: string;
-  at: Date;
-  /** On links: the link's place, and what it revoked (null: everything). */
-  seq?: number;
-  subjects?: string[] | null;
-}
-
 export interface CredentialEpochOptions {
   leaseMs?: number;
   now?: () => number;
@@ -101,7 +86,7 @@ export interface CredentialEpochOptions {
 }
 
 export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = {}): CredentialEpoch {
-  const stamps = db.collection<EpochDoc>(VERSION_STAMPS_COLLECTION);
+  const stored = createRevocationLinksRepo(db);
   const leaseMs = options.leaseMs ?? CREDENTIALS_LEASE_MS;
   const now = options.now ?? (() => Date.now());
   const monotonic = options.monotonic ?? (() => performance.now());
@@ -124,31 +109,19 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
     }
   }
 
-  const subjectsOf = (doc: Pick<EpochDoc, 'subjects'>): readonly string[] | null =>
-    Array.isArray(doc.subjects) ? doc.subjects.filter((subject): subject is string => typeof subject === 'string') : null;
-
   /** Link `seq`'s subjects, or undefined when there is no such link (yet, or any more). */
   async function readLink(seq: number): Promise<readonly string[] | null | undefined> {
     if (links.has(seq)) return links.get(seq);
-    const doc = await stamps.findOne({ _id: revocationLinkKey(seq) }, { projection: { subjects: 1 } });
-    if (!doc) return undefined;
-    const subjects = subjectsOf(doc);
-    remember(seq, subjects);
+    const subjects = await stored.find(seq);
+    if (subjects !== undefined) remember(seq, subjects);
     return subjects;
-  }
-
-  /** The highest link stored: 0 before the first revocation. Read when a process (re)starts from the chain's end. */
-  async function readHighest(): Promise<number> {
-    const doc = await stamps.find({ seq: { $gte: 1 } }, { projection: { seq: 1 } }).sort({ seq: -1 }).limit(1).next();
-    return typeof doc?.seq === 'number' && Number.isSafeInteger(doc.seq) ? doc.seq : 0;
   }
 
   /** Reads the links of these places not read yet, in one command. */
   async function readLinks(places: number[]): Promise<void> {
     const unknown = places.filter((seq) => !links.has(seq));
     if (unknown.length === 0) return;
-    const docs = await stamps.find({ _id: { $in: unknown.map(revocationLinkKey) } }, { projection: { seq: 1, subjects: 1 } }).toArray();
-    for (const doc of docs) if (typeof doc.seq === 'number') remember(doc.seq, subjectsOf(doc));
+    for (const link of await stored.findMany(unknown)) remember(link.seq, link.subjects);
   }
 
   /** The end of the chain from `start` (a link that exists, or 0). The common case: one read finds no next link. */
@@ -174,11 +147,10 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
    * read), else the highest link stored (a sort, when the stamp says links were written).
    */
   async function startAgain(): Promise<number> {
-    const stored = (key: string) => stamps.findOne({ _id: key }, { projection: { _id: 1 } });
-    if (end !== undefined && end > 0 && (await stored(revocationLinkKey(end)))) return end;
+    if (end !== undefined && end > 0 && (await stored.exists(end))) return end;
     // No revocation ever written (by this version or the previous) leaves no stamp: nothing to look for.
-    if (!(await stored(CREDENTIALS_STAMP))) return 0;
-    return readHighest();
+    if (!(await stored.anyWritten())) return 0;
+    return stored.highest();
   }
 
   async function check(started: number): Promise<number> {
@@ -226,35 +198,24 @@ export function createCredentialEpoch(db: Db, options: CredentialEpochOptions = 
       const at = new Date(now());
       let seq = await walkFrom(endCheckedLately(monotonic()) ?? (await startAgain()));
       // Never into a pruned place: after it, processes watching the true end would not see the link.
-      if (seq > 0 && (await readLink(seq)) === undefined) seq = await walkFrom(await readHighest());
+      if (seq > 0 && (await readLink(seq)) === undefined) seq = await walkFrom(await stored.highest());
       const named = subjects && subjects.length > 0 ? [...subjects] : null;
-      for (;;) {
-        try {
-          await stamps.insertOne({ _id: revocationLinkKey(seq + 1), value: String(seq + 1), at, seq: seq + 1, subjects: named });
-          break;
-        } catch (error) {
-          // Another revocation took the place: walk to the new end and take the next one.
-          if (!isDuplicateKeyError(error)) throw error;
-          seq = await walkFrom(seq + 1);
-        }
-      }
+      // Another revocation took the place: walk to the new end and take the next one.
+      while (!(await stored.insert(seq + 1, named, at))) seq = await walkFrom(seq + 1);
       seq += 1;
       remember(seq, named);
       end = Math.max(end ?? 0, seq);
       // Its own link is known; others written meanwhile are looked for at the next read.
       leaseUntil = Number.NEGATIVE_INFINITY;
       // Read by replicas of the previous version only (a version stamp there): its change tells them.
-      await stamps.replaceOne({ _id: CREDENTIALS_STAMP }, { value: String(seq), at }, { upsert: true }).catch((error: unknown) => {
-        if (!isDuplicateKeyError(error)) throw error;
-      });
+      await stored.writeLegacyStamp(seq, at);
       if (leaseMs > 0) await new Promise((resolve) => setTimeout(resolve, leaseMs));
     },
 
     async prune(at) {
-      const highest = await readHighest();
+      const highest = await stored.highest();
       if (highest <= LINKS_KEPT) return 0;
-      const result = await stamps.deleteMany({ _id: { $regex: `^${escapeRegex(CREDENTIALS_STAMP)}@` }, seq: { $lt: highest - LINKS_KEPT }, at: { $lt: new Date(at.getTime() - REVOCATION_LINK_RETENTION_MS) } });
-      return result.deletedCount;
+      return stored.prune(highest - LINKS_KEPT, new Date(at.getTime() - REVOCATION_LINK_RETENTION_MS));
     },
   };
 }
