@@ -324,7 +324,8 @@ describe('a channel conversation writes only into its own chat', () => {
     const event = feishuTextEvent({ eventId: 'ev-planted', token: 'vt3', appId: 'cli_3', openId: 'ou_victim', messageId: 'om_planted', chatId: 'oc_planted', text: 'my private message' });
     expect((await t.app.inject({ method: 'POST', url: `/api/support/outLink/feishu/${token}`, headers: feishuHeaders, payload: JSON.stringify(event) })).statusCode).toBe(200);
     const reply: SeenRequest = await fake.waitFor('/feishu/open-apis/im/v1/messages/om_planted/reply');
-    expect(JSON.stringify(reply.body)).toMatch(/belongs to someone else/);
+    // The conversation goes on in a chat of its own whose id nobody without the link's shareId can make.
+    expect(reply.body).toEqual({ msg_type: 'text', content: JSON.stringify({ text: 'Echo: my private message' }) });
     const items = await t.app.mongo.db.collection('chatitems').find({ chatId: plantedId }).toArray();
     expect(JSON.stringify(items)).not.toContain('my private message');
     expect(items).toHaveLength(2);

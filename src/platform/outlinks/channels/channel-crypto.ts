@@ -50,10 +50,84 @@ export function wecomDecrypt(encrypted: string, encodingAesKey: string): { messa
   return { message: plain.subarray(20, 20 + length).toString('utf8'), receiveId: plain.subarray(20 + length).toString('utf8') };
 }
 
-/** Reads the flat `<xml>` messages of WeChat and WeCom (CDATA or plain values). */
-export function parseFlatXml(xml: string): Record<string, string> {
+/** How much searching a parse did (characters each search passed over): tests bound it by the input's length. */
+export interface XmlScanWork {
+  chars: number;
+}
+
+/**
+ * The `<tag>value</tag>` pairs of a flat `<xml>` message of WeChat or WeCom (CDATA or plain
+ * values), left to right; `stopAt` ends the scan at the first value of that tag. A single
+ * forward scan: every search starts past the previous one, so the work is linear in the input
+ * (a backtracking pattern here was quadratic on unclosed CDATA openers, before any signature check).
+ */
+function scanFlatXml(xml: string, visit: (name: string, value: string) => boolean, work?: XmlScanWork): void {
+  const find = (needle: string, from: number) => {
+    const at = xml.indexOf(needle, from);
+    if (work) work.chars += (at < 0 ? xml.length : at + needle.length) - from;
+    return at;
+  };
+  const tagName = /\w+>/y;
+  let i = 0;
+  for (;;) {
+    const open = find('<', i);
+    if (open < 0) return;
+    tagName.lastIndex = open + 1;
+    const tag = tagName.exec(xml);
+    if (!tag) {
+      i = open + 1;
+      continue;
+    }
+    if (work) work.chars += tag[0].length;
+    const name = tag[0].slice(0, -1);
+    const start = tagName.lastIndex;
+    const closer = `</${name}>`;
+    if (xml.startsWith('<![CDATA[', start)) {
+      const end = find(']]>', start + 9);
+      // An unclosed CDATA section: nothing after it can be a value.
+      if (end < 0) return;
+      if (xml.startsWith(closer, end + 3)) {
+        if (visit(name, xml.slice(start + 9, end))) return;
+        i = end + 3 + closer.length;
+      } else {
+        // CDATA content is text, never markup: go on after it.
+        i = end + 3;
+      }
+      continue;
+    }
+    const end = find('<', start);
+    if (end < 0) return;
+    if (xml.startsWith(closer, end)) {
+      if (visit(name, xml.slice(start, end))) return;
+      i = end + closer.length;
+    } else {
+      // A container (`<xml>`): its children come next.
+      i = end;
+    }
+  }
+}
+
+/** Reads the flat `<xml>` messages of WeChat and WeCom (CDATA or plain values); linear in the input. */
+export function parseFlatXml(xml: string, work?: XmlScanWork): Record<string, string> {
   const out: Record<string, string> = {};
-  const pattern = /<(\w+)>(?:<!\[CDATA\[([\s\S]*?)\]\]>|([^<]*))<\/\1>/g;
-  for (const match of xml.matchAll(pattern)) out[match[1]!] = match[2] ?? match[3] ?? '';
+  scanFlatXml(
+    xml,
+    (name, value) => {
+      out[name] = value;
+      return false;
+    },
+    work,
+  );
   return out;
+}
+
+/** The first value of one tag of a flat `<xml>` message ('' when absent): what a signature check needs, before any other parsing. */
+export function flatXmlValue(xml: string, tag: string): string {
+  let found = '';
+  scanFlatXml(xml, (name, value) => {
+    if (name !== tag) return false;
+    found = value;
+    return true;
+  });
+  return found;
 }

@@ -96,9 +96,13 @@ export function parseFeishuEvent(request: FastifyRequest, link: OutLinkDoc, nowM
     text = '';
   }
   const messageId = str(event.message.message_id);
-  const uid = str(event.sender?.sender_id?.open_id) || str(event.message.chat_id);
-  if (!text || !messageId) return { delivery: null };
-  const chatId = channelChatId('feishu', link, str(event.message.chat_id) || uid);
+  const chat = str(event.message.chat_id);
+  const sender = str(event.sender?.sender_id?.open_id);
+  // A group is one conversation shared by its members, so the group owns its chat (owned by
+  // the first member who wrote, every other member's turn was refused); a p2p chat is its user's.
+  const uid = event.message.chat_type === 'p2p' ? sender || chat : chat || sender;
+  if (!text || !messageId || !uid) return { delivery: null };
+  const chatId = channelChatId('feishu', link, chat || uid);
   // Feishu's redeliveries of an event share its event_id, the job's id; the answer replies to the message.
   return { delivery: { messageId: str(header.event_id), message: { uid, chatId, text, channel: 'feishu', to: messageId } } };
 }

@@ -27,7 +27,7 @@ import type { ChannelEventsRepo, ChannelJob, ChannelJobMessage } from './channel
 import { createChannelLinkPlaces } from './channel-link-places.js';
 import type { ChannelPlace, ChannelPlacesRepo } from './channel-places.repo.js';
 import { runChannelTurn } from './channel-runner.js';
-import { channelSender } from './channel-senders.js';
+import { type ChannelTokens, channelSender } from './channel-senders.js';
 import { createTimedSweep } from './channel-timed-sweep.js';
 import { createChannelTurnGate } from './channel-turn-gate.js';
 import type { ChannelTurns } from './channel-turns.js';
@@ -48,6 +48,8 @@ export interface ChannelJobsDeps {
   /** Each link's places across the deployment (its share). */
   places: ChannelPlacesRepo;
   chat: ChatServices;
+  /** The channels' access tokens, kept between sends. */
+  tokens: ChannelTokens;
   turns: ChannelTurns;
   /** The wall clock leases are judged by (every replica's). */
   now: () => number;
@@ -105,7 +107,7 @@ export function createChannelJobs(deps: ChannelJobsDeps) {
       log.info(`messaging channel message ${job.id} is not answered: ${message ? 'its link was deleted' : 'no message is stored with it'}`);
       return 'ended';
     }
-    const send = channelSender(chat.outbound, link, message);
+    const send = channelSender(chat.outbound, deps.tokens, link, message);
     if (link.immediateResponse && !job.immediateSent) {
       await send(link.immediateResponse);
       if (!(await repo.record(job, { immediateSent: true }))) return 'lost';

@@ -1,6 +1,7 @@
 /** Runs the link's app on one incoming channel message (channel-jobs.ts sends the answer back through the channel). */
+import { createHmac } from 'node:crypto';
 import { valuesText } from '../../../domain/workflow/chat-values.js';
-import { Errors, isAppError } from '../../../infra/errors.js';
+import { type AppError, Errors, isAppError } from '../../../infra/errors.js';
 import { nanoid } from '../../../infra/random-string.js';
 import type { ChatSource } from '../../chat/chat.repo.js';
 import { callerFromAuth } from '../../chat/chat-caller.js';
@@ -24,6 +25,27 @@ export interface ChannelMessage {
 }
 
 /**
+ * The conversation's chat when the one of its readable id was started by another caller (someone
+ * who learnt the link's id can start a chat of that id in the same app, through the web or an API
+ * key; before this, every channel turn was then refused): keyed with the link's shareId, which such
+ * a caller does not hold, so it cannot be taken in advance too.
+ */
+export function channelPrivateChatId(link: Pick<OutLinkDoc, 'shareId'>, chatId: string): string {
+  return `${chatId}-${createHmac('sha256', link.shareId).update(chatId).digest('base64url').slice(0, 22)}`;
+}
+
+/**
+ * A refusal as a channel's users may read it: never an internal id (a link or chat id, a user's
+ * id on the channel), which a group's members would all see.
+ */
+function refusalText(error: AppError, input: ChannelMessage): string {
+  if (error.statusText === 'unAuthChat') return 'this conversation cannot be answered here.';
+  let text = error.message;
+  for (const id of [input.chatId, input.uid]) if (id) text = text.replaceAll(id, '…');
+  return text.replace(/\b[0-9a-f]{24}\b/gi, '…');
+}
+
+/**
  * Runs the link's app on one message; the answer to send (its text, the link's defaultResponse,
  * or a refusal the channel's user may read), '' when there is none. `signal` stops the run.
  */
@@ -37,11 +59,20 @@ export async function runChannelTurn(chat: ChatServices, link: OutLinkDoc, input
     const app = await chat.apps.findInTeam(auth.teamId, auth.appId);
     // The conversation's chat must be this channel user's (a chat of that id started elsewhere,
     // by someone who learnt the link's id, would otherwise receive the user's messages).
-    const existing = await chat.findOwnChat(auth, app._id, input.chatId);
+    let chatId = input.chatId;
+    let existing = await chat.findOwnChat(auth, app._id, chatId).catch((error: unknown) => {
+      if (isAppError(error) && error.statusText === 'unAuthChat') return undefined;
+      throw error;
+    });
+    // Started by someone else: the conversation goes on in a chat of its own, which no one else can name.
+    if (existing === undefined) {
+      chatId = channelPrivateChatId(link, chatId);
+      existing = await chat.findOwnChat(auth, app._id, chatId);
+    }
     const result = await chat.run.runTurn({
       app,
       caller: callerFromAuth(auth, link.responseDetail),
-      chatId: input.chatId,
+      chatId,
       chat: existing,
       items: [{ dataId: nanoid(22), obj: 'Human', value: [{ type: 'text', text: { content: input.text } }] }],
       variables: {},
@@ -57,7 +88,7 @@ export async function runChannelTurn(chat: ChatServices, link: OutLinkDoc, input
   } catch (error) {
     // The channel's users read a known refusal as it is written for clients (an expired link, its
     // points used up, a provider failure); anything else stays in the log, as a 500 would.
-    if (isAppError(error)) return link.defaultResponse || `Sorry, the app could not answer: ${error.message}`;
+    if (isAppError(error)) return link.defaultResponse || `Sorry, the app could not answer: ${refusalText(error, input)}`;
     logUnexpected(error);
     return link.defaultResponse || 'Sorry, the app could not answer right now.';
   }

@@ -20,12 +20,18 @@ import type { ChannelEventsRepo } from './channel-events.repo.js';
 import type { ChannelPlacesRepo } from './channel-places.repo.js';
 import { keepRawJsonBodies, parseFeishuEvent } from './channel-feishu.js';
 import { createChannelJobs } from './channel-jobs.js';
+import { createChannelTokens } from './channel-senders.js';
+import { createChannelTokensRepo } from './channel-tokens.repo.js';
 import { channelTurnsPerLink } from './channel-turn-gate.js';
 import { channelDrainBudgetMs, createChannelTurns } from './channel-turns.js';
 import { parseWechatCallback } from './channel-wechat.js';
 import { type ChannelCallback, parseWecomCallback } from './channel-wecom.js';
 
 const tokenParam = z.object({ token: z.string().min(1).max(100) });
+
+/** The largest WeChat / WeCom callback body taken (their messages are under 4 KiB). */
+export const XML_CALLBACK_BODY_LIMIT = 64 * 1024;
+const xmlTooLarge = () => Errors.payloadTooLarge(`A WeChat or WeCom callback body is at most ${XML_CALLBACK_BODY_LIMIT} bytes`);
 
 async function channelLink(chat: ChatServices, token: string, type: OutLinkType): Promise<OutLinkDoc> {
   const link = await chat.outLinks.findByShareId(token);
@@ -51,12 +57,15 @@ function defineChannelRoute(app: FastifyInstance, names: [string, string], optio
 function startChannelJobs(app: FastifyInstance, chat: ChatServices, events: ChannelEventsRepo, places: ChannelPlacesRepo) {
   const turns = createChannelTurns((error) => app.log.warn({ err: error }, 'messaging channel delivery failed'), channelDrainBudgetMs(app.config.SHUTDOWN_TIMEOUT_MS));
   const withError = (error: unknown) => (error === undefined ? {} : { err: error });
+  const now = () => app.identity.clock.now();
+  const tokens = createChannelTokens(createChannelTokensRepo(app.mongo.db), now, (message, error) => app.log.warn({ err: error }, message));
   const jobs = createChannelJobs({
     repo: events,
     places,
     chat,
+    tokens,
     turns,
-    now: () => app.identity.clock.now(),
+    now,
     leaseMs: app.config.CHANNEL_TURN_LEASE_MS,
     maxRunning: app.config.CHANNEL_TURNS_MAX,
     perLink: channelTurnsPerLink(app.config.CHANNEL_TURNS_MAX, app.config.CHANNEL_TURNS_PER_LINK),
@@ -117,7 +126,12 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatServices, 
 
   // XML bodies (WeChat, WeCom) arrive as text; only these routes need them.
   app.register(async (scope) => {
-    scope.addContentTypeParser(['text/xml', 'application/xml'], { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    // Their messages are a few kB, and the body is read before its signature is checked: refused
+    // early past XML_CALLBACK_BODY_LIMIT (by its length when declared, else as it streams in).
+    scope.addHook('onRequest', async (request) => {
+      if (Number(request.headers['content-length'] ?? 0) > XML_CALLBACK_BODY_LIMIT) throw xmlTooLarge();
+    });
+    scope.addContentTypeParser(['text/xml', 'application/xml'], { parseAs: 'string', bodyLimit: XML_CALLBACK_BODY_LIMIT }, (_request, body, done) => done(null, body));
 
     /** WeCom and WeChat callbacks: the echostr check on GET, a message on POST, acknowledged with `ack`. */
     const xmlChannel = (type: OutLinkType, parse: (request: FastifyRequest, link: OutLinkDoc, nowMs: number) => ChannelCallback, ack: string): ChannelHandler => async ({ request, reply }) => {
@@ -135,7 +149,7 @@ export function registerChannelRoutes(app: FastifyInstance, chat: ChatServices, 
       tags: ['outLink'],
       handler: xmlChannel('wecom', parseWecomCallback, ''),
     });
-    // ---- imC: WeChat official account (plaintext mode) ----
+    // ---- imC: WeChat official account (plaintext or safe mode) ----
     defineChannelRoute(scope, ['imC', 'offiaccount'], {
       summary: 'WeChat official account callback of a channel link (signature check, echostr, text messages)',
       tags: ['outLink'],
