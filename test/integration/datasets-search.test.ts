@@ -142,6 +142,28 @@ describe('searchTest', () => {
     expect(asked()).toHaveLength(2);
   });
 
+  it("bills the extension's model call when the search after it fails", async () => {
+    rewrites = ['office opening hours'];
+    const usages = async () => {
+      await t.app.identity.usage.drain();
+      return t.app.mongo.db.collection('usages').find({ appName: 'Search test' }).toArray();
+    };
+    const before = (await usages()).length;
+    const searchPriced = t.app.datasets.search.searchPriced;
+    t.app.datasets.search.searchPriced = async () => {
+      throw new Error('the search failed');
+    };
+    try {
+      const failed = await api.post('/core/dataset/searchTest', { datasetId, text: 'When may I visit?', searchMode: 'fullTextRecall', datasetSearchExtensionModel: 'fake-llm' });
+      expect(failed.status).toBe(500);
+    } finally {
+      t.app.datasets.search.searchPriced = searchPriced;
+    }
+    const after = await usages();
+    expect(after).toHaveLength(before + 1);
+    expect(after.at(-1)!.list.map((u: { model?: string }) => u.model)).toEqual(['Fake LLM']);
+  });
+
   it('searches a question written as a JSON array as its own query list, asking no model', async () => {
     const asked = () => provider.requests.filter((request) => request.path.endsWith('/chat/completions')).length;
     const before = asked();

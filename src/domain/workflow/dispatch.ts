@@ -4,6 +4,7 @@
  * along edges. Runners are injected; this module does no I/O.
  */
 import { EdgeIndex } from './edge-index.js';
+import { usagesBeforeFailure, withUsagesBefore } from './failure-usages.js';
 import { graphSizeProblem } from './graph-limits.js';
 import { buildNodeParams, formatValueType, nodeLookup } from './interpolate.js';
 import { OutputBudget } from './output-budget.js';
@@ -169,9 +170,10 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
     } catch (error) {
       // A runner that trips over an input of another shape than it reads (a stored value the
       // editor never writes) fails the turn as a workflow it cannot run, naming the node.
-      if (error instanceof TypeError) throw new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}) cannot use its inputs: ${error.message}`);
+      // What a nested run used before it failed goes on with the error that replaces its own.
+      if (error instanceof TypeError) throw withUsagesBefore(new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}) cannot use its inputs: ${error.message}`), usagesBeforeFailure(error));
       // A node refusing its inputs is named here, for every runner (a plain WorkflowError: named once).
-      if (error instanceof NodeInputError) throw new WorkflowError(error.forNode(node));
+      if (error instanceof NodeInputError) throw withUsagesBefore(new WorkflowError(error.forNode(node)), usagesBeforeFailure(error));
       throw error;
     }
     if (result.responseData) {
@@ -189,7 +191,8 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
     }
     produced.add(result.assistantResponses ?? result.answerText ?? result.outputs?.answerText);
     const overrun = produced.problem();
-    if (overrun) throw new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}): ${overrun}`);
+    // The node ran (its model answered): what it used is billed with the failure.
+    if (overrun) throw withUsagesBefore(new WorkflowError(`Node '${node.name ?? node.nodeId}' (${node.flowNodeType}): ${overrun}`), result.usages ?? []);
     // Required outputs left undefined fall back to their default value.
     const outputs = { ...(result.outputs ?? {}) };
     for (const output of node.outputs) {
@@ -260,7 +263,8 @@ export async function dispatchWorkflow(options: DispatchOptions): Promise<Dispat
         // The turn fails with this error: nothing else of it starts (branches running beside
         // this one, nested runs included, would otherwise go on after the caller got the error).
         budget.remaining = 0;
-        throw error;
+        // The nodes that ran before it are billed all the same (failure-usages.ts).
+        throw withUsagesBefore(error, flowUsages);
       }
       afterNode(node);
       if (result.interactive) {

@@ -4,6 +4,7 @@
  */
 import { resolveChatConfig } from '../../domain/workflow/chat-config.js';
 import { dispatchWorkflow, WorkflowError } from '../../domain/workflow/dispatch.js';
+import { usagesBeforeFailure, withUsagesBefore } from '../../domain/workflow/failure-usages.js';
 import { chatTitle } from '../../domain/workflow/messages.js';
 import { pureRunners } from '../../domain/workflow/pure-runners.js';
 import type { ChatItem, ChatValue, DispatchResult, NodeRunner, RuntimeEdge, RuntimeNode, WorkflowEvent } from '../../domain/workflow/types.js';
@@ -173,7 +174,13 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
     const state = await loadTurnState({ repo: deps.repo, apps: deps.apps, now: deps.now, sealsFor }, request);
     // Filled by customFeedback nodes and calls while the turn runs; saved with its answer.
     const customFeedbacks: string[] = [];
-    const result = await dispatchTurn(request, state, customFeedbacks);
+    const result = await dispatchTurn(request, state, customFeedbacks).catch(async (error: unknown) => {
+      // Model calls that answered before a later node failed are billed all the same: a caller
+      // steering a later node into failing (a JSON body built from the question) got turns free.
+      const ran = usagesBeforeFailure(error);
+      if (ran.length > 0 && !(request.signal.reason instanceof TurnTakenOver)) await billTurn(request, { flowUsages: ran });
+      throw error;
+    });
     if (request.signal.reason instanceof TurnTakenOver) throw request.signal.reason;
 
     const { chatId } = state;
@@ -213,14 +220,14 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
         seal: (interactive) => state.seals.seal(appId, interactive),
       });
     } catch (error) {
-      throw toRunError(error);
+      throw withUsagesBefore(toRunError(error), usagesBeforeFailure(error));
     } finally {
       closeFeedbacks?.();
     }
   }
 
   /** Records the turn's usage and charges the credential that paid; returns the points. */
-  async function billTurn(request: ChatTurnRequest, result: DispatchResult): Promise<number> {
+  async function billTurn(request: ChatTurnRequest, result: Pick<DispatchResult, 'flowUsages'>): Promise<number> {
     const { app, caller } = request;
     const list = result.flowUsages;
     if (list.length === 0 && request.mode !== 'chat') return 0;
@@ -310,6 +317,8 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
   async function debugRun(input: { app: AppDoc; caller: ChatCaller; nodes: RuntimeNode[]; edges: RuntimeEdge[]; variables: Record<string, unknown>; signal: AbortSignal; guard: CallerGuard }) {
     const appId = input.app._id;
     const nodeDeps = deps.nodeDeps({ teamId: input.caller.auth.teamId, appId, chatId: '', responseChatItemId: '', signal: input.signal, customFeedbacks: [] });
+    const recordDebugUsage = (list: DispatchResult['flowUsages']) =>
+      deps.usage.record({ teamId: input.caller.auth.teamId, tmbId: input.caller.auth.tmbId, source: 'fastgpt', appName: '工作流Debug', appId, list }, deps.now());
     let result: DispatchResult;
     try {
       result = await dispatchWorkflow({
@@ -327,12 +336,12 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
         pause: yieldToEventLoop,
       });
     } catch (error) {
+      // A step that failed after a model call answered is recorded all the same, as a turn is.
+      const ran = usagesBeforeFailure(error);
+      if (ran.length > 0) recordDebugUsage(ran);
       throw toRunError(error);
     }
-    deps.usage.record(
-      { teamId: input.caller.auth.teamId, tmbId: input.caller.auth.tmbId, source: 'fastgpt', appName: '工作流Debug', appId, list: result.flowUsages },
-      deps.now(),
-    );
+    recordDebugUsage(result.flowUsages);
     return {
       finishedNodes: result.debugResponse.finishedNodes,
       finishedEdges: result.debugResponse.finishedEdges,

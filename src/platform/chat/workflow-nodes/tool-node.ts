@@ -9,6 +9,7 @@
 
 import { textHead, textTail } from '../../../domain/text-cut.js';
 import { selectHistories, valuesText } from '../../../domain/workflow/chat-values.js';
+import { withUsagesBefore } from '../../../domain/workflow/failure-usages.js';
 import { formatValueType } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import { toolResponseText } from '../../../domain/workflow/tool-response.js';
@@ -112,73 +113,79 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
       },
       onToolParams: (call, fragment) => emit({ event: 'toolParams', tool: { id: call.id, toolName: '', toolAvatar: '', params: fragment, response: '' } }),
     };
-    for (let round = 0; round < MAX_ROUNDS && !isAborted() && !stopped; round += 1) {
-      if (round > 0 && node.showStatus) emit({ event: 'flowNodeStatus', status: 'running', name: node.name ?? node.flowNodeType });
-      const request = chatRequestBody(llm.model, {
-        messages,
-        temperature: modelTemperature(llm.model, params.temperature ?? 0),
-        maxTokens: responseTokenLimit(params.maxToken, llm.model.maxResponse),
-        extra: tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : undefined,
-      });
-      const result = stream ? await streamToolRound(llm.endpoint, request, roundEvents, () => nanoid(), deps.signal) : await completeChatOrCut(llm.endpoint, request, deps.signal);
-      // An estimate counts text: an image's data URL is no measure of what the model counts for it.
-      inputTokens += result.promptTokens ?? estimatePromptTokens(messages.map(asText));
-      outputTokens += result.completionTokens ?? countTokens(result.content);
-      // The client hung up: what the round said is the answer, and no call runs (a cut round has none).
-      if (!result.toolCalls?.length || result.cut || isAborted()) {
-        answer = result.content;
-        break;
-      }
-      messages.push({ role: 'assistant', content: result.content || null, tool_calls: result.toolCalls });
-      // Text the model wrote beside its calls ("Let me check…") is part of the answer, as in the reference.
-      if (result.content) assistant.push({ type: 'text', text: { content: result.content } });
-      const value: ToolValue = { type: 'tool', tools: [] };
-      // What the called tools answered is part of the agent's answer, before the round's tool item (as the reference).
-      const toolAnswers: ChatValue[] = [];
-      for (const call of result.toolCalls) {
-        const tool = toolOf(call.function.name);
-        let args: Record<string, unknown> = {};
-        try {
-          // Models write loose JSON at times (comments, trailing commas); the reference reads it as JSON5.
-          const parsed = parseLooseJson(call.function.arguments || '{}');
-          args = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
-        } catch {
-          args = {};
+    // A round or a tool failing ends the turn: the rounds that answered and the tools that ran are billed all the same.
+    const usedSoFar = (): NodeUsage[] => [modelUsage(node.name ?? 'Tool call', llm, pointsFor(llm.model, inputTokens + outputTokens), { tokens: inputTokens + outputTokens, inputTokens, outputTokens }), ...toolUsages];
+    try {
+      for (let round = 0; round < MAX_ROUNDS && !isAborted() && !stopped; round += 1) {
+        if (round > 0 && node.showStatus) emit({ event: 'flowNodeStatus', status: 'running', name: node.name ?? node.flowNodeType });
+        const request = chatRequestBody(llm.model, {
+          messages,
+          temperature: modelTemperature(llm.model, params.temperature ?? 0),
+          maxTokens: responseTokenLimit(params.maxToken, llm.model.maxResponse),
+          extra: tools.length > 0 ? { tools: tools.map(toolSchema), tool_choice: 'auto' } : undefined,
+        });
+        const result = stream ? await streamToolRound(llm.endpoint, request, roundEvents, () => nanoid(), deps.signal) : await completeChatOrCut(llm.endpoint, request, deps.signal);
+        // An estimate counts text: an image's data URL is no measure of what the model counts for it.
+        inputTokens += result.promptTokens ?? estimatePromptTokens(messages.map(asText));
+        outputTokens += result.completionTokens ?? countTokens(result.content);
+        // The client hung up: what the round said is the answer, and no call runs (a cut round has none).
+        if (!result.toolCalls?.length || result.cut || isAborted()) {
+          answer = result.content;
+          break;
         }
-        if (!stream) roundEvents.onToolCall(call);
-        let response = `Unknown tool ${call.function.name}`;
-        if (tool) {
-          const entry: RuntimeNode = { ...deepClone(tool), isEntry: true };
-          // Only the parameters the tool's schema offers: any other input (an HTTP tool's URL
-          // beside its secret headers) is the app's, not the model's or its user's, to set.
-          entry.inputs = entry.inputs.map((input) => (input.toolDescription && Object.hasOwn(args, input.key) ? { ...input, value: args[input.key] } : input));
-          const toolRunNodes = runtimeNodes.map((n) => (n.nodeId === tool.nodeId ? entry : { ...deepClone(n), isEntry: false }));
-          const nested = await dispatchNested(run, {
-            nodes: toolRunNodes,
-            edges: runtimeEdges.map((e) => ({ ...e, status: 'waiting' as const })),
-            // Shared: a tool that updates a variable updates it for the rest of the run, as in the reference.
-            variables,
-            histories,
-            query,
-            runners: nestedRunners(),
-            // What the tool's own nodes answer streams as they answer it (a model node's tokens, an
-            // answer node's text); as a tool call, a node shows no status and stops for no user.
-            emit: (event) => {
-              if (event.event !== 'flowNodeStatus' && event.event !== 'interactive') emit(event);
-            },
-          });
-          keepOutputs(toolRunNodes, runtimeNodes);
-          response = toolResponseText(nested.toolResponses, valuesText(nested.assistantResponses));
-          toolAnswers.push(...nested.assistantResponses);
-          details.push(...nested.flowResponses);
-          if (nested.flowResponses.some((r) => r.toolStop === true)) stopped = true;
-          toolUsages.push(...nested.flowUsages);
+        messages.push({ role: 'assistant', content: result.content || null, tool_calls: result.toolCalls });
+        // Text the model wrote beside its calls ("Let me check…") is part of the answer, as in the reference.
+        if (result.content) assistant.push({ type: 'text', text: { content: result.content } });
+        const value: ToolValue = { type: 'tool', tools: [] };
+        // What the called tools answered is part of the agent's answer, before the round's tool item (as the reference).
+        const toolAnswers: ChatValue[] = [];
+        for (const call of result.toolCalls) {
+          const tool = toolOf(call.function.name);
+          let args: Record<string, unknown> = {};
+          try {
+            // Models write loose JSON at times (comments, trailing commas); the reference reads it as JSON5.
+            const parsed = parseLooseJson(call.function.arguments || '{}');
+            args = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+          } catch {
+            args = {};
+          }
+          if (!stream) roundEvents.onToolCall(call);
+          let response = `Unknown tool ${call.function.name}`;
+          if (tool) {
+            const entry: RuntimeNode = { ...deepClone(tool), isEntry: true };
+            // Only the parameters the tool's schema offers: any other input (an HTTP tool's URL
+            // beside its secret headers) is the app's, not the model's or its user's, to set.
+            entry.inputs = entry.inputs.map((input) => (input.toolDescription && Object.hasOwn(args, input.key) ? { ...input, value: args[input.key] } : input));
+            const toolRunNodes = runtimeNodes.map((n) => (n.nodeId === tool.nodeId ? entry : { ...deepClone(n), isEntry: false }));
+            const nested = await dispatchNested(run, {
+              nodes: toolRunNodes,
+              edges: runtimeEdges.map((e) => ({ ...e, status: 'waiting' as const })),
+              // Shared: a tool that updates a variable updates it for the rest of the run, as in the reference.
+              variables,
+              histories,
+              query,
+              runners: nestedRunners(),
+              // What the tool's own nodes answer streams as they answer it (a model node's tokens, an
+              // answer node's text); as a tool call, a node shows no status and stops for no user.
+              emit: (event) => {
+                if (event.event !== 'flowNodeStatus' && event.event !== 'interactive') emit(event);
+              },
+            });
+            keepOutputs(toolRunNodes, runtimeNodes);
+            response = toolResponseText(nested.toolResponses, valuesText(nested.assistantResponses));
+            toolAnswers.push(...nested.assistantResponses);
+            details.push(...nested.flowResponses);
+            if (nested.flowResponses.some((r) => r.toolStop === true)) stopped = true;
+            toolUsages.push(...nested.flowUsages);
+          }
+          emit({ event: 'toolResponse', tool: { id: call.id, toolName: '', toolAvatar: '', params: '', response: cut(response) } });
+          value.tools.push({ id: call.id, toolName: tool?.name ?? call.function.name, toolAvatar: tool?.avatar ?? '', functionName: call.function.name, params: call.function.arguments, response: cut(response) });
+          messages.push({ role: 'tool', tool_call_id: call.id, content: response });
         }
-        emit({ event: 'toolResponse', tool: { id: call.id, toolName: '', toolAvatar: '', params: '', response: cut(response) } });
-        value.tools.push({ id: call.id, toolName: tool?.name ?? call.function.name, toolAvatar: tool?.avatar ?? '', functionName: call.function.name, params: call.function.arguments, response: cut(response) });
-        messages.push({ role: 'tool', tool_call_id: call.id, content: response });
+        assistant.push(...toolAnswers.filter((item) => item.type !== 'interactive'), value);
       }
-      assistant.push(...toolAnswers.filter((item) => item.type !== 'interactive'), value);
+    } catch (error) {
+      throw withUsagesBefore(error, inputTokens + outputTokens > 0 ? usedSoFar() : toolUsages);
     }
     if (answer) assistant.push({ type: 'text', text: { content: answer } });
     const tokens = inputTokens + outputTokens;
@@ -199,7 +206,7 @@ export function createToolRunner(deps: NodeDeps, nestedRunners: () => Record<str
         toolDetail: details,
         ...(stopped ? { toolStop: true } : {}),
       },
-      usages: [modelUsage(node.name ?? 'Tool call', llm, totalPoints, { tokens, inputTokens, outputTokens }), ...toolUsages],
+      usages: usedSoFar(),
       toolResponses: answer,
     };
   };

@@ -30,7 +30,7 @@ export function createSearchTest(ctx: DatasetsContext, service: SearchService) {
       !preset && input.datasetSearchUsingExtensionQuery && input.datasetSearchExtensionModel
         ? await extendQuestion(ctx, { model: input.datasetSearchExtensionModel, question: input.text, background: input.datasetSearchExtensionBg })
         : undefined;
-    const { tokens: _queryTokens, usage, ...result } = await service.searchPriced({
+    const searched = service.searchPriced({
       queries: preset ?? extension?.queries ?? [input.text],
       teamId: auth.teamId,
       datasetIds: [dataset._id],
@@ -39,6 +39,11 @@ export function createSearchTest(ctx: DatasetsContext, service: SearchService) {
       similarity: input.similarity,
       searchMode: input.searchMode,
       usingReRank: input.usingReRank,
+    });
+    const { tokens: _queryTokens, usage, ...result } = await searched.catch(async (error: unknown) => {
+      // The extension's model answered: it is billed when the search after it fails.
+      if (extension) await ctx.chargeUsage(auth, { appName: 'Search test', list: [extension.usage] });
+      throw error;
     });
     await ctx.chargeUsage(auth, { appName: 'Search test', list: extension ? [usage, extension.usage] : [usage] });
     return { ...result, ...(extension ? { queryExtensionModel: extension.model } : {}) };
