@@ -264,7 +264,8 @@ describe('v1/audio/transcriptions', () => {
     expect(records.map((r) => [r.source, r.totalPoints, r.list[0].duration, r.list[0].model])).toEqual([
       ['fastgpt', 3, 30, 'Whisper'],
       ['shareLink', 9, 90, 'Whisper'],
-      ['fastgpt', 0, 0, 'Whisper'],
+      // No duration reported: the 9 bytes at 16 kbit/s, rounded up to a second.
+      ['fastgpt', 0.1, 1, 'Whisper'],
       ['fastgpt', 10, 100, 'Whisper'],
     ]);
     // The link's records go to its creator, here the same member as the session's.
@@ -503,6 +504,36 @@ describe('speech is relayed as it arrives', () => {
       release();
       fake.unroute('POST', '/v1/audio/speech');
     }
+  });
+});
+
+describe('transcriptions of small files are not free', () => {
+  it('bills at least 1 s, and a file without a duration at 16 kbit/s (rounded up), so a 2-point link is used up', async () => {
+    const appId = await createPublishedApp(t, tok, 'Short clips', simpleChatGraph);
+    const shareId = await ok(t, tok, 'POST', '/support/outLink/create', { appId, type: 'share', name: 'clips link', limit: { maxUsagePoints: 2 } });
+    const links = t.app.mongo.db.collection('outlinks');
+    const send = (bytes: number, duration?: number) => {
+      const form = multipart([
+        { name: 'file', filename: 'clip.ogg', type: 'audio/ogg', content: Buffer.alloc(bytes, 1) },
+        { name: 'data', content: JSON.stringify({ appId, shareId, outLinkUid: 'clipper', ...(duration === undefined ? {} : { duration }) }) },
+      ]);
+      return t.app.inject({ method: 'POST', url: '/api/v1/audio/transcriptions', headers: form.headers, payload: form.payload });
+    };
+    const points = async () => (await links.findOne({ shareId }))!.usagePoints as number;
+    // Whisper costs 6 points a minute here (0.1 a second).
+    expect((await send(3, 0)).statusCode).toBe(200);
+    expect(await points()).toBeCloseTo(0.1, 6);
+    expect((await send(1_000)).statusCode).toBe(200);
+    expect(await points()).toBeCloseTo(0.2, 6);
+    // 31,999 bytes without a duration: 16 s (it was 0 s at 256 kbit/s, rounded down).
+    expect((await send(31_999)).statusCode).toBe(200);
+    expect(await points()).toBeCloseTo(1.8, 6);
+    // A reported duration stands when the size implies less at 256 kbit/s.
+    expect((await send(31_999, 3)).statusCode).toBe(200);
+    expect(await points()).toBeCloseTo(2.1, 6);
+    const refused = await send(3, 1);
+    expect(refused.statusCode, refused.body).toBe(403);
+    expect(refused.json()).toMatchObject({ statusText: 'linkUnInvalid', message: expect.stringMatching(/used all of its 2 usage points/) });
   });
 });
 

@@ -4,6 +4,7 @@ import { usedUp } from '../../domain/credential-limits.js';
 import type { IndexDeclaration } from '../../infra/mongo.js';
 import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { oid, type Plain, plain, plainOrNull } from '../../infra/plain-record.js';
+import { createSerialIncrements } from '../../infra/serial-increments.js';
 import { always, type CredentialRevocations, credentialSubject, revoking } from './credential-epoch.js';
 
 /**
@@ -56,6 +57,18 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
   const appScope = (appId: string | undefined): Filter<ApiKeyDoc> => (appId ? { appId } : { appId: { $exists: false } });
   const record = (doc: ApiKeyDoc | null): ApiKeyRecord | null => plainOrNull(doc);
   const locks = createMongoLocks(db);
+  // Reaching the limit refuses the key from now on, in every process that cached it (the
+  // authenticator's rule, so both agree on when that is).
+  const reachedLimit = (after: ApiKeyDoc | null) => usedUp(after?.limit?.maxUsagePoints, after?.usagePoints ?? 0);
+  // FerretDB rewrites a whole document per update, so concurrent charges, or a charge and any other
+  // write of the key (touch, update), lose one another: every write of a key goes under its lock,
+  // and a process's concurrent charges of one key share one write (infra/serial-increments.ts).
+  const points = createSerialIncrements(
+    locks,
+    (id) => `openapis:key:${oid(id).toHexString()}`,
+    (id, delta, alone) =>
+      revoking(revocations, () => alone(() => keys.findOneAndUpdate({ _id: oid(id) }, { $inc: { usagePoints: delta } }, { returnDocument: 'after' })), reachedLimit, [credentialSubject.apiKey(id)]),
+  );
 
   return {
     findByDigest: async (digest: string) => record(await keys.findOne({ apiKeyDigest: digest })),
@@ -109,7 +122,8 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
     async update(id: string, teamId: string, fields: { name?: string; limit?: ApiKeyRecord['limit'] }): Promise<boolean> {
       const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
       if (Object.keys($set).length === 0) return true;
-      const result = await revoking(revocations, () => keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set }), (written) => written.matchedCount > 0, [credentialSubject.apiKey(id)]);
+      const write = () => points.alone(id, () => keys.updateOne({ _id: oid(id), teamId: oid(teamId) }, { $set }));
+      const result = await revoking(revocations, write, (written) => written.matchedCount > 0, [credentialSubject.apiKey(id)]);
       return result.matchedCount > 0;
     },
     async delete(id: string, teamId: string): Promise<void> {
@@ -117,13 +131,11 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
     },
     /** Sets `lastUsedTime` unless another process set it after `unlessAfter`. */
     async touch(id: string, at: Date, unlessAfter: Date): Promise<void> {
-      await keys.updateOne({ _id: oid(id), $or: [{ lastUsedTime: { $exists: false } }, { lastUsedTime: { $lt: unlessAfter } }] }, { $set: { lastUsedTime: at } });
+      await points.alone(id, () => keys.updateOne({ _id: oid(id), $or: [{ lastUsedTime: { $exists: false } }, { lastUsedTime: { $lt: unlessAfter } }] }, { $set: { lastUsedTime: at } }));
     },
-    async addUsagePoints(id: string, points: number): Promise<void> {
-      // Reaching the limit refuses the key from now on, in every process that cached it (the
-      // authenticator's rule, so both agree on when that is).
-      const reachedLimit = (after: ApiKeyDoc | null) => usedUp(after?.limit?.maxUsagePoints, after?.usagePoints ?? 0);
-      await revoking(revocations, () => keys.findOneAndUpdate({ _id: oid(id) }, { $inc: { usagePoints: points } }, { returnDocument: 'after' }), reachedLimit, [credentialSubject.apiKey(id)]);
+    /** Resolves once written, and once the key is revoked everywhere when the charge reached its limit. */
+    addUsagePoints(id: string, charged: number): Promise<void> {
+      return points.add(id, charged);
     },
     /** Cascade of an app delete: the apps' keys go with them. */
     async deleteByApps(teamId: string, appIds: string[]): Promise<void> {

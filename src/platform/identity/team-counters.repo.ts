@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { insertManyNew } from '../../infra/mongo.js';
 import { createMongoLocks, type LockHold } from '../../infra/mongo-lock.js';
+import { createSerialIncrements } from '../../infra/serial-increments.js';
 
 /**
  * Per-team counters of what a plan limits (apps, datasets, stored vectors). A create reserves
@@ -33,36 +34,24 @@ const RECHECK_MS = 60 * 60_000;
 export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date()) {
   const counters = db.collection<TeamCounterDoc>('team_counters');
   const keyOf = (kind: CountedKind, teamId: string) => `${kind}:${teamId}`;
-  // FerretDB 1.x runs a conditional update as read-then-write: parallel $inc both match and
-  // one is lost. A named lock per counter makes each change alone (harmless on MongoDB). A write
-  // sent right after taking it needs no check; one after a wait (a recount) checks it still holds.
-  const locks = createMongoLocks(db);
-  const alone = <T>(_id: string, run: (lock: LockHold) => Promise<T>) => locks.withLock(`team_counters:${_id}`, run);
+  // FerretDB 1.x runs an update as read-then-write: parallel $inc both match and one is lost. A
+  // named lock per counter makes each change alone (harmless on MongoDB); a process's concurrent
+  // `add`s share one write (infra/serial-increments.ts). A write sent right after taking the lock
+  // needs no check; one after a wait (a recount) checks it still holds.
+  // No upsert in `add`: a counter that does not exist yet is counted in full when first read.
+  const changes = createSerialIncrements(
+    createMongoLocks(db),
+    (_id) => `team_counters:${_id}`,
+    (_id, delta, alone) => alone(() => counters.updateOne({ _id }, { $inc: { count: delta }, $set: { reservedAt: now() } })),
+  );
+  const alone = changes.alone;
 
   async function tryIncrement(_id: string, adding: number, max: number, now: Date): Promise<boolean> {
     const result = await counters.updateOne({ _id, count: { $lte: max - adding } }, { $inc: { count: adding }, $set: { reservedAt: now } });
     return result.matchedCount === 1;
   }
 
-  /** Changes not yet written, by counter: one write at a time per counter carries them all. */
-  const pendingChanges = new Map<string, number>();
-  const writing = new Map<string, Promise<void>>();
   const checking = new Set<string>();
-
-  async function writeChanges(_id: string): Promise<void> {
-    // Registered in `writing` before its first step runs.
-    await Promise.resolve();
-    try {
-      for (let delta = pendingChanges.get(_id); delta !== undefined; delta = pendingChanges.get(_id)) {
-        pendingChanges.delete(_id);
-        // No upsert: a counter that does not exist yet is counted in full when first read.
-        if (delta !== 0) await alone(_id, () => counters.updateOne({ _id }, { $inc: { count: delta }, $set: { reservedAt: now() } }));
-      }
-    } finally {
-      // In the same step as the loop's last look: a change added after it starts a new writer.
-      writing.delete(_id);
-    }
-  }
 
   /**
    * Sets a counter quiet for a while to the real count, unless it changed meanwhile; at most once a
@@ -85,14 +74,7 @@ export function createTeamCountersRepo(db: Db, now: () => Date = () => new Date(
      */
     add(kind: CountedKind, teamId: string, delta: number): Promise<void> {
       if (delta === 0) return Promise.resolve();
-      const _id = keyOf(kind, teamId);
-      pendingChanges.set(_id, (pendingChanges.get(_id) ?? 0) + delta);
-      let running = writing.get(_id);
-      if (!running) {
-        running = writeChanges(_id);
-        writing.set(_id, running);
-      }
-      return running;
+      return changes.add(keyOf(kind, teamId), delta);
     },
 
     /**

@@ -21,6 +21,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 export const EMBEDDING_DIMENSIONS = 1536;
 /** 256 kbit/s: above what speech recordings use, so the duration it gives is a floor. */
 const AUDIO_BYTES_PER_SECOND_CEILING = 32_000;
+/** 16 kbit/s, a speech codec's (Opus, AMR): the duration assumed when the client reports none. */
+const SPEECH_BYTES_PER_SECOND = 2_000;
 
 const QUESTION_GUIDE_PROMPT =
   'Based on the conversation above, suggest 3 short follow-up questions the user might ask next, in the same language as the conversation, each under 20 characters. Reply with a JSON array of strings only, e.g. ["question 1","question 2","question 3"].';
@@ -210,13 +212,15 @@ export function createOpenAiService(app: FastifyInstance, chat: Pick<ChatService
     },
 
     /**
-     * The transcript, billed by the duration the client reports, per 60 s, as the reference does,
-     * but never below what the file's size implies at a generous bitrate: a client that reports no
-     * or a tiny duration for a long recording does not get it transcribed for nothing.
+     * The transcript, billed by the duration the client reports, per 60 s, at least 1 s (as the
+     * reference does), but never below what the file's size implies at a generous bitrate: a client
+     * that reports a tiny duration for a long recording does not get it transcribed for nothing. A
+     * client that reports none is billed the size at a speech codec's bitrate, rounded up.
      */
     async transcribeFor(auth: AuthContext, file: { buffer: Buffer; filename: string; mimetype: string }, reportedDuration: number | undefined): Promise<string> {
       const { text, model } = await transcribe(file);
-      const duration = Math.max(reportedDuration ?? 0, Math.floor(file.buffer.length / AUDIO_BYTES_PER_SECOND_CEILING));
+      const bytesPerSecond = reportedDuration === undefined ? SPEECH_BYTES_PER_SECOND : AUDIO_BYTES_PER_SECOND_CEILING;
+      const duration = Math.max(reportedDuration ?? 0, Math.ceil(file.buffer.length / bytesPerSecond), 1);
       await charge(auth, { appName: 'Whisper', list: [{ moduleName: 'Whisper', totalPoints: usagePoints(model, duration, 60), model: model.name, duration }] });
       return text;
     },

@@ -1,8 +1,10 @@
 /** The only code touching `outlinks` (share links and messaging-channel links). */
 import { type Db, ObjectId } from 'mongodb';
 import type { IndexDeclaration } from '../../infra/mongo.js';
+import { createMongoLocks } from '../../infra/mongo-lock.js';
 import { decodeFromStorage, encodeForStorage } from '../../infra/storage-codec.js';
 import { oid, oids, type Plain, plain } from '../../infra/plain-record.js';
+import { createSerialIncrements } from '../../infra/serial-increments.js';
 
 export const OUTLINKS = 'outlinks';
 export const OUTLINK_INDEXES: IndexDeclaration[] = [
@@ -61,6 +63,21 @@ const decode = (doc: StoredOutLink): OutLinkDoc => ({ ...plain(doc), app: doc.ap
 
 export function createOutLinksRepo(db: Db) {
   const links = db.collection<StoredOutLink>(OUTLINKS);
+  /** The latest use of each link with points waiting for their write (set with them). */
+  const lastUsed = new Map<string, Date>();
+  // FerretDB rewrites a whole document per update, so concurrent charges, or a charge and any other
+  // write of the link (touch, update), lose one another: every write of a link goes under its lock,
+  // and a process's concurrent charges of one link share one write (infra/serial-increments.ts).
+  const points = createSerialIncrements(
+    createMongoLocks(db),
+    (shareId) => `outlinks:${shareId}`,
+    async (shareId, delta, alone) => {
+      const lastTime = lastUsed.get(shareId) ?? new Date();
+      await alone(() => links.updateOne({ shareId }, { $inc: { usagePoints: delta }, $set: { lastTime } }));
+      // A later use keeps its own time for its own write.
+      if (lastUsed.get(shareId) === lastTime) lastUsed.delete(shareId);
+    },
+  );
   return {
     async insert(link: NewOutLink): Promise<string> {
       await links.insertOne({
@@ -89,7 +106,10 @@ export function createOutLinksRepo(db: Db) {
     async update(id: string, set: Partial<Omit<OutLinkDoc, '_id' | 'teamId' | 'tmbId' | 'appId' | 'shareId'>>): Promise<void> {
       const clean: Record<string, unknown> = Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined));
       if (clean.app) clean.app = encodeForStorage(clean.app);
-      if (Object.keys(clean).length > 0) await links.updateOne({ _id: oid(id) }, { $set: clean });
+      if (Object.keys(clean).length === 0) return;
+      // Under the link's lock, like its charges (the share id never changes).
+      const link = await links.findOne({ _id: oid(id) }, { projection: { shareId: 1 } });
+      if (link) await points.alone(link.shareId, () => links.updateOne({ _id: oid(id) }, { $set: clean }));
     },
     async delete(id: string): Promise<void> {
       await links.deleteOne({ _id: oid(id) });
@@ -98,12 +118,15 @@ export function createOutLinksRepo(db: Db) {
     async deleteByApps(teamId: string, appIds: string[]): Promise<void> {
       if (appIds.length > 0) await links.deleteMany({ teamId: oid(teamId), appId: { $in: oids(appIds) } });
     },
-    async addUsage(shareId: string, points: number, now: Date): Promise<void> {
-      await links.updateOne({ shareId }, { $inc: { usagePoints: points }, $set: { lastTime: now } });
+    /** Resolves once written. */
+    addUsage(shareId: string, charged: number, now: Date): Promise<void> {
+      const latest = lastUsed.get(shareId);
+      if (!latest || latest < now) lastUsed.set(shareId, now);
+      return points.add(shareId, charged);
     },
     /** Sets `lastTime` unless another process set it after `unlessAfter`. */
     async touch(shareId: string, at: Date, unlessAfter: Date): Promise<void> {
-      await links.updateOne({ shareId, $or: [{ lastTime: { $exists: false } }, { lastTime: { $lt: unlessAfter } }] }, { $set: { lastTime: at } });
+      await points.alone(shareId, () => links.updateOne({ shareId, $or: [{ lastTime: { $exists: false } }, { lastTime: { $lt: unlessAfter } }] }, { $set: { lastTime: at } }));
     },
   };
 }
