@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { apiKeyHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
-import { createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
+import { agentGraph, chain, createPublishedApp, simpleChatGraph, sseFrames, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -78,28 +78,8 @@ describe('a turn failing after its model answered', () => {
   });
 
   it("an agent whose tool fails is billed for its round, and a child app's failure for the child's model call", async () => {
-    const agentGraph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-        {
-          nodeId: 'agent',
-          flowNodeType: 'tools',
-          name: 'Agent',
-          inputs: [
-            { key: 'model', value: 'fake-llm' },
-            { key: 'userChatInput', value: ['start', 'userChatInput'] },
-          ],
-          outputs: [{ id: 'answerText', key: 'answerText' }],
-        },
-        jsonPoster('poster', '{{payload}}', { intro: 'Posts a payload', inputs: [{ key: 'payload', valueType: 'string', toolDescription: 'the payload', required: true, canEdit: true }] }),
-      ],
-      edges: [
-        { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
-        { source: 'agent', sourceHandle: 'selectedTools', target: 'poster', targetHandle: 'selectedTools' },
-      ],
-      chatConfig: {},
-    };
-    const agentApp = await createPublishedApp(t, tok, 'Failing agent', agentGraph);
+    const poster = jsonPoster('poster', '{{payload}}', { intro: 'Posts a payload', inputs: [{ key: 'payload', valueType: 'string', toolDescription: 'the payload', required: true, canEdit: true }] });
+    const agentApp = await createPublishedApp(t, tok, 'Failing agent', agentGraph([poster]));
     const key = await createApiKey(t, tok, { name: 'agent key' });
     const failed = await completions(key, { appId: agentApp, messages: [{ role: 'user', content: 'not json' }] });
     expect(failed.statusCode, failed.body).toBe(400);
@@ -113,21 +93,14 @@ describe('a turn failing after its model answered', () => {
     (childGraph.nodes as unknown[]).push(jsonPoster('http', '{{$workflowStartNodeId.userChatInput$}}'));
     (childGraph.edges as unknown[]).push({ source: 'ai', sourceHandle: 'ai-source-right', target: 'http', targetHandle: 'http-target-left' });
     const child = await createPublishedApp(t, tok, 'Failing child', childGraph);
-    const parentGraph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-        {
-          nodeId: 'call',
-          flowNodeType: 'appModule',
-          name: 'Child',
-          pluginId: child,
-          inputs: [{ key: 'userChatInput', value: ['start', 'userChatInput'] }, { key: 'history', value: 0 }],
-          outputs: [{ id: 'answerText', key: 'answerText' }],
-        },
-      ],
-      edges: [{ source: 'start', sourceHandle: 'start-source-right', target: 'call', targetHandle: 'call-target-left' }],
-      chatConfig: {},
-    };
+    const parentGraph = chain({
+      nodeId: 'call',
+      flowNodeType: 'appModule',
+      name: 'Child',
+      pluginId: child,
+      inputs: [{ key: 'userChatInput', value: ['start', 'userChatInput'] }, { key: 'history', value: 0 }],
+      outputs: [{ id: 'answerText', key: 'answerText' }],
+    });
     const parent = await createPublishedApp(t, tok, 'Parent of failing child', parentGraph);
     const nested = await completions(key, { appId: parent, messages: [{ role: 'user', content: 'not json' }] });
     expect(nested.statusCode, nested.body).toBe(400);

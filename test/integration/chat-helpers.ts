@@ -120,6 +120,34 @@ export function chain(...nodes: Record<string, unknown>[]) {
   return { nodes: all, edges, chatConfig: {} };
 }
 
+/**
+ * start → an agent (`tools` node on the fake model) offered `tools` (the fake calls the first in
+ * its first round), then `after` once it answers.
+ */
+export function agentGraph(tools: Record<string, unknown>[], options: { after?: Record<string, unknown>[]; showStatus?: boolean } = {}) {
+  const after = options.after ?? [];
+  const agent = {
+    nodeId: 'agent',
+    flowNodeType: 'tools',
+    name: 'Agent',
+    ...(options.showStatus ? { showStatus: true } : {}),
+    inputs: [
+      { key: 'model', value: 'fake-llm' },
+      { key: 'userChatInput', value: ['start', 'userChatInput'] },
+    ],
+    outputs: [{ id: 'answerText', key: 'answerText' }],
+  };
+  return {
+    nodes: [START_NODE, agent, ...tools, ...after],
+    edges: [
+      { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
+      ...tools.map((tool) => ({ source: 'agent', sourceHandle: 'selectedTools', target: tool.nodeId, targetHandle: 'selectedTools' })),
+      ...after.map((node) => ({ source: 'agent', sourceHandle: 'agent-source-right', target: node.nodeId, targetHandle: `${node.nodeId}-target-left` })),
+    ],
+    chatConfig: {},
+  };
+}
+
 /** start → readFiles over the question's files → an answer of the text it read. */
 export const readFilesGraph = {
   nodes: [

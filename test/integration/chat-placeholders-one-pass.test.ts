@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { apiKeyHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
-import { createPublishedApp, startChatApp } from './chat-helpers.js';
+import { chain, createPublishedApp, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -24,18 +24,9 @@ const SECRET = 'sk-live-0123456789abcdef';
 const PRIVATE_ANSWER = 'private-record-42';
 
 const ref = (nodeId: string, key: string) => [nodeId, key];
-/** start -> each node in turn. */
-function chainGraph(nodes: Record<string, unknown>[]) {
-  const all = [{ nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] }, ...nodes];
-  const edges = all.slice(1).map((node, index) => {
-    const source = all[index]!.nodeId as string;
-    return { source, sourceHandle: `${source}-source-right`, target: node.nodeId, targetHandle: `${node.nodeId}-target-left` };
-  });
-  return { nodes: all, edges, chatConfig: {} };
-}
 
 const graph = (echoUrl: string) =>
-  chainGraph([
+  chain(
     {
       nodeId: 'http',
       flowNodeType: 'httpRequest468',
@@ -84,7 +75,7 @@ const graph = (echoUrl: string) =>
       outputs: [{ id: 'text', key: 'text', valueType: 'string' }],
     },
     { nodeId: 'templated', flowNodeType: 'answerNode', name: 'Templated', inputs: [{ key: 'text', value: ref('plugin', 'text') }], outputs: [] },
-  ]);
+  );
 
 beforeAll(async () => {
   echo = createServer((req, res) => {

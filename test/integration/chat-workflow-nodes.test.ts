@@ -8,7 +8,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
-import { chain, createPublishedApp, readFilesGraph, START_NODE, sseFrames, startChatApp } from './chat-helpers.js';
+import { agentGraph as agentWithTools, chain, createPublishedApp, readFilesGraph, START_NODE, sseFrames, startChatApp } from './chat-helpers.js';
 
 let t: TestApp;
 let fake: FakeOpenAi;
@@ -558,31 +558,8 @@ describe('nested apps', () => {
 });
 
 describe('tools node', () => {
-  /** start → agent, with `tools` attached as its tools and `after` run once it answers. */
-  const agentGraph = (tools: Record<string, unknown>[], after: Record<string, unknown>[] = []) => ({
-    nodes: [
-      { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-      {
-        nodeId: 'agent',
-        flowNodeType: 'tools',
-        name: 'Agent',
-        showStatus: true,
-        inputs: [
-          { key: 'model', value: 'fake-llm' },
-          { key: 'userChatInput', value: ['start', 'userChatInput'] },
-        ],
-        outputs: [{ id: 'answerText', key: 'answerText' }],
-      },
-      ...tools,
-      ...after,
-    ],
-    edges: [
-      { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
-      ...tools.map((tool) => ({ source: 'agent', sourceHandle: 'selectedTools', target: tool.nodeId, targetHandle: 'selectedTools' })),
-      ...after.map((node) => ({ source: 'agent', sourceHandle: 'agent-source-right', target: node.nodeId, targetHandle: `${node.nodeId}-target-left` })),
-    ],
-    chatConfig: {},
-  });
+  /** start → agent (showing its status), with `tools` attached as its tools and `after` run once it answers. */
+  const agentGraph = (tools: Record<string, unknown>[], after: Record<string, unknown>[] = []) => agentWithTools(tools, { after, showStatus: true });
   const weatherTool = () => ({
     nodeId: 'weather',
     flowNodeType: 'httpRequest468',

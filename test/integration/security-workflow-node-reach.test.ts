@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
 import { authHeaders, createUser, login } from '../helpers/platform.js';
-import { chain, createPublishedApp, startChatApp } from './chat-helpers.js';
+import { agentGraph, chain, createPublishedApp, startChatApp } from './chat-helpers.js';
 
 describe('code node with the default SSRF policy (SSRF_ALLOW_PRIVATE=false)', () => {
   let t: TestApp;
@@ -95,40 +95,21 @@ describe('what a visitor reaches through a tool or a plugin', () => {
       }
       return { json: { choices: [{ message: { role: 'assistant', content: 'done' } }], usage: { prompt_tokens: 1, completion_tokens: 1 } } };
     });
-    const graph = {
-      nodes: [
-        { nodeId: 'start', flowNodeType: 'workflowStart', name: 'Start', inputs: [], outputs: [{ id: 'userChatInput', key: 'userChatInput' }] },
-        {
-          nodeId: 'agent',
-          flowNodeType: 'tools',
-          name: 'Agent',
-          inputs: [
-            { key: 'model', value: 'fake-llm' },
-            { key: 'userChatInput', value: ['start', 'userChatInput'] },
-          ],
-          outputs: [{ id: 'answerText', key: 'answerText' }],
-        },
-        {
-          nodeId: 'weather',
-          flowNodeType: 'httpRequest468',
-          name: 'Weather',
-          intro: 'Looks up the weather of a city',
-          inputs: [
-            { key: 'city', valueType: 'string', toolDescription: 'the city', required: true, canEdit: true },
-            { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
-            { key: 'system_httpMethod', value: 'GET' },
-            { key: 'system_httpReqUrl', value: `${apiUrl}/weather?city={{city}}` },
-            { key: 'system_httpHeader', value: [{ key: 'Authorization', value: 'Bearer sk-app-secret' }] },
-          ],
-          outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
-        },
+    const weather = {
+      nodeId: 'weather',
+      flowNodeType: 'httpRequest468',
+      name: 'Weather',
+      intro: 'Looks up the weather of a city',
+      inputs: [
+        { key: 'city', valueType: 'string', toolDescription: 'the city', required: true, canEdit: true },
+        { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+        { key: 'system_httpMethod', value: 'GET' },
+        { key: 'system_httpReqUrl', value: `${apiUrl}/weather?city={{city}}` },
+        { key: 'system_httpHeader', value: [{ key: 'Authorization', value: 'Bearer sk-app-secret' }] },
       ],
-      edges: [
-        { source: 'start', sourceHandle: 'start-source-right', target: 'agent', targetHandle: 'agent-target-left' },
-        { source: 'agent', sourceHandle: 'selectedTools', target: 'weather', targetHandle: 'selectedTools' },
-      ],
-      chatConfig: {},
+      outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
     };
+    const graph = agentGraph([weather]);
     const appId = await createPublishedApp(t, tok, 'Agent', graph);
     const res = await t.app.inject({
       method: 'POST',
