@@ -117,6 +117,9 @@ interface Offender {
 }
 
 let w: World;
+/** The WeChat / WeCom channel callbacks (their spec names and aliases). */
+const XML_CALLBACK_PATHS = /\/support\/outLink\/(imB|imC|wecom|offiaccount)\//;
+
 let clusterToken: string;
 let channelTokens: Record<string, string>;
 const offenders: Offender[] = [];
@@ -204,7 +207,8 @@ function bodyProbes(op: Operation, base: Record<string, unknown>): Probe[] {
     raw(op, 'multipart without boundary', 'multipart/form-data', json),
     raw(op, '__proto__ and constructor keys', 'application/json', `{"__proto__":{"isRoot":true},"constructor":{"prototype":{"isRoot":true}}${json.length > 2 ? `,${json.slice(1)}` : '}'}`),
     // MAX_INPUT_DEPTH (64) and BODY_LIMIT_BYTES (1 MB) bound the work any route does on a body.
-    { ...raw(op, 'deeply nested body', 'application/json', toJson({ ...base, probe: deepObject(20_000) })), refusedWith: 400 },
+    // The WeChat and WeCom callbacks take at most XML_CALLBACK_BODY_LIMIT (64 KiB) of any body: that one is over it.
+    { ...raw(op, 'deeply nested body', 'application/json', toJson({ ...base, probe: deepObject(20_000) })), refusedWith: XML_CALLBACK_PATHS.test(op.path) ? 413 : 400 },
     // v1/chat/completions and v1/embeddings read up to API_BODY_LIMIT_BYTES (2 MiB here) from a caller whose headers prove a key or session.
     { ...raw(op, 'body over the size limit', 'application/json', JSON.stringify({ ...base, probe: 'x'.repeat(['/api/v1/chat/completions', '/api/v1/embeddings'].includes(op.path) ? 2_200_000 : 1_100_000) })), refusedWith: 413 },
   ];
