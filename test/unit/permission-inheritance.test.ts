@@ -4,9 +4,11 @@ import {
   allDescendants,
   changeCollaborators,
   changeDefaultPermission,
+  copiedRows,
   type InheritanceWrite,
   inheritingFolderDescendants,
   initialPermissions,
+  managersLostByResume,
   move,
   type ParentPermissions,
   resumeInheritance,
@@ -36,7 +38,7 @@ class Store {
     return parentId ? this.asParent(parentId) : null;
   }
   asParent(id: string): ParentPermissions {
-    return { id, defaultPermission: this.get(id).defaultPermission, collaborators: this.collaborators(id) };
+    return { id, defaultPermission: this.get(id).defaultPermission, collaborators: this.collaborators(id), ownerTmbId: this.get(id).ownerTmbId };
   }
   apply(writes: InheritanceWrite[]) {
     for (const w of writes) {
@@ -239,5 +241,123 @@ describe('tree walks and creation', () => {
     expect(initialPermissions(true, parent)).toEqual({ defaultPermission: 4, collaborators: parent.collaborators });
     expect(initialPermissions(false, parent)).toEqual({ defaultPermission: 0, collaborators: [] });
     expect(initialPermissions(true, null)).toEqual({ defaultPermission: 0, collaborators: [] });
+  });
+});
+
+/**
+ * The owner of a folder holds no row on it (ownership is `tmbId`). Whatever copies the folder's
+ * rows instead of following it live must keep the owner's rights as manage, level by level.
+ * olga owns F (carl 6, mona 7); carl owns the app a in F and the sub-folder G; dan owns H in G.
+ */
+describe('a copy keeps the parent owner', () => {
+  function ownersTree() {
+    const s = new Store().add('F', null, true, { ownerTmbId: 'olga' }, { carl: 6, mona: 7 });
+    const g = initialPermissions(true, s.asParent('F'), 'carl');
+    s.add('G', 'F', true, { ownerTmbId: 'carl', defaultPermission: g.defaultPermission }, Object.fromEntries(g.collaborators.map((c) => [c.tmbId, c.permission])));
+    const h = initialPermissions(true, s.asParent('G'), 'dan');
+    s.add('H', 'G', true, { ownerTmbId: 'dan', defaultPermission: h.defaultPermission }, Object.fromEntries(h.collaborators.map((c) => [c.tmbId, c.permission])));
+    return s.add('a', 'F', false, { ownerTmbId: 'carl' }).add('b', 'H', false, { ownerTmbId: 'dan' });
+  }
+
+  it('a folder created in a folder by someone else gets the parent owner as manage, recursively', () => {
+    const s = ownersTree();
+    expect(s.collaborators('G')).toEqual([
+      { tmbId: 'carl', permission: 6 },
+      { tmbId: 'mona', permission: 7 },
+      { tmbId: 'olga', permission: 7 },
+    ]);
+    expect(s.collaborators('H')).toEqual([
+      { tmbId: 'carl', permission: 7 },
+      { tmbId: 'mona', permission: 7 },
+      { tmbId: 'olga', permission: 7 },
+    ]);
+    expect(s.value('olga', 'b')).toBe(7);
+    expect(s.value('carl', 'b')).toBe(7);
+  });
+
+  it('no row for the new folder own owner, nor with an unknown parent owner', () => {
+    const parent = { id: 'F', defaultPermission: 0, collaborators: [{ tmbId: 'carl', permission: 6 }], ownerTmbId: 'olga' };
+    expect(initialPermissions(true, parent, 'olga').collaborators).toEqual([{ tmbId: 'carl', permission: 6 }]);
+    expect(copiedRows(parent.collaborators, undefined, 'x')).toEqual([{ tmbId: 'carl', permission: 6 }]);
+    // A lower row of the parent owner is raised: a row cannot hold the owner value, manage is the most.
+    expect(copiedRows([{ tmbId: 'olga', permission: 4 }], 'olga', 'carl')).toEqual([{ tmbId: 'olga', permission: 7 }]);
+  });
+
+  it('a plain resource stopping to follow its folder (collaborator change) keeps the folder owner', () => {
+    const s = ownersTree();
+    expect(s.value('olga', 'a')).toBe(0xffffffff);
+    s.apply(changeCollaborators({ resource: s.get('a'), own: [], parent: s.parentOf('a'), upserts: [{ tmbId: 'xena', permission: 4 }], tree: s.tree() }));
+    expect(s.get('a').inheritPermission).toBe(false);
+    expect(s.value('olga', 'a')).toBe(7);
+    expect(s.value('mona', 'a')).toBe(7);
+    expect(s.value('xena', 'a')).toBe(4);
+  });
+
+  it('a plain resource stopping to follow its folder (default change) keeps the folder owner', () => {
+    const s = ownersTree();
+    s.apply(changeDefaultPermission({ resource: s.get('a'), currentDefault: 0, newDefault: 4, parent: s.parentOf('a'), tree: s.tree() }));
+    expect(s.get('a').inheritPermission).toBe(false);
+    expect(s.value('olga', 'a')).toBe(7);
+    expect(s.value('nobody', 'a')).toBe(4);
+  });
+
+  it('a folder change copied down its inheriting sub-folders keeps each level parent owner', () => {
+    const s = ownersTree();
+    s.apply(changeCollaborators({ resource: s.get('F'), own: s.collaborators('F'), parent: null, upserts: [{ tmbId: 'xena', permission: 4 }], removals: ['carl'], tree: s.tree() }));
+    expect(s.collaborators('G')).toEqual([
+      { tmbId: 'mona', permission: 7 },
+      { tmbId: 'olga', permission: 7 },
+      { tmbId: 'xena', permission: 4 },
+    ]);
+    expect(s.collaborators('H')).toEqual([
+      { tmbId: 'carl', permission: 7 },
+      { tmbId: 'mona', permission: 7 },
+      { tmbId: 'olga', permission: 7 },
+      { tmbId: 'xena', permission: 4 },
+    ]);
+  });
+
+  it('move and resume of a folder keep the new parent owner down the subtree', () => {
+    const s = ownersTree().add('T', null, true, { ownerTmbId: 'tom' }, { xena: 6 });
+    s.apply(move({ resource: s.get('G'), target: s.asParent('T'), tree: s.tree() }));
+    expect(s.collaborators('G')).toEqual([
+      { tmbId: 'tom', permission: 7 },
+      { tmbId: 'xena', permission: 6 },
+    ]);
+    expect(s.collaborators('H')).toEqual([
+      { tmbId: 'carl', permission: 7 },
+      { tmbId: 'tom', permission: 7 },
+      { tmbId: 'xena', permission: 6 },
+    ]);
+    s.get('G').inheritPermission = false;
+    s.rows.set('G', new Map([['zed', 7]]));
+    s.apply(resumeInheritance({ resource: s.get('G'), parent: s.parentOf('G'), tree: s.tree() }));
+    expect(s.value('tom', 'G')).toBe(7);
+    expect(s.value('tom', 'b')).toBe(7);
+    expect(s.value('carl', 'b')).toBe(7);
+  });
+});
+
+describe('managersLostByResume', () => {
+  const s = () =>
+    new Store()
+      .add('F', null, true, { ownerTmbId: 'olga', defaultPermission: 4 }, { mona: 7, carl: 6 })
+      .add('a', 'F', false, { ownerTmbId: 'olga', inheritPermission: false }, { mona: 7, nick: 7, carl: 7, olga: 7, xena: 6 });
+  it('lists own manage rows the parent does not grant manage (its rows, its owner, its default)', () => {
+    const store = s();
+    expect(managersLostByResume({ resource: store.get('a'), own: store.collaborators('a'), parent: store.parentOf('a') })).toEqual(['carl', 'nick']);
+  });
+  it('a parent default of manage keeps members without a row there (a row overrides it); nobody at the root', () => {
+    const store = s();
+    store.get('F').defaultPermission = 7;
+    expect(managersLostByResume({ resource: store.get('a'), own: store.collaborators('a'), parent: store.parentOf('a') })).toEqual(['carl']);
+    store.get('a').parentId = null;
+    expect(managersLostByResume({ resource: store.get('a'), own: store.collaborators('a'), parent: null })).toEqual([]);
+  });
+  it('the parent owner keeps manage after a resume', () => {
+    const store = s();
+    store.get('a').ownerTmbId = 'carl';
+    store.rows.set('a', new Map([['olga', 7]]));
+    expect(managersLostByResume({ resource: store.get('a'), own: store.collaborators('a'), parent: store.parentOf('a') })).toEqual([]);
   });
 });

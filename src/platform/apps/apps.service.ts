@@ -304,7 +304,7 @@ export function createAppsCore(deps: AppsDeps) {
     const edges = folder ? [] : (input.edges ?? []);
     const write = async (lock?: LockHold) => {
       // Read under the lock: a folder starts with its parent's permissions as they stand now.
-      const initial = await deps.perms.initialFor(teamId, folder, input.parentId);
+      const initial = await deps.perms.initialFor(teamId, folder, input.parentId, input.tmbId ?? auth.tmbId);
       const doc: AppDoc = {
         _id: appId,
         parentId: input.parentId || null,

@@ -19,15 +19,17 @@
  * - `judge(auth, doc, parentOf, rowOf, required)` / `resolveLoaded(caller, resource, resourceOf,
  *   rowOf)`: the rules of `authorize` / `resolveMany` on what a read model holds in memory (a
  *   document of the caller's team); same answers and errors, no database read.
- * - `initialFor(teamId, isFolder, parentId)` / `writeCollaborators(teamId, id, list)`: what a new
- *   resource starts with (folders in a folder copy it) and writing it after the insert.
+ * - `initialFor(teamId, isFolder, parentId, ownerTmbId?)` / `writeCollaborators(teamId, id, list)`:
+ *   what a new resource starts with (folders in a folder copy it, its owner kept as manage unless
+ *   that is the new folder's owner) and writing it after the insert.
  * - `move(auth, doc, targetId|null)`: moving changes who can reach the resource, so it needs
  *   manage on the resource (403) and manage on the target folder (404 missing, 403, 400 not a
  *   folder), or manage on the team to move to the root (403 unAuthTeam); no cycle (400). Checked
  *   here, under the per-team tree lock, so every caller gets the rule and concurrent moves
  *   cannot corrupt the tree.
  * - `changeDefaultPermission(auth, doc, value)`, `resumeInheritance(auth, doc)`: apply the spec's
- *   transitions; both need manage on the resource (checked here too).
+ *   transitions; both need manage on the resource (checked here too); a resume that would take
+ *   manage from a member holding it needs owner (403, as the collaborator edits).
  * - `listCollaborators(teamId, doc)` → `[{ teamId, tmbId, permission, name, avatar }]` (what
  *   applies: the parent's list while a plain resource inherits live).
  * - `updateCollaborators(auth, doc, tmbIds, permission)`, `deleteCollaborator(auth, doc, tmbId)`:
@@ -60,8 +62,10 @@ import {
   type Collaborator,
   changeCollaborators,
   changeDefaultPermission,
+  effectiveParentRows,
   type InheritanceWrite,
   initialPermissions,
+  managersLostByResume,
   move,
   type ParentPermissions,
   resumeInheritance,
@@ -141,6 +145,9 @@ export function assertTeamPermission(auth: PermissionCaller, required: 'read' | 
   if (!hasTeamPermission(auth, required)) throw Errors.unAuthTeam(`Team ${required} permission is required`);
 }
 
+const ONLY_OWNER_CHANGES_MANAGERS = 'Only the owner can change a member who manages this resource';
+const isOwnerPermission = (permission: SerializedPermission) => permission.isOwner || permission.value === PermissionValue.owner;
+
 export function createResourcePermissionService(db: Db, options: ResourcePermissionOptions) {
   const rows = createResourcePermissionsRepo(db, options.resourceType);
   const treeRepo = createResourceTreeRepo(db, options.collection, options.folderTypes);
@@ -169,7 +176,7 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
     if (!parentId) return null;
     const [parent] = await tree.findInTeam(teamId, [parentId]);
     if (!parent) return null;
-    return { id: parentId, defaultPermission: parent.defaultPermission ?? 0, collaborators: await rows.listByResource(teamId, parentId) };
+    return { id: parentId, defaultPermission: parent.defaultPermission ?? 0, collaborators: await rows.listByResource(teamId, parentId), ownerTmbId: parent.tmbId };
   }
 
   /** The folder an inheriting plain resource follows live (its permission is judged there too). */
@@ -264,8 +271,9 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       return { permission, defaultPermission };
     },
 
-    async initialFor(teamId: string, isFolder: boolean, parentId: string | null): Promise<{ defaultPermission: number; collaborators: Collaborator[] }> {
-      return initialPermissions(isFolder, isFolder ? await parentPermissions(teamId, parentId) : null);
+    /** `ownerTmbId`: the new resource's owner; without it a folder made by the parent's owner gets a redundant row for them. */
+    async initialFor(teamId: string, isFolder: boolean, parentId: string | null, ownerTmbId?: string): Promise<{ defaultPermission: number; collaborators: Collaborator[] }> {
+      return initialPermissions(isFolder, isFolder ? await parentPermissions(teamId, parentId) : null, ownerTmbId);
     },
 
     async writeCollaborators(teamId: string, resourceId: string, collaborators: Collaborator[]): Promise<void> {
@@ -309,9 +317,13 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
 
     async resumeInheritance(auth: PermissionCaller, doc: ResourceDoc): Promise<void> {
       await tree.withTeamLock(auth.teamId, async (lock) => {
-        const { doc: fresh } = await service.authorize(auth, doc._id, 'manage', `${options.resourceType}Id`);
+        const { doc: fresh, permission } = await service.authorize(auth, doc._id, 'manage', `${options.resourceType}Id`);
         const resource = toResource(fresh);
         const parent = await parentPermissions(auth.teamId, resource.parentId);
+        // Resuming replaces the resource's own rows: the collaborator routes' owner-only rule for managers holds here too.
+        if (!isOwnerPermission(permission) && managersLostByResume({ resource, own: await rows.listByResource(auth.teamId, resource.id), parent }).length > 0) {
+          throw options.errors.forbidden(ONLY_OWNER_CHANGES_MANAGERS);
+        }
         await apply(lock, auth.teamId, resumeInheritance({ resource, parent, tree: await tree.folderTree(auth.teamId) }));
       });
     },
@@ -373,9 +385,10 @@ export function createResourcePermissionService(db: Db, options: ResourcePermiss
       const parent = await parentPermissions(auth.teamId, resource.parentId);
       const own = await rows.listByResource(auth.teamId, id);
       // Only an owner may change someone who manages the resource (the reference UI rule).
-      const granted = new Map((!resource.isFolder && resource.inheritPermission && parent ? parent.collaborators : own).map((c) => [c.tmbId, c.permission]));
-      if (!current.isOwner && current.value !== PermissionValue.owner && tmbIds.some((t) => (granted.get(t) ?? 0) === PermissionValue.manage)) {
-        throw options.errors.forbidden('Only the owner can change a member who manages this resource');
+      // A plain resource following its folder live: the folder's owner manages it too.
+      const granted = new Map((!resource.isFolder && resource.inheritPermission && parent ? effectiveParentRows(resource, parent) : own).map((c) => [c.tmbId, c.permission]));
+      if (!isOwnerPermission(current) && tmbIds.some((t) => (granted.get(t) ?? 0) === PermissionValue.manage)) {
+        throw options.errors.forbidden(ONLY_OWNER_CHANGES_MANAGERS);
       }
       await apply(lock, auth.teamId, plan(resource, own, parent, await tree.folderTree(auth.teamId)));
     });

@@ -51,13 +51,14 @@ export function createResourceTreeRepo(db: Db, collectionName: string, folderTyp
     /** The team's folders: the only nodes inheritance and cycle checks need. */
     async folderTree(teamId: string): Promise<TreeNode[]> {
       const docs = await resources
-        .find({ teamId: oid(teamId), type: { $in: [...folderTypes] } }, { projection: { _id: 1, parentId: 1, inheritPermission: 1 } })
+        .find({ teamId: oid(teamId), type: { $in: [...folderTypes] } }, { projection: { _id: 1, parentId: 1, inheritPermission: 1, tmbId: 1 } })
         .toArray();
       return docs.map((doc) => ({
         id: doc._id.toHexString(),
         parentId: doc.parentId ? doc.parentId.toHexString() : null,
         isFolder: true,
         inheritPermission: doc.inheritPermission !== false,
+        ownerTmbId: doc.tmbId.toHexString(),
       }));
     },
 

@@ -44,7 +44,7 @@ export function createDatasetService(ctx: DatasetsContext) {
      * it read may have changed since, or the folder gone) inserts nothing and takes its rows back.
      */
     const insert = async (lock: LockHold) => {
-      const initial = await ctx.permissions.initialFor(auth.teamId, type === 'folder', parentId);
+      const initial = await ctx.permissions.initialFor(auth.teamId, type === 'folder', parentId, auth.tmbId);
       const id = newId();
       try {
         if (initial.collaborators.length > 0) await ctx.permissions.writeCollaborators(auth.teamId, id, initial.collaborators);
