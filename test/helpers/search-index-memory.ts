@@ -8,7 +8,7 @@ import type { IndexMeta, IndexStore } from '../../src/platform/datasets/search/i
 /** The stored index in memory, with the semantics of index-store.repo.ts, shared by "processes". */
 export function memoryStore() {
   const meta = new Map<string, IndexMeta & { claimUntil?: number }>();
-  const segments = new Map<string, { datasetId: string; parts: SnapshotPart[] }>();
+  const segments = new Map<string, { datasetId: string; parts: SnapshotPart[]; at: Date }>();
   const changes = new Map<string, { datasetId: string; seq: number; at: Date; changes?: StoredChange[] }>();
   const reads = { parts: 0, changesAfter: 0 };
   const store: IndexStore = {
@@ -30,6 +30,7 @@ export function memoryStore() {
       reads.parts += 1;
       return structuredClone(segments.get(snapshot)?.parts ?? []);
     },
+    partCount: async (snapshot) => segments.get(snapshot)?.parts.length ?? 0,
     claim: async (datasetId, model, now, until) => {
       const found = meta.get(datasetId);
       if (found && (found.claimUntil ?? 0) >= now.getTime()) return null;
@@ -37,7 +38,7 @@ export function memoryStore() {
       meta.set(datasetId, { ...current, claimUntil: until.getTime() });
       return { snapshot: current.snapshot, seq: current.seq, model: current.model, parts: current.parts };
     },
-    writeParts: async (datasetId, snapshot, parts) => void segments.set(snapshot, { datasetId, parts: structuredClone(parts) }),
+    writeParts: async (datasetId, snapshot, parts, at = new Date()) => void segments.set(snapshot, { datasetId, parts: structuredClone(parts), at }),
     publish: async (datasetId, previous, next) => {
       const found = meta.get(datasetId);
       const ok = found !== undefined && found.snapshot === previous.snapshot && found.seq === previous.seq;
@@ -49,8 +50,8 @@ export function memoryStore() {
       if (found) found.claimUntil = undefined;
     },
     deleteSnapshot: async (snapshot) => void segments.delete(snapshot),
-    deleteSnapshotsExcept: async (datasetId, snapshot) => {
-      for (const [key, segment] of segments) if (segment.datasetId === datasetId && key !== snapshot) segments.delete(key);
+    deleteAbandonedSnapshots: async (datasetId, keep, before) => {
+      for (const [key, segment] of segments) if (segment.datasetId === datasetId && !keep.includes(key) && segment.at < before) segments.delete(key);
     },
     foldChanges: async (datasetId, seq, before) => {
       for (const [key, change] of changes) {

@@ -154,8 +154,13 @@ export function createDatasetIndex(deps: DatasetIndexDeps, options: DatasetIndex
       for (let attempt = 0; attempt < 3 && !entry; attempt++) {
         // The stamp is read first: anything written after it moves it again.
         const stamp = await deps.stamps.read(searchStampKey(datasetId));
-        const stored = fromSources ? null : await openFromSnapshot(deps.store, datasetId);
+        let stored = fromSources ? null : await openFromSnapshot(deps.store, datasetId);
         if (stored === 'replaced') continue;
+        if (stored === 'incomplete') {
+          // The data items are the truth: rebuilt from them, the compactor then writes a whole snapshot.
+          deps.log.warn(`the stored search index snapshot of dataset ${datasetId} lacks parts; rebuilding it from the data items`);
+          stored = null;
+        }
         if (!stored) source = 'data items';
         const candidate = stored ?? (await openFromSources(deps, datasetId, model));
         candidate.stamp = stamp;

@@ -10,13 +10,18 @@ const YIELD_EVERY = 2000;
 
 /**
  * The dataset's index as its stored snapshot holds it (positioned at the snapshot's last change);
- * null when there is none yet, 'replaced' when a newer one replaced it while it was read.
+ * null when there is none yet, 'replaced' when a newer one replaced it while it was read,
+ * 'incomplete' when the current snapshot lacks parts (rebuild from the data items instead).
  */
-export async function openFromSnapshot(store: IndexStore, datasetId: string): Promise<DatasetEntry | null | 'replaced'> {
+export async function openFromSnapshot(store: IndexStore, datasetId: string): Promise<DatasetEntry | null | 'replaced' | 'incomplete'> {
   const meta = await store.meta(datasetId);
   if (!meta?.snapshot) return null;
   const parts = await store.parts(meta.snapshot);
-  if (parts.length !== meta.parts) return 'replaced';
+  if (parts.length !== meta.parts) {
+    // Parts of a replaced snapshot go once it is replaced; the same meta still there means they are missing.
+    const again = await store.meta(datasetId);
+    return again?.snapshot === meta.snapshot ? 'incomplete' : 'replaced';
+  }
   const entry = await decodeSnapshot(datasetId, meta.model, parts);
   entry.seq = meta.seq;
   entry.snapshotSeq = meta.seq;

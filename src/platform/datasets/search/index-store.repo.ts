@@ -18,8 +18,11 @@ interface MetaDoc extends IndexMeta {
   claimUntil?: Date;
 }
 
-/** One part of a snapshot, its bytes as BSON Binary. */
-type SegmentDoc = { _id: string; datasetId: string; snapshot: string; part: number } & Omit<SnapshotPart, 'data'> & { data: Binary };
+/**
+ * One part of a snapshot, its bytes as BSON Binary; `at` is when its writer claimed the right to
+ * write it (absent on parts written before it was stored: treated as old).
+ */
+type SegmentDoc = { _id: string; datasetId: string; snapshot: string; part: number; at?: Date } & Omit<SnapshotPart, 'data'> & { data: Binary };
 
 /** Changes are numbered per dataset; `_id` = `<datasetId>:<seq>` makes a number usable once. */
 interface ChangeDoc {
@@ -87,7 +90,12 @@ export function createIndexStore(db: Db) {
 
     async parts(snapshot: string): Promise<SnapshotPart[]> {
       const docs = await segments.find({ snapshot }).toArray();
-      return docs.sort((x, y) => x.part - y.part).map(({ _id, datasetId: _dataset, snapshot: _snapshot, part: _part, data, ...content }) => ({ ...content, data: bytesOf(data) }) as SnapshotPart);
+      return docs.sort((x, y) => x.part - y.part).map(({ _id, datasetId: _dataset, snapshot: _snapshot, part: _part, at: _at, data, ...content }) => ({ ...content, data: bytesOf(data) }) as SnapshotPart);
+    },
+
+    /** How many parts of the snapshot are stored (without reading them). */
+    async partCount(snapshot: string): Promise<number> {
+      return segments.countDocuments({ snapshot });
     },
 
     /**
@@ -110,10 +118,11 @@ export function createIndexStore(db: Db) {
       }
     },
 
-    async writeParts(datasetId: string, snapshot: string, parts: SnapshotPart[]): Promise<void> {
+    /** `at`: when the writer took its claim (what tells a crashed writer's parts from a live one's). */
+    async writeParts(datasetId: string, snapshot: string, parts: SnapshotPart[], at = new Date()): Promise<void> {
       // One part per insert: each is several megabytes already.
       for (const [part, content] of parts.entries()) {
-        await segments.insertOne({ _id: `${snapshot}:${part}`, datasetId, snapshot, part, ...content, data: new Binary(content.data) } as SegmentDoc);
+        await segments.insertOne({ _id: `${snapshot}:${part}`, datasetId, snapshot, part, at, ...content, data: new Binary(content.data) } as SegmentDoc);
       }
     },
 
@@ -136,9 +145,12 @@ export function createIndexStore(db: Db) {
       await segments.deleteMany({ snapshot });
     },
 
-    /** Parts of the dataset's other snapshots: the one replaced, and any a crashed writer left. */
-    async deleteSnapshotsExcept(datasetId: string, snapshot: string): Promise<void> {
-      await segments.deleteMany({ datasetId, snapshot: { $ne: snapshot } });
+    /**
+     * Parts a crashed or stalled writer left: of the dataset's snapshots other than `keep`, those
+     * whose writer claimed before `before` (its claim long lapsed). Never a live writer's parts.
+     */
+    async deleteAbandonedSnapshots(datasetId: string, keep: string[], before: Date): Promise<void> {
+      await segments.deleteMany({ datasetId, snapshot: { $nin: keep }, $or: [{ at: { $lt: before } }, { at: { $exists: false } }] });
     },
 
     /**
