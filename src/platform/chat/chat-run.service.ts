@@ -302,13 +302,16 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
     }
   }
 
-  /** The answer to a stored interactive node: appended to the AI item that asked it. */
+  /**
+   * The answer to a stored interactive node: appended to the AI item that asked it as stored now
+   * (the turn read it before its run; what was written since stays, see chat.repo.ts appendContinuation).
+   */
   async function saveContinuation(state: TurnState & { chatId: string }, result: DispatchResult, customFeedbacks: string[], title: string, now: Date): Promise<void> {
     const [lastAi] = state.dbItems.filter((item) => item.obj === 'AI').slice(-1);
-    const last = lastAi?.value[lastAi.value.length - 1];
-    if (lastAi && last?.type === 'interactive') {
-      last.interactive.params.userSelectedVal = state.question.value.find((v) => v.type === 'text')?.text.content ?? '';
-      await deps.repo.replaceItemValue(lastAi._id, [...lastAi.value, ...result.assistantResponses], [...(lastAi.responseData ?? []), ...result.flowResponses], [...(lastAi.customFeedbacks ?? []), ...customFeedbacks]);
+    const at = (lastAi?.value.length ?? 0) - 1;
+    if (lastAi && lastAi.value[at]?.type === 'interactive') {
+      const selected = state.question.value.find((v) => v.type === 'text')?.text.content ?? '';
+      await deps.repo.appendContinuation(lastAi, at, selected, { value: result.assistantResponses, responseData: result.flowResponses, customFeedbacks });
     }
     await deps.repo.setChatAfterContinue(state.appId, state.chatId, state.chat?._id, title, result.newVariables, now);
   }
