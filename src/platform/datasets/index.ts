@@ -10,6 +10,7 @@ import { RESOURCE_PERMISSION_INDEXES } from '../permissions/resource-permissions
 import { registerTreeChangeResume } from '../permissions/tree-change-resume.js';
 import { COLLECTION_INDEXES, RETIRED_COLLECTION_INDEXES } from './collections/collection.repo.js';
 import { registerCollectionRoutes } from './collections/collection.routes.js';
+import { registerImportResume } from './collections/collection-imports.js';
 import { createDatasetsContext, type DatasetsContext } from './context.js';
 import { DATA_INDEXES, RETIRED_DATA_INDEXES } from './data/data.repo.js';
 import { DATA_CHANGE_INDEXES } from './data/data-changes.repo.js';
@@ -235,6 +236,7 @@ export const datasetsServices = fp(
       );
     });
     registerDatasetDeletionResume(api, ctx);
+    registerImportResume(api, ctx);
     registerTreeChangeResume(api, 'datasets', ctx.permissions);
     // Search indexes are opened on start from their stored snapshots (rebuilt from the data items
     // only where none exists yet): in the background so readiness does not wait for large

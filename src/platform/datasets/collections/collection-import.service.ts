@@ -1,6 +1,8 @@
 import { describeError } from '../../../infra/database-errors.js';
 import { Errors } from '../../../infra/errors.js';
 import { urlForMessage } from '../../../infra/join-url.js';
+import { withLeaseRenewal } from '../../../infra/lease-renewal.js';
+import { LockLostError } from '../../../infra/mongo-lock.js';
 import { newId } from '../../../infra/plain-record.js';
 import type { AuthContext } from '../../auth/types.js';
 import { deleteCollectionsCascade } from '../cascade.js';
@@ -11,6 +13,7 @@ import { type PushItem, type PushResult, predictVectors, pushToTrainingQueue } f
 import type { NewCollection } from './collection.repo.js';
 import type { ChunkSettings } from './collection.schema.js';
 import { pageSelectorOf, readLinkInTurn, readStoredQa, readUsableFile } from './collection-sources.js';
+import { IMPORT_LEASE_MS } from './collection-imports.js';
 import { splitOptionsOf } from './source-text.js';
 
 export interface ImportResult {
@@ -42,8 +45,13 @@ export function createCollectionImportService(ctx: DatasetsContext) {
    * `tmbId`: the creator when it is not the caller (a synced link keeps its creator). A failure
    * once the insert was sent (its answer lost, say) takes the collection back: the
    * create answers an error, and the client's retry must not make a second one.
+   * `importing`: the collection is written with its import's intent (collection-imports.ts).
    */
-  async function insertInTree(auth: AuthContext, collection: Omit<NewCollection, 'teamId' | 'tmbId'> & { tmbId?: string }): Promise<string> {
+  async function insertInTree(
+    auth: AuthContext,
+    collection: Omit<NewCollection, 'teamId' | 'tmbId'> & { tmbId?: string },
+    importing?: { replaces?: string },
+  ): Promise<string> {
     const id = newId();
     let sent = false;
     try {
@@ -52,7 +60,13 @@ export function createCollectionImportService(ctx: DatasetsContext) {
         await checkParent(auth, collection.datasetId, collection.parentId);
         lock.assertHeld();
         sent = true;
-        return collections.insert({ ...collection, _id: id, teamId: auth.teamId, tmbId: collection.tmbId ?? auth.tmbId });
+        return collections.insert({
+          ...collection,
+          _id: id,
+          teamId: auth.teamId,
+          tmbId: collection.tmbId ?? auth.tmbId,
+          ...(importing ? { importing: { leaseMs: IMPORT_LEASE_MS, replaces: importing.replaces } } : {}),
+        });
       });
     } catch (error) {
       if (sent) await takeBack(auth.teamId, { _id: id, datasetId: collection.datasetId });
@@ -80,21 +94,48 @@ export function createCollectionImportService(ctx: DatasetsContext) {
   }
 
   /**
-   * An import checkImport passed: the collection is created, then its items queued. If queueing
-   * fails the new collection is taken back with whatever was trained of it, so nothing is half-imported.
+   * An import checkImport passed: the collection is created with its import's intent (hidden from
+   * lists while it is there), its items queued in batches while the intent's lease is renewed,
+   * then the intent removed. A process killed in between leaves the intent, whose lapsed lease
+   * the import sweep takes back (collection-imports.ts); one whose lease lapsed (stalled) stops
+   * before its next batch and takes itself back. If queueing fails the new collection is taken
+   * back with whatever was trained of it, so nothing is half-imported. `replaces` (a link sync):
+   * the intent stays, marked queued, for the sync to remove once the old collection is deleted.
    */
-  async function insertWithItems(auth: AuthContext, dataset: DatasetRecord, collection: ImportedCollection, items: PushItem[], prompt?: string): Promise<ImportResult> {
-    const collectionId = await insertInTree(auth, { ...collection, datasetId: dataset._id });
+  async function insertWithItems(
+    auth: AuthContext,
+    dataset: DatasetRecord,
+    collection: ImportedCollection,
+    items: PushItem[],
+    prompt?: string,
+    replaces?: string,
+  ): Promise<ImportResult> {
+    const collectionId = await insertInTree(auth, { ...collection, datasetId: dataset._id }, { replaces });
+    let held = true;
+    const lost = () => new LockLostError(`dataset_collections:${collectionId}`, 'the import lease ran out');
     try {
-      const results = await pushToTrainingQueue(ctx, {
-        teamId: auth.teamId,
-        tmbId: auth.tmbId,
-        dataset,
-        collectionId,
-        mode: collection.trainingType,
-        prompt,
-        items,
-      });
+      const results = await withLeaseRenewal(
+        IMPORT_LEASE_MS / 3,
+        async () => {
+          // A failed renewal (database error) is tried again; only a lapsed lease stops the import.
+          if (!(await collections.renewImport(collectionId, IMPORT_LEASE_MS))) held = false;
+        },
+        () =>
+          pushToTrainingQueue(ctx, {
+            teamId: auth.teamId,
+            tmbId: auth.tmbId,
+            dataset,
+            collectionId,
+            mode: collection.trainingType,
+            prompt,
+            items,
+            beforeBatch: () => {
+              if (!held) throw lost();
+            },
+          }),
+      );
+      const whole = replaces ? await collections.renewImport(collectionId, IMPORT_LEASE_MS, true) : await collections.endImport(collectionId, true);
+      if (!whole) throw lost();
       return { collectionId, results };
     } catch (error) {
       await takeBack(auth.teamId, { _id: collectionId, datasetId: dataset._id });

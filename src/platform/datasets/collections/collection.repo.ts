@@ -33,14 +33,40 @@ interface CollectionDoc {
   hashRawText?: string;
   /** User-keyed metadata, stored as {k, v} pairs (FerretDB refuses dotted keys). */
   metadataPairs: { k: string; v: string }[];
+  /** An import still running (collection-imports.ts); absent once whole. */
+  importing?: ImportingDoc;
 }
 
-export type CollectionRecord = Omit<Plain<CollectionDoc>, 'metadataPairs'> & { metadata: Record<string, unknown> };
+/**
+ * An import's intent, written with the collection (one insert, so no collection is ever without
+ * it) and removed after its last queue batch: `until` is the lease its process renews; `queued`
+ * once every item is queued (a sync then deletes `replaces`, the collection it replaces).
+ */
+interface ImportingDoc {
+  since: Date;
+  until: Date;
+  queued: boolean;
+  replaces?: ObjectId;
+}
+
+/** An import whose lease lapsed: its process died or stopped (see collection-imports.ts). */
+export interface LapsedImport {
+  _id: string;
+  teamId: string;
+  datasetId: string;
+  fileId?: string;
+  queued: boolean;
+  replaces?: string;
+}
+
+export type CollectionRecord = Omit<Plain<CollectionDoc>, 'metadataPairs' | 'importing'> & { metadata: Record<string, unknown> };
 
 export const COLLECTION_INDEXES: IndexDeclaration[] = [
   // A folder's list: newest first, then `_id`.
   { collection: 'dataset_collections', key: { teamId: 1, datasetId: 1, parentId: 1, updateTime: -1, _id: -1 } },
   { collection: 'dataset_collections', key: { teamId: 1, fileId: 1 } },
+  // The import sweep's read of lapsed imports.
+  { collection: 'dataset_collections', key: { 'importing.until': 1 } },
 ];
 /** Indexes of earlier versions the ones above replace (a prefix of one of them): none reads them. */
 export const RETIRED_COLLECTION_INDEXES: IndexDeclaration[] = [{ collection: 'dataset_collections', key: { teamId: 1, datasetId: 1, parentId: 1, updateTime: -1 } }];
@@ -80,8 +106,14 @@ function encodeMetadata(metadata: Record<string, unknown> | undefined): { k: str
   return encodeMap(Object.fromEntries(Object.entries(metadata ?? {}).map(([k, v]) => [k, JSON.stringify(v)])));
 }
 
+/**
+ * Collections users see: not an import still queueing (a sync's replacement whose items are all
+ * queued shows, beside the collection it replaces until that one is deleted).
+ */
+const WHOLE = { 'importing.queued': { $ne: false } };
+
 function toRecord(doc: CollectionDoc): CollectionRecord {
-  const { metadataPairs, ...rest } = doc;
+  const { metadataPairs, importing: _importing, ...rest } = doc;
   const metadata: Record<string, unknown> = {};
   for (const { k, v } of metadataPairs ?? []) {
     try {
@@ -105,7 +137,7 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
   const col = db.collection<CollectionDoc>('dataset_collections');
   const listQuery = (teamId: string, filter: CollectionListFilter) => {
     // A search looks inside the folder it is typed in (the root without a parentId), as the reference.
-    const query: Record<string, unknown> = { teamId: oid(teamId), datasetId: oid(filter.datasetId), parentId: filter.parentId ? oid(filter.parentId) : null };
+    const query: Record<string, unknown> = { teamId: oid(teamId), datasetId: oid(filter.datasetId), parentId: filter.parentId ? oid(filter.parentId) : null, ...WHOLE };
     if (filter.searchText) query.name = { $regex: escapeRegex(filter.searchText), $options: 'i' };
     if (filter.selectFolder) query.type = 'folder';
     if (filter.tags?.ids.length) query.tags = filter.tags.mode === 'all' ? { $all: filter.tags.ids } : { $in: filter.tags.ids };
@@ -113,9 +145,9 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
   };
   return {
     /** Inserts under the id its caller chose (so that it can take the insert back). */
-    async insert(input: NewCollection & { _id: string }): Promise<string> {
+    async insert(input: NewCollection & { _id: string; importing?: { leaseMs: number; replaces?: string } }): Promise<string> {
       const now = new Date();
-      const { metadata, ...rest } = input;
+      const { metadata, importing, ...rest } = input;
       const { insertedId } = await col.insertOne({
         ...rest,
         _id: oid(input._id),
@@ -129,10 +161,49 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
         createTime: input.createTime ?? now,
         updateTime: now,
         metadataPairs: encodeMetadata(metadata),
+        ...(importing
+          ? { importing: { since: now, until: new Date(now.getTime() + importing.leaseMs), queued: false, ...(importing.replaces ? { replaces: oid(importing.replaces) } : {}) } }
+          : {}),
       } as CollectionDoc);
       return insertedId.toHexString();
     },
-    /** Another link collection beside `of` (same dataset and folder) holding this page's text: a sync's replacement, if any. */
+    /**
+     * Moves a running import's lease on; false once it lapsed or the import ended (the sweep may
+     * be taking it back: its process must write no more). `queued`: every item is queued now.
+     * On FerretDB the condition is read then written, so a renewal racing the sweep at the very
+     * end of a lease can still land: the lease is long (a stall of two thirds of it) for that reason.
+     */
+    async renewImport(id: string, leaseMs: number, queued = false): Promise<boolean> {
+      const now = new Date();
+      const set: Record<string, unknown> = { 'importing.until': new Date(now.getTime() + leaseMs) };
+      if (queued) set['importing.queued'] = true;
+      return (await col.updateOne({ _id: oid(id), 'importing.until': { $gt: now } }, { $set: set })).matchedCount === 1;
+    },
+    /** Ends an import (the collection is whole); `live`: only while its lease runs (false: it lapsed, nothing changed). */
+    async endImport(id: string, live: boolean): Promise<boolean> {
+      const filter: Record<string, unknown> = { _id: oid(id), importing: { $exists: true } };
+      if (live) filter['importing.until'] = { $gt: new Date() };
+      return (await col.updateOne(filter, { $unset: { importing: '' } })).matchedCount === 1;
+    },
+    /** Imports whose lease lapsed before `at`, oldest first. */
+    async lapsedImports(at: Date = new Date()): Promise<LapsedImport[]> {
+      const docs = await col.find({ 'importing.until': { $lt: at } }).sort({ 'importing.until': 1 }).limit(1000).toArray();
+      return docs.map((doc) => ({
+        _id: doc._id.toHexString(),
+        teamId: doc.teamId.toHexString(),
+        datasetId: doc.datasetId.toHexString(),
+        fileId: doc.fileId?.toHexString(),
+        queued: doc.importing?.queued === true,
+        replaces: doc.importing?.replaces?.toHexString(),
+      }));
+    },
+    /** The latest lease end among imports started before `startedBefore` (none: undefined). */
+    async lastImportLeaseEnd(startedBefore: Date): Promise<Date | undefined> {
+      // The bound on `until` lets the sweep's index serve the read.
+      const [doc] = await col.find({ 'importing.until': { $gte: new Date(0) }, 'importing.since': { $lt: startedBefore } }).sort({ 'importing.until': -1 }).limit(1).toArray();
+      return doc?.importing?.until;
+    },
+    /** Another link collection beside `of` (same dataset and folder) holding this page's text, all of it queued: a sync's replacement, if any. */
     async findLinkReplacement(teamId: string, of: Pick<CollectionRecord, '_id' | 'datasetId' | 'parentId' | 'rawLink'>, hashRawText: string): Promise<CollectionRecord | null> {
       const doc = await col.findOne({
         teamId: oid(teamId),
@@ -141,6 +212,8 @@ export function createCollectionRepo(db: Db, onChanged: (teamId: string) => Prom
         rawLink: of.rawLink,
         hashRawText,
         _id: { $ne: oid(of._id) },
+        // A replacement still queueing is no replacement: the sweep takes it back if its sync died.
+        ...WHOLE,
       });
       return doc ? toRecord(doc) : null;
     },

@@ -151,10 +151,16 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
     // each import one (every chunk twice); the second now finds the first one's. A sync that
     // lost the lock (stalled past its lease) stops before its next write: before the import, the
     // new holder syncs; after it, a retry finds the replacement and removes the old collection.
+    // The replacement keeps its import intent (naming the old one) until the old one is deleted:
+    // a sync killed before all its items were queued leaves a partial replacement the import
+    // sweep takes back (never found here, so the whole old one stays); one killed after leaves a
+    // whole one, for which the sweep deletes the old one (collection-imports.ts).
     return ctx.withLinkSync(collection._id, async (lock) => {
       // A sync that ran meanwhile, or one whose old collection could not be removed, left the replacement: finish that one.
-      if (await collections.findLinkReplacement(auth.teamId, collection, hash)) {
+      const replacement = await collections.findLinkReplacement(auth.teamId, collection, hash);
+      if (replacement) {
         await deleteCollectionsCascade(ctx, auth.teamId, [collection], lock);
+        await collections.endImport(replacement._id, false);
         return 'success';
       }
       // Replaced meanwhile by a sync that read another version of the page, or deleted.
@@ -164,7 +170,7 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
       lock.assertHeld();
       await ctx.teamLimits.assertAndRecordWebSync(auth.teamId);
       // The replacement is complete before the old collection goes, so a failure keeps the old one.
-      await importer.insertWithItems(
+      const { collectionId: replacementId } = await importer.insertWithItems(
         auth,
         dataset,
         {
@@ -184,8 +190,11 @@ export function createCollectionService(ctx: DatasetsContext, importer: Collecti
           createTime: collection.createTime,
         },
         chunks,
+        undefined,
+        collection._id,
       );
       await deleteCollectionsCascade(ctx, auth.teamId, [collection], lock);
+      await collections.endImport(replacementId, false);
       return 'success';
     });
   }

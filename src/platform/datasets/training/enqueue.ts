@@ -68,7 +68,18 @@ export async function predictVectors(items: PushItem[], mode: TrainingMode): Pro
   return vectors;
 }
 
-type QueueInput = { teamId: string; tmbId: string; dataset: DatasetRecord; collectionId: string; mode: TrainingMode; prompt?: string; billId?: string; items: PushItem[] };
+type QueueInput = {
+  teamId: string;
+  tmbId: string;
+  dataset: DatasetRecord;
+  collectionId: string;
+  mode: TrainingMode;
+  prompt?: string;
+  billId?: string;
+  items: PushItem[];
+  /** Runs before each batch; throws to stop (an import whose lease lapsed: the sweep is taking it back). */
+  beforeBatch?: () => void;
+};
 
 /**
  * Whether a text is longer than `maxToken` tokens, the one token-limit check of what is embedded
@@ -102,6 +113,7 @@ export async function pushToTrainingQueue(ctx: DatasetsContext, input: QueueInpu
   try {
     // Batches keep each insert bounded.
     for (let start = 0; start < queued.length; start += 500) {
+      input.beforeBatch?.();
       result.insertLen += await ctx.repos.trainings.insertMany(queued.slice(start, start + 500));
     }
     if (result.insertLen > 0) await removeWritesOfDeletedDatasets(ctx, [{ teamId: input.teamId, datasetId: input.dataset._id }]);
