@@ -108,4 +108,28 @@ describe('a turn failing after its model answered', () => {
     expect(parentUsages).toHaveLength(1);
     expect(parentUsages[0]!.list.map((u: { moduleName: string }) => u.moduleName)).toEqual(['AI chat']);
   });
+
+  it('a failure that keeps its error (an app error: a child app deleted since) bills each model call once', async () => {
+    const child = await createPublishedApp(t, tok, 'Short-lived child', simpleChatGraph);
+    const graph = structuredClone(simpleChatGraph) as typeof simpleChatGraph;
+    (graph.nodes as unknown[]).push({
+      nodeId: 'call',
+      flowNodeType: 'appModule',
+      name: 'Child',
+      pluginId: child,
+      inputs: [{ key: 'userChatInput', value: ['workflowStartNodeId', 'userChatInput'] }, { key: 'history', value: 0 }],
+      outputs: [{ id: 'answerText', key: 'answerText' }],
+    });
+    (graph.edges as unknown[]).push({ source: 'ai', sourceHandle: 'ai-source-right', target: 'call', targetHandle: 'call-target-left' });
+    const parent = await createPublishedApp(t, tok, 'Parent of a deleted child', graph);
+    const deleted = await t.app.inject({ method: 'DELETE', url: `/api/core/app/del?appId=${child}`, headers: { token: tok } });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    const key = await createApiKey(t, tok, { name: 'once key' });
+    const failed = await completions(key, { appId: parent, messages: [{ role: 'user', content: 'hello' }] });
+    expect(failed.statusCode).toBeGreaterThanOrEqual(400);
+    const usages = await usagesOf(parent);
+    expect(usages).toHaveLength(1);
+    expect(usages[0]!.list.map((u: { moduleName: string }) => u.moduleName)).toEqual(['AI chat']);
+    expect(await keyPoints('once key')).toBeCloseTo(usages[0]!.totalPoints, 6);
+  });
 });

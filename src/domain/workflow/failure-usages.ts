@@ -24,6 +24,8 @@ export function usagesBeforeFailure(error: unknown): NodeUsage[] {
 export function withUsagesBefore<T>(error: T, usages: readonly NodeUsage[]): T {
   if (typeof error !== 'object' || error === null) return error;
   const carried = (error as Carrier)[USAGES] ?? [];
+  // The same list twice (a level that rethrows what it already marked) counts once.
+  if (carried.includes(usages)) return error;
   Object.defineProperty(error, USAGES, { value: [usages, ...carried], configurable: true, enumerable: false, writable: true });
   return error;
 }

@@ -220,7 +220,9 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
         seal: (interactive) => state.seals.seal(appId, interactive),
       });
     } catch (error) {
-      throw withUsagesBefore(toRunError(error), usagesBeforeFailure(error));
+      const mapped = toRunError(error);
+      // A new error takes over what the old one carried; the same one carries it already.
+      throw mapped === error ? error : withUsagesBefore(mapped, usagesBeforeFailure(error));
     } finally {
       closeFeedbacks?.();
     }
@@ -304,7 +306,7 @@ export function createChatRunService(deps: ChatRunServiceDeps) {
 
   /**
    * The answer to a stored interactive node: appended to the AI item that asked it as stored now
-   * (the turn read it before its run; what was written since stays, see chat.repo.ts appendContinuation).
+   * (the turn read it before its run; what was written since stays, see chat-item-updates.repo.ts appendContinuation).
    */
   async function saveContinuation(state: TurnState & { chatId: string }, result: DispatchResult, customFeedbacks: string[], title: string, now: Date): Promise<void> {
     const [lastAi] = state.dbItems.filter((item) => item.obj === 'AI').slice(-1);
