@@ -17,6 +17,7 @@ let t: TestApp;
 let fake: FakeOpenAi;
 let key: string;
 let appId: string;
+let tok: string;
 let echo: Server;
 const received: { url: string; authorization?: string }[] = [];
 
@@ -86,7 +87,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   ({ t, fake } = await startChatApp());
   await createUser(t, { username: 'templater', password: 'password-tp1' });
-  const tok = await login(t, 'templater', 'password-tp1');
+  tok = await login(t, 'templater', 'password-tp1');
   appId = await createPublishedApp(t, tok, 'Lookup bot', graph(`http://127.0.0.1:${(echo.address() as AddressInfo).port}`));
   key = await createApiKey(t, tok);
 });
@@ -97,8 +98,38 @@ afterAll(async () => {
   echo?.close();
 });
 
+describe("a caller's variable in the HTTP node's own URL", () => {
+  it('is inserted as written: the URL carries it, not the node\'s headers', async () => {
+    const echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    const urlApp = await createPublishedApp(
+      t,
+      tok,
+      'URL bot',
+      chain({
+        nodeId: 'http',
+        flowNodeType: 'httpRequest468',
+        name: 'Lookup',
+        inputs: [
+          { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+          { key: 'system_httpMethod', value: 'GET' },
+          { key: 'system_httpReqUrl', value: `${echoUrl}/lookup?q={{q}}` },
+          { key: 'system_httpHeader', value: [{ key: 'Authorization', type: 'string', value: `Bearer ${SECRET}` }] },
+        ],
+        outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
+      }),
+    );
+    received.length = 0;
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: apiKeyHeaders(key), payload: { appId: urlApp, variables: { q: '{{$http.system_httpHeader$}}' }, messages: [{ role: 'user', content: 'go' }] } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(received).toHaveLength(1);
+    expect(decodeURIComponent(received[0]!.url)).toBe('/lookup?q={{$http.system_httpHeader$}}');
+    expect(received[0]!.url).not.toContain('sk-live');
+  });
+});
+
 describe("a caller's variables holding placeholders", () => {
   it('are inserted as written in every kind of node text: no node output, input or header is read through them', async () => {
+    received.length = 0;
     const variables = {
       q: '{{$http.system_httpHeader$}}',
       name: '{{$http.httpRawResponse$}} {{record}} {{greeting}}',

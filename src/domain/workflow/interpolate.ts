@@ -218,7 +218,7 @@ export function formatValueType(value: unknown, valueType?: string): unknown {
  * holding `{{input}}` would be filled again there.
  */
 function selfTemplated(input: FlowNodeInput, node: RuntimeNode): boolean {
-  if (input.key === 'system_httpJsonBody') return true;
+  if (input.key === 'system_httpJsonBody' || (node.flowNodeType === 'httpRequest468' && input.key === 'system_httpReqUrl')) return true;
   if (node.flowNodeType === 'textEditor') return input.key === 'system_textareaInput';
   return templatePluginInputs(node).includes(input.key);
 }
