@@ -26,8 +26,10 @@ export function createSerialIncrements(
   locks: MongoLocks,
   lockName: (key: string) => string,
   write: (key: string, delta: number, alone: <T>(run: (lock: LockHold) => Promise<T>) => Promise<T>) => Promise<unknown>,
+  /** The 409's message when the lock stays taken (what is being changed, for the caller). */
+  busy = 'Another change to this record is in progress, try again',
 ): SerialIncrements {
-  const alone = <T>(key: string, run: (lock: LockHold) => Promise<T>) => locks.withLock(lockName(key), run);
+  const alone = <T>(key: string, run: (lock: LockHold) => Promise<T>) => locks.withLock(lockName(key), run, busy);
 
   interface Batch {
     delta: number;

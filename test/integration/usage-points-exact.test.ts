@@ -11,7 +11,7 @@ import { credentialSubject } from '../../src/platform/identity/credential-epoch.
 import { createOutLinksRepo } from '../../src/platform/outlinks/outlinks.repo.js';
 import { buildReplica, type TestApp } from '../helpers/app.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
-import { apiKeyHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
+import { apiKeyHeaders, createApiKey, createUser, login, whoami, whoamiProbe } from '../helpers/platform.js';
 import { ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
 
@@ -152,4 +152,23 @@ describe('parallel completions through two replicas', () => {
     expect(refused.statusCode, refused.body).toBe(403);
     expect(refused.json()).toMatchObject({ statusText: 'linkUnInvalid' });
   });
+});
+
+describe("a key's last-use time", () => {
+  it("is no reason to refuse a request: with the key's lock held (a replica died holding it), the request is answered", async () => {
+    const key = await createApiKey(t, token, { name: 'lock-held key' });
+    const stored = await t.app.mongo.db.collection('openapis').findOne({ name: 'lock-held key' });
+    // The lock of a charge whose replica died: held until it lapses, longer than a request waits.
+    await t.app.mongo.db.collection('resource_tree_locks').insertOne({ _id: `openapis:key:${stored!._id.toHexString()}` as never, holder: 'a dead replica', expiresAt: new Date(Date.now() + 120_000) });
+    const probe = await buildReplica(t, {}, whoamiProbe);
+    try {
+      const answered = await whoami(probe, apiKeyHeaders(key));
+      expect(answered.statusCode, answered.body).toBe(200);
+      // Its last-use time waits for the next minute's touch.
+      expect((await t.app.mongo.db.collection('openapis').findOne({ _id: stored!._id }))?.lastUsedTime).toBeUndefined();
+    } finally {
+      await probe.close();
+      await t.app.mongo.db.collection('resource_tree_locks').deleteOne({ _id: `openapis:key:${stored!._id.toHexString()}` as never });
+    }
+  }, 30_000);
 });

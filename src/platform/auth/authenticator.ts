@@ -149,16 +149,18 @@ export function createAuthenticator(deps: AuthenticatorDeps): PlatformAuthentica
     return { key: { _id: key._id, appId: key.appId, limit: key.limit, usagePoints: key.usagePoints }, context };
   }
 
-  /** At most once a minute per key: this process's memo, and a write that loses to a newer one. */
+  /**
+   * At most once a minute per key: this process's memo, and a write that loses to a newer one.
+   * A last-use time is no reason to refuse a request: a touch that fails (the key's lock held by
+   * a charge, or by a replica that died holding it, past the lock's wait) is left to the next
+   * minute's, without failing this request or making the next ones wait again.
+   */
   async function touch(id: string, now: number): Promise<void> {
     const last = lastTouched.get(id);
     if (last !== undefined && Math.abs(now - last) < API_KEY_TOUCH_INTERVAL_MS) return;
     if (lastTouched.size >= CREDENTIAL_CACHE_SIZE) lastTouched.clear();
     lastTouched.set(id, now);
-    await deps.apiKeys.touch(id, new Date(now), new Date(now - API_KEY_TOUCH_INTERVAL_MS)).catch((error: unknown) => {
-      lastTouched.delete(id);
-      throw error;
-    });
+    await deps.apiKeys.touch(id, new Date(now), new Date(now - API_KEY_TOUCH_INTERVAL_MS)).catch(() => undefined);
   }
 
   async function byApiKey(authorization: string): Promise<AuthContext> {

@@ -68,6 +68,7 @@ export function createApiKeysRepo(db: Db, revocations: CredentialRevocations) {
     (id) => `openapis:key:${oid(id).toHexString()}`,
     (id, delta, alone) =>
       revoking(revocations, () => alone(() => keys.findOneAndUpdate({ _id: oid(id) }, { $inc: { usagePoints: delta } }, { returnDocument: 'after' })), reachedLimit, [credentialSubject.apiKey(id)]),
+    'Another change to this API key is in progress, try again',
   );
 
   return {

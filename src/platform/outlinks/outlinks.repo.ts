@@ -77,6 +77,7 @@ export function createOutLinksRepo(db: Db) {
       // A later use keeps its own time for its own write.
       if (lastUsed.get(shareId) === lastTime) lastUsed.delete(shareId);
     },
+    'Another change to this share link is in progress, try again',
   );
   return {
     async insert(link: NewOutLink): Promise<string> {
