@@ -10,7 +10,9 @@ import { isCredentialEpochKey } from '../../src/platform/identity/credential-epo
 import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
+import { holdModelCalls } from '../helpers/held-model-calls.js';
 import { apiKeyHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
+import { until } from '../helpers/polling.js';
 import { ok } from './apps-helpers.js';
 import { createPublishedApp, simpleChatGraph, startChatApp } from './chat-helpers.js';
 
@@ -110,14 +112,19 @@ describe('v1/chat/completions database commands', () => {
   it('concurrent turns of different chats share their chat item inserts', async () => {
     const turns = 6;
     await Promise.all(Array.from({ length: turns }, (_, index) => answer(t, key, { chatId: `grouped-${index}`, messages: [{ role: 'user', content: 'open' }] })));
-    const commands = await commandsDuring(t.app, () =>
-      Promise.all(Array.from({ length: turns }, (_, index) => answer(t, key, { chatId: `grouped-${index}`, messages: [{ role: 'user', content: `turn ${index}` }] }))),
-    );
+    // The model answers all turns together, so their saves meet however the machine schedules them.
+    const calls = holdModelCalls(fake);
+    const commands = await commandsDuring(t.app, async () => {
+      const running = Promise.all(Array.from({ length: turns }, (_, index) => answer(t, key, { chatId: `grouped-${index}`, messages: [{ role: 'user', content: `ask turn-${index}` }] })));
+      await until(() => calls.held.length === turns, 'every turn at its model call');
+      calls.releaseAll();
+      await running;
+    });
     expect(commands.filter((c) => c.name === 'insert' && c.collection === 'chatitems').length).toBeLessThan(turns);
     for (let index = 0; index < turns; index++) {
       const stored = await t.app.mongo.db.collection('chatitems').find({ chatId: `grouped-${index}` }).sort({ time: 1 }).toArray();
       expect(stored.map((item) => item.obj)).toEqual(['Human', 'AI', 'Human', 'AI']);
-      expect(JSON.stringify(stored[2]?.value)).toContain(`turn ${index}`);
+      expect(JSON.stringify(stored[2]?.value)).toContain(`turn-${index}`);
     }
   });
 
