@@ -4,13 +4,12 @@
  * are kept per process (under the team's leased stamps) and a write through another replica is
  * used at once.
  */
-import { ObjectId } from 'mongodb';
+import { Collection, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCredentialEpochKey } from '../../src/platform/identity/credential-epoch.js';
 import { buildReplica, buildTestApp, type TestApp } from '../helpers/app.js';
 import { commandsDuring, type RecordedCommand } from '../helpers/command-counter.js';
 import type { FakeOpenAi } from '../helpers/fake-openai.js';
-import { holdModelCalls } from '../helpers/held-model-calls.js';
 import { apiKeyHeaders, createApiKey, createUser, login } from '../helpers/platform.js';
 import { until } from '../helpers/polling.js';
 import { ok } from './apps-helpers.js';
@@ -112,14 +111,29 @@ describe('v1/chat/completions database commands', () => {
   it('concurrent turns of different chats share their chat item inserts', async () => {
     const turns = 6;
     await Promise.all(Array.from({ length: turns }, (_, index) => answer(t, key, { chatId: `grouped-${index}`, messages: [{ role: 'user', content: 'open' }] })));
-    // The model answers all turns together, so their saves meet however the machine schedules them.
-    const calls = holdModelCalls(fake);
-    const commands = await commandsDuring(t.app, async () => {
-      const running = Promise.all(Array.from({ length: turns }, (_, index) => answer(t, key, { chatId: `grouped-${index}`, messages: [{ role: 'user', content: `ask turn-${index}` }] })));
-      await until(() => calls.held.length === turns, 'every turn at its model call');
-      calls.releaseAll();
-      await running;
-    });
+    // The first turn's item insert waits until every turn has written its chat, so the others'
+    // items queue behind it however the machine schedules the turns (it goes first, they go together).
+    const chatIds = Array.from({ length: turns }, (_, index) => `grouped-${index}`);
+    const since = new Date();
+    const insertMany = Collection.prototype.insertMany;
+    let held = false;
+    Collection.prototype.insertMany = async function (this: Collection, ...args: Parameters<Collection['insertMany']>) {
+      if (this.collectionName === 'chatitems' && !held) {
+        held = true;
+        const chats = t.app.mongo.db.collection('chats');
+        await until(async () => (await chats.countDocuments({ chatId: { $in: chatIds }, updateTime: { $gte: since } })) === turns, 'every turn to write its chat');
+      }
+      return insertMany.apply(this, args);
+    } as typeof insertMany;
+    let commands: RecordedCommand[];
+    try {
+      commands = await commandsDuring(t.app, () =>
+        Promise.all(chatIds.map((chatId, index) => answer(t, key, { chatId, messages: [{ role: 'user', content: `turn-${index}` }] }))),
+      );
+    } finally {
+      Collection.prototype.insertMany = insertMany;
+    }
+    expect(held).toBe(true);
     expect(commands.filter((c) => c.name === 'insert' && c.collection === 'chatitems').length).toBeLessThan(turns);
     for (let index = 0; index < turns; index++) {
       const stored = await t.app.mongo.db.collection('chatitems').find({ chatId: `grouped-${index}` }).sort({ time: 1 }).toArray();
