@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { startPeriodicTask, startRetryingTask } from '../../infra/backoff.js';
+import { registerResumeTask } from '../../plugins/resume-task.js';
 import type { AppsCore, AppsDeps } from './apps.service.js';
 
 const RETRY = { firstMs: 1_000, maxMs: 30_000 };
@@ -23,39 +23,22 @@ export async function settleExpiredInserts(core: AppsCore, deps: AppsDeps, optio
  * for inserts a database error stopped in a live process.
  */
 export function registerAppInsertResume(app: FastifyInstance, core: AppsCore, deps: AppsDeps): void {
-  let resume: { stop(): Promise<void> } | undefined;
-  let sweep: { stop(): void } | undefined;
-  let closing = false;
-  const onFailure = (error: unknown) => app.opsMetrics.databaseError('app-insert-resume', error);
-
-  app.startup.add('apps: settle interrupted inserts', async () => {
-    const startedAt = new Date();
-    resume = startRetryingTask({
-      name: 'settling interrupted app inserts',
-      retry: RETRY,
-      log: app.log,
-      onFailure,
-      run: async ({ stopped, pause }) => {
-        const settled = await settleExpiredInserts(core, deps, { createdBefore: startedAt, stopped });
-        if (settled > 0) app.log.info(`settled ${settled} interrupted app insert(s)`);
-        // Records of a crashed process still inside their lease: wait for it to run out.
-        const lastLease = await deps.inserts.lastLeaseEnd(startedAt);
-        if (!lastLease) return false;
-        await pause(Math.max(0, lastLease.getTime() - Date.now()) + 100);
-        return true;
-      },
-    });
-    sweep = startPeriodicTask({
-      name: 'interrupted app insert sweep',
-      intervalMs: SWEEP_INTERVAL_MS,
-      task: () => settleExpiredInserts(core, deps, { stopped: () => closing }),
-      log: app.log,
-      onFailure,
-    });
-  });
-  app.addHook('preClose', async () => {
-    closing = true;
-    sweep?.stop();
-    await resume?.stop();
+  registerResumeTask(app, {
+    startupName: 'apps: settle interrupted inserts',
+    resumeName: 'settling interrupted app inserts',
+    sweepName: 'interrupted app insert sweep',
+    source: 'app-insert-resume',
+    retry: RETRY,
+    sweepIntervalMs: SWEEP_INTERVAL_MS,
+    async resume({ stopped, pause }, startedAt) {
+      const settled = await settleExpiredInserts(core, deps, { createdBefore: startedAt, stopped });
+      if (settled > 0) app.log.info(`settled ${settled} interrupted app insert(s)`);
+      // Records of a crashed process still inside their lease: wait for it to run out.
+      const lastLease = await deps.inserts.lastLeaseEnd(startedAt);
+      if (!lastLease) return false;
+      await pause(Math.max(0, lastLease.getTime() - Date.now()) + 100);
+      return true;
+    },
+    sweep: (stopped) => settleExpiredInserts(core, deps, { stopped }),
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { startPeriodicTask, startRetryingTask } from '../../../infra/backoff.js';
+import { registerResumeTask } from '../../../plugins/resume-task.js';
 import { deleteCollectionsCascade } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 
@@ -43,39 +43,22 @@ export async function settleLapsedImports(ctx: DatasetsContext, options: { stopp
  * lost its database.
  */
 export function registerImportResume(api: FastifyInstance, ctx: DatasetsContext): void {
-  let resume: { stop(): Promise<void> } | undefined;
-  let sweep: { stop(): void } | undefined;
-  let closing = false;
-  const onFailure = (error: unknown) => api.opsMetrics.databaseError('collection-import-resume', error);
-
-  api.startup.add('datasets: settle interrupted imports', async () => {
-    const startedAt = new Date();
-    resume = startRetryingTask({
-      name: 'settling interrupted collection imports',
-      retry: RETRY,
-      log: api.log,
-      onFailure,
-      run: async ({ stopped, pause }) => {
-        const settled = await settleLapsedImports(ctx, { stopped });
-        if (settled > 0) api.log.info(`settled ${settled} interrupted collection import(s)`);
-        // Imports of a killed process still inside their lease: wait for it to run out.
-        const lastLease = await ctx.repos.collections.lastImportLeaseEnd(startedAt);
-        if (!lastLease) return false;
-        await pause(Math.max(0, lastLease.getTime() - Date.now()) + 100);
-        return true;
-      },
-    });
-    sweep = startPeriodicTask({
-      name: 'interrupted collection import sweep',
-      intervalMs: SWEEP_INTERVAL_MS,
-      task: () => settleLapsedImports(ctx, { stopped: () => closing }),
-      log: api.log,
-      onFailure,
-    });
-  });
-  api.addHook('preClose', async () => {
-    closing = true;
-    sweep?.stop();
-    await resume?.stop();
+  registerResumeTask(api, {
+    startupName: 'datasets: settle interrupted imports',
+    resumeName: 'settling interrupted collection imports',
+    sweepName: 'interrupted collection import sweep',
+    source: 'collection-import-resume',
+    retry: RETRY,
+    sweepIntervalMs: SWEEP_INTERVAL_MS,
+    async resume({ stopped, pause }, startedAt) {
+      const settled = await settleLapsedImports(ctx, { stopped });
+      if (settled > 0) api.log.info(`settled ${settled} interrupted collection import(s)`);
+      // Imports of a killed process still inside their lease: wait for it to run out.
+      const lastLease = await ctx.repos.collections.lastImportLeaseEnd(startedAt);
+      if (!lastLease) return false;
+      await pause(Math.max(0, lastLease.getTime() - Date.now()) + 100);
+      return true;
+    },
+    sweep: (stopped) => settleLapsedImports(ctx, { stopped }),
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { startPeriodicTask, startRetryingTask } from '../../../infra/backoff.js';
+import { registerResumeTask } from '../../../plugins/resume-task.js';
 import { finishDatasetDeletions } from '../cascade.js';
 import type { DatasetsContext } from '../context.js';
 
@@ -14,35 +14,18 @@ const SWEEP_GRACE_MS = 5 * 60_000;
  * with backoff; then periodically, for deletions a database error stopped in a live process.
  */
 export function registerDatasetDeletionResume(api: FastifyInstance, ctx: DatasetsContext): void {
-  let resume: { stop(): Promise<void> } | undefined;
-  let sweep: { stop(): void } | undefined;
-  let closing = false;
-  const stopped = () => closing;
-  const onFailure = (error: unknown) => api.opsMetrics.databaseError('dataset-delete-resume', error);
-
-  api.startup.add('datasets: finish interrupted deletes', async () => {
-    resume = startRetryingTask({
-      name: 'finishing interrupted dataset deletes',
-      retry: RETRY,
-      log: api.log,
-      onFailure,
-      run: async (control) => {
-        const finished = await finishDatasetDeletions(ctx, { stopped: control.stopped });
-        if (finished > 0) api.log.info(`finished ${finished} interrupted dataset delete(s)`);
-      },
-    });
-    sweep = startPeriodicTask({
-      name: 'unfinished dataset delete sweep',
-      intervalMs: SWEEP_INTERVAL_MS,
-      task: () => finishDatasetDeletions(ctx, { createdBefore: new Date(Date.now() - SWEEP_GRACE_MS), stopped }),
-      log: api.log,
-      onFailure,
-    });
-  });
   // The current dataset's purge ends while the database is still open; the rest waits for the next start.
-  api.addHook('preClose', async () => {
-    closing = true;
-    sweep?.stop();
-    await resume?.stop();
+  registerResumeTask(api, {
+    startupName: 'datasets: finish interrupted deletes',
+    resumeName: 'finishing interrupted dataset deletes',
+    sweepName: 'unfinished dataset delete sweep',
+    source: 'dataset-delete-resume',
+    retry: RETRY,
+    sweepIntervalMs: SWEEP_INTERVAL_MS,
+    async resume({ stopped }) {
+      const finished = await finishDatasetDeletions(ctx, { stopped });
+      if (finished > 0) api.log.info(`finished ${finished} interrupted dataset delete(s)`);
+    },
+    sweep: (stopped) => finishDatasetDeletions(ctx, { createdBefore: new Date(Date.now() - SWEEP_GRACE_MS), stopped }),
   });
 }
