@@ -26,21 +26,24 @@ const PRIVATE_ANSWER = 'private-record-42';
 
 const ref = (nodeId: string, key: string) => [nodeId, key];
 
+/** The HTTP node `http`: a GET of `url` with the secret header, and `extra` inputs. */
+const lookupNode = (url: string, extra: Record<string, unknown>[] = []) => ({
+  nodeId: 'http',
+  flowNodeType: 'httpRequest468',
+  name: 'Lookup',
+  inputs: [
+    { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
+    { key: 'system_httpMethod', value: 'GET' },
+    { key: 'system_httpReqUrl', value: url },
+    { key: 'system_httpHeader', value: [{ key: 'Authorization', type: 'string', value: `Bearer ${SECRET}` }] },
+    ...extra,
+  ],
+  outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
+});
+
 const graph = (echoUrl: string) =>
   chain(
-    {
-      nodeId: 'http',
-      flowNodeType: 'httpRequest468',
-      name: 'Lookup',
-      inputs: [
-        { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
-        { key: 'system_httpMethod', value: 'GET' },
-        { key: 'system_httpReqUrl', value: `${echoUrl}/lookup` },
-        { key: 'system_httpHeader', value: [{ key: 'Authorization', type: 'string', value: `Bearer ${SECRET}` }] },
-        { key: 'system_httpParams', value: [{ key: 'q', type: 'string', value: '{{q}}' }] },
-      ],
-      outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
-    },
+    lookupNode(`${echoUrl}/lookup`, [{ key: 'system_httpParams', value: [{ key: 'q', type: 'string', value: '{{q}}' }] }]),
     { nodeId: 'hello', flowNodeType: 'answerNode', name: 'Hello', inputs: [{ key: 'text', value: 'Hi {{name}}. ' }], outputs: [] },
     {
       nodeId: 'editor',
@@ -101,23 +104,7 @@ afterAll(async () => {
 describe("a caller's variable in the HTTP node's own URL", () => {
   it('is inserted as written: the URL carries it, not the node\'s headers', async () => {
     const echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
-    const urlApp = await createPublishedApp(
-      t,
-      tok,
-      'URL bot',
-      chain({
-        nodeId: 'http',
-        flowNodeType: 'httpRequest468',
-        name: 'Lookup',
-        inputs: [
-          { key: 'system_addInputParam', renderTypeList: ['addInputParam'], value: {} },
-          { key: 'system_httpMethod', value: 'GET' },
-          { key: 'system_httpReqUrl', value: `${echoUrl}/lookup?q={{q}}` },
-          { key: 'system_httpHeader', value: [{ key: 'Authorization', type: 'string', value: `Bearer ${SECRET}` }] },
-        ],
-        outputs: [{ id: 'httpRawResponse', key: 'httpRawResponse', valueType: 'any' }],
-      }),
-    );
+    const urlApp = await createPublishedApp(t, tok, 'URL bot', chain(lookupNode(`${echoUrl}/lookup?q={{q}}`)));
     received.length = 0;
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: apiKeyHeaders(key), payload: { appId: urlApp, variables: { q: '{{$http.system_httpHeader$}}' }, messages: [{ role: 'user', content: 'go' }] } });
     expect(res.statusCode, res.body).toBe(200);
