@@ -89,8 +89,8 @@ export function replaceVariables(text: string, variables: Record<string, unknown
   return substitute(text, VARIABLE_PLACEHOLDER, (match) => variableText(variables, match[1]!), budget);
 }
 
-/** Inserts strings and numbers as text and objects (null too: `null`) as JSON; undefined and booleans stay. */
-function editorText(value: unknown): string | undefined {
+/** What a reference inserts in text: strings and numbers as text and objects (null too: `null`) as JSON; undefined and booleans stay. */
+export function referenceText(value: unknown): string | undefined {
   if (value === undefined || typeof value === 'boolean') return undefined;
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return String(value);
@@ -148,9 +148,15 @@ export function referencedValue(nodes: NodeLookup, variables: Record<string, unk
 }
 
 /**
- * A node's text with its variables (`{{key}}`, from `scope`: the global variables unless the node
- * adds its own) and references (`{{$nodeId.key$}}`) filled, in one pass.
+ * What a node's placeholders are filled with: `{{key}}` from `scope` (the global variables unless
+ * the node adds its own values), `{{$nodeId.key$}}` as `referencedValue` names it.
  */
+function nodeTextValues(nodes: readonly RuntimeNode[] | NodeLookup, variables: Record<string, unknown>, runningNode?: RuntimeNode, scope: Record<string, unknown> = variables): PlaceholderValues {
+  const byId = nodeLookup(nodes);
+  return { variable: (key) => variableText(scope, key), reference: (nodeId, key) => referenceText(referencedValue(byId, variables, runningNode, nodeId, key)) };
+}
+
+/** A node's text with its variables and references filled (nodeTextValues), in one pass. */
 export function fillNodeText(
   text: string,
   nodes: readonly RuntimeNode[] | NodeLookup,
@@ -160,8 +166,7 @@ export function fillNodeText(
   scope: Record<string, unknown> = variables,
 ): string {
   if (!text.includes('{{')) return text;
-  const byId = nodeLookup(nodes);
-  return fillPlaceholders(text, { variable: (key) => variableText(scope, key), reference: (nodeId, key) => editorText(referencedValue(byId, variables, runningNode, nodeId, key)) }, budget);
+  return fillPlaceholders(text, nodeTextValues(nodes, variables, runningNode, scope), budget);
 }
 
 /**
@@ -173,9 +178,9 @@ export function fillNodeText(
 export function placeholderFills(text: string, nodes: readonly RuntimeNode[] | NodeLookup, variables: Record<string, unknown>, runningNode?: RuntimeNode): Record<string, string> {
   const fills: Record<string, string> = {};
   if (!text.includes('{{')) return fills;
-  const byId = nodeLookup(nodes);
+  const values = nodeTextValues(nodes, variables, runningNode);
   for (const match of text.matchAll(ANY_PLACEHOLDER)) {
-    const value = match[3] !== undefined ? variableText(variables, match[3]) : editorText(referencedValue(byId, variables, runningNode, match[1]!, match[2]!));
+    const value = match[3] !== undefined ? values.variable(match[3]) : values.reference(match[1]!, match[2]!);
     if (value !== undefined) fills[match[3] ?? `$${match[1]}.${match[2]}$`] = value;
   }
   return fills;

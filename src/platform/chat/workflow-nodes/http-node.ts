@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { WorkflowError } from '../../../domain/workflow/dispatch.js';
-import { dynamicParams, fillPlaceholders, formatValueType, nodeLookup, referencedValue, TextBudget } from '../../../domain/workflow/interpolate.js';
+import { dynamicParams, fillPlaceholders, formatValueType, nodeLookup, referencedValue, referenceText, TextBudget } from '../../../domain/workflow/interpolate.js';
 import { parseLooseJson } from '../../../domain/workflow/loose-json.js';
 import { valueAtPath } from '../../../domain/workflow/response-path.js';
 import type { NodeRunner } from '../../../domain/workflow/types.js';
@@ -48,7 +48,7 @@ function httpVariableText(scope: Record<string, unknown>, key: string, placement
 /** What a reference (`{{$node.output$}}`) inserts: as a variable would be; without a value, null in a JSON body, as before. */
 function httpReferenceText(value: unknown, placement: Placement): string | undefined {
   if (placement === 'quoted' || placement === 'bare') return value === undefined ? 'null' : placedText(value, placement);
-  return value === undefined || typeof value === 'boolean' ? undefined : placedText(value, placement);
+  return referenceText(value);
 }
 
 /** The parsed body without the undefined placeholders (see ABSENT). */
