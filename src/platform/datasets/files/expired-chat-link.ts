@@ -16,7 +16,7 @@ import { Errors } from '../../../infra/errors.js';
 import { decodeJwtUnchecked } from '../../../infra/jwt.js';
 import { ownServicePath, OWN_FILE_READ_PATH } from '../../../domain/workflow/own-service-url.js';
 import { chatFileOwner, type FileRepo, NO_APP } from './file.repo.js';
-import { signFileToken, verifyFileToken } from './file-token.js';
+import { type FileTokenPayload, signFileToken, verifyFileToken } from './file-token.js';
 
 /** The chat a run (or a chat window) belongs to. */
 export interface RunChat {
@@ -31,20 +31,32 @@ const sameApp = (appId: unknown, chat: RunChat) => appId === NO_APP || String(ap
 /** Links renewed when they expire within this: a window's links are fetched when shown, possibly some time after it opens. */
 export const RENEW_WITHIN_MS = 24 * 3600 * 1000;
 
+/** What a chat link's token is refused for: it is no chat link of the chat's team. */
+const refused = () => Errors.unAuthFile('The file link is not one of this chat');
+
+/**
+ * The claims of `token` when its expiry (ms) is `due` (undefined otherwise), checked as of its
+ * issue (its signature and claims hold, only the time has passed) and as a chat link of `chat`'s
+ * team; throws unAuthFile when it is not one.
+ */
+function dueChatLinkClaims(fileTokenKey: string, token: string, chat: RunChat, due: (expiresAtMs: number) => boolean): FileTokenPayload | undefined {
+  const { exp, iat } = decodeJwtUnchecked(token)?.payload ?? {};
+  if (typeof exp !== 'number' || typeof iat !== 'number' || !due(exp * 1000)) return undefined;
+  const claims = verifyFileToken(fileTokenKey, token, iat * 1000);
+  if (claims.bucketName !== 'chat' || claims.teamId !== chat.teamId || !chat.chatId) throw refused();
+  return claims;
+}
+
 export function createExpiredChatLinkReader(deps: { fileTokenKey: string; files: Pick<FileRepo, 'find' | 'readBuffer'>; now?: () => number }) {
   const now = deps.now ?? Date.now;
-  const refused = () => Errors.unAuthFile('The file link is not one of this chat');
   /**
    * The bytes of the file `token` names when it has expired and the file is of `run`'s chat;
    * undefined when the token has not expired (read it over the file route, as any link). Throws
    * when it may not be read for this run, or the file is larger than `maxBytes`.
    */
   return async function readExpired(token: string, run: RunChat, maxBytes: number): Promise<{ buffer: Buffer; contentType?: string } | undefined> {
-    const { exp, iat } = decodeJwtUnchecked(token)?.payload ?? {};
-    if (typeof exp !== 'number' || typeof iat !== 'number' || exp * 1000 >= now()) return undefined;
-    // Checked as of its issue: the signature (and claims) hold, only the time has passed.
-    const claims = verifyFileToken(deps.fileTokenKey, token, iat * 1000);
-    if (claims.bucketName !== 'chat' || claims.teamId !== run.teamId || !run.chatId) throw refused();
+    const claims = dueChatLinkClaims(deps.fileTokenKey, token, run, (expiresAt) => expiresAt < now());
+    if (!claims) return undefined;
     const file = await deps.files.find('chat', claims.fileId);
     if (!file) throw Errors.fileNotFound(`File ${claims.fileId} not found`);
     const owner = chatFileOwner(file.metadata);
@@ -63,21 +75,19 @@ export function createExpiredChatLinkReader(deps: { fileTokenKey: string; files:
 export function createChatLinkRenewer(deps: { fileTokenKey: string; files: Pick<FileRepo, 'chatFilesOf'>; now?: () => number }) {
   const now = deps.now ?? Date.now;
   return async function renewLinks(urls: readonly string[], chat: RunChat): Promise<Map<string, string>> {
-    const due = new Map<string, { url: URL; claims: ReturnType<typeof verifyFileToken> }>();
+    const due = new Map<string, { url: URL; claims: FileTokenPayload }>();
     for (const url of new Set(urls)) {
       const path = ownServicePath(url, OWN_FILE_READ_PATH);
       const parsed = path ? new URL(path, 'http://self.invalid') : null;
       const token = parsed?.searchParams.get('token');
       if (!parsed || !token) continue;
-      const { exp, iat } = decodeJwtUnchecked(token)?.payload ?? {};
-      if (typeof exp !== 'number' || typeof iat !== 'number' || exp * 1000 - now() > RENEW_WITHIN_MS) continue;
-      let claims: ReturnType<typeof verifyFileToken>;
+      let claims: FileTokenPayload | undefined;
       try {
-        claims = verifyFileToken(deps.fileTokenKey, token, iat * 1000);
+        claims = dueChatLinkClaims(deps.fileTokenKey, token, chat, (expiresAt) => expiresAt - now() <= RENEW_WITHIN_MS);
       } catch {
-        continue; // Not a link this service signed: shown as it is.
+        continue; // Not a chat link of this team this service signed: shown as it is.
       }
-      if (claims.bucketName === 'chat' && claims.teamId === chat.teamId && chat.chatId) due.set(url, { url: parsed, claims });
+      if (claims) due.set(url, { url: parsed, claims });
     }
     const renewed = new Map<string, string>();
     if (due.size === 0) return renewed;
